@@ -1,0 +1,197 @@
+r"""Task losses :math:`\ell(y, y')` and their linear forms.
+
+A loss is *linear in an embedding* when
+
+.. math:: \ell(y, y') = \langle \phi(y), \psi(y') \rangle + \mathrm{const}(y') ,
+
+with :math:`\phi(y)` a vector the output space can minimise over. Then the estimated
+conditional risk is :math:`\hat R(y|x) = \langle \phi(y), c(x) \rangle + \mathrm{const}` with
+costs :math:`c(x) = \sum_i w_i(x) \psi(y_i)`, and ECRM precomputes
+:math:`(K + m\lambda I)^{-1} \psi(Y)` at fit time.
+
+Every loss is callable on ``(Y_pred, Y_true)`` and returns the loss of each row pair; the
+call evaluates the definition, independently of the linear form, so that one checks the
+other (:func:`ecrm.testing.check_linear_form`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+import scipy.sparse as sp
+
+from ecrm.spaces.base import OutputSpace, check_binary_matrix
+
+
+def _pair(Y_pred, Y_true) -> tuple[np.ndarray, np.ndarray]:
+    Y_pred = np.asarray(Y_pred.toarray() if sp.issparse(Y_pred) else Y_pred, dtype=float)
+    Y_true = np.asarray(Y_true.toarray() if sp.issparse(Y_true) else Y_true, dtype=float)
+    Y_pred, Y_true = np.atleast_2d(Y_pred), np.atleast_2d(Y_true)
+    if Y_pred.shape != Y_true.shape:
+        raise ValueError(
+            f"Y_pred and Y_true must have the same shape; got {Y_pred.shape} and {Y_true.shape}"
+        )
+    return Y_pred, Y_true
+
+
+class Loss(ABC):
+    """A task loss :math:`\\ell(y, y')` between a prediction and a reference output."""
+
+    @abstractmethod
+    def __call__(self, Y_pred, Y_true) -> np.ndarray:
+        """The loss of each row: an array of shape (n,)."""
+
+    def minimize_risk(self, W, Y_ref, space: OutputSpace) -> np.ndarray:
+        """Rows of ``argmin_y sum_i W[k, i] * loss(y, Y_ref[i])`` over ``space``.
+
+        Losses without a linear form implement this; linear ones never need it.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} has no linear form and no risk minimiser for "
+            f"{type(space).__name__}"
+        )
+
+
+class LinearLoss(Loss):
+    r"""A loss with a linear form :math:`\langle \phi(y), \psi(y')\rangle + \mathrm{const}(y')`.
+
+    Subclasses give :meth:`psi` and :meth:`offset`; :meth:`phi` defaults to ``y`` itself and
+    :meth:`argmin` to the output space's oracle.
+    """
+
+    @abstractmethod
+    def psi(self, Y_ref) -> np.ndarray:
+        """The reference-side embedding :math:`\\psi(y')`, shape (m, e)."""
+
+    @abstractmethod
+    def offset(self, Y_ref) -> np.ndarray:
+        """The constant :math:`\\mathrm{const}(y')`, shape (m,)."""
+
+    def phi(self, Y) -> np.ndarray:
+        """The prediction-side embedding :math:`\\phi(y)`, shape (n, e)."""
+        return np.asarray(Y, dtype=float)
+
+    def argmin(self, C, space: OutputSpace) -> np.ndarray:
+        """Exact minimisers of :math:`\\langle \\phi(y), c\\rangle` over ``space``, per row."""
+        return space.argmin(C)
+
+
+class HammingLoss(LinearLoss):
+    r"""Number of wrong labels, :math:`\ell(y, y') = \sum_j |y_j - y'_j|`.
+
+    Linear form: :math:`\psi(y') = \mathbf 1 - 2y'`, :math:`\mathrm{const}(y') = \sum_j y'_j`.
+
+    >>> HammingLoss()([[1, 0, 1]], [[1, 1, 0]])
+    array([2.])
+    """
+
+    def __call__(self, Y_pred, Y_true):
+        Y_pred, Y_true = _pair(Y_pred, Y_true)
+        return np.abs(Y_pred - Y_true).sum(axis=1)
+
+    def psi(self, Y_ref):
+        return 1.0 - 2.0 * np.asarray(Y_ref, dtype=float)
+
+    def offset(self, Y_ref):
+        return np.asarray(Y_ref, dtype=float).sum(axis=1)
+
+    def __repr__(self):
+        return "HammingLoss()"
+
+
+class HierarchicalLoss(LinearLoss):
+    r"""The sibling-weighted hierarchical loss of Cesa-Bianchi et al. (paper, Section 3.1).
+
+    .. math:: \ell(y, y') = \sum_j c_j \,\mathbb 1\big(y_j \ne y'_j,\;
+              y_p = y'_p \;\forall p \in \mathcal P(j)\big)
+
+    A label is penalised when it is wrong and all its parents are right (for labelings
+    consistent with the hierarchy this is the same as all its ancestors being right).
+    Top-level labels hang under a virtual root that is always on, has :math:`c = 1` and is not
+    scored; a label with parent :math:`p` receives :math:`c_j = c_p / |\mathrm{children}(p)|`.
+    On a DAG a label with several parents takes the mean of the shares its parents pass on,
+    :math:`c_j = \frac{1}{|\mathcal P(j)|}\sum_{p\in\mathcal P(j)} c_p/|\mathrm{children}(p)|`,
+    so that weights never grow down the hierarchy.
+
+    **Linear form.** For consistent :math:`y, y'` write :math:`\pi_j(y) = \prod_{p \in
+    \mathcal P(j)} y_p` (1 for top-level labels). Label :math:`j`'s term is
+    :math:`c_j[y_j(1-y'_j)\pi_j(y') + y'_j(1-y_j)\pi_j(y)]`
+    :math:`= c_j y_j(\pi_j(y') - 2y'_j) + c_j y'_j \pi_j(y)`. On a tree
+    :math:`\pi_j(y) = y_{p(j)}` is linear, giving
+
+    .. math:: \psi(y')_j = c_j(\pi_j(y') - 2y'_j) + \sum_{k \in \mathrm{children}(j)} c_k y'_k,
+              \qquad \mathrm{const}(y') = \sum_{j\ \mathrm{top}} c_j y'_j ,
+
+    the paper's Proposition 3.2. On a DAG the products :math:`\pi_k(y)` of labels with
+    several parents are not linear in :math:`y`: they become extra coordinates of
+    :math:`\phi(y) = (y, \pi_k(y))_k` with :math:`\psi(y')_k = c_k y'_k`, and the inference
+    is solved exactly as a mixed-integer programme (:meth:`Hierarchy.argmin_products`).
+    """
+
+    def __init__(self, hierarchy):
+        self.hierarchy = hierarchy
+        d = hierarchy.n_labels
+        edges = np.asarray(hierarchy.edges, dtype=int).reshape(-1, 2)
+        # P[p, j] = 1 for every edge p -> j.
+        self._P = sp.csr_array((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(d, d))
+        self._multi = np.asarray(hierarchy.multi_parent, dtype=int)
+        self._single = np.array([len(p) == 1 for p in hierarchy.parents])
+        self._top = np.asarray(hierarchy.top_level, dtype=int)
+        self.weights = self._sibling_weights()
+
+    def _sibling_weights(self) -> np.ndarray:
+        h = self.hierarchy
+        n_children = np.array([len(ch) for ch in h.children], dtype=float)
+        c = np.zeros(h.n_labels)
+        for j in h.order:
+            parents = h.parents[j]
+            if len(parents) == 0:
+                c[j] = 1.0 / len(self._top)
+            else:
+                c[j] = np.mean(c[parents] / n_children[parents])
+        return c
+
+    def _check(self, Y, what):
+        return check_binary_matrix(Y, self.hierarchy.n_labels, what)
+
+    def __call__(self, Y_pred, Y_true):
+        Y_pred, Y_true = _pair(Y_pred, Y_true)
+        Y_pred, Y_true = self._check(Y_pred, "Y_pred"), self._check(Y_true, "Y_true")
+        wrong = Y_pred != Y_true
+        wrong_parents = wrong.astype(float) @ self._P
+        return (wrong & (wrong_parents == 0)).astype(float) @ self.weights
+
+    def _parent_products(self, Y) -> np.ndarray:
+        """:math:`\\pi_j(y)` for every label: 1 iff every parent is on."""
+        return ((1.0 - Y) @ self._P == 0).astype(float)
+
+    def psi(self, Y_ref):
+        Y_ref = np.asarray(Y_ref, dtype=float)
+        c = self.weights
+        own = c * (self._parent_products(Y_ref) - 2.0 * Y_ref)
+        from_children = (Y_ref * (c * self._single)) @ self._P.T
+        return np.hstack([own + from_children, c[self._multi] * Y_ref[:, self._multi]])
+
+    def offset(self, Y_ref):
+        Y_ref = np.asarray(Y_ref, dtype=float)
+        return Y_ref[:, self._top] @ self.weights[self._top]
+
+    def phi(self, Y):
+        Y = np.asarray(Y, dtype=float)
+        return np.hstack([Y, self._parent_products(Y)[:, self._multi]])
+
+    def argmin(self, C, space):
+        d = self.hierarchy.n_labels
+        if space.n_outputs != d:
+            raise ValueError(
+                f"HierarchicalLoss was built on a hierarchy of {d} labels but the output space "
+                f"has {space.n_outputs}"
+            )
+        C = np.asarray(C, dtype=float)
+        if len(self._multi) == 0:
+            return space.argmin(C)
+        return space.argmin_products(C[:, :d], C[:, d:])
+
+    def __repr__(self):
+        return f"HierarchicalLoss({self.hierarchy!r})"

@@ -1,0 +1,159 @@
+r"""Kernel ridge solves shared by every ECRM estimator.
+
+With Gram matrix :math:`K` on :math:`m` training points and the paper's :math:`\lambda`
+(``alpha``), every regression ECRM needs is
+
+.. math:: \min_{f \in \mathcal{H},\, b} \frac1m \sum_{i=1}^m (f(x_i) + b - t_i)^2
+          + \lambda \|f\|_{\mathcal{H}}^2 ,
+
+solved for many targets :math:`t` (the columns of :math:`T`) at once. Write
+:math:`G = K + m\lambda I`. Without intercept (:math:`b = 0`) the solution is
+:math:`f = \sum_i a_i k(\cdot, x_i)` with :math:`a = G^{-1} t` (the paper's Proposition 2.1).
+
+**Unpenalised intercept.** The stationarity conditions in :math:`(a, b)` are
+:math:`G a = t - b\mathbf 1` and :math:`\mathbf 1^\top (K a + b \mathbf 1 - t) = 0`; substituting
+the first into the second gives :math:`m\lambda \mathbf 1^\top a = 0`, hence with
+:math:`u = G^{-1}\mathbf 1` and :math:`s = \mathbf 1^\top u`:
+
+.. math:: b = u^\top t / s, \qquad a = G^{-1} t - u\, b .
+
+The prediction at :math:`x` with kernel column :math:`v(x)` is
+:math:`v^\top a + b = w(x)^\top t` with risk weights
+
+.. math:: w(x) = G^{-1} v(x) + u \, \frac{1 - u^\top v(x)}{s},
+
+which sum to one. The fitted values on the training set are :math:`H t` with the hat matrix
+:math:`H = K G^{-1} + m\lambda\, u u^\top / s` (use :math:`K u = \mathbf 1 - m\lambda u`).
+
+**Exact leave-one-out.** For any penalised least-squares fit with a fixed penalty, the fit
+without point :math:`i` predicts at :math:`x_i`
+
+.. math:: \hat t_{-i} = \frac{(H t)_i - H_{ii} t_i}{1 - H_{ii}} ,
+
+where the refit keeps the same ridge term :math:`m\lambda` on the diagonal (the penalty of
+the full problem). With the eigendecomposition :math:`K = Q \Lambda Q^\top`,
+:math:`G^{-1} = Q (\Lambda + m\lambda)^{-1} Q^\top` and :math:`K G^{-1} = Q\,\Lambda(\Lambda +
+m\lambda)^{-1} Q^\top`, so :math:`H`'s diagonal and :math:`H T` cost :math:`O(m^2 e)` per
+:math:`\lambda` after one :math:`O(m^3)` factorisation. Because ECRM's costs are linear in the
+targets, the same formula gives the exact leave-one-out *costs*, hence the exact
+leave-one-out predictions and task loss (see :class:`ecrm.ECRMCV`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg
+
+
+class Factor:
+    """A factorisation of :math:`G = K + \\text{ridge}\\cdot I` that solves :math:`G^{-1} B`."""
+
+    ridge: float
+
+    def solve(self, B: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class CholeskyFactor(Factor):
+    """Cholesky factor of ``K + ridge*I``; falls back to a symmetric eigensolver if needed."""
+
+    def __init__(self, K: np.ndarray, ridge: float):
+        self.ridge = float(ridge)
+        G = K + self.ridge * np.eye(K.shape[0])  # a new array: K is never modified
+        try:
+            self._chol = linalg.cho_factor(G, lower=True, overwrite_a=True, check_finite=False)
+            self._eig = None
+        except linalg.LinAlgError:
+            warnings.warn(
+                "K + m*alpha*I is not numerically positive definite; using an "
+                "eigendecomposition instead (is the kernel positive semi-definite?)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            self._chol = None
+            self._eig = EigenFactor(K, self.ridge)
+
+    def solve(self, B):
+        if self._chol is None:
+            return self._eig.solve(B)
+        return linalg.cho_solve(self._chol, B, check_finite=False)
+
+
+class EigenFactor(Factor):
+    """Eigendecomposition ``K = Q diag(lam) Q^T``, reusable for any ridge value."""
+
+    def __init__(self, K: np.ndarray, ridge: float = 0.0, *, eig=None):
+        self.ridge = float(ridge)
+        if eig is None:
+            lam, Q = linalg.eigh(K, check_finite=False)
+            eig = (np.maximum(lam, 0.0), Q)  # K is PSD: clip round-off negatives
+        self.lam, self.Q = eig
+
+    def with_ridge(self, ridge: float) -> EigenFactor:
+        """The same decomposition for another ridge value (no refactorisation)."""
+        return EigenFactor(None, ridge, eig=(self.lam, self.Q))
+
+    def solve(self, B):
+        B = np.asarray(B, dtype=float)
+        scale = 1.0 / (self.lam + self.ridge)
+        QtB = self.Q.T @ B
+        QtB *= scale[:, None] if QtB.ndim == 2 else scale
+        return self.Q @ QtB
+
+
+@dataclass
+class RidgeFit:
+    """Dual coefficients and intercepts of a batch of ridge regressions.
+
+    Predictions are ``V @ dual_coef + intercept`` for a kernel block ``V`` (n x m).
+    ``u`` and ``s`` (``G^{-1} 1`` and ``1^T u``) define the intercept's share of the weights.
+    """
+
+    dual_coef: np.ndarray
+    intercept: np.ndarray
+    u: np.ndarray | None
+    s: float | None
+
+
+def fit_ridge(factor: Factor, T: np.ndarray, fit_intercept: bool) -> RidgeFit:
+    """Solve the ridge problems for every column of ``T`` (m x e) with one factorisation."""
+    m = T.shape[0]
+    if not fit_intercept:
+        return RidgeFit(factor.solve(T), np.zeros(T.shape[1]), None, None)
+    # One solve with the extra right-hand side 1 gives u = G^{-1} 1 alongside G^{-1} T.
+    solved = factor.solve(np.column_stack([T, np.ones(m)]))
+    A, u = solved[:, :-1], solved[:, -1]
+    s = float(u.sum())
+    b = (u @ T) / s
+    A -= np.outer(u, b)
+    return RidgeFit(A, b, u, s)
+
+
+def risk_weights(factor: Factor, fit: RidgeFit, V: np.ndarray) -> np.ndarray:
+    """The weights ``w(x)`` for each row of the kernel block ``V`` (n x m): an (n x m) array."""
+    W = factor.solve(V.T).T
+    if fit.u is not None:
+        W += np.outer(1.0 - V @ fit.u, fit.u / fit.s)
+    return W
+
+
+def loo_fitted(eig: EigenFactor, ridge: float, T: np.ndarray, fit_intercept: bool) -> np.ndarray:
+    """Exact leave-one-out predictions ``t_{-i}(x_i)`` for every column of ``T`` (m x e).
+
+    ``eig`` is the eigendecomposition of ``K``; ``ridge`` is ``m * alpha``. Each refit keeps
+    the same ridge term on its diagonal (see the module docstring).
+    """
+    lam, Q = eig.lam, eig.Q
+    shrink = lam / (lam + ridge)
+    QtT = Q.T @ T
+    fitted = Q @ (shrink[:, None] * QtT)
+    h = np.einsum("ik,k,ik->i", Q, shrink, Q)
+    if fit_intercept:
+        u = Q @ ((Q.sum(axis=0)) / (lam + ridge))
+        s = u.sum()
+        fitted += np.outer(u, (ridge / s) * (u @ T))
+        h = h + ridge * u**2 / s
+    return (fitted - h[:, None] * T) / (1.0 - h)[:, None]

@@ -1,0 +1,196 @@
+"""ECRM and ECRMCV: risk minimisation against brute force, bad input, scikit-learn conventions."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.metrics.pairwise import laplacian_kernel, polynomial_kernel
+from sklearn.model_selection import GridSearchCV
+
+from ecrm import ECRM, ECRMCV, Hierarchy, MultilabelSpace
+from ecrm.losses import HammingLoss, HierarchicalLoss
+from ecrm.testing import consistent_labelings
+
+TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1"), ("b", "b2")])
+DAG = Hierarchy([("a", "c"), ("b", "c"), ("a", "d"), ("c", "e"), ("d", "e"), ("b", "f")])
+
+
+def _problem(h, m=40, p=3, seed=0):
+    """Inputs with a noisy label model: label j switches on with a random linear score."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, p))
+    scores = X @ rng.normal(size=(p, h.n_labels)) + rng.normal(scale=0.8, size=(m, h.n_labels))
+    return X, h.close(scores > 0.3), rng
+
+
+CASES = [(TREE, HammingLoss()), (TREE, HierarchicalLoss(TREE)),
+         (DAG, HammingLoss()), (DAG, HierarchicalLoss(DAG))]
+IDS = ["tree-hamming", "tree-hier", "dag-hamming", "dag-hier"]
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize(("h", "loss"), CASES, ids=IDS)
+def test_predict_minimises_the_estimated_risk_by_brute_force(h, loss, fit_intercept):
+    X, Y, rng = _problem(h)
+    est = ECRM(loss, h, kernel="rbf", gamma=0.5, alpha=0.01, fit_intercept=fit_intercept)
+    est.fit(X, Y)
+    Xt = rng.normal(size=(15, X.shape[1]))
+    W = est.conditional_weights(Xt)
+    candidates = consistent_labelings(h)
+    # R(y|x) = sum_i w_i(x) loss(y, y_i), straight from the definition of the loss.
+    L = np.array([loss(np.repeat(c[None], len(Y), 0), Y) for c in candidates])  # (|Y|, m)
+    R = W @ L.T
+    Y_hat = est.predict(Xt)
+    assert h.is_consistent(Y_hat).all()
+    chosen = np.array([R[k, np.flatnonzero((candidates == Y_hat[k]).all(1))[0]]
+                       for k in range(len(Xt))])
+    np.testing.assert_allclose(chosen, R.min(axis=1), rtol=1e-9, atol=1e-9)
+    # The linear form gives the same risk values.
+    np.testing.assert_allclose(est.conditional_risk(Xt, Y_hat), chosen, rtol=1e-8, atol=1e-10)
+
+
+def test_costs_are_weights_times_psi_and_weights_sum_to_one():
+    X, Y, rng = _problem(TREE)
+    est = ECRM(HierarchicalLoss(TREE), TREE, gamma=0.3, alpha=1e-3).fit(X, Y)
+    Xt = rng.normal(size=(5, 3))
+    W = est.conditional_weights(Xt)
+    np.testing.assert_allclose(W.sum(1), 1.0, rtol=1e-9)
+    np.testing.assert_allclose(est.predict_costs(Xt), W @ est.loss.psi(Y), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False, "auto"])
+def test_ecrmcv_leave_one_out_equals_refit_without_each_point(fit_intercept):
+    X, Y, _ = _problem(TREE, m=25)
+    m = len(X)
+    loss = HierarchicalLoss(TREE)
+    cv = ECRMCV(loss, TREE, alphas=[1e-3, 1e-2, 1e-1], gamma=0.5,
+                fit_intercept=fit_intercept).fit(X, Y)
+    best = cv.cv_results_["rank"] == 1
+    assert cv.alpha_ == cv.cv_results_["alpha"][best][0]
+    assert cv.best_score_ == -cv.cv_results_["mean_loo_loss"].min()
+    for i in range(m):
+        keep = np.arange(m) != i
+        # Same ridge term on the diagonal: (m-1) * alpha' = m * alpha_.
+        refit = ECRM(loss, TREE, gamma=0.5, alpha=cv.alpha_ * m / (m - 1),
+                     fit_intercept=cv.fit_intercept_).fit(X[keep], Y[keep])
+        np.testing.assert_array_equal(refit.predict(X[i:i + 1])[0], cv.loo_predictions_[i])
+        np.testing.assert_allclose(refit.predict_costs(X[i:i + 1])[0],
+                                   _loo_costs(cv, X, Y, i), rtol=1e-6, atol=1e-8)
+    # The final model is the plain fit at the selected alpha.
+    plain = ECRM(loss, TREE, gamma=0.5, alpha=cv.alpha_, fit_intercept=cv.fit_intercept_)
+    np.testing.assert_allclose(cv.predict_costs(X), plain.fit(X, Y).predict_costs(X),
+                               rtol=1e-7, atol=1e-9)
+
+
+def _loo_costs(cv, X, Y, i):
+    from ecrm.ridge import EigenFactor, loo_fitted
+    K = cv._gram(X)
+    T = np.column_stack([cv.loss.psi(Y), cv.loss.offset(Y)])
+    return loo_fitted(EigenFactor(K), len(X) * cv.alpha_, T, cv.fit_intercept_)[i, :-1]
+
+
+def test_ecrmcv_selects_the_minimum_of_its_own_table():
+    X, Y, _ = _problem(TREE, m=60, seed=4)
+    cv = ECRMCV(HammingLoss(), TREE, gamma=0.5, fit_intercept="auto").fit(X, Y)
+    res = cv.cv_results_
+    assert len(res["alpha"]) == 26 and set(res["fit_intercept"]) == {True, False}
+    assert res["mean_loo_loss"][res["rank"] == 1][0] == res["mean_loo_loss"].min()
+
+
+@pytest.mark.parametrize(
+    ("kernel", "func"),
+    [("linear", lambda A, B: A @ B.T),
+     ("poly", lambda A, B: polynomial_kernel(A, B, degree=2, gamma=0.4, coef0=1)),
+     ("laplacian", lambda A, B: laplacian_kernel(A, B, gamma=0.4))],
+)
+def test_named_kernels_precomputed_and_callable_agree(kernel, func):
+    X, Y, rng = _problem(TREE)
+    Xt = rng.normal(size=(6, 3))
+    kw = dict(alpha=0.05, gamma=0.4, degree=2, coef0=1)
+    named = ECRM(HammingLoss(), TREE, kernel=kernel, **kw).fit(X, Y).predict_costs(Xt)
+    pre = ECRM(HammingLoss(), TREE, kernel="precomputed", **kw).fit(func(X, X), Y)
+    np.testing.assert_allclose(pre.predict_costs(func(Xt, X)), named, rtol=1e-8, atol=1e-10)
+    call = ECRM(HammingLoss(), TREE, kernel=lambda a, b: func(a[None], b[None])[0, 0], **kw)
+    np.testing.assert_allclose(call.fit(X, Y).predict_costs(Xt), named, rtol=1e-8, atol=1e-10)
+
+
+def test_sparse_inputs_match_dense():
+    X, Y, rng = _problem(TREE)
+    Xt = rng.normal(size=(6, 3))
+    dense = ECRM(HammingLoss(), TREE, kernel="rbf", gamma=0.2).fit(X, Y).predict_costs(Xt)
+    sparse = ECRM(HammingLoss(), TREE, kernel="rbf", gamma=0.2).fit(sp.csr_matrix(X), Y)
+    np.testing.assert_allclose(sparse.predict_costs(sp.csr_matrix(Xt)), dense, rtol=1e-8)
+
+
+def test_scikit_learn_conventions():
+    X, Y, _ = _problem(TREE)
+    est = ECRM(HammingLoss(), TREE, gamma=0.5)
+    assert clone(est).get_params()["gamma"] == 0.5
+    gs = GridSearchCV(est, {"alpha": [1e-3, 1e-1]}, cv=3).fit(X, Y)
+    assert gs.best_params_["alpha"] in (1e-3, 1e-1)
+    assert est.fit(X, Y).score(X, Y) == -np.mean(HammingLoss()(est.predict(X), Y))
+
+
+def test_unconstrained_multilabel_space():
+    X, Y, rng = _problem(MultilabelSpace(4) and TREE)
+    space = MultilabelSpace(TREE.n_labels)
+    est = ECRM(HammingLoss(), space, gamma=0.5).fit(X, Y)
+    np.testing.assert_array_equal(est.predict(X[:5]), est.predict_costs(X[:5]) < 0)
+
+
+# -- bad input ----------------------------------------------------------------------------
+def _fit(**kw):
+    X, Y, _ = _problem(TREE)
+    return ECRM(HammingLoss(), TREE, **kw), X, Y
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_non_finite_X_is_rejected(value):
+    est, X, Y = _fit()
+    X[3, 1] = value
+    with pytest.raises(ValueError, match="X contains"):
+        est.fit(X, Y)
+
+
+def test_row_mismatch_and_bad_Y_are_named():
+    est, X, Y = _fit()
+    with pytest.raises(ValueError, match="same number of rows; got 40 and 39"):
+        est.fit(X, Y[:-1])
+    Y2 = Y.astype(float)
+    Y2[2, 1] = 0.5
+    with pytest.raises(ValueError, match="only 0 and 1.*row 2"):
+        est.fit(X, Y2)
+    Y3 = np.zeros_like(Y2)
+    Y3[5, TREE.index["a11"]] = 1
+    with pytest.raises(ValueError, match="row 5.*a11"):
+        est.fit(X, Y3)
+
+
+@pytest.mark.parametrize("alpha", [0, -1.0, np.nan, "big"])
+def test_bad_alpha(alpha):
+    est, X, Y = _fit(alpha=alpha)
+    with pytest.raises(ValueError, match="alpha must be a positive"):
+        est.fit(X, Y)
+
+
+def test_unknown_kernel_and_predict_before_fit():
+    est, X, Y = _fit(kernel="gaussian")
+    with pytest.raises(ValueError, match="unknown kernel 'gaussian'"):
+        est.fit(X, Y)
+    with pytest.raises(NotFittedError):
+        ECRM(HammingLoss(), TREE).predict(X)
+    with pytest.raises(ValueError, match="X has 2 features.*fitted with 3"):
+        ECRM(HammingLoss(), TREE).fit(X, Y).predict(X[:, :2])
+
+
+def test_caller_arrays_are_never_modified():
+    est, X, Y = _fit(kernel="linear")
+    X0, Y0 = X.copy(), Y.copy()
+    K = X @ X.T
+    K0 = K.copy()
+    est.fit(X, Y).predict(X)
+    ECRMCV(HierarchicalLoss(TREE), TREE, kernel="precomputed").fit(K, Y).predict(K)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(Y, Y0)
+    np.testing.assert_array_equal(K, K0)

@@ -1,0 +1,76 @@
+"""Closed forms of the risk regressions against direct solves."""
+
+import numpy as np
+import pytest
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.metrics.pairwise import rbf_kernel
+
+from ecrm.ridge import CholeskyFactor, EigenFactor, fit_ridge, loo_fitted, risk_weights
+
+
+def _data(seed=0, m=30, p=4, e=3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, p))
+    T = rng.normal(size=(m, e))
+    return X, T, rng
+
+
+def test_weights_equal_kernel_ridge_on_identity_targets():
+    X, _, rng = _data()
+    m, alpha = len(X), 0.01
+    Xt = rng.normal(size=(7, X.shape[1]))
+    K, V = rbf_kernel(X, X, gamma=0.3), rbf_kernel(Xt, X, gamma=0.3)
+    fit = fit_ridge(CholeskyFactor(K, m * alpha), np.eye(m), fit_intercept=False)
+    W = risk_weights(CholeskyFactor(K, m * alpha), fit, V)
+    kr = KernelRidge(alpha=m * alpha, kernel="rbf", gamma=0.3).fit(X, np.eye(m))
+    np.testing.assert_allclose(W, kr.predict(Xt), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_intercept_equals_least_squares_with_bias_column(seed):
+    """Linear kernel: ECRM's intercept is ridge regression with an unpenalised bias column."""
+    X, T, rng = _data(seed, m=25, p=5, e=4)
+    m, lam = len(X), 0.05
+    Xt = rng.normal(size=(6, X.shape[1]))
+    factor = CholeskyFactor(X @ X.T, m * lam)
+    fit = fit_ridge(factor, T, fit_intercept=True)
+    pred = Xt @ X.T @ fit.dual_coef + fit.intercept
+    # Direct: minimise (1/m)|Z theta - T|^2 + lam |beta|^2 with Z = [X, 1], bias unpenalised.
+    Z = np.column_stack([X, np.ones(m)])
+    P = lam * np.diag([1.0] * X.shape[1] + [0.0])
+    theta = np.linalg.solve(Z.T @ Z / m + P, Z.T @ T / m)
+    np.testing.assert_allclose(pred, np.column_stack([Xt, np.ones(len(Xt))]) @ theta,
+                               rtol=1e-8, atol=1e-10)
+    # The weights reproduce the same predictions and sum to one.
+    W = risk_weights(factor, fit, Xt @ X.T)
+    np.testing.assert_allclose(W @ T, pred, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, rtol=1e-10)
+
+
+def test_eigen_factor_solves_like_cholesky():
+    X, T, _ = _data()
+    K = rbf_kernel(X, X)
+    np.testing.assert_allclose(EigenFactor(K).with_ridge(0.7).solve(T),
+                               CholeskyFactor(K, 0.7).solve(T), rtol=1e-8, atol=1e-10)
+
+
+def test_cholesky_failure_warns_and_falls_back():
+    K = -np.eye(4)  # not positive definite even after the ridge
+    with pytest.warns(RuntimeWarning, match="positive definite"):
+        f = CholeskyFactor(K, 0.5)
+    np.testing.assert_allclose(f.solve(np.ones(4)), np.full(4, 2.0))
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("alpha", [1e-4, 1e-2, 1.0])
+def test_leave_one_out_equals_refit_without_each_point(fit_intercept, alpha):
+    X, T, _ = _data(3, m=20)
+    m = len(X)
+    K = rbf_kernel(X, X, gamma=0.5)
+    loo = loo_fitted(EigenFactor(K), m * alpha, T, fit_intercept)
+    for i in range(m):
+        keep = np.arange(m) != i
+        # The refit keeps the full problem's ridge term m * alpha on its diagonal.
+        fit = fit_ridge(CholeskyFactor(K[np.ix_(keep, keep)], m * alpha), T[keep], fit_intercept)
+        direct = K[i, keep] @ fit.dual_coef + fit.intercept
+        np.testing.assert_allclose(loo[i], direct, rtol=1e-7, atol=1e-9)
