@@ -16,4 +16,5 @@ def describe() -> str:
     except (OSError, StopIteration):
         pass
     return (f"{cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-            f"numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}")
+            f"numpy {np.__version__}, scipy {scipy.__version__}, "
+            f"scikit-learn {sklearn.__version__}")

@@ -16,10 +16,10 @@ import numpy as np
 from sklearn.kernel_ridge import KernelRidge
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _machine import describe  # noqa: E402
+from _machine import describe
 
-from ecrm import ECRM, MultilabelSpace  # noqa: E402
-from ecrm.losses import HammingLoss  # noqa: E402
+from ecrm import ECRM, MultilabelSpace
+from ecrm.losses import HammingLoss
 
 
 def median_time(fn, repeats):

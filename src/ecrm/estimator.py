@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ecrm.kernels import check_kernel, kernel_matrix
-from ecrm.losses import LinearLoss, Loss
+from ecrm.losses.base import LinearLoss, Loss
 from ecrm.ridge import CholeskyFactor, EigenFactor, fit_ridge, loo_fitted, risk_weights
 from ecrm.spaces.base import OutputSpace
 
@@ -104,7 +104,7 @@ class _ECRMBase(BaseEstimator):
         return self._kernel_block(X) @ self.dual_coef_ + self.intercept_
 
     def conditional_risk(self, X, Y) -> np.ndarray:
-        r"""Estimated risk :math:`\hat R(y_k | x_k)` of each row pair of ``X`` and ``Y``, shape (n,)."""
+        r"""Estimated risk :math:`\hat R(y_k | x_k)` of each row pair of ``X`` and ``Y``: (n,)."""
         V = self._kernel_block(X)
         Y = np.asarray(Y, dtype=float)
         if isinstance(self.loss, LinearLoss):

@@ -1,80 +1,12 @@
-r"""Task losses :math:`\ell(y, y')` and their linear forms.
-
-A loss is *linear in an embedding* when
-
-.. math:: \ell(y, y') = \langle \phi(y), \psi(y') \rangle + \mathrm{const}(y') ,
-
-with :math:`\phi(y)` a vector the output space can minimise over. Then the estimated
-conditional risk is :math:`\hat R(y|x) = \langle \phi(y), c(x) \rangle + \mathrm{const}` with
-costs :math:`c(x) = \sum_i w_i(x) \psi(y_i)`, and ECRM precomputes
-:math:`(K + m\lambda I)^{-1} \psi(Y)` at fit time.
-
-Every loss is callable on ``(Y_pred, Y_true)`` and returns the loss of each row pair; the
-call evaluates the definition, independently of the linear form, so that one checks the
-other (:func:`ecrm.testing.check_linear_form`).
-"""
+"""Losses for (hierarchical) multilabel classification: Hamming and hierarchical."""
 
 from __future__ import annotations
-
-from abc import ABC, abstractmethod
 
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm.spaces.base import OutputSpace, check_binary_matrix
-
-
-def _pair(Y_pred, Y_true) -> tuple[np.ndarray, np.ndarray]:
-    Y_pred = np.asarray(Y_pred.toarray() if sp.issparse(Y_pred) else Y_pred, dtype=float)
-    Y_true = np.asarray(Y_true.toarray() if sp.issparse(Y_true) else Y_true, dtype=float)
-    Y_pred, Y_true = np.atleast_2d(Y_pred), np.atleast_2d(Y_true)
-    if Y_pred.shape != Y_true.shape:
-        raise ValueError(
-            f"Y_pred and Y_true must have the same shape; got {Y_pred.shape} and {Y_true.shape}"
-        )
-    return Y_pred, Y_true
-
-
-class Loss(ABC):
-    """A task loss :math:`\\ell(y, y')` between a prediction and a reference output."""
-
-    @abstractmethod
-    def __call__(self, Y_pred, Y_true) -> np.ndarray:
-        """The loss of each row: an array of shape (n,)."""
-
-    def minimize_risk(self, W, Y_ref, space: OutputSpace) -> np.ndarray:
-        """Rows of ``argmin_y sum_i W[k, i] * loss(y, Y_ref[i])`` over ``space``.
-
-        Losses without a linear form implement this; linear ones never need it.
-        """
-        raise NotImplementedError(
-            f"{type(self).__name__} has no linear form and no risk minimiser for "
-            f"{type(space).__name__}"
-        )
-
-
-class LinearLoss(Loss):
-    r"""A loss with a linear form :math:`\langle \phi(y), \psi(y')\rangle + \mathrm{const}(y')`.
-
-    Subclasses give :meth:`psi` and :meth:`offset`; :meth:`phi` defaults to ``y`` itself and
-    :meth:`argmin` to the output space's oracle.
-    """
-
-    @abstractmethod
-    def psi(self, Y_ref) -> np.ndarray:
-        """The reference-side embedding :math:`\\psi(y')`, shape (m, e)."""
-
-    @abstractmethod
-    def offset(self, Y_ref) -> np.ndarray:
-        """The constant :math:`\\mathrm{const}(y')`, shape (m,)."""
-
-    def phi(self, Y) -> np.ndarray:
-        """The prediction-side embedding :math:`\\phi(y)`, shape (n, e)."""
-        return np.asarray(Y, dtype=float)
-
-    def argmin(self, C, space: OutputSpace) -> np.ndarray:
-        """Exact minimisers of :math:`\\langle \\phi(y), c\\rangle` over ``space``, per row."""
-        return space.argmin(C)
+from ecrm.losses.base import LinearLoss, paired_rows
+from ecrm.spaces.base import check_binary_matrix
 
 
 class HammingLoss(LinearLoss):
@@ -87,7 +19,7 @@ class HammingLoss(LinearLoss):
     """
 
     def __call__(self, Y_pred, Y_true):
-        Y_pred, Y_true = _pair(Y_pred, Y_true)
+        Y_pred, Y_true = paired_rows(Y_pred, Y_true)
         return np.abs(Y_pred - Y_true).sum(axis=1)
 
     def psi(self, Y_ref):
@@ -156,7 +88,7 @@ class HierarchicalLoss(LinearLoss):
         return check_binary_matrix(Y, self.hierarchy.n_labels, what)
 
     def __call__(self, Y_pred, Y_true):
-        Y_pred, Y_true = _pair(Y_pred, Y_true)
+        Y_pred, Y_true = paired_rows(Y_pred, Y_true)
         Y_pred, Y_true = self._check(Y_pred, "Y_pred"), self._check(Y_true, "Y_true")
         wrong = Y_pred != Y_true
         wrong_parents = wrong.astype(float) @ self._P
