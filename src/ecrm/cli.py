@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
+
+#: Modules of ``reproduce`` sub-commands; each defines ``add_parser(subparsers)``.
+EXPERIMENTS: list[str] = []
 
 
 def _demo(args) -> int:
@@ -59,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--n-test", type=int, default=1000)
     demo.add_argument("--labels", type=int, default=40)
     demo.set_defaults(func=_demo)
+    reproduce = sub.add_parser("reproduce", help="reproduce one of the paper's experiments")
+    experiments = reproduce.add_subparsers(dest="experiment", required=True)
+    for module in EXPERIMENTS:
+        # Each experiment module adds its own sub-command: add_parser(subparsers) sets func.
+        importlib.import_module(module).add_parser(experiments)
     return parser
 
 

@@ -1,0 +1,1 @@
+"""Reproductions of the paper's experiments (each module adds an `ecrm reproduce` sub-command)."""
