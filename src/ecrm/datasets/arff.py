@@ -1,0 +1,883 @@
+r"""Reader for Clus hierarchical multi-label ARFF files (``.arff`` and ``.arff.gz``).
+
+The Clus HMC data sets (Vens et al., 2008) are ARFF files with one extra attribute type,
+``hierarchical``, that declares the label hierarchy in the header and holds each
+instance's labels, separated by ``@``, in the data::
+
+    @relation toy
+    @attribute x1 numeric
+    @attribute colour {red, green}
+    @attribute class hierarchical a,a/b,a/c,d
+    @data
+    1.5,red,a/b@d
+    ?,green,a/c
+
+**Tree or DAG.** The declaration is a comma-separated list read in one of two styles:
+
+* *tree paths* (FunCat, enron, imclef): each entry ``a/b/c`` is a path from a top-level
+  label and declares the node ``a/b/c`` and all its ancestors ``a`` and ``a/b``. Labels are
+  named by their full path (``"a/b/c"``), which makes them unique; top-level labels hang
+  under a virtual root. In the data a label ``a/b/c`` means that node.
+* *DAG edges* (Gene Ontology): each entry ``parent/child`` is one edge between node names,
+  and the node ``root`` is the virtual root (it is not a label). In the data labels are
+  node names.
+
+With ``hierarchy_type="auto"`` a declaration is read as DAG edges exactly when **every
+entry has two components and at least one entry starts with** ``root/``; otherwise it is
+read as tree paths. This holds for every Clus HMC file (tree files declare their
+top-level labels as one-component entries, or have deeper paths, and never use a
+top-level node named ``root``; GO files are all ``parent/child`` edges hanging from
+``root``). Pass ``hierarchy_type="tree"`` or ``"dag"`` to override it.
+
+**Features.** ``X`` is a float array with one column per numeric or nominal attribute, in
+header order. Numeric values are stored as they are, missing values ``?`` as NaN.
+Nominal attributes hold the *category code*: the position of the value in the
+attribute's ``{...}`` declaration (0, 1, ...), NaN when missing; ``categories`` gives,
+per column, ``None`` for a numeric attribute or the tuple of category names. Keeping the
+codes in one float matrix (rather than an object array) keeps ``X`` small, fast and
+sparse-friendly; :class:`ecrm.datasets.HMCPreprocessor` one-hot encodes the nominal
+columns, imputes and standardises. Sparse ARFF lines ``{index value, ...}`` give a
+``scipy.sparse`` CSR ``X``; an omitted value is 0, which for a nominal attribute is its
+first category, as in the ARFF specification. ``string``, ``date`` and Clus ``key``
+attributes (identifiers, free text) are skipped and listed in ``ignored_attributes``;
+``relational`` attributes are an error.
+
+Errors in a file raise :class:`ArffError`, a ``ValueError`` whose message starts with
+``"<file>, line <n>:"`` and says what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import Bunch
+
+__all__ = ["ArffError", "load_hmc_arff", "load_hmc", "list_hmc", "SPLITS"]
+
+HierarchyType = Literal["auto", "tree", "dag"]
+
+#: Split names recognised in file names ``<name>.<split>.arff[.gz]``.
+SPLITS = ("trainvalid", "train", "valid", "test")
+
+_DAG_ROOT = "root"
+_SKIPPED_TYPES = ("string", "date", "key")
+_NUMERIC_TYPES = ("numeric", "real", "integer")
+
+DATA_HELP = (
+    "The Clus hierarchical multi-label classification data sets (the KU Leuven / Clus HMC "
+    "data collection of Vens et al., 'Decision trees for hierarchical multi-label "
+    "classification', Machine Learning 73, 2008; also redistributed with the C-HMCNN code of "
+    "Giunchiglia & Lukasiewicz, NeurIPS 2020, https://github.com/EGiunchiglia/C-HMCNN) are "
+    "files named <name>.<split>.arff or <name>.<split>.arff.gz with <split> one of train, "
+    "valid, test, trainvalid. Put them in one directory and point the environment variable "
+    "ECRM_DATA (or the --data-dir option of the ecrm command) to it."
+)
+
+
+class ArffError(ValueError):
+    """A malformed ARFF file: the message names the file, the line and what was expected.
+
+    Attributes
+    ----------
+    filename : str
+        The file being read.
+    lineno : int or None
+        1-based line number of the offending line (None when no line applies).
+    """
+
+    def __init__(self, filename, lineno: int | None, message: str):
+        self.filename = str(filename)
+        self.lineno = lineno
+        self.reason = message
+        where = self.filename if lineno is None else f"{self.filename}, line {lineno}"
+        super().__init__(f"{where}: {message}")
+
+
+# --------------------------------------------------------------------------- tokenising
+_QUOTES = ("'", '"')
+
+
+def _split_fields(text: str, sep: str = ",") -> list[str]:
+    """Split on ``sep`` outside quotes; remove quotes (with backslash escapes) and strip."""
+    if "'" not in text and '"' not in text:
+        return [s.strip() for s in text.split(sep)]
+    fields: list[str] = []
+    buf: list[str] = []
+    quote = None
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if quote is not None:
+            if ch == "\\" and i + 1 < n:
+                buf.append(text[i + 1])
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+            else:
+                buf.append(ch)
+        elif ch in _QUOTES:
+            quote = ch
+        elif ch == sep:
+            fields.append("".join(buf).strip())
+            buf = []
+        else:
+            buf.append(ch)
+        i += 1
+    if quote is not None:
+        raise ValueError(f"unterminated quote {quote}")
+    fields.append("".join(buf).strip())
+    return fields
+
+
+def _read_name(text: str) -> tuple[str, str]:
+    """Read a possibly quoted name at the start of ``text``; return (name, rest)."""
+    text = text.lstrip()
+    if text[:1] in _QUOTES:
+        quote = text[0]
+        buf: list[str] = []
+        i = 1
+        while i < len(text):
+            ch = text[i]
+            if ch == "\\" and i + 1 < len(text):
+                buf.append(text[i + 1])
+                i += 2
+                continue
+            if ch == quote:
+                return "".join(buf), text[i + 1 :].strip()
+            buf.append(ch)
+            i += 1
+        raise ValueError(f"unterminated quote {quote} in name")
+    m = re.match(r"[^\s{]+", text)
+    if m is None:
+        return "", text
+    return m.group(0), text[m.end() :].strip()
+
+
+def _read_text(path: Path) -> str:
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as e:
+            raise ArffError(path, None, f"corrupt gzip data: {e}") from e
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+# --------------------------------------------------------------------------- header
+@dataclass
+class _Attribute:
+    name: str
+    kind: str  # "numeric", "nominal", "skip", "hierarchical"
+    lineno: int
+    categories: tuple[str, ...] | None = None
+
+
+@dataclass
+class _HierarchySpec:
+    kind: str  # "tree" or "dag"
+    edges: list[tuple[str, str]]
+    labels: list[str]
+    root: str | None
+    lineno: int
+
+    def signature(self):
+        return (self.kind, self.root, frozenset(self.labels), frozenset(self.edges))
+
+
+@dataclass
+class _Parsed:
+    path: Path
+    relation: str
+    attributes: list[_Attribute]
+    class_index: int
+    spec: _HierarchySpec
+    # data
+    n_rows: int = 0
+    row_lines: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+    X: np.ndarray | sp.csr_matrix | None = None
+    class_fields: list[str] = field(default_factory=list)
+
+    @property
+    def features(self) -> list[_Attribute]:
+        return [a for a in self.attributes if a.kind in ("numeric", "nominal")]
+
+    def feature_signature(self):
+        return [(a.name, a.kind, a.categories) for a in self.features]
+
+
+def _parse_hierarchy(entries_text: str, path, lineno: int, hierarchy_type: str) -> _HierarchySpec:
+    entries = [e.strip() for e in entries_text.split(",")]
+    entries = [e for e in entries if e]
+    if not entries:
+        raise ArffError(
+            path,
+            lineno,
+            "expected a comma-separated list of classes after 'hierarchical'; found none",
+        )
+    parts = [e.split("/") for e in entries]
+    if hierarchy_type == "auto":
+        is_dag = all(len(p) == 2 for p in parts) and any(p[0] == _DAG_ROOT for p in parts)
+        kind = "dag" if is_dag else "tree"
+    elif hierarchy_type in ("tree", "dag"):
+        kind = hierarchy_type
+    else:
+        raise ValueError(f"hierarchy_type must be 'auto', 'tree' or 'dag'; got {hierarchy_type!r}")
+    edges: dict[tuple[str, str], None] = {}
+    labels: dict[str, None] = {}
+    for entry, comps in zip(entries, parts, strict=True):
+        stripped = [c.strip() for c in comps]
+        if any(not c for c in stripped):
+            raise ArffError(
+                path,
+                lineno,
+                f"empty component in hierarchy entry {entry!r}; expected names separated by '/'",
+            )
+        if kind == "dag":
+            if len(stripped) != 2:
+                raise ArffError(
+                    path,
+                    lineno,
+                    "expected DAG edges 'parent/child' in the hierarchical attribute; "
+                    f"found {entry!r}",
+                )
+            p, c = stripped
+            edges[(p, c)] = None
+            for v in (p, c):
+                if v != _DAG_ROOT:
+                    labels[v] = None
+        else:
+            prev = None
+            for k in range(1, len(stripped) + 1):
+                node = "/".join(stripped[:k])
+                labels[node] = None
+                if prev is not None:
+                    edges[(prev, node)] = None
+                prev = node
+    root = _DAG_ROOT if kind == "dag" and any(_DAG_ROOT in e for e in edges) else None
+    return _HierarchySpec(kind, list(edges), list(labels), root, lineno)
+
+
+def _parse_header(path: Path, lines: list[str], hierarchy_type: str):
+    relation = ""
+    attributes: list[_Attribute] = []
+    class_index = None
+    spec = None
+    data_start = None
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if not line or line.startswith("%"):
+            continue
+        lineno = i + 1
+        low = line.lower()
+        if low.startswith("@relation"):
+            try:
+                relation, _ = _read_name(line[len("@relation") :])
+            except ValueError as e:
+                raise ArffError(path, lineno, str(e)) from None
+        elif low.startswith("@attribute"):
+            try:
+                name, rest = _read_name(line[len("@attribute") :])
+            except ValueError as e:
+                raise ArffError(path, lineno, str(e)) from None
+            if not name or not rest:
+                raise ArffError(
+                    path, lineno, f"expected '@attribute <name> <type>'; found {line[:80]!r}"
+                )
+            rlow = rest.lower()
+            word = rlow.split(None, 1)[0]
+            if rest.startswith("{"):
+                if not rest.endswith("}"):
+                    raise ArffError(
+                        path,
+                        lineno,
+                        f"expected a nominal list '{{a,b,...}}' for {name!r}; found {rest[:80]!r}",
+                    )
+                try:
+                    cats = _split_fields(rest[1:-1])
+                except ValueError as e:
+                    raise ArffError(path, lineno, str(e)) from None
+                if any(not c for c in cats) or len(set(cats)) != len(cats):
+                    raise ArffError(
+                        path,
+                        lineno,
+                        f"nominal attribute {name!r} has empty or repeated values: {rest[:80]!r}",
+                    )
+                attributes.append(_Attribute(name, "nominal", lineno, tuple(cats)))
+            elif word in _NUMERIC_TYPES:
+                attributes.append(_Attribute(name, "numeric", lineno))
+            elif word in _SKIPPED_TYPES:
+                attributes.append(_Attribute(name, "skip", lineno))
+            elif word == "hierarchical":
+                if class_index is not None:
+                    raise ArffError(
+                        path,
+                        lineno,
+                        f"second hierarchical attribute {name!r}; expected exactly one "
+                        f"(the first, {attributes[class_index].name!r}, is on line "
+                        f"{attributes[class_index].lineno})",
+                    )
+                spec = _parse_hierarchy(rest[len("hierarchical") :], path, lineno, hierarchy_type)
+                class_index = len(attributes)
+                attributes.append(_Attribute(name, "hierarchical", lineno))
+            elif word == "relational":
+                raise ArffError(path, lineno, f"relational attribute {name!r} is not supported")
+            else:
+                raise ArffError(
+                    path,
+                    lineno,
+                    f"unknown type {rest.split(None, 1)[0]!r} for attribute {name!r}; expected "
+                    "numeric, real, integer, {nominal values}, string, date or hierarchical",
+                )
+        elif low.startswith("@data"):
+            data_start = i + 1
+            if class_index is None:
+                raise ArffError(
+                    path,
+                    lineno,
+                    "no hierarchical attribute declared before @data; expected a Clus class "
+                    "attribute such as '@attribute class hierarchical a,a/b,c'",
+                )
+            break
+        else:
+            raise ArffError(
+                path,
+                lineno,
+                f"expected @relation, @attribute or @data in the header; found {line[:80]!r}",
+            )
+    if data_start is None:
+        raise ArffError(
+            path, len(lines), "expected an @data line after the header; reached the end of the file"
+        )
+    return relation, attributes, class_index, spec, data_start
+
+
+# --------------------------------------------------------------------------- data
+def _convert_numeric(vals: list[str], path, where) -> np.ndarray:
+    """Strings -> float with '?' -> NaN; ``where(k)`` gives (lineno, attribute) of element k."""
+    try:
+        return np.array(vals, dtype=np.float64)
+    except ValueError:
+        pass
+    vals = ["nan" if v == "?" else v for v in vals]
+    try:
+        return np.array(vals, dtype=np.float64)
+    except ValueError:
+        for k, v in enumerate(vals):
+            try:
+                float(v)
+            except ValueError:
+                lineno, attr = where(k)
+                raise ArffError(
+                    path, lineno, f"expected a number or '?' for attribute {attr!r}; found {v!r}"
+                ) from None
+        raise  # pragma: no cover - numpy and float disagree
+
+
+def _convert_nominal(vals: np.ndarray, attr: _Attribute, path, where) -> np.ndarray:
+    codes = {c: float(j) for j, c in enumerate(attr.categories or ())}
+    uniq, inv = np.unique(vals, return_inverse=True)
+    table = np.empty(len(uniq))
+    for u, s in enumerate(uniq.tolist()):
+        if s == "?":
+            table[u] = np.nan
+        elif s in codes:
+            table[u] = codes[s]
+        else:
+            k = int(np.flatnonzero(inv.ravel() == u)[0])
+            lineno, _ = where(k)
+            raise ArffError(
+                path,
+                lineno,
+                f"value {s!r} of nominal attribute {attr.name!r} is not one of "
+                f"{{{','.join(attr.categories or ())}}} (declared on line {attr.lineno})",
+            )
+    return table[inv.ravel()]
+
+
+def _parse_data(p: _Parsed, lines: list[str], start: int) -> None:
+    path = p.path
+    attrs = p.attributes
+    n_attr = len(attrs)
+    cidx = p.class_index
+    dense_rows: list[list[str]] = []
+    dense_lines: list[int] = []
+    sp_rows: list[int] = []
+    sp_attr: list[int] = []
+    sp_vals: list[str] = []
+    class_fields: list[str] = []
+    row_lines: list[int] = []
+    dense_row_ids: list[int] = []
+    for i in range(start, len(lines)):
+        line = lines[i].strip()
+        if not line or line.startswith("%"):
+            continue
+        lineno = i + 1
+        row = len(row_lines)
+        row_lines.append(lineno)
+        try:
+            if line[0] == "{":
+                if not line.endswith("}"):
+                    raise ArffError(
+                        path, lineno, "expected a sparse row '{index value, ...}' ending with '}'"
+                    )
+                inner = line[1:-1].strip()
+                cls = ""
+                if inner:
+                    for entry in _split_fields(inner):
+                        idx_s, sep, val = entry.partition(" ")
+                        if not sep:
+                            idx_s, sep, val = entry.partition("\t")
+                        try:
+                            a = int(idx_s)
+                        except ValueError:
+                            raise ArffError(
+                                path,
+                                lineno,
+                                f"expected 'index value' in a sparse row; found {entry!r}",
+                            ) from None
+                        if not 0 <= a < n_attr:
+                            raise ArffError(
+                                path,
+                                lineno,
+                                f"attribute index {a} out of range; expected 0 to {n_attr - 1}",
+                            )
+                        val = val.strip()
+                        if a == cidx:
+                            cls = val
+                        else:
+                            sp_rows.append(row)
+                            sp_attr.append(a)
+                            sp_vals.append(val)
+                class_fields.append(cls)
+            else:
+                fields = _split_fields(line)
+                if len(fields) != n_attr:
+                    raise ArffError(
+                        path,
+                        lineno,
+                        f"expected {n_attr} comma-separated values (one per @attribute); "
+                        f"found {len(fields)}",
+                    )
+                class_fields.append(fields[cidx])
+                dense_rows.append(fields)
+                dense_lines.append(lineno)
+                dense_row_ids.append(row)
+        except ValueError as e:  # unterminated quotes
+            if isinstance(e, ArffError):
+                raise
+            raise ArffError(path, lineno, str(e)) from None
+
+    n = len(row_lines)
+    p.n_rows = n
+    p.row_lines = np.asarray(row_lines, dtype=np.intp)
+    p.class_fields = class_fields
+    feats = [j for j, a in enumerate(attrs) if a.kind in ("numeric", "nominal")]
+    col_of_attr = np.full(n_attr, -1, dtype=np.intp)
+    col_of_attr[feats] = np.arange(len(feats))
+    n_feat = len(feats)
+
+    if not sp_rows and len(dense_rows) == n:
+        # dense: one string matrix, converted column-block-wise
+        X = np.empty((n, n_feat))
+        if n and n_feat:
+            num = [j for j in feats if attrs[j].kind == "numeric"]
+            if num:
+                if num == list(range(num[0], num[-1] + 1)):
+                    a, b = num[0], num[-1] + 1
+                    flat = [v for r in dense_rows for v in r[a:b]]
+                else:
+                    flat = [r[j] for r in dense_rows for j in num]
+
+                def where_num(k, num=num):
+                    r, c = divmod(k, len(num))
+                    return dense_lines[r], attrs[num[c]].name
+
+                vals = _convert_numeric(flat, path, where_num).reshape(n, len(num))
+                X[:, col_of_attr[num]] = vals
+            for j in feats:
+                if attrs[j].kind == "nominal":
+
+                    def where_nom(k, j=j):
+                        return dense_lines[k], attrs[j].name
+
+                    col = np.array([r[j] for r in dense_rows], dtype=str)
+                    X[:, col_of_attr[j]] = _convert_nominal(col, attrs[j], path, where_nom)
+        p.X = X
+        return
+
+    # sparse (any sparse line): dense lines join as triplets
+    rows = np.asarray(sp_rows, dtype=np.intp)
+    acol = np.asarray(sp_attr, dtype=np.intp)
+    vals = np.asarray(sp_vals, dtype=str)
+    if dense_rows:
+        others = [j for j in range(n_attr) if j != cidx]
+        D = np.array(dense_rows, dtype=str)[:, others]
+        ids = np.asarray(dense_row_ids, dtype=np.intp)
+        rows = np.concatenate([rows, np.repeat(ids, len(others))])
+        acol = np.concatenate([acol, np.tile(np.asarray(others, dtype=np.intp), len(dense_rows))])
+        vals = np.concatenate([vals, D.ravel()]) if vals.size else D.ravel()
+    keep = col_of_attr[acol] >= 0
+    rows, acol, vals = rows[keep], acol[keep], vals[keep]
+    key = rows * n_attr + acol
+    if np.unique(key).size != key.size:
+        order = np.argsort(key, kind="stable")
+        dup = order[1:][np.diff(key[order]) == 0][0]
+        raise ArffError(
+            path,
+            int(p.row_lines[rows[dup]]),
+            f"attribute index {acol[dup]} given twice in a sparse row; expected each index once",
+        )
+    data = np.empty(len(vals))
+    kinds = np.array([a.kind == "nominal" for a in attrs], dtype=bool)
+    is_nom = kinds[acol]
+    num_idx = np.flatnonzero(~is_nom)
+
+    def where_num_sp(k):
+        t = num_idx[k]
+        return int(p.row_lines[rows[t]]), attrs[acol[t]].name
+
+    data[num_idx] = _convert_numeric(vals[num_idx].tolist(), path, where_num_sp)
+    for j in np.unique(acol[is_nom]).tolist():
+        idx = np.flatnonzero(acol == j)
+
+        def where_nom_sp(k, idx=idx):
+            t = idx[k]
+            return int(p.row_lines[rows[t]]), attrs[acol[t]].name
+
+        data[idx] = _convert_nominal(vals[idx], attrs[j], path, where_nom_sp)
+    X = sp.csr_matrix((data, (rows, col_of_attr[acol])), shape=(n, n_feat))
+    X.eliminate_zeros()  # explicit zeros (and nominal code 0) are implicit; NaN stays stored
+    X.sort_indices()
+    p.X = X
+
+
+def _parse_file(path, hierarchy_type: str) -> _Parsed:
+    path = Path(path)
+    text = _read_text(path)
+    lines = text.split("\n")
+    relation, attributes, class_index, spec, start = _parse_header(path, lines, hierarchy_type)
+    p = _Parsed(path, relation, attributes, class_index, spec)
+    _parse_data(p, lines, start)
+    return p
+
+
+# --------------------------------------------------------------------------- assembling
+def _build_hierarchy(spec: _HierarchySpec, path):
+    from ecrm.spaces.hierarchy import Hierarchy
+
+    try:
+        return Hierarchy(spec.edges, root=spec.root, labels=spec.labels)
+    except ValueError as e:
+        raise ArffError(path, spec.lineno, f"invalid class hierarchy ({spec.kind}): {e}") from e
+
+
+def _label_matrix(p: _Parsed, hierarchy) -> np.ndarray:
+    index = hierarchy.index
+    rows: list[int] = []
+    cols: list[int] = []
+    skip = {"", "?"}
+    dag = p.spec.kind == "dag"
+    for r, s in enumerate(p.class_fields):
+        if s in skip:
+            continue
+        for lab in s.split("@"):
+            lab = lab.strip()
+            if not lab or (dag and lab == _DAG_ROOT):
+                continue
+            j = index.get(lab)
+            if j is None:
+                raise ArffError(
+                    p.path,
+                    int(p.row_lines[r]),
+                    f"unknown label {lab!r}: not declared in the hierarchical attribute "
+                    f"{p.attributes[p.class_index].name!r} (line {p.spec.lineno})",
+                )
+            rows.append(r)
+            cols.append(j)
+    d = hierarchy.n_labels
+    Y = sp.csr_matrix(
+        (np.ones(len(rows)), (np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp))),
+        shape=(p.n_rows, d),
+    )
+    Y.sum_duplicates()
+    Y.data[:] = 1.0
+    Yc = hierarchy.close(Y)
+    if sp.issparse(Yc):
+        Yc = Yc.toarray()
+    return np.asarray(Yc, dtype=np.float64)
+
+
+def _bunch(p: _Parsed, hierarchy) -> Bunch:
+    feats = p.features
+    return Bunch(
+        X=p.X,
+        Y=_label_matrix(p, hierarchy),
+        hierarchy=hierarchy,
+        feature_names=tuple(a.name for a in feats),
+        label_names=tuple(hierarchy.labels),
+        categories=tuple(a.categories for a in feats),
+        nominal=np.array([a.kind == "nominal" for a in feats], dtype=bool),
+        relation=p.relation,
+        class_attribute=p.attributes[p.class_index].name,
+        hierarchy_type=p.spec.kind,
+        ignored_attributes=tuple(a.name for a in p.attributes if a.kind == "skip"),
+        filename=str(p.path),
+    )
+
+
+def load_hmc_arff(path: str | os.PathLike, *, hierarchy_type: HierarchyType = "auto") -> Bunch:
+    """Load one Clus hierarchical multi-label ARFF file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        An ``.arff`` file, or a gzip-compressed one (detected from its content, so
+        ``.arff.gz`` and any other name work).
+    hierarchy_type : {"auto", "tree", "dag"}, default="auto"
+        How to read the ``hierarchical`` declaration: tree paths ``a/b/c`` or DAG edges
+        ``parent/child`` with virtual root ``root``. ``"auto"`` picks DAG exactly when every
+        entry has two components and some entry starts with ``root/`` (see the module
+        docstring).
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        With fields
+
+        X : ndarray of shape (n, p), or scipy.sparse CSR matrix for sparse ARFF
+            Float features: numeric values, category codes for nominal attributes, NaN
+            for missing values ``?``.
+        Y : ndarray of shape (n, d)
+            Float 0/1 labels, closed under ancestors (``hierarchy.close``).
+        hierarchy : ecrm.spaces.hierarchy.Hierarchy
+            The label hierarchy declared in the header (virtual root dropped).
+        feature_names : tuple of str, length p
+        label_names : tuple of str, length d
+            Equal to ``hierarchy.labels``: full paths ``"a/b/c"`` for trees, node names for
+            DAGs, in order of first declaration.
+        categories : tuple, length p
+            ``None`` for a numeric column, the tuple of category names of a nominal one.
+        nominal : bool ndarray of shape (p,)
+            Which columns are nominal.
+        relation, class_attribute, hierarchy_type, filename : str
+        ignored_attributes : tuple of str
+            Skipped ``string``/``date``/``key`` attributes.
+
+    Raises
+    ------
+    ArffError
+        (a ``ValueError``) naming the file and line: wrong number of values on a line, a
+        bad number, a value outside a nominal's set, an unknown label, an invalid
+        hierarchy (cycle, self-loop, ...), no ``hierarchical`` attribute, no ``@data``.
+    FileNotFoundError
+        If ``path`` does not exist.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> text = '''@relation toy
+    ... @attribute x numeric
+    ... @attribute class hierarchical a,a/b,c
+    ... @data
+    ... 1.5,a/b
+    ... ?,c
+    ... '''
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     f = os.path.join(tmp, "toy.arff")
+    ...     with open(f, "w") as fh:
+    ...         _ = fh.write(text)
+    ...     data = load_hmc_arff(f)
+    >>> data.label_names
+    ('a', 'a/b', 'c')
+    >>> data.Y
+    array([[1., 1., 0.],
+           [0., 0., 1.]])
+    >>> data.X
+    array([[1.5],
+           [nan]])
+    """
+    p = _parse_file(path, hierarchy_type)
+    return _bunch(p, _build_hierarchy(p.spec, p.path))
+
+
+# --------------------------------------------------------------------------- data sets
+_FILE_RE = re.compile(r"^(?P<name>.+)\.(?P<split>trainvalid|train|valid|test)\.arff(?:\.gz)?$")
+
+
+def _resolve_dir(data_dir) -> Path:
+    if data_dir is None:
+        data_dir = os.environ.get("ECRM_DATA") or None
+    if data_dir is None:
+        raise FileNotFoundError(
+            "no HMC data directory given: pass data_dir (or --data-dir) or set ECRM_DATA. "
+            + DATA_HELP
+        )
+    d = Path(data_dir).expanduser()
+    if not d.is_dir():
+        raise FileNotFoundError(f"HMC data directory {str(d)!r} does not exist. " + DATA_HELP)
+    return d
+
+
+def _find_split(d: Path, name: str, split: str) -> Path | None:
+    for ext in (".arff", ".arff.gz"):
+        f = d / f"{name}.{split}{ext}"
+        if f.is_file():
+            return f
+    return None
+
+
+def list_hmc(data_dir: str | os.PathLike | None = None) -> list[str]:
+    """Names of the data sets in ``data_dir`` that :func:`load_hmc` can load.
+
+    A data set ``<name>`` is listed when the directory holds ``<name>.test.arff[.gz]`` and
+    ``<name>.trainvalid.arff[.gz]`` or ``<name>.train.arff[.gz]``.
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Default: the environment variable ``ECRM_DATA``.
+
+    Returns
+    -------
+    names : list of str, sorted
+    """
+    d = _resolve_dir(data_dir)
+    splits: dict[str, set[str]] = {}
+    for f in d.iterdir():
+        m = _FILE_RE.match(f.name)
+        if m and f.is_file():
+            splits.setdefault(m["name"], set()).add(m["split"])
+    return sorted(n for n, s in splits.items() if "test" in s and ({"trainvalid", "train"} & s))
+
+
+def _check_same(ref: _Parsed, other: _Parsed) -> None:
+    if ref.spec.signature() != other.spec.signature():
+        a, b = ref.spec, other.spec
+        diff_l = sorted(set(a.labels) ^ set(b.labels))[:5]
+        diff_e = sorted(set(a.edges) ^ set(b.edges))[:5]
+        raise ValueError(
+            f"the class hierarchies of {str(ref.path)!r} and {str(other.path)!r} differ "
+            f"({a.kind}, {len(a.labels)} labels vs {b.kind}, {len(b.labels)} labels; "
+            f"labels in only one: {diff_l}; edges in only one: {diff_e}); expected every "
+            "split of a data set to declare the same hierarchy"
+        )
+    fa, fb = ref.feature_signature(), other.feature_signature()
+    if fa != fb:
+        pairs = enumerate(zip(fa, fb, strict=False))
+        k = next((i for i, (x, y) in pairs if x != y), min(len(fa), len(fb)))
+        raise ValueError(
+            f"the attributes of {str(ref.path)!r} ({len(fa)} features) and {str(other.path)!r} "
+            f"({len(fb)} features) differ at feature {k}: "
+            f"{fa[k] if k < len(fa) else None} vs {fb[k] if k < len(fb) else None}; expected "
+            "identical headers in every split"
+        )
+
+
+def _concat(parts: Sequence[_Parsed]) -> _Parsed:
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    Xs = [q.X for q in parts]
+    X = sp.vstack(Xs, format="csr") if any(sp.issparse(x) for x in Xs) else np.vstack(Xs)
+    out = _Parsed(first.path, first.relation, first.attributes, first.class_index, first.spec)
+    out.X = X
+    out.n_rows = sum(q.n_rows for q in parts)
+    out.row_lines = np.concatenate([q.row_lines for q in parts])
+    out.class_fields = [s for q in parts for s in q.class_fields]
+    return out
+
+
+def load_hmc(
+    name: str,
+    data_dir: str | os.PathLike | None = None,
+    *,
+    hierarchy_type: HierarchyType = "auto",
+) -> Bunch:
+    """Load the train and test parts of a Clus HMC data set.
+
+    The files are ``<data_dir>/<name>.<split>.arff`` or ``.arff.gz``. The training part is
+    ``trainvalid`` when that file exists, else ``train`` followed by ``valid`` (when it
+    exists); the test part is ``test``. No data set name is treated specially.
+
+    Parameters
+    ----------
+    name : str
+        Data set name, e.g. ``"spo_FUN"`` (see :func:`list_hmc`).
+    data_dir : str or path-like, optional
+        Directory holding the files. Default: the environment variable ``ECRM_DATA``.
+    hierarchy_type : {"auto", "tree", "dag"}, default="auto"
+        As in :func:`load_hmc_arff`.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        ``train`` and ``test`` (Bunches as returned by :func:`load_hmc_arff`, sharing one
+        ``hierarchy`` object, so their ``Y`` columns agree), ``hierarchy``, ``label_names``,
+        ``feature_names``, ``categories``, ``nominal``, ``name`` and ``files`` (the paths
+        read, by part: ``{"train": [...], "test": [...]}``). When the training part is
+        ``train`` + ``valid``, ``train.filename`` is the list of both paths.
+
+    Raises
+    ------
+    FileNotFoundError
+        When no directory is given or set in ``ECRM_DATA``, or the files are missing; the
+        message lists the files looked for and where to get the data.
+    ValueError
+        When the splits declare different hierarchies or attributes, or a file is
+        malformed (:class:`ArffError`).
+    """
+    d = _resolve_dir(data_dir)
+    found = {s: _find_split(d, name, s) for s in SPLITS}
+    if found["trainvalid"] is not None:
+        train_files = [found["trainvalid"]]
+    elif found["train"] is not None:
+        train_files = [found["train"]] + ([found["valid"]] if found["valid"] is not None else [])
+    else:
+        train_files = []
+    test_file = found["test"]
+    if not train_files or test_file is None:
+        wanted = (
+            f"{name}.trainvalid.arff[.gz] (or {name}.train.arff[.gz] with optional "
+            f"{name}.valid.arff[.gz]) and {name}.test.arff[.gz]"
+        )
+        try:
+            avail = list_hmc(d)
+        except OSError:
+            avail = []
+        raise FileNotFoundError(
+            f"data set {name!r} not found in {str(d)!r}: looked for {wanted}. "
+            f"Data sets available there: {avail or 'none'}. " + DATA_HELP
+        )
+    parsed_train = [_parse_file(f, hierarchy_type) for f in train_files]
+    parsed_test = _parse_file(test_file, hierarchy_type)
+    ref = parsed_train[0]
+    for q in [*parsed_train[1:], parsed_test]:
+        _check_same(ref, q)
+    hierarchy = _build_hierarchy(ref.spec, ref.path)
+    train = _bunch(_concat(parsed_train), hierarchy)
+    train.filename = [str(f) for f in train_files] if len(train_files) > 1 else str(train_files[0])
+    test = _bunch(parsed_test, hierarchy)
+    return Bunch(
+        train=train,
+        test=test,
+        hierarchy=hierarchy,
+        label_names=train.label_names,
+        feature_names=train.feature_names,
+        categories=train.categories,
+        nominal=train.nominal,
+        name=name,
+        files={"train": [str(f) for f in train_files], "test": [str(test_file)]},
+    )

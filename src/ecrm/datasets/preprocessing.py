@@ -1,0 +1,246 @@
+"""Feature preprocessing for Clus HMC data: one-hot nominal, impute, standardise.
+
+:func:`ecrm.datasets.load_hmc_arff` returns nominal attributes as float category codes
+(NaN when missing) next to the numeric ones; :class:`HMCPreprocessor` turns such a matrix
+into kernel-ready features, fitted on the training part only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["HMCPreprocessor"]
+
+_SCALE_CHOICES = ("numeric", "all", "none")
+
+
+class HMCPreprocessor(TransformerMixin, BaseEstimator):
+    """One-hot encode nominal columns, impute missing values, standardise.
+
+    Input columns are numeric values or nominal category codes ``0, 1, ..., k-1`` (NaN for
+    missing), as returned by :func:`ecrm.datasets.load_hmc_arff`. The output keeps the
+    input column order, each nominal column expanded in place into ``k`` indicator
+    columns (one per declared category, whether or not it occurs in the training data):
+
+    * numeric columns: NaN is replaced by the training mean, then the column is
+      standardised with the training mean and standard deviation (a constant column is
+      only centred);
+    * nominal columns: one-hot; a missing value is replaced by the training frequencies of
+      the categories (mean imputation of the indicator columns).
+
+    Sparse input (scipy.sparse) gives CSR output and is never centred: columns are only
+    divided by their standard deviation (as ``StandardScaler(with_mean=False)``) and
+    missing numeric values, stored explicitly as NaN, are imputed with the mean.
+
+    Parameters
+    ----------
+    categories : sequence of (None or sequence of str), optional
+        One entry per input column: ``None`` for numeric, the category names of a nominal
+        column (their number fixes the width of its one-hot block). Pass the ``categories``
+        field of a loaded data set. Default: every column numeric.
+    scale : {"numeric", "all", "none"}, default="numeric"
+        Which output columns to standardise: the numeric ones (indicator columns stay 0/1),
+        all of them, or none (missing values are still imputed).
+
+    Attributes
+    ----------
+    n_features_in_ : int
+    mean_ : ndarray of shape (n_features_out,)
+        Training mean of each output column (after one-hot, before imputation).
+    scale_ : ndarray of shape (n_features_out,)
+        Divisor of each output column (1 where not standardised or constant).
+    n_features_out_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [np.nan, 1.0], [3.0, np.nan]])
+    >>> pre = HMCPreprocessor(categories=[None, ("a", "b")]).fit(X)
+    >>> pre.transform(X)
+    array([[-1.22474487,  1.        ,  0.        ],
+           [ 0.        ,  0.        ,  1.        ],
+           [ 1.22474487,  0.5       ,  0.5       ]])
+    >>> pre.get_feature_names_out(["x", "colour"]).tolist()
+    ['x', 'colour=a', 'colour=b']
+    """
+
+    def __init__(self, categories: Sequence | None = None, *, scale: str = "numeric"):
+        self.categories = categories
+        self.scale = scale
+
+    # ------------------------------------------------------------------ helpers
+    def _layout(self, p: int):
+        cats = self.categories
+        if cats is None:
+            cats = [None] * p
+        cats = list(cats)
+        if len(cats) != p:
+            raise ValueError(
+                f"categories has {len(cats)} entries but X has {p} columns; expected one "
+                "entry (None or the category names) per column"
+            )
+        widths = np.array([1 if c is None else len(c) for c in cats], dtype=np.intp)
+        if np.any(widths == 0):
+            j = int(np.flatnonzero(widths == 0)[0])
+            raise ValueError(f"nominal column {j} has no categories")
+        starts = np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.intp)
+        nominal = np.array([c is not None for c in cats], dtype=bool)
+        return widths, starts, nominal
+
+    @staticmethod
+    def _check_X(X):
+        if sp.issparse(X):
+            X = sp.csr_matrix(X, dtype=np.float64)
+        else:
+            X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D; got shape {X.shape}")
+        return X
+
+    def _codes(self, X, j: int, k: int) -> np.ndarray:
+        """Category codes of nominal column j (dense float with NaN), checked to lie in 0..k-1."""
+        col = X[:, [j]].toarray().ravel() if sp.issparse(X) else X[:, j]
+        ok = np.isnan(col) | ((col >= 0) & (col < k) & (col == np.round(col)))
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise ValueError(
+                f"column {j} is nominal with {k} categories; expected codes 0..{k - 1} or NaN, "
+                f"found {col[i]!r} in row {i}"
+            )
+        return col
+
+    def _onehot(self, codes: np.ndarray, k: int, freq: np.ndarray | None) -> np.ndarray:
+        miss = np.isnan(codes)
+        out = np.zeros((len(codes), k))
+        rows = np.flatnonzero(~miss)
+        out[rows, codes[rows].astype(np.intp)] = 1.0
+        if freq is not None and miss.any():
+            out[miss] = freq
+        return out
+
+    # ------------------------------------------------------------------ API
+    def fit(self, X, y=None):
+        """Learn means, frequencies and scales from training features ``X`` (n, p)."""
+        if self.scale not in _SCALE_CHOICES:
+            raise ValueError(f"scale must be one of {_SCALE_CHOICES}; got {self.scale!r}")
+        X = self._check_X(X)
+        n, p = X.shape
+        if n == 0:
+            raise ValueError("cannot fit on X with 0 rows")
+        widths, starts, nominal = self._layout(p)
+        q = int(widths.sum())
+        mean = np.zeros(q)
+        scale = np.ones(q)
+        num = np.flatnonzero(~nominal)
+        is_sparse = sp.issparse(X)
+        # numeric columns: NaN-aware mean and std of the mean-imputed column
+        if len(num):
+            Xn = X[:, num]
+            if is_sparse:
+                Xn = sp.csc_matrix(Xn)
+                nan = np.isnan(Xn.data)
+                data = np.where(nan, 0.0, Xn.data)
+                cols = np.repeat(np.arange(len(num)), np.diff(Xn.indptr))
+                n_nan = np.bincount(cols[nan], minlength=len(num))
+                s1 = np.bincount(cols, weights=data, minlength=len(num))
+                s2 = np.bincount(cols, weights=data**2, minlength=len(num))
+            else:
+                nan = np.isnan(Xn)
+                n_nan = nan.sum(axis=0)
+                data = np.where(nan, 0.0, Xn)
+                s1, s2 = data.sum(axis=0), (data**2).sum(axis=0)
+            n_obs = n - n_nan
+            mu = np.divide(s1, n_obs, out=np.zeros(len(num)), where=n_obs > 0)
+            var = np.maximum(s2 - 2 * mu * s1 + n_obs * mu**2, 0.0) / n
+            mean[starts[num]] = mu
+            if self.scale != "none":
+                sd = np.sqrt(var)
+                scale[starts[num]] = np.where(sd > 1e-12 * np.maximum(1.0, np.abs(mu)), sd, 1.0)
+        # nominal columns: frequencies of the observed categories
+        for j in np.flatnonzero(nominal):
+            k = int(widths[j])
+            codes = self._codes(X, j, k)
+            obs = codes[~np.isnan(codes)].astype(np.intp)
+            freq = np.bincount(obs, minlength=k) / max(len(obs), 1)
+            sl = slice(starts[j], starts[j] + k)
+            mean[sl] = freq
+            if self.scale == "all":
+                # std of the indicators after imputation (imputed rows sit at the mean)
+                sd = np.sqrt(freq * (1 - freq) * len(obs) / n)
+                scale[sl] = np.where(sd > 1e-12, sd, 1.0)
+        self.mean_ = mean
+        self.scale_ = scale
+        self.n_features_in_ = p
+        self.n_features_out_ = q
+        self._widths, self._starts, self._nominal = widths, starts, nominal
+        return self
+
+    def transform(self, X):
+        """Encode, impute and scale ``X`` (n, p) -> (n, n_features_out_); dense or CSR."""
+        check_is_fitted(self, "mean_")
+        X = self._check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} columns; expected {self.n_features_in_} as in fit"
+            )
+        widths, starts, nominal = self._widths, self._starts, self._nominal
+        num = np.flatnonzero(~nominal)
+        onum = starts[num]
+        center = self.scale != "none" and not sp.issparse(X)
+        blocks = []  # (output column indices, block)
+        if len(num):
+            mu, sc = self.mean_[onum], self.scale_[onum]
+            if sp.issparse(X):
+                B = sp.csc_matrix(X[:, num], copy=True)
+                cols = np.repeat(np.arange(len(num)), np.diff(B.indptr))
+                nan = np.isnan(B.data)
+                B.data[nan] = mu[cols[nan]]
+                B.data /= sc[cols]
+                blocks.append((onum, B))
+            else:
+                B = np.array(X[:, num])
+                nan = np.isnan(B)
+                B[nan] = np.broadcast_to(mu, B.shape)[nan]
+                if center:
+                    B -= mu
+                B /= sc
+                blocks.append((onum, B))
+        for j in np.flatnonzero(nominal):
+            k = int(widths[j])
+            sl = slice(starts[j], starts[j] + k)
+            H = self._onehot(self._codes(X, j, k), k, self.mean_[sl])
+            if self.scale == "all":
+                if center:
+                    H -= self.mean_[sl]
+                H /= self.scale_[sl]
+            blocks.append((np.arange(starts[j], starts[j] + k), H))
+        order = np.argsort(np.concatenate([b[0] for b in blocks]), kind="stable")
+        if sp.issparse(X):
+            M = sp.hstack([sp.csr_matrix(b[1]) for b in blocks], format="csc")
+            return sp.csr_matrix(M[:, order])
+        M = np.hstack([b[1] for b in blocks])
+        return M[:, order]
+
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """Output column names: numeric names unchanged, ``"<name>=<category>"`` for one-hot."""
+        check_is_fitted(self, "mean_")
+        if input_features is None:
+            input_features = [f"x{j}" for j in range(self.n_features_in_)]
+        input_features = list(input_features)
+        if len(input_features) != self.n_features_in_:
+            raise ValueError(
+                f"input_features has {len(input_features)} names; expected {self.n_features_in_}"
+            )
+        cats = self.categories if self.categories is not None else [None] * self.n_features_in_
+        names: list[str] = []
+        for f, c in zip(input_features, cats, strict=True):
+            if c is None:
+                names.append(str(f))
+            else:
+                names.extend(f"{f}={v}" for v in c)
+        return np.asarray(names, dtype=object)
