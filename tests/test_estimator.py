@@ -87,14 +87,14 @@ def _loo_costs(cv, X, Y, i):
     from ecrm.ridge import EigenFactor, loo_fitted
     K = cv._gram(X)
     T = np.column_stack([cv.loss.psi(Y), cv.loss.offset(Y)])
-    return loo_fitted(EigenFactor(K), len(X) * cv.alpha_, T, cv.fit_intercept_)[i, :-1]
+    return loo_fitted(EigenFactor.from_kernel(K), len(X) * cv.alpha_, T, cv.fit_intercept_)[i, :-1]
 
 
 def test_ecrmcv_selects_the_minimum_of_its_own_table():
     X, Y, _ = _problem(TREE, m=60, seed=4)
     cv = ECRMCV(HammingLoss(), TREE, gamma=0.5, fit_intercept="auto").fit(X, Y)
     res = cv.cv_results_
-    assert len(res["alpha"]) == 26 and set(res["fit_intercept"]) == {True, False}
+    assert len(res["alpha"]) == 34 and set(res["fit_intercept"]) == {True, False}
     assert res["mean_loo_loss"][res["rank"] == 1][0] == res["mean_loo_loss"].min()
 
 
@@ -194,3 +194,63 @@ def test_caller_arrays_are_never_modified():
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(Y, Y0)
     np.testing.assert_array_equal(K, K0)
+
+
+class _CountingMemory:
+    """A memory with a ``cache`` method that counts the decompositions it computes."""
+
+    def __init__(self):
+        self.calls, self.store = 0, {}
+
+    def cache(self, func):
+        def cached(X, params):
+            key = (X.tobytes(), tuple(sorted(params.items())))
+            if key not in self.store:
+                self.calls += 1
+                self.store[key] = func(X, params)
+            return self.store[key]
+        return cached
+
+
+def test_kernel_grid_selects_by_loo_and_memory_shares_decompositions():
+    X, Y, rng = _problem(TREE, m=50, seed=2)
+    grid = [{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": [0.1, 1.0]}]
+    memory = _CountingMemory()
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], kernel_grid=grid, memory=memory)
+    cv.fit(X, Y)
+    assert memory.calls == 3 and len(cv.cv_results_["params"]) == 6
+    best = cv.cv_results_["params"][int(np.argmin(cv.cv_results_["rank"]))]
+    assert cv.kernel_params_["kernel"] == best["kernel"] and cv.alpha_ == best["alpha"]
+    # Each candidate's LOO loss equals a single-kernel ECRMCV's.
+    for params, loss in zip(cv.cv_results_["params"], cv.cv_results_["mean_loo_loss"],
+                            strict=True):
+        one = ECRMCV(HammingLoss(), TREE, alphas=[params["alpha"]], kernel=params["kernel"],
+                     gamma=params["gamma"]).fit(X, Y)
+        assert -one.best_score_ == loss
+    ECRMCV(HierarchicalLoss(TREE), TREE, alphas=[1e-3], kernel_grid=grid,
+           memory=memory).fit(X, Y)
+    assert memory.calls == 3  # a second loss on the same inputs reuses every decomposition
+    Xt = rng.normal(size=(4, 3))
+    plain = ECRM(HammingLoss(), TREE, alpha=cv.alpha_, fit_intercept=cv.fit_intercept_,
+                 **{k: v for k, v in cv.kernel_params_.items()})
+    np.testing.assert_allclose(cv.predict_costs(Xt), plain.fit(X, Y).predict_costs(Xt),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_kernel_grid_rejects_unknown_keys():
+    X, Y, _ = _problem(TREE)
+    with pytest.raises(ValueError, match="may only set kernel"):
+        ECRMCV(HammingLoss(), TREE, kernel_grid={"alpha": [1.0]}).fit(X, Y)
+
+
+def test_predict_scores_are_label_marginals_capped_by_parents():
+    X, Y, rng = _problem(TREE)
+    est = ECRM(HammingLoss(), TREE, gamma=0.5, alpha=1e-2).fit(X, Y)
+    Xt = rng.normal(size=(8, 3))
+    raw = np.clip(est.conditional_weights(Xt) @ Y, 0, 1)
+    np.testing.assert_allclose(est.predict_scores(Xt), TREE.cap_by_parents(raw), atol=1e-9)
+    # Hamming loss: label j is predicted on iff its cost is negative, i.e. marginal > 1/2.
+    S = est.predict_scores(Xt)
+    np.testing.assert_allclose(est.predict_costs(Xt), 1 - 2 * np.clip(
+        est.conditional_weights(Xt) @ Y, -np.inf, np.inf), atol=1e-9)
+    assert TREE.is_consistent(S > 0.5).all()

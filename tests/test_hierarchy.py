@@ -362,3 +362,20 @@ def test_dp_empty_batch_and_validate_sparse():
     t = Hierarchy({"b": "a", "c": "a"})
     assert t.argmin(np.zeros((0, 3)), method="dp").shape == (0, 3)
     np.testing.assert_array_equal(t.validate(sp.csr_array([[1, 0, 1]])), [[1, 0, 1]])
+
+
+def test_cap_by_parents_is_monotone_and_minimal():
+    h = Hierarchy([("a", "c"), ("b", "c"), ("c", "d"), ("a", "e")])
+    rng = np.random.default_rng(0)
+    S = rng.random((50, h.n_labels))
+    S0 = S.copy()
+    C = h.cap_by_parents(S)
+    np.testing.assert_array_equal(S, S0)
+    for p, c in h.edges:
+        assert np.all(C[:, c] <= C[:, p])
+    # Nothing is lowered more than needed: the cap is the minimum over ancestors-or-self.
+    A = h.ancestors_matrix().toarray()
+    expected = np.array([[S[k, A[j]].min() for j in range(h.n_labels)] for k in range(50)])
+    np.testing.assert_allclose(C, expected)
+    for t in (0.2, 0.5, 0.8):
+        assert h.is_consistent(C > t).all()

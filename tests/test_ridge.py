@@ -50,7 +50,7 @@ def test_intercept_equals_least_squares_with_bias_column(seed):
 def test_eigen_factor_solves_like_cholesky():
     X, T, _ = _data()
     K = rbf_kernel(X, X)
-    np.testing.assert_allclose(EigenFactor(K).with_ridge(0.7).solve(T),
+    np.testing.assert_allclose(EigenFactor.from_kernel(K).with_ridge(0.7).solve(T),
                                CholeskyFactor(K, 0.7).solve(T), rtol=1e-8, atol=1e-10)
 
 
@@ -67,10 +67,21 @@ def test_leave_one_out_equals_refit_without_each_point(fit_intercept, alpha):
     X, T, _ = _data(3, m=20)
     m = len(X)
     K = rbf_kernel(X, X, gamma=0.5)
-    loo = loo_fitted(EigenFactor(K), m * alpha, T, fit_intercept)
+    loo = loo_fitted(EigenFactor.from_kernel(K), m * alpha, T, fit_intercept)
     for i in range(m):
         keep = np.arange(m) != i
         # The refit keeps the full problem's ridge term m * alpha on its diagonal.
         fit = fit_ridge(CholeskyFactor(K[np.ix_(keep, keep)], m * alpha), T[keep], fit_intercept)
         direct = K[i, keep] @ fit.dual_coef + fit.intercept
         np.testing.assert_allclose(loo[i], direct, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_thin_linear_decomposition_matches_the_full_one(fit_intercept):
+    X, T, _ = _data(5, m=30, p=4)
+    thin, full = EigenFactor.from_features(X), EigenFactor.from_kernel(X @ X.T)
+    assert thin.Q.shape == (30, 4) and thin.thin
+    np.testing.assert_allclose(thin.with_ridge(0.3).solve(T), full.with_ridge(0.3).solve(T),
+                               rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(loo_fitted(thin, 0.3, T, fit_intercept),
+                               loo_fitted(full, 0.3, T, fit_intercept), rtol=1e-7, atol=1e-9)

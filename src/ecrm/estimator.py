@@ -7,7 +7,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils.validation import check_array, check_is_fitted, check_memory
 
 from ecrm.kernels import check_kernel, kernel_matrix
 from ecrm.losses.base import LinearLoss, Loss
@@ -29,10 +30,15 @@ class _ECRMBase(BaseEstimator):
             )
         check_kernel(self.kernel)
 
+    def _own_kernel_params(self) -> dict:
+        return {"kernel": self.kernel, "gamma": self.gamma, "degree": self.degree,
+                "coef0": self.coef0}
+
     def _check_X(self, X, *, fit: bool):
         X = check_array(X, accept_sparse=("csr", "csc"), dtype=np.float64,
                         input_name="X")
-        if self.kernel == "precomputed":
+        kernel = self.kernel if fit else self.kernel_params_["kernel"]
+        if kernel == "precomputed":
             n_cols = X.shape[0] if fit else self.X_fit_.shape[0]
             if X.shape[1] != n_cols:
                 raise ValueError(
@@ -46,12 +52,12 @@ class _ECRMBase(BaseEstimator):
             )
         return X
 
-    def _gram(self, X):
+    def _gram(self, X, params=None):
         """Kernel block between ``X`` and the training inputs (``X`` itself if precomputed)."""
-        if self.kernel == "precomputed":
+        params = self.kernel_params_ if params is None else params
+        if params["kernel"] == "precomputed":
             return np.array(X.toarray() if sp.issparse(X) else X, dtype=float)
-        return kernel_matrix(X, self.X_fit_, self.kernel, gamma=self.gamma,
-                             degree=self.degree, coef0=self.coef0)
+        return kernel_matrix(X, self.X_fit_, **params)
 
     def _prepare(self, X, Y):
         self._check_components()
@@ -66,7 +72,7 @@ class _ECRMBase(BaseEstimator):
         self.X_fit_ = X
         self.Y_fit_ = Y
         self.n_features_in_ = X.shape[1]
-        return self._gram(X), Y
+        return X, Y
 
     def _targets(self, Y):
         """Regression targets: psi(Y) and the offsets for a linear loss; nothing otherwise."""
@@ -77,6 +83,7 @@ class _ECRMBase(BaseEstimator):
     def _store(self, factor, T, fit_intercept):
         """Keep the factorisation and solve the risk regressions (nothing to solve if T is None)."""
         self._factor = factor
+        self._marginals = None
         self._fit = fit_ridge(factor, np.zeros((len(self.Y_fit_), 0)) if T is None else T,
                               fit_intercept)
         if T is not None:
@@ -119,6 +126,23 @@ class _ECRMBase(BaseEstimator):
         if isinstance(self.loss, LinearLoss):
             return self.loss.argmin(self.predict_costs(X), self.output_space)
         return self.loss.minimize_risk(self.conditional_weights(X), self.Y_fit_, self.output_space)
+
+    def predict_scores(self, X) -> np.ndarray:
+        r"""Estimated marginal of every output coordinate, :math:`\hat p_j(x) = \sum_i
+        w_i(x)\, y_{ij}`, clipped to [0, 1]; shape (n, d).
+
+        For the Hamming loss this is the estimated probability of each label (its cost is
+        :math:`\sum_i w_i - 2\hat p_j`). On a hierarchy the scores are made consistent by
+        capping each label at its parents' scores (:meth:`Hierarchy.cap_by_parents`), so a
+        threshold on them always gives a consistent label set. Ranking metrics (AU(PRC))
+        use these scores.
+        """
+        V = self._kernel_block(X)
+        if self._marginals is None:  # one more solve with d right-hand sides, on first use
+            self._marginals = fit_ridge(self._factor, self.Y_fit_, self._fit.u is not None)
+        S = np.clip(V @ self._marginals.dual_coef + self._marginals.intercept, 0.0, 1.0)
+        cap = getattr(self.output_space, "cap_by_parents", None)
+        return S if cap is None else cap(S)
 
     def score(self, X, Y) -> float:
         """Minus the mean task loss of :meth:`predict` on ``(X, Y)`` (greater is better)."""
@@ -207,14 +231,25 @@ callable, default="rbf"
     def fit(self, X, Y):
         """Fit the risk regressions on inputs ``X`` (n, p; dense or sparse) and outputs ``Y``."""
         alpha = _check_alpha(self.alpha)
-        K, Y = self._prepare(X, Y)
-        m = K.shape[0]
-        self._store(CholeskyFactor(K, m * alpha), self._targets(Y), bool(self.fit_intercept))
+        X, Y = self._prepare(X, Y)
+        self.kernel_params_ = self._own_kernel_params()
+        K = self._gram(X)
+        self._store(CholeskyFactor(K, len(K) * alpha), self._targets(Y),
+                    bool(self.fit_intercept))
         return self
 
 
+def _decompose(X, params: dict) -> EigenFactor:
+    """Eigendecomposition of the Gram matrix of ``X`` (thin for a linear kernel, p < m)."""
+    if params["kernel"] == "linear" and X.shape[1] < X.shape[0]:
+        return EigenFactor.from_features(X)
+    if params["kernel"] == "precomputed":
+        return EigenFactor.from_kernel(np.array(X.toarray() if sp.issparse(X) else X))
+    return EigenFactor.from_kernel(kernel_matrix(X, X, **params))
+
+
 class ECRMCV(_ECRMBase):
-    r"""ECRM with ``alpha`` (and optionally the intercept) chosen by exact leave-one-out.
+    r"""ECRM with ``alpha``, the intercept and the kernel chosen by exact leave-one-out.
 
     For every candidate :math:`\lambda` the exact leave-one-out costs are
 
@@ -226,31 +261,43 @@ class ECRMCV(_ECRMBase):
     :math:`x_i`. Its prediction is :math:`\hat y_{-i} = \arg\min_y \langle \phi(y),
     c_{-i}(x_i)\rangle` and the criterion is the leave-one-out *task loss*
     :math:`\frac1m\sum_i \ell(\hat y_{-i}, y_i)`, for every :math:`\lambda` from one
-    eigendecomposition :math:`K = Q\Lambda Q^\top`. The selected model is refitted on all
-    data from the same decomposition.
+    eigendecomposition :math:`K = Q\Lambda Q^\top` per kernel (a thin one from the SVD of
+    ``X`` for a linear kernel with fewer features than samples). The selected model is
+    refitted on all data from the same decomposition.
 
     Parameters
     ----------
     loss, output_space, kernel, gamma, degree, coef0 : see :class:`ECRM`.
-    alphas : array-like of float, default=np.logspace(-6, 0, 13)
+    alphas : array-like of float, default=np.logspace(-6, 2, 17)
         Candidate values of the paper's :math:`\lambda`.
     fit_intercept : bool or "auto", default=True
         ``"auto"`` tries both and keeps the better by leave-one-out loss.
+    kernel_grid : dict or list of dicts, default=None
+        Kernel settings to choose from, in :class:`sklearn.model_selection.ParameterGrid`
+        form over the keys ``kernel``, ``gamma``, ``degree``, ``coef0`` (the others come from
+        the parameters above), e.g. ``[{"kernel": ["linear"]}, {"kernel": ["rbf"],
+        "gamma": [0.01, 0.1]}]``. ``None`` uses the single kernel given.
+    memory : str, joblib.Memory or object with a ``cache`` method, default=None
+        Caches each kernel's eigendecomposition, so that fits with other losses on the same
+        inputs reuse it (as :class:`sklearn.pipeline.Pipeline`'s ``memory``).
 
     Attributes
     ----------
     alpha_ : float
     fit_intercept_ : bool
+    kernel_params_ : dict
+        The selected kernel settings.
     best_score_ : float
         Minus the best mean leave-one-out task loss.
-    cv_results_ : dict of arrays
-        ``alpha``, ``fit_intercept``, ``mean_loo_loss`` and ``rank`` for every candidate.
+    cv_results_ : dict
+        ``params`` (a list of dicts) and the arrays ``alpha``, ``fit_intercept``,
+        ``mean_loo_loss`` and ``rank`` for every candidate.
     loo_predictions_ : ndarray of shape (m, d)
         The leave-one-out predictions of the selected model.
     """
 
     def __init__(self, loss, output_space, *, alphas=None, kernel="rbf", gamma=None, degree=3,
-                 coef0=1, fit_intercept=True):
+                 coef0=1, fit_intercept=True, kernel_grid=None, memory=None):
         self.loss = loss
         self.output_space = output_space
         self.alphas = alphas
@@ -259,9 +306,11 @@ class ECRMCV(_ECRMBase):
         self.degree = degree
         self.coef0 = coef0
         self.fit_intercept = fit_intercept
+        self.kernel_grid = kernel_grid
+        self.memory = memory
 
-    def _candidates(self):
-        alphas = np.logspace(-6, 0, 13) if self.alphas is None else np.atleast_1d(self.alphas)
+    def _alpha_intercepts(self):
+        alphas = np.logspace(-6, 2, 17) if self.alphas is None else np.atleast_1d(self.alphas)
         if alphas.size == 0:
             raise ValueError("alphas must not be empty")
         alphas = [_check_alpha(a, "every alpha in alphas") for a in alphas.tolist()]
@@ -274,34 +323,54 @@ class ECRMCV(_ECRMBase):
                              f"{self.fit_intercept!r}")
         return [(a, b) for b in intercepts for a in alphas]
 
+    def _kernel_settings(self) -> list[dict]:
+        if self.kernel_grid is None:
+            return [self._own_kernel_params()]
+        settings = []
+        for override in ParameterGrid(self.kernel_grid):
+            unknown = set(override) - {"kernel", "gamma", "degree", "coef0"}
+            if unknown:
+                raise ValueError(f"kernel_grid may only set kernel, gamma, degree and coef0; "
+                                 f"got {sorted(unknown)}")
+            params = {**self._own_kernel_params(), **override}
+            if check_kernel(params["kernel"]) == "precomputed":
+                raise ValueError("kernel_grid cannot contain 'precomputed'")
+            settings.append(params)
+        return settings
+
     def fit(self, X, Y):
-        """Select the regularisation by exact leave-one-out task loss, then refit."""
-        candidates = self._candidates()
-        K, Y = self._prepare(X, Y)
+        """Select the regularisation and kernel by exact leave-one-out task loss, then refit."""
+        candidates = self._alpha_intercepts()
+        settings = self._kernel_settings()
+        X, Y = self._prepare(X, Y)
         self._require_linear()
-        m = K.shape[0]
-        eig = EigenFactor(K)
+        decompose = check_memory(self.memory).cache(_decompose)
+        m = X.shape[0]
         T = self._targets(Y)
-        losses, predictions = [], []
-        for alpha, intercept in candidates:
-            costs = loo_fitted(eig, m * alpha, T, intercept)[:, :-1]
-            Y_loo = self.loss.argmin(costs, self.output_space)
-            losses.append(float(np.mean(self.loss(Y_loo, Y))))
-            predictions.append(Y_loo)
-        losses = np.array(losses)
-        # Ties go to the stronger regularisation (later in the sorted, descending order).
-        order = sorted(range(len(candidates)), key=lambda k: (losses[k], -candidates[k][0]))
-        best = order[0]
-        rank = np.empty(len(candidates), dtype=int)
-        rank[order] = np.arange(1, len(candidates) + 1)
+        rows, keys, best = [], [], None
+        for k, params in enumerate(settings):
+            eig = decompose(X, params)
+            for alpha, intercept in candidates:
+                costs = loo_fitted(eig, m * alpha, T, intercept)[:, :-1]
+                Y_loo = self.loss.argmin(costs, self.output_space)
+                # Order: lower loss, then the earlier kernel, then stronger regularisation.
+                key = (float(np.mean(self.loss(Y_loo, Y))), k, -alpha, not intercept)
+                rows.append({**params, "alpha": alpha, "fit_intercept": intercept})
+                keys.append(key)
+                if best is None or key < best[0]:
+                    best = (key, alpha, intercept, params, eig, Y_loo)
+        losses = np.array([key[0] for key in keys])
+        rank = np.empty(len(rows), dtype=int)
+        rank[sorted(range(len(rows)), key=keys.__getitem__)] = np.arange(1, len(rows) + 1)
         self.cv_results_ = {
-            "alpha": np.array([a for a, _ in candidates]),
-            "fit_intercept": np.array([b for _, b in candidates]),
+            "params": rows,
+            "alpha": np.array([r["alpha"] for r in rows]),
+            "fit_intercept": np.array([r["fit_intercept"] for r in rows]),
             "mean_loo_loss": losses,
             "rank": rank,
         }
-        self.alpha_, self.fit_intercept_ = candidates[best]
-        self.best_score_ = -float(losses[best])
-        self.loo_predictions_ = predictions[best]
+        key, self.alpha_, self.fit_intercept_, self.kernel_params_, eig, Y_loo = best
+        self.best_score_ = -key[0]
+        self.loo_predictions_ = Y_loo
         self._store(eig.with_ridge(m * self.alpha_), T, self.fit_intercept_)
         return self

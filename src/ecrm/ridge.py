@@ -74,7 +74,7 @@ class CholeskyFactor(Factor):
                 stacklevel=3,
             )
             self._chol = None
-            self._eig = EigenFactor(K, self.ridge)
+            self._eig = EigenFactor.from_kernel(K).with_ridge(self.ridge)
 
     def solve(self, B):
         if self._chol is None:
@@ -83,25 +83,45 @@ class CholeskyFactor(Factor):
 
 
 class EigenFactor(Factor):
-    """Eigendecomposition ``K = Q diag(lam) Q^T``, reusable for any ridge value."""
+    """Eigendecomposition ``K = Q diag(lam) Q^T``, reusable for any ridge value.
 
-    def __init__(self, K: np.ndarray, ridge: float = 0.0, *, eig=None):
-        self.ridge = float(ridge)
-        if eig is None:
-            lam, Q = linalg.eigh(K, check_finite=False)
-            eig = (np.maximum(lam, 0.0), Q)  # K is PSD: clip round-off negatives
-        self.lam, self.Q = eig
+    ``Q`` may be *thin* (m x k, k < m, orthonormal columns): then ``K`` has eigenvalue 0 on
+    the complement of ``Q``'s span, as for a linear kernel ``X X^T`` with fewer features
+    than samples (see :meth:`from_features`), and every solve costs O(m k) per column.
+    """
+
+    def __init__(self, lam: np.ndarray, Q: np.ndarray, ridge: float = 0.0):
+        self.lam, self.Q, self.ridge = lam, Q, float(ridge)
+        self.thin = Q.shape[1] < Q.shape[0]
+
+    @classmethod
+    def from_kernel(cls, K: np.ndarray) -> EigenFactor:
+        """Full decomposition of a PSD Gram matrix (round-off negatives clipped to 0)."""
+        # numpy's LAPACK driver (syevd) is several times faster here than scipy's default.
+        lam, Q = np.linalg.eigh(K)
+        return cls(np.maximum(lam, 0.0), Q)
+
+    @classmethod
+    def from_features(cls, X) -> EigenFactor:
+        """Thin decomposition of the linear kernel ``X X^T`` from the SVD of ``X`` (m x p)."""
+        X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
+        U, sv, _ = np.linalg.svd(X, full_matrices=False)
+        keep = sv > sv.max(initial=0.0) * max(X.shape) * np.finfo(float).eps
+        return cls(sv[keep] ** 2, U[:, keep])
 
     def with_ridge(self, ridge: float) -> EigenFactor:
         """The same decomposition for another ridge value (no refactorisation)."""
-        return EigenFactor(None, ridge, eig=(self.lam, self.Q))
+        return EigenFactor(self.lam, self.Q, ridge)
 
     def solve(self, B):
         B = np.asarray(B, dtype=float)
-        scale = 1.0 / (self.lam + self.ridge)
         QtB = self.Q.T @ B
-        QtB *= scale[:, None] if QtB.ndim == 2 else scale
-        return self.Q @ QtB
+        scaled = QtB / ((self.lam + self.ridge)[:, None] if QtB.ndim == 2 else
+                        self.lam + self.ridge)
+        out = self.Q @ scaled
+        if self.thin:  # the complement of span(Q), where K is 0 and G is ridge * I
+            out += (B - self.Q @ QtB) / self.ridge
+        return out
 
 
 @dataclass
@@ -147,12 +167,11 @@ def loo_fitted(eig: EigenFactor, ridge: float, T: np.ndarray, fit_intercept: boo
     the same ridge term on its diagonal (see the module docstring).
     """
     lam, Q = eig.lam, eig.Q
-    shrink = lam / (lam + ridge)
-    QtT = Q.T @ T
-    fitted = Q @ (shrink[:, None] * QtT)
+    shrink = lam / (lam + ridge)  # K G^{-1} vanishes on the complement of a thin Q
+    fitted = Q @ (shrink[:, None] * (Q.T @ T))
     h = np.einsum("ik,k,ik->i", Q, shrink, Q)
     if fit_intercept:
-        u = Q @ ((Q.sum(axis=0)) / (lam + ridge))
+        u = eig.with_ridge(ridge).solve(np.ones(len(T)))
         s = u.sum()
         fitted += np.outer(u, (ridge / s) * (u @ T))
         h = h + ridge * u**2 / s

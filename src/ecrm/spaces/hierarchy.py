@@ -398,6 +398,22 @@ class Hierarchy(OutputSpace):
             return ((Y @ A).toarray() > 0).astype(float)
         return (np.asarray((A.T @ Y.T).T) > 0).astype(float)
 
+    def cap_by_parents(self, S) -> np.ndarray:
+        """Scores made monotone down the hierarchy: each capped by its parents' (capped) scores.
+
+        :math:`\\tilde s_j = \\min(s_j, \\min_{p \\in \\mathcal P(j)} \\tilde s_p)`, computed
+        parents first, so that thresholding the result at any level gives a consistent label
+        set. Returns a new (n, d) float array.
+        """
+        S = np.array(S, dtype=float).reshape(-1, self.n_labels)
+        T = np.ascontiguousarray(S.T)  # node-major: one row per label
+        E = self._edges
+        child_depth = self.depth[E[:, 1]] if len(E) else np.zeros(0, dtype=int)
+        for level in range(1, int(self.depth.max(initial=0)) + 1):
+            into = E[child_depth == level]
+            np.minimum.at(T, into[:, 1], T[into[:, 0]])
+        return np.ascontiguousarray(T.T)
+
     def _violations(self, Y: np.ndarray) -> np.ndarray:
         """Number of edges (parent off, child on) per row of a dense 0/1 matrix."""
         if len(self._edges) == 0:
