@@ -254,3 +254,26 @@ def test_predict_scores_are_label_marginals_capped_by_parents():
     np.testing.assert_allclose(est.predict_costs(Xt), 1 - 2 * np.clip(
         est.conditional_weights(Xt) @ Y, -np.inf, np.inf), atol=1e-9)
     assert TREE.is_consistent(S > 0.5).all()
+
+
+def test_loo_samples_give_the_same_exact_predictions_on_a_subset():
+    X, Y, _ = _problem(TREE, m=60, seed=5)
+    full = ECRMCV(HammingLoss(), TREE, alphas=[1e-2], gamma=0.5).fit(X, Y)
+    part = ECRMCV(HammingLoss(), TREE, alphas=[1e-2], gamma=0.5, loo_samples=20,
+                  random_state=0).fit(X, Y)
+    assert len(part.loo_rows_) == 20
+    np.testing.assert_array_equal(part.loo_predictions_, full.loo_predictions_[part.loo_rows_])
+    expected = np.mean(HammingLoss()(part.loo_predictions_, Y[part.loo_rows_]))
+    assert part.best_score_ == -expected
+
+
+def test_kernel_subsample_chooses_the_kernel_first():
+    X, Y, _ = _problem(TREE, m=80, seed=6)
+    grid = {"kernel": ["rbf"], "gamma": [0.05, 0.5, 5.0]}
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], kernel_grid=grid,
+                kernel_subsample=40, random_state=0).fit(X, Y)
+    stage1 = cv.kernel_search_results_
+    assert len(stage1["params"]) == 6 and len(cv.cv_results_["params"]) == 2
+    winner = stage1["params"][int(np.argmin(stage1["rank"]))]
+    assert cv.kernel_params_["gamma"] == winner["gamma"]
+    assert {p["gamma"] for p in cv.cv_results_["params"]} == {winner["gamma"]}

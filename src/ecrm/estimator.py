@@ -8,11 +8,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.model_selection import ParameterGrid
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, check_memory
 
 from ecrm.kernels import check_kernel, kernel_matrix
 from ecrm.losses.base import LinearLoss, Loss
-from ecrm.ridge import CholeskyFactor, EigenFactor, fit_ridge, loo_fitted, risk_weights
+from ecrm.ridge import CholeskyFactor, EigenFactor, LeaveOneOut, fit_ridge, risk_weights
 from ecrm.spaces.base import OutputSpace
 
 
@@ -280,6 +281,16 @@ class ECRMCV(_ECRMBase):
     memory : str, joblib.Memory or object with a ``cache`` method, default=None
         Caches each kernel's eigendecomposition, so that fits with other losses on the same
         inputs reuse it (as :class:`sklearn.pipeline.Pipeline`'s ``memory``).
+    loo_samples : int, default=None
+        Average the exact leave-one-out loss over this many random training points instead
+        of all of them (each point's leave-one-out prediction is still exact); for losses
+        whose oracle is costly.
+    kernel_subsample : int, default=None
+        With several kernel settings, choose the kernel by exact leave-one-out on this many
+        random training points, then alpha and the intercept on all of them with that
+        kernel: one full eigendecomposition instead of one per kernel.
+    random_state : int, RandomState instance or None, default=None
+        Draws the subsets of ``loo_samples`` and ``kernel_subsample``.
 
     Attributes
     ----------
@@ -292,12 +303,17 @@ class ECRMCV(_ECRMBase):
     cv_results_ : dict
         ``params`` (a list of dicts) and the arrays ``alpha``, ``fit_intercept``,
         ``mean_loo_loss`` and ``rank`` for every candidate.
-    loo_predictions_ : ndarray of shape (m, d)
-        The leave-one-out predictions of the selected model.
+    kernel_search_results_ : dict or None
+        The stage-1 table when ``kernel_subsample`` chose the kernel.
+    loo_rows_ : ndarray of int
+        The training points the leave-one-out loss was averaged over.
+    loo_predictions_ : ndarray of shape (len(loo_rows_), d)
+        Their leave-one-out predictions under the selected model.
     """
 
     def __init__(self, loss, output_space, *, alphas=None, kernel="rbf", gamma=None, degree=3,
-                 coef0=1, fit_intercept=True, kernel_grid=None, memory=None):
+                 coef0=1, fit_intercept=True, kernel_grid=None, memory=None,
+                 loo_samples=None, kernel_subsample=None, random_state=None):
         self.loss = loss
         self.output_space = output_space
         self.alphas = alphas
@@ -308,6 +324,9 @@ class ECRMCV(_ECRMBase):
         self.fit_intercept = fit_intercept
         self.kernel_grid = kernel_grid
         self.memory = memory
+        self.loo_samples = loo_samples
+        self.kernel_subsample = kernel_subsample
+        self.random_state = random_state
 
     def _alpha_intercepts(self):
         alphas = np.logspace(-6, 2, 17) if self.alphas is None else np.atleast_1d(self.alphas)
@@ -338,6 +357,37 @@ class ECRMCV(_ECRMBase):
             settings.append(params)
         return settings
 
+    def _search(self, X, Y, settings, candidates, decompose, rng):
+        """Exact leave-one-out task loss of every (kernel, alpha, intercept) candidate."""
+        m = X.shape[0]
+        T = self._targets(Y)
+        rows = np.arange(m)
+        if self.loo_samples is not None and self.loo_samples < m:
+            rows = np.sort(rng.choice(m, int(self.loo_samples), replace=False))
+        results, keys, best = [], [], None
+        for k, params in enumerate(settings):
+            eig = decompose(X, params)
+            loo = LeaveOneOut(eig, T, rows)
+            for alpha, intercept in candidates:
+                costs = loo.predictions(m * alpha, intercept)[:, :-1]
+                Y_loo = self.loss.argmin(costs, self.output_space)
+                # Order: lower loss, then the earlier kernel, then stronger regularisation.
+                key = (float(np.mean(self.loss(Y_loo, Y[rows]))), k, -alpha, not intercept)
+                results.append({**params, "alpha": alpha, "fit_intercept": intercept})
+                keys.append(key)
+                if best is None or key < best[0]:
+                    best = (key, alpha, intercept, params, eig, Y_loo)
+        rank = np.empty(len(keys), dtype=int)
+        rank[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(1, len(keys) + 1)
+        table = {
+            "params": results,
+            "alpha": np.array([r["alpha"] for r in results]),
+            "fit_intercept": np.array([r["fit_intercept"] for r in results]),
+            "mean_loo_loss": np.array([key[0] for key in keys]),
+            "rank": rank,
+        }
+        return table, best, rows, T
+
     def fit(self, X, Y):
         """Select the regularisation and kernel by exact leave-one-out task loss, then refit."""
         candidates = self._alpha_intercepts()
@@ -345,32 +395,19 @@ class ECRMCV(_ECRMBase):
         X, Y = self._prepare(X, Y)
         self._require_linear()
         decompose = check_memory(self.memory).cache(_decompose)
+        rng = check_random_state(self.random_state)
         m = X.shape[0]
-        T = self._targets(Y)
-        rows, keys, best = [], [], None
-        for k, params in enumerate(settings):
-            eig = decompose(X, params)
-            for alpha, intercept in candidates:
-                costs = loo_fitted(eig, m * alpha, T, intercept)[:, :-1]
-                Y_loo = self.loss.argmin(costs, self.output_space)
-                # Order: lower loss, then the earlier kernel, then stronger regularisation.
-                key = (float(np.mean(self.loss(Y_loo, Y))), k, -alpha, not intercept)
-                rows.append({**params, "alpha": alpha, "fit_intercept": intercept})
-                keys.append(key)
-                if best is None or key < best[0]:
-                    best = (key, alpha, intercept, params, eig, Y_loo)
-        losses = np.array([key[0] for key in keys])
-        rank = np.empty(len(rows), dtype=int)
-        rank[sorted(range(len(rows)), key=keys.__getitem__)] = np.arange(1, len(rows) + 1)
-        self.cv_results_ = {
-            "params": rows,
-            "alpha": np.array([r["alpha"] for r in rows]),
-            "fit_intercept": np.array([r["fit_intercept"] for r in rows]),
-            "mean_loo_loss": losses,
-            "rank": rank,
-        }
+        self.kernel_search_results_ = None
+        if self.kernel_subsample is not None and len(settings) > 1 and self.kernel_subsample < m:
+            # Stage 1: the kernel, by exact leave-one-out on a random subset of the points.
+            sub = np.sort(rng.choice(m, int(self.kernel_subsample), replace=False))
+            self.kernel_search_results_, best, _, _ = self._search(
+                X[sub], Y[sub], settings, candidates, decompose, rng)
+            settings = [best[3]]
+        self.cv_results_, best, rows, T = self._search(X, Y, settings, candidates, decompose, rng)
         key, self.alpha_, self.fit_intercept_, self.kernel_params_, eig, Y_loo = best
         self.best_score_ = -key[0]
+        self.loo_rows_ = rows
         self.loo_predictions_ = Y_loo
         self._store(eig.with_ridge(m * self.alpha_), T, self.fit_intercept_)
         return self

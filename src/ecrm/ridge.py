@@ -160,19 +160,36 @@ def risk_weights(factor: Factor, fit: RidgeFit, V: np.ndarray) -> np.ndarray:
     return W
 
 
-def loo_fitted(eig: EigenFactor, ridge: float, T: np.ndarray, fit_intercept: bool) -> np.ndarray:
-    """Exact leave-one-out predictions ``t_{-i}(x_i)`` for every column of ``T`` (m x e).
+class LeaveOneOut:
+    """Exact leave-one-out predictions of the ridge regressions of every column of ``T``.
 
-    ``eig`` is the eigendecomposition of ``K``; ``ridge`` is ``m * alpha``. Each refit keeps
-    the same ridge term on its diagonal (see the module docstring).
+    ``eig`` is the eigendecomposition of ``K``; ``rows`` (default: all) are the points whose
+    leave-one-out predictions are wanted. :math:`Q^\\top T` is computed once, so each ridge
+    value then costs one product of ``len(rows)`` x k by k x e. Each refit keeps the same
+    ridge term on its diagonal (see the module docstring).
     """
-    lam, Q = eig.lam, eig.Q
-    shrink = lam / (lam + ridge)  # K G^{-1} vanishes on the complement of a thin Q
-    fitted = Q @ (shrink[:, None] * (Q.T @ T))
-    h = np.einsum("ik,k,ik->i", Q, shrink, Q)
-    if fit_intercept:
-        u = eig.with_ridge(ridge).solve(np.ones(len(T)))
-        s = u.sum()
-        fitted += np.outer(u, (ridge / s) * (u @ T))
-        h = h + ridge * u**2 / s
-    return (fitted - h[:, None] * T) / (1.0 - h)[:, None]
+
+    def __init__(self, eig: EigenFactor, T: np.ndarray, rows=None):
+        self.eig, self.T = eig, T
+        self.rows = np.arange(len(T)) if rows is None else np.asarray(rows)
+        self.QtT = eig.Q.T @ T
+        self.Q_rows = eig.Q[self.rows]
+
+    def predictions(self, ridge: float, fit_intercept: bool) -> np.ndarray:
+        """``t_{-i}(x_i)`` for ``i`` in ``rows``: an array (len(rows), e)."""
+        lam, Qr = self.eig.lam, self.Q_rows
+        shrink = lam / (lam + ridge)  # K G^{-1} vanishes on the complement of a thin Q
+        fitted = Qr @ (shrink[:, None] * self.QtT)
+        h = np.einsum("ik,k,ik->i", Qr, shrink, Qr)
+        T = self.T[self.rows]
+        if fit_intercept:
+            u = self.eig.with_ridge(ridge).solve(np.ones(len(self.T)))
+            s = u.sum()
+            fitted += np.outer(u[self.rows], (ridge / s) * (u @ self.T))
+            h = h + ridge * u[self.rows] ** 2 / s
+        return (fitted - h[:, None] * T) / (1.0 - h)[:, None]
+
+
+def loo_fitted(eig: EigenFactor, ridge: float, T: np.ndarray, fit_intercept: bool) -> np.ndarray:
+    """Exact leave-one-out predictions ``t_{-i}(x_i)`` for every column of ``T`` (m x e)."""
+    return LeaveOneOut(eig, T).predictions(ridge, fit_intercept)
