@@ -1,5 +1,5 @@
 """Baselines ECRM is compared with."""
 
-from ecrm.baselines.binary_relevance import BinaryRelevance
+from ecrm.baselines.binary_relevance import BRSVM, BinaryRelevance
 
-__all__ = ["BinaryRelevance"]
+__all__ = ["BRSVM", "BinaryRelevance"]

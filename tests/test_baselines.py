@@ -1,0 +1,49 @@
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from ecrm import Hierarchy
+from ecrm.baselines import BRSVM, BinaryRelevance
+
+H = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
+
+
+def _data(seed=0, n=120):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    Y = H.close((X @ rng.normal(size=(4, H.n_labels))) > 0.5)
+    Y[:, H.index["b1"]] = 0  # a constant label
+    return X, Y
+
+
+def test_binary_relevance_is_consistent_and_handles_constant_labels():
+    X, Y = _data()
+    br = BinaryRelevance(LogisticRegression(), H).fit(X, Y)
+    assert isinstance(br.estimators_[H.index["b1"]], float)
+    P = br.predict(X)
+    assert H.is_consistent(P).all()
+    S = br.decision_function(X)
+    assert np.all(S[:, H.index["b1"]] <= -1.0)  # -1, or lower when capped by its parent
+    for p, c in H.edges:
+        assert np.all(S[:, c] <= S[:, p])
+
+
+def test_a_positive_child_switches_on_its_parent():
+    class Always:  # a fitted classifier stub that predicts 1 for label a1 only
+        def predict(self, X):
+            return np.ones(len(X))
+
+    br = BinaryRelevance(LogisticRegression(), H)
+    br.estimators_ = [0.0, Always(), 0.0, 0.0, 0.0]
+    P = br.predict(np.zeros((2, 4)))
+    assert P[0, H.index["a"]] == 1 and P[0, H.index["a1"]] == 1 and P[0].sum() == 2
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_brsvm_tunes_on_a_subsample_and_fits_all(kernel):
+    X, Y = _data(1, n=150)
+    model = BRSVM(H, kernel=kernel, Cs=(0.1, 10.0), tuning_samples=90).fit(X, Y)
+    assert model.best_params_["C"] in (0.1, 10.0)
+    assert H.is_consistent(model.predict(X)).all()
+    with pytest.raises(ValueError, match="kernel must be"):
+        BRSVM(H, kernel="poly").fit(X, Y)
