@@ -3,11 +3,20 @@
 Goh & Jaillet, "Structured Prediction by Conditional Risk Minimization", ICML 2016.
 """
 
-from ecrm import losses
+from ecrm import bounds, losses
 from ecrm.estimator import ECRM, ECRMCV
-from ecrm.spaces import Hierarchy, MultilabelSpace, OutputSpace
+from ecrm.joint import JointKernelECRM
+from ecrm.spaces import (
+    CandidateSpace,
+    Hierarchy,
+    LinearConstraintSpace,
+    MultilabelSpace,
+    OutputSpace,
+    PermutationSpace,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["ECRM", "ECRMCV", "Hierarchy", "MultilabelSpace", "OutputSpace", "losses",
-           "__version__"]
+__all__ = ["ECRM", "ECRMCV", "CandidateSpace", "Hierarchy", "JointKernelECRM",
+           "LinearConstraintSpace", "MultilabelSpace", "OutputSpace", "PermutationSpace",
+           "bounds", "losses", "__version__"]

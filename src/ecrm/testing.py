@@ -16,12 +16,24 @@ def consistent_labelings(hierarchy) -> np.ndarray:
     return allsets[hierarchy.is_consistent(allsets)]
 
 
-def check_linear_form(loss, Y_pred, Y_ref, *, rtol=1e-10, atol=1e-12) -> None:
+def check_linear_form(loss, Y_pred, Y_ref=None, *, rtol=1e-10, atol=1e-12) -> None:
     """Assert ``loss(y, y') == <phi(y), psi(y')> + const(y')`` for every pair of rows.
 
-    Raises ``AssertionError`` naming the first pair where the definition and the linear
-    form disagree.
+    ``check_linear_form(loss, space)`` (an output space, no ``Y_ref``) checks every pair of
+    the space's elements by enumeration (:mod:`ecrm.testing_enumeration`). Raises
+    ``AssertionError`` naming the first pair where the definition and the linear form disagree.
     """
+    from ecrm.spaces.base import OutputSpace
+
+    if isinstance(Y_pred, OutputSpace):
+        if Y_ref is not None:
+            raise TypeError("check_linear_form(loss, space) takes no Y_ref")
+        from ecrm.testing_enumeration import check_linear_form_on_space
+
+        check_linear_form_on_space(loss, Y_pred, rtol=rtol, atol=atol)
+        return
+    if Y_ref is None:
+        raise TypeError("give Y_ref, or an output space as the second argument")
     Y_pred = np.asarray(Y_pred, dtype=float)
     Y_ref = np.asarray(Y_ref, dtype=float)
     n, m = len(Y_pred), len(Y_ref)

@@ -4,21 +4,25 @@
 * :func:`load_hmc` gives the train/test parts of a data set ``<name>.<split>.arff[.gz]``;
 * :func:`list_hmc` lists the data sets in a directory;
 * :class:`HMCPreprocessor` one-hot encodes nominal attributes, imputes and standardises;
+* :func:`make_label_ranking` builds semi-synthetic label-ranking sets from scikit-learn's data;
 * :func:`make_hmc` samples a synthetic hierarchical multilabel problem (the demo's).
 """
 
 from ecrm.datasets.arff import DATA_HELP, SPLITS, ArffError, list_hmc, load_hmc, load_hmc_arff
 from ecrm.datasets.preprocessing import HMCPreprocessor
+from ecrm.datasets.ranking import RANKING_DATASETS, make_label_ranking
 from ecrm.datasets.synthetic import make_hmc, random_tree
 
 __all__ = [
     "ArffError",
     "DATA_HELP",
     "HMCPreprocessor",
+    "RANKING_DATASETS",
     "SPLITS",
     "list_hmc",
     "load_hmc",
     "load_hmc_arff",
     "make_hmc",
+    "make_label_ranking",
     "random_tree",
 ]

@@ -1,6 +1,10 @@
 """Task losses; each is callable on ``(Y_pred, Y_true)`` and linear ones expose their form."""
 
+from ecrm.losses.additive import AdditiveLoss
 from ecrm.losses.base import LinearLoss, Loss
+from ecrm.losses.classification import ZeroOneLoss
 from ecrm.losses.multilabel import HammingLoss, HierarchicalLoss
+from ecrm.losses.ranking import FootruleLoss, SquaredRankLoss, spearman_rho
 
-__all__ = ["HammingLoss", "HierarchicalLoss", "LinearLoss", "Loss"]
+__all__ = ["AdditiveLoss", "FootruleLoss", "HammingLoss", "HierarchicalLoss", "LinearLoss",
+           "Loss", "SquaredRankLoss", "ZeroOneLoss", "spearman_rho"]

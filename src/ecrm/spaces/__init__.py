@@ -1,6 +1,16 @@
 """Output spaces, each with an exact linear minimisation oracle ``argmin(C)``."""
 
 from ecrm.spaces.base import MultilabelSpace, OutputSpace
+from ecrm.spaces.candidates import CandidateSpace
 from ecrm.spaces.hierarchy import Hierarchy
+from ecrm.spaces.permutations import PermutationSpace
+from ecrm.spaces.polytope import (
+    LinearConstraintSpace,
+    PolytopeResult,
+    TUCertificate,
+    check_total_unimodularity,
+)
 
-__all__ = ["Hierarchy", "MultilabelSpace", "OutputSpace"]
+__all__ = ["CandidateSpace", "Hierarchy", "LinearConstraintSpace", "MultilabelSpace",
+           "OutputSpace", "PermutationSpace", "PolytopeResult", "TUCertificate",
+           "check_total_unimodularity"]

@@ -1,0 +1,34 @@
+"""The surrogate loss and the generalisation bound of Theorem 4.2 (paper, Section 4).
+
+For a range of rho: the empirical surrogate risk (loss-augmented inference through the exact
+oracle), the test loss, and the bound (kappa = 1 for the rbf kernel).
+"""
+
+import numpy as np
+
+from ecrm.bounds import generalization_bound, surrogate_loss
+from ecrm.estimator import ECRM
+from ecrm.losses.classification import ZeroOneLoss
+from ecrm.spaces.candidates import CandidateSpace
+
+
+def main(m=800, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m + 1000, 2))
+    y = np.where(np.sin(2 * X[:, 0]) + X[:, 1] + 0.3 * rng.normal(size=len(X)) > 0, 1, -1)
+    space = CandidateSpace([[-1], [1]])
+    lam = 1.0
+    est = ECRM(ZeroOneLoss(space), space, gamma=0.5, alpha=lam, fit_intercept=False)
+    est.fit(X[:m], y[:m, None])
+    test = ZeroOneLoss(space)(est.predict(X[m:]), y[m:, None]).mean()
+    train = ZeroOneLoss(space)(est.predict(X[:m]), y[:m, None]).mean()
+    print(f"m={m}, lambda={lam}: train 0-1 {train:.3f}, test 0-1 {test:.3f}")
+    print(f"{'rho':>8s} {'surrogate':>10s} {'bound':>10s}")
+    for rho in [1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0]:
+        s = surrogate_loss(est, X[:m], y[:m, None], rho, loss_bound=1.0)
+        b = generalization_bound(est, rho=rho, delta=0.05, loss_bound=1.0)
+        print(f"{rho:8g} {s.mean:10.3f} {b.bound:10.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+r"""Label-ranking losses, linear in the permutation-matrix embedding.
+
+Outputs are flattened permutation matrices (:class:`ecrm.spaces.permutations.PermutationSpace`):
+:math:`y_{jk} = \mathbb 1(\sigma(j) = k)`. A loss that adds a cost :math:`g(k, \sigma'(j))`
+for placing label :math:`j` at position :math:`k`,
+
+.. math:: \ell(\sigma, \sigma') = \sum_j g(\sigma(j), \sigma'(j))
+          = \sum_{j,k} y_{jk}\, g(k, \sigma'(j)) ,
+
+is linear in :math:`y` with :math:`\psi(y')_{jk} = g(k, \sigma'(j))` and no offset, so ECRM's
+inference is one assignment problem per input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ecrm.losses.base import LinearLoss, paired_rows
+
+
+def _n_labels(width: int) -> int:
+    d = int(round(np.sqrt(width)))
+    if d * d != width:
+        raise ValueError(
+            f"ranking outputs are flattened d x d permutation matrices; width {width} is not "
+            "a perfect square"
+        )
+    return d
+
+
+def ranks_of(Y) -> np.ndarray:
+    """Rank vectors (n, d) of flattened permutation matrices (n, d*d); no validation."""
+    Y = np.asarray(Y, dtype=float)
+    if Y.ndim == 1:
+        Y = Y[None, :]
+    d = _n_labels(Y.shape[1])
+    return np.argmax(Y.reshape(len(Y), d, d), axis=2)
+
+
+class _PositionLoss(LinearLoss):
+    """Shared linear form for losses of the form sum_j g(sigma(j), sigma'(j))."""
+
+    def _g(self, k: np.ndarray, r: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __call__(self, Y_pred, Y_true):
+        Y_pred, Y_true = paired_rows(Y_pred, Y_true)
+        return self._g(ranks_of(Y_pred), ranks_of(Y_true)).sum(axis=1).astype(float)
+
+    def psi(self, Y_ref):
+        R = ranks_of(Y_ref)
+        d = R.shape[1]
+        return self._g(np.arange(d)[None, None, :], R[:, :, None]).reshape(len(R), d * d)
+
+    def offset(self, Y_ref):
+        return np.zeros(len(np.atleast_2d(np.asarray(Y_ref))))
+
+
+class FootruleLoss(_PositionLoss):
+    r"""Spearman's footrule :math:`\ell(\sigma, \sigma') = \sum_j |\sigma(j) - \sigma'(j)|`.
+
+    Linear form (paper, Example 2): :math:`\ell(y, y') = \sum_{j,k,l} |k - l|\, y'_{jl}
+    y_{jk}`, i.e. :math:`\psi(y')_{jk} = |k - \sigma'(j)|`, :math:`\mathrm{const} = 0`.
+
+    Examples
+    --------
+    >>> from ecrm.spaces.permutations import PermutationSpace
+    >>> s = PermutationSpace(3)
+    >>> FootruleLoss()(s.from_ranks([[0, 1, 2]]), s.from_ranks([[2, 1, 0]]))
+    array([4.])
+    """
+
+    def _g(self, k, r):
+        return np.abs(k - r)
+
+    def __repr__(self):
+        return "FootruleLoss()"
+
+
+class SquaredRankLoss(_PositionLoss):
+    r"""Sum of squared rank differences :math:`\ell(\sigma, \sigma') = \sum_j (\sigma(j) -
+    \sigma'(j))^2`, the loss behind Spearman's :math:`\rho`:
+
+    .. math:: \rho(\sigma, \sigma') = 1 - \frac{6\, \ell(\sigma, \sigma')}{d (d^2 - 1)} .
+
+    Linear form: :math:`\psi(y')_{jk} = (k - \sigma'(j))^2`, :math:`\mathrm{const} = 0`.
+
+    Examples
+    --------
+    >>> from ecrm.spaces.permutations import PermutationSpace
+    >>> s = PermutationSpace(3)
+    >>> SquaredRankLoss()(s.from_ranks([[0, 1, 2]]), s.from_ranks([[2, 1, 0]]))
+    array([8.])
+    """
+
+    def _g(self, k, r):
+        return (k - r) ** 2
+
+    def __repr__(self):
+        return "SquaredRankLoss()"
+
+
+def spearman_rho(Y_pred, Y_true) -> np.ndarray:
+    r"""Spearman's rank correlation of each row pair of flattened permutation matrices.
+
+    :math:`1 - 6 \sum_j (\sigma(j) - \sigma'(j))^2 / (d(d^2-1))`; 1 for ``d == 1``.
+    """
+    Y_pred, Y_true = paired_rows(Y_pred, Y_true)
+    d = _n_labels(Y_pred.shape[1])
+    if d == 1:
+        return np.ones(len(Y_pred))
+    return 1.0 - 6.0 * SquaredRankLoss()(Y_pred, Y_true) / (d * (d * d - 1))

@@ -1,0 +1,164 @@
+r"""A finite output space given by its elements; the oracle is an exact scan.
+
+Binary classification (candidates ``[[-1], [1]]``), multiclass classification (one row per
+class) and any small structured set (e.g. the label sets observed in training) are finite
+output spaces. The linear oracle
+
+.. math:: \hat y(c) = \arg\min_{y \in \{y_1, \dots, y_K\}} \langle c, y \rangle
+
+is one matrix product and a row-wise ``argmin`` (ties go to the first candidate).
+Losses that are not linear in :math:`y` itself but in the one-hot *index* of the candidate
+(the 0-1 loss, :class:`ecrm.losses.classification.ZeroOneLoss`) minimise over
+:meth:`CandidateSpace.argmin_index` instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ecrm.spaces.base import OutputSpace
+
+
+class CandidateSpace(OutputSpace):
+    r"""The finite output space :math:`\{y_1, \dots, y_K\} \subset \mathbb R^d`.
+
+    Parameters
+    ----------
+    candidates : array-like of shape (K, d), or (K,) for scalar outputs
+        The elements of the space, one per row; rows must be distinct. A 1-D array is read
+        as ``K`` scalar outputs (``d = 1``).
+
+    Attributes
+    ----------
+    candidates : ndarray of shape (K, d)
+        A read-only copy of the candidates.
+
+    Examples
+    --------
+    >>> space = CandidateSpace([[-1], [1]])
+    >>> space.argmin([[2.0], [-0.5]])
+    array([[-1.],
+           [ 1.]])
+    >>> space.index([[1], [-1]])
+    array([1, 0])
+    """
+
+    def __init__(self, candidates):
+        if sp.issparse(candidates):
+            candidates = candidates.toarray()
+        C = np.array(candidates, dtype=float, copy=True)
+        if C.ndim == 1:
+            C = C[:, None]
+        if C.ndim != 2 or C.shape[0] == 0 or C.shape[1] == 0:
+            raise ValueError(
+                "candidates must be a non-empty array of shape (n_candidates, n_outputs) "
+                f"(or a 1-D array of scalar outputs); got shape {np.shape(candidates)}"
+            )
+        if not np.all(np.isfinite(C)):
+            raise ValueError("candidates contain NaN or infinite values")
+        _, first, inverse = np.unique(C, axis=0, return_index=True, return_inverse=True)
+        if len(first) != len(C):
+            inverse = np.asarray(inverse).ravel()
+            dup = next(i for i in range(len(C)) if first[inverse[i]] != i)
+            raise ValueError(
+                f"candidates must be distinct; row {dup} repeats row {first[inverse[dup]]} "
+                f"({C[dup].tolist()})"
+            )
+        C.flags.writeable = False
+        self.candidates = C
+        self._lookup = {row.tobytes(): k for k, row in enumerate(C)}
+
+    @classmethod
+    def from_classes(cls, classes) -> CandidateSpace:
+        """Multiclass labels as scalar outputs: ``CandidateSpace(np.asarray(classes)[:, None])``.
+
+        >>> CandidateSpace.from_classes([0, 1, 2]).candidates.ravel()
+        array([0., 1., 2.])
+        """
+        classes = np.asarray(classes, dtype=float)
+        if classes.ndim != 1:
+            raise ValueError(f"classes must be 1-D; got shape {classes.shape}")
+        return cls(classes[:, None])
+
+    @property
+    def n_outputs(self) -> int:
+        return self.candidates.shape[1]
+
+    @property
+    def n_candidates(self) -> int:
+        """Number of elements ``K`` of the space."""
+        return self.candidates.shape[0]
+
+    def _rows(self, Y, what: str) -> np.ndarray:
+        if sp.issparse(Y):
+            Y = Y.toarray()
+        Y = np.array(Y, dtype=float, copy=True)
+        d = self.n_outputs
+        if Y.ndim == 1 and d == 1:
+            Y = Y[:, None]
+        elif Y.ndim == 1:
+            Y = Y[None, :]
+        if Y.ndim != 2 or Y.shape[1] != d:
+            raise ValueError(f"{what} must have shape (n, {d}); got shape {Y.shape}")
+        return Y
+
+    def index(self, Y) -> np.ndarray:
+        """Position of each row of ``Y`` among the candidates, shape (n,) of int.
+
+        Raises ``ValueError`` naming the first row that is not a candidate.
+        """
+        Y = self._rows(Y, "Y")
+        out = np.empty(len(Y), dtype=int)
+        for i, row in enumerate(Y + 0.0):  # + 0.0 turns -0.0 into 0.0 for the lookup
+            k = self._lookup.get(row.tobytes())
+            if k is None:
+                shown = self.candidates[:5].tolist()
+                more = " ..." if self.n_candidates > 5 else ""
+                raise ValueError(
+                    f"row {i} of Y, {row.tolist()}, is not one of the {self.n_candidates} "
+                    f"candidates {shown}{more}"
+                )
+            out[i] = k
+        return out
+
+    def one_hot(self, Y) -> np.ndarray:
+        """Indicator of each row's candidate, shape (n, K)."""
+        idx = self.index(Y)
+        E = np.zeros((len(idx), self.n_candidates))
+        E[np.arange(len(idx)), idx] = 1.0
+        return E
+
+    def validate(self, Y) -> np.ndarray:
+        Y = self._rows(Y, "Y")
+        self.index(Y)
+        return Y
+
+    def argmin(self, C) -> np.ndarray:
+        C = self.check_costs(C)
+        return self.candidates[np.argmin(C @ self.candidates.T, axis=1)].copy()
+
+    def argmin_index(self, D) -> np.ndarray:
+        r"""Candidates minimising a cost given *per candidate*: row ``k`` of the result is
+        ``candidates[argmin_j D[k, j]]`` (ties to the first), for ``D`` of shape (n, K)."""
+        D = np.asarray(D, dtype=float)
+        if D.ndim == 1:
+            D = D[None, :]
+        if D.ndim != 2 or D.shape[1] != self.n_candidates:
+            raise ValueError(
+                f"per-candidate costs must have shape (n, {self.n_candidates}); got {D.shape}"
+            )
+        if not np.all(np.isfinite(D)):
+            raise ValueError("costs contain NaN or infinite values")
+        return self.candidates[np.argmin(D, axis=1)].copy()
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, CandidateSpace) and np.array_equal(
+            self.candidates, other.candidates
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.candidates.tobytes())
+
+    def __repr__(self) -> str:
+        return f"CandidateSpace(<{self.n_candidates} candidates in R^{self.n_outputs}>)"

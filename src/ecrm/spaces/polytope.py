@@ -1,0 +1,489 @@
+r"""Any output space given by linear constraints over :math:`\{0, 1\}^d` (paper, Theorem 3.1).
+
+.. math:: \mathcal Y = \{y \in \{0,1\}^d : A_{ub}\, y \le b_{ub},\; A_{eq}\, y = b_{eq}\} .
+
+(A constraint :math:`a^\top y \ge b` is :math:`-a^\top y \le -b`.) The linear oracle
+:math:`\arg\min_{y \in \mathcal Y} \langle c, y \rangle` is an integer programme. When the
+constraint matrix :math:`A = [A_{ub}; A_{eq}]` is totally unimodular (every square submatrix
+has determinant 0 or :math:`\pm 1`) and :math:`b` is integral, every vertex of the relaxation
+:math:`\{0 \le y \le 1, A_{ub} y \le b_{ub}, A_{eq} y = b_{eq}\}` is integral, so a
+simplex solve of the LP relaxation is exact (Theorem 3.1).
+
+:class:`LinearConstraintSpace` solves the LP relaxation with HiGHS' dual simplex (which
+returns a vertex) and checks an **integrality certificate** on every answer: the LP solution
+rounds to a 0/1 point that satisfies the constraints and whose cost equals the LP optimum, a
+lower bound on the integer optimum; such a point is optimal whatever :math:`A` is. When the
+relaxation's optimum is fractional (possible only if :math:`A` is not totally unimodular or
+:math:`b` is not integral) the row is solved exactly by HiGHS' branch and bound
+(:func:`scipy.optimize.milp`, zero gap). The result object records which path each row took.
+
+:func:`check_total_unimodularity` decides total unimodularity: recognisers for the classes
+the paper uses (incidence matrices of directed graphs, which include hierarchy constraint
+matrices, and of bipartite graphs, which include the assignment constraints of
+permutations; exactly, every matrix with at most two nonzeros per column or per row, by the
+Heller-Tompkins criterion) and an exact enumeration of square submatrices for small matrices.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from math import comb
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+
+from ecrm.spaces.base import OutputSpace, check_binary_matrix
+
+_INT_TOL = 1e-7
+_FEAS_TOL = 1e-7
+
+
+# ----------------------------------------------------------------------------------------
+# total unimodularity
+# ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TUCertificate:
+    """The answer of :func:`check_total_unimodularity`.
+
+    Attributes
+    ----------
+    is_tu : bool or None
+        True or False when decided, None when the matrix is too large to enumerate and no
+        recogniser applies.
+    method : str
+        How it was decided: ``"entries"`` (an entry outside {0, 1, -1}), ``"empty"``,
+        ``"directed-graph incidence"``, ``"bipartite-graph incidence"``, ``"two nonzeros per
+        column (Heller-Tompkins)"`` (each possibly followed by ``" (transpose)"``),
+        ``"enumeration"`` or ``"undecided"``.
+    witness : tuple of (rows, cols) or None
+        Indices of a square submatrix whose determinant is not in {0, 1, -1}, when one was
+        found.
+    determinant : float or None
+        That submatrix's determinant.
+    """
+
+    is_tu: bool | None
+    method: str
+    witness: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    determinant: float | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.is_tu)
+
+
+def _two_colouring(A: np.ndarray) -> tuple[bool, str] | None:
+    """Heller-Tompkins on the columns of A (at most two nonzeros each), or None if n/a.
+
+    Returns (is_tu, kind). Rows must be split in two parts so that the two nonzeros of each
+    column lie in different parts when they have the same sign, in the same part otherwise.
+    """
+    nz = A != 0
+    if np.any(nz.sum(axis=0) > 2):
+        return None
+    m = A.shape[0]
+    # parity[c] = 1: rows of column c in different parts (same sign); 0: same part.
+    adj: list[list[tuple[int, int]]] = [[] for _ in range(m)]
+    same_sign_any, opposite_any = False, False
+    for c in np.flatnonzero(nz.sum(axis=0) == 2):
+        r1, r2 = np.flatnonzero(nz[:, c])
+        parity = int(A[r1, c] == A[r2, c])
+        same_sign_any |= bool(parity)
+        opposite_any |= not parity
+        adj[r1].append((r2, parity))
+        adj[r2].append((r1, parity))
+    colour = -np.ones(m, dtype=int)
+    for start in range(m):
+        if colour[start] >= 0:
+            continue
+        colour[start] = 0
+        stack = [start]
+        while stack:
+            r = stack.pop()
+            for s, parity in adj[r]:
+                want = colour[r] ^ parity
+                if colour[s] < 0:
+                    colour[s] = want
+                    stack.append(s)
+                elif colour[s] != want:
+                    return False, "two nonzeros per column (Heller-Tompkins)"
+    if opposite_any and not same_sign_any:
+        kind = "directed-graph incidence"
+    elif same_sign_any and not opposite_any and np.all(A >= 0):
+        kind = "bipartite-graph incidence"
+    else:
+        kind = "two nonzeros per column (Heller-Tompkins)"
+    return True, kind
+
+
+def _reduce(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Drop zero rows/cols, rows/cols with one nonzero, and duplicates up to sign.
+
+    Each operation preserves total unimodularity both ways for {0, +-1} matrices. Returns the
+    reduced matrix and the original indices of its rows and columns.
+    """
+    rows, cols = np.arange(A.shape[0]), np.arange(A.shape[1])
+    changed = True
+    while changed and A.size:
+        changed = False
+        for axis in (0, 1):
+            if A.size == 0:
+                break
+            M = A if axis == 0 else A.T
+            keep = (M != 0).sum(axis=1) > 1
+            # duplicates up to sign: normalise each line so its first nonzero is positive
+            first = np.argmax(M != 0, axis=1)
+            sign = np.sign(M[np.arange(len(M)), first])
+            sign[sign == 0] = 1
+            normal = M * sign[:, None]
+            _, uniq = np.unique(normal, axis=0, return_index=True)
+            unique_mask = np.zeros(len(M), dtype=bool)
+            unique_mask[uniq] = True
+            keep &= unique_mask
+            if not keep.all():
+                changed = True
+                if axis == 0:
+                    A, rows = A[keep], rows[keep]
+                else:
+                    A, cols = A[:, keep], cols[keep]
+    return A, rows, cols
+
+
+def check_total_unimodularity(A, *, max_submatrices: int = 200_000) -> TUCertificate:
+    r"""Decide whether ``A`` is totally unimodular (every square submatrix has determinant in
+    :math:`\{0, 1, -1\}`).
+
+    In order: entries outside :math:`\{0, \pm 1\}` (not TU); at most two nonzeros per column
+    (or per row): the Heller-Tompkins criterion, exact for such matrices (covers incidence
+    matrices of directed graphs, e.g. hierarchy constraints :math:`y_j \le y_{p}`, and of
+    bipartite graphs, e.g. the assignment constraints); otherwise, after removing zero,
+    unit and duplicate rows and columns (which preserve total unimodularity), every square
+    submatrix's determinant when there are at most ``max_submatrices`` of them.
+
+    Parameters
+    ----------
+    A : array-like or sparse matrix of shape (n, d)
+    max_submatrices : int, default=200_000
+        Enumeration budget; beyond it the answer is ``is_tu=None`` ("undecided").
+
+    Returns
+    -------
+    TUCertificate
+
+    Examples
+    --------
+    Hierarchy constraints :math:`y_j - y_{p(j)} \le 0` of a root with three children:
+
+    >>> check_total_unimodularity([[-1, 1, 0, 0], [-1, 0, 1, 0], [-1, 0, 0, 1]]).method
+    'directed-graph incidence (transpose)'
+    >>> cert = check_total_unimodularity([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
+    >>> cert.is_tu, cert.determinant
+    (False, 2.0)
+    """
+    A = A.toarray() if sp.issparse(A) else np.asarray(A, dtype=float)
+    if A.ndim != 2:
+        raise ValueError(f"A must be 2-D; got shape {A.shape}")
+    if A.size == 0:
+        return TUCertificate(True, "empty")
+    bad = ~np.isin(A, (-1.0, 0.0, 1.0))
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        return TUCertificate(False, "entries", ((int(i),), (int(j),)), float(A[i, j]))
+    for M, suffix in ((A, ""), (A.T, " (transpose)")):
+        decided = _two_colouring(M)
+        if decided is not None and decided[0]:
+            return TUCertificate(True, decided[1] + suffix)
+        if decided is not None:
+            # Not TU for sure; look for a witness if the matrix is small.
+            found = _enumerate(A, max_submatrices)
+            if found is not None and found.is_tu is False:
+                return TUCertificate(False, decided[1] + suffix, found.witness,
+                                     found.determinant)
+            return TUCertificate(False, decided[1] + suffix)
+    found = _enumerate(A, max_submatrices)
+    return found if found is not None else TUCertificate(None, "undecided")
+
+
+def _enumerate(A: np.ndarray, budget: int) -> TUCertificate | None:
+    R, rows, cols = _reduce(A)
+    m, n = R.shape
+    total = sum(comb(m, k) * comb(n, k) for k in range(2, min(m, n) + 1))
+    if total > budget:
+        return None
+    for k in range(2, min(m, n) + 1):
+        row_sets = list(itertools.combinations(range(m), k))
+        col_sets = np.array(list(itertools.combinations(range(n), k)))
+        for rs in row_sets:
+            sub = R[np.array(rs)][:, col_sets]  # (k, n_colsets, k)
+            dets = np.linalg.det(np.transpose(sub, (1, 0, 2)))
+            off = np.abs(np.abs(dets) - 0.5) < 0.25
+            off |= np.abs(dets) > 1.5
+            if off.any():
+                t = int(np.flatnonzero(off)[0])
+                witness = (tuple(int(rows[r]) for r in rs),
+                           tuple(int(cols[c]) for c in col_sets[t]))
+                return TUCertificate(False, "enumeration", witness, float(np.round(dets[t])))
+    return TUCertificate(True, "enumeration")
+
+
+# ----------------------------------------------------------------------------------------
+# the output space
+# ----------------------------------------------------------------------------------------
+@dataclass
+class PolytopeResult:
+    """Exact minimisers of :math:`\\langle c, y\\rangle` over a :class:`LinearConstraintSpace`.
+
+    Attributes
+    ----------
+    solution : ndarray of shape (n, d)
+        The 0/1 minimisers, one per cost row.
+    value : ndarray of shape (n,)
+        Their costs :math:`\\langle c, y\\rangle`.
+    lower_bound : ndarray of shape (n,)
+        The LP relaxation's optimum (a lower bound on ``value``; NaN if the row went
+        straight to the MILP).
+    path : ndarray of shape (n,) of str
+        ``"lp"`` when the rounded LP vertex carried the integrality certificate (integral,
+        feasible, cost equal to the LP bound), ``"milp"`` when the row was solved by branch
+        and bound.
+    tu : TUCertificate
+        The space's total-unimodularity certificate.
+    """
+
+    solution: np.ndarray
+    value: np.ndarray
+    lower_bound: np.ndarray
+    path: np.ndarray
+    tu: TUCertificate = field(repr=False)
+
+    @property
+    def n_lp(self) -> int:
+        """Number of rows answered by the certified LP relaxation."""
+        return int(np.sum(self.path == "lp"))
+
+
+def _as_matrix(A, name: str) -> sp.csr_array | None:
+    if A is None:
+        return None
+    M = sp.csr_array(A, dtype=float) if sp.issparse(A) else sp.csr_array(
+        np.atleast_2d(np.asarray(A, dtype=float)))
+    if M.ndim != 2:
+        raise ValueError(f"{name} must be 2-D; got shape {M.shape}")
+    if not np.all(np.isfinite(M.data)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return M
+
+
+def _as_vector(b, n_rows: int, name: str, a_name: str) -> np.ndarray:
+    b = np.asarray(b, dtype=float).ravel()
+    if b.shape != (n_rows,):
+        raise ValueError(f"{name} must have one entry per row of {a_name} ({n_rows}); "
+                         f"got shape {b.shape}")
+    if not np.all(np.isfinite(b)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return b
+
+
+class LinearConstraintSpace(OutputSpace):
+    r"""The 0/1 points of a polyhedron: :math:`\{y \in \{0,1\}^d : A_{ub} y \le b_{ub},\,
+    A_{eq} y = b_{eq}\}`, with an exact, certified oracle.
+
+    Parameters
+    ----------
+    A_ub, b_ub : array-like or sparse of shape (n_ub, d) and (n_ub,), optional
+        Inequality constraints :math:`A_{ub} y \le b_{ub}`.
+    A_eq, b_eq : array-like or sparse of shape (n_eq, d) and (n_eq,), optional
+        Equality constraints.
+    n_outputs : int, optional
+        The dimension ``d``; required when there are no constraints, else checked against
+        the constraint matrices' width.
+    method : {"auto", "lp", "milp"}, default="auto"
+        ``"auto"``: LP relaxation with the integrality certificate, branch and bound for rows
+        where it fails. ``"lp"``: raise instead of falling back. ``"milp"``: always branch
+        and bound.
+    check_feasible : bool, default=True
+        Solve one integer feasibility problem at construction and raise ``ValueError`` if no
+        0/1 point satisfies the constraints.
+    max_submatrices : int, default=200_000
+        Budget of :func:`check_total_unimodularity`.
+
+    Notes
+    -----
+    HiGHS decides optimality and integrality up to its tolerances (about 1e-7 relative to
+    the largest cost, after the row is scaled to ``max |c| = 1``): minimisers are exact up to
+    that relative precision.
+
+    Attributes
+    ----------
+    tu : TUCertificate
+        Whether :math:`[A_{ub}; A_{eq}]` is totally unimodular, and how that was decided.
+    integral_rhs : bool
+        Whether :math:`b` is integral (with total unimodularity, Theorem 3.1's condition).
+
+    Examples
+    --------
+    One of labels 0 and 1, one of labels 2 and 3, never both 0 and 2:
+
+    >>> space = LinearConstraintSpace(A_eq=[[1, 1, 0, 0], [0, 0, 1, 1]], b_eq=[1, 1],
+    ...                               A_ub=[[1, 0, 1, 0]], b_ub=[1])
+    >>> space.tu.is_tu, space.tu.method
+    (True, 'bipartite-graph incidence')
+    >>> res = space.solve([[-3.0, 1.0, -1.0, 0.5]])
+    >>> res.solution, res.value, res.path
+    (array([[1., 0., 0., 1.]]), array([-2.5]), array(['lp'], dtype='<U4'))
+    """
+
+    def __init__(self, A_ub=None, b_ub=None, A_eq=None, b_eq=None, *, n_outputs=None,
+                 method="auto", check_feasible=True, max_submatrices=200_000):
+        if method not in ("auto", "lp", "milp"):
+            raise ValueError(f"method must be 'auto', 'lp' or 'milp'; got {method!r}")
+        self.method = method
+        A_ub, A_eq = _as_matrix(A_ub, "A_ub"), _as_matrix(A_eq, "A_eq")
+        if (A_ub is None) != (b_ub is None) or (A_eq is None) != (b_eq is None):
+            raise ValueError("give A_ub with b_ub and A_eq with b_eq")
+        widths = {name: M.shape[1] for name, M in (("A_ub", A_ub), ("A_eq", A_eq))
+                  if M is not None}
+        if n_outputs is not None:
+            if isinstance(n_outputs, bool) or int(n_outputs) != n_outputs or n_outputs < 1:
+                raise ValueError(f"n_outputs must be a positive integer; got {n_outputs!r}")
+            widths["n_outputs"] = int(n_outputs)
+        if not widths:
+            raise ValueError("give constraints or n_outputs")
+        if len(set(widths.values())) > 1:
+            raise ValueError(
+                "the constraint matrices must have one column per output; got widths "
+                + ", ".join(f"{k}={v}" for k, v in widths.items())
+            )
+        self._d = next(iter(widths.values()))
+        d = self._d
+        self.A_ub = A_ub if A_ub is not None else sp.csr_array((0, d))
+        self.A_eq = A_eq if A_eq is not None else sp.csr_array((0, d))
+        self.b_ub = (_as_vector(b_ub, self.A_ub.shape[0], "b_ub", "A_ub") if b_ub is not None
+                     else np.zeros(0))
+        self.b_eq = (_as_vector(b_eq, self.A_eq.shape[0], "b_eq", "A_eq") if b_eq is not None
+                     else np.zeros(0))
+        b = np.concatenate([self.b_ub, self.b_eq])
+        self.integral_rhs = bool(np.all(b == np.round(b)))
+        self.tu = check_total_unimodularity(sp.vstack([self.A_ub, self.A_eq]),
+                                            max_submatrices=max_submatrices)
+        self._constraints = []
+        if self.A_ub.shape[0]:
+            self._constraints.append(LinearConstraint(self.A_ub, -np.inf, self.b_ub))
+        if self.A_eq.shape[0]:
+            self._constraints.append(LinearConstraint(self.A_eq, self.b_eq, self.b_eq))
+        if check_feasible:
+            res = self._milp(np.zeros(d))
+            if res.status == 2 or res.x is None:
+                raise ValueError(
+                    "the constraint set is infeasible: no 0/1 vector satisfies "
+                    f"{self.A_ub.shape[0]} inequality and {self.A_eq.shape[0]} equality "
+                    f"constraints ({res.message})"
+                )
+
+    @property
+    def n_outputs(self) -> int:
+        return self._d
+
+    @property
+    def exact_by_lp(self) -> bool:
+        """Theorem 3.1's condition: totally unimodular matrix and integral right-hand side."""
+        return bool(self.tu.is_tu) and self.integral_rhs
+
+    # -- solving ----------------------------------------------------------------------
+    def _milp(self, c):
+        return milp(c, constraints=self._constraints, integrality=np.ones(self._d),
+                    bounds=Bounds(0, 1), options={"mip_rel_gap": 0.0})
+
+    def _lp(self, c):
+        return linprog(c, A_ub=self.A_ub if self.A_ub.shape[0] else None,
+                       b_ub=self.b_ub if self.A_ub.shape[0] else None,
+                       A_eq=self.A_eq if self.A_eq.shape[0] else None,
+                       b_eq=self.b_eq if self.A_eq.shape[0] else None,
+                       bounds=(0, 1), method="highs-ds",
+                       options={"dual_feasibility_tolerance": 1e-10,
+                                "primal_feasibility_tolerance": 1e-10})
+
+    def is_feasible(self, Y) -> np.ndarray:
+        """Whether each row of ``Y`` (0/1, width d) satisfies the constraints, shape (n,)."""
+        Y = check_binary_matrix(Y, self._d)
+        return self._violation(Y) < 0.5
+
+    def _violation(self, Y: np.ndarray) -> np.ndarray:
+        """Largest violation of any constraint, per row (0 when feasible)."""
+        v = np.zeros(len(Y))
+        if self.A_ub.shape[0]:
+            v = np.maximum(v, np.max(self.A_ub @ Y.T - self.b_ub[:, None], axis=0))
+        if self.A_eq.shape[0]:
+            v = np.maximum(v, np.max(np.abs(self.A_eq @ Y.T - self.b_eq[:, None]), axis=0))
+        return v
+
+    def solve(self, C) -> PolytopeResult:
+        r"""Exact minimisers of :math:`\langle c, y\rangle` for every row of ``C``, with the
+        path each took and the LP lower bound (see :class:`PolytopeResult`)."""
+        C = self.check_costs(C)
+        n, d = C.shape
+        Y = np.zeros((n, d))
+        bound = np.full(n, np.nan)
+        path = np.empty(n, dtype="<U4")
+        for i, c_row in enumerate(C):
+            # The minimiser is scale invariant; scaling to max |c| = 1 keeps HiGHS' absolute
+            # tolerances (about 1e-7) meaningful for costs of any magnitude.
+            top = np.max(np.abs(c_row), initial=0.0)
+            c = c_row / top if top > 0 else c_row
+            if self.method != "milp":
+                res = self._lp(c)
+                if res.status != 0:
+                    raise RuntimeError(f"HiGHS failed on the LP relaxation of row {i}: "
+                                       f"{res.message}")
+                x = res.x
+                r = np.round(x) + 0.0  # no negative zeros
+                bound[i] = res.fun * top if top > 0 else res.fun
+                if (np.max(np.abs(x - r), initial=0.0) <= _INT_TOL
+                        and self._violation(r[None, :])[0] <= _FEAS_TOL
+                        and c @ r <= res.fun + 1e-9 * (1.0 + np.abs(c).sum())):
+                    Y[i], path[i] = r, "lp"
+                    continue
+                if self.method == "lp":
+                    raise RuntimeError(
+                        f"the LP relaxation of row {i} has a fractional optimum (the constraint"
+                        f" matrix is {'not ' if self.tu.is_tu is False else ''}totally "
+                        f"unimodular by {self.tu.method}); use method='auto' or 'milp'"
+                    )
+            res = self._milp(c)
+            if res.x is None:
+                raise RuntimeError(f"HiGHS failed on the integer programme of row {i}: "
+                                   f"{res.message}")
+            Y[i], path[i] = np.round(res.x) + 0.0, "milp"
+        return PolytopeResult(Y, np.einsum("ij,ij->i", C, Y), bound, path, self.tu)
+
+    def argmin(self, C) -> np.ndarray:
+        return self.solve(C).solution
+
+    def validate(self, Y) -> np.ndarray:
+        Y = check_binary_matrix(Y, self._d)
+        if self.A_ub.shape[0]:
+            slack = self.A_ub @ Y.T - self.b_ub[:, None]
+            if np.any(slack > _FEAS_TOL):
+                k, i = np.argwhere(slack > _FEAS_TOL)[0]
+                raise ValueError(f"row {i} of Y violates inequality constraint {k}: "
+                                 f"{(self.A_ub @ Y[i])[k]:g} > {self.b_ub[k]:g}")
+        if self.A_eq.shape[0]:
+            slack = np.abs(self.A_eq @ Y.T - self.b_eq[:, None])
+            if np.any(slack > _FEAS_TOL):
+                k, i = np.argwhere(slack > _FEAS_TOL)[0]
+                raise ValueError(f"row {i} of Y violates equality constraint {k}: "
+                                 f"{(self.A_eq @ Y[i])[k]:g} != {self.b_eq[k]:g}")
+        return Y
+
+    def enumerate(self, max_outputs: int = 2**16) -> np.ndarray:
+        """Every 0/1 point of the space (for small ``d``), as rows."""
+        d = self._d
+        if 2**d > max_outputs:
+            raise ValueError(f"refusing to enumerate 2^{d} vectors (max_outputs={max_outputs})")
+        allpts = np.array(list(itertools.product([0.0, 1.0], repeat=d))).reshape(-1, d)
+        return allpts[self._violation(allpts) <= _FEAS_TOL]
+
+    def __repr__(self) -> str:
+        return (f"LinearConstraintSpace(<{self.A_ub.shape[0]} inequalities, "
+                f"{self.A_eq.shape[0]} equalities on {self._d} outputs>, tu={self.tu.is_tu})")

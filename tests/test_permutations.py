@@ -1,0 +1,93 @@
+"""Label ranking: the assignment oracle and the ranking losses against enumeration."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.stats import spearmanr
+
+from ecrm.estimator import ECRM
+from ecrm.losses.ranking import FootruleLoss, SquaredRankLoss, spearman_rho
+from ecrm.spaces.permutations import PermutationSpace, check_ranks
+from ecrm.testing_enumeration import check_linear_form_on_space, check_oracle, enumerate_outputs
+
+finite = st.floats(-10, 10, allow_nan=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 5), st.data())
+def test_assignment_oracle_is_the_minimum_over_all_permutations(d, data):
+    space = PermutationSpace(d)
+    C = data.draw(arrays(float, (3, d * d), elements=finite))
+    check_oracle(space, C)
+    check_oracle(space, C, loss=FootruleLoss())
+
+
+@pytest.mark.parametrize("loss", [FootruleLoss(), SquaredRankLoss()])
+@pytest.mark.parametrize("d", [1, 2, 3, 4])
+def test_ranking_losses_are_linear_in_the_permutation_matrix(loss, d):
+    check_linear_form_on_space(loss, PermutationSpace(d))
+
+
+def test_footrule_is_the_papers_triple_sum():
+    space = PermutationSpace(4)
+    Y = enumerate_outputs(space)
+    k = np.arange(4)
+    D = np.abs(k[:, None] - k[None, :])
+    for y, yr in itertools.product(Y[::5], Y[::7]):
+        triple = np.einsum("kl,jl,jk->", D, yr.reshape(4, 4), y.reshape(4, 4))
+        assert FootruleLoss()(y, yr)[0] == triple
+
+
+def test_ranks_round_trip_and_spearman():
+    rng = np.random.default_rng(0)
+    space = PermutationSpace(6)
+    R = np.array([rng.permutation(6) for _ in range(10)])
+    Y = space.from_ranks(R)
+    np.testing.assert_array_equal(space.to_ranks(Y), R)
+    rho = spearman_rho(Y[:5], Y[5:])
+    expected = [spearmanr(a, b).statistic for a, b in zip(R[:5], R[5:], strict=True)]
+    np.testing.assert_allclose(rho, expected)
+    S = np.array([[0.1, 0.5, 0.2, 0.9, 0.0, 0.3]])
+    np.testing.assert_array_equal(space.to_ranks(space.from_scores(S)), [[4, 1, 3, 0, 5, 2]])
+
+
+def test_ecrm_ranking_minimises_the_estimated_risk_over_all_permutations():
+    rng = np.random.default_rng(1)
+    d, space = 4, PermutationSpace(4)
+    X = rng.normal(size=(30, 3))
+    Y = space.from_scores(X @ rng.normal(size=(3, d)) + 0.3 * rng.normal(size=(30, d)))
+    Xt = rng.normal(size=(8, 3))
+    for loss in (FootruleLoss(), SquaredRankLoss()):
+        est = ECRM(loss, space, gamma=0.3, alpha=1e-2).fit(X, Y)
+        pred = est.predict(Xt)
+        allY = enumerate_outputs(space)
+        risks = np.array([est.conditional_risk(Xt, np.repeat(y[None], len(Xt), 0))
+                          for y in allY])
+        np.testing.assert_allclose(est.conditional_risk(Xt, pred), risks.min(axis=0),
+                                   atol=1e-9)
+
+
+def test_not_a_permutation():
+    space = PermutationSpace(3)
+    with pytest.raises(ValueError, match="position 1 is used more than once"):
+        space.from_ranks([[0, 1, 2], [1, 1, 0]])
+    with pytest.raises(ValueError, match="positions must be 0..2"):
+        check_ranks([[1, 2, 3]])
+    with pytest.raises(ValueError, match="non-integer"):
+        check_ranks([[0.5, 1, 2]])
+    with pytest.raises(ValueError, match=r"shape \(n, 9\)"):
+        space.validate(np.zeros((1, 3)))
+    with pytest.raises(ValueError, match="label 0 has 2 positions"):
+        space.validate([[1, 1, 0, 0, 0, 1, 0, 0, 0]])
+    with pytest.raises(ValueError, match="position 1 holds 2 labels"):
+        space.validate([[1, 0, 0, 0, 1, 0, 0, 1, 0]])
+    with pytest.raises(ValueError, match="not 0 or 1"):
+        space.validate([[0.5, 0, 0, 0, 1, 0, 0, 0, 1]])
+    with pytest.raises(ValueError, match="perfect square"):
+        FootruleLoss().psi(np.zeros((1, 5)))
+    with pytest.raises(ValueError, match="positive integer"):
+        PermutationSpace(0)
