@@ -8,7 +8,7 @@ import sys
 import time
 
 #: Modules of ``reproduce`` sub-commands; each defines ``add_parser(subparsers)``.
-EXPERIMENTS: list[str] = []
+EXPERIMENTS: list[str] = ["ecrm.experiments.hmc"]
 
 
 def _demo(args) -> int:
