@@ -9,27 +9,16 @@ runs, side by side in one process; the ratio is ECRM / KernelRidge.
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 from sklearn.kernel_ridge import KernelRidge
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _machine import describe
+from _common import describe, median_time
 
 from ecrm import ECRM, MultilabelSpace
 from ecrm.losses import HammingLoss
-
-
-def median_time(fn, repeats):
-    fn()  # warm-up: imports, thread pools, page faults
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def main(argv=None):

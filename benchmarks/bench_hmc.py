@@ -23,7 +23,7 @@ import numpy as np
 from scipy import linalg
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _machine import describe
+from _common import describe
 
 from ecrm import ECRM, Hierarchy
 from ecrm.baselines import BinaryRelevance

@@ -24,6 +24,9 @@ from pathlib import Path
 import numpy as np
 import scipy
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import median_time
+
 try:
     from ecrm.spaces.hierarchy import Hierarchy
 except ImportError:  # running from a source checkout without installing
@@ -49,15 +52,6 @@ def random_dag(rng: np.random.Generator, d: int) -> Hierarchy:
 def ecrm_like_costs(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
     """Costs like ECRM's: N(0.3, 1) entries (mostly positive), each row scaled by a lognormal."""
     return rng.normal(0.3, 1.0, size=(n, d)) * rng.lognormal(0.0, 1.0, size=(n, 1))
-
-
-def median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def main(argv=None) -> int:

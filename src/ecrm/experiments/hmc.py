@@ -109,7 +109,7 @@ def run_dataset(name, data_dir, methods, progress, *, random_state=0) -> dict:
                 # leave-one-out loss over 300 random training points.
                 milp = trained_for == "hierarchical" and not h.is_tree
                 est = ECRMCV(loss, h, alphas=ALPHAS, fit_intercept="auto", kernel_grid=grid,
-                             memory=memory, kernel_subsample=3000,
+                             memory=memory, kernel_subsample=1500,
                              loo_samples=300 if milp else None, random_state=random_state)
                 _, fit_s = _timed(lambda est=est, loss=loss: est.fit(Xtr, Ytr))
                 P, pred_s = _timed(lambda est=est: est.predict(Xte))

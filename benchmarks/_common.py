@@ -1,4 +1,4 @@
-"""What machine a benchmark ran on (printed with every table)."""
+"""Shared by the benchmarks: the machine they ran on and a median timer."""
 
 import os
 import platform
@@ -18,3 +18,17 @@ def describe() -> str:
     return (f"{cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
             f"numpy {np.__version__}, scipy {scipy.__version__}, "
             f"scikit-learn {sklearn.__version__}")
+
+
+def median_time(fn, repeats: int, *, warmup: bool = True) -> float:
+    """Median wall time of ``fn()`` over ``repeats`` runs (after one warm-up run)."""
+    import time
+
+    if warmup:
+        fn()  # imports, thread pools, page faults, cached plans
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
