@@ -8,6 +8,7 @@ from ecrm.estimator import ECRM, ECRMCV
 from ecrm.joint import JointKernelECRM
 from ecrm.spaces import (
     CandidateSpace,
+    FlowPolytope,
     Hierarchy,
     LinearConstraintSpace,
     MultilabelSpace,
@@ -17,6 +18,6 @@ from ecrm.spaces import (
 
 __version__ = "0.1.0"
 
-__all__ = ["ECRM", "ECRMCV", "CandidateSpace", "Hierarchy", "JointKernelECRM",
+__all__ = ["ECRM", "ECRMCV", "CandidateSpace", "FlowPolytope", "Hierarchy", "JointKernelECRM",
            "LinearConstraintSpace", "MultilabelSpace", "OutputSpace", "PermutationSpace",
            "bounds", "losses", "__version__"]

@@ -8,7 +8,7 @@ import sys
 import time
 
 #: Modules of ``reproduce`` sub-commands; each defines ``add_parser(subparsers)``.
-EXPERIMENTS: list[str] = ["ecrm.experiments.hmc"]
+EXPERIMENTS: list[str] = ["ecrm.experiments.hmc", "ecrm.experiments.flow"]
 
 
 def _demo(args) -> int:
@@ -45,6 +45,10 @@ def _demo(args) -> int:
     for label, P, fit_s, params in rows:
         print(f"{label:<32}{hamming(P, Yte).mean():>10.3f}{hier(P, Yte).mean():>14.4f}"
               f"{fit_s:>8.2f}  {params}")
+    from ecrm.experiments.flow import demo as flow_demo
+
+    print()
+    print(flow_demo(args.seed))
     return 0
 
 

@@ -1,5 +1,6 @@
 """Baselines ECRM is compared with."""
 
 from ecrm.baselines.binary_relevance import BRSVM, BinaryRelevance
+from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection
 
-__all__ = ["BRSVM", "BinaryRelevance"]
+__all__ = ["BRSVM", "BinaryRelevance", "KNNFlowRegressor", "KRRProjection"]

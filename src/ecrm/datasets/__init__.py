@@ -5,10 +5,12 @@
 * :func:`list_hmc` lists the data sets in a directory;
 * :class:`HMCPreprocessor` one-hot encodes nominal attributes, imputes and standardises;
 * :func:`make_label_ranking` builds semi-synthetic label-ranking sets from scikit-learn's data;
+* :func:`simulate_flows` samples the paper's network-flow problem (Section 6.2);
 * :func:`make_hmc` samples a synthetic hierarchical multilabel problem (the demo's).
 """
 
 from ecrm.datasets.arff import DATA_HELP, SPLITS, ArffError, list_hmc, load_hmc, load_hmc_arff
+from ecrm.datasets.flows import FlowModel, simulate_flows
 from ecrm.datasets.preprocessing import HMCPreprocessor
 from ecrm.datasets.ranking import RANKING_DATASETS, make_label_ranking
 from ecrm.datasets.synthetic import make_hmc, random_tree
@@ -16,6 +18,7 @@ from ecrm.datasets.synthetic import make_hmc, random_tree
 __all__ = [
     "ArffError",
     "DATA_HELP",
+    "FlowModel",
     "HMCPreprocessor",
     "RANKING_DATASETS",
     "SPLITS",
@@ -25,4 +28,5 @@ __all__ = [
     "make_hmc",
     "make_label_ranking",
     "random_tree",
+    "simulate_flows",
 ]

@@ -2,6 +2,7 @@
 
 from ecrm.spaces.base import MultilabelSpace, OutputSpace
 from ecrm.spaces.candidates import CandidateSpace
+from ecrm.spaces.flows import FlowPolytope, FlowResult, InfeasibleNetworkError, paper_network
 from ecrm.spaces.hierarchy import Hierarchy
 from ecrm.spaces.permutations import PermutationSpace
 from ecrm.spaces.polytope import (
@@ -11,6 +12,6 @@ from ecrm.spaces.polytope import (
     check_total_unimodularity,
 )
 
-__all__ = ["CandidateSpace", "Hierarchy", "LinearConstraintSpace", "MultilabelSpace",
-           "OutputSpace", "PermutationSpace", "PolytopeResult", "TUCertificate",
-           "check_total_unimodularity"]
+__all__ = ["CandidateSpace", "FlowPolytope", "FlowResult", "Hierarchy", "InfeasibleNetworkError",
+           "LinearConstraintSpace", "MultilabelSpace", "OutputSpace", "PermutationSpace",
+           "PolytopeResult", "TUCertificate", "check_total_unimodularity", "paper_network"]

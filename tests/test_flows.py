@@ -1,0 +1,433 @@
+"""Flow polytope, absolute/square losses, their inference, simulator, baselines, experiment.
+
+Every oracle is checked against brute force on tiny networks:
+
+* linear oracle and vertices: the LP optimum equals the minimum over enumerated vertices;
+* projection: the minimum over every active set (arcs fixed at 0) of the equality QP;
+* absolute loss: per-arc segment cells, each an LP with a linear objective;
+* square loss with negative weight sum: the best vertex.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection
+from ecrm.datasets.flows import FlowModel, simulate_flows, st_paths
+from ecrm.estimator import ECRM
+from ecrm.losses.continuous import (
+    AbsoluteLoss,
+    SquaredLoss,
+    absolute_risk,
+    minimize_absolute_risk,
+    minimize_squared_risk,
+    squared_risk,
+)
+from ecrm.spaces.flows import FlowPolytope, InfeasibleNetworkError, paper_network
+
+SETTINGS = settings(max_examples=12, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+# Small networks: a diamond with a cross arc (unit s-t flow), a capacitated variant with two
+# sources, and a network with a cycle of uncapacitated arcs (unbounded polytope).
+DIAMOND = [("s", "a"), ("s", "b"), ("a", "b"), ("a", "t"), ("b", "t")]
+
+
+def diamond():
+    return FlowPolytope(DIAMOND, {"s": 1, "t": -1})
+
+
+def capacitated():
+    return FlowPolytope(DIAMOND, {"s": 1.5, "a": 0.5, "t": -2},
+                        capacity=[1.0, 1.0, 0.6, 1.2, 1.5])
+
+
+NETWORKS = [diamond, capacitated]
+
+
+# -- brute-force oracles --------------------------------------------------------------------
+def brute_projection(space: FlowPolytope, z: np.ndarray) -> float:
+    """min ||y - z||^2 over every choice of arcs fixed at 0 or at capacity (tiny only)."""
+    d = space.n_arcs
+    best = np.inf
+    capped = np.isfinite(space.capacity)
+    for status in itertools.product(*[(0, 1, 2) if capped[a] else (0, 1) for a in range(d)]):
+        status = np.array(status)  # 0 free, 1 at zero, 2 at capacity
+        free = status == 0
+        y = np.where(status == 2, space.capacity, 0.0)
+        rhs = space.b_eq - space.A_eq[:, ~free] @ y[~free]
+        AF = space.A_eq[:, free]
+        nf = int(free.sum())
+        if nf:
+            K = np.block([[np.eye(nf), AF.T], [AF, np.zeros((AF.shape[0], AF.shape[0]))]])
+            sol = np.linalg.lstsq(K, np.concatenate([z[free], rhs]), rcond=None)[0]
+            y[free] = sol[:nf]
+        if space.contains(y[None], atol=1e-9)[0]:
+            best = min(best, float(np.sum((y - z) ** 2)))
+    return best
+
+
+def brute_absolute(space: FlowPolytope, w: np.ndarray, Y_ref: np.ndarray) -> float:
+    """Exact minimum of sum_i w_i |y - y_i|_1: min over per-arc segment cells of an LP."""
+    upper = space.upper_bounds
+    segs = []
+    for a in range(space.n_arcs):
+        bp = np.unique(np.concatenate([[0.0, upper[a]], Y_ref[:, a]]))
+        segs.append(list(zip(bp[:-1], bp[1:], strict=False)) or [(0.0, 0.0)])
+    best = np.inf
+    for cell in itertools.product(*segs):
+        lo = np.array([c[0] for c in cell])
+        hi = np.array([c[1] for c in cell])
+        mid = (lo + hi) / 2
+        # On the cell every |y_a - v| is linear: sign fixed by the cell's midpoint.
+        sign = np.sign(mid[None, :] - Y_ref)
+        c = (w[:, None] * sign).sum(axis=0)
+        res = linprog(c, A_eq=space.A_eq, b_eq=space.b_eq, bounds=list(zip(lo, hi, strict=False)),
+                      method="highs")
+        if res.status == 0:
+            best = min(best, float(absolute_risk(w[None], Y_ref, res.x[None])[0]))
+    return best
+
+
+def random_flows(space: FlowPolytope, rng, m: int, grid: int = 4) -> np.ndarray:
+    """m random flows: convex combinations of vertices on a coarse grid (shared values)."""
+    V = space.vertices()
+    lam = rng.integers(0, grid, size=(m, len(V))).astype(float)
+    lam[lam.sum(axis=1) == 0, 0] = 1.0
+    return space._clean((lam / lam.sum(axis=1, keepdims=True)) @ V)
+
+
+# -- FlowPolytope ---------------------------------------------------------------------------
+def test_paper_network_vertices_are_the_nine_path_flows():
+    space = paper_network()
+    paths = st_paths(space, "s", "t")
+    assert len(paths) == 9
+    V = space.vertices()
+    np.testing.assert_array_equal(np.unique(paths, axis=0), V)
+    np.testing.assert_array_equal(space.upper_bounds, np.ones(10))
+    assert space.is_bounded and space.dimension == 5
+
+
+@pytest.mark.parametrize("make", NETWORKS)
+@SETTINGS
+@given(seed=st.integers(0, 10_000))
+def test_linear_oracle_equals_best_vertex(make, seed):
+    space = make()
+    c = np.random.default_rng(seed).normal(size=(3, space.n_arcs))
+    res = space.minimize_linear(c)
+    V = space.vertices()
+    np.testing.assert_allclose(res.value, (c @ V.T).min(axis=1), atol=1e-9)
+    assert space.contains(res.solution).all()
+
+
+@pytest.mark.parametrize("make", NETWORKS)
+@SETTINGS
+@given(seed=st.integers(0, 10_000), scale=st.sampled_from([0.3, 1.0, 5.0]))
+def test_projection_equals_brute_force(make, seed, scale):
+    space = make()
+    z = np.random.default_rng(seed).normal(size=space.n_arcs) * scale
+    res = space.project(z)
+    assert res.certified[0]
+    assert space.contains(res.solution, atol=1e-9).all()
+    np.testing.assert_allclose(res.value[0], brute_projection(space, z), rtol=1e-8,
+                               atol=1e-10)
+
+
+def test_projection_of_a_flow_is_itself():
+    space = paper_network()
+    V = space.vertices()
+    Y = V[:4] * 0.25 + V[4:8] * 0.75
+    np.testing.assert_allclose(space.project(Y).solution, Y, atol=1e-12)
+
+
+def test_infeasible_network_is_a_clear_error():
+    with pytest.raises(InfeasibleNetworkError, match=r"at most 0.5 of the total supply 1"):
+        FlowPolytope([("s", "a"), ("a", "t")], {"s": 1, "t": -1}, capacity=[1.0, 0.5])
+    with pytest.raises(InfeasibleNetworkError, match="sum to 1, not zero"):
+        FlowPolytope([("s", "a"), ("b", "t")], {"s": 1, "t": -1})
+    with pytest.raises(InfeasibleNetworkError, match="unmet supply"):
+        FlowPolytope([("a", "s"), ("a", "t")], {"s": 1, "t": -1})
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"capacity": [1, -2, 1, 1, 1]}, r"non-negative; arc 1 \('s', 'b'\) has capacity -2"),
+    ({"capacity": [1, 1]}, r"one entry per arc \(5\)"),
+    ({"capacity": [1, np.nan, 1, 1, 1]}, "NaN"),
+])
+def test_bad_capacities(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        FlowPolytope(DIAMOND, {"s": 1, "t": -1}, **kwargs)
+
+
+def test_bad_networks():
+    with pytest.raises(ValueError, match="sum to zero"):
+        FlowPolytope(DIAMOND, {"s": 1, "t": -0.5})
+    with pytest.raises(ValueError, match="unknown node 'x'"):
+        FlowPolytope(DIAMOND, {"s": 1, "x": -1})
+    with pytest.raises(ValueError, match="unknown node 'q'"):
+        FlowPolytope([("s", "q")], [1, -1], nodes=["s", "t"])
+    with pytest.raises(ValueError, match="self-loop"):
+        FlowPolytope([("s", "s")], {"s": 0})
+    with pytest.raises(ValueError, match=r"\(tail, head\) pair"):
+        FlowPolytope([("s", "a", "b")], {"s": 0})
+    with pytest.raises(ValueError, match="one entry per node"):
+        FlowPolytope(DIAMOND, [1, -1])
+
+
+def test_validate_names_row_and_node_or_arc():
+    space = paper_network()
+    good = space.vertices()[:3]
+    Y = good.copy()
+    np.testing.assert_array_equal(space.validate(Y), good)
+    Y[2, 9] = 0.5  # arc d->t: conservation fails at d and t
+    with pytest.raises(ValueError, match="row 2 violates flow conservation at node 'd'"):
+        space.validate(Y)
+    Y = good.copy()
+    Y[1, 0] = -0.1
+    with pytest.raises(ValueError, match=r"row 1: negative flow -0.1 on arc 0 \('s', 'a'\)"):
+        space.validate(Y)
+    with pytest.raises(ValueError, match=r"one column per arc: expected shape \(n, 10\) .* "
+                       r"got shape \(3, 9\)"):
+        space.validate(good[:, :9])
+    cap = capacitated()
+    Y = cap.vertices()[:1].copy()
+    Y[0, 2] += 5
+    with pytest.raises(ValueError, match="exceeds its capacity"):
+        cap.validate(Y)
+    before = good.copy()
+    out = space.validate(good)
+    out[0, 0] = 7.0  # validate returns a new array: the caller's is untouched
+    np.testing.assert_array_equal(good, before)
+
+
+def test_unbounded_network_detected():
+    space = FlowPolytope([("s", "a"), ("a", "b"), ("b", "a"), ("a", "t")], {"s": 1, "t": -1})
+    assert not space.is_bounded
+    np.testing.assert_array_equal(np.isinf(space.upper_bounds), [False, True, True, False])
+    with pytest.raises(ValueError, match="unbounded"):
+        space.vertices()
+    with pytest.raises(ValueError, match="unbounded below"):
+        space.argmin([[0, -1, 0, 0]])
+
+
+# -- absolute loss --------------------------------------------------------------------------
+@pytest.mark.parametrize("make", NETWORKS)
+@SETTINGS
+@given(seed=st.integers(0, 10_000), m=st.integers(2, 3))
+def test_absolute_risk_methods_against_brute_force(make, seed, m):
+    space = make()
+    rng = np.random.default_rng(seed)
+    Y_ref = random_flows(space, rng, m, grid=3)
+    w = rng.normal(size=m)
+    w[0] = abs(w[0]) + 0.1
+    exact = brute_absolute(space, w, Y_ref)
+    for method in ("milp", "auto"):
+        res = minimize_absolute_risk(w[None], Y_ref, space, method=method)
+        assert res.certified[0], method
+        np.testing.assert_allclose(res.value[0], exact, rtol=1e-7, atol=1e-8)
+        np.testing.assert_allclose(absolute_risk(w[None], Y_ref, res.solution), res.value,
+                                   atol=1e-10)
+        assert space.contains(res.solution, atol=1e-7).all()
+    local = minimize_absolute_risk(w[None], Y_ref, space, method="local")
+    assert local.lower_bound[0] <= exact + 1e-8 <= local.value[0] + 2e-8
+    if local.certified[0]:
+        np.testing.assert_allclose(local.value[0], exact, rtol=1e-7, atol=1e-8)
+    sub = minimize_absolute_risk(w[None], Y_ref, space, method="subgradient",
+                                 subgradient_iter=50)
+    assert sub.value[0] >= exact - 1e-8 and not sub.certified[0]
+    assert space.contains(sub.solution, atol=1e-7).all()
+
+
+def test_absolute_risk_positive_weights_is_certified_by_the_lp():
+    space = paper_network()
+    rng = np.random.default_rng(0)
+    Y_ref = random_flows(space, rng, 30)
+    W = rng.uniform(size=(20, 30))
+    res = minimize_absolute_risk(W, Y_ref, space, method="local")
+    assert res.certified.all()
+    assert res.info["dca_iterations"].max() == 0
+
+
+def test_local_method_batches_and_falls_back_to_milp():
+    space = paper_network()
+    rng = np.random.default_rng(1)
+    Y_ref = random_flows(space, rng, 12, grid=3)
+    W = rng.normal(size=(20, 12)) + 0.05
+    auto = minimize_absolute_risk(W, Y_ref, space, method="auto")
+    milp = minimize_absolute_risk(W, Y_ref, space, method="milp")
+    local = minimize_absolute_risk(W, Y_ref, space, method="local")
+    assert auto.certified.all() and milp.certified.all()
+    np.testing.assert_allclose(auto.value, milp.value, atol=1e-8)
+    assert np.all(local.value >= milp.value - 1e-8)
+    assert np.all(local.lower_bound <= milp.value + 1e-8)
+    np.testing.assert_allclose(local.value[local.certified], milp.value[local.certified],
+                               atol=1e-8)
+
+
+def test_absolute_risk_on_unbounded_network():
+    space = FlowPolytope([("s", "a"), ("a", "b"), ("b", "a"), ("a", "t")], {"s": 1, "t": -1})
+    Y_ref = np.array([[1, 0, 0, 1], [1, 2, 2, 1], [1, 0.5, 0.5, 1.0]])
+    w = np.array([1.0, 0.5, -0.3])
+    auto = minimize_absolute_risk(w[None], Y_ref, space)
+    milp = minimize_absolute_risk(w[None], Y_ref, space, method="milp")
+    np.testing.assert_allclose(auto.value, milp.value, atol=1e-9)
+    # Brute force along the only free direction (the cycle): y = (1, t, t, 1).
+    t = np.linspace(0, 5, 5001)
+    grid = absolute_risk(np.repeat(w[None], len(t), 0), Y_ref,
+                         np.column_stack([np.ones_like(t), t, t, np.ones_like(t)]))
+    assert milp.value[0] <= grid.min() + 1e-9
+    with pytest.raises(ValueError, match="row 0 is unbounded below: its weights sum to"):
+        minimize_absolute_risk([[1.0, -1.5, 0.2]], Y_ref, space)
+
+
+def test_absolute_risk_input_errors():
+    space = paper_network()
+    V = space.vertices()
+    with pytest.raises(ValueError, match="unknown method 'fast'"):
+        minimize_absolute_risk([[1.0]], V[:1], space, method="fast")
+    with pytest.raises(ValueError, match=r"one column per arc"):
+        minimize_absolute_risk([[1.0]], V[:1, :9], space)
+    with pytest.raises(ValueError, match=r"weights must have shape \(n, 2\)"):
+        minimize_absolute_risk([[1.0]], V[:2], space)
+    from ecrm.spaces.base import MultilabelSpace
+
+    with pytest.raises(TypeError, match="FlowPolytope, not MultilabelSpace"):
+        AbsoluteLoss().minimize_risk([[1.0]], V[:1], MultilabelSpace(10))
+
+
+# -- square loss --------------------------------------------------------------------------
+@pytest.mark.parametrize("make", NETWORKS)
+@SETTINGS
+@given(seed=st.integers(0, 10_000), m=st.integers(1, 5), shift=st.sampled_from([-2.0, 0.5]))
+def test_squared_risk_against_brute_force(make, seed, m, shift):
+    space = make()
+    rng = np.random.default_rng(seed)
+    Y_ref = random_flows(space, rng, m) + 0.0
+    w = rng.normal(size=m) + shift / m
+    res = minimize_squared_risk(w[None], Y_ref, space)
+    assert res.certified[0]
+    np.testing.assert_allclose(squared_risk(w[None], Y_ref, res.solution), res.value,
+                               atol=1e-10)
+    s = w.sum()
+    if s > 1e-9:
+        g = w @ Y_ref
+        const = w @ np.sum(Y_ref**2, axis=1) - g @ g / s
+        exact = s * brute_projection(space, g / s) + const
+    else:
+        exact = squared_risk(np.repeat(w[None], len(space.vertices()), 0), Y_ref,
+                             space.vertices()).min()
+    np.testing.assert_allclose(res.value[0], exact, rtol=1e-8, atol=1e-9)
+
+
+def test_losses_evaluate_their_definition():
+    np.testing.assert_allclose(AbsoluteLoss()([[0, 1.5], [1, 1]], [[1, 1], [1, 1]]), [1.5, 0])
+    np.testing.assert_allclose(SquaredLoss()([[0, 1.5]], [[1, 1]]), [1.25])
+    with pytest.raises(ValueError, match="same shape"):
+        SquaredLoss()([[0, 1]], [[0, 1, 2]])
+
+
+# -- ECRM, simulator, baselines --------------------------------------------------------------
+def test_ecrm_with_flow_losses_predicts_flows():
+    X, Y = simulate_flows(120, random_state=0)
+    space = paper_network()
+    for loss in (AbsoluteLoss(), SquaredLoss()):
+        est = ECRM(loss, space, gamma=0.05, alpha=1e-3).fit(X[:80], Y[:80])
+        P = est.predict(X[80:])
+        assert space.contains(P, atol=1e-7).all()
+        W = est.conditional_weights(X[80:])
+        risk = est.conditional_risk(X[80:], P)
+        ref = absolute_risk if isinstance(loss, AbsoluteLoss) else squared_risk
+        np.testing.assert_allclose(risk, ref(W, Y[:80], P), rtol=1e-9, atol=1e-10)
+    bad = Y[:80].copy()
+    bad[5, 3] += 0.2
+    with pytest.raises(ValueError, match="row 5 violates flow conservation"):
+        ECRM(AbsoluteLoss(), space).fit(X[:80], bad)
+
+
+def test_simulator_and_exact_conditional_distribution():
+    X, Y, model = simulate_flows(400, random_state=3, return_model=True)
+    assert X.shape == (400, 20) and Y.shape == (400, 10)
+    assert paper_network().contains(Y).all()
+    x = np.full(20, 0.75)
+    outcomes, prob = model.conditional_distribution(x)
+    assert len(outcomes) == 165  # C(3 + 8, 8) multinomial outcomes for 3 travellers
+    np.testing.assert_allclose(prob.sum(), 1.0)
+    np.testing.assert_allclose(prob @ outcomes, model.mean(x[None])[0], atol=1e-12)
+    # The loss matters: the absolute-loss Bayes prediction is not the mean, and beats it.
+    b_abs, y_abs = model.bayes(x, "absolute")
+    b_sq, y_sq = model.bayes(x, "square")
+    assert model.conditional_risk(x, y_sq[None], "absolute")[0] > b_abs * 1.05
+    assert model.conditional_risk(x, y_abs[None], "square")[0] > b_sq
+    # Bayes risk: no vertex or sampled flow does better (exactness of the LP).
+    cand = np.vstack([paper_network().vertices(), Y])
+    assert model.conditional_risk(x, cand, "absolute").min() >= b_abs - 1e-9
+    # Monte Carlo agrees with the exact distribution.
+    Ys = model.sample(np.repeat(x[None], 4000, 0), np.random.default_rng(0))
+    np.testing.assert_allclose(Ys.mean(0), prob @ outcomes, atol=0.03)
+
+
+def test_baselines():
+    X, Y = simulate_flows(150, random_state=1)
+    space = paper_network()
+    knn = KNNFlowRegressor(AbsoluteLoss(), space, n_neighbors=1).fit(X[:100], Y[:100])
+    idx = knn.neighbors(X[100:])[:, 0]
+    np.testing.assert_allclose(knn.predict(X[100:]), Y[idx], atol=1e-9)
+    knn_sq = KNNFlowRegressor(SquaredLoss(), space, n_neighbors=7).fit(X[:100], Y[:100])
+    nb = knn_sq.neighbors(X[100:])
+    np.testing.assert_allclose(knn_sq.predict(X[100:]), Y[nb].mean(axis=1), atol=1e-9)
+    krr = KRRProjection(space, alpha=0.1, gamma=0.05).fit(X[:100], Y[:100])
+    P = krr.predict(X[100:])
+    assert space.contains(P, atol=1e-9).all()
+    Z = krr.predict_unconstrained(X[100:])
+    assert np.all(np.sum((P - Z) ** 2, 1) <= np.sum((Y[:1] - Z) ** 2, 1) + 1e-12)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        KNNFlowRegressor(AbsoluteLoss(), space, n_neighbors=500).fit(X[:100], Y[:100])
+    with pytest.raises(TypeError, match="FlowPolytope"):
+        KRRProjection("network").fit(X, Y)
+
+
+def test_bayes_risk_of_default_model_is_stable():
+    model = FlowModel.default()
+    b, _ = model.bayes(np.full(20, 0.75), "absolute")
+    np.testing.assert_allclose(b, 1.6052310729683736, rtol=1e-8)
+
+
+# -- experiment -----------------------------------------------------------------------------
+def test_reproduce_flow_smoke(tmp_path, capsys, monkeypatch):
+    import argparse
+
+    from ecrm.experiments import flow
+
+    parser = argparse.ArgumentParser()
+    flow.add_parser(parser.add_subparsers())
+    out = tmp_path / "rows.json"
+    args = parser.parse_args(["flow", "--trials", "2", "--n-train", "50", "--n-test", "50",
+                              "--n-val", "40", "--json", str(out), "--plot", str(tmp_path),
+                              "--figure-log-sizes", "1.7", "2", "--figure-repeats", "2",
+                              "--jobs", "1", "--quiet"])
+    monkeypatch.setattr(flow, "GRIDS", {"gamma": (0.03,), "ecrm_alpha": (1e-3,),
+                                        "krr_alpha": (0.1,), "k": (5,)})
+    assert args.func(args) == 0
+    text = capsys.readouterr().out
+    assert "paper mean" in text and "Bayes risk" in text
+    rows = json.loads(out.read_text())
+    assert {(r["method"], r["loss"]) for r in rows} == {
+        (m, loss) for m in ("ECRM", "kNN", "KRR") for loss in ("absolute", "square")}
+    assert all(set(r) == {"method", "loss", "mean", "std", "trials", "n_train"} for r in rows)
+    assert all(r["trials"] == 2 and r["n_train"] == 50 for r in rows)
+    assert (tmp_path / "flow_conditional_risk.png").stat().st_size > 1000
+
+
+def test_demo_returns_a_table():
+    from ecrm.experiments.flow import demo
+
+    text = demo(0)
+    for name in ("ECRM", "kNN", "KRR", "absolute", "square"):
+        assert name in text
