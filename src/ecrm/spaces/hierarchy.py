@@ -562,6 +562,16 @@ class Hierarchy(OutputSpace):
             if self._tree_plan is None:
                 self._tree_plan = self._make_forest_plan()
             return _forest_dp(C, self._tree_plan)
+        forced, rest = self._forced_on(C)
+        Y = forced.astype(np.float64)
+        if len(rest):  # rows with negative costs left: a cut, the forced labels' costs paid
+            Y[rest] = np.maximum(self._argmin_cut(np.where(forced[rest], 0.0, C[rest])),
+                                 Y[rest])
+        return Y
+
+    def _argmin_cut(self, C: np.ndarray) -> np.ndarray:
+        """Minimum-weight closure of each row on a DAG by a minimum s-t cut."""
+        n, d = C.shape
         A = self.ancestors_matrix().astype(np.float64)
         cand = (sp.csr_array((C < 0).astype(np.float64)) @ A).tocsr()  # (n, d) candidate counts
         multi = np.zeros(d, dtype=bool)
@@ -613,6 +623,32 @@ class Hierarchy(OutputSpace):
                 Y[i, nodes[on]] = 1.0
                 loc[nodes] = -1
         return Y
+
+    def _forced_on(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Labels on in some optimum, found without a cut (an exact reduction).
+
+        If :math:`c_j < 0` and :math:`c_j + \\sum_{a \\in \\mathrm{Anc}(j)} \\max(0, c_a) \\le 0`,
+        adding :math:`j` and its ancestors to any consistent set costs nothing, so some
+        optimum contains them; repeated with the forced labels' costs taken as paid. On
+        ECRM's costs most negative labels are forced, and most rows need no cut at all.
+        Works on the (few) negative entries only. Returns the forced mask (n, d) and the
+        rows that still have a negative cost outside it.
+        """
+        A = self.ancestors_matrix()
+        forced = np.zeros(C.shape, dtype=bool)
+        r, j = np.nonzero(C < 0)
+        while len(r):
+            Aj = A[j]  # row k: the ancestors-or-self of label j[k]
+            owner, anc = np.repeat(r, np.diff(Aj.indptr)), Aj.indices
+            unpaid = np.where(forced[owner, anc], 0.0, np.maximum(C[owner, anc], 0.0))
+            new = C[r, j] + np.add.reduceat(unpaid, Aj.indptr[:-1]) <= 0
+            if not new.any():
+                break
+            Anew = A[j[new]]
+            forced[np.repeat(r[new], np.diff(Anew.indptr)), Anew.indices] = True
+            left = ~forced[r, j]
+            r, j = r[left], j[left]
+        return forced, np.unique(r)
 
     def _constraint_matrix(self, n_extra: int = 0) -> sp.csr_array:
         """Rows ``y_child - y_parent`` for every edge, with ``n_extra`` zero columns appended."""
