@@ -143,8 +143,12 @@ def fit_ridge(factor: Factor, T: np.ndarray, fit_intercept: bool) -> RidgeFit:
     m = T.shape[0]
     if not fit_intercept:
         return RidgeFit(factor.solve(T), np.zeros(T.shape[1]), None, None)
-    # One solve with the extra right-hand side 1 gives u = G^{-1} 1 alongside G^{-1} T.
-    solved = factor.solve(np.column_stack([T, np.ones(m)]))
+    # One solve with the extra right-hand side 1 gives u = G^{-1} 1 alongside G^{-1} T;
+    # built in Fortran order, the layout LAPACK solves in (saves a copy).
+    B = np.empty((m, T.shape[1] + 1), order="F")
+    B[:, :-1] = T
+    B[:, -1] = 1.0
+    solved = factor.solve(B)
     A, u = solved[:, :-1], solved[:, -1]
     s = float(u.sum())
     b = (u @ T) / s
