@@ -84,10 +84,11 @@ def test_ecrmcv_leave_one_out_equals_refit_without_each_point(fit_intercept):
 
 
 def _loo_costs(cv, X, Y, i):
-    from ecrm.ridge import EigenFactor, loo_fitted
+    from ecrm.ridge import EigenFactor, LeaveOneOut
     K = cv._gram(X)
     T = np.column_stack([cv.loss.psi(Y), cv.loss.offset(Y)])
-    return loo_fitted(EigenFactor.from_kernel(K), len(X) * cv.alpha_, T, cv.fit_intercept_)[i, :-1]
+    loo = LeaveOneOut(EigenFactor.from_kernel(K), T)
+    return loo.predictions(len(X) * cv.alpha_, cv.fit_intercept_)[i, :-1]
 
 
 def test_ecrmcv_selects_the_minimum_of_its_own_table():
@@ -133,7 +134,7 @@ def test_scikit_learn_conventions():
 
 
 def test_unconstrained_multilabel_space():
-    X, Y, rng = _problem(MultilabelSpace(4) and TREE)
+    X, Y, _ = _problem(TREE)
     space = MultilabelSpace(TREE.n_labels)
     est = ECRM(HammingLoss(), space, gamma=0.5).fit(X, Y)
     np.testing.assert_array_equal(est.predict(X[:5]), est.predict_costs(X[:5]) < 0)

@@ -5,7 +5,7 @@ import pytest
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics.pairwise import rbf_kernel
 
-from ecrm.ridge import CholeskyFactor, EigenFactor, fit_ridge, loo_fitted, risk_weights
+from ecrm.ridge import CholeskyFactor, EigenFactor, LeaveOneOut, fit_ridge, risk_weights
 
 
 def _data(seed=0, m=30, p=4, e=3):
@@ -67,7 +67,7 @@ def test_leave_one_out_equals_refit_without_each_point(fit_intercept, alpha):
     X, T, _ = _data(3, m=20)
     m = len(X)
     K = rbf_kernel(X, X, gamma=0.5)
-    loo = loo_fitted(EigenFactor.from_kernel(K), m * alpha, T, fit_intercept)
+    loo = LeaveOneOut(EigenFactor.from_kernel(K), T).predictions(m * alpha, fit_intercept)
     for i in range(m):
         keep = np.arange(m) != i
         # The refit keeps the full problem's ridge term m * alpha on its diagonal.
@@ -83,5 +83,6 @@ def test_thin_linear_decomposition_matches_the_full_one(fit_intercept):
     assert thin.Q.shape == (30, 4) and thin.thin
     np.testing.assert_allclose(thin.with_ridge(0.3).solve(T), full.with_ridge(0.3).solve(T),
                                rtol=1e-8, atol=1e-10)
-    np.testing.assert_allclose(loo_fitted(thin, 0.3, T, fit_intercept),
-                               loo_fitted(full, 0.3, T, fit_intercept), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(LeaveOneOut(thin, T).predictions(0.3, fit_intercept),
+                               LeaveOneOut(full, T).predictions(0.3, fit_intercept),
+                               rtol=1e-7, atol=1e-9)

@@ -193,7 +193,3 @@ class LeaveOneOut:
             h = h + ridge * u[self.rows] ** 2 / s
         return (fitted - h[:, None] * T) / (1.0 - h)[:, None]
 
-
-def loo_fitted(eig: EigenFactor, ridge: float, T: np.ndarray, fit_intercept: bool) -> np.ndarray:
-    """Exact leave-one-out predictions ``t_{-i}(x_i)`` for every column of ``T`` (m x e)."""
-    return LeaveOneOut(eig, T).predictions(ridge, fit_intercept)

@@ -23,6 +23,17 @@ from ecrm.spaces.flows import FlowPolytope
 __all__ = ["KNNFlowRegressor", "KRRProjection", "knn_weights"]
 
 
+def _check_training_data(output_space, X, Y):
+    """The checked output space, X as floats and Y validated on the space (same rows)."""
+    space = _check_space(output_space)
+    X = check_array(X, dtype=np.float64)
+    Y = space.validate(Y)
+    if len(X) != len(Y):
+        raise ValueError(f"X and Y must have the same number of rows; got {len(X)} and "
+                         f"{len(Y)}")
+    return space, X, Y
+
+
 def _check_space(space) -> FlowPolytope:
     if not isinstance(space, FlowPolytope):
         raise TypeError(f"output_space must be a FlowPolytope; got {type(space).__name__}")
@@ -69,12 +80,7 @@ class KNNFlowRegressor(BaseEstimator):
     def fit(self, X, Y):
         if not isinstance(self.loss, Loss):
             raise TypeError(f"loss must be an ecrm Loss; got {type(self.loss).__name__}")
-        space = _check_space(self.output_space)
-        X = check_array(X, dtype=np.float64)
-        Y = space.validate(Y)
-        if len(X) != len(Y):
-            raise ValueError(f"X and Y must have the same number of rows; got {len(X)} and "
-                             f"{len(Y)}")
+        space, X, Y = _check_training_data(self.output_space, X, Y)
         if int(self.n_neighbors) != self.n_neighbors or not 1 <= self.n_neighbors <= len(X):
             raise ValueError(f"n_neighbors must be an integer in [1, {len(X)}]; got "
                              f"{self.n_neighbors!r}")
@@ -126,12 +132,7 @@ class KRRProjection(BaseEstimator):
         self.gamma = gamma
 
     def fit(self, X, Y):
-        space = _check_space(self.output_space)
-        X = check_array(X, dtype=np.float64)
-        Y = space.validate(Y)
-        if len(X) != len(Y):
-            raise ValueError(f"X and Y must have the same number of rows; got {len(X)} and "
-                             f"{len(Y)}")
+        space, X, Y = _check_training_data(self.output_space, X, Y)
         self.krr_ = KernelRidge(alpha=self.alpha, kernel=self.kernel, gamma=self.gamma).fit(X, Y)
         self.n_features_in_ = X.shape[1]
         return self
