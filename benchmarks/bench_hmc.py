@@ -98,7 +98,7 @@ def scaling(name, data, Xtr, Ytr, br_svm):
         # The part that grows with the labels: psi(Y) and one solve with d + 2 right-hand sides.
         loss = HammingLoss()
         t_label = median_time(lambda Y=Y, loss=loss: fit_ridge(
-            factor, np.column_stack([loss.psi(Y), loss.offset(Y)]), True), 5)
+            factor, np.column_stack([loss.psi(Y), loss.const(Y)]), True), 5)
         t_solve = median_time(lambda Y=Y: linalg.cho_solve(factor._chol, Y), 5)
         t_br = float("nan")
         if br_svm:  # the estimator BRSVM uses for this data set, at C = 1

@@ -10,7 +10,7 @@ from ecrm.datasets.synthetic import make_hmc
 from ecrm.estimator import ECRM
 from ecrm.losses.additive import AdditiveLoss
 from ecrm.losses.multilabel import HammingLoss
-from ecrm.testing_enumeration import check_linear_form_on_space
+from ecrm.testing import check_linear_form
 
 
 def main():
@@ -21,7 +21,7 @@ def main():
         return w * np.where(Yp < R, 2.0, (Yp != R).astype(float))
 
     loss = AdditiveLoss(terms, n_outputs=h.n_labels, name="asymmetric weighted")
-    check_linear_form_on_space(loss, h)
+    check_linear_form(loss, h)
     print("linear form verified on every pair of consistent label sets")
     for name, train_loss in [("Hamming", HammingLoss()), ("asymmetric", loss)]:
         est = ECRM(train_loss, h, gamma=0.1, alpha=1e-3).fit(X[:300], Y[:300])

@@ -13,7 +13,7 @@ from ecrm.losses.ranking import FootruleLoss
 from ecrm.spaces.base import MultilabelSpace
 from ecrm.spaces.hierarchy import Hierarchy
 from ecrm.spaces.permutations import PermutationSpace
-from ecrm.testing_enumeration import check_linear_form_on_space, check_oracle, enumerate_outputs
+from ecrm.testing import check_linear_form, check_oracle
 
 TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1")])
 
@@ -32,23 +32,23 @@ def test_random_per_coordinate_tables(d, data):
 
     loss = AdditiveLoss(terms, n_outputs=d)
     space = MultilabelSpace(d)
-    check_linear_form_on_space(loss, space)
+    check_linear_form(loss, space)
     check_oracle(space, data.draw(arrays(float, (2, d), elements=st.floats(-5, 5))),
                  loss=loss)
     # the same loss from a list of per-coordinate callables
     per = [lambda b, R, j=j: T[j, b.astype(int), R[:, j].astype(int)]
            + U[j, b.astype(int)] * R.sum(axis=1) for j in range(d)]
-    Y = enumerate_outputs(space)
+    Y = space.enumerate()
     np.testing.assert_allclose(AdditiveLoss(per, n_outputs=d)(Y, Y[::-1]), loss(Y, Y[::-1]))
 
 
 def test_from_callable_recovers_known_losses():
     space = MultilabelSpace(4)
     hamming = AdditiveLoss.from_callable(HammingLoss(), n_outputs=4)
-    check_linear_form_on_space(hamming, space)
-    Y = enumerate_outputs(space)
+    check_linear_form(hamming, space)
+    Y = space.enumerate()
     np.testing.assert_allclose(hamming.psi(Y), HammingLoss().psi(Y))
-    np.testing.assert_allclose(hamming.offset(Y), HammingLoss().offset(Y))
+    np.testing.assert_allclose(hamming.const(Y), HammingLoss().const(Y))
     # the footrule, read off on unit vectors of {0,1}^(d*d), is linear on permutations
     def triple_sum(Yp, R):
         d = 3
@@ -57,8 +57,8 @@ def test_from_callable_recovers_known_losses():
         return np.einsum("kl,njl,njk->n", D, R.reshape(-1, d, d), Yp.reshape(-1, d, d))
 
     foot = AdditiveLoss.from_callable(triple_sum, n_outputs=9)
-    check_linear_form_on_space(foot, PermutationSpace(3))
-    P = enumerate_outputs(PermutationSpace(3))
+    check_linear_form(foot, PermutationSpace(3))
+    P = PermutationSpace(3).enumerate()
     np.testing.assert_allclose(foot(P, P[::-1]), FootruleLoss()(P, P[::-1]))
 
 
@@ -67,9 +67,9 @@ def test_hierarchical_loss_as_additive_on_consistent_label_sets():
     ref = HierarchicalLoss(TREE)
     loss = AdditiveLoss(lambda Y, R: np.column_stack(
         [Y[:, j] * ref.psi(R)[:, j] for j in range(TREE.n_labels)])
-        + ref.offset(R)[:, None] / TREE.n_labels, n_outputs=TREE.n_labels)
-    check_linear_form_on_space(loss, TREE)
-    Y = enumerate_outputs(TREE)
+        + ref.const(R)[:, None] / TREE.n_labels, n_outputs=TREE.n_labels)
+    check_linear_form(loss, TREE)
+    Y = TREE.enumerate()
     np.testing.assert_allclose(loss(Y, Y[::-1]), ref(Y, Y[::-1]), atol=1e-12)
 
 
@@ -78,7 +78,7 @@ def test_a_non_additive_loss_is_caught_by_enumeration():
     loss = AdditiveLoss.from_callable(lambda Y, R: np.any(Y != R, axis=1).astype(float),
                                       n_outputs=3)
     with pytest.raises(AssertionError, match="linear form"):
-        check_linear_form_on_space(loss, MultilabelSpace(3))
+        check_linear_form(loss, MultilabelSpace(3))
 
 
 def test_ecrm_with_an_additive_loss_on_a_hierarchy():
@@ -88,7 +88,7 @@ def test_ecrm_with_an_additive_loss_on_a_hierarchy():
     w = np.array([1.0, 2.0, 2.0, 3.0, 1.0, 2.0])
     loss = AdditiveLoss(lambda Yp, R: w * (Yp != R), n_outputs=6, name="weighted hamming")
     est = ECRM(loss, TREE, gamma=0.5, alpha=1e-2).fit(X, Y)
-    allY = enumerate_outputs(TREE)
+    allY = TREE.enumerate()
     Xt = rng.normal(size=(5, 2))
     pred = est.predict(Xt)
     risks = np.array([est.conditional_risk(Xt, np.repeat(y[None], 5, 0)) for y in allY])

@@ -11,7 +11,6 @@ from ecrm.losses.ranking import FootruleLoss
 from ecrm.spaces.candidates import CandidateSpace
 from ecrm.spaces.hierarchy import Hierarchy
 from ecrm.spaces.permutations import PermutationSpace
-from ecrm.testing_enumeration import enumerate_outputs
 
 H = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 
@@ -34,7 +33,7 @@ def _problems():
 
 def _brute_force_surrogate(est, X, Y, rho, L):
     loss, space = est.loss, est.output_space
-    allY = enumerate_outputs(space)
+    allY = space.enumerate()
     out = []
     for x, y in zip(X, Y, strict=True):
         R = est.conditional_risk(np.repeat(x[None], len(allY), 0), allY)
@@ -64,7 +63,7 @@ def test_surrogate_by_enumeration_surrogacy_and_monotonicity(k):
 def test_tight_for_small_rho_on_finite_spaces(k):
     loss, space, X, Y, L = _problems()[k]
     est = ECRM(loss, space, gamma=1.0, alpha=1e-2).fit(X[:20], Y[:20])
-    allY = enumerate_outputs(space)
+    allY = space.enumerate()
     for x, y in zip(X[20:], Y[20:], strict=True):
         R = est.conditional_risk(np.repeat(x[None], len(allY), 0), allY)
         losses = loss(allY, np.repeat(y[None], len(allY), 0))

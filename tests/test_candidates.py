@@ -13,7 +13,7 @@ from ecrm.estimator import ECRM
 from ecrm.losses.classification import ZeroOneLoss
 from ecrm.losses.multilabel import HammingLoss
 from ecrm.spaces.candidates import CandidateSpace
-from ecrm.testing_enumeration import check_linear_form_on_space, check_oracle
+from ecrm.testing import check_linear_form, check_oracle
 
 finite = st.floats(-10, 10, allow_nan=False)
 
@@ -38,14 +38,14 @@ def test_oracle_is_the_minimum_over_the_candidates(space, data):
 @given(candidate_sets(), st.data())
 def test_zero_one_linear_form_and_oracle(space, data):
     loss = ZeroOneLoss(space)
-    check_linear_form_on_space(loss, space)
+    check_linear_form(loss, space)
     D = data.draw(arrays(float, (3, space.n_candidates), elements=finite))
     check_oracle(space, D, loss=loss)
 
 
 def test_hamming_works_on_a_finite_set_of_label_sets():
     space = CandidateSpace([[0, 0, 1], [1, 1, 0], [1, 0, 1]])
-    check_linear_form_on_space(HammingLoss(), space)
+    check_linear_form(HammingLoss(), space)
     check_oracle(space, np.random.default_rng(0).normal(size=(5, 3)), loss=HammingLoss())
 
 

@@ -10,7 +10,6 @@ from sklearn.model_selection import GridSearchCV
 
 from ecrm import ECRM, ECRMCV, Hierarchy, MultilabelSpace
 from ecrm.losses import HammingLoss, HierarchicalLoss
-from ecrm.testing import consistent_labelings
 
 TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1"), ("b", "b2")])
 DAG = Hierarchy([("a", "c"), ("b", "c"), ("a", "d"), ("c", "e"), ("d", "e"), ("b", "f")])
@@ -37,7 +36,7 @@ def test_predict_minimises_the_estimated_risk_by_brute_force(h, loss, fit_interc
     est.fit(X, Y)
     Xt = rng.normal(size=(15, X.shape[1]))
     W = est.conditional_weights(Xt)
-    candidates = consistent_labelings(h)
+    candidates = h.enumerate()
     # R(y|x) = sum_i w_i(x) loss(y, y_i), straight from the definition of the loss.
     L = np.array([loss(np.repeat(c[None], len(Y), 0), Y) for c in candidates])  # (|Y|, m)
     R = W @ L.T
@@ -86,7 +85,7 @@ def test_ecrmcv_leave_one_out_equals_refit_without_each_point(fit_intercept):
 def _loo_costs(cv, X, Y, i):
     from ecrm.ridge import EigenFactor, LeaveOneOut
     K = cv._gram(X)
-    T = np.column_stack([cv.loss.psi(Y), cv.loss.offset(Y)])
+    T = np.column_stack([cv.loss.psi(Y), cv.loss.const(Y)])
     loo = LeaveOneOut(EigenFactor.from_kernel(K), T)
     return loo.predictions(len(X) * cv.alpha_, cv.fit_intercept_)[i, :-1]
 

@@ -10,7 +10,6 @@ from ecrm.estimator import ECRM
 from ecrm.joint import JointKernelECRM, check_task_kernel, hierarchy_task_kernel
 from ecrm.losses.multilabel import HammingLoss, HierarchicalLoss
 from ecrm.spaces.hierarchy import Hierarchy
-from ecrm.testing_enumeration import enumerate_outputs
 
 H = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1")])
 
@@ -66,7 +65,7 @@ def test_prediction_minimises_the_joint_risk_over_the_hierarchy():
     X, Y, Xt = _data(seed=2)
     est = JointKernelECRM(HammingLoss(), H, task_kernel=hierarchy_task_kernel(H),
                           gamma=0.4, alpha=1e-2).fit(X, Y)
-    allY = enumerate_outputs(H)
+    allY = H.enumerate()
     risks = np.array([est.conditional_risk(Xt, np.repeat(y[None], len(Xt), 0)) for y in allY])
     np.testing.assert_allclose(est.conditional_risk(Xt, est.predict(Xt)), risks.min(axis=0),
                                atol=1e-9)

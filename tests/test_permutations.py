@@ -12,7 +12,7 @@ from scipy.stats import spearmanr
 from ecrm.estimator import ECRM
 from ecrm.losses.ranking import FootruleLoss, SquaredRankLoss, spearman_rho
 from ecrm.spaces.permutations import PermutationSpace, check_ranks
-from ecrm.testing_enumeration import check_linear_form_on_space, check_oracle, enumerate_outputs
+from ecrm.testing import check_linear_form, check_oracle
 
 finite = st.floats(-10, 10, allow_nan=False)
 
@@ -29,12 +29,12 @@ def test_assignment_oracle_is_the_minimum_over_all_permutations(d, data):
 @pytest.mark.parametrize("loss", [FootruleLoss(), SquaredRankLoss()])
 @pytest.mark.parametrize("d", [1, 2, 3, 4])
 def test_ranking_losses_are_linear_in_the_permutation_matrix(loss, d):
-    check_linear_form_on_space(loss, PermutationSpace(d))
+    check_linear_form(loss, PermutationSpace(d))
 
 
 def test_footrule_is_the_papers_triple_sum():
     space = PermutationSpace(4)
-    Y = enumerate_outputs(space)
+    Y = space.enumerate()
     k = np.arange(4)
     D = np.abs(k[:, None] - k[None, :])
     for y, yr in itertools.product(Y[::5], Y[::7]):
@@ -64,7 +64,7 @@ def test_ecrm_ranking_minimises_the_estimated_risk_over_all_permutations():
     for loss in (FootruleLoss(), SquaredRankLoss()):
         est = ECRM(loss, space, gamma=0.3, alpha=1e-2).fit(X, Y)
         pred = est.predict(Xt)
-        allY = enumerate_outputs(space)
+        allY = space.enumerate()
         risks = np.array([est.conditional_risk(Xt, np.repeat(y[None], len(Xt), 0))
                           for y in allY])
         np.testing.assert_allclose(est.conditional_risk(Xt, pred), risks.min(axis=0),

@@ -142,7 +142,7 @@ def surrogate_loss(estimator, X, Y, rho: float, *, loss_bound: float | None = No
         raise ValueError(f"X and Y must have the same number of rows; got {len(C)} and {len(Y)}")
     Y_hat = loss.argmin(C, space)
     r_min = np.einsum("ij,ij->i", loss.phi(Y_hat), C)
-    P, off = loss.psi(Y), loss.offset(Y)
+    P, off = loss.psi(Y), loss.const(Y)
     Y_adv = loss.argmin(C / rho - P, space)
     Phi_adv = loss.phi(Y_adv)
     gap = np.minimum(r_min - np.einsum("ij,ij->i", Phi_adv, C), 0.0)  # Delta <= 0

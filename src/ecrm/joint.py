@@ -223,8 +223,8 @@ class JointKernelECRM(BaseEstimator):
         ridge = m * float(self.alpha)
         intercept = bool(self.fit_intercept)
         self.dual_coef_, self.intercept_ = _multitask_fit(lam, Q, sig, P, T, ridge, intercept)
-        off = np.asarray(self.loss.offset(Y), dtype=float)[:, None]
-        self._offset_coef, self._offset_intercept = _multitask_fit(
+        off = np.asarray(self.loss.const(Y), dtype=float)[:, None]
+        self._const_coef, self._const_intercept = _multitask_fit(
             lam, Q, np.ones(1), np.eye(1), off, ridge, intercept)
         return self
 
@@ -242,10 +242,10 @@ class JointKernelECRM(BaseEstimator):
         return self._kernel_block(X) @ self.dual_coef_ + self.intercept_
 
     def conditional_risk(self, X, Y) -> np.ndarray:
-        """Estimated risk of each row pair of ``X`` and ``Y`` (the offset regressed with k)."""
+        """Estimated risk of each row pair of ``X`` and ``Y`` (the constant regressed with k)."""
         V = self._kernel_block(X)
         C = V @ self.dual_coef_ + self.intercept_
-        const = (V @ self._offset_coef + self._offset_intercept)[:, 0]
+        const = (V @ self._const_coef + self._const_intercept)[:, 0]
         return np.einsum("ij,ij->i", self.loss.phi(np.asarray(Y, dtype=float)), C) + const
 
     def predict(self, X) -> np.ndarray:

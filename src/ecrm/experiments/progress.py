@@ -1,23 +1,19 @@
-"""A minimal progress line on standard error (no dependency)."""
+"""Progress bars for long experiment steps: tqdm on standard error, silenced by ``--quiet``."""
 
 from __future__ import annotations
 
 import sys
-import time
+
+from tqdm.auto import tqdm
+
+__all__ = ["progress_bar"]
 
 
-class Progress:
-    """``[k/total] message (elapsed)`` lines on stderr, one per step; silent if disabled."""
+def progress_bar(total: int, desc: str, *, enabled: bool = True, stream=None) -> tqdm:
+    """A tqdm bar of ``total`` steps on ``stream`` (stderr by default); silent if disabled.
 
-    def __init__(self, total: int, *, enabled: bool = True, stream=None):
-        self.total, self.done, self.enabled = total, 0, enabled
-        self.stream = sys.stderr if stream is None else stream
-        self.start = time.perf_counter()
-
-    def step(self, message: str) -> None:
-        self.done += 1
-        if self.enabled:
-            elapsed = time.perf_counter() - self.start
-            bar = "#" * int(20 * self.done / max(self.total, 1))
-            print(f"[{bar:<20}] {self.done}/{self.total} {elapsed:6.0f}s  {message}",
-                  file=self.stream, flush=True)
+    Use as a context manager; ``bar.update()`` after each step and ``bar.set_postfix_str``
+    for a note on the step just done.
+    """
+    return tqdm(total=total, desc=desc, disable=not enabled,
+                file=sys.stderr if stream is None else stream, dynamic_ncols=True)

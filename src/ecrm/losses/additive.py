@@ -12,7 +12,7 @@ is linear in :math:`y` because :math:`\ell_j(y_j, y') = \ell_j(0, y') + y_j\,(\e
 
 the costs of Theorem 3.1. :class:`AdditiveLoss` builds this form from the per-coordinate
 terms; its call evaluates the terms at the actual predictions, so
-:func:`ecrm.testing_enumeration.check_linear_form_on_space` can verify one against the other.
+:func:`ecrm.testing.check_linear_form` can verify one against the other.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class AdditiveLoss(LinearLoss):
     >>> loss = AdditiveLoss(lambda Y, R: w * np.where(Y < R, 2.0, Y != R), n_outputs=3)
     >>> loss([[1, 0, 0]], [[1, 1, 1]])
     array([5.])
-    >>> loss.psi([[1, 1, 1]]), loss.offset([[1, 1, 1]])
+    >>> loss.psi([[1, 1, 1]]), loss.const([[1, 1, 1]])
     (array([[-2., -4., -1.]]), array([7.]))
     """
 
@@ -78,8 +78,8 @@ class AdditiveLoss(LinearLoss):
         Its terms are read off at the zero vector and the unit vectors:
         :math:`\ell_j(0, y') = \ell(0, y')/d` and :math:`\ell_j(1, y') - \ell_j(0, y') =
         \ell(e_j, y') - \ell(0, y')`. Whether ``loss`` really is additive on an output space
-        is checked by :func:`ecrm.testing_enumeration.check_linear_form_on_space`: calling
-        the returned loss evaluates ``loss`` itself, while ``psi``/``offset`` use the terms.
+        is checked by :func:`ecrm.testing.check_linear_form`: calling
+        the returned loss evaluates ``loss`` itself, while ``psi``/``const`` use the terms.
         """
         d = int(n_outputs)
 
@@ -123,7 +123,7 @@ class AdditiveLoss(LinearLoss):
         shape = (len(R), self.n_outputs)
         return self._eval(np.ones(shape), R) - self._eval(np.zeros(shape), R)
 
-    def offset(self, Y_ref):
+    def const(self, Y_ref):
         R = self._reference(Y_ref)
         return self._eval(np.zeros((len(R), self.n_outputs)), R).sum(axis=1)
 

@@ -24,6 +24,8 @@ import scipy.sparse as sp
 
 from ecrm.spaces.base import OutputSpace
 
+__all__ = ["LinearLoss", "Loss", "paired_rows"]
+
 
 def paired_rows(Y_pred, Y_true) -> tuple[np.ndarray, np.ndarray]:
     Y_pred = np.asarray(Y_pred.toarray() if sp.issparse(Y_pred) else Y_pred, dtype=float)
@@ -43,21 +45,29 @@ class Loss(ABC):
     def __call__(self, Y_pred, Y_true) -> np.ndarray:
         """The loss of each row: an array of shape (n,)."""
 
+    def check_space(self, space: OutputSpace) -> None:
+        """Raise ``ValueError`` if this loss cannot be used with ``space``.
+
+        Called by the estimators at ``fit`` before any work. The default accepts every space;
+        a loss built on a particular space (a hierarchy, a candidate set) checks that it is
+        the same one.
+        """
+
     def minimize_risk(self, W, Y_ref, space: OutputSpace) -> np.ndarray:
         """Rows of ``argmin_y sum_i W[k, i] * loss(y, Y_ref[i])`` over ``space``.
 
-        Losses without a linear form implement this; linear ones never need it.
+        Losses without a linear form reach their minimiser through the space's hook
+        :meth:`ecrm.spaces.base.OutputSpace.minimize_risk` (brute force on enumerable spaces;
+        the flow polytope has its own for the absolute and squared losses). Linear losses
+        never need it: their risk is minimised by :meth:`LinearLoss.argmin`.
         """
-        raise NotImplementedError(
-            f"{type(self).__name__} has no linear form and no risk minimiser for "
-            f"{type(space).__name__}"
-        )
+        return space.minimize_risk(W, Y_ref, self)
 
 
 class LinearLoss(Loss):
     r"""A loss with a linear form :math:`\langle \phi(y), \psi(y')\rangle + \mathrm{const}(y')`.
 
-    Subclasses give :meth:`psi` and :meth:`offset`; :meth:`phi` defaults to ``y`` itself and
+    Subclasses give :meth:`psi` and :meth:`const`; :meth:`phi` defaults to ``y`` itself and
     :meth:`argmin` to the output space's oracle.
     """
 
@@ -66,7 +76,7 @@ class LinearLoss(Loss):
         """The reference-side embedding :math:`\\psi(y')`, shape (m, e)."""
 
     @abstractmethod
-    def offset(self, Y_ref) -> np.ndarray:
+    def const(self, Y_ref) -> np.ndarray:
         """The constant :math:`\\mathrm{const}(y')`, shape (m,)."""
 
     def phi(self, Y) -> np.ndarray:

@@ -50,7 +50,7 @@ class ZeroOneLoss(LinearLoss):
     def psi(self, Y_ref):
         return 0.0 - self.space.one_hot(Y_ref)
 
-    def offset(self, Y_ref):
+    def const(self, Y_ref):
         return np.ones(len(self.space.index(Y_ref)))
 
     def argmin(self, C, space):

@@ -25,7 +25,7 @@ class HammingLoss(LinearLoss):
     def psi(self, Y_ref):
         return 1.0 - 2.0 * np.asarray(Y_ref, dtype=float)
 
-    def offset(self, Y_ref):
+    def const(self, Y_ref):
         return np.asarray(Y_ref, dtype=float).sum(axis=1)
 
     def __repr__(self):
@@ -105,7 +105,7 @@ class HierarchicalLoss(LinearLoss):
         from_children = (Y_ref * (c * self._single)) @ self._P.T
         return np.hstack([own + from_children, c[self._multi] * Y_ref[:, self._multi]])
 
-    def offset(self, Y_ref):
+    def const(self, Y_ref):
         Y_ref = np.asarray(Y_ref, dtype=float)
         return Y_ref[:, self._top] @ self.weights[self._top]
 

@@ -7,7 +7,7 @@ for placing label :math:`j` at position :math:`k`,
 .. math:: \ell(\sigma, \sigma') = \sum_j g(\sigma(j), \sigma'(j))
           = \sum_{j,k} y_{jk}\, g(k, \sigma'(j)) ,
 
-is linear in :math:`y` with :math:`\psi(y')_{jk} = g(k, \sigma'(j))` and no offset, so ECRM's
+is linear in :math:`y` with :math:`\psi(y')_{jk} = g(k, \sigma'(j))` and no constant, so ECRM's
 inference is one assignment problem per input.
 """
 
@@ -52,7 +52,7 @@ class _PositionLoss(LinearLoss):
         d = R.shape[1]
         return self._g(np.arange(d)[None, None, :], R[:, :, None]).reshape(len(R), d * d)
 
-    def offset(self, Y_ref):
+    def const(self, Y_ref):
         return np.zeros(len(np.atleast_2d(np.asarray(Y_ref))))
 
 

@@ -1,10 +1,70 @@
-"""The output-space interface: a set Y in R^d with an exact linear minimisation oracle."""
+"""The output-space interface: a set Y in R^d with an exact linear minimisation oracle.
+
+Every space implements three things: :attr:`OutputSpace.n_outputs` (the width ``d`` of its
+output vectors, the same meaning on every space), :meth:`OutputSpace.argmin` (the exact linear
+oracle) and :meth:`OutputSpace.validate`. The other methods are optional hooks with defaults,
+so a new space knows what it may implement:
+
+* :meth:`OutputSpace.contains` -- membership of each row (default: :meth:`validate` per row);
+* :meth:`OutputSpace.enumerate` -- every element of a small space (default: not enumerable);
+  brute-force checkers (:mod:`ecrm.testing`) and finite-space losses use it;
+* :meth:`OutputSpace.consistent_scores` -- make per-coordinate scores consistent with the
+  space's structure (default: unchanged; a hierarchy caps each label by its parents);
+* :meth:`OutputSpace.minimize_risk` -- the risk minimiser for losses with no linear form
+  (default: brute force over :meth:`enumerate`; the flow polytope registers its own).
+
+Solvers that certify their answers return a :class:`CertifiedResult`.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 
 import numpy as np
+
+__all__ = ["CertifiedResult", "MultilabelSpace", "OutputSpace", "all_binary_vectors",
+           "check_binary_matrix"]
+
+
+@dataclass(frozen=True)
+class CertifiedResult:
+    """Solutions of a batch of optimisation problems, each with its certificate.
+
+    Attributes
+    ----------
+    solution : ndarray of shape (n, d)
+        One solution per problem (row).
+    value : ndarray of shape (n,)
+        Objective value of each solution.
+    bound : ndarray of shape (n,)
+        A proven lower bound on each optimal value (``-inf`` where none is known).
+    certified : ndarray of bool, shape (n,)
+        Whether each solution is proven optimal: by an exact method (LP with an integrality
+        certificate, MILP solved to optimality, exact projection, enumeration) or by a bound
+        that matches the value within the solver's relative tolerance.
+    method : ndarray of str, shape (n,)
+        The method that produced each row's solution (e.g. ``"lp"``, ``"milp"``, ``"local"``).
+    info : dict
+        Solver-specific extras (tolerances, certificates such as a total-unimodularity proof).
+    """
+
+    solution: np.ndarray
+    value: np.ndarray
+    bound: np.ndarray
+    certified: np.ndarray
+    method: np.ndarray
+    info: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def gap(self) -> np.ndarray:
+        """``value - bound`` per row (0 where the bound is attained)."""
+        return self.value - self.bound
+
+    @property
+    def n_certified(self) -> int:
+        """Number of rows whose solution is proven optimal."""
+        return int(np.count_nonzero(self.certified))
 
 
 class OutputSpace(ABC):
@@ -59,6 +119,80 @@ class OutputSpace(ABC):
             raise ValueError("costs contain NaN or infinite values")
         return C
 
+    # -- optional hooks ---------------------------------------------------------------
+    def contains(self, Y) -> np.ndarray:
+        """Whether each row of ``Y`` lies in the space: a bool array of shape (n,).
+
+        The default calls :meth:`validate` on each row; spaces override it with a
+        vectorised test.
+        """
+        Y = np.asarray(Y, dtype=float)
+        if Y.ndim == 1:
+            Y = Y[None, :]
+        if Y.ndim != 2 or Y.shape[1] != self.n_outputs:
+            return np.zeros(len(Y), dtype=bool)
+        out = np.ones(len(Y), dtype=bool)
+        for i in range(len(Y)):
+            try:
+                self.validate(Y[i:i + 1])
+            except ValueError:
+                out[i] = False
+        return out
+
+    def enumerate(self, max_outputs: int = 50_000) -> np.ndarray:
+        """Every element of the space, as the rows of an array (n_elements, n_outputs).
+
+        Optional: small spaces implement it (brute-force checks, finite-space losses).
+        Raises ``ValueError`` when the space has more than ``max_outputs`` elements and
+        ``NotImplementedError`` when it cannot be enumerated at all (the default).
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot enumerate its elements")
+
+    def consistent_scores(self, S) -> np.ndarray:
+        """Per-coordinate scores (n, n_outputs) made consistent with the space's structure.
+
+        The default returns ``S`` unchanged; a hierarchy caps every label's score at its
+        parents' scores (:meth:`ecrm.Hierarchy.cap_by_parents`), so that any threshold gives
+        a consistent label set.
+        """
+        return np.asarray(S, dtype=float)
+
+    def minimize_risk(self, W, Y_ref, loss) -> np.ndarray:
+        r"""Exact minimisers of :math:`\sum_i W_{ki}\,\ell(y, y_i)` over the space, per row ``k``.
+
+        The hook for losses with no linear form (:meth:`ecrm.losses.Loss.minimize_risk` calls
+        it). The default scans :meth:`enumerate` (ties to the first element); spaces with an
+        infinite number of elements override it for the losses they support (the flow
+        polytope: absolute and squared loss).
+
+        Parameters
+        ----------
+        W : array-like of shape (n, m)
+            Risk weights, any sign.
+        Y_ref : array-like of shape (m, n_outputs)
+            The training outputs.
+        loss : ecrm.losses.Loss
+
+        Returns
+        -------
+        Y : ndarray of shape (n, n_outputs)
+        """
+        try:
+            elements = self.enumerate()
+        except NotImplementedError:
+            raise NotImplementedError(
+                f"{type(loss).__name__} has no linear form and {type(self).__name__} has no "
+                "risk minimiser for it"
+            ) from None
+        W = np.atleast_2d(np.asarray(W, dtype=float))
+        Y_ref = np.asarray(Y_ref, dtype=float)
+        n_el, m = len(elements), len(Y_ref)
+        L = np.asarray(loss(np.repeat(elements, m, axis=0), np.tile(Y_ref, (n_el, 1))),
+                       dtype=float).reshape(n_el, m)
+        scale = np.abs(W).max(axis=1, keepdims=True)  # the argmin is invariant to W's scale
+        W = W / np.where(scale > 0, scale, 1.0)
+        return elements[np.argmin(W @ L.T, axis=1)].copy()
+
 
 def check_binary_matrix(Y, n_columns: int, what: str = "Y") -> np.ndarray:
     """Return ``Y`` as a new float 0/1 matrix of width ``n_columns`` or raise ``ValueError``."""
@@ -78,6 +212,13 @@ def check_binary_matrix(Y, n_columns: int, what: str = "Y") -> np.ndarray:
             f"{what} must contain only 0 and 1; found {Y[i, j]!r} at row {i}, column {j}"
         )
     return Y
+
+
+def all_binary_vectors(d: int, max_outputs: int = 50_000) -> np.ndarray:
+    """Every vector of ``{0, 1}^d`` as rows (2^d, d), in lexicographic order."""
+    if 2.0**d > max_outputs:
+        raise ValueError(f"refusing to enumerate 2^{d} label sets (max_outputs={max_outputs})")
+    return ((np.arange(2**d)[:, None] >> np.arange(d - 1, -1, -1)) & 1).astype(float)
 
 
 class MultilabelSpace(OutputSpace):
@@ -102,6 +243,16 @@ class MultilabelSpace(OutputSpace):
 
     def validate(self, Y) -> np.ndarray:
         return check_binary_matrix(Y, self.n_labels)
+
+    def contains(self, Y) -> np.ndarray:
+        Y = np.asarray(Y, dtype=float)
+        Y = Y[None, :] if Y.ndim == 1 else Y
+        if Y.ndim != 2 or Y.shape[1] != self.n_labels:
+            return np.zeros(len(Y), dtype=bool)
+        return np.all((Y == 0) | (Y == 1), axis=1)
+
+    def enumerate(self, max_outputs: int = 50_000) -> np.ndarray:
+        return all_binary_vectors(self.n_labels, max_outputs)
 
     def __repr__(self) -> str:
         return f"MultilabelSpace({self.n_labels})"

@@ -134,6 +134,13 @@ class CandidateSpace(OutputSpace):
         self.index(Y)
         return Y
 
+    def enumerate(self, max_outputs: int = 50_000) -> np.ndarray:
+        """The candidates, in their given order."""
+        if self.n_candidates > max_outputs:
+            raise ValueError(f"refusing to enumerate {self.n_candidates} candidates "
+                             f"(max_outputs={max_outputs})")
+        return self.candidates.copy()
+
     def argmin(self, C) -> np.ndarray:
         C = self.check_costs(C)
         return self.candidates[np.argmin(C @ self.candidates.T, axis=1)].copy()

@@ -8,7 +8,7 @@ from types import MappingProxyType
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm.spaces.base import OutputSpace, check_binary_matrix
+from ecrm.spaces.base import OutputSpace, all_binary_vectors, check_binary_matrix
 
 __all__ = ["Hierarchy"]
 
@@ -463,6 +463,28 @@ class Hierarchy(OutputSpace):
                 "all ancestors"
             )
         return Y
+
+    def contains(self, Y) -> np.ndarray:
+        """Whether each row of ``Y`` is a 0/1 vector consistent with the hierarchy, shape (n,)."""
+        Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
+        Y = Y[None, :] if Y.ndim == 1 else Y
+        if Y.ndim != 2 or Y.shape[1] != self.n_labels:
+            return np.zeros(len(Y), dtype=bool)
+        binary = np.all((Y == 0) | (Y == 1), axis=1)
+        return binary & (self._violations(np.where(binary[:, None], Y, 0.0)) == 0)
+
+    def enumerate(self, max_outputs: int = 50_000) -> np.ndarray:
+        """Every label set consistent with a small hierarchy (at most 16 labels), as rows."""
+        Y = all_binary_vectors(self.n_labels, max(max_outputs, 2**16))
+        Y = Y[self._violations(Y) == 0]
+        if len(Y) > max_outputs:
+            raise ValueError(f"refusing to enumerate {len(Y)} label sets "
+                             f"(max_outputs={max_outputs})")
+        return Y
+
+    def consistent_scores(self, S) -> np.ndarray:
+        """Scores capped by their parents' (:meth:`cap_by_parents`)."""
+        return self.cap_by_parents(S)
 
     # ------------------------------------------------------------------ oracles
     _METHODS = ("auto", "dp", "mincut", "lp")

@@ -15,6 +15,9 @@ whose constraint matrix is totally unimodular; the linear oracle
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
@@ -140,6 +143,13 @@ class PermutationSpace(OutputSpace):
                 raise ValueError(f"row {i} of Y is not a permutation matrix: position {k} "
                                  f"holds {int(cols[i, k])} labels")
         return Y
+
+    def enumerate(self, max_outputs: int = 50_000) -> np.ndarray:
+        """Every permutation matrix (flattened), in lexicographic order of the rank vectors."""
+        if math.factorial(self.n_labels) > max_outputs:
+            raise ValueError(f"refusing to enumerate {self.n_labels}! permutations "
+                             f"(max_outputs={max_outputs})")
+        return self.from_ranks(np.array(list(itertools.permutations(range(self.n_labels)))))
 
     def argmin(self, C) -> np.ndarray:
         C = self.check_costs(C)

@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-from ecrm.spaces.base import OutputSpace, check_binary_matrix
+from ecrm.spaces.base import OutputSpace, all_binary_vectors, check_binary_matrix
 
 _INT_TOL = 1e-7
 _FEAS_TOL = 1e-7
@@ -478,10 +478,7 @@ class LinearConstraintSpace(OutputSpace):
 
     def enumerate(self, max_outputs: int = 2**16) -> np.ndarray:
         """Every 0/1 point of the space (for small ``d``), as rows."""
-        d = self._d
-        if 2**d > max_outputs:
-            raise ValueError(f"refusing to enumerate 2^{d} vectors (max_outputs={max_outputs})")
-        allpts = np.array(list(itertools.product([0.0, 1.0], repeat=d))).reshape(-1, d)
+        allpts = all_binary_vectors(self._d, max_outputs)
         return allpts[self._violation(allpts) <= _FEAS_TOL]
 
     def __repr__(self) -> str:

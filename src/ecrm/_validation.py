@@ -1,0 +1,72 @@
+"""Parameter and input checks shared by every module: one message per kind of mistake.
+
+Each check returns the cleaned value or raises ``ValueError`` (``TypeError`` for a wrong
+type) naming the parameter, what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["check_bool", "check_int", "check_real", "check_same_rows"]
+
+
+def check_real(value, name: str, *, low: float = 0.0, high: float = np.inf,
+               low_open: bool = True, high_open: bool = False) -> float:
+    """``value`` as a float in the interval from ``low`` to ``high`` (open or closed ends).
+
+    >>> check_real(0.5, "alpha")
+    0.5
+    >>> check_real(-1, "alpha")
+    Traceback (most recent call last):
+    ...
+    ValueError: alpha must be a real number in (0, inf); got -1
+    """
+    lo, hi = "(" if low_open else "[", ")" if high_open or np.isinf(high) else "]"
+    interval = f"{lo}{low:g}, {high:g}{hi}"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number in {interval}; got {value!r}")
+    v = float(value)
+    ok = np.isfinite(v) and (v > low if low_open else v >= low) and (
+        v < high if high_open else v <= high)
+    if not ok:
+        raise ValueError(f"{name} must be a real number in {interval}; got {value!r}")
+    return v
+
+
+def check_int(value, name: str, *, low: int = 1, high: int | None = None,
+              allow_none: bool = False) -> int | None:
+    """``value`` as an int with ``low <= value <= high`` (``None`` passes if allowed).
+
+    >>> check_int(3, "n_jobs")
+    3
+    >>> check_int(2.5, "degree")
+    Traceback (most recent call last):
+    ...
+    ValueError: degree must be an integer >= 1; got 2.5
+    """
+    if value is None and allow_none:
+        return None
+    span = f">= {low}" if high is None else f"in [{low}, {high}]"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer {span}; got {value!r}")
+    if value < low or (high is not None and value > high):
+        raise ValueError(f"{name} must be an integer {span}; got {value!r}")
+    return int(value)
+
+
+def check_bool(value, name: str) -> bool:
+    """``value`` as a bool; only ``True``/``False`` (and numpy bools) are accepted."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
+
+
+def check_same_rows(first, second, names: tuple[str, str] = ("X", "Y")) -> None:
+    """Raise ``ValueError`` unless ``first`` and ``second`` have the same number of rows."""
+    n1, n2 = first.shape[0], second.shape[0]
+    if n1 != n2:
+        raise ValueError(f"{names[0]} and {names[1]} must have the same number of rows; "
+                         f"got {n1} and {n2}")
