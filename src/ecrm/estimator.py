@@ -76,7 +76,7 @@ class _ECRMBase(BaseEstimator):
         return X, Y
 
     def _targets(self, Y):
-        """Regression targets: psi(Y) and the constants const(Y) for a linear loss; nothing otherwise."""
+        """Regression targets: psi(Y) and const(Y) for a linear loss; nothing otherwise."""
         if isinstance(self.loss, LinearLoss):
             return np.column_stack([self.loss.psi(Y), self.loss.const(Y)])
         return None

@@ -52,6 +52,7 @@ class Loss(ABC):
         a loss built on a particular space (a hierarchy, a candidate set) checks that it is
         the same one.
         """
+        return None
 
     def minimize_risk(self, W, Y_ref, space: OutputSpace) -> np.ndarray:
         """Rows of ``argmin_y sum_i W[k, i] * loss(y, Y_ref[i])`` over ``space``.
