@@ -29,17 +29,17 @@ from pathlib import Path
 import numpy as np
 
 try:
-    from ecrm.losses.continuous import minimize_absolute_risk
+    from ecrm.spaces.flows import minimize_absolute_risk
 except ImportError:  # running from a source checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from ecrm.losses.continuous import minimize_absolute_risk
+    from ecrm.spaces.flows import minimize_absolute_risk
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import describe  # noqa: E402
 
 from ecrm.datasets.flows import FlowModel, simulate_flows  # noqa: E402
 from ecrm.estimator import ECRM  # noqa: E402
-from ecrm.losses.continuous import AbsoluteLoss  # noqa: E402
+from ecrm.losses import AbsoluteLoss  # noqa: E402
 from ecrm.spaces.flows import paper_network  # noqa: E402
 
 

@@ -29,6 +29,7 @@ from _common import describe, median_time
 from ecrm import ECRM, Hierarchy
 from ecrm.baselines import BRSVM, BinaryRelevance
 from ecrm.datasets import HMCPreprocessor, list_hmc, load_hmc
+from ecrm.experiments import directory_option, names_option
 from ecrm.experiments.hmc import DEFAULT_DATASETS, PAPER_KERNEL
 from ecrm.losses import HammingLoss, HierarchicalLoss
 from ecrm.ridge import fit_ridge
@@ -110,18 +111,20 @@ def scaling(name, data, Xtr, Ytr, br_svm):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("ECRM_DATA"))
-    parser.add_argument("--datasets")
+    parser.add_argument("--data-dir", type=directory_option("--data-dir"),
+                        default=os.environ.get("ECRM_DATA"))
+    parser.add_argument("--datasets", type=names_option("--datasets"))
     parser.add_argument("--plot", help="directory for the Figure 1a PNG")
     parser.add_argument("--quick", action="store_true",
                         help="at most 2000 training points and 10 LP instances")
     args = parser.parse_args(argv)
-    if not args.data_dir or not os.path.isdir(args.data_dir):
-        print("no data: set ECRM_DATA or pass --data-dir (see `ecrm reproduce hmc`)")
-        return 2
-    found = set(list_hmc(args.data_dir))
-    names = args.datasets.split(",") if args.datasets else [n for n in DEFAULT_DATASETS
-                                                             if n in found]
+    if not args.data_dir:
+        parser.error("no data: set ECRM_DATA or pass --data-dir (see `ecrm reproduce hmc`)")
+    found = list_hmc(args.data_dir)
+    names = args.datasets or [n for n in DEFAULT_DATASETS if n in found]
+    unknown = sorted(set(names) - set(found))
+    if unknown:
+        parser.error(f"--datasets: no data set {', '.join(unknown)} in {args.data_dir}")
     n_lp, max_train = (10, 2000) if args.quick else (40, None)
     print(f"machine: {describe()}")
     print("\n1. inference per instance: batched oracle vs per-instance HiGHS LP "

@@ -7,9 +7,16 @@ with ``scipy.optimize.linprog(method="highs")`` (``method="lp"``) on a subset of
 rows. Reports medians over repeats of the time per instance, the speed-up, and the
 largest objective gap between the two on the shared rows.
 
+Then a stress case for the DAG oracles (issue 11.5): random signs on a Gene Ontology DAG
+(pheno_GO's, from ``ECRM_DATA`` or ``../shared/data/hmc``; a random DAG of the same size
+otherwise) with 1%, 30%, 50% and 93% negative costs. For each: the closure (``"mincut"``)
+batched and one row per call (median and 95th percentile per row), the per-row HiGHS LP, the
+hierarchical-loss MILP (``argmin_products``, one row per call) and the closure's count of
+exact re-solves (its certificate failing).
+
 Usage::
 
-    python benchmarks/bench_oracles.py [--quick] [--seed SEED]
+    python benchmarks/bench_oracles.py [--quick] [--seed SEED] [--stress-only]
 """
 
 from __future__ import annotations
@@ -58,7 +65,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller batches, fewer repeats")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--stress-only", action="store_true", help="only the DAG stress case")
     args = parser.parse_args(argv)
+    if args.stress_only:
+        return stress(args.quick, args.seed)
 
     if args.quick:
         sizes, n_batch, n_lp, repeats = (100, 1_000, 10_000), 100, 5, 2
@@ -114,6 +124,63 @@ def main(argv=None) -> int:
     if worst_gap > 1e-6:
         print("WARNING: the oracles disagree on the objective")
         return 1
+    return stress(args.quick, args.seed)
+
+
+def go_dag(rng: np.random.Generator) -> tuple[Hierarchy, str]:
+    """pheno_GO's hierarchy if the data are found, else a random DAG of the same size."""
+    for root in (os.environ.get("ECRM_DATA"), Path(__file__).resolve().parents[2] / "shared"
+                 / "data" / "hmc"):
+        if root and (Path(root) / "pheno_GO.train.arff.gz").exists():
+            from ecrm.datasets import load_hmc
+
+            return load_hmc("pheno_GO", root).hierarchy, "pheno_GO"
+    return random_dag(rng, 3127), "random DAG"
+
+
+def per_row_times(fn, C, *more) -> np.ndarray:
+    """Wall time (ms) of ``fn`` on each row alone."""
+    out = []
+    for i in range(len(C)):
+        args = [M[i : i + 1] for M in (C, *more)]
+        t0 = time.perf_counter()
+        fn(*args)
+        out.append(time.perf_counter() - t0)
+    return 1e3 * np.array(out)
+
+
+def stress(quick: bool, seed: int) -> int:
+    """Random signs on a GO-sized DAG: closure and MILP against the per-row LP."""
+    rng = np.random.default_rng(seed)
+    h, name = go_dag(rng)
+    d, K = h.n_labels, len(h.multi_parent)
+    n, n_single, n_lp, n_milp = (200, 20, 5, 5) if quick else (1000, 100, 20, 20)
+    print(f"\nDAG stress case: {name} ({d} labels, {len(h.edges)} edges, {K} multi-parent); "
+          f"|N(0, 1)| costs with random signs; batch {n} rows, {n_single} single-row calls")
+    header = (f"{'negative':>9}{'batch ms/row':>14}{'row med':>9}{'row p95':>9}{'LP ms/row':>11}"
+              f"{'LP/batch':>10}{'LP/p95':>8}{'MILP med':>10}{'MILP p95':>10}{'exact':>7}")
+    print(header)
+    print("-" * len(header))
+    for frac in (0.01, 0.3, 0.5, 0.93):
+        C = np.abs(rng.normal(0, 1, size=(n, d))) * np.where(rng.random((n, d)) < frac, -1, 1)
+        P = np.abs(rng.normal(0, 0.3, size=(n, K))) * np.where(rng.random((n, K)) < frac, -1, 1)
+        h._stats.clear()
+        h.argmin(C[:2])
+        t0 = time.perf_counter()
+        Y = h.argmin(C)
+        batch = 1e3 * (time.perf_counter() - t0) / n
+        single = per_row_times(h.argmin, C[:n_single])
+        lp = per_row_times(lambda c: h.argmin(c, method="lp"), C[:n_lp])
+        milp = per_row_times(h.argmin_products, C[:n_milp], P[:n_milp])
+        gap = np.abs(np.sum(C[:n_lp] * (Y[:n_lp] - h.argmin(C[:n_lp], method="lp")), axis=1))
+        if np.any(gap > 1e-9 * np.abs(C[:n_lp]).sum(axis=1)) or not h.is_consistent(Y).all():
+            print(f"WARNING: closure and LP disagree at {frac:.0%} negative")
+            return 1
+        p95 = np.percentile(single, 95)
+        print(f"{frac:>9.0%}{batch:>14.3f}{np.median(single):>9.2f}{p95:>9.2f}"
+              f"{np.median(lp):>11.1f}{np.median(lp) / batch:>9.0f}x{np.median(lp) / p95:>7.0f}x"
+              f"{np.median(milp):>10.1f}{np.percentile(milp, 95):>10.1f}"
+              f"{h._stats.get('exact', 0):>7}")
     return 0
 
 

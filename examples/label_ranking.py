@@ -74,7 +74,7 @@ def main(argv=None):
                                        time.perf_counter() - start))
         for method, s in scores.items():
             foot, rho, sec = np.mean(s, axis=0)
-            print(f"{name:14s} {data.space.n_labels:3d} {method:22s} {foot:9.3f} {rho:9.3f} "
+            print(f"{name:14s} {data.space.n_items:3d} {method:22s} {foot:9.3f} {rho:9.3f} "
                   f"{sec:7.2f}")
 
 

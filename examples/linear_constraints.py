@@ -2,7 +2,8 @@
 
 Outputs pick one label per group (two groups of three) and may switch on a bonus label only
 when label 0 is on. The constraint matrix is checked for total unimodularity; every answer
-carries its path ("lp" when the certified LP relaxation is exact, "milp" otherwise).
+carries the method that found it ("lp" when the certified LP relaxation is exact, "milp"
+otherwise) and a proven lower bound.
 """
 
 import numpy as np
@@ -26,16 +27,18 @@ def main(n=120, seed=0):
     Y[:, 6] = (g1 == 0) & (X[:, 2] > 0)
     est = ECRM(HammingLoss(), space, gamma=0.5, alpha=1e-3).fit(X[:80], Y[:80])
     res = space.solve(est.predict_costs(X[80:]))
+    n_lp = int(np.sum(res.method == "lp"))
     print(f"  test Hamming loss {HammingLoss()(res.solution, Y[80:]).mean():.3f}; "
-          f"paths: {res.n_lp} lp, {len(res.path) - res.n_lp} milp")
+          f"methods: {n_lp} lp, {len(res.method) - n_lp} milp; "
+          f"{res.n_certified} of {len(res.method)} certified optimal")
 
     # A matrix that is not totally unimodular (an odd cycle): the relaxation can be
     # fractional and the MILP fallback takes over.
     odd = LinearConstraintSpace(A_ub=[[1, 1, 0], [0, 1, 1], [1, 0, 1]], b_ub=[1, 1, 1])
     res = odd.solve([[-1.0, -1.0, -1.0]])
     print(f"odd cycle: TU={odd.tu.is_tu} (det {odd.tu.determinant:g} on rows/cols "
-          f"{odd.tu.witness}); LP bound {res.lower_bound[0]:.2f}, integer optimum "
-          f"{res.value[0]:.2f} via {res.path[0]}")
+          f"{odd.tu.witness}); LP bound {res.info['lp_bound'][0]:.2f}, integer optimum "
+          f"{res.value[0]:.2f} via {res.method[0]}")
 
 
 if __name__ == "__main__":

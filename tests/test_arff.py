@@ -204,7 +204,8 @@ HEAD = (
         ("1,u,a\n1,u\n", 7, r"expected 3 comma-separated values .*found 2"),
         ("1,u,a\n1,u,a,a\n", 7, r"expected 3 comma-separated values .*found 4"),
         ("1,u,a\n\n1,u,a/c\n", 8, r"unknown label 'a/c'"),
-        ("1,u,a\n1x,u,a\n", 7, r"expected a number or '\?' for attribute 'x'; found '1x'"),
+        ("1,u,a\n1x,u,a\n", 7, r"expected a finite number or '\?' \(missing\) for attribute 'x'; "
+         r"found '1x'"),
         ("1,u,a\n2,w,a\n", 7, r"value 'w' of nominal attribute 'c' is not one of \{u,v\}"),
         ("1,'u,a\n", 6, r"unterminated quote"),
     ],
@@ -225,7 +226,37 @@ def test_sparse_errors(tmp_path):
     _error(tmp_path, head + "{0 1}\n{x 1}\n", lineno=6, match=r"expected 'index value'")
     _error(tmp_path, head + "{0 1, 0 2}\n", lineno=5, match=r"given twice")
     _error(tmp_path, head + "{0 1, 1 a\n", lineno=5, match=r"ending with '}'")
-    _error(tmp_path, head + "{0 q, 1 a}\n", lineno=5, match=r"expected a number")
+    _error(tmp_path, head + "{0 q, 1 a}\n", lineno=5, match=r"expected a finite number")
+    _error(tmp_path, head + "{0 1, 1 a}\n{0 inf}\n", lineno=6, match=r"found 'inf'")
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "-nan", "inf", "-Infinity", "1e400"])
+@pytest.mark.parametrize("missing", ["", "?,u,a\n"])
+def test_non_finite_numbers_are_not_arff(tmp_path, value, missing):
+    # Regression (issue 11.9): numpy read 'nan' and 'inf' as floats; in ARFF missing is '?'.
+    body = "1,u,a\n" + missing + f"{value},v,a/b\n"
+    _error(tmp_path, HEAD + body, lineno=7 + bool(missing),
+           match=rf"expected a finite number or '\?' \(missing\) for attribute 'x'; "
+                 rf"found '{value}'")
+
+
+def test_labels_1_and_true_stay_distinct(tmp_path):
+    # Regression (issue 11.9): labels and categories are strings; 1 == True must not merge them.
+    tree = ("@relation r\n@attribute c {1,True,0,False}\n"
+            "@attribute class hierarchical 1,True,1/0,True/False\n@data\n"
+            "1,1/0\nTrue,True\n0,True/False\nFalse,1\n")
+    data = load_hmc_arff(write(tmp_path, tree, "tree.arff"))
+    assert data.label_names == ("1", "True", "1/0", "True/False")
+    np.testing.assert_array_equal(data.Y, [[1, 0, 1, 0], [0, 1, 0, 0], [0, 1, 0, 1],
+                                           [1, 0, 0, 0]])
+    np.testing.assert_array_equal(data.X.ravel(), [0, 1, 2, 3])
+    assert data.categories == (("1", "True", "0", "False"),)
+    dag = ("@relation r\n@attribute x numeric\n"
+           "@attribute class hierarchical root/1,root/True,1/0,True/False\n@data\n"
+           "{0 1, 1 0}\n2,True\n")
+    data = load_hmc_arff(write(tmp_path, dag, "dag.arff"))
+    assert data.label_names == ("1", "True", "0", "False")
+    np.testing.assert_array_equal(data.Y, [[1, 0, 1, 0], [0, 1, 0, 0]])
 
 
 def test_cycle(tmp_path):

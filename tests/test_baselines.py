@@ -47,3 +47,29 @@ def test_brsvm_tunes_on_a_subsample_and_fits_all(kernel):
     assert H.is_consistent(model.predict(X)).all()
     with pytest.raises(ValueError, match="kernel must be"):
         BRSVM(H, kernel="poly").fit(X, Y)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"Cs": ()}, "Cs must hold at least one"),
+    ({"Cs": (1.0, -1.0)}, r"each of Cs must be a real number in \(0, inf\); got -1.0"),
+    ({"kernel": "rbf", "gammas": (float("nan"),)}, "each of gammas must be a real number"),
+    ({"cv": 1}, "cv must be an integer >= 2; got 1"),
+    ({"tuning_samples": 0}, "tuning_samples must be an integer >= 1; got 0"),
+    ({"tuning_labels": 2.5}, "tuning_labels must be an integer >= 1; got 2.5"),
+])
+def test_brsvm_rejects_bad_parameters_before_fitting(params, match):
+    X, Y = _data(n=30)
+    model = BRSVM(H, **params)
+    with pytest.raises(ValueError, match=match):
+        model.fit(X, Y)
+    assert not hasattr(model, "model_")
+
+
+def test_binary_relevance_checks_rows_and_uses_the_spaces_score_hook():
+    X, Y = _data(n=40)
+    with pytest.raises(ValueError, match="X and Y must have the same number of rows; got 40 "
+                                         "and 39"):
+        BinaryRelevance(LogisticRegression(), H).fit(X, Y[:-1])
+    br = BinaryRelevance(LogisticRegression(), H).fit(X, Y)
+    raw = BinaryRelevance(LogisticRegression()).fit(X, Y).decision_function(X)
+    np.testing.assert_allclose(br.decision_function(X), H.consistent_scores(raw))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ecrm.bounds import generalization_bound, surrogate_loss, theorem_bound
-from ecrm.estimator import ECRM
+from ecrm.estimator import ECRM, ECRMCV
 from ecrm.losses.classification import ZeroOneLoss
 from ecrm.losses.multilabel import HammingLoss, HierarchicalLoss
 from ecrm.losses.ranking import FootruleLoss
@@ -84,10 +84,10 @@ def test_theorem_arithmetic_and_bad_parameters():
     assert b.confidence_term == pytest.approx(3 * (8 * nu / 2 + 1) * np.sqrt(np.log(10) / 200))
     assert b.bound == pytest.approx(0.2 + b.stability_term + b.confidence_term)
     for bad in (0.0, -1.0, np.inf):
-        with pytest.raises(ValueError, match="rho must be a positive"):
+        with pytest.raises(ValueError, match=r"rho must be a real number in \(0, inf\)"):
             theorem_bound(0.1, n_samples=10, rho=bad, delta=0.1, kappa=1, lam=1, loss_bound=1)
     for bad in (0.0, 1.0, 1.5, -0.1):
-        with pytest.raises(ValueError, match=r"delta must lie in the open interval \(0, 1\)"):
+        with pytest.raises(ValueError, match=r"delta must be a real number in \(0, 1\)"):
             theorem_bound(0.1, n_samples=10, rho=1, delta=bad, kappa=1, lam=1, loss_bound=1)
 
 
@@ -103,5 +103,23 @@ def test_generalization_bound_of_a_fitted_estimator():
     with pytest.raises(ValueError, match="give kappa"):
         generalization_bound(ECRM(loss, space, kernel="linear", fit_intercept=False).fit(X, Y),
                              rho=1.0, delta=0.05, loss_bound=L)
-    with pytest.raises(ValueError, match="rho must be a positive"):
+    with pytest.raises(ValueError, match=r"rho must be a real number in \(0, inf\)"):
         surrogate_loss(est, X, Y, 0.0)
+
+
+def test_generalization_bound_reads_the_fitted_kernel():
+    """Regression: ECRMCV's kernel is "rbf" but its grid chose the linear kernel; the bound
+    used to read ``estimator.kernel`` and silently take kappa = 1."""
+    loss, space, X, Y, L = _problems()[0]
+    cv = ECRMCV(loss, space, kernel="rbf", kernel_grid={"kernel": ["linear"]},
+                alphas=[0.5], fit_intercept=False).fit(X, Y)
+    assert cv.kernel_params_["kernel"] == "linear"
+    with pytest.raises(ValueError, match="give kappa = sup_x k.*for kernel 'linear'"):
+        generalization_bound(cv, rho=1.0, delta=0.05, loss_bound=L)
+    kappa = float(np.max(np.sum(X**2, axis=1)))
+    b = generalization_bound(cv, rho=1.0, delta=0.05, loss_bound=L, kappa=kappa)
+    assert b.kappa == kappa and b.lam == 0.5
+    # and the other way round: a grid choosing rbf for an estimator built with "linear"
+    rbf = ECRMCV(loss, space, kernel="linear", kernel_grid={"kernel": ["rbf"]}, alphas=[0.5],
+                 fit_intercept=False).fit(X, Y)
+    assert generalization_bound(rbf, rho=1.0, delta=0.05, loss_bound=L).kappa == 1.0

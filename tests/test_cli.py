@@ -1,10 +1,14 @@
-"""The README's usage example and the demo command run as a user would run them."""
+"""The README's usage example and the demo command run as a user would run them; option checks."""
 
 import re
+import sys
 from pathlib import Path
+
+import pytest
 
 from ecrm.cli import main
 from ecrm.datasets.synthetic import make_hmc
+from ecrm.experiments.cache import InMemoryCache
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -26,8 +30,77 @@ def test_demo_prints_a_table(capsys):
         assert row in out
 
 
+@pytest.mark.parametrize("kwargs, match", [
+    ({"n_samples": 0}, "n_samples must be an integer >= 1; got 0"),
+    ({"n_labels": -5}, "n_labels must be an integer >= 1; got -5"),
+    ({"noise": float("nan")}, r"noise must be a real number in \[0, inf\); got nan"),
+])
+def test_make_hmc_rejects_bad_parameters(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_hmc(**{"n_samples": 10, **kwargs})
+
+
 def test_synthetic_labels_are_consistent_and_not_trivial():
     X, Y, h = make_hmc(500, n_labels=25, random_state=1)
     assert X.shape == (500, 10) and Y.shape == (500, 25)
     assert h.is_consistent(Y).all()
     assert 0.05 < Y.mean() < 0.6
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--n-train", "-5"], "--n-train must be an integer >= 2; got -5"),
+    (["--n-train", "1"], "--n-train must be an integer >= 2; got 1"),
+    (["--n-train", "2.5"], "--n-train must be an integer >= 2; got '2.5'"),
+    (["--n-test", "0"], "--n-test must be an integer >= 1; got 0"),
+    (["--labels", "0"], "--labels must be an integer >= 1; got 0"),
+    (["--labels", "many"], "--labels must be an integer >= 1; got 'many'"),
+    (["--seed", "-1"], "--seed must be an integer in [0, 4294967295]; got -1"),
+    (["--seed", str(2**32)], "--seed must be an integer in [0, 4294967295]; got 4294967296"),
+])
+def test_demo_rejects_bad_options_at_parse_time(argv, message, capsys, monkeypatch):
+    import ecrm.experiments.demo
+
+    monkeypatch.setattr(ecrm.experiments.demo, "run", None)  # never reached
+    with pytest.raises(SystemExit) as exit_:
+        main(["demo", *argv])
+    assert exit_.value.code == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and "Traceback" not in captured.err and not captured.out
+
+
+def test_demo_accepts_the_smallest_sizes(capsys, monkeypatch):
+    import ecrm.experiments.flow
+
+    monkeypatch.setattr(ecrm.experiments.flow, "demo", lambda seed: "flow demo")
+    assert main(["demo", "--n-train", "2", "--n-test", "1", "--labels", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "1 labels in a tree" in out and "2 training and 1 test points" in out
+
+
+def test_python_dash_m_ecrm_is_the_command(capsys, monkeypatch):
+    import runpy
+
+    import ecrm
+
+    monkeypatch.setattr(sys, "argv", ["ecrm", "--version"])
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_module("ecrm", run_name="__main__")
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"ecrm {ecrm.__version__}"
+
+
+def test_in_memory_cache_computes_each_argument_once():
+    calls = []
+
+    def double(x):
+        calls.append(x)
+        return 2 * x
+
+    def triple(x):
+        return 3 * x
+
+    cache = InMemoryCache()
+    cached = cache.cache(double)
+    assert [cached(2), cached(2), cache.cache(double)(2), cached(3)] == [4, 4, 4, 6]
+    assert calls == [2, 3]
+    assert cache.cache(triple)(2) == 6  # same arguments, another function: not shared

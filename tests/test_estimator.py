@@ -1,15 +1,19 @@
 """ECRM and ECRMCV: risk minimisation against brute force, bad input, scikit-learn conventions."""
 
+import tracemalloc
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
-from sklearn.metrics.pairwise import laplacian_kernel, polynomial_kernel
-from sklearn.model_selection import GridSearchCV
+from sklearn.metrics.pairwise import laplacian_kernel, polynomial_kernel, rbf_kernel
+from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 
 from ecrm import ECRM, ECRMCV, Hierarchy, MultilabelSpace
 from ecrm.losses import HammingLoss, HierarchicalLoss
+from ecrm.losses.base import Loss
+from ecrm.ridge import EigenFactor, LeaveOneOut
 
 TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1"), ("b", "b2")])
 DAG = Hierarchy([("a", "c"), ("b", "c"), ("a", "d"), ("c", "e"), ("d", "e"), ("b", "f")])
@@ -83,8 +87,7 @@ def test_ecrmcv_leave_one_out_equals_refit_without_each_point(fit_intercept):
 
 
 def _loo_costs(cv, X, Y, i):
-    from ecrm.ridge import EigenFactor, LeaveOneOut
-    K = cv._gram(X)
+    K = rbf_kernel(X, gamma=0.5)
     T = np.column_stack([cv.loss.psi(Y), cv.loss.const(Y)])
     loo = LeaveOneOut(EigenFactor.from_kernel(K), T)
     return loo.predictions(len(X) * cv.alpha_, cv.fit_intercept_)[i, :-1]
@@ -170,7 +173,7 @@ def test_row_mismatch_and_bad_Y_are_named():
 @pytest.mark.parametrize("alpha", [0, -1.0, np.nan, "big"])
 def test_bad_alpha(alpha):
     est, X, Y = _fit(alpha=alpha)
-    with pytest.raises(ValueError, match="alpha must be a positive"):
+    with pytest.raises(ValueError, match=r"alpha must be a real number in \(0, inf\)"):
         est.fit(X, Y)
 
 
@@ -277,3 +280,78 @@ def test_kernel_subsample_chooses_the_kernel_first():
     winner = stage1["params"][int(np.argmin(stage1["rank"]))]
     assert cv.kernel_params_["gamma"] == winner["gamma"]
     assert {p["gamma"] for p in cv.cv_results_["params"]} == {winner["gamma"]}
+
+
+def test_cross_val_score_slices_a_precomputed_kernel_on_both_axes():
+    """Regression: without the pairwise tag scikit-learn sliced only the rows of K."""
+    X, Y, _ = _problem(TREE, m=45)
+    K = rbf_kernel(X, gamma=0.5)
+    cv = KFold(3, shuffle=True, random_state=0)
+    for make in (lambda **kw: ECRM(HammingLoss(), TREE, alpha=1e-2, **kw),
+                 lambda **kw: ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], **kw)):
+        assert make(kernel="precomputed").__sklearn_tags__().input_tags.pairwise
+        assert not make(kernel="rbf").__sklearn_tags__().input_tags.pairwise
+        pre = cross_val_score(make(kernel="precomputed"), K, Y, cv=cv)
+        named = cross_val_score(make(kernel="rbf", gamma=0.5), X, Y, cv=cv)
+        np.testing.assert_allclose(pre, named, rtol=1e-12)
+
+
+def test_fit_with_a_precomputed_kernel_makes_one_m_by_m_array():
+    """The factor is the only m x m array a fit allocates: the ridge goes on the diagonal of
+    that one copy in place (no K + ridge*I, no second copy of K), and the caller's K stays
+    untouched, even read-only."""
+    X, Y, _ = _problem(TREE, m=300)
+    K = rbf_kernel(X, gamma=0.5)
+    K.setflags(write=False)
+    K0 = K.copy()
+    block = K.nbytes
+    for est in (ECRM(HammingLoss(), TREE, kernel="precomputed"), ECRM(HammingLoss(), TREE)):
+        data = K if est.kernel == "precomputed" else X
+        clone(est).fit(data, Y)  # imports and caches outside the measurement
+        tracemalloc.start()
+        try:
+            est.fit(data, Y)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 1.5 * block, f"{est.kernel}: peak {peak / block:.2f} x m*m*8 bytes"
+    np.testing.assert_array_equal(K, K0)
+    np.testing.assert_allclose(
+        ECRM(HammingLoss(), TREE, kernel="precomputed").fit(K, Y).predict_costs(K[:5]),
+        ECRM(HammingLoss(), TREE, gamma=0.5).fit(X, Y).predict_costs(X[:5]), rtol=1e-9)
+
+
+class _Reversed(MultilabelSpace):
+    """A space whose consistent scores are 1 - S: shows which hook predict_scores uses."""
+
+    def consistent_scores(self, S):
+        return 1.0 - np.asarray(S)
+
+
+def test_predict_scores_use_the_consistent_scores_hook():
+    X, Y, rng = _problem(TREE)
+    est = ECRM(HammingLoss(), _Reversed(TREE.n_labels), gamma=0.5).fit(X, Y)
+    Xt = rng.normal(size=(5, 3))
+    raw = np.clip(est.conditional_weights(Xt) @ Y, 0, 1)
+    np.testing.assert_allclose(est.predict_scores(Xt), 1.0 - raw, atol=1e-9)
+
+
+class _PlainHamming(Loss):
+    """The Hamming loss with no linear form: ECRM minimises it through the risk weights."""
+
+    def __call__(self, Y_pred, Y_true):
+        return np.abs(np.asarray(Y_pred, float) - np.asarray(Y_true, float)).sum(axis=1)
+
+
+def test_a_loss_without_linear_form_goes_through_the_weights():
+    X, Y, rng = _problem(TREE)
+    space = MultilabelSpace(TREE.n_labels)
+    Xt = rng.normal(size=(10, 3))
+    plain = ECRM(_PlainHamming(), space, gamma=0.5).fit(X, Y)
+    linear = ECRM(HammingLoss(), space, gamma=0.5).fit(X, Y)
+    np.testing.assert_array_equal(plain.predict(Xt), linear.predict(Xt))
+    Yt = linear.predict(Xt)
+    np.testing.assert_allclose(plain.conditional_risk(Xt, Yt), linear.conditional_risk(Xt, Yt),
+                               rtol=1e-9, atol=1e-9)
+    with pytest.raises(TypeError, match="no linear form"):
+        plain.predict_costs(Xt)

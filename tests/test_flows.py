@@ -20,17 +20,19 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection
-from ecrm.datasets.flows import FlowModel, simulate_flows, st_paths
+from ecrm.datasets.flows import DEFAULT_PARAMETERS, FlowModel, simulate_flows, st_paths
 from ecrm.estimator import ECRM
-from ecrm.losses.continuous import (
-    AbsoluteLoss,
-    SquaredLoss,
+from ecrm.losses import AbsoluteLoss, HammingLoss, SquaredLoss
+from ecrm.spaces.flows import (
+    FlowPolytope,
+    InfeasibleNetworkError,
     absolute_risk,
     minimize_absolute_risk,
     minimize_squared_risk,
+    paper_network,
     squared_risk,
 )
-from ecrm.spaces.flows import FlowPolytope, InfeasibleNetworkError, paper_network
+from ecrm.testing import check_oracle
 
 SETTINGS = settings(max_examples=12, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -50,6 +52,9 @@ def capacitated():
 
 
 NETWORKS = [diamond, capacitated]
+
+#: Positive rescalings under which every minimiser must give the same answer (issue 11).
+SCALES = (1e-12, 1e-6, 1.0, 1e6, 1e12)
 
 
 # -- brute-force oracles --------------------------------------------------------------------
@@ -101,7 +106,7 @@ def random_flows(space: FlowPolytope, rng, m: int, grid: int = 4) -> np.ndarray:
     V = space.vertices()
     lam = rng.integers(0, grid, size=(m, len(V))).astype(float)
     lam[lam.sum(axis=1) == 0, 0] = 1.0
-    return space._clean((lam / lam.sum(axis=1, keepdims=True)) @ V)
+    return space.clip((lam / lam.sum(axis=1, keepdims=True)) @ V)
 
 
 # -- FlowPolytope ---------------------------------------------------------------------------
@@ -217,6 +222,29 @@ def test_unbounded_network_detected():
         space.argmin([[0, -1, 0, 0]])
 
 
+@pytest.mark.parametrize("make", NETWORKS)
+@SETTINGS
+@given(seed=st.integers(0, 10_000))
+def test_linear_oracle_through_the_shared_checker_at_every_scale(make, seed):
+    space = make()
+    rng = np.random.default_rng(seed)
+    # Rows of mixed magnitudes (1e-12 to 1e12), and near-ties on a half-integer grid.
+    C = np.vstack([rng.normal(size=(3, space.n_arcs)) * 10.0 ** rng.uniform(-12, 12, (3, 1)),
+                   rng.integers(-2, 3, size=(3, space.n_arcs)) / 2])
+    np.testing.assert_array_equal(space.enumerate(), space.vertices())
+    Y = check_oracle(space, C)
+    for scale in SCALES:
+        np.testing.assert_allclose(space.argmin(scale * C[:3]), Y[:3], atol=1e-9)
+
+
+def test_enumerate_refuses_unbounded_and_large_polytopes():
+    space = FlowPolytope([("s", "a"), ("a", "b"), ("b", "a"), ("a", "t")], {"s": 1, "t": -1})
+    with pytest.raises(ValueError, match="unbounded"):
+        space.enumerate()
+    with pytest.raises(ValueError, match=r"refusing to list 9 vertices \(max_outputs=5\)"):
+        paper_network().enumerate(max_outputs=5)
+
+
 # -- absolute loss --------------------------------------------------------------------------
 @pytest.mark.parametrize("make", NETWORKS)
 @SETTINGS
@@ -236,7 +264,7 @@ def test_absolute_risk_methods_against_brute_force(make, seed, m):
                                    atol=1e-10)
         assert space.contains(res.solution, atol=1e-7).all()
     local = minimize_absolute_risk(w[None], Y_ref, space, method="local")
-    assert local.lower_bound[0] <= exact + 1e-8 <= local.value[0] + 2e-8
+    assert local.bound[0] <= exact + 1e-8 <= local.value[0] + 2e-8
     if local.certified[0]:
         np.testing.assert_allclose(local.value[0], exact, rtol=1e-7, atol=1e-8)
     sub = minimize_absolute_risk(w[None], Y_ref, space, method="subgradient",
@@ -266,7 +294,7 @@ def test_local_method_batches_and_falls_back_to_milp():
     assert auto.certified.all() and milp.certified.all()
     np.testing.assert_allclose(auto.value, milp.value, atol=1e-8)
     assert np.all(local.value >= milp.value - 1e-8)
-    assert np.all(local.lower_bound <= milp.value + 1e-8)
+    assert np.all(local.bound <= milp.value + 1e-8)
     np.testing.assert_allclose(local.value[local.certified], milp.value[local.certified],
                                atol=1e-8)
 
@@ -299,7 +327,78 @@ def test_absolute_risk_input_errors():
     from ecrm.spaces.base import MultilabelSpace
 
     with pytest.raises(TypeError, match="FlowPolytope, not MultilabelSpace"):
-        AbsoluteLoss().minimize_risk([[1.0]], V[:1], MultilabelSpace(10))
+        minimize_absolute_risk([[1.0]], V[:1], MultilabelSpace(10))
+    with pytest.raises(ValueError, match=r"HammingLoss has no linear form and the flow "
+                       r"polytope has no risk minimiser for it .* \['absolute', 'squared'\]"):
+        space.solve_risk([[1.0]], V[:1], HammingLoss())
+
+
+@pytest.mark.parametrize("make", NETWORKS)
+@SETTINGS
+@given(seed=st.integers(0, 10_000), magnitude=st.floats(-12, 12))
+def test_absolute_risk_is_invariant_to_the_scale_of_the_weights(make, seed, magnitude):
+    # Rows of weights of magnitude 10^magnitude, and integer weights (many near-ties). The
+    # tiny networks have degenerate optima (a cycle whose arcs' slopes cancel for any w), so
+    # the answer for s * w is compared with the one for w by its risk; on ECRM weights the
+    # solutions themselves agree (test_regression_absolute_risk_at_tiny_and_huge_weights).
+    space = make()
+    rng = np.random.default_rng(seed)
+    Y_ref = random_flows(space, rng, 4, grid=3)
+    W = rng.normal(size=(3, 4))
+    W[:, 0] = np.abs(W[:, 0]) + 0.1
+    ties = rng.integers(-2, 3, size=(2, 4)).astype(float)
+    ties[:, 0] = 3.0
+    W = np.vstack([W * 10.0 ** magnitude, ties])
+    exact = minimize_absolute_risk(W, Y_ref, space, method="milp")  # vs brute force: above
+    assert exact.certified.all()
+    norm = np.abs(W).sum(axis=1)  # compare risks per unit of weight: tolerances per row
+    for method, scales in (("auto", SCALES), ("milp", SCALES[::4])):
+        for scale in scales:
+            res = minimize_absolute_risk(scale * W, Y_ref, space, method=method)
+            assert res.certified.all(), (method, scale)
+            assert space.contains(res.solution, atol=1e-7).all()
+            np.testing.assert_allclose(absolute_risk(W, Y_ref, res.solution) / norm,
+                                       exact.value / norm, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(res.value / (scale * norm), exact.value / norm,
+                                       rtol=1e-9, atol=1e-12)
+
+
+def test_regression_absolute_risk_at_tiny_and_huge_weights():
+    # Before: at 1e-9 every row came back worse than the minimiser yet flagged certified; at
+    # 1e12 "RuntimeError: the block LP of the absolute-loss inference failed".
+    space = paper_network()
+    X, Y = simulate_flows(125, random_state=0)
+    W = ECRM(AbsoluteLoss(), space, gamma=0.03, alpha=1e-4).fit(X[:100], Y[:100]) \
+        .conditional_weights(X[100:])
+    for method in ("auto", "milp"):
+        ref = minimize_absolute_risk(W, Y[:100], space, method=method)
+        assert ref.certified.all()
+        for scale in (1e-9, *SCALES):
+            res = minimize_absolute_risk(scale * W, Y[:100], space, method=method)
+            assert res.certified.all()
+            np.testing.assert_allclose(res.solution, ref.solution, atol=1e-12)
+            np.testing.assert_allclose(res.value, scale * ref.value, rtol=1e-9)
+
+
+def test_regression_ecrm_predict_far_from_training_without_intercept():
+    # An RBF kernel without intercept gives weights ~1e-9 (sum |w|) far from the training set;
+    # before, every absolute-loss prediction there was worse than some vertex or training flow.
+    space = paper_network()
+    X, Y = simulate_flows(100, random_state=0)
+    far = X[60:] + 5.0
+    candidates = np.vstack([space.vertices(), Y[:60]])
+    for loss, risk in ((AbsoluteLoss(), absolute_risk), (SquaredLoss(), squared_risk)):
+        est = ECRM(loss, space, gamma=0.05, alpha=1e-3, fit_intercept=False).fit(X[:60], Y[:60])
+        W = est.conditional_weights(far)
+        assert np.abs(W).sum(axis=1).max() < 1e-7
+        W1 = W / np.abs(W).sum(axis=1, keepdims=True)
+        got = risk(W1, Y[:60], est.predict(far))
+        best = np.array([risk(np.repeat(w[None], len(candidates), 0), Y[:60], candidates).min()
+                         for w in W1])
+        assert np.all(got <= best + 1e-9), type(loss).__name__
+        if isinstance(loss, AbsoluteLoss):
+            exact = minimize_absolute_risk(W1, Y[:60], space, method="milp")
+            np.testing.assert_allclose(got, exact.value, rtol=1e-9, atol=1e-12)
 
 
 # -- square loss --------------------------------------------------------------------------
@@ -324,6 +423,45 @@ def test_squared_risk_against_brute_force(make, seed, m, shift):
         exact = squared_risk(np.repeat(w[None], len(space.vertices()), 0), Y_ref,
                              space.vertices()).min()
     np.testing.assert_allclose(res.value[0], exact, rtol=1e-8, atol=1e-9)
+
+
+@pytest.mark.parametrize("make", NETWORKS)
+@SETTINGS
+@given(seed=st.integers(0, 10_000), magnitude=st.floats(-12, 12))
+def test_squared_risk_is_invariant_to_the_scale_of_the_weights(make, seed, magnitude):
+    space = make()
+    rng = np.random.default_rng(seed)
+    Y_ref = random_flows(space, rng, 4)
+    W = np.vstack([rng.normal(size=(3, 4)) + 0.3, rng.normal(size=(3, 4)) - 0.3])
+    W *= 10.0 ** magnitude
+    base = minimize_squared_risk(W, Y_ref, space)
+    for scale in SCALES:
+        res = minimize_squared_risk(scale * W, Y_ref, space)
+        assert res.certified.all()
+        np.testing.assert_allclose(res.solution, base.solution, atol=1e-9)
+        np.testing.assert_allclose(res.value, scale * base.value, rtol=1e-8,
+                                   atol=1e-12 * scale * float(np.abs(W).sum(axis=1).max()))
+
+
+def test_losses_reach_their_minimiser_through_the_space_registry():
+    space = paper_network()
+    rng = np.random.default_rng(3)
+    Y_ref = random_flows(space, rng, 12, grid=3)
+    W = rng.normal(size=(6, 12)) + 0.05
+    res = space.solve_risk(W, Y_ref, AbsoluteLoss(method="milp"))
+    direct = minimize_absolute_risk(W, Y_ref, space, method="milp")
+    np.testing.assert_array_equal(res.solution, direct.solution)
+    assert res.info["method"] == "milp" and list(res.method) == ["milp"] * 6
+    np.testing.assert_array_equal(AbsoluteLoss("milp").minimize_risk(W, Y_ref, space),
+                                  direct.solution)
+    auto = space.solve_risk(W, Y_ref, AbsoluteLoss())
+    assert set(auto.method) <= {"local", "milp"} and auto.info["method"] == "auto"
+    np.testing.assert_array_equal(SquaredLoss().minimize_risk(W, Y_ref, space),
+                                  minimize_squared_risk(W, Y_ref, space).solution)
+    with pytest.raises(ValueError, match="method must be one of"):
+        AbsoluteLoss(method="fast").check_space(space)
+    with pytest.raises(ValueError, match="time_limit must be a real number in"):
+        AbsoluteLoss(time_limit=0).check_space(space)
 
 
 def test_losses_evaluate_their_definition():
@@ -382,7 +520,7 @@ def test_baselines():
     knn_sq = KNNFlowRegressor(SquaredLoss(), space, n_neighbors=7).fit(X[:100], Y[:100])
     nb = knn_sq.neighbors(X[100:])
     np.testing.assert_allclose(knn_sq.predict(X[100:]), Y[nb].mean(axis=1), atol=1e-9)
-    krr = KRRProjection(space, alpha=0.1, gamma=0.05).fit(X[:100], Y[:100])
+    krr = KRRProjection(space, ridge=0.1, gamma=0.05).fit(X[:100], Y[:100])
     P = krr.predict(X[100:])
     assert space.contains(P, atol=1e-9).all()
     Z = krr.predict_unconstrained(X[100:])
@@ -391,6 +529,34 @@ def test_baselines():
         KNNFlowRegressor(AbsoluteLoss(), space, n_neighbors=500).fit(X[:100], Y[:100])
     with pytest.raises(TypeError, match="FlowPolytope"):
         KRRProjection("network").fit(X, Y)
+    with pytest.raises(ValueError, match="ridge must be a real number"):
+        KRRProjection(space, ridge=-1.0).fit(X, Y)
+    with pytest.raises(ValueError, match="same number of rows"):
+        KNNFlowRegressor(AbsoluteLoss(), space).fit(X[:10], Y[:9])
+
+
+def test_krr_projection_is_kernel_ridge_with_the_ridge_added_as_is():
+    from scipy import linalg
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, Y = simulate_flows(90, random_state=2)
+    krr = KRRProjection(paper_network(), ridge=0.01, gamma=0.03).fit(X[:60], Y[:60])
+    K = rbf_kernel(X[:60], X[:60], gamma=0.03) + 0.01 * np.eye(60)
+    expected = rbf_kernel(X[60:], X[:60], gamma=0.03) @ linalg.solve(K, Y[:60])
+    np.testing.assert_allclose(krr.predict_unconstrained(X[60:]), expected, rtol=1e-9,
+                               atol=1e-12)
+
+
+def test_flow_model_parameters():
+    model = FlowModel(**DEFAULT_PARAMETERS)
+    np.testing.assert_allclose(model.arc_costs(np.zeros((1, 20)))[0],
+                               DEFAULT_PARAMETERS["intercepts"])
+    with pytest.raises(ValueError, match="n_travellers must be an integer >= 1; got 0"):
+        FlowModel(**{**DEFAULT_PARAMETERS, "n_travellers": 0})
+    with pytest.raises(ValueError, match="n_features must be an integer >= 20"):
+        FlowModel(**DEFAULT_PARAMETERS, n_features=5)
+    with pytest.raises(ValueError, match="n must be an integer >= 0"):
+        simulate_flows(-1)
 
 
 def test_bayes_risk_of_default_model_is_stable():
@@ -413,7 +579,7 @@ def test_reproduce_flow_smoke(tmp_path, capsys, monkeypatch):
                               "--figure-log-sizes", "1.7", "2", "--figure-repeats", "2",
                               "--jobs", "1", "--quiet"])
     monkeypatch.setattr(flow, "GRIDS", {"gamma": (0.03,), "ecrm_alpha": (1e-3,),
-                                        "krr_alpha": (0.1,), "k": (5,)})
+                                        "krr_ridge": (0.1,), "k": (5,)})
     assert args.func(args) == 0
     text = capsys.readouterr().out
     assert "paper mean" in text and "Bayes risk" in text
@@ -423,6 +589,30 @@ def test_reproduce_flow_smoke(tmp_path, capsys, monkeypatch):
     assert all(set(r) == {"method", "loss", "mean", "std", "trials", "n_train"} for r in rows)
     assert all(r["trials"] == 2 and r["n_train"] == 50 for r in rows)
     assert (tmp_path / "flow_conditional_risk.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--trials", "0"], "--trials must be an integer >= 1; got 0"),
+    (["--jobs", "0"], "--jobs must be an integer >= 1; got 0"),
+    (["--n-train", "3"], "--n-train must be an integer >= 5; got 3"),
+    (["--n-test", "2.5"], "--n-test must be an integer >= 1; got '2.5'"),
+    (["--n-val", "-4"], "--n-val must be an integer >= 1; got -4"),
+    (["--seed", "-1"], "--seed must be an integer >= 0; got -1"),
+    (["--figure-repeats", "0"], "--figure-repeats must be an integer >= 1"),
+    (["--figure-log-sizes", "2", "nan"], r"--figure-log-sizes must be a real number in \[0.7, 5\]"),
+])
+def test_reproduce_flow_rejects_bad_arguments_at_parse_time(argv, message, capsys):
+    from ecrm.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "flow", *argv])
+    assert exc.value.code == 2
+    assert f"argument {argv[0]}: " in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["reproduce", "flow", *argv])
+    import re
+
+    assert re.search(message, capsys.readouterr().err)
 
 
 def test_demo_returns_a_table():

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy import linalg
 from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.model_selection import KFold, cross_val_score
 
 from ecrm.datasets.synthetic import make_hmc
 from ecrm.estimator import ECRM
@@ -94,3 +95,17 @@ def test_bad_task_kernels():
     X, Y, _ = _data()
     with pytest.raises(ValueError, match="must be 6 x 6"):
         JointKernelECRM(HammingLoss(), H, task_kernel=np.eye(3)).fit(X, Y)
+
+
+def test_precomputed_kernel_and_pairwise_cross_validation():
+    X, Y, Xt = _data(m=30, seed=3)
+    B = hierarchy_task_kernel(H)
+    named = JointKernelECRM(HammingLoss(), H, task_kernel=B, gamma=0.4, alpha=1e-2).fit(X, Y)
+    pre = JointKernelECRM(HammingLoss(), H, task_kernel=B, kernel="precomputed", alpha=1e-2)
+    pre.fit(rbf_kernel(X, gamma=0.4), Y)
+    np.testing.assert_allclose(pre.predict_costs(rbf_kernel(Xt, X, gamma=0.4)),
+                               named.predict_costs(Xt), rtol=1e-9, atol=1e-11)
+    cv = KFold(3, shuffle=True, random_state=0)
+    np.testing.assert_allclose(
+        cross_val_score(pre, rbf_kernel(X, gamma=0.4), Y, cv=cv),
+        cross_val_score(named, X, Y, cv=cv), rtol=1e-12)

@@ -1,4 +1,4 @@
-"""Linear-constraint output spaces: TU check, certified LP, MILP fallback, all by enumeration."""
+"""Linear-constraint output spaces: TU check, membership, certificates, MILP fallback."""
 
 import itertools
 
@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from ecrm.spaces.base import CertifiedResult, all_binary_vectors
 from ecrm.spaces.hierarchy import Hierarchy
 from ecrm.spaces.permutations import PermutationSpace
 from ecrm.spaces.polytope import LinearConstraintSpace, check_total_unimodularity
-from ecrm.testing import check_oracle
 
 finite = st.floats(-10, 10, allow_nan=False)
 
@@ -72,11 +72,13 @@ def constraint_sets(draw):
                 A_eq=A_eq if n_eq else None, b_eq=b_eq if n_eq else None, n_outputs=d)
 
 
+# The oracle itself is checked against brute force in tests/test_oracles.py; here the
+# space's own duties: its elements, membership, infeasibility and the certificates.
 @settings(max_examples=40, deadline=None)
 @given(constraint_sets(), st.data())
-def test_oracle_is_exact_on_random_constraint_sets(kw, data):
+def test_elements_membership_and_certificates_on_random_constraint_sets(kw, data):
     d = kw["n_outputs"]
-    allpts = np.array(list(itertools.product([0.0, 1.0], repeat=d)))
+    allpts = all_binary_vectors(d)
     ok = np.ones(len(allpts), dtype=bool)
     if kw["A_ub"] is not None:
         ok &= np.all(allpts @ kw["A_ub"].T <= kw["b_ub"], axis=1)
@@ -88,20 +90,22 @@ def test_oracle_is_exact_on_random_constraint_sets(kw, data):
         return
     space = LinearConstraintSpace(**kw)
     np.testing.assert_array_equal(space.enumerate(), allpts[ok])
+    np.testing.assert_array_equal(space.contains(allpts), ok)
     C = data.draw(arrays(float, (3, d), elements=finite))
-    # HiGHS decides optimality up to a tolerance of about 1e-7 relative to max |c|
-    tol = 1e-6 * np.abs(C).max()
-    check_oracle(space, C, atol=tol)
     res = space.solve(C)
-    np.testing.assert_allclose(res.value, (allpts[ok] @ C.T).min(axis=0), atol=tol)
+    assert isinstance(res, CertifiedResult) and res.info["tu"] is space.tu
+    assert res.certified.all()
+    np.testing.assert_allclose(res.value, np.einsum("ij,ij->i", C, res.solution))
+    tol = 1e-9 * np.abs(C).sum(axis=1)
     if space.exact_by_lp:
-        assert res.n_lp == 3  # Theorem 3.1: the relaxation is exact
-    lp = res.path == "lp"
-    assert np.all(res.lower_bound[lp] >= res.value[lp] - tol)
-    assert np.all(res.lower_bound[~lp] <= res.value[~lp] + tol)
+        assert np.all(res.method == "lp")  # Theorem 3.1: the relaxation is exact
+    assert np.all(res.bound <= res.value + tol)
+    assert np.all(res.info["lp_bound"] <= res.value + tol)
+    lp = res.method == "lp"
+    np.testing.assert_allclose(res.bound[lp], res.value[lp], rtol=0, atol=tol.max())
     milp = LinearConstraintSpace(**kw, method="milp").solve(C)
-    assert np.all(milp.path == "milp")
-    np.testing.assert_allclose(milp.value, res.value, atol=tol)
+    assert np.all(milp.method == "milp") and np.isnan(milp.info["lp_bound"]).all()
+    np.testing.assert_allclose(milp.bound, milp.value, rtol=0, atol=tol.max())
 
 
 def test_fractional_relaxation_falls_back_to_milp():
@@ -109,13 +113,34 @@ def test_fractional_relaxation_falls_back_to_milp():
     space = LinearConstraintSpace(A_ub=[[1, 1, 0], [0, 1, 1], [1, 0, 1]], b_ub=[1, 1, 1])
     assert space.tu.is_tu is False and space.tu.determinant == 2.0
     res = space.solve([[-1.0, -1.0, -1.0], [-1.0, 0.0, 0.0]])
-    np.testing.assert_allclose(res.lower_bound, [-1.5, -1.0])
-    np.testing.assert_array_equal(res.path, ["milp", "lp"])
+    np.testing.assert_allclose(res.info["lp_bound"], [-1.5, -1.0])
+    np.testing.assert_allclose(res.bound, [-1.0, -1.0])  # branch and bound closes the gap
+    np.testing.assert_array_equal(res.method, ["milp", "lp"])
     np.testing.assert_allclose(res.value, [-1.0, -1.0])
     lp_only = LinearConstraintSpace(A_ub=[[1, 1, 0], [0, 1, 1], [1, 0, 1]], b_ub=[1, 1, 1],
                                     method="lp")
     with pytest.raises(RuntimeError, match="fractional"):
         lp_only.solve([[-1.0, -1.0, -1.0]])
+
+
+@pytest.mark.parametrize("A_ub, b_ub, c", [
+    ([[0, -1, 1, -1], [0, 0, 0, 1], [1, 1, -1, -1]], [0, 1, 0],
+     [-0.999999, -1e-12, -0.5, 1.0]),
+    ([[-1, 1, 1, 2, 1], [2, 2, -1, -1, 1]], [3, 1],
+     [1.66206615e-11, -1.63293628e08, 8.81968865e04, 6.70662981, -5.46914524e08]),
+])
+@pytest.mark.parametrize("method", ["auto", "milp"])
+def test_branch_and_bound_is_exact_at_every_scale(A_ub, b_ub, c, method):
+    # Regression (issue 11.1): with rows scaled to max |c| = 1, HiGHS's absolute MIP
+    # tolerances (1e-6) returned -0.499999 instead of -0.5 in the first case, and missed the
+    # minimum by 1.2e-8 of sum |c| in the second.
+    space = LinearConstraintSpace(A_ub=A_ub, b_ub=b_ub, method=method)
+    elements = space.enumerate()
+    for s in (1e-12, 1e-6, 1.0, 1e6, 1e12):
+        C = s * np.array([c])
+        res = space.solve(C)
+        best = (elements @ C.T).min()
+        assert abs(res.value[0] - best) <= 1e-12 * np.abs(C).sum(), (s, res.value, best)
 
 
 def test_assignment_constraints_match_the_permutation_oracle():
@@ -125,7 +150,7 @@ def test_assignment_constraints_match_the_permutation_oracle():
     assert space.exact_by_lp
     C = np.random.default_rng(0).normal(size=(5, n * n))
     res = space.solve(C)
-    assert res.n_lp == 5
+    assert np.all(res.method == "lp")
     np.testing.assert_array_equal(res.solution, PermutationSpace(n).argmin(C))
 
 
@@ -142,6 +167,10 @@ def test_bad_constraints():
         LinearConstraintSpace(A_ub=[[1, 1]])
     with pytest.raises(ValueError, match="method"):
         LinearConstraintSpace(n_outputs=2, method="simplex")
+    with pytest.raises(ValueError, match="n_outputs must be an integer >= 1; got 2.5"):
+        LinearConstraintSpace(n_outputs=2.5)
+    with pytest.raises(ValueError, match="check_feasible must be True or False"):
+        LinearConstraintSpace(n_outputs=2, check_feasible="no")
     space = LinearConstraintSpace(A_ub=[[1, 1, 0]], b_ub=[1], A_eq=[[0, 0, 1]], b_eq=[1])
     with pytest.raises(ValueError, match="row 1 of Y violates inequality constraint 0: 2 > 1"):
         space.validate([[1, 0, 1], [1, 1, 1]])
@@ -149,3 +178,7 @@ def test_bad_constraints():
         space.validate([[1, 0, 0]])
     with pytest.raises(ValueError, match=r"shape \(n, 3\)"):
         space.argmin(np.zeros((1, 4)))
+    np.testing.assert_array_equal(
+        space.contains([[1, 0, 1], [1, 1, 1], [0.5, 0, 1], [0, 0, 0]]),
+        [True, False, False, False])
+    assert not space.contains(np.ones((2, 4))).any()

@@ -54,6 +54,65 @@ def test_reproduce_hmc_prints_table_and_writes_json(data_dir, tmp_path, capsys):
 def test_reproduce_hmc_without_data_says_where_to_get_it(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("ECRM_DATA", raising=False)
     assert main(["reproduce", "hmc"]) == 2
-    assert "ECRM_DATA" in capsys.readouterr().out
-    assert main(["reproduce", "hmc", "--data-dir", str(tmp_path), "--datasets", "nope"]) == 2
-    assert "nope" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "ECRM_DATA" in captured.err and not captured.out
+    monkeypatch.setenv("ECRM_DATA", str(tmp_path / "missing"))
+    assert main(["reproduce", "hmc"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    monkeypatch.setenv("ECRM_DATA", str(tmp_path))
+    assert main(["reproduce", "hmc"]) == 2
+    assert "no data sets in" in capsys.readouterr().err
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Make any fit fail: the checks under test must stop the command before the work."""
+    import ecrm.experiments.hmc
+
+    def fail(*args, **kwargs):
+        raise AssertionError("work started")
+
+    monkeypatch.setattr(ecrm.experiments.hmc, "run_dataset", fail)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--methods", "ecrm,svm"], "--methods has unknown names svm; expected a comma-separated "
+     "list of ecrm, br-svm"),
+    (["--methods", "ecrm,,br-svm"], "--methods has an empty name"),
+    (["--methods", "ecrm, ECRM"], "--methods repeats ecrm"),
+    (["--datasets", "toytree,"], "--datasets has an empty name"),
+    (["--data-dir", "/no/such/dir"], "--data-dir must be an existing directory"),
+    (["--json", "/no/such/dir/rows.json"], "--json must be a file path in an existing directory"),
+])
+def test_reproduce_hmc_rejects_bad_options_at_parse_time(argv, message, data_dir, no_work,
+                                                         capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "hmc", "--data-dir", str(data_dir), *argv])
+    assert exit_.value.code == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and "Traceback" not in captured.err and not captured.out
+
+
+def test_reproduce_hmc_rejects_unknown_data_sets_before_any_work(data_dir, no_work, capsys):
+    argv = ["reproduce", "hmc", "--data-dir", str(data_dir), "--datasets", "toytree, nope"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "no data set 'nope'" in err and "available: toydag, toytree" in err
+
+
+def test_reproduce_hmc_reports_a_malformed_file_without_traceback(data_dir, capsys):
+    f = data_dir / "toytree.test.arff"
+    f.write_text(f.read_text().replace("@data\n", "@data\nnan,1,red,a\n"))
+    argv = ["reproduce", "hmc", "--data-dir", str(data_dir), "--datasets", "toytree", "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{f}, line 7: expected a finite number" in err and "Traceback" not in err
+
+
+def test_reproduce_hmc_strips_spaces_in_lists_and_shows_progress(data_dir, capsys):
+    argv = ["reproduce", "hmc", "--data-dir", str(data_dir), "--datasets", " toytree ",
+            "--methods", " ECRM "]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "toytree: m=40 train" in captured.out and "BR-SVM" not in captured.out
+    assert "Table 1" in captured.err and "4/4" in captured.err

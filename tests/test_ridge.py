@@ -5,7 +5,15 @@ import pytest
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics.pairwise import rbf_kernel
 
-from ecrm.ridge import CholeskyFactor, EigenFactor, LeaveOneOut, fit_ridge, risk_weights
+from ecrm.ridge import (
+    CholeskyFactor,
+    EigenFactor,
+    LeaveOneOut,
+    check_ridge,
+    fit_multitask_ridge,
+    fit_ridge,
+    risk_weights,
+)
 
 
 def _data(seed=0, m=30, p=4, e=3):
@@ -86,3 +94,67 @@ def test_thin_linear_decomposition_matches_the_full_one(fit_intercept):
     np.testing.assert_allclose(LeaveOneOut(thin, T).predictions(0.3, fit_intercept),
                                LeaveOneOut(full, T).predictions(0.3, fit_intercept),
                                rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("m", [7, 600])  # one block of the in-place mirror, and several
+def test_in_place_cholesky_is_bitwise_the_copy_and_reads_only_the_lower_triangle(m):
+    rng = np.random.default_rng(m)
+    X = rng.normal(size=(m, 5))
+    K = rbf_kernel(X, gamma=0.2)
+    K[np.triu_indices(m, 1)] += rng.normal(size=m * (m - 1) // 2)  # garbage, never read
+    T = rng.normal(size=(m, 3))
+    K0 = K.copy()
+    copied = CholeskyFactor(K, 0.3)
+    np.testing.assert_array_equal(K, K0)  # the default never touches K
+    own = K.copy()
+    in_place = CholeskyFactor(own, 0.3, overwrite_k=True)
+    assert np.shares_memory(in_place._chol[0], own)  # no second m x m array
+    np.testing.assert_array_equal(in_place.solve(T), copied.solve(T))
+    lower = np.tril(K0) + np.tril(K0, -1).T
+    np.testing.assert_allclose(copied.solve(T), np.linalg.solve(lower + 0.3 * np.eye(m), T),
+                               rtol=1e-8, atol=1e-10)
+
+
+def test_in_place_cholesky_failure_restores_K_for_the_fallback():
+    rng = np.random.default_rng(1)
+    Q = np.linalg.qr(rng.normal(size=(6, 6)))[0]
+    K = (Q * np.array([-3.0, 1, 2, 3, 4, 5])) @ Q.T  # indefinite
+    T = rng.normal(size=(6, 2))
+    with pytest.warns(RuntimeWarning, match="positive definite"):
+        expected = CholeskyFactor(K, 0.5).solve(T)
+    with pytest.warns(RuntimeWarning, match="positive definite"):
+        f = CholeskyFactor(K.copy(), 0.5, overwrite_k=True)
+    np.testing.assert_array_equal(f.solve(T), expected)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_multitask_ridge_is_one_scaled_ridge_per_column(fit_intercept):
+    X, T, rng = _data(7, m=25, e=4)
+    K = rbf_kernel(X, gamma=0.3)
+    V = rbf_kernel(rng.normal(size=(5, X.shape[1])), X, gamma=0.3)
+    eig = EigenFactor.from_kernel(K).with_ridge(0.2)
+    scales = np.array([0.0, 0.5, 1.0, 3.0])
+    fit = fit_multitask_ridge(eig, T, scales, fit_intercept)
+    for k, s in enumerate(scales):
+        # column k alone, with the Gram matrix s * K
+        one = fit_ridge(CholeskyFactor(s * K, 0.2), T[:, [k]], fit_intercept)
+        np.testing.assert_allclose(V @ fit.dual_coef[:, k] + fit.intercept[k],
+                                   (s * V) @ one.dual_coef[:, 0] + one.intercept[0],
+                                   rtol=1e-8, atol=1e-10)
+    plain = fit_ridge(eig, T, fit_intercept)
+    ones = fit_multitask_ridge(eig, T, np.ones(4), fit_intercept)
+    np.testing.assert_allclose(ones.dual_coef, plain.dual_coef, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(ones.intercept, plain.intercept, rtol=1e-8, atol=1e-10)
+
+
+def test_check_ridge_rule():
+    assert check_ridge(1e-3, 100, diagonal_max=1.0) == 100 * 1e-3
+    assert check_ridge(1e-300, 100, diagonal_max=0.0) == 100 * 1e-300  # K = 0: nothing to lose
+    with pytest.raises(ValueError, match=r"alpha=1e\+307 is too large for 100 training"):
+        check_ridge(1e307, 100)
+    with pytest.raises(ValueError, match="alpha=5e-324 is too small"):
+        check_ridge(5e-324, 100)
+    eps = np.finfo(float).eps
+    check_ridge(eps * 1e4 / 10, 10, diagonal_max=1e4)
+    with pytest.raises(ValueError, match=r"alphas\[2\]=.* is too small"):
+        check_ridge(0.5 * eps * 1e4 / 10, 10, diagonal_max=1e4, name="alphas[2]")

@@ -7,6 +7,7 @@ type) naming the parameter, what was expected and what was found.
 from __future__ import annotations
 
 import numbers
+from typing import Literal, overload
 
 import numpy as np
 
@@ -36,6 +37,16 @@ def check_real(value, name: str, *, low: float = 0.0, high: float = np.inf,
     return v
 
 
+@overload
+def check_int(value, name: str, *, low: int = ..., high: int | None = ...,
+              allow_none: Literal[False] = ...) -> int: ...
+
+
+@overload
+def check_int(value, name: str, *, low: int = ..., high: int | None = ...,
+              allow_none: bool) -> int | None: ...
+
+
 def check_int(value, name: str, *, low: int = 1, high: int | None = None,
               allow_none: bool = False) -> int | None:
     """``value`` as an int with ``low <= value <= high`` (``None`` passes if allowed).
@@ -52,9 +63,10 @@ def check_int(value, name: str, *, low: int = 1, high: int | None = None,
     span = f">= {low}" if high is None else f"in [{low}, {high}]"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{name} must be an integer {span}; got {value!r}")
-    if value < low or (high is not None and value > high):
+    v = int(value)
+    if v < low or (high is not None and v > high):
         raise ValueError(f"{name} must be an integer {span}; got {value!r}")
-    return int(value)
+    return v
 
 
 def check_bool(value, name: str) -> bool:

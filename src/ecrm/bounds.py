@@ -33,37 +33,20 @@ The theorem is stated for ECRM without intercept.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ecrm._validation import check_int, check_real, check_same_rows
 from ecrm.losses.base import LinearLoss
+
+__all__ = ["GeneralizationBound", "SurrogateResult", "generalization_bound", "surrogate_loss",
+           "theorem_bound"]
 
 #: Kernels bounded by 1 on the diagonal: k(x, x) = 1 for every x.
 _UNIT_DIAGONAL = {"rbf": 1.0, "laplacian": 1.0, "cosine": 1.0}
-
-
-def _check_rho(rho) -> float:
-    if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not np.isfinite(rho) \
-            or rho <= 0:
-        raise ValueError(f"rho must be a positive finite number; got {rho!r}")
-    return float(rho)
-
-
-def _check_delta(delta) -> float:
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
-        raise ValueError(f"delta must lie in the open interval (0, 1); got {delta!r}")
-    return float(delta)
-
-
-def _check_positive(value, name) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
-            not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number; got {value!r}")
-    return float(value)
 
 
 @dataclass
@@ -128,9 +111,9 @@ def surrogate_loss(estimator, X, Y, rho: float, *, loss_bound: float | None = No
     >>> res.value, res.prediction_loss
     (array([0., 0., 0., 0.]), array([0., 0., 0., 0.]))
     """
-    rho = _check_rho(rho)
+    rho = check_real(rho, "rho")
     if loss_bound is not None:
-        loss_bound = _check_positive(loss_bound, "loss_bound")
+        loss_bound = check_real(loss_bound, "loss_bound")
     check_is_fitted(estimator, "X_fit_")
     loss, space = estimator.loss, estimator.output_space
     if not isinstance(loss, LinearLoss):
@@ -138,8 +121,7 @@ def surrogate_loss(estimator, X, Y, rho: float, *, loss_bound: float | None = No
                         f"{type(loss).__name__} has none")
     Y = space.validate(Y)
     C = estimator.predict_costs(X)
-    if len(C) != len(Y):
-        raise ValueError(f"X and Y must have the same number of rows; got {len(C)} and {len(Y)}")
+    check_same_rows(C, Y)
     Y_hat = loss.argmin(C, space)
     r_min = np.einsum("ij,ij->i", loss.phi(Y_hat), C)
     P, off = loss.psi(Y), loss.const(Y)
@@ -190,12 +172,11 @@ def theorem_bound(empirical_risk: float, *, n_samples: int, rho: float, delta: f
     >>> round(b.nu, 3), round(b.bound, 4)
     (2.0, 0.1319)
     """
-    rho, delta = _check_rho(rho), _check_delta(delta)
-    kappa, lam = _check_positive(kappa, "kappa"), _check_positive(lam, "lam")
-    L = _check_positive(loss_bound, "loss_bound")
-    if isinstance(n_samples, bool) or int(n_samples) != n_samples or n_samples < 1:
-        raise ValueError(f"n_samples must be a positive integer; got {n_samples!r}")
-    m = int(n_samples)
+    rho = check_real(rho, "rho")
+    delta = check_real(delta, "delta", high=1.0, high_open=True)
+    kappa, lam = check_real(kappa, "kappa"), check_real(lam, "lam")
+    L = check_real(loss_bound, "loss_bound")
+    m = check_int(n_samples, "n_samples")
     ratio = kappa / lam
     nu = ratio + ratio**1.5
     stability = 4.0 * L * nu / (rho * m)
@@ -221,15 +202,20 @@ def generalization_bound(estimator, *, rho: float, delta: float, loss_bound: flo
         :math:`L \ge \sup_{y, y'} \ell(y, y')` (e.g. ``d`` for the Hamming loss on ``d``
         labels, 1 for the 0-1 loss).
     kappa : float, optional
-        :math:`\sup_x k(x, x)`; defaults to 1 for the rbf, laplacian and cosine kernels and
-        must be given for others.
+        :math:`\sup_x k(x, x)`; defaults to 1 when the fitted kernel
+        (``estimator.kernel_params_["kernel"]``) is rbf, laplacian or cosine, and must be
+        given for others.
     X, Y : array-like, optional
         The training set (default: the estimator's ``X_fit_`` and ``Y_fit_``; give them when
         the kernel is precomputed, ``X`` then being the training Gram matrix).
+
+    Returns
+    -------
+    GeneralizationBound
     """
     check_is_fitted(estimator, "X_fit_")
+    kernel = estimator.kernel_params_["kernel"]  # the fitted kernel (ECRMCV may pick another)
     if kappa is None:
-        kernel = estimator.kernel
         if not isinstance(kernel, str) or kernel not in _UNIT_DIAGONAL:
             raise ValueError(f"give kappa = sup_x k(x, x) for kernel {kernel!r} (it is 1 only "
                              f"for {sorted(_UNIT_DIAGONAL)})")
@@ -240,7 +226,7 @@ def generalization_bound(estimator, *, rho: float, delta: float, loss_bound: flo
         warnings.warn("Theorem 4.2 is stated for ECRM without intercept; the bound is "
                       "computed for this fit as it is", UserWarning, stacklevel=2)
     if X is None or Y is None:
-        if estimator.kernel == "precomputed":
+        if kernel == "precomputed":
             raise ValueError("with kernel='precomputed' give X (the training Gram matrix) "
                              "and Y")
         X, Y = estimator.X_fit_, estimator.Y_fit_

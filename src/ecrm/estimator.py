@@ -1,27 +1,48 @@
-r"""ECRM and ECRMCV: scikit-learn estimators that compose risk weights, loss and oracle."""
+r"""ECRM and ECRMCV: scikit-learn estimators that compose risk weights, loss and oracle.
+
+:class:`_RiskEstimator` is what every ECRM estimator shares (:class:`ECRM`, :class:`ECRMCV`
+and :class:`ecrm.joint.JointKernelECRM`): the checks, the kernel block and prediction from
+the regressions of a linear loss's targets :math:`[\psi(Y), \mathrm{const}(Y)]`. A fit checks
+every parameter and the data before any work and sets the fitted attributes (ending in ``_``)
+only once it has succeeded: a failed fit leaves the estimator as it was. The ridge algebra
+is in :mod:`ecrm.ridge`, the leave-one-out search of :class:`ECRMCV` in
+:mod:`ecrm.model_selection`.
+"""
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_array, check_is_fitted, check_memory
+from sklearn.utils.validation import check_is_fitted, check_memory
 
-from ecrm.kernels import check_kernel, kernel_matrix
+from ecrm._validation import check_bool, check_int, check_real, check_same_rows
+from ecrm.kernels import check_kernel_input, check_kernel_params, kernel_matrix
 from ecrm.losses.base import LinearLoss, Loss
-from ecrm.ridge import CholeskyFactor, EigenFactor, LeaveOneOut, fit_ridge, risk_weights
+from ecrm.model_selection import gram_eigendecomposition, leave_one_out_search
+from ecrm.ridge import CholeskyFactor, Factor, RidgeFit, check_ridge, fit_ridge, risk_weights
 from ecrm.spaces.base import OutputSpace
 
+__all__ = ["ECRM", "ECRMCV"]
 
-class _ECRMBase(BaseEstimator):
-    """Prediction shared by :class:`ECRM` and :class:`ECRMCV` (fitted state ends in ``_``)."""
 
-    # -- input checking ---------------------------------------------------------------
-    def _check_components(self):
+class _RiskEstimator(BaseEstimator):
+    r"""Checks, the kernel block and prediction shared by every ECRM estimator.
+
+    A fitted linear model keeps ``_coef`` (m, e + 1) and ``_intercept`` (e + 1,): the risk
+    regressions of the targets :math:`[\psi(Y), \mathrm{const}(Y)]`, so that
+    ``V @ _coef + _intercept`` gives the costs and the constant for a kernel block ``V``.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    # -- checks, before any work (nothing is set on self) ---------------------------------
+    def _check_components(self, *, linear: bool = False) -> None:
         if not isinstance(self.loss, Loss):
             raise TypeError(f"loss must be an ecrm.losses.Loss; got {type(self.loss).__name__}")
         if not isinstance(self.output_space, OutputSpace):
@@ -29,50 +50,21 @@ class _ECRMBase(BaseEstimator):
                 "output_space must be an ecrm output space (e.g. ecrm.Hierarchy); "
                 f"got {type(self.output_space).__name__}"
             )
-        check_kernel(self.kernel)
+        if linear and not isinstance(self.loss, LinearLoss):
+            raise TypeError(f"{type(self).__name__} needs a loss with a linear form (an "
+                            f"ecrm.losses.LinearLoss); {type(self.loss).__name__} has none")
+        self.loss.check_space(self.output_space)
 
-    def _own_kernel_params(self) -> dict:
-        return {"kernel": self.kernel, "gamma": self.gamma, "degree": self.degree,
-                "coef0": self.coef0}
+    def _check_kernel_params(self) -> dict:
+        return check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
 
-    def _check_X(self, X, *, fit: bool):
-        X = check_array(X, accept_sparse=("csr", "csc"), dtype=np.float64,
-                        input_name="X")
-        kernel = self.kernel if fit else self.kernel_params_["kernel"]
-        if kernel == "precomputed":
-            n_cols = X.shape[0] if fit else self.X_fit_.shape[0]
-            if X.shape[1] != n_cols:
-                raise ValueError(
-                    f"with kernel='precomputed' X must be the kernel matrix of shape "
-                    f"(n_samples, {n_cols}); got shape {X.shape}"
-                )
-        elif not fit and X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but this estimator was fitted with "
-                f"{self.n_features_in_}"
-            )
-        return X
-
-    def _gram(self, X, params=None):
-        """Kernel block between ``X`` and the training inputs (``X`` itself if precomputed)."""
-        params = self.kernel_params_ if params is None else params
-        if params["kernel"] == "precomputed":
-            return np.array(X.toarray() if sp.issparse(X) else X, dtype=float)
-        return kernel_matrix(X, self.X_fit_, **params)
-
-    def _prepare(self, X, Y):
-        self._check_components()
-        X = self._check_X(X, fit=True)
+    def _check_training_data(self, X, Y, kernel):
+        X = check_kernel_input(X, kernel)
         Y = self.output_space.validate(Y)
-        if X.shape[0] != Y.shape[0]:
-            raise ValueError(
-                f"X and Y must have the same number of rows; got {X.shape[0]} and {Y.shape[0]}"
-            )
+        check_same_rows(X, Y)
         if X.shape[0] < 2:
-            raise ValueError("ECRM needs at least 2 training samples")
-        self.X_fit_ = X
-        self.Y_fit_ = Y
-        self.n_features_in_ = X.shape[1]
+            raise ValueError(f"{type(self).__name__} needs at least 2 training samples; got "
+                             f"{X.shape[0]}")
         return X, Y
 
     def _targets(self, Y):
@@ -81,83 +73,169 @@ class _ECRMBase(BaseEstimator):
             return np.column_stack([self.loss.psi(Y), self.loss.const(Y)])
         return None
 
-    def _store(self, factor, T, fit_intercept):
-        """Keep the factorisation and solve the risk regressions (nothing to solve if T is None)."""
-        self._factor = factor
-        self._marginals = None
-        self._fit = fit_ridge(factor, np.zeros((len(self.Y_fit_), 0)) if T is None else T,
-                              fit_intercept)
-        if T is not None:
-            self.dual_coef_ = self._fit.dual_coef[:, :-1]
-            self.intercept_ = self._fit.intercept[:-1]
+    @staticmethod
+    def _check_finite(coef, intercept, kernel_params: dict, alpha: float) -> None:
+        """A solve that gave NaN or infinite coefficients fails here, at fit."""
+        if not (np.isfinite(coef).all() and np.isfinite(intercept).all()):
+            raise ValueError(
+                f"the fit produced non-finite coefficients with the kernel {kernel_params} "
+                f"and alpha={alpha!r}: the kernel values are too large or too ill-conditioned "
+                f"for this alpha (rescale the inputs, or increase alpha)"
+            )
 
-    # -- prediction -------------------------------------------------------------------
-    def _kernel_block(self, X):
+    def _set_fitted(self, X, Y, kernel_params: dict, coef=None, intercept=None) -> None:
+        """Set the fitted attributes, once every check and solve has succeeded."""
+        self.X_fit_, self.Y_fit_, self.n_features_in_ = X, Y, X.shape[1]
+        self.kernel_params_ = kernel_params
+        if coef is not None:
+            self._coef, self._intercept = coef, intercept
+            self.dual_coef_ = coef[:, :-1]
+            self.intercept_ = intercept[:-1]
+
+    # -- prediction -----------------------------------------------------------------------
+    def _kernel_block(self, X) -> np.ndarray:
         check_is_fitted(self, "X_fit_")
-        return self._gram(self._check_X(X, fit=False))
+        params = self.kernel_params_
+        X = check_kernel_input(X, params["kernel"], n_train=self.X_fit_.shape[0],
+                               n_features=self.n_features_in_)
+        return kernel_matrix(X, self.X_fit_, **params)
 
-    def conditional_weights(self, X) -> np.ndarray:
-        r"""Risk weights :math:`w(x)`, shape (n_samples, m): :math:`\hat R(y|x) = \sum_i w_i(x)
-        \ell(y, y_i)`."""
-        V = self._kernel_block(X)
-        return risk_weights(self._factor, self._fit, V)
+    def _require_linear(self) -> None:
+        if not isinstance(self.loss, LinearLoss):
+            raise TypeError(f"{type(self.loss).__name__} has no linear form, hence no costs")
 
     def predict_costs(self, X) -> np.ndarray:
-        r"""Costs :math:`c(x) = \sum_i w_i(x)\psi(y_i)` of the linear form, shape (n, e).
+        r"""Costs :math:`c(x)` of the linear form of the estimated risk.
 
-        The estimated risk is :math:`\hat R(y|x) = \langle\phi(y), c(x)\rangle + \mathrm{const}`;
-        the oracle minimises it. Computed as one kernel block times ``dual_coef_``.
+        The estimated risk is :math:`\hat R(y|x) = \langle\phi(y), c(x)\rangle +
+        \mathrm{const}(x)`; the oracle minimises it. Computed as one kernel block times
+        ``dual_coef_``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, p)
+            Inputs (the kernel block against the training points if precomputed).
+
+        Returns
+        -------
+        C : ndarray of shape (n, e)
         """
         self._require_linear()
         return self._kernel_block(X) @ self.dual_coef_ + self.intercept_
 
     def conditional_risk(self, X, Y) -> np.ndarray:
-        r"""Estimated risk :math:`\hat R(y_k | x_k)` of each row pair of ``X`` and ``Y``: (n,)."""
+        r"""Estimated risk :math:`\hat R(y_k | x_k)` of each row pair of ``X`` and ``Y``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, p)
+        Y : array-like of shape (n, d)
+            Outputs in the output space (checked by its ``validate``).
+
+        Returns
+        -------
+        risk : ndarray of shape (n,)
+        """
         V = self._kernel_block(X)
-        Y = np.asarray(Y, dtype=float)
+        Y = self.output_space.validate(Y)
+        check_same_rows(V, Y)
         if isinstance(self.loss, LinearLoss):
-            full = V @ self._fit.dual_coef + self._fit.intercept
+            full = V @ self._coef + self._intercept
             return np.einsum("ij,ij->i", self.loss.phi(Y), full[:, :-1]) + full[:, -1]
-        W = risk_weights(self._factor, self._fit, V)
+        W = self._weights(V)
         return np.array([W[k] @ self.loss(np.repeat(Y[k:k + 1], len(self.Y_fit_), 0), self.Y_fit_)
                          for k in range(len(Y))])
 
+    def _weights(self, V) -> np.ndarray:  # pragma: no cover - estimators with weights
+        raise NotImplementedError
+
     def predict(self, X) -> np.ndarray:
-        """Predicted outputs: exact minimisers of the estimated conditional risk, shape (n, d)."""
+        """Predicted outputs: exact minimisers of the estimated conditional risk.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, p)
+
+        Returns
+        -------
+        Y : ndarray of shape (n, d)
+        """
+        check_is_fitted(self, "X_fit_")
         if isinstance(self.loss, LinearLoss):
             return self.loss.argmin(self.predict_costs(X), self.output_space)
-        return self.loss.minimize_risk(self.conditional_weights(X), self.Y_fit_, self.output_space)
+        return self.loss.minimize_risk(self._weights(self._kernel_block(X)), self.Y_fit_,
+                                       self.output_space)
+
+    def score(self, X, Y) -> float:
+        """Minus the mean task loss of :meth:`predict` on ``(X, Y)`` (greater is better).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, p)
+        Y : array-like of shape (n, d)
+
+        Returns
+        -------
+        score : float
+        """
+        return -float(np.mean(self.loss(self.predict(X), Y)))
+
+
+class _ECRMBase(_RiskEstimator):
+    """ECRM's fitted state: the factor of ``K + m*alpha*I``, hence the risk weights."""
+
+    def _store(self, X, Y, kernel_params: dict, factor: Factor, fit_intercept: bool,
+               alpha: float, T=None) -> None:
+        """Solve the risk regressions (nothing to solve for a loss with no linear form)."""
+        T = self._targets(Y) if T is None else T
+        fit = fit_ridge(factor, np.zeros((len(Y), 0)) if T is None else T, fit_intercept)
+        self._check_finite(fit.dual_coef, fit.intercept, kernel_params, alpha)
+        self._factor, self._fit = factor, fit
+        self._marginals: RidgeFit | None = None  # solved on first use by predict_scores
+        if T is None:
+            self._set_fitted(X, Y, kernel_params)
+        else:
+            self._set_fitted(X, Y, kernel_params, fit.dual_coef, fit.intercept)
+
+    def _weights(self, V) -> np.ndarray:
+        return risk_weights(self._factor, self._fit, V)
+
+    def conditional_weights(self, X) -> np.ndarray:
+        r"""Risk weights :math:`w(x)`: :math:`\hat R(y|x) = \sum_i w_i(x) \ell(y, y_i)`.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, p)
+
+        Returns
+        -------
+        W : ndarray of shape (n, m)
+        """
+        return self._weights(self._kernel_block(X))
 
     def predict_scores(self, X) -> np.ndarray:
         r"""Estimated marginal of every output coordinate, :math:`\hat p_j(x) = \sum_i
-        w_i(x)\, y_{ij}`, clipped to [0, 1]; shape (n, d).
+        w_i(x)\, y_{ij}`, clipped to [0, 1].
 
         For the Hamming loss this is the estimated probability of each label (its cost is
-        :math:`\sum_i w_i - 2\hat p_j`). On a hierarchy the scores are made consistent by
-        capping each label at its parents' scores (:meth:`Hierarchy.cap_by_parents`), so a
-        threshold on them always gives a consistent label set. Ranking metrics (AU(PRC))
-        use these scores.
+        :math:`\sum_i w_i - 2\hat p_j`). The output space makes the scores consistent with
+        its structure (:meth:`ecrm.spaces.base.OutputSpace.consistent_scores`; a hierarchy
+        caps each label at its parents' scores, so a threshold on them always gives a
+        consistent label set). Ranking metrics (AU(PRC)) use these scores.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, p)
+
+        Returns
+        -------
+        S : ndarray of shape (n, d)
         """
         V = self._kernel_block(X)
         if self._marginals is None:  # one more solve with d right-hand sides, on first use
             self._marginals = fit_ridge(self._factor, self.Y_fit_, self._fit.u is not None)
         S = np.clip(V @ self._marginals.dual_coef + self._marginals.intercept, 0.0, 1.0)
-        cap = getattr(self.output_space, "cap_by_parents", None)
-        return S if cap is None else cap(S)
-
-    def score(self, X, Y) -> float:
-        """Minus the mean task loss of :meth:`predict` on ``(X, Y)`` (greater is better)."""
-        return -float(np.mean(self.loss(self.predict(X), Y)))
-
-    def _require_linear(self):
-        if not isinstance(self.loss, LinearLoss):
-            raise TypeError(f"{type(self.loss).__name__} has no linear form, hence no costs")
-
-
-def _check_alpha(alpha, name="alpha"):
-    if not isinstance(alpha, numbers.Real) or not np.isfinite(alpha) or alpha <= 0:
-        raise ValueError(f"{name} must be a positive finite number; got {alpha!r}")
-    return float(alpha)
+        return self.output_space.consistent_scores(S)
 
 
 class ECRM(_ECRMBase):
@@ -183,16 +261,18 @@ class ECRM(_ECRMBase):
     kernel : {"rbf", "linear", "poly", "laplacian", "sigmoid", "cosine", "precomputed"} or \
 callable, default="rbf"
         Kernel, evaluated by :func:`sklearn.metrics.pairwise.pairwise_kernels`.
-    gamma : float, default=None
+    gamma : float in [0, inf), default=None
         Kernel coefficient for rbf, laplacian, poly, sigmoid; ``None`` means
         ``1 / n_features``.
-    degree : int, default=3
+    degree : int >= 1, default=3
         Degree of the polynomial kernel.
     coef0 : float, default=1
         Constant of the polynomial and sigmoid kernels.
-    alpha : float, default=1e-3
+    alpha : float in (0, inf), default=1e-3
         The paper's :math:`\lambda`. The solve adds ``m * alpha`` to the diagonal of the
-        Gram matrix (scikit-learn's ``KernelRidge`` adds ``alpha`` itself).
+        Gram matrix (scikit-learn's ``KernelRidge`` adds ``alpha`` itself); ``m * alpha``
+        must be finite and at least the round-off of that diagonal
+        (:func:`ecrm.ridge.check_ridge`).
     fit_intercept : bool, default=True
         Model an unpenalised intercept in every risk regression (the risk weights then sum to
         one); see :mod:`ecrm.ridge` for the derivation.
@@ -230,23 +310,31 @@ callable, default="rbf"
         self.fit_intercept = fit_intercept
 
     def fit(self, X, Y):
-        """Fit the risk regressions on inputs ``X`` (n, p; dense or sparse) and outputs ``Y``."""
-        alpha = _check_alpha(self.alpha)
-        X, Y = self._prepare(X, Y)
-        self.kernel_params_ = self._own_kernel_params()
-        K = self._gram(X)
-        self._store(CholeskyFactor(K, len(K) * alpha), self._targets(Y),
-                    bool(self.fit_intercept))
+        """Fit the risk regressions.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (m, p)
+            Training inputs (the training Gram matrix, (m, m), if ``kernel="precomputed"``).
+        Y : array-like of shape (m, d)
+            Training outputs, in the output space.
+
+        Returns
+        -------
+        self : ECRM
+        """
+        params = self._check_kernel_params()
+        alpha = check_real(self.alpha, "alpha")
+        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        self._check_components()
+        X, Y = self._check_training_data(X, Y, params["kernel"])
+        m = X.shape[0]
+        check_ridge(alpha, m)
+        K = kernel_matrix(X, X, **params, copy=True)  # ours: the factor overwrites it
+        ridge = check_ridge(alpha, m, np.abs(K.diagonal()).max())
+        self._store(X, Y, params, CholeskyFactor(K, ridge, overwrite_k=True), fit_intercept,
+                    alpha)
         return self
-
-
-def _decompose(X, params: dict) -> EigenFactor:
-    """Eigendecomposition of the Gram matrix of ``X`` (thin for a linear kernel, p < m)."""
-    if params["kernel"] == "linear" and X.shape[1] < X.shape[0]:
-        return EigenFactor.from_features(X)
-    if params["kernel"] == "precomputed":
-        return EigenFactor.from_kernel(np.array(X.toarray() if sp.issparse(X) else X))
-    return EigenFactor.from_kernel(kernel_matrix(X, X, **params))
 
 
 class ECRMCV(_ECRMBase):
@@ -270,22 +358,23 @@ class ECRMCV(_ECRMBase):
     ----------
     loss, output_space, kernel, gamma, degree, coef0 : see :class:`ECRM`.
     alphas : array-like of float, default=np.logspace(-6, 2, 17)
-        Candidate values of the paper's :math:`\lambda`.
+        Candidate values of the paper's :math:`\lambda`, each as ``alpha`` in :class:`ECRM`.
     fit_intercept : bool or "auto", default=True
         ``"auto"`` tries both and keeps the better by leave-one-out loss.
     kernel_grid : dict or list of dicts, default=None
         Kernel settings to choose from, in :class:`sklearn.model_selection.ParameterGrid`
         form over the keys ``kernel``, ``gamma``, ``degree``, ``coef0`` (the others come from
-        the parameters above), e.g. ``[{"kernel": ["linear"]}, {"kernel": ["rbf"],
-        "gamma": [0.01, 0.1]}]``. ``None`` uses the single kernel given.
+        the parameters above; not with ``kernel="precomputed"``), e.g.
+        ``[{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": [0.01, 0.1]}]``. ``None``
+        uses the single kernel given.
     memory : str, joblib.Memory or object with a ``cache`` method, default=None
         Caches each kernel's eigendecomposition, so that fits with other losses on the same
         inputs reuse it (as :class:`sklearn.pipeline.Pipeline`'s ``memory``).
-    loo_samples : int, default=None
+    loo_samples : int >= 1, default=None
         Average the exact leave-one-out loss over this many random training points instead
         of all of them (each point's leave-one-out prediction is still exact); for losses
         whose oracle is costly.
-    kernel_subsample : int, default=None
+    kernel_subsample : int >= 2, default=None
         With several kernel settings, choose the kernel by exact leave-one-out on this many
         random training points, then alpha and the intercept on all of them with that
         kernel: one full eigendecomposition instead of one per kernel.
@@ -328,86 +417,91 @@ class ECRMCV(_ECRMBase):
         self.kernel_subsample = kernel_subsample
         self.random_state = random_state
 
-    def _alpha_intercepts(self):
+    def _alphas(self) -> list[float]:
         alphas = np.logspace(-6, 2, 17) if self.alphas is None else np.atleast_1d(self.alphas)
         if alphas.size == 0:
             raise ValueError("alphas must not be empty")
-        alphas = [_check_alpha(a, "every alpha in alphas") for a in alphas.tolist()]
-        if self.fit_intercept == "auto":
-            intercepts = [True, False]
-        elif isinstance(self.fit_intercept, (bool, np.bool_)):
-            intercepts = [bool(self.fit_intercept)]
-        else:
-            raise ValueError(f"fit_intercept must be True, False or 'auto'; got "
-                             f"{self.fit_intercept!r}")
-        return [(a, b) for b in intercepts for a in alphas]
+        return [check_real(a, f"alphas[{i}]") for i, a in enumerate(alphas.tolist())]
 
-    def _kernel_settings(self) -> list[dict]:
+    def _intercepts(self) -> list[bool]:
+        if isinstance(self.fit_intercept, str) and self.fit_intercept == "auto":
+            return [True, False]
+        if isinstance(self.fit_intercept, (bool, np.bool_)):
+            return [bool(self.fit_intercept)]
+        raise ValueError(f"fit_intercept must be True, False or 'auto'; got "
+                         f"{self.fit_intercept!r}")
+
+    def _kernel_settings(self, own: dict) -> list[dict]:
         if self.kernel_grid is None:
-            return [self._own_kernel_params()]
+            return [own]
+        if own["kernel"] == "precomputed":
+            raise ValueError("kernel_grid cannot be combined with kernel='precomputed'")
         settings = []
         for override in ParameterGrid(self.kernel_grid):
             unknown = set(override) - {"kernel", "gamma", "degree", "coef0"}
             if unknown:
                 raise ValueError(f"kernel_grid may only set kernel, gamma, degree and coef0; "
                                  f"got {sorted(unknown)}")
-            params = {**self._own_kernel_params(), **override}
-            if check_kernel(params["kernel"]) == "precomputed":
+            params = check_kernel_params(**{**own, **override})
+            if params["kernel"] == "precomputed":
                 raise ValueError("kernel_grid cannot contain 'precomputed'")
             settings.append(params)
         return settings
 
-    def _search(self, X, Y, settings, candidates, decompose, rng):
-        """Exact leave-one-out task loss of every (kernel, alpha, intercept) candidate."""
-        m = X.shape[0]
-        T = self._targets(Y)
-        rows = np.arange(m)
-        if self.loo_samples is not None and self.loo_samples < m:
-            rows = np.sort(rng.choice(m, int(self.loo_samples), replace=False))
-        results, keys, best = [], [], None
-        for k, params in enumerate(settings):
-            eig = decompose(X, params)
-            loo = LeaveOneOut(eig, T, rows)
-            for alpha, intercept in candidates:
-                costs = loo.predictions(m * alpha, intercept)[:, :-1]
-                Y_loo = self.loss.argmin(costs, self.output_space)
-                # Order: lower loss, then the earlier kernel, then stronger regularisation.
-                key = (float(np.mean(self.loss(Y_loo, Y[rows]))), k, -alpha, not intercept)
-                results.append({**params, "alpha": alpha, "fit_intercept": intercept})
-                keys.append(key)
-                if best is None or key < best[0]:
-                    best = (key, alpha, intercept, params, eig, Y_loo)
-        rank = np.empty(len(keys), dtype=int)
-        rank[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(1, len(keys) + 1)
-        table = {
-            "params": results,
-            "alpha": np.array([r["alpha"] for r in results]),
-            "fit_intercept": np.array([r["fit_intercept"] for r in results]),
-            "mean_loo_loss": np.array([key[0] for key in keys]),
-            "rank": rank,
-        }
-        return table, best, rows, T
+    @staticmethod
+    def _loo_rows(m: int, loo_samples: int | None, rng) -> np.ndarray | None:
+        if loo_samples is not None and loo_samples < m:
+            return np.sort(rng.choice(m, loo_samples, replace=False))
+        return None
 
     def fit(self, X, Y):
-        """Select the regularisation and kernel by exact leave-one-out task loss, then refit."""
-        candidates = self._alpha_intercepts()
-        settings = self._kernel_settings()
-        X, Y = self._prepare(X, Y)
-        self._require_linear()
-        decompose = check_memory(self.memory).cache(_decompose)
+        """Select the regularisation and kernel by exact leave-one-out task loss, then refit.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (m, p)
+            Training inputs (the training Gram matrix, (m, m), if ``kernel="precomputed"``).
+        Y : array-like of shape (m, d)
+            Training outputs, in the output space.
+
+        Returns
+        -------
+        self : ECRMCV
+        """
+        own = self._check_kernel_params()
+        settings = self._kernel_settings(own)
+        alphas = self._alphas()
+        candidates = [(a, b) for b in self._intercepts() for a in alphas]
+        loo_samples = check_int(self.loo_samples, "loo_samples", allow_none=True)
+        kernel_subsample = check_int(self.kernel_subsample, "kernel_subsample", low=2,
+                                     allow_none=True)
+        decompose = check_memory(self.memory).cache(gram_eigendecomposition)
         rng = check_random_state(self.random_state)
+        self._check_components(linear=True)
+        X, Y = self._check_training_data(X, Y, own["kernel"])
         m = X.shape[0]
-        self.kernel_search_results_ = None
-        if self.kernel_subsample is not None and len(settings) > 1 and self.kernel_subsample < m:
+        for i, alpha in enumerate(alphas):
+            check_ridge(alpha, m, name=f"alphas[{i}]")
+        stage1 = None
+        if kernel_subsample is not None and len(settings) > 1 and kernel_subsample < m:
             # Stage 1: the kernel, by exact leave-one-out on a random subset of the points.
-            sub = np.sort(rng.choice(m, int(self.kernel_subsample), replace=False))
-            self.kernel_search_results_, best, _, _ = self._search(
-                X[sub], Y[sub], settings, candidates, decompose, rng)
-            settings = [best[3]]
-        self.cv_results_, best, rows, T = self._search(X, Y, settings, candidates, decompose, rng)
-        key, self.alpha_, self.fit_intercept_, self.kernel_params_, eig, Y_loo = best
-        self.best_score_ = -key[0]
-        self.loo_rows_ = rows
-        self.loo_predictions_ = Y_loo
-        self._store(eig.with_ridge(m * self.alpha_), T, self.fit_intercept_)
+            sub = np.sort(rng.choice(m, kernel_subsample, replace=False))
+            stage1 = leave_one_out_search(
+                self.loss, self.output_space, X[sub], Y[sub], self._targets(Y[sub]), settings,
+                candidates, decompose=decompose,
+                rows=self._loo_rows(len(sub), loo_samples, rng))
+            settings = [stage1.best.kernel_params]
+        T = self._targets(Y)
+        search = leave_one_out_search(self.loss, self.output_space, X, Y, T, settings,
+                                      candidates, decompose=decompose,
+                                      rows=self._loo_rows(m, loo_samples, rng))
+        best = search.best
+        self._store(X, Y, best.kernel_params, search.eig.with_ridge(m * best.alpha),
+                    best.fit_intercept, best.alpha, T)
+        self.alpha_, self.fit_intercept_ = best.alpha, best.fit_intercept
+        self.best_score_ = -best.mean_loss
+        self.cv_results_ = search.table()
+        self.kernel_search_results_ = None if stage1 is None else stage1.table()
+        self.loo_rows_ = search.rows
+        self.loo_predictions_ = search.predictions
         return self

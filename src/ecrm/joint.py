@@ -27,23 +27,23 @@ kernel :math:`\sigma_k k` (the Gram matrix :math:`\sigma_k K`), decoupled from t
 
 with :math:`u_k = (\sigma_k K + m\lambda I)^{-1}\mathbf 1` (the intercept formula of
 :mod:`ecrm.ridge`), and the costs are :math:`c(x) = f'(x) P^\top`: :math:`O(m^3 + e^3 + m^2 e)`
-time. The estimated risk is linear in :math:`y`, so the output space's exact oracle applies
-unchanged.
+time (:func:`ecrm.ridge.fit_multitask_ridge`). The estimated risk is linear in :math:`y`, so
+the output space's exact oracle applies unchanged. Checks and prediction are those of
+:class:`ecrm.ECRM` (a shared base class).
 """
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_array, check_is_fitted
 
-from ecrm.kernels import check_kernel, kernel_matrix
-from ecrm.losses.base import LinearLoss
-from ecrm.spaces.base import OutputSpace
+from ecrm._validation import check_bool, check_real
+from ecrm.estimator import _RiskEstimator
+from ecrm.kernels import kernel_matrix
+from ecrm.ridge import EigenFactor, check_ridge, fit_multitask_ridge
+
+__all__ = ["JointKernelECRM", "check_task_kernel", "hierarchy_task_kernel"]
 
 
 def check_task_kernel(B, n_tasks: int | None = None) -> np.ndarray:
@@ -102,7 +102,7 @@ def hierarchy_task_kernel(hierarchy, kind: str = "adjacency", weight: float | No
         w_max = np.inf if lam_min >= 0 else 1.0 / -lam_min
         if weight is None:
             weight = 0.0 if not np.isfinite(w_max) else 0.5 * w_max
-        if not isinstance(weight, numbers.Real) or weight < 0 or weight > w_max * (1 + 1e-12):
+        if check_real(weight, "weight", low_open=False) > w_max * (1 + 1e-12):
             raise ValueError(f"weight must lie in [0, {w_max:.4g}] for I + weight*adjacency "
                              f"to be positive semi-definite on this hierarchy; got {weight!r}")
         return np.eye(d) + float(weight) * A
@@ -116,22 +116,7 @@ def hierarchy_task_kernel(hierarchy, kind: str = "adjacency", weight: float | No
     raise ValueError(f"kind must be 'adjacency' or 'ancestors'; got {kind!r}")
 
 
-def _multitask_fit(lam, Q, sig, P, T, ridge, fit_intercept):
-    """Dual coefficients (m x e) and intercepts (e,) of the multitask ridge with B = P sig P^T."""
-    Tp = T @ P
-    D = lam[:, None] * sig[None, :] + ridge
-    Ap = Q @ ((Q.T @ Tp) / D)
-    if fit_intercept:
-        U = Q @ ((Q.sum(axis=0))[:, None] / D)
-        s = U.sum(axis=0)
-        bp = np.einsum("ik,ik->k", U, Tp) / s
-        Ap -= U * bp[None, :]
-    else:
-        bp = np.zeros(T.shape[1])
-    return (Ap * sig[None, :]) @ P.T, bp @ P.T
-
-
-class JointKernelECRM(BaseEstimator):
+class JointKernelECRM(_RiskEstimator):
     r"""ECRM with an additive risk model and the joint kernel :math:`k(x, x') B_{jk}`.
 
     See the module docstring for the model and the solve. With ``task_kernel=None``
@@ -145,9 +130,8 @@ class JointKernelECRM(BaseEstimator):
     task_kernel : array-like of shape (e, e), default=None
         :math:`B`, symmetric positive semi-definite (e.g. :func:`hierarchy_task_kernel`);
         ``None`` is the identity.
-    kernel, gamma, degree, coef0 : as in :class:`ecrm.ECRM` (``"precomputed"`` is not
-        supported here).
-    alpha : float, default=1e-3
+    kernel, gamma, degree, coef0 : as in :class:`ecrm.ECRM`.
+    alpha : float in (0, inf), default=1e-3
         The paper's :math:`\lambda`; the solve adds ``m * alpha`` as in :class:`ecrm.ECRM`.
     fit_intercept : bool, default=True
         An unpenalised intercept per task.
@@ -158,6 +142,7 @@ class JointKernelECRM(BaseEstimator):
     intercept_ : ndarray of shape (e,)
         Costs are ``k(X, X_fit_) @ dual_coef_ + intercept_``.
     task_kernel_ : ndarray of shape (e, e)
+    X_fit_, Y_fit_, kernel_params_ : training inputs, outputs and kernel settings.
 
     Examples
     --------
@@ -186,72 +171,42 @@ class JointKernelECRM(BaseEstimator):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
 
-    def _gram(self, X):
-        return kernel_matrix(X, self.X_fit_, self.kernel, gamma=self.gamma, degree=self.degree,
-                             coef0=self.coef0)
-
     def fit(self, X, Y):
-        """Fit the multitask risk regression on inputs ``X`` (n, p) and outputs ``Y``."""
-        if not isinstance(self.loss, LinearLoss):
-            raise TypeError("JointKernelECRM needs a loss with a linear form (a LinearLoss); "
-                            f"got {type(self.loss).__name__}")
-        if not isinstance(self.output_space, OutputSpace):
-            raise TypeError("output_space must be an ecrm output space; got "
-                            f"{type(self.output_space).__name__}")
-        if check_kernel(self.kernel) == "precomputed":
-            raise ValueError("JointKernelECRM does not support kernel='precomputed'")
-        if not isinstance(self.alpha, numbers.Real) or not np.isfinite(self.alpha) \
-                or self.alpha <= 0:
-            raise ValueError(f"alpha must be a positive finite number; got {self.alpha!r}")
-        X = check_array(X, accept_sparse=("csr", "csc"), dtype=np.float64)
-        Y = self.output_space.validate(Y)
-        if X.shape[0] != Y.shape[0]:
-            raise ValueError(f"X and Y must have the same number of rows; got {X.shape[0]} "
-                             f"and {Y.shape[0]}")
-        if X.shape[0] < 2:
-            raise ValueError("JointKernelECRM needs at least 2 training samples")
-        self.X_fit_, self.Y_fit_, self.n_features_in_ = X, Y, X.shape[1]
+        """Fit the multitask risk regression.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (m, p)
+            Training inputs (the training Gram matrix, (m, m), if ``kernel="precomputed"``).
+        Y : array-like of shape (m, d)
+            Training outputs, in the output space.
+
+        Returns
+        -------
+        self : JointKernelECRM
+        """
+        params = self._check_kernel_params()
+        alpha = check_real(self.alpha, "alpha")
+        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        self._check_components(linear=True)
+        X, Y = self._check_training_data(X, Y, params["kernel"])
         T = np.asarray(self.loss.psi(Y), dtype=float)
         e = T.shape[1]
         B = np.eye(e) if self.task_kernel is None else check_task_kernel(self.task_kernel, e)
-        self.task_kernel_ = B
         m = X.shape[0]
-        lam, Q = linalg.eigh(self._gram(X), check_finite=False)
-        lam = np.maximum(lam, 0.0)
+        check_ridge(alpha, m)
+        K = kernel_matrix(X, X, **params)
+        ridge = check_ridge(alpha, m, np.abs(K.diagonal()).max())
+        eig = EigenFactor.from_kernel(K).with_ridge(ridge)
+        del K
         sig, P = linalg.eigh(B)
         sig = np.maximum(sig, 0.0)
-        ridge = m * float(self.alpha)
-        intercept = bool(self.fit_intercept)
-        self.dual_coef_, self.intercept_ = _multitask_fit(lam, Q, sig, P, T, ridge, intercept)
-        off = np.asarray(self.loss.const(Y), dtype=float)[:, None]
-        self._const_coef, self._const_intercept = _multitask_fit(
-            lam, Q, np.ones(1), np.eye(1), off, ridge, intercept)
+        # The rotated tasks T P with the kernels sig_k k, and the constant with k itself.
+        targets = np.column_stack([T @ P, self.loss.const(Y)])
+        fit = fit_multitask_ridge(eig, targets, np.append(sig, 1.0), fit_intercept)
+        coef = np.column_stack([fit.dual_coef[:, :-1] @ P.T, fit.dual_coef[:, -1]])
+        intercept = np.append(fit.intercept[:-1] @ P.T, fit.intercept[-1])
+        self._check_finite(coef, intercept, params, alpha)
+        self.task_kernel_ = B
+        self._set_fitted(X, Y, params, coef, intercept)
         return self
-
-    def _kernel_block(self, X):
-        check_is_fitted(self, "X_fit_")
-        X = check_array(X, accept_sparse=("csr", "csc"), dtype=np.float64)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but this estimator was fitted "
-                             f"with {self.n_features_in_}")
-        return self._gram(X)
-
-    def predict_costs(self, X) -> np.ndarray:
-        r"""Costs :math:`c(x)`, shape (n, e): :math:`\hat R(y|x) = \langle\phi(y), c(x)\rangle
-        + \mathrm{const}(x)`."""
-        return self._kernel_block(X) @ self.dual_coef_ + self.intercept_
-
-    def conditional_risk(self, X, Y) -> np.ndarray:
-        """Estimated risk of each row pair of ``X`` and ``Y`` (the constant regressed with k)."""
-        V = self._kernel_block(X)
-        C = V @ self.dual_coef_ + self.intercept_
-        const = (V @ self._const_coef + self._const_intercept)[:, 0]
-        return np.einsum("ij,ij->i", self.loss.phi(np.asarray(Y, dtype=float)), C) + const
-
-    def predict(self, X) -> np.ndarray:
-        """Exact minimisers of the estimated risk, shape (n, d)."""
-        return self.loss.argmin(self.predict_costs(X), self.output_space)
-
-    def score(self, X, Y) -> float:
-        """Minus the mean task loss of :meth:`predict` on ``(X, Y)``."""
-        return -float(np.mean(self.loss(self.predict(X), Y)))

@@ -5,9 +5,22 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import average_precision_score
 
+__all__ = ["mean_loss", "micro_auprc"]
+
 
 def mean_loss(loss, Y_pred, Y_true) -> float:
-    """The mean of a task loss over rows (the quantity the paper's tables report)."""
+    """The mean of a task loss over rows (the quantity the paper's tables report).
+
+    Parameters
+    ----------
+    loss : ecrm.losses.Loss
+        Called as ``loss(Y_pred, Y_true)``, one value per row.
+    Y_pred, Y_true : array-like of shape (n, d)
+
+    Returns
+    -------
+    mean : float
+    """
     return float(np.mean(loss(Y_pred, Y_true)))
 
 
@@ -27,6 +40,10 @@ def micro_auprc(Y_true, scores, *, labels=None, exclude=()) -> float:
         Needed only to name labels in ``exclude``.
     exclude : iterable of label names
         Labels left out of the evaluation (names absent from ``labels`` are ignored).
+
+    Returns
+    -------
+    auprc : float
     """
     Y_true = np.asarray(Y_true, dtype=float)
     scores = np.asarray(scores, dtype=float)

@@ -47,6 +47,50 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
+__all__ = ["CholeskyFactor", "EigenFactor", "Factor", "LeaveOneOut", "RidgeFit", "check_ridge",
+           "fit_multitask_ridge", "fit_ridge", "risk_weights"]
+
+
+def check_ridge(alpha: float, n_samples: int, diagonal_max: float = 0.0,
+                name: str = "alpha") -> float:
+    r"""The ridge term :math:`m\alpha` of :math:`K + m\alpha I`, after checking it is usable.
+
+    The rule: :math:`m\alpha` is finite, a normal float, and at least
+    :math:`\varepsilon \max_i |K_{ii}|` (``diagonal_max``; 0 when ``K`` is not known yet), the
+    round-off of the diagonal: a smaller term vanishes in :math:`K + m\alpha I` and the fit
+    would not be regularised at all.
+
+    >>> check_ridge(1e-3, 100, diagonal_max=1.0)
+    0.1
+    >>> check_ridge(1e-300, 100, diagonal_max=1.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: alpha=1e-300 is too small: the ridge term m * alpha = 1e-298 (m = 100) must ...
+    """
+    with np.errstate(over="ignore"):
+        ridge = n_samples * float(alpha)
+    if not np.isfinite(ridge):
+        raise ValueError(f"{name}={alpha!r} is too large for {n_samples} training samples: the "
+                         f"ridge term m * alpha must be finite (alpha < "
+                         f"{np.finfo(float).max / n_samples:.3g})")
+    floor = max(np.finfo(float).tiny, np.finfo(float).eps * abs(float(diagonal_max)))
+    if ridge < floor:
+        raise ValueError(f"{name}={alpha!r} is too small: the ridge term m * alpha = {ridge:.3g} "
+                         f"(m = {n_samples}) must be at least {floor:.3g}, the round-off of the "
+                         f"kernel diagonal (max {diagonal_max:.3g}); below that it vanishes in "
+                         f"K + m*alpha*I")
+    return ridge
+
+
+def _mirror_lower(K: np.ndarray, block: int = 256) -> None:
+    """Copy the strict lower triangle of the square C-ordered ``K`` onto its upper, in place."""
+    m = K.shape[0]
+    for start in range(0, m, block):
+        stop = min(start + block, m)
+        K[start:stop, stop:] = K[stop:, start:stop].T
+        for i in range(start, stop - 1):  # inside the diagonal block
+            K[i, i + 1:stop] = K[i + 1:stop, i]
+
 
 class Factor:
     """A factorisation of :math:`G = K + \\text{ridge}\\cdot I` that solves :math:`G^{-1} B`."""
@@ -58,11 +102,26 @@ class Factor:
 
 
 class CholeskyFactor(Factor):
-    """Cholesky factor of ``K + ridge*I``; falls back to a symmetric eigensolver if needed."""
+    """Cholesky factor of ``K + ridge*I``; falls back to a symmetric eigensolver if needed.
 
-    def __init__(self, K: np.ndarray, ridge: float):
+    The factor takes one m x m array: a copy of ``K``, or with ``overwrite_k=True`` the
+    memory of ``K`` itself (a C-ordered float array the caller gives up). The ridge is added
+    to the diagonal in place, as in scikit-learn's ``_solve_cholesky_kernel``; only the lower
+    triangle of ``K`` is read, and ``K`` is never modified unless ``overwrite_k``.
+    """
+
+    def __init__(self, K: np.ndarray, ridge: float, *, overwrite_k: bool = False):
         self.ridge = float(ridge)
-        G = K + self.ridge * np.eye(K.shape[0])  # a new array: K is never modified
+        m = K.shape[0]
+        in_place = overwrite_k and K.dtype == np.float64 and K.flags.c_contiguous
+        if in_place:
+            # K^T is Fortran-ordered (LAPACK factors it without a copy); make it equal K by
+            # mirroring K's lower triangle, which stays intact below the factor.
+            _mirror_lower(K)
+            G, diagonal = K.T, K.diagonal().copy()
+        else:
+            G = np.array(K, dtype=float, order="F")
+        G[np.diag_indices(m)] += self.ridge
         try:
             self._chol = linalg.cho_factor(G, lower=True, overwrite_a=True, check_finite=False)
             self._eig = None
@@ -73,6 +132,8 @@ class CholeskyFactor(Factor):
                 RuntimeWarning,
                 stacklevel=3,
             )
+            if in_place:  # the lower triangle of K is intact: restore the diagonal
+                np.fill_diagonal(K, diagonal)
             self._chol = None
             self._eig = EigenFactor.from_kernel(K).with_ridge(self.ridge)
 
@@ -129,13 +190,15 @@ class RidgeFit:
     """Dual coefficients and intercepts of a batch of ridge regressions.
 
     Predictions are ``V @ dual_coef + intercept`` for a kernel block ``V`` (n x m).
-    ``u`` and ``s`` (``G^{-1} 1`` and ``1^T u``) define the intercept's share of the weights.
+    ``u`` and ``s`` (``G^{-1} 1`` and ``1^T u``) define the intercept's share of the weights;
+    both are ``None`` without intercept (per column, shapes (m, e) and (e,), for
+    :func:`fit_multitask_ridge`).
     """
 
     dual_coef: np.ndarray
     intercept: np.ndarray
     u: np.ndarray | None
-    s: float | None
+    s: float | np.ndarray | None
 
 
 def fit_ridge(factor: Factor, T: np.ndarray, fit_intercept: bool) -> RidgeFit:
@@ -154,6 +217,33 @@ def fit_ridge(factor: Factor, T: np.ndarray, fit_intercept: bool) -> RidgeFit:
     b = (u @ T) / s
     A -= np.outer(u, b)
     return RidgeFit(A, b, u, s)
+
+
+def fit_multitask_ridge(eig: EigenFactor, T: np.ndarray, scales: np.ndarray,
+                        fit_intercept: bool) -> RidgeFit:
+    r"""Ridge regression of each column :math:`t_k` of ``T`` with its own Gram matrix
+    :math:`\sigma_k K`, from one full eigendecomposition ``eig`` of :math:`K` (with its ridge).
+
+    Regression :math:`k` solves :math:`G_k a_k = t_k - b_k \mathbf 1` with
+    :math:`G_k = \sigma_k K + \text{ridge}\cdot I`, and the intercept algebra of the module
+    docstring with :math:`u_k = G_k^{-1}\mathbf 1`. Its predictions are
+    :math:`\sigma_k v(x)^\top a_k + b_k`, so the returned ``dual_coef`` holds
+    :math:`\sigma_k a_k` (predictions are ``V @ dual_coef + intercept``, as for
+    :func:`fit_ridge`); ``u`` (m, e) and ``s`` (e,) hold every :math:`u_k` and its sum.
+    With all :math:`\sigma_k = 1` this is :func:`fit_ridge`.
+    """
+    if eig.thin:
+        raise ValueError("fit_multitask_ridge needs a full eigendecomposition of K")
+    Q = eig.Q
+    D = eig.lam[:, None] * scales[None, :] + eig.ridge
+    A = Q @ ((Q.T @ T) / D)
+    if not fit_intercept:
+        return RidgeFit(A * scales[None, :], np.zeros(T.shape[1]), None, None)
+    U = Q @ (Q.sum(axis=0)[:, None] / D)
+    s = U.sum(axis=0)
+    b = np.einsum("ik,ik->k", U, T) / s
+    A -= U * b[None, :]
+    return RidgeFit(A * scales[None, :], b, U, s)
 
 
 def risk_weights(factor: Factor, fit: RidgeFit, V: np.ndarray) -> np.ndarray:

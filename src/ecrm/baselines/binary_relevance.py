@@ -13,6 +13,10 @@ from sklearn.svm import SVC, LinearSVC
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ecrm._validation import check_int, check_real, check_same_rows
+
+__all__ = ["BRSVM", "BinaryRelevance"]
+
 
 class BinaryRelevance(BaseEstimator):
     """One binary classifier per label; a positive label switches on all its ancestors.
@@ -24,8 +28,15 @@ class BinaryRelevance(BaseEstimator):
     estimator : scikit-learn classifier
         Cloned and fitted once per label.
     hierarchy : ecrm.Hierarchy or None
-        If given, predictions are closed under ancestors (bottom-up imputation) and scores are
-        capped by their parents' scores.
+        If given, predictions are closed under ancestors (bottom-up imputation) and scores
+        are made consistent by the space's ``consistent_scores`` hook (capped by their
+        parents' scores).
+
+    Attributes
+    ----------
+    estimators_ : list
+        Per label, the fitted clone of ``estimator``, or the label's value (a float) when
+        it is constant in the training data.
     """
 
     def __init__(self, estimator, hierarchy=None):
@@ -33,10 +44,21 @@ class BinaryRelevance(BaseEstimator):
         self.hierarchy = hierarchy
 
     def fit(self, X, Y):
-        """Fit one clone of ``estimator`` per column of ``Y``."""
+        """Fit one clone of ``estimator`` per column of ``Y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, p)
+        Y : array-like or sparse matrix of shape (m, d), 0/1
+
+        Returns
+        -------
+        self : BinaryRelevance
+        """
         Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=float)
-        if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
-            raise ValueError(f"Y must have shape ({X.shape[0]}, d); got {Y.shape}")
+        if Y.ndim != 2:
+            raise ValueError(f"Y must be 2-D of shape (m, d); got shape {Y.shape}")
+        check_same_rows(X, Y)
         self.estimators_ = []
         for j in range(Y.shape[1]):
             column = Y[:, j]
@@ -55,14 +77,32 @@ class BinaryRelevance(BaseEstimator):
         ]).astype(float)
 
     def predict(self, X) -> np.ndarray:
-        """Per-label predictions, closed under the hierarchy's ancestors when one is given."""
+        """Per-label predictions, closed under the hierarchy's ancestors when one is given.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p)
+
+        Returns
+        -------
+        Y : ndarray of shape (n, d), 0/1
+        """
         Y = self._per_label(X, "predict", lambda value: value)
         return self.hierarchy.close(Y) if self.hierarchy is not None else Y
 
     def decision_function(self, X) -> np.ndarray:
-        """Per-label decision values (constant labels: +-1), capped by their parents'."""
+        """Per-label decision values (constant labels: +-1), capped by their parents'.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p)
+
+        Returns
+        -------
+        S : ndarray of shape (n, d)
+        """
         S = self._per_label(X, "decision_function", lambda value: 2.0 * value - 1.0)
-        return self.hierarchy.cap_by_parents(S) if self.hierarchy is not None else S
+        return self.hierarchy.consistent_scores(S) if self.hierarchy is not None else S
 
 
 def _neg_mean_hamming(Y_true, Y_pred):
@@ -79,6 +119,23 @@ class BRSVM(BaseEstimator):
     of the mean Hamming loss (BR-SVM is not adapted to a task loss) on at most
     ``tuning_samples`` random training points and the ``tuning_labels`` most frequent
     non-constant labels (without the bottom-up closure), then refitted on all labels and points.
+
+    Parameters
+    ----------
+    hierarchy : ecrm.Hierarchy
+    kernel : {"linear", "rbf"}, default="linear"
+    Cs : sequence of float, default=(0.01, 0.1, 1.0, 10.0)
+        Candidate values of the SVM's C (positive).
+    gammas : sequence of float, optional
+        Candidate RBF widths (positive; default: scikit-learn's ``"scale"``).
+    cv : int, default=3
+        Folds of the cross-validation (at least 2).
+    tuning_samples : int or None, default=2000
+        Training points of the tuning subsample (None: all).
+    tuning_labels : int, default=200
+        Labels the tuning scores.
+    random_state : int, RandomState or None, default=0
+        Seed of the tuning subsample.
 
     Attributes
     ----------
@@ -104,9 +161,32 @@ class BRSVM(BaseEstimator):
             return SVC(kernel=self.kernel)
         raise ValueError(f"BRSVM kernel must be 'linear' or 'rbf'; got {self.kernel!r}")
 
+    def _check_params(self) -> None:
+        if not len(self.Cs):
+            raise ValueError("Cs must hold at least one value of C")
+        for C in self.Cs:
+            check_real(C, "each of Cs")
+        for gamma in self.gammas if self.gammas is not None else ():
+            check_real(gamma, "each of gammas")
+        check_int(self.cv, "cv", low=2)
+        check_int(self.tuning_samples, "tuning_samples", allow_none=True)
+        check_int(self.tuning_labels, "tuning_labels")
+
     def fit(self, X, Y):
-        """Tune C (and gamma) by cross-validation on a subsample, then fit on all of X, Y."""
+        """Tune C (and gamma) by cross-validation on a subsample, then fit on all of X, Y.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, p)
+        Y : array-like of shape (m, d), 0/1
+
+        Returns
+        -------
+        self : BRSVM
+        """
+        self._check_params()
         Y = np.asarray(Y, dtype=float)
+        check_same_rows(X, Y)
         grid = {"estimator__C": list(self.Cs)}
         if self.kernel == "rbf":
             grid["estimator__gamma"] = ["scale"] if self.gammas is None else list(self.gammas)
@@ -131,9 +211,11 @@ class BRSVM(BaseEstimator):
         return self
 
     def predict(self, X):
+        """Consistent label sets (n, d) of the refitted :class:`BinaryRelevance`."""
         check_is_fitted(self, "model_")
         return self.model_.predict(X)
 
     def decision_function(self, X):
+        """Per-label decision values (n, d), capped by their parents'."""
         check_is_fitted(self, "model_")
         return self.model_.decision_function(X)

@@ -4,9 +4,10 @@ r"""Baselines of the paper's flow-prediction experiment (Section 6.2): kNN and K
   inputs, predict :math:`\arg\min_{y\in\mathcal Y} \sum_{i\in\mathcal N_k(x)} \ell(y, y_i)`
   (an LP for the absolute loss, the mean of the neighbours' flows for the square loss);
 * :class:`KRRProjection`: kernel ridge regression of every arc's flow
-  (:class:`sklearn.kernel_ridge.KernelRidge`, which adds ``alpha`` to the diagonal itself),
-  then the Euclidean projection :math:`\arg\min_{y\in\mathcal Y}\|y - \hat y(x)\|_2` onto
-  the flow polytope.
+  (:class:`sklearn.kernel_ridge.KernelRidge`; its ``ridge`` is added to the kernel's diagonal
+  as is, unlike ECRM's ``alpha``, the paper's :math:`\lambda`, which adds
+  :math:`m\lambda`), then the Euclidean projection
+  :math:`\arg\min_{y\in\mathcal Y}\|y - \hat y(x)\|_2` onto the flow polytope.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from ecrm._validation import check_int, check_real, check_same_rows
 from ecrm.losses.base import Loss
 from ecrm.spaces.flows import FlowPolytope
 
@@ -28,9 +30,7 @@ def _check_training_data(output_space, X, Y):
     space = _check_space(output_space)
     X = check_array(X, dtype=np.float64)
     Y = space.validate(Y)
-    if len(X) != len(Y):
-        raise ValueError(f"X and Y must have the same number of rows; got {len(X)} and "
-                         f"{len(Y)}")
+    check_same_rows(X, Y)
     return space, X, Y
 
 
@@ -78,13 +78,17 @@ class KNNFlowRegressor(BaseEstimator):
         self.n_neighbors = n_neighbors
 
     def fit(self, X, Y):
+        """Fit on inputs ``X`` (m, p) and training flows ``Y`` (m, d) of ``output_space``.
+
+        Returns
+        -------
+        self
+        """
         if not isinstance(self.loss, Loss):
             raise TypeError(f"loss must be an ecrm Loss; got {type(self.loss).__name__}")
         space, X, Y = _check_training_data(self.output_space, X, Y)
-        if int(self.n_neighbors) != self.n_neighbors or not 1 <= self.n_neighbors <= len(X):
-            raise ValueError(f"n_neighbors must be an integer in [1, {len(X)}]; got "
-                             f"{self.n_neighbors!r}")
-        self.nn_ = NearestNeighbors(n_neighbors=int(self.n_neighbors)).fit(X)
+        n_neighbors = check_int(self.n_neighbors, "n_neighbors", high=len(X))
+        self.nn_ = NearestNeighbors(n_neighbors=n_neighbors).fit(X)
         self.Y_fit_ = Y
         self.n_features_in_ = X.shape[1]
         return self
@@ -96,6 +100,12 @@ class KNNFlowRegressor(BaseEstimator):
         return self.nn_.kneighbors(X, n_neighbors=n_neighbors, return_distance=False)
 
     def predict(self, X) -> np.ndarray:
+        """Predicted flows for the rows of ``X`` (n, p).
+
+        Returns
+        -------
+        Y : ndarray of shape (n, d)
+        """
         idx = self.neighbors(X)
         W = knn_weights(idx, len(self.Y_fit_))
         return self.loss.minimize_risk(W, self.Y_fit_, self.output_space)
@@ -104,13 +114,15 @@ class KNNFlowRegressor(BaseEstimator):
 class KRRProjection(BaseEstimator):
     r"""Kernel ridge regression per arc, then Euclidean projection onto the flow polytope.
 
-    .. math:: \hat y(x) = \Pi_{\mathcal Y}\big(k(x, X)(K + \alpha I)^{-1} Y\big)
+    .. math:: \hat y(x) = \Pi_{\mathcal Y}\big(k(x, X)(K + r I)^{-1} Y\big)
 
     Parameters
     ----------
     output_space : FlowPolytope
-    alpha : float, default=1.0
-        Ridge of :class:`sklearn.kernel_ridge.KernelRidge` (added to the diagonal as is).
+    ridge : float, default=1.0
+        The ridge :math:`r` added to the kernel's diagonal as is (scikit-learn's
+        :class:`~sklearn.kernel_ridge.KernelRidge` ``alpha``; ECRM's ``alpha`` is the paper's
+        :math:`\lambda` and adds :math:`m\lambda`).
     kernel : str or callable, default="rbf"
     gamma : float, default=None
 
@@ -120,20 +132,27 @@ class KRRProjection(BaseEstimator):
     >>> from ecrm.spaces.flows import paper_network
     >>> X, Y = simulate_flows(60, random_state=0)
     >>> space = paper_network()
-    >>> P = KRRProjection(space, alpha=0.1, gamma=0.05).fit(X, Y).predict(X[:3])
+    >>> P = KRRProjection(space, ridge=0.1, gamma=0.05).fit(X, Y).predict(X[:3])
     >>> bool(space.contains(P).all())
     True
     """
 
-    def __init__(self, output_space, *, alpha: float = 1.0, kernel="rbf", gamma=None):
+    def __init__(self, output_space, *, ridge: float = 1.0, kernel="rbf", gamma=None):
         self.output_space = output_space
-        self.alpha = alpha
+        self.ridge = ridge
         self.kernel = kernel
         self.gamma = gamma
 
     def fit(self, X, Y):
+        """Fit on inputs ``X`` (m, p) and training flows ``Y`` (m, d) of ``output_space``.
+
+        Returns
+        -------
+        self
+        """
         space, X, Y = _check_training_data(self.output_space, X, Y)
-        self.krr_ = KernelRidge(alpha=self.alpha, kernel=self.kernel, gamma=self.gamma).fit(X, Y)
+        ridge = check_real(self.ridge, "ridge")
+        self.krr_ = KernelRidge(alpha=ridge, kernel=self.kernel, gamma=self.gamma).fit(X, Y)
         self.n_features_in_ = X.shape[1]
         return self
 
@@ -143,4 +162,10 @@ class KRRProjection(BaseEstimator):
         return np.atleast_2d(self.krr_.predict(check_array(X, dtype=np.float64)))
 
     def predict(self, X) -> np.ndarray:
+        """Predicted flows for the rows of ``X`` (n, p).
+
+        Returns
+        -------
+        Y : ndarray of shape (n, d)
+        """
         return self.output_space.project(self.predict_unconstrained(X)).solution

@@ -4,6 +4,8 @@
 * :func:`load_hmc` gives the train/test parts of a data set ``<name>.<split>.arff[.gz]``;
 * :func:`list_hmc` lists the data sets in a directory;
 * :class:`HMCPreprocessor` one-hot encodes nominal attributes, imputes and standardises;
+* :func:`load_label_ranking` reads a set of the label ranking benchmark (Cheng et al.);
+  :func:`list_label_ranking` lists them;
 * :func:`make_label_ranking` builds semi-synthetic label-ranking sets from scikit-learn's data;
 * :func:`simulate_flows` samples the paper's network-flow problem (Section 6.2);
 * :func:`make_hmc` samples a synthetic hierarchical multilabel problem (the demo's).
@@ -11,6 +13,11 @@
 
 from ecrm.datasets.arff import DATA_HELP, SPLITS, ArffError, list_hmc, load_hmc, load_hmc_arff
 from ecrm.datasets.flows import FlowModel, simulate_flows
+from ecrm.datasets.label_ranking import (
+    LABEL_RANKING_HELP,
+    list_label_ranking,
+    load_label_ranking,
+)
 from ecrm.datasets.preprocessing import HMCPreprocessor
 from ecrm.datasets.ranking import RANKING_DATASETS, make_label_ranking
 from ecrm.datasets.synthetic import make_hmc, random_tree
@@ -20,11 +27,14 @@ __all__ = [
     "DATA_HELP",
     "FlowModel",
     "HMCPreprocessor",
+    "LABEL_RANKING_HELP",
     "RANKING_DATASETS",
     "SPLITS",
     "list_hmc",
+    "list_label_ranking",
     "load_hmc",
     "load_hmc_arff",
+    "load_label_ranking",
     "make_hmc",
     "make_label_ranking",
     "random_tree",

@@ -30,7 +30,8 @@ top-level node named ``root``; GO files are all ``parent/child`` edges hanging f
 ``root``). Pass ``hierarchy_type="tree"`` or ``"dag"`` to override it.
 
 **Features.** ``X`` is a float array with one column per numeric or nominal attribute, in
-header order. Numeric values are stored as they are, missing values ``?`` as NaN.
+header order. Numeric values are stored as they are, missing values ``?`` as NaN;
+``nan``, ``inf`` and numbers too large for a float are not ARFF numbers and are errors.
 Nominal attributes hold the *category code*: the position of the value in the
 attribute's ``{...}`` declaration (0, 1, ...), NaN when missing; ``categories`` gives,
 per column, ``None`` for a numeric attribute or the tuple of category names. Keeping the
@@ -60,7 +61,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
-__all__ = ["ArffError", "load_hmc_arff", "load_hmc", "list_hmc", "SPLITS"]
+__all__ = ["DATA_HELP", "SPLITS", "ArffError", "list_hmc", "load_hmc", "load_hmc_arff"]
 
 HierarchyType = Literal["auto", "tree", "dag"]
 
@@ -207,7 +208,7 @@ class _Parsed:
     # data
     n_rows: int = 0
     row_lines: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
-    X: np.ndarray | sp.csr_matrix | None = None
+    X: np.ndarray | sp.csr_matrix = field(default_factory=lambda: np.zeros((0, 0)))
     class_fields: list[str] = field(default_factory=list)
 
     @property
@@ -365,28 +366,123 @@ def _parse_header(path: Path, lines: list[str], hierarchy_type: str):
 
 
 # --------------------------------------------------------------------------- data
+@dataclass
+class _DataTokens:
+    """The @data section split into fields, before any conversion.
+
+    Dense lines keep all their fields; sparse lines become (row, attribute, value) triplets
+    (the class attribute excluded). ``class_fields`` and ``row_lines`` have one entry per row.
+    """
+
+    row_lines: list[int] = field(default_factory=list)
+    class_fields: list[str] = field(default_factory=list)
+    dense_rows: list[list[str]] = field(default_factory=list)
+    dense_ids: list[int] = field(default_factory=list)
+    sparse_rows: list[int] = field(default_factory=list)
+    sparse_attrs: list[int] = field(default_factory=list)
+    sparse_vals: list[str] = field(default_factory=list)
+
+
+def _tokenize_sparse_line(line: str, path, lineno: int, n_attr: int,
+                          class_index: int) -> tuple[str, list[tuple[int, str]]]:
+    """Read ``{index value, ...}``: the class field ('' if absent) and the other pairs."""
+    if not line.endswith("}"):
+        raise ArffError(path, lineno, "expected a sparse row '{index value, ...}' ending with '}'")
+    inner = line[1:-1].strip()
+    cls, pairs = "", []
+    for entry in _split_fields(inner) if inner else []:
+        idx_s, sep, val = entry.partition(" ")
+        if not sep:
+            idx_s, sep, val = entry.partition("\t")
+        try:
+            a = int(idx_s)
+        except ValueError:
+            raise ArffError(
+                path, lineno, f"expected 'index value' in a sparse row; found {entry!r}"
+            ) from None
+        if not 0 <= a < n_attr:
+            raise ArffError(
+                path, lineno, f"attribute index {a} out of range; expected 0 to {n_attr - 1}"
+            )
+        if a == class_index:
+            cls = val.strip()
+        else:
+            pairs.append((a, val.strip()))
+    return cls, pairs
+
+
+def _tokenize_data(p: _Parsed, lines: list[str], start: int) -> _DataTokens:
+    """Split the data lines from ``start`` on into fields; comments and blank lines skipped."""
+    n_attr, cidx = len(p.attributes), p.class_index
+    tokens = _DataTokens()
+    for i in range(start, len(lines)):
+        line = lines[i].strip()
+        if not line or line.startswith("%"):
+            continue
+        lineno = i + 1
+        row = len(tokens.row_lines)
+        tokens.row_lines.append(lineno)
+        try:
+            if line[0] == "{":
+                cls, pairs = _tokenize_sparse_line(line, p.path, lineno, n_attr, cidx)
+                tokens.class_fields.append(cls)
+                for a, val in pairs:
+                    tokens.sparse_rows.append(row)
+                    tokens.sparse_attrs.append(a)
+                    tokens.sparse_vals.append(val)
+            else:
+                fields = _split_fields(line)
+                if len(fields) != n_attr:
+                    raise ArffError(
+                        p.path,
+                        lineno,
+                        f"expected {n_attr} comma-separated values (one per @attribute); "
+                        f"found {len(fields)}",
+                    )
+                tokens.class_fields.append(fields[cidx])
+                tokens.dense_rows.append(fields)
+                tokens.dense_ids.append(row)
+        except ArffError:
+            raise
+        except ValueError as e:  # unterminated quotes
+            raise ArffError(p.path, lineno, str(e)) from None
+    return tokens
+
+
 def _convert_numeric(vals: list[str], path, where) -> np.ndarray:
-    """Strings -> float with '?' -> NaN; ``where(k)`` gives (lineno, attribute) of element k."""
+    """Strings -> float with '?' -> NaN; ``where(k)`` gives (lineno, attribute) of element k.
+
+    ARFF numeric values are finite numbers; a missing value is ``?``. ``nan``, ``inf`` and
+    numbers that overflow to infinity are errors.
+    """
+    n_missing = vals.count("?")
     try:
-        return np.array(vals, dtype=np.float64)
+        out = np.array(["nan" if v == "?" else v for v in vals] if n_missing else vals,
+                       dtype=np.float64)
     except ValueError:
-        pass
-    vals = ["nan" if v == "?" else v for v in vals]
-    try:
-        return np.array(vals, dtype=np.float64)
-    except ValueError:
-        for k, v in enumerate(vals):
-            try:
-                float(v)
-            except ValueError:
-                lineno, attr = where(k)
-                raise ArffError(
-                    path, lineno, f"expected a number or '?' for attribute {attr!r}; found {v!r}"
-                ) from None
-        raise  # pragma: no cover - numpy and float disagree
+        out = None
+    if out is not None and np.count_nonzero(~np.isfinite(out)) == n_missing:
+        return out  # the only non-finite values are the missing ones
+    for k, v in enumerate(vals):
+        if v == "?":
+            continue
+        try:
+            ok = np.isfinite(float(v))
+        except ValueError:
+            ok = False
+        if not ok:
+            lineno, attr = where(k)
+            raise ArffError(
+                path,
+                lineno,
+                f"expected a finite number or '?' (missing) for attribute {attr!r}; "
+                f"found {v!r}",
+            )
+    raise AssertionError("unreachable: numpy and float disagree")  # pragma: no cover
 
 
 def _convert_nominal(vals: np.ndarray, attr: _Attribute, path, where) -> np.ndarray:
+    """Category codes (NaN for '?') of the strings ``vals``; ``where`` as in _convert_numeric."""
     codes = {c: float(j) for j, c in enumerate(attr.categories or ())}
     uniq, inv = np.unique(vals, return_inverse=True)
     table = np.empty(len(uniq))
@@ -407,127 +503,52 @@ def _convert_nominal(vals: np.ndarray, attr: _Attribute, path, where) -> np.ndar
     return table[inv.ravel()]
 
 
-def _parse_data(p: _Parsed, lines: list[str], start: int) -> None:
-    path = p.path
+def _dense_features(p: _Parsed, rows: list[list[str]], row_lines: list[int],
+                    feats: list[int]) -> np.ndarray:
+    """Convert the feature fields of dense rows, one block of numeric columns at a time."""
     attrs = p.attributes
-    n_attr = len(attrs)
-    cidx = p.class_index
-    dense_rows: list[list[str]] = []
-    dense_lines: list[int] = []
-    sp_rows: list[int] = []
-    sp_attr: list[int] = []
-    sp_vals: list[str] = []
-    class_fields: list[str] = []
-    row_lines: list[int] = []
-    dense_row_ids: list[int] = []
-    for i in range(start, len(lines)):
-        line = lines[i].strip()
-        if not line or line.startswith("%"):
-            continue
-        lineno = i + 1
-        row = len(row_lines)
-        row_lines.append(lineno)
-        try:
-            if line[0] == "{":
-                if not line.endswith("}"):
-                    raise ArffError(
-                        path, lineno, "expected a sparse row '{index value, ...}' ending with '}'"
-                    )
-                inner = line[1:-1].strip()
-                cls = ""
-                if inner:
-                    for entry in _split_fields(inner):
-                        idx_s, sep, val = entry.partition(" ")
-                        if not sep:
-                            idx_s, sep, val = entry.partition("\t")
-                        try:
-                            a = int(idx_s)
-                        except ValueError:
-                            raise ArffError(
-                                path,
-                                lineno,
-                                f"expected 'index value' in a sparse row; found {entry!r}",
-                            ) from None
-                        if not 0 <= a < n_attr:
-                            raise ArffError(
-                                path,
-                                lineno,
-                                f"attribute index {a} out of range; expected 0 to {n_attr - 1}",
-                            )
-                        val = val.strip()
-                        if a == cidx:
-                            cls = val
-                        else:
-                            sp_rows.append(row)
-                            sp_attr.append(a)
-                            sp_vals.append(val)
-                class_fields.append(cls)
-            else:
-                fields = _split_fields(line)
-                if len(fields) != n_attr:
-                    raise ArffError(
-                        path,
-                        lineno,
-                        f"expected {n_attr} comma-separated values (one per @attribute); "
-                        f"found {len(fields)}",
-                    )
-                class_fields.append(fields[cidx])
-                dense_rows.append(fields)
-                dense_lines.append(lineno)
-                dense_row_ids.append(row)
-        except ValueError as e:  # unterminated quotes
-            if isinstance(e, ArffError):
-                raise
-            raise ArffError(path, lineno, str(e)) from None
+    X = np.empty((len(rows), len(feats)))
+    if not rows or not feats:
+        return X
+    num = [j for j in feats if attrs[j].kind == "numeric"]
+    col = {j: c for c, j in enumerate(feats)}
+    if num:
+        if num == list(range(num[0], num[-1] + 1)):  # contiguous: one slice per row
+            flat = [v for r in rows for v in r[num[0] : num[-1] + 1]]
+        else:
+            flat = [r[j] for r in rows for j in num]
 
-    n = len(row_lines)
-    p.n_rows = n
-    p.row_lines = np.asarray(row_lines, dtype=np.intp)
-    p.class_fields = class_fields
-    feats = [j for j, a in enumerate(attrs) if a.kind in ("numeric", "nominal")]
+        def where_num(k):
+            r, c = divmod(k, len(num))
+            return row_lines[r], attrs[num[c]].name
+
+        vals = _convert_numeric(flat, p.path, where_num).reshape(len(rows), len(num))
+        X[:, [col[j] for j in num]] = vals
+    for j in feats:
+        if attrs[j].kind == "nominal":
+
+            def where_nom(k, j=j):
+                return row_lines[k], attrs[j].name
+
+            values = np.array([r[j] for r in rows], dtype=str)
+            X[:, col[j]] = _convert_nominal(values, attrs[j], p.path, where_nom)
+    return X
+
+
+def _sparse_features(p: _Parsed, tokens: _DataTokens, feats: list[int]) -> sp.csr_matrix:
+    """Convert sparse triplets (and dense rows, as triplets) to a CSR matrix."""
+    attrs, n_attr, cidx = p.attributes, len(p.attributes), p.class_index
     col_of_attr = np.full(n_attr, -1, dtype=np.intp)
     col_of_attr[feats] = np.arange(len(feats))
-    n_feat = len(feats)
-
-    if not sp_rows and len(dense_rows) == n:
-        # dense: one string matrix, converted column-block-wise
-        X = np.empty((n, n_feat))
-        if n and n_feat:
-            num = [j for j in feats if attrs[j].kind == "numeric"]
-            if num:
-                if num == list(range(num[0], num[-1] + 1)):
-                    a, b = num[0], num[-1] + 1
-                    flat = [v for r in dense_rows for v in r[a:b]]
-                else:
-                    flat = [r[j] for r in dense_rows for j in num]
-
-                def where_num(k, num=num):
-                    r, c = divmod(k, len(num))
-                    return dense_lines[r], attrs[num[c]].name
-
-                vals = _convert_numeric(flat, path, where_num).reshape(n, len(num))
-                X[:, col_of_attr[num]] = vals
-            for j in feats:
-                if attrs[j].kind == "nominal":
-
-                    def where_nom(k, j=j):
-                        return dense_lines[k], attrs[j].name
-
-                    col = np.array([r[j] for r in dense_rows], dtype=str)
-                    X[:, col_of_attr[j]] = _convert_nominal(col, attrs[j], path, where_nom)
-        p.X = X
-        return
-
-    # sparse (any sparse line): dense lines join as triplets
-    rows = np.asarray(sp_rows, dtype=np.intp)
-    acol = np.asarray(sp_attr, dtype=np.intp)
-    vals = np.asarray(sp_vals, dtype=str)
-    if dense_rows:
+    rows = np.asarray(tokens.sparse_rows, dtype=np.intp)
+    acol = np.asarray(tokens.sparse_attrs, dtype=np.intp)
+    vals = np.asarray(tokens.sparse_vals, dtype=str)
+    if tokens.dense_rows:
         others = [j for j in range(n_attr) if j != cidx]
-        D = np.array(dense_rows, dtype=str)[:, others]
-        ids = np.asarray(dense_row_ids, dtype=np.intp)
+        D = np.array(tokens.dense_rows, dtype=str)[:, others]
+        ids = np.asarray(tokens.dense_ids, dtype=np.intp)
         rows = np.concatenate([rows, np.repeat(ids, len(others))])
-        acol = np.concatenate([acol, np.tile(np.asarray(others, dtype=np.intp), len(dense_rows))])
+        acol = np.concatenate([acol, np.tile(np.asarray(others, dtype=np.intp), len(ids))])
         vals = np.concatenate([vals, D.ravel()]) if vals.size else D.ravel()
     keep = col_of_attr[acol] >= 0
     rows, acol, vals = rows[keep], acol[keep], vals[keep]
@@ -536,32 +557,44 @@ def _parse_data(p: _Parsed, lines: list[str], start: int) -> None:
         order = np.argsort(key, kind="stable")
         dup = order[1:][np.diff(key[order]) == 0][0]
         raise ArffError(
-            path,
+            p.path,
             int(p.row_lines[rows[dup]]),
             f"attribute index {acol[dup]} given twice in a sparse row; expected each index once",
         )
     data = np.empty(len(vals))
-    kinds = np.array([a.kind == "nominal" for a in attrs], dtype=bool)
-    is_nom = kinds[acol]
+    is_nom = np.array([a.kind == "nominal" for a in attrs], dtype=bool)[acol]
     num_idx = np.flatnonzero(~is_nom)
 
-    def where_num_sp(k):
+    def where_num(k):
         t = num_idx[k]
         return int(p.row_lines[rows[t]]), attrs[acol[t]].name
 
-    data[num_idx] = _convert_numeric(vals[num_idx].tolist(), path, where_num_sp)
+    data[num_idx] = _convert_numeric(vals[num_idx].tolist(), p.path, where_num)
     for j in np.unique(acol[is_nom]).tolist():
         idx = np.flatnonzero(acol == j)
 
-        def where_nom_sp(k, idx=idx):
+        def where_nom(k, idx=idx):
             t = idx[k]
             return int(p.row_lines[rows[t]]), attrs[acol[t]].name
 
-        data[idx] = _convert_nominal(vals[idx], attrs[j], path, where_nom_sp)
-    X = sp.csr_matrix((data, (rows, col_of_attr[acol])), shape=(n, n_feat))
+        data[idx] = _convert_nominal(vals[idx], attrs[j], p.path, where_nom)
+    X = sp.csr_matrix((data, (rows, col_of_attr[acol])), shape=(p.n_rows, len(feats)))
     X.eliminate_zeros()  # explicit zeros (and nominal code 0) are implicit; NaN stays stored
     X.sort_indices()
-    p.X = X
+    return X
+
+
+def _parse_data(p: _Parsed, lines: list[str], start: int) -> None:
+    """Fill ``p``'s rows, class fields and features from the data lines from ``start`` on."""
+    tokens = _tokenize_data(p, lines, start)
+    p.n_rows = len(tokens.row_lines)
+    p.row_lines = np.asarray(tokens.row_lines, dtype=np.intp)
+    p.class_fields = tokens.class_fields
+    feats = [j for j, a in enumerate(p.attributes) if a.kind in ("numeric", "nominal")]
+    if len(tokens.dense_rows) == p.n_rows:  # no sparse line: a dense matrix
+        p.X = _dense_features(p, tokens.dense_rows, tokens.row_lines, feats)
+    else:
+        p.X = _sparse_features(p, tokens, feats)
 
 
 def _parse_file(path, hierarchy_type: str) -> _Parsed:
@@ -680,7 +713,7 @@ def load_hmc_arff(path: str | os.PathLike, *, hierarchy_type: HierarchyType = "a
     ------
     ArffError
         (a ``ValueError``) naming the file and line: wrong number of values on a line, a
-        bad number, a value outside a nominal's set, an unknown label, an invalid
+        bad or non-finite number, a value outside a nominal's set, an unknown label, an invalid
         hierarchy (cycle, self-loop, ...), no ``hierarchical`` attribute, no ``@data``.
     FileNotFoundError
         If ``path`` does not exist.

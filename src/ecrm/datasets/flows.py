@@ -6,9 +6,10 @@ one unit of flow from ``s`` to ``t``. Inputs are uniform on :math:`[0, 1]^{20}`.
 
 **Path-choice model** (the paper gives none; this one is ours). Arc :math:`a` has cost
 
-.. math:: c_a(x) = \alpha_a + \beta_a x_{j_a} - \gamma_a x_{10 + j_a}, \qquad j_a = a ,
+.. math:: c_a(x) = \delta_a + \beta_a x_{j_a} - \gamma_a x_{10 + j_a}, \qquad j_a = a ,
 
-so arc :math:`a` depends on features :math:`a` and :math:`10 + a` (all 20 features matter).
+so arc :math:`a` depends on features :math:`a` and :math:`10 + a` (all 20 features matter);
+the intercepts :math:`\delta_a` are the parameter ``intercepts``.
 Path :math:`p` costs :math:`C_p(x) = \sum_{a\in p} c_a(x)` and a traveller picks it with the
 logit probability :math:`\pi_p(x) \propto \exp(-\theta C_p(x))`. ``n_travellers``
 :math:`T` travellers choose independently, and the random weight of path :math:`p` is the
@@ -32,11 +33,12 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
-from ecrm.losses.continuous import absolute_risk, minimize_absolute_risk
-from ecrm.spaces.flows import FlowPolytope, paper_network
+from ecrm._validation import check_int
+from ecrm.spaces.flows import FlowPolytope, absolute_risk, minimize_absolute_risk, paper_network
 
 __all__ = ["DEFAULT_PARAMETERS", "FlowModel", "simulate_flows", "st_paths"]
 
@@ -47,9 +49,9 @@ def _rng(random_state):
         return random_state
     return np.random.default_rng(random_state)
 
-#: Parameters of the default path-choice model: per-arc alpha, beta, gamma; theta; T.
-DEFAULT_PARAMETERS = {
-    "alpha": (0.6, 1.4, 0.3, 1.2, 0.5, 0.9, 1.5, 0.4, 0.7, 1.1),
+#: Parameters of the default path-choice model: per-arc intercepts, beta, gamma; theta; T.
+DEFAULT_PARAMETERS: dict[str, Any] = {
+    "intercepts": (0.6, 1.4, 0.3, 1.2, 0.5, 0.9, 1.5, 0.4, 0.7, 1.1),
     "beta": (2.0, 1.0, 1.5, 0.5, 2.5, 1.0, 0.5, 2.0, 1.5, 1.0),
     "gamma": (1.0, 0.5, 0.5, 1.5, 0.5, 1.0, 2.0, 0.5, 1.0, 0.5),
     "theta": 1.5,
@@ -88,12 +90,12 @@ class FlowModel:
         The network (one unit from ``s`` to ``t``).
     paths : ndarray of shape (9, 10)
         The s-t path flows (rows), in depth-first order.
-    alpha, beta, gamma : ndarray of shape (10,)
-        Arc-cost parameters; ``theta`` the logit scale; ``n_travellers`` the number T of
-        travellers.
+    intercepts, beta, gamma : ndarray of shape (10,)
+        Arc-cost parameters (the intercepts delta, beta, gamma); ``theta`` the logit scale;
+        ``n_travellers`` the number T of travellers.
     """
 
-    alpha: np.ndarray
+    intercepts: np.ndarray
     beta: np.ndarray
     gamma: np.ndarray
     theta: float = 1.5
@@ -103,15 +105,11 @@ class FlowModel:
     def __post_init__(self):
         self.space = paper_network()
         self.paths = st_paths(self.space, "s", "t")
-        self.alpha, self.beta, self.gamma = (np.asarray(v, dtype=float)
-                                             for v in (self.alpha, self.beta, self.gamma))
-        if self.n_features < 20:
-            raise ValueError(f"the model uses features 0-19; n_features must be >= 20, got "
-                             f"{self.n_features}")
-        if int(self.n_travellers) != self.n_travellers or self.n_travellers < 1:
-            raise ValueError(f"n_travellers must be a positive integer; got "
-                             f"{self.n_travellers!r}")
-        self.n_travellers = int(self.n_travellers)
+        self.intercepts, self.beta, self.gamma = (
+            np.asarray(v, dtype=float) for v in (self.intercepts, self.beta, self.gamma))
+        # the model uses features 0-19
+        self.n_features = check_int(self.n_features, "n_features", low=20)
+        self.n_travellers = check_int(self.n_travellers, "n_travellers")
         counts = [c for c in itertools.product(range(self.n_travellers + 1),
                                                repeat=len(self.paths))
                   if sum(c) == self.n_travellers] if len(self.paths) <= 9 else None
@@ -128,7 +126,7 @@ class FlowModel:
     def arc_costs(self, X) -> np.ndarray:
         """:math:`c_a(x)`, shape (n, 10)."""
         X = np.atleast_2d(np.asarray(X, dtype=float))
-        return self.alpha + self.beta * X[:, :10] - self.gamma * X[:, 10:20]
+        return self.intercepts + self.beta * X[:, :10] - self.gamma * X[:, 10:20]
 
     def path_probabilities(self, X) -> np.ndarray:
         """Logit choice probabilities :math:`\\pi_p(x)`, shape (n, n_paths)."""
@@ -217,10 +215,9 @@ def simulate_flows(n: int, *, random_state=None, model: FlowModel | None = None,
     >>> bool(paper_network().contains(Y).all())
     True
     """
-    if int(n) != n or n < 0:
-        raise ValueError(f"n must be a non-negative integer; got {n!r}")
+    n = cast(int, check_int(n, "n", low=0))
     model = FlowModel.default() if model is None else model
     rng = _rng(random_state)
-    X = rng.uniform(size=(int(n), model.n_features))
+    X = rng.uniform(size=(n, model.n_features))
     Y = model.sample(X, rng)
     return (X, Y, model) if return_model else (X, Y)

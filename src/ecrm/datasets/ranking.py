@@ -27,7 +27,10 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.naive_bayes import GaussianNB
 from sklearn.utils import Bunch, check_random_state
 
+from ecrm._validation import check_int, check_real
 from ecrm.spaces.permutations import PermutationSpace
+
+__all__ = ["RANKING_DATASETS", "make_label_ranking"]
 
 _LOADERS = {
     "iris": skd.load_iris,
@@ -50,7 +53,7 @@ def make_label_ranking(name: str = "iris", *, hidden_fraction: float = 0.3, n_fo
     hidden_fraction : float in [0, 1), default=0.3
         Fraction of feature columns used to make the rankings but held out of ``X``.
     n_folds : int, default=5
-        Folds of the cross-fitted naive Bayes scores.
+        Folds of the cross-fitted naive Bayes scores (at least 2).
     random_state : int, RandomState or None, default=0
 
     Returns
@@ -70,8 +73,9 @@ def make_label_ranking(name: str = "iris", *, hidden_fraction: float = 0.3, n_fo
     """
     if name not in _LOADERS:
         raise ValueError(f"unknown data set {name!r}; expected one of {list(_LOADERS)}")
-    if not 0 <= hidden_fraction < 1:
-        raise ValueError(f"hidden_fraction must lie in [0, 1); got {hidden_fraction!r}")
+    check_real(hidden_fraction, "hidden_fraction", low=0.0, high=1.0, low_open=False,
+               high_open=True)
+    check_int(n_folds, "n_folds", low=2)
     rng = check_random_state(random_state)
     raw = _LOADERS[name]()
     X_all, target = np.asarray(raw.data, dtype=float), np.asarray(raw.target)

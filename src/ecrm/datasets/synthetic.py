@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ecrm._validation import check_int, check_real
 from ecrm.spaces.hierarchy import Hierarchy
+
+__all__ = ["make_hmc", "random_tree"]
 
 
 def random_tree(n_labels: int, *, n_top: int = 3, max_children: int = 4, random_state=None):
@@ -13,10 +16,26 @@ def random_tree(n_labels: int, *, n_top: int = 3, max_children: int = 4, random_
 
     Every further label picks its parent uniformly among earlier labels that still have fewer
     than ``max_children`` children.
+
+    Parameters
+    ----------
+    n_labels : int
+        At least 1.
+    n_top : int, default=3
+        Top-level labels, in ``[1, n_labels]``.
+    max_children : int, default=4
+        At least 1.
+    random_state : int, RandomState or None, default=None
+
+    Returns
+    -------
+    hierarchy : Hierarchy
+        A tree (every label has at most one parent).
     """
+    check_int(n_labels, "n_labels")
+    check_int(n_top, "n_top", high=n_labels)
+    check_int(max_children, "max_children")
     rng = check_random_state(random_state)
-    if not 1 <= n_top <= n_labels:
-        raise ValueError(f"need 1 <= n_top <= n_labels; got n_top={n_top}, n_labels={n_labels}")
     names = [f"L{j}" for j in range(n_labels)]
     n_children = np.zeros(n_labels, dtype=int)
     edges = []
@@ -48,14 +67,29 @@ def make_hmc(
     for roughly half of the inputs whose parent is on. The labels are consistent with the
     hierarchy by construction.
 
+    Parameters
+    ----------
+    n_samples : int, default=1000
+    n_features : int, default=10
+    n_labels : int, default=30
+        Labels of the random tree (:func:`random_tree`, with three top-level labels or
+        ``n_labels`` if fewer).
+    noise : float, default=0.5
+        Standard deviation of the label noise (0 or more).
+    random_state : int, RandomState or None, default=None
+
     Returns
     -------
     X : ndarray of shape (n_samples, n_features)
     Y : ndarray of shape (n_samples, n_labels), 0/1
     hierarchy : Hierarchy
     """
+    check_int(n_samples, "n_samples")
+    check_int(n_features, "n_features")
+    check_int(n_labels, "n_labels")
+    check_real(noise, "noise", low_open=False)
     rng = check_random_state(random_state)
-    hierarchy = random_tree(n_labels, random_state=rng)
+    hierarchy = random_tree(n_labels, n_top=min(3, n_labels), random_state=rng)
     X = rng.normal(size=(n_samples, n_features))
     A = rng.normal(scale=1.0 / np.sqrt(n_features), size=(n_features, n_labels)) * 2.0
     B = rng.normal(scale=1.0 / np.sqrt(n_features), size=(n_features, n_labels))

@@ -6,12 +6,12 @@ methods, each under the absolute loss :math:`\|y - y'\|_1` and the square loss
 :math:`\|y - y'\|_2^2`:
 
 * **ECRM**: RBF kernel, risk weights with intercept, exact inference
-  (:func:`ecrm.losses.continuous.minimize_absolute_risk` with ``method="auto"``, and the
+  (:func:`ecrm.spaces.flows.minimize_absolute_risk` with ``method="auto"``, and the
   projection for the square loss);
 * **kNN**: the minimiser of the summed loss to the :math:`k` nearest training outputs;
 * **KRR**: kernel ridge regression per arc, projected onto the polytope.
 
-All hyper-parameters (ECRM's :math:`\gamma, \lambda`; KRR's :math:`\gamma, \alpha`; kNN's
+All hyper-parameters (ECRM's :math:`\gamma, \lambda`; KRR's :math:`\gamma` and ridge; kNN's
 :math:`k`) are chosen per loss on a separate validation set (grids below), as in the paper.
 Table 2 reports mean and standard deviation over trials of the test loss.
 
@@ -28,23 +28,20 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 import numpy as np
-from scipy import linalg
-from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.neighbors import NearestNeighbors
 from threadpoolctl import threadpool_limits
 
+from ecrm._validation import check_int, check_real
 from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection, knn_weights
 from ecrm.datasets.flows import FlowModel, simulate_flows
 from ecrm.estimator import ECRM
-from ecrm.losses.continuous import (
-    AbsoluteLoss,
-    SquaredLoss,
-    minimize_absolute_risk,
-    minimize_squared_risk,
-)
-from ecrm.spaces.flows import paper_network
+from ecrm.experiments import number_option
+from ecrm.experiments.progress import progress_bar
+from ecrm.losses.continuous import AbsoluteLoss, SquaredLoss
+from ecrm.spaces.flows import minimize_absolute_risk, minimize_squared_risk, paper_network
 
 __all__ = ["GRIDS", "PAPER_TABLE2", "add_parser", "demo", "format_figure", "format_table",
            "plot_figure", "run", "run_figure", "run_table", "select_parameters"]
@@ -57,43 +54,20 @@ PAPER_TABLE2 = {
 }
 
 #: Validation grids. ECRM's alpha is the paper's lambda (the solve adds m * alpha);
-#: KRR's alpha is scikit-learn's (added to the diagonal as is).
+#: KRR's ridge is added to the diagonal as is (scikit-learn's KernelRidge alpha).
 GRIDS = {
     "gamma": (0.003, 0.01, 0.03, 0.1),
     "ecrm_alpha": (1e-6, 1e-5, 1e-4, 1e-3),
-    "krr_alpha": (1e-3, 1e-2, 0.1, 1.0),
+    "krr_ridge": (1e-3, 1e-2, 0.1, 1.0),
     "k": (5, 10, 20, 40, 80, 160),
 }
+
+#: Smallest training set: every method runs (kNN needs its smallest k).
+_MIN_TRAIN = min(GRIDS["k"])
 
 METHODS = ("ECRM", "kNN", "KRR")
 LOSSES = ("absolute", "square")
 _LOSS = {"absolute": AbsoluteLoss(), "square": SquaredLoss()}
-
-
-class Progress:
-    """A one-line progress bar on a stream (stderr by default); silent if ``stream`` is None."""
-
-    def __init__(self, total: int, label: str, stream=sys.stderr, width: int = 30):
-        self.total, self.label, self.stream, self.width = total, label, stream, width
-        self.start = time.perf_counter()
-        self.done = 0
-        self._draw()
-
-    def step(self, n: int = 1):
-        self.done += n
-        self._draw()
-
-    def _draw(self):
-        if self.stream is None:
-            return
-        elapsed = time.perf_counter() - self.start
-        filled = int(self.width * self.done / max(self.total, 1))
-        eta = elapsed / self.done * (self.total - self.done) if self.done else float("nan")
-        end = "\n" if self.done >= self.total else ""
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
-                          f"{self.done}/{self.total} {elapsed:6.0f} s elapsed, ETA "
-                          f"{eta:5.0f} s{end}")
-        self.stream.flush()
 
 
 # -- tuning --------------------------------------------------------------------------------
@@ -129,14 +103,11 @@ def select_parameters(Xtr, Ytr, Xval, Yval, grids=None) -> dict:
             offer("ECRM", "absolute", _losses(P, Yval)["absolute"], params)
             P = minimize_squared_risk(W, Ytr, space).solution
             offer("ECRM", "square", _losses(P, Yval)["square"], params)
-        K = rbf_kernel(Xtr, Xtr, gamma=gamma)
-        V = rbf_kernel(Xval, Xtr, gamma=gamma)
-        for alpha in grids["krr_alpha"]:
-            G = K + alpha * np.eye(m)
-            Z = V @ linalg.cho_solve(linalg.cho_factor(G, overwrite_a=True), Ytr)
-            P = space.project(Z).solution
+        for ridge in grids["krr_ridge"]:
+            params = {"gamma": gamma, "ridge": ridge}
+            P = KRRProjection(space, kernel="rbf", **params).fit(Xtr, Ytr).predict(Xval)
             for loss, value in _losses(P, Yval).items():
-                offer("KRR", loss, value, {"gamma": gamma, "alpha": alpha})
+                offer("KRR", loss, value, params)
     ks = [k for k in grids["k"] if k <= m]
     idx = NearestNeighbors(n_neighbors=max(ks)).fit(Xtr).kneighbors(Xval,
                                                                      return_distance=False)
@@ -192,21 +163,25 @@ def run_table(trials: int = 50, n_train: int = 1000, n_test: int = 1000, n_val: 
     (population) standard deviation over trials of the mean test loss. Trials run with one
     BLAS thread each, in ``n_jobs`` processes.
     """
-    bar = Progress(trials, "Table 2", progress_stream)
+    trials = cast(int, check_int(trials, "trials"))
+    n_jobs = cast(int, check_int(n_jobs, "n_jobs"))
     jobs = [(seed, t, n_train, n_val, n_test, grids) for t in range(trials)]
     results: list = [None] * trials
-    if n_jobs == 1:
-        for t, job in enumerate(jobs):
-            results[t] = _trial_single_thread(job)
-            bar.step()
-    else:
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+    with progress_bar(trials, "Table 2", enabled=progress_stream is not None,
+                      stream=progress_stream) as bar:
+        if n_jobs == 1:
+            for t, job in enumerate(jobs):
+                results[t] = _trial_single_thread(job)
+                bar.update()
+        else:
+            from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        with ProcessPoolExecutor(max_workers=n_jobs) as pool:
-            futures = {pool.submit(_trial_single_thread, job): t for t, job in enumerate(jobs)}
-            for fut in as_completed(futures):
-                results[futures[fut]] = fut.result()
-                bar.step()
+            with ProcessPoolExecutor(max_workers=n_jobs) as pool:
+                futures = {pool.submit(_trial_single_thread, job): t
+                           for t, job in enumerate(jobs)}
+                for fut in as_completed(futures):
+                    results[futures[fut]] = fut.result()
+                    bar.update()
     rows = []
     for loss in LOSSES:
         for method in METHODS:
@@ -257,24 +232,24 @@ def _run_figure(sizes, repeats, seed, n_val, tune_max, grids, progress_stream) -
     bayes, _ = model.bayes(x0[0], "absolute")
     risks = {m: np.full((repeats, len(sizes)), np.nan) for m in METHODS}
     params: dict = {m: [] for m in METHODS}
-    bar = Progress(repeats * len(sizes), "Figure 1b", progress_stream)
-    chosen = None
-    for j, n in enumerate(sizes):
-        for rep in range(repeats):
-            rng = np.random.default_rng([int(seed), 1000 + j, rep])
-            Xtr, Ytr = simulate_flows(n, random_state=rng, model=model)
-            if rep == 0 and (chosen is None or n <= tune_max):
-                Xval, Yval = simulate_flows(n_val, random_state=rng, model=model)
-                chosen = select_parameters(Xtr, Ytr, Xval, Yval, grids)
+    chosen: dict = {}
+    with progress_bar(repeats * len(sizes), "Figure 1b", enabled=progress_stream is not None,
+                      stream=progress_stream) as bar:
+        for j, n in enumerate(sizes):
+            for rep in range(repeats):
+                rng = np.random.default_rng([int(seed), 1000 + j, rep])
+                Xtr, Ytr = simulate_flows(n, random_state=rng, model=model)
+                if rep == 0:
+                    if not chosen or n <= tune_max:
+                        Xval, Yval = simulate_flows(n_val, random_state=rng, model=model)
+                        chosen = select_parameters(Xtr, Ytr, Xval, Yval, grids)
+                    for m in METHODS:
+                        params[m].append(chosen[(m, "absolute")]["params"])
                 for m in METHODS:
-                    params[m].append(chosen[(m, "absolute")]["params"])
-            elif rep == 0:
-                for m in METHODS:
-                    params[m].append(chosen[(m, "absolute")]["params"])
-            for m in METHODS:
-                est = fit_method(m, "absolute", chosen[(m, "absolute")]["params"], Xtr, Ytr)
-                risks[m][rep, j] = model.conditional_risk(x0[0], est.predict(x0), "absolute")[0]
-            bar.step()
+                    est = fit_method(m, "absolute", chosen[(m, "absolute")]["params"], Xtr, Ytr)
+                    risks[m][rep, j] = model.conditional_risk(x0[0], est.predict(x0),
+                                                              "absolute")[0]
+                bar.update()
     return {"sizes": list(sizes), "repeats": repeats, "bayes_risk": bayes, "x": 0.75,
             "risks": {m: r.tolist() for m, r in risks.items()}, "params": params}
 
@@ -332,7 +307,7 @@ def plot_figure(fig: dict, path: Path) -> Path:
 def demo(seed: int = 0) -> str:
     """A quick flow run (one trial, 300 training points): a short text table."""
     t0 = time.perf_counter()
-    small = {"gamma": (0.03, 0.1), "ecrm_alpha": (1e-4, 1e-3), "krr_alpha": (0.1, 1.0),
+    small = {"gamma": (0.03, 0.1), "ecrm_alpha": (1e-4, 1e-3), "krr_ridge": (0.1, 1.0),
              "k": (10, 20)}
     res = _trial_single_thread((seed, 0, 300, 200, 300, small))
     model = FlowModel.default()
@@ -381,17 +356,22 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "flow", help="the network-flow experiment: Table 2 (and Figure 1b with --plot)",
         description=__doc__.splitlines()[0])
-    p.add_argument("--trials", type=int, default=50)
-    p.add_argument("--n-train", type=int, default=1000)
-    p.add_argument("--n-test", type=int, default=1000)
-    p.add_argument("--n-val", type=int, default=500, help="validation set size (tuning)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--trials", type=number_option(check_int, "--trials"), default=50)
+    p.add_argument("--n-train", type=number_option(check_int, "--n-train", low=_MIN_TRAIN),
+                   default=1000)
+    p.add_argument("--n-test", type=number_option(check_int, "--n-test"), default=1000)
+    p.add_argument("--n-val", type=number_option(check_int, "--n-val"), default=500,
+                   help="validation set size (tuning)")
+    p.add_argument("--seed", type=number_option(check_int, "--seed", low=0), default=0)
     p.add_argument("--json", metavar="FILE", help="write the table rows as JSON")
     p.add_argument("--plot", metavar="DIR", help="also compute Figure 1b and save it as PNG")
-    p.add_argument("--figure-log-sizes", type=float, nargs="+",
-                   default=[2.0, 2.5, 3.0, 3.5, 4.0], help="log10 training sizes of Figure 1b")
-    p.add_argument("--figure-repeats", type=int, default=20)
-    p.add_argument("--jobs", type=int, default=2,
+    p.add_argument("--figure-log-sizes", nargs="+", default=[2.0, 2.5, 3.0, 3.5, 4.0],
+                   type=number_option(check_real, "--figure-log-sizes", low=0.7, high=5.0,
+                                low_open=False),
+                   help="log10 training sizes of Figure 1b, in [0.7, 5]")
+    p.add_argument("--figure-repeats", type=number_option(check_int, "--figure-repeats"),
+                   default=20)
+    p.add_argument("--jobs", type=number_option(check_int, "--jobs"), default=2,
                    help="worker processes for the trials (each uses one BLAS thread)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

@@ -12,10 +12,16 @@ the exact leave-one-out task loss.
 from __future__ import annotations
 
 import json
-import os
+import sys
 import time
 
 import numpy as np
+
+from ecrm.experiments import directory_option, names_option, output_file_option
+from ecrm.experiments.cache import InMemoryCache
+
+__all__ = ["ALPHAS", "C_HMCNN_AUPRC", "C_HMCNN_EXCLUDE", "DEFAULT_DATASETS", "PAPER",
+           "METHODS", "PAPER_KERNEL", "add_parser", "format_table", "run", "run_dataset"]
 
 #: The paper's Table 1: (Hamming, hierarchical) test losses.
 PAPER = {
@@ -35,29 +41,19 @@ C_HMCNN_EXCLUDE = ("root", "GO0003674", "GO0005575", "GO0008150")
 #: The paper's kernel per data set (Section 6.1); any other data set gets the linear kernel.
 PAPER_KERNEL = {"imclef07a": "rbf", "imclef07d": "rbf"}
 ALPHAS = np.logspace(-8, 2, 21)
+METHODS = ("ecrm", "br-svm")
 DEFAULT_DATASETS = ("enron", "imclef07a", "imclef07d", "pheno_FUN", "spo_FUN", "pheno_GO",
                     "spo_GO")
 
 
-class InMemoryCache:
-    """A ``memory`` for :class:`ecrm.ECRMCV` that keeps eigendecompositions in this process."""
-
-    def __init__(self):
-        self.store = {}
-
-    def cache(self, func):
-        import joblib
-
-        def cached(*args):
-            key = joblib.hash(args)
-            if key not in self.store:
-                self.store[key] = func(*args)
-            return self.store[key]
-        return cached
-
-
 def _rbf_gammas(n_features: int) -> list[float]:
     return [0.5 / n_features, 1.0 / n_features, 2.0 / n_features]
+
+
+def _advance(progress, note: str) -> None:
+    if progress is not None:
+        progress.set_postfix_str(note, refresh=False)
+        progress.update()
 
 
 def _timed(fn):
@@ -66,16 +62,33 @@ def _timed(fn):
     return out, time.perf_counter() - t0
 
 
-def run_dataset(name, data_dir, methods, progress, *, random_state=0) -> dict:
-    """Fit and score every method on one data set; returns the rows and the trivial losses."""
+def run_dataset(data, methods, progress=None, *, random_state=0) -> dict:
+    """Fit and score every method on one data set.
+
+    Parameters
+    ----------
+    data : sklearn.utils.Bunch
+        A data set as returned by :func:`ecrm.datasets.load_hmc`.
+    methods : collection of {"ecrm", "br-svm"}
+    progress : tqdm bar, optional
+        Advanced by one step per fitted model (four ECRM fits, one BR-SVM fit), with a note
+        on the step just done.
+    random_state : int, default=0
+        Seed of ECRMCV's leave-one-out subsample and BR-SVM's tuning subsample.
+
+    Returns
+    -------
+    info : dict
+        ``dataset``, ``m``, ``n``, ``p``, ``d``, ``tree``, ``trivial`` (losses of the empty
+        and the majority label sets) and ``rows`` (one dict per fitted model).
+    """
     from ecrm import ECRMCV
     from ecrm.baselines import BRSVM
-    from ecrm.datasets import HMCPreprocessor, load_hmc
+    from ecrm.datasets import HMCPreprocessor
     from ecrm.losses import HammingLoss, HierarchicalLoss
     from ecrm.metrics import micro_auprc
 
-    data = load_hmc(name, data_dir)
-    h = data.hierarchy
+    name, h = data.name, data.hierarchy
     pre = HMCPreprocessor(data.categories).fit(data.train.X)
     Xtr, Xte = pre.transform(data.train.X), pre.transform(data.test.X)
     Ytr, Yte = data.train.Y, data.test.Y
@@ -123,8 +136,8 @@ def run_dataset(name, data_dir, methods, progress, *, random_state=0) -> dict:
                              "trained_for": trained_for, **scores(P, est.predict_scores(Xte)),
                              "fit_seconds": fit_s, "predict_seconds_per_instance":
                              pred_s / len(Xte), "params": params})
-                progress.step(f"{name}: ECRM ({protocol}) for the {trained_for} loss, "
-                              f"{params}")
+                _advance(progress, f"{name}: ECRM ({protocol}) for the {trained_for} "
+                         f"loss, {params}")
     if "br-svm" in methods:
         model = BRSVM(h, kernel=kernel, gammas=gammas if kernel == "rbf" else None,
                       Cs=(0.1, 1.0, 10.0) if kernel == "rbf" else (0.01, 0.1, 1.0, 10.0),
@@ -135,7 +148,7 @@ def run_dataset(name, data_dir, methods, progress, *, random_state=0) -> dict:
                      "trained_for": None, **scores(P, model.decision_function(Xte)),
                      "fit_seconds": fit_s, "predict_seconds_per_instance": pred_s / len(Xte),
                      "params": {"kernel": kernel, **model.best_params_}})
-        progress.step(f"{name}: BR-SVM {model.best_params_}")
+        _advance(progress, f"{name}: BR-SVM {model.best_params_}")
     info["rows"] = rows
     return info
 
@@ -172,31 +185,45 @@ def format_table(results) -> str:
     return "\n".join(lines)
 
 
-def run(args) -> int:
-    from ecrm.datasets import DATA_HELP, list_hmc
-    from ecrm.experiments.progress import Progress
+def _fail(message: str) -> int:
+    print(f"ecrm reproduce hmc: error: {message}", file=sys.stderr)
+    return 2
 
-    data_dir = args.data_dir or os.environ.get("ECRM_DATA")
-    if not data_dir or not os.path.isdir(data_dir):
-        print(f"ecrm reproduce hmc: no data directory ({data_dir or 'ECRM_DATA is not set'}).\n"
-              f"{DATA_HELP}")
-        return 2
-    names = args.datasets.split(",") if args.datasets else [
-        n for n in DEFAULT_DATASETS if n in set(list_hmc(data_dir))] or list_hmc(data_dir)
-    methods = [m.strip().lower() for m in args.methods.split(",")]
-    unknown = set(methods) - {"ecrm", "br-svm"}
-    if unknown:
-        print(f"ecrm reproduce hmc: unknown methods {sorted(unknown)}; use ecrm and br-svm")
-        return 2
+
+def run(args) -> int:
+    """Run ``ecrm reproduce hmc`` from parsed arguments.
+
+    The data directory and the data set names are checked before any work; a missing or
+    malformed file stops the run with status 2 and the reason on standard error.
+    """
+    from ecrm.datasets import ArffError, list_hmc, load_hmc
+    from ecrm.experiments.progress import progress_bar
+
+    try:
+        available = list_hmc(args.data_dir)  # None: $ECRM_DATA
+    except FileNotFoundError as err:
+        return _fail(str(err))
+    if args.datasets:
+        names = args.datasets
+        unknown = [n for n in names if n not in available]
+        if unknown:
+            return _fail(f"no data set {', '.join(map(repr, unknown))} in "
+                         f"{args.data_dir or '$ECRM_DATA'}; available: "
+                         f"{', '.join(available) or 'none'}")
+    else:
+        names = [n for n in DEFAULT_DATASETS if n in available] or available
+        if not names:
+            return _fail(f"no data sets in {args.data_dir or '$ECRM_DATA'}")
+    methods = args.methods
     steps = len(names) * (4 * ("ecrm" in methods) + ("br-svm" in methods))
-    progress = Progress(steps, enabled=not args.quiet)
     results = []
-    for name in names:
-        try:
-            results.append(run_dataset(name, data_dir, methods, progress))
-        except FileNotFoundError as err:
-            print(f"ecrm reproduce hmc: {err}")
-            return 2
+    with progress_bar(steps, "Table 1", enabled=not args.quiet) as bar:
+        for name in names:
+            try:
+                data = load_hmc(name, args.data_dir)
+            except (OSError, ArffError) as err:
+                return _fail(str(err))
+            results.append(run_dataset(data, methods, bar))
     print(format_table(results))
     if args.json:
         with open(args.json, "w") as f:
@@ -205,15 +232,20 @@ def run(args) -> int:
 
 
 def add_parser(subparsers) -> None:
+    """Add the ``hmc`` sub-command to ``ecrm reproduce``."""
     parser = subparsers.add_parser(
         "hmc", help="the paper's Table 1: ECRM and BR-SVM on the Clus HMC data sets",
         description=__doc__.split("\n\n")[1])
-    parser.add_argument("--data-dir", help="directory of the <name>.<split>.arff[.gz] files "
+    parser.add_argument("--data-dir", type=directory_option("--data-dir"),
+                        help="directory of the <name>.<split>.arff[.gz] files "
                         "(default: $ECRM_DATA)")
-    parser.add_argument("--datasets", help="comma-separated names (default: the paper's "
-                        "seven, or every data set found)")
-    parser.add_argument("--methods", default="ecrm,br-svm", help="comma-separated: ecrm, "
-                        "br-svm (default: both)")
-    parser.add_argument("--json", help="write the rows as JSON to this file")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--datasets", type=names_option("--datasets"),
+                        help="comma-separated names (default: the paper's seven, or every "
+                        "data set found)")
+    parser.add_argument("--methods", type=names_option("--methods", METHODS, lower=True),
+                        default=",".join(METHODS),
+                        help="comma-separated: ecrm, br-svm (default: both)")
+    parser.add_argument("--json", type=output_file_option("--json"),
+                        help="write the rows as JSON to this file")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)

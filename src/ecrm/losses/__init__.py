@@ -4,9 +4,10 @@ from ecrm.losses.additive import AdditiveLoss
 from ecrm.losses.base import LinearLoss, Loss
 from ecrm.losses.classification import ZeroOneLoss
 from ecrm.losses.continuous import AbsoluteLoss, SquaredLoss
+from ecrm.losses.kendall import KendallLoss, kendall_tau
 from ecrm.losses.multilabel import HammingLoss, HierarchicalLoss
 from ecrm.losses.ranking import FootruleLoss, SquaredRankLoss, spearman_rho
 
 __all__ = ["AbsoluteLoss", "AdditiveLoss", "FootruleLoss", "HammingLoss", "HierarchicalLoss",
-           "LinearLoss", "Loss", "SquaredLoss", "SquaredRankLoss", "ZeroOneLoss",
-           "spearman_rho"]
+           "KendallLoss", "LinearLoss", "Loss", "SquaredLoss", "SquaredRankLoss", "ZeroOneLoss",
+           "kendall_tau", "spearman_rho"]

@@ -21,8 +21,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ecrm._validation import check_int
 from ecrm.losses.base import LinearLoss, paired_rows
 from ecrm.spaces.base import check_binary_matrix
+
+__all__ = ["AdditiveLoss"]
 
 
 class AdditiveLoss(LinearLoss):
@@ -55,9 +58,7 @@ class AdditiveLoss(LinearLoss):
 
     def __init__(self, terms: Callable | Sequence[Callable], *, n_outputs: int,
                  name: str | None = None):
-        if isinstance(n_outputs, bool) or int(n_outputs) != n_outputs or n_outputs < 1:
-            raise ValueError(f"n_outputs must be a positive integer; got {n_outputs!r}")
-        self.n_outputs = int(n_outputs)
+        self.n_outputs = check_int(n_outputs, "n_outputs")
         if callable(terms):
             self._terms = terms
         else:
@@ -81,7 +82,7 @@ class AdditiveLoss(LinearLoss):
         is checked by :func:`ecrm.testing.check_linear_form`: calling
         the returned loss evaluates ``loss`` itself, while ``psi``/``const`` use the terms.
         """
-        d = int(n_outputs)
+        d = check_int(n_outputs, "n_outputs")
 
         def terms(Y, R):
             R = np.asarray(R, dtype=float)
@@ -96,6 +97,12 @@ class AdditiveLoss(LinearLoss):
         out = cls(terms, n_outputs=d, name=name or getattr(loss, "__name__", None))
         out._definition = loss  # calls evaluate the loss itself, so the form can be checked
         return out
+
+    def check_space(self, space) -> None:
+        """Raise ``ValueError`` unless ``space`` has outputs of width ``n_outputs``."""
+        if space.n_outputs != self.n_outputs:
+            raise ValueError(f"{self!r} is defined on outputs of width {self.n_outputs} but "
+                             f"the output space {space!r} has width {space.n_outputs}")
 
     def _eval(self, Y, Y_ref) -> np.ndarray:
         L = np.asarray(self._terms(Y, Y_ref), dtype=float)

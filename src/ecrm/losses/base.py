@@ -39,7 +39,20 @@ def paired_rows(Y_pred, Y_true) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Loss(ABC):
-    """A task loss :math:`\\ell(y, y')` between a prediction and a reference output."""
+    """A task loss :math:`\\ell(y, y')` between a prediction and a reference output.
+
+    A loss without a linear form may name a risk minimiser that a space registers for it
+    (``risk_name``, with keyword arguments ``risk_options``): the flow polytope looks up
+    ``"absolute"`` and ``"squared"`` this way. ``None`` (the default) names none, and
+    enumerable spaces minimise the risk by brute force.
+    """
+
+    risk_name: str | None = None
+
+    @property
+    def risk_options(self) -> dict:
+        """Keyword arguments for the minimiser named by ``risk_name``: none by default."""
+        return {}
 
     @abstractmethod
     def __call__(self, Y_pred, Y_true) -> np.ndarray:

@@ -7,6 +7,8 @@ import numpy as np
 from ecrm.losses.base import LinearLoss, paired_rows
 from ecrm.spaces.candidates import CandidateSpace
 
+__all__ = ["ZeroOneLoss"]
+
 
 class ZeroOneLoss(LinearLoss):
     r"""The 0-1 loss :math:`\ell(y, y') = \mathbb 1(y \ne y')` on a finite output space.
@@ -17,8 +19,9 @@ class ZeroOneLoss(LinearLoss):
     .. math:: \ell(y, y') = 1 - \langle e(y), e(y') \rangle, \qquad
               \phi(y) = e(y),\quad \psi(y') = -e(y'),\quad \mathrm{const}(y') = 1 ,
 
-    so the costs are :math:`c_k(x) = -\sum_i w_i(x)\,\mathbb 1(y_i = y_k)` and the oracle
-    picks the candidate with the largest total weight (ties to the first candidate). On
+    so the costs are :math:`c_k(x) = -\sum_i w_i(x)\,\mathbb 1(y_i = y_k)`, one per
+    candidate, and the oracle picks the candidate of least cost, the one with the largest
+    total weight (ties to the first candidate in :meth:`CandidateSpace.enumerate` order). On
     :math:`\{-1, 1\}` this is :math:`\hat h(x) = 1` iff :math:`\sum_i w_i(x) y_i > 0`:
     regularised least squares classification (paper, Section 2.4.1).
 
@@ -35,6 +38,8 @@ class ZeroOneLoss(LinearLoss):
     >>> loss.psi([[1], [-1]])
     array([[ 0., -1.],
            [-1.,  0.]])
+    >>> loss.argmin([[-0.3, -0.7]], loss.space)
+    array([[1.]])
     """
 
     def __init__(self, space):
@@ -53,13 +58,26 @@ class ZeroOneLoss(LinearLoss):
     def const(self, Y_ref):
         return np.ones(len(self.space.index(Y_ref)))
 
-    def argmin(self, C, space):
+    def check_space(self, space) -> None:
+        """Raise ``ValueError`` unless ``space`` is the loss's candidate set."""
         if space != self.space:
             raise ValueError(
                 f"ZeroOneLoss was built on {self.space!r} but the output space is {space!r}; "
                 "build the loss on the same candidates"
             )
-        return self.space.argmin_index(C)
+
+    def argmin(self, C, space):
+        """The candidate of least cost per row, for costs ``C`` (n, K) given per candidate."""
+        self.check_space(space)
+        C = np.asarray(C, dtype=float)
+        C = C[None, :] if C.ndim == 1 else C
+        K = self.space.n_candidates
+        if C.ndim != 2 or C.shape[1] != K:
+            raise ValueError(f"costs of the 0-1 loss must have shape (n, {K}), one per "
+                             f"candidate; got shape {C.shape}")
+        if not np.all(np.isfinite(C)):
+            raise ValueError("costs contain NaN or infinite values")
+        return space.enumerate(max_outputs=K)[np.argmin(C, axis=1)]
 
     def __repr__(self):
         return f"ZeroOneLoss({self.space!r})"

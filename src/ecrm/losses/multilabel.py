@@ -8,6 +8,8 @@ import scipy.sparse as sp
 from ecrm.losses.base import LinearLoss, paired_rows
 from ecrm.spaces.base import check_binary_matrix
 
+__all__ = ["HammingLoss", "HierarchicalLoss"]
+
 
 class HammingLoss(LinearLoss):
     r"""Number of wrong labels, :math:`\ell(y, y') = \sum_j |y_j - y'_j|`.
@@ -113,17 +115,30 @@ class HierarchicalLoss(LinearLoss):
         Y = np.asarray(Y, dtype=float)
         return np.hstack([Y, self._parent_products(Y)[:, self._multi]])
 
-    def argmin(self, C, space):
-        d = self.hierarchy.n_labels
-        if space.n_outputs != d:
+    def check_space(self, space) -> None:
+        """Raise ``ValueError`` unless ``space`` is this loss's hierarchy (equal labels, edges)."""
+        if space != self.hierarchy:
             raise ValueError(
-                f"HierarchicalLoss was built on a hierarchy of {d} labels but the output space "
-                f"has {space.n_outputs}"
+                f"HierarchicalLoss was built on {self.hierarchy!r} but the output space is "
+                f"{space!r}: build the loss on the output space's hierarchy"
             )
+
+    def argmin(self, C, space):
+        """Exact minimisers of :math:`\\langle \\phi(y), c\\rangle`, per row of ``C`` (n, e).
+
+        ``e = d + len(multi_parent)``: the label costs, then the costs of the parent-products
+        (:meth:`Hierarchy.argmin_products`). ``space`` must be this loss's hierarchy.
+        """
+        self.check_space(space)
+        h = self.hierarchy
         C = np.asarray(C, dtype=float)
+        width = h.n_labels + len(self._multi)
+        if C.ndim != 2 or C.shape[1] != width:
+            raise ValueError(f"C must have shape (n, {width}) (labels, then parent-products); "
+                             f"got shape {C.shape}")
         if len(self._multi) == 0:
-            return space.argmin(C)
-        return space.argmin_products(C[:, :d], C[:, d:])
+            return h.argmin(C)
+        return h.argmin_products(C[:, : h.n_labels], C[:, h.n_labels :])
 
     def __repr__(self):
         return f"HierarchicalLoss({self.hierarchy!r})"

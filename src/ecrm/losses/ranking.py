@@ -16,25 +16,14 @@ from __future__ import annotations
 import numpy as np
 
 from ecrm.losses.base import LinearLoss, paired_rows
+from ecrm.spaces.permutations import PermutationSpace
+
+__all__ = ["FootruleLoss", "SquaredRankLoss", "spearman_rho"]
 
 
-def _n_labels(width: int) -> int:
-    d = int(round(np.sqrt(width)))
-    if d * d != width:
-        raise ValueError(
-            f"ranking outputs are flattened d x d permutation matrices; width {width} is not "
-            "a perfect square"
-        )
-    return d
-
-
-def ranks_of(Y) -> np.ndarray:
-    """Rank vectors (n, d) of flattened permutation matrices (n, d*d); no validation."""
-    Y = np.asarray(Y, dtype=float)
-    if Y.ndim == 1:
-        Y = Y[None, :]
-    d = _n_labels(Y.shape[1])
-    return np.argmax(Y.reshape(len(Y), d, d), axis=2)
+def _ranks(Y: np.ndarray) -> np.ndarray:
+    """Rank vectors (n, k) of the flattened permutation matrices ``Y`` (n, k*k), validated."""
+    return PermutationSpace.from_n_outputs(Y.shape[1]).to_ranks(Y)
 
 
 class _PositionLoss(LinearLoss):
@@ -43,14 +32,18 @@ class _PositionLoss(LinearLoss):
     def _g(self, k: np.ndarray, r: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def check_space(self, space) -> None:
+        """Raise ``ValueError`` unless the outputs of ``space`` have a square width ``k*k``."""
+        PermutationSpace.from_n_outputs(space.n_outputs)
+
     def __call__(self, Y_pred, Y_true):
         Y_pred, Y_true = paired_rows(Y_pred, Y_true)
-        return self._g(ranks_of(Y_pred), ranks_of(Y_true)).sum(axis=1).astype(float)
+        return self._g(_ranks(Y_pred), _ranks(Y_true)).sum(axis=1).astype(float)
 
     def psi(self, Y_ref):
-        R = ranks_of(Y_ref)
-        d = R.shape[1]
-        return self._g(np.arange(d)[None, None, :], R[:, :, None]).reshape(len(R), d * d)
+        R = _ranks(np.atleast_2d(np.asarray(Y_ref, dtype=float)))
+        k = R.shape[1]
+        return self._g(np.arange(k)[None, None, :], R[:, :, None]).reshape(len(R), k * k)
 
     def const(self, Y_ref):
         return np.zeros(len(np.atleast_2d(np.asarray(Y_ref))))
@@ -103,10 +96,11 @@ class SquaredRankLoss(_PositionLoss):
 def spearman_rho(Y_pred, Y_true) -> np.ndarray:
     r"""Spearman's rank correlation of each row pair of flattened permutation matrices.
 
-    :math:`1 - 6 \sum_j (\sigma(j) - \sigma'(j))^2 / (d(d^2-1))`; 1 for ``d == 1``.
+    :math:`1 - 6 \sum_j (\sigma(j) - \sigma'(j))^2 / (k(k^2-1))` for ``k`` items; 1 for
+    ``k == 1``.
     """
     Y_pred, Y_true = paired_rows(Y_pred, Y_true)
-    d = _n_labels(Y_pred.shape[1])
-    if d == 1:
+    k = PermutationSpace.from_n_outputs(Y_pred.shape[1]).n_items
+    if k == 1:
         return np.ones(len(Y_pred))
-    return 1.0 - 6.0 * SquaredRankLoss()(Y_pred, Y_true) / (d * (d * d - 1))
+    return 1.0 - 6.0 * SquaredRankLoss()(Y_pred, Y_true) / (k * (k * k - 1))

@@ -2,16 +2,15 @@
 
 from ecrm.spaces.base import MultilabelSpace, OutputSpace
 from ecrm.spaces.candidates import CandidateSpace
-from ecrm.spaces.flows import FlowPolytope, FlowResult, InfeasibleNetworkError, paper_network
+from ecrm.spaces.flows import FlowPolytope, InfeasibleNetworkError, paper_network
 from ecrm.spaces.hierarchy import Hierarchy
 from ecrm.spaces.permutations import PermutationSpace
 from ecrm.spaces.polytope import (
     LinearConstraintSpace,
-    PolytopeResult,
     TUCertificate,
     check_total_unimodularity,
 )
 
-__all__ = ["CandidateSpace", "FlowPolytope", "FlowResult", "Hierarchy", "InfeasibleNetworkError",
+__all__ = ["CandidateSpace", "FlowPolytope", "Hierarchy", "InfeasibleNetworkError",
            "LinearConstraintSpace", "MultilabelSpace", "OutputSpace", "PermutationSpace",
-           "PolytopeResult", "TUCertificate", "check_total_unimodularity", "paper_network"]
+           "TUCertificate", "check_total_unimodularity", "paper_network"]

@@ -8,8 +8,9 @@ output spaces. The linear oracle
 
 is one matrix product and a row-wise ``argmin`` (ties go to the first candidate).
 Losses that are not linear in :math:`y` itself but in the one-hot *index* of the candidate
-(the 0-1 loss, :class:`ecrm.losses.classification.ZeroOneLoss`) minimise over
-:meth:`CandidateSpace.argmin_index` instead.
+(:meth:`CandidateSpace.one_hot`; the 0-1 loss,
+:class:`ecrm.losses.classification.ZeroOneLoss`) pick ``enumerate()[argmin]`` of their costs
+per candidate instead.
 """
 
 from __future__ import annotations
@@ -18,6 +19,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from ecrm.spaces.base import OutputSpace
+
+__all__ = ["CandidateSpace"]
+
+
+def _row_keys(Y: np.ndarray) -> np.ndarray:
+    """One opaque, comparable key per row of a float matrix (-0.0 and 0.0 are the same)."""
+    Y = np.ascontiguousarray(Y + 0.0)
+    return Y.view(np.dtype((np.void, Y.dtype.itemsize * Y.shape[1]))).ravel()
 
 
 class CandidateSpace(OutputSpace):
@@ -42,6 +51,8 @@ class CandidateSpace(OutputSpace):
            [ 1.]])
     >>> space.index([[1], [-1]])
     array([1, 0])
+    >>> space.contains([[1], [0]])
+    array([ True, False])
     """
 
     def __init__(self, candidates):
@@ -67,7 +78,9 @@ class CandidateSpace(OutputSpace):
             )
         C.flags.writeable = False
         self.candidates = C
-        self._lookup = {row.tobytes(): k for k, row in enumerate(C)}
+        keys = _row_keys(C)
+        self._order = np.argsort(keys)
+        self._sorted_keys = keys[self._order]
 
     @classmethod
     def from_classes(cls, classes) -> CandidateSpace:
@@ -109,18 +122,29 @@ class CandidateSpace(OutputSpace):
         Raises ``ValueError`` naming the first row that is not a candidate.
         """
         Y = self._rows(Y, "Y")
-        out = np.empty(len(Y), dtype=int)
-        for i, row in enumerate(Y + 0.0):  # + 0.0 turns -0.0 into 0.0 for the lookup
-            k = self._lookup.get(row.tobytes())
-            if k is None:
-                shown = self.candidates[:5].tolist()
-                more = " ..." if self.n_candidates > 5 else ""
-                raise ValueError(
-                    f"row {i} of Y, {row.tolist()}, is not one of the {self.n_candidates} "
-                    f"candidates {shown}{more}"
-                )
-            out[i] = k
-        return out
+        found, k = self._find(Y)
+        if not found.all():
+            i = int(np.flatnonzero(~found)[0])
+            shown = self.candidates[:5].tolist()
+            more = " ..." if self.n_candidates > 5 else ""
+            raise ValueError(f"row {i} of Y, {Y[i].tolist()}, is not one of the "
+                             f"{self.n_candidates} candidates {shown}{more}")
+        return k
+
+    def _find(self, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Whether each row is a candidate, and its index (0 where it is not)."""
+        keys = _row_keys(Y)
+        pos = np.minimum(np.searchsorted(self._sorted_keys, keys), self.n_candidates - 1)
+        found = self._sorted_keys[pos] == keys
+        return found, np.where(found, self._order[pos], 0)
+
+    def contains(self, Y) -> np.ndarray:
+        """Whether each row of ``Y`` is one of the candidates, shape (n,)."""
+        try:
+            Y = self._rows(Y, "Y")
+        except ValueError:
+            return np.zeros(len(np.atleast_1d(Y)), dtype=bool)
+        return self._find(Y)[0]
 
     def one_hot(self, Y) -> np.ndarray:
         """Indicator of each row's candidate, shape (n, K)."""
@@ -144,20 +168,6 @@ class CandidateSpace(OutputSpace):
     def argmin(self, C) -> np.ndarray:
         C = self.check_costs(C)
         return self.candidates[np.argmin(C @ self.candidates.T, axis=1)].copy()
-
-    def argmin_index(self, D) -> np.ndarray:
-        r"""Candidates minimising a cost given *per candidate*: row ``k`` of the result is
-        ``candidates[argmin_j D[k, j]]`` (ties to the first), for ``D`` of shape (n, K)."""
-        D = np.asarray(D, dtype=float)
-        if D.ndim == 1:
-            D = D[None, :]
-        if D.ndim != 2 or D.shape[1] != self.n_candidates:
-            raise ValueError(
-                f"per-candidate costs must have shape (n, {self.n_candidates}); got {D.shape}"
-            )
-        if not np.all(np.isfinite(D)):
-            raise ValueError("costs contain NaN or infinite values")
-        return self.candidates[np.argmin(D, axis=1)].copy()
 
     def __eq__(self, other) -> bool:
         return isinstance(other, CandidateSpace) and np.array_equal(

@@ -15,7 +15,8 @@ rounds to a 0/1 point that satisfies the constraints and whose cost equals the L
 lower bound on the integer optimum; such a point is optimal whatever :math:`A` is. When the
 relaxation's optimum is fractional (possible only if :math:`A` is not totally unimodular or
 :math:`b` is not integral) the row is solved exactly by HiGHS' branch and bound
-(:func:`scipy.optimize.milp`, zero gap). The result object records which path each row took.
+(:func:`scipy.optimize.milp`, zero gap). The answer, a
+:class:`~ecrm.spaces.base.CertifiedResult`, records the method each row took.
 
 :func:`check_total_unimodularity` decides total unimodularity: recognisers for the classes
 the paper uses (incidence matrices of directed graphs, which include hierarchy constraint
@@ -27,17 +28,22 @@ Heller-Tompkins criterion) and an exact enumeration of square submatrices for sm
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from math import comb
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-from ecrm.spaces.base import OutputSpace, all_binary_vectors, check_binary_matrix
+from ecrm._validation import check_bool, check_int
+from ecrm.spaces._scaling import highs_costs
+from ecrm.spaces.base import CertifiedResult, OutputSpace, all_binary_vectors, check_binary_matrix
 
-_INT_TOL = 1e-7
-_FEAS_TOL = 1e-7
+__all__ = ["LinearConstraintSpace", "TUCertificate", "check_total_unimodularity"]
+
+_INT_TOL = 1e-7  # distance of an LP vertex's coordinates to 0/1
+_FEAS_TOL = 1e-7  # constraint violation of a 0/1 point (the constraints need not be integral)
+_CERT_RTOL = 1e-12  # integrality certificate: rounded cost <= LP optimum, relative to sum |c|
 
 
 # ----------------------------------------------------------------------------------------
@@ -87,7 +93,7 @@ def _two_colouring(A: np.ndarray) -> tuple[bool, str] | None:
     adj: list[list[tuple[int, int]]] = [[] for _ in range(m)]
     same_sign_any, opposite_any = False, False
     for c in np.flatnonzero(nz.sum(axis=0) == 2):
-        r1, r2 = np.flatnonzero(nz[:, c])
+        r1, r2 = (int(r) for r in np.flatnonzero(nz[:, c]))
         parity = int(A[r1, c] == A[r2, c])
         same_sign_any |= bool(parity)
         opposite_any |= not parity
@@ -230,39 +236,6 @@ def _enumerate(A: np.ndarray, budget: int) -> TUCertificate | None:
 # ----------------------------------------------------------------------------------------
 # the output space
 # ----------------------------------------------------------------------------------------
-@dataclass
-class PolytopeResult:
-    """Exact minimisers of :math:`\\langle c, y\\rangle` over a :class:`LinearConstraintSpace`.
-
-    Attributes
-    ----------
-    solution : ndarray of shape (n, d)
-        The 0/1 minimisers, one per cost row.
-    value : ndarray of shape (n,)
-        Their costs :math:`\\langle c, y\\rangle`.
-    lower_bound : ndarray of shape (n,)
-        The LP relaxation's optimum (a lower bound on ``value``; NaN if the row went
-        straight to the MILP).
-    path : ndarray of shape (n,) of str
-        ``"lp"`` when the rounded LP vertex carried the integrality certificate (integral,
-        feasible, cost equal to the LP bound), ``"milp"`` when the row was solved by branch
-        and bound.
-    tu : TUCertificate
-        The space's total-unimodularity certificate.
-    """
-
-    solution: np.ndarray
-    value: np.ndarray
-    lower_bound: np.ndarray
-    path: np.ndarray
-    tu: TUCertificate = field(repr=False)
-
-    @property
-    def n_lp(self) -> int:
-        """Number of rows answered by the certified LP relaxation."""
-        return int(np.sum(self.path == "lp"))
-
-
 def _as_matrix(A, name: str) -> sp.csr_array | None:
     if A is None:
         return None
@@ -310,9 +283,11 @@ class LinearConstraintSpace(OutputSpace):
 
     Notes
     -----
-    HiGHS decides optimality and integrality up to its tolerances (about 1e-7 relative to
-    the largest cost, after the row is scaled to ``max |c| = 1``): minimisers are exact up to
-    that relative precision.
+    The minimiser does not depend on the scale of a cost row, but HiGHS's optimality
+    tolerances are absolute (about 1e-7). Each row is therefore divided by a power of two
+    near its l1 norm and multiplied by :math:`2^{20}` before HiGHS sees it (both exact in
+    floating point): the answers are optimal to about 1e-13 relative to :math:`\sum_j |c_j|`,
+    whatever the magnitude of the costs.
 
     Attributes
     ----------
@@ -330,8 +305,10 @@ class LinearConstraintSpace(OutputSpace):
     >>> space.tu.is_tu, space.tu.method
     (True, 'bipartite-graph incidence')
     >>> res = space.solve([[-3.0, 1.0, -1.0, 0.5]])
-    >>> res.solution, res.value, res.path
+    >>> res.solution, res.value, res.method
     (array([[1., 0., 0., 1.]]), array([-2.5]), array(['lp'], dtype='<U4'))
+    >>> space.contains([[1, 0, 0, 1], [1, 0, 1, 0]])
+    array([ True, False])
     """
 
     def __init__(self, A_ub=None, b_ub=None, A_eq=None, b_eq=None, *, n_outputs=None,
@@ -345,9 +322,7 @@ class LinearConstraintSpace(OutputSpace):
         widths = {name: M.shape[1] for name, M in (("A_ub", A_ub), ("A_eq", A_eq))
                   if M is not None}
         if n_outputs is not None:
-            if isinstance(n_outputs, bool) or int(n_outputs) != n_outputs or n_outputs < 1:
-                raise ValueError(f"n_outputs must be a positive integer; got {n_outputs!r}")
-            widths["n_outputs"] = int(n_outputs)
+            widths["n_outputs"] = check_int(n_outputs, "n_outputs")
         if not widths:
             raise ValueError("give constraints or n_outputs")
         if len(set(widths.values())) > 1:
@@ -372,7 +347,7 @@ class LinearConstraintSpace(OutputSpace):
             self._constraints.append(LinearConstraint(self.A_ub, -np.inf, self.b_ub))
         if self.A_eq.shape[0]:
             self._constraints.append(LinearConstraint(self.A_eq, self.b_eq, self.b_eq))
-        if check_feasible:
+        if check_bool(check_feasible, "check_feasible"):
             res = self._milp(np.zeros(d))
             if res.status == 2 or res.x is None:
                 raise ValueError(
@@ -400,14 +375,7 @@ class LinearConstraintSpace(OutputSpace):
                        b_ub=self.b_ub if self.A_ub.shape[0] else None,
                        A_eq=self.A_eq if self.A_eq.shape[0] else None,
                        b_eq=self.b_eq if self.A_eq.shape[0] else None,
-                       bounds=(0, 1), method="highs-ds",
-                       options={"dual_feasibility_tolerance": 1e-10,
-                                "primal_feasibility_tolerance": 1e-10})
-
-    def is_feasible(self, Y) -> np.ndarray:
-        """Whether each row of ``Y`` (0/1, width d) satisfies the constraints, shape (n,)."""
-        Y = check_binary_matrix(Y, self._d)
-        return self._violation(Y) < 0.5
+                       bounds=(0, 1), method="highs-ds")
 
     def _violation(self, Y: np.ndarray) -> np.ndarray:
         """Largest violation of any constraint, per row (0 when feasible)."""
@@ -418,44 +386,67 @@ class LinearConstraintSpace(OutputSpace):
             v = np.maximum(v, np.max(np.abs(self.A_eq @ Y.T - self.b_eq[:, None]), axis=0))
         return v
 
-    def solve(self, C) -> PolytopeResult:
-        r"""Exact minimisers of :math:`\langle c, y\rangle` for every row of ``C``, with the
-        path each took and the LP lower bound (see :class:`PolytopeResult`)."""
+    def _certified_vertex(self, c: np.ndarray, i: int):
+        """The LP relaxation of one (scaled) row: its optimum, and its rounded vertex when
+        that carries the integrality certificate (else None)."""
+        res = self._lp(c)
+        if res.status != 0:
+            raise RuntimeError(f"HiGHS failed on the LP relaxation of row {i}: {res.message}")
+        r = np.round(res.x) + 0.0  # no negative zeros
+        if (np.max(np.abs(res.x - r), initial=0.0) <= _INT_TOL
+                and self._violation(r[None, :])[0] <= _FEAS_TOL
+                and c @ r <= res.fun + _CERT_RTOL * np.abs(c).sum()):
+            return res.fun, r
+        if self.method == "lp":
+            raise RuntimeError(
+                f"the LP relaxation of row {i} has a fractional optimum (the constraint "
+                f"matrix is {'not ' if self.tu.is_tu is False else ''}totally unimodular by "
+                f"{self.tu.method}); use method='auto' or 'milp'"
+            )
+        return res.fun, None
+
+    def solve(self, C) -> CertifiedResult:
+        r"""Exact minimisers of :math:`\langle c, y\rangle` for every row of ``C``, certified.
+
+        Parameters
+        ----------
+        C : array-like of shape (n, d)
+            Cost rows, any sign and any scale.
+
+        Returns
+        -------
+        CertifiedResult
+            ``solution`` (n, d) the 0/1 minimisers; ``value`` their costs; ``bound`` a proven
+            lower bound (the LP relaxation's optimum on ``"lp"`` rows, where it equals the
+            value up to HiGHS' tolerance; branch and bound's dual bound on ``"milp"`` rows);
+            ``method`` ``"lp"`` where the rounded LP vertex carried the integrality
+            certificate (integral, feasible, cost equal to the LP bound), ``"milp"`` where
+            the row was solved by branch and bound with zero gap; ``certified`` is true on
+            every row that HiGHS solved to optimality; ``info["tu"]`` the space's
+            :class:`TUCertificate` and ``info["lp_bound"]`` the LP relaxation's optimum per
+            row (NaN where it was not solved).
+        """
         C = self.check_costs(C)
         n, d = C.shape
         Y = np.zeros((n, d))
-        bound = np.full(n, np.nan)
-        path = np.empty(n, dtype="<U4")
-        for i, c_row in enumerate(C):
-            # The minimiser is scale invariant; scaling to max |c| = 1 keeps HiGHS' absolute
-            # tolerances (about 1e-7) meaningful for costs of any magnitude.
-            top = np.max(np.abs(c_row), initial=0.0)
-            c = c_row / top if top > 0 else c_row
+        bound, lp_bound = np.empty(n), np.full(n, np.nan)
+        certified = np.ones(n, dtype=bool)
+        method = np.empty(n, dtype="<U4")
+        C_highs, scale = highs_costs(C)
+        for i, c in enumerate(C_highs):
             if self.method != "milp":
-                res = self._lp(c)
-                if res.status != 0:
-                    raise RuntimeError(f"HiGHS failed on the LP relaxation of row {i}: "
-                                       f"{res.message}")
-                x = res.x
-                r = np.round(x) + 0.0  # no negative zeros
-                bound[i] = res.fun * top if top > 0 else res.fun
-                if (np.max(np.abs(x - r), initial=0.0) <= _INT_TOL
-                        and self._violation(r[None, :])[0] <= _FEAS_TOL
-                        and c @ r <= res.fun + 1e-9 * (1.0 + np.abs(c).sum())):
-                    Y[i], path[i] = r, "lp"
+                lp_bound[i], r = self._certified_vertex(c, i)
+                if r is not None:
+                    Y[i], bound[i], method[i] = r, lp_bound[i], "lp"
                     continue
-                if self.method == "lp":
-                    raise RuntimeError(
-                        f"the LP relaxation of row {i} has a fractional optimum (the constraint"
-                        f" matrix is {'not ' if self.tu.is_tu is False else ''}totally "
-                        f"unimodular by {self.tu.method}); use method='auto' or 'milp'"
-                    )
             res = self._milp(c)
             if res.x is None:
                 raise RuntimeError(f"HiGHS failed on the integer programme of row {i}: "
                                    f"{res.message}")
-            Y[i], path[i] = np.round(res.x) + 0.0, "milp"
-        return PolytopeResult(Y, np.einsum("ij,ij->i", C, Y), bound, path, self.tu)
+            Y[i], method[i] = np.round(res.x) + 0.0, "milp"
+            bound[i], certified[i] = res.mip_dual_bound, res.status == 0
+        return CertifiedResult(Y, np.einsum("ij,ij->i", C, Y), bound * scale, certified,
+                               method, {"tu": self.tu, "lp_bound": lp_bound * scale})
 
     def argmin(self, C) -> np.ndarray:
         return self.solve(C).solution
@@ -476,8 +467,20 @@ class LinearConstraintSpace(OutputSpace):
                                  f"{(self.A_eq @ Y[i])[k]:g} != {self.b_eq[k]:g}")
         return Y
 
-    def enumerate(self, max_outputs: int = 2**16) -> np.ndarray:
-        """Every 0/1 point of the space (for small ``d``), as rows."""
+    def contains(self, Y) -> np.ndarray:
+        """Whether each row of ``Y`` is a 0/1 vector satisfying the constraints, shape (n,)."""
+        Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
+        Y = Y[None, :] if Y.ndim == 1 else Y
+        if Y.ndim != 2 or Y.shape[1] != self._d:
+            return np.zeros(len(Y), dtype=bool)
+        return np.all((Y == 0) | (Y == 1), axis=1) & (self._violation(Y) <= _FEAS_TOL)
+
+    def enumerate(self, max_outputs: int = 50_000) -> np.ndarray:
+        """Every 0/1 point of the space, as rows in lexicographic order.
+
+        Scans :math:`\\{0, 1\\}^d`: raises ``ValueError`` when :math:`2^d` exceeds
+        ``max_outputs``.
+        """
         allpts = all_binary_vectors(self._d, max_outputs)
         return allpts[self._violation(allpts) <= _FEAS_TOL]
 

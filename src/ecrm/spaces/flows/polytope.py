@@ -1,4 +1,4 @@
-r"""Network flow output space: the flow polytope of a directed network.
+r"""The flow polytope of a directed network: the output space of network-flow prediction.
 
 A *flow* on a network :math:`G = (\mathcal V, \mathcal A)` with supplies
 :math:`b \in \mathbb R^{\mathcal V}` and capacities :math:`u \in [0, \infty]^{\mathcal A}` is a
@@ -11,80 +11,60 @@ vector :math:`y \in \mathbb R^{\mathcal A}` with
 :math:`Ny = b` with the node-arc incidence matrix :math:`N` (:math:`+1` at the tail, :math:`-1`
 at the head of every arc). :class:`FlowPolytope` is this set, with
 
-* :meth:`FlowPolytope.argmin`: the exact linear oracle (an LP, HiGHS);
-* :meth:`FlowPolytope.project`: the exact Euclidean projection (a convex QP solved as a
-  least-distance problem by the Lawson-Hanson active-set NNLS, then certified through its
-  KKT conditions);
-* :meth:`FlowPolytope.vertices`: all vertices of a small polytope (basis enumeration);
-* :meth:`FlowPolytope.validate`: checks of training outputs (shape, sign, capacity,
-  conservation) naming the offending row, arc or node.
-
-Inference for the absolute and square losses over this space lives in
-:mod:`ecrm.losses.continuous`.
+* :meth:`FlowPolytope.argmin`: the exact linear oracle (an LP, HiGHS, costs scaled per row);
+* :meth:`FlowPolytope.project`: the exact Euclidean projection
+  (:mod:`ecrm.spaces.flows.projection`);
+* :meth:`FlowPolytope.vertices` / :meth:`FlowPolytope.enumerate`: all vertices of a small
+  bounded polytope (basis enumeration);
+* :meth:`FlowPolytope.validate` / :meth:`FlowPolytope.contains`: checks of training outputs
+  (shape, sign, capacity, conservation) naming the offending row, arc or node;
+* :meth:`FlowPolytope.minimize_risk` / :meth:`FlowPolytope.solve_risk`: the risk minimiser
+  for a loss with no linear form, chosen from :data:`RISK_MINIMIZERS` by the name the loss
+  declares in its ``risk_name`` attribute (networkx's ``flow_func`` style): ``"absolute"``
+  (:mod:`ecrm.spaces.flows.absolute`) and ``"squared"`` (:mod:`ecrm.spaces.flows.squared`).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Iterable, Mapping
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import linprog, lsq_linear, nnls
+from scipy.optimize import linprog
 
-from ecrm.spaces.base import OutputSpace
+from ecrm.spaces._scaling import highs_costs
+from ecrm.spaces.base import CertifiedResult, OutputSpace
+from ecrm.spaces.flows import projection
 
-__all__ = ["FlowPolytope", "FlowResult", "InfeasibleNetworkError", "paper_network"]
+__all__ = ["PAPER_ARCS", "RISK_MINIMIZERS", "FlowPolytope", "InfeasibleNetworkError",
+           "paper_network", "register_risk_minimizer"]
+
+#: Risk minimisers over a flow polytope, by the ``risk_name`` a loss declares. Each is called
+#: as ``minimizer(W, Y_ref, space, **loss.risk_options)`` and returns a
+#: :class:`~ecrm.spaces.base.CertifiedResult`.
+RISK_MINIMIZERS: dict[str, Callable[..., CertifiedResult]] = {}
+
+
+def register_risk_minimizer(name: str) -> Callable:
+    """Decorator: make a function the flow polytope's risk minimiser for losses named ``name``.
+
+    >>> @register_risk_minimizer("example")
+    ... def minimize_example_risk(W, Y_ref, space):
+    ...     ...
+    >>> RISK_MINIMIZERS.pop("example").__name__
+    'minimize_example_risk'
+    """
+    def register(func: Callable[..., CertifiedResult]) -> Callable[..., CertifiedResult]:
+        RISK_MINIMIZERS[name] = func
+        return func
+
+    return register
 
 
 class InfeasibleNetworkError(ValueError):
     """No flow satisfies the supplies within the capacities (the polytope is empty)."""
-
-
-@dataclass(frozen=True)
-class FlowResult:
-    """Solutions of a batch of optimisation problems over a flow polytope.
-
-    Attributes
-    ----------
-    solution : ndarray of shape (n, d)
-        One flow per problem (row).
-    value : ndarray of shape (n,)
-        Objective value of each solution.
-    certified : ndarray of bool, shape (n,)
-        Whether the solution is proven optimal (to the tolerance ``tol``): by an exact method
-        (LP, vertex enumeration, MILP solved to optimality) or, for local methods, by a lower
-        bound matching the value.
-    lower_bound : ndarray of shape (n,)
-        A proven lower bound on the optimal value (``-inf`` when none is known).
-    method : str
-        The method that was asked for.
-    solved_by : ndarray of str, shape (n,)
-        The method that produced each row's solution (e.g. ``"local"`` or ``"milp"`` under
-        ``method="auto"``).
-    tol : float
-        Absolute tolerance used for certification.
-    """
-
-    solution: np.ndarray
-    value: np.ndarray
-    certified: np.ndarray
-    lower_bound: np.ndarray
-    method: str
-    solved_by: np.ndarray
-    tol: float = 0.0
-    info: dict = field(default_factory=dict)
-
-    @property
-    def gap(self) -> np.ndarray:
-        """``value - lower_bound`` per row (0 when certified exactly)."""
-        return self.value - self.lower_bound
-
-    @property
-    def n_certified(self) -> int:
-        return int(np.count_nonzero(self.certified))
 
 
 def _node_list(arcs: list, supply, nodes) -> list:
@@ -420,12 +400,17 @@ class FlowPolytope(OutputSpace):
         """
         return self.minimize_linear(C).solution
 
-    def minimize_linear(self, C) -> FlowResult:
-        """:meth:`argmin` with the optimal values, as a :class:`FlowResult`."""
+    def minimize_linear(self, C) -> CertifiedResult:
+        """:meth:`argmin` with the optimal values, as a :class:`~ecrm.spaces.base.CertifiedResult`.
+
+        Each cost row is scaled by a power of two to an l1 norm near :math:`2^{20}` before
+        HiGHS sees it (its tolerances are absolute), so the answer does not depend on the
+        scale of ``C``.
+        """
         C = self.check_costs(C)
         bounds = [(0.0, None if np.isinf(u) else u) for u in self.capacity]
         Y = np.empty_like(C)
-        for i, c in enumerate(C):
+        for i, c in enumerate(highs_costs(C)[0]):
             res = linprog(c, A_eq=self.A_eq, b_eq=self.b_eq, bounds=bounds, method="highs")
             if res.status == 3:
                 raise ValueError(
@@ -433,137 +418,38 @@ class FlowPolytope(OutputSpace):
                     "(a directed cycle of uncapacitated arcs has negative total cost)")
             if res.status != 0:  # pragma: no cover - feasible by construction
                 raise RuntimeError(f"the min-cost flow LP of row {i} failed")
-            Y[i] = self._clean(res.x)
+            Y[i] = self.clip(res.x)
         value = np.einsum("ij,ij->i", C, Y)
         n = len(C)
-        return FlowResult(Y, value, np.ones(n, bool), value.copy(), "lp",
-                          np.full(n, "lp"))
+        return CertifiedResult(Y, value, value.copy(), np.ones(n, bool), np.full(n, "lp"))
 
-    def _clean(self, y: np.ndarray) -> np.ndarray:
-        return np.clip(y, 0.0, self.capacity)
+    def clip(self, Y) -> np.ndarray:
+        """``Y`` clipped to the arc bounds ``[0, u]`` (removes solvers' round-off)."""
+        return np.clip(Y, 0.0, self.capacity)
 
     # -- Euclidean projection -------------------------------------------------------
-    def project(self, Z, *, tol: float = 1e-9) -> FlowResult:
-        r"""Euclidean projection of each row of ``Z`` onto the polytope.
+    def project(self, Z, *, tol: float = 1e-9) -> CertifiedResult:
+        r"""Euclidean projection of each row of ``Z`` onto the polytope, exact and certified.
 
         .. math:: \Pi(z) = \arg\min_{y} \tfrac12 \|y - z\|_2^2 \quad \text{s.t.}\quad
-                  Ny = b,\; 0 \le y \le u .
+                  Ny = b,\; 0 \le y \le u ,
 
-        **Method.** With :math:`x = y - z` this is a *least-distance problem*
-        :math:`\min \|x\|^2` s.t. :math:`Gx \ge h` (the equalities as two inequalities), which
-        Lawson & Hanson (1974, ch. 23) reduce to one non-negative least-squares problem
-        :math:`\min_{v\ge0} \|E v - e_{d+1}\|` with :math:`E = [G^\top; h^\top]`: if
-        :math:`r = Ev - e_{d+1} \ne 0` then :math:`x = -r_{1:d}/r_{d+1}`. NNLS
-        (:func:`scipy.optimize.nnls`) is a finite active-set algorithm, so the answer is exact
-        up to its stopping tolerance. We then make it exact and *certify* it: with the arcs
-        found at a bound fixed there, the equality-constrained QP on the free arcs is solved
-        from its KKT system (primal-dual active-set steps if the active set was wrong), and
-        the KKT conditions are checked: feasibility, and multipliers of the right sign for
-        the active bounds (a bounded least-squares problem, BVLS, since the potentials
-        :math:`\pi` are not unique). Unlike SLSQP or trust-constr, this needs no starting
-        point, tolerates the rank-deficient incidence matrix, and is exact; for the tiny
-        networks of interest one projection takes well under a millisecond.
+        by the Lawson-Hanson least-distance NNLS and a KKT certificate
+        (:func:`ecrm.spaces.flows.projection.project`).
+
+        Parameters
+        ----------
+        Z : array-like of shape (n, d)
+        tol : float, default=1e-9
+            Relative tolerance of the KKT certificate.
 
         Returns
         -------
-        FlowResult
-            ``value`` is :math:`\|\Pi(z) - z\|^2`; ``certified`` says whether the KKT
-            conditions hold to ``tol``.
+        CertifiedResult
+            ``value`` is :math:`\|\Pi(z) - z\|^2`; ``certified`` whether the KKT conditions
+            hold to ``tol``.
         """
-        Z = np.atleast_2d(np.asarray(Z, dtype=float))
-        if Z.ndim != 2 or Z.shape[1] != self.n_arcs:
-            raise ValueError(f"points to project must have shape (n, {self.n_arcs}); "
-                             f"got shape {np.shape(Z)}")
-        if not np.all(np.isfinite(Z)):
-            raise ValueError("points to project contain NaN or infinite values")
-        Y = np.empty_like(Z)
-        certified = np.zeros(len(Z), dtype=bool)
-        for i, z in enumerate(Z):
-            Y[i], certified[i] = self._project_one(z, tol)
-        value = np.sum((Y - Z) ** 2, axis=1)
-        lower = np.where(certified, value, -np.inf)
-        return FlowResult(Y, value, certified, lower, "nnls-ldp", np.full(len(Z), "nnls-ldp"),
-                          tol)
-
-    def _ldp_system(self):
-        if not hasattr(self, "_ldp"):
-            d = self.n_arcs
-            capped = np.flatnonzero(np.isfinite(self.capacity))
-            G = np.vstack([np.eye(d), -np.eye(d)[capped], self.A_eq, -self.A_eq])
-            self._ldp = (G, capped)
-        return self._ldp
-
-    def _project_one(self, z: np.ndarray, tol: float) -> tuple[np.ndarray, bool]:
-        d = self.n_arcs
-        G, capped = self._ldp_system()
-        Az = self.A_eq @ z
-        h = np.concatenate([-z, z[capped] - self.capacity[capped], self.b_eq - Az,
-                            Az - self.b_eq])
-        E = np.vstack([G.T, h[None, :]])
-        f = np.zeros(d + 1)
-        f[-1] = 1.0
-        v, _ = nnls(E, f, maxiter=50 * E.shape[1])
-        r = E @ v - f
-        if abs(r[-1]) < 1e-14:  # pragma: no cover - the polytope is non-empty
-            raise InfeasibleNetworkError("the flow polytope is empty")
-        x = -r[:d] / r[-1]
-        y = self._clean(z + x)
-        scale = max(1.0, float(np.abs(z).max()), float(np.abs(self.b_eq).max(initial=0.0)))
-        # Fast certificate: mu = v / (1 - h'v) >= 0 are multipliers of G x >= h with
-        # x = G' mu (stationarity by construction); x is optimal when G x >= h and the
-        # duality gap mu'(G x - h) vanishes.
-        slack = G @ x - h
-        if slack.min() >= -tol * scale and float(v @ slack) / -r[-1] <= tol * scale * scale:
-            return y, True
-        # NNLS stops at a relative tolerance; identify the active set from its answer and
-        # solve exactly on it (primal-dual active-set steps), then certify through KKT.
-        lower = y <= 1e-7 * scale
-        upper = ~lower & (y >= self.capacity - 1e-7 * scale)
-        seen = set()
-        for _ in range(2 * d + 2):
-            key = (lower.tobytes(), upper.tobytes())
-            if key in seen:
-                break
-            seen.add(key)
-            y_new, g = self._kkt_solve(z, lower, upper)
-            if self._certify(z, y_new, g, lower, upper, tol * scale):
-                return self._clean(y_new), True
-            lower = (lower & (g > 0)) | (~upper & (y_new < 0))
-            upper = ~lower & ((upper & (g < 0)) | (y_new > self.capacity))
-        return y, False
-
-    def _kkt_solve(self, z, lower, upper):
-        """Minimiser of ||y - z||^2 / 2 s.t. A y = b with the arcs of ``lower`` at 0 and of
-        ``upper`` at capacity; returns it and the gradient ``y - z + A' pi``."""
-        free = ~(lower | upper)
-        y = np.where(upper, self.capacity, 0.0)
-        AF = self.A_eq[:, free]
-        rhs = self.b_eq - self.A_eq[:, upper] @ self.capacity[upper]
-        nf, r = int(free.sum()), len(self.b_eq)
-        K = np.zeros((nf + r, nf + r))
-        K[:nf, :nf] = np.eye(nf)
-        K[:nf, nf:] = AF.T
-        K[nf:, :nf] = AF
-        sol = np.linalg.lstsq(K, np.concatenate([z[free], rhs]), rcond=None)[0]
-        y[free] = sol[:nf]
-        return y, y - z + self.A_eq.T @ sol[nf:]
-
-    def _certify(self, z, y, g, lower, upper, atol) -> bool:
-        r"""KKT check: y feasible and :math:`y - z + A^\top\pi = \mu_L - \mu_U` for some
-        :math:`\pi` and :math:`\mu \ge 0` on the active arcs (bounded least squares, BVLS)."""
-        if (np.any(y < -atol) or np.any(y > self.capacity + atol)
-                or np.any(np.abs(self.A_eq @ y - self.b_eq) > atol)):
-            return False
-        free = ~(lower | upper)
-        if (np.all(g[lower] >= -atol) and np.all(g[upper] <= atol)
-                and np.all(np.abs(g[free]) <= atol)):
-            return True  # the least-squares potentials already certify
-        L, U = np.flatnonzero(lower), np.flatnonzero(upper)
-        d, r = self.n_arcs, len(self.b_eq)
-        M = np.hstack([self.A_eq.T, -np.eye(d)[:, L], np.eye(d)[:, U]])
-        lb = np.concatenate([np.full(r, -np.inf), np.zeros(len(L) + len(U))])
-        res = lsq_linear(M, z - y, bounds=(lb, np.inf), method="bvls")
-        return bool(np.abs(M @ res.x - (z - y)).max() <= atol)
+        return projection.project(self, Z, tol=tol)
 
     # -- vertices -------------------------------------------------------------------
     def vertices(self, *, max_bases: int = 200_000) -> np.ndarray:
@@ -599,7 +485,7 @@ class FlowPolytope(OutputSpace):
                 y[others] = values
                 y[list(basis)] = np.linalg.solve(B, self.b_eq - self.A_eq[:, others] @ y[others])
                 if np.all(y >= -1e-9) and np.all(y <= self.capacity + 1e-9):
-                    found.append(self._clean(y))
+                    found.append(self.clip(y))
         V = np.unique(np.round(np.array(found), 12), axis=0)
         V.setflags(write=False)
         self._vertices = V
@@ -608,6 +494,67 @@ class FlowPolytope(OutputSpace):
     def feasible_flow(self) -> np.ndarray:
         """Some flow of the polytope (the one found when checking feasibility), shape (d,)."""
         return self._feasible.copy()
+
+    def enumerate(self, max_outputs: int = 50_000) -> np.ndarray:
+        """The vertices of the polytope (:meth:`vertices`), shape (n_vertices, d).
+
+        A linear function attains its minimum over a bounded polytope at a vertex, so the
+        vertices serve the brute-force checks of :meth:`argmin` (:func:`ecrm.testing.check_oracle`).
+        Raises ``ValueError`` if the polytope is unbounded or has more than ``max_outputs``
+        vertices.
+        """
+        V = self.vertices()
+        if len(V) > max_outputs:
+            raise ValueError(f"refusing to list {len(V)} vertices (max_outputs={max_outputs})")
+        return V
+
+    # -- risk minimisation for losses with no linear form -----------------------------
+    def solve_risk(self, W, Y_ref, loss) -> CertifiedResult:
+        r"""Minimise :math:`\sum_i W_{ki}\,\ell(y, Y^{ref}_i)` over the polytope, per row ``k``.
+
+        The minimiser is looked up in :data:`RISK_MINIMIZERS` by ``loss.risk_name`` and called
+        with the options of ``loss.risk_options`` (e.g. the absolute loss's ``method``).
+
+        Parameters
+        ----------
+        W : array-like of shape (n, m)
+            Risk weights, any sign and any scale (the minimisers are invariant to a positive
+            rescaling of a row).
+        Y_ref : array-like of shape (m, d)
+            The training outputs, flows of this network.
+        loss : ecrm.losses.Loss
+            A loss declaring ``risk_name`` (``"absolute"`` or ``"squared"``).
+
+        Returns
+        -------
+        CertifiedResult
+            Solutions, risk values, lower bounds, certificates and the method of each row.
+
+        Raises
+        ------
+        ValueError
+            If no risk minimiser is registered for the loss.
+
+        Examples
+        --------
+        >>> from ecrm.losses import AbsoluteLoss
+        >>> space = paper_network()
+        >>> V = space.vertices()
+        >>> res = space.solve_risk([[1.0, 1.0, -0.5]], V[:3], AbsoluteLoss())
+        >>> bool(res.certified[0]), round(float(res.value[0]), 6)
+        (True, 2.5)
+        """
+        name = loss.risk_name
+        if name not in RISK_MINIMIZERS:
+            raise ValueError(
+                f"{type(loss).__name__} has no linear form and the flow polytope has no risk "
+                f"minimiser for it (risk_name={name!r}); registered: "
+                f"{sorted(RISK_MINIMIZERS)}")
+        return RISK_MINIMIZERS[name](W, Y_ref, self, **loss.risk_options)
+
+    def minimize_risk(self, W, Y_ref, loss) -> np.ndarray:
+        """The solutions of :meth:`solve_risk`, shape (n, d)."""
+        return self.solve_risk(W, Y_ref, loss).solution
 
     def __repr__(self) -> str:
         return (f"FlowPolytope({self.n_nodes} nodes, {self.n_arcs} arcs, "

@@ -1,0 +1,162 @@
+r"""The label-ranking benchmark files (Cheng, Hühn & Hüllermeier, ICML 2009; Hüllermeier et
+al., 2008): ``<name>.csv.gz`` or ``<name>.csv``.
+
+Format: the first line is ``n,p,k`` (instances, features, labels); each of the ``n``
+following lines holds ``p`` feature values and then ``k`` integers, the ranking: the ``j``-th
+of them is the position of label ``j`` (1 = top). Blank lines are ignored.
+
+The directory is ``data_dir`` if given, else the environment variable ``ECRM_DATA_RANKING``,
+else ``ECRM_DATA``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+import numpy as np
+from sklearn.utils import Bunch
+
+from ecrm.spaces.permutations import PermutationSpace
+
+__all__ = ["LABEL_RANKING_HELP", "list_label_ranking", "load_label_ranking"]
+
+LABEL_RANKING_HELP = (
+    "The label ranking benchmark (13 semi-synthetic sets of Cheng, Hühn & Hüllermeier, ICML "
+    "2009, and the 5 yeast sets of Hüllermeier et al., 2008; e.g. from the data folder of the "
+    "scikit-lr project, github.com/alfaro96/scikit-lr) is a directory of files "
+    "<name>.csv.gz or <name>.csv: first line n,p,k, then p features and k ranks (1 = top) "
+    "per line. Pass its path as data_dir (or --data-dir) or set ECRM_DATA_RANKING (or "
+    "ECRM_DATA)."
+)
+_SUFFIXES = (".csv.gz", ".csv")
+
+
+def _data_dir(data_dir) -> Path:
+    if data_dir is None:
+        data_dir = os.environ.get("ECRM_DATA_RANKING") or os.environ.get("ECRM_DATA") or None
+    if data_dir is None:
+        raise FileNotFoundError("no label ranking data directory given: pass data_dir (or "
+                                "--data-dir) or set ECRM_DATA_RANKING. " + LABEL_RANKING_HELP)
+    d = Path(data_dir).expanduser()
+    if not d.is_dir():
+        raise FileNotFoundError(f"label ranking data directory {str(d)!r} does not exist. "
+                                + LABEL_RANKING_HELP)
+    return d
+
+
+def list_label_ranking(data_dir=None) -> list[str]:
+    """Names of the data sets (``<name>.csv.gz`` or ``<name>.csv``) in ``data_dir``, sorted."""
+    d = _data_dir(data_dir)
+    names = {f.name[: -len(suffix)] for f in d.iterdir() for suffix in _SUFFIXES
+             if f.is_file() and f.name.endswith(suffix)}
+    return sorted(names)
+
+
+def _header(path: Path, line: str) -> tuple[int, int, int]:
+    fields = line.strip().split(",")
+    try:
+        n, p, k = (int(x) for x in fields)
+    except ValueError:
+        raise ValueError(f"{path}, line 1: expected the header 'n,p,k' (three integers); "
+                         f"got {line.strip()!r}") from None
+    if n < 1 or p < 0 or k < 1:
+        raise ValueError(f"{path}, line 1: header 'n,p,k' needs n >= 1, p >= 0, k >= 1; "
+                         f"got {line.strip()!r}")
+    return n, p, k
+
+
+def _number(field: str) -> float:
+    try:
+        return float(field)
+    except ValueError:
+        return np.nan
+
+
+def _parse(path: Path, lines) -> tuple[np.ndarray, np.ndarray]:
+    header = next(lines, "")
+    n, p, k = _header(path, header)
+    X, R = np.empty((n, p)), np.empty((n, k), dtype=np.int64)
+    row = 0
+    for lineno, line in enumerate(lines, start=2):
+        if not line.strip():
+            continue
+        where = f"{path}, line {lineno}"
+        if row == n:
+            raise ValueError(f"{where}: more data lines than the {n} the header declares")
+        fields = line.strip().split(",")
+        if len(fields) != p + k:
+            raise ValueError(f"{where}: expected {p + k} comma-separated fields ({p} features "
+                             f"and {k} ranks); got {len(fields)}")
+        try:
+            values = np.array(fields, dtype=float)
+        except ValueError:
+            values = np.array([_number(x) for x in fields])
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            j = int(bad[0])
+            what = f"feature {j + 1}" if j < p else f"the rank of label {j - p + 1}"
+            raise ValueError(f"{where}: {what} is {fields[j].strip()!r}, not a finite number")
+        bad = np.flatnonzero(values[p:] != np.round(values[p:]))
+        if bad.size:
+            j = int(bad[0])
+            raise ValueError(f"{where}: the rank of label {j + 1} is "
+                             f"{fields[p + j].strip()!r}, not an integer")
+        X[row], R[row] = values[:p], values[p:]
+        if not np.array_equal(np.sort(R[row]), np.arange(1, k + 1)):
+            raise ValueError(f"{where}: the ranks {R[row].tolist()} are not a permutation of "
+                             f"1..{k}")
+        row += 1
+    if row != n:
+        raise ValueError(f"{path}: the header declares {n} data lines; found {row}")
+    return X, R - 1
+
+
+def load_label_ranking(name: str, data_dir=None) -> Bunch:
+    """Load one label-ranking benchmark data set.
+
+    Parameters
+    ----------
+    name : str
+        The data set, e.g. ``"iris"``: the file ``<name>.csv.gz`` (or ``<name>.csv``).
+    data_dir : str or path, default=None
+        Directory of the files; default ``$ECRM_DATA_RANKING``, else ``$ECRM_DATA``.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        ``X`` (n, p) float features, as in the file; ``ranks`` (n, k) int, the position of
+        every label (0 = top); ``Y`` (n, k*k), the flattened permutation matrices of ``space``
+        = :class:`~ecrm.PermutationSpace` (k); ``feature_names`` (``x1``..) and
+        ``label_names`` (``label1``..); ``name`` and ``path``.
+
+    Raises
+    ------
+    FileNotFoundError
+        No directory, or no file for ``name`` (the message lists the data sets present).
+    ValueError
+        A malformed file: the message names the file, the line and what was expected (header,
+        field count, a non-numeric feature, a non-integer rank, ranks that are not a
+        permutation, a row count that differs from the header). Nothing is returned then.
+
+    Examples
+    --------
+    >>> data = load_label_ranking("iris")  # doctest: +SKIP
+    >>> data.X.shape, data.ranks[0].tolist()  # doctest: +SKIP
+    ((150, 4), [0, 1, 2])
+    """
+    d = _data_dir(data_dir)
+    path = next((d / f"{name}{s}" for s in _SUFFIXES if (d / f"{name}{s}").is_file()), None)
+    if path is None:
+        available = ", ".join(list_label_ranking(d)) or "none"
+        raise FileNotFoundError(f"no {name}.csv.gz or {name}.csv in {str(d)!r}; data sets "
+                                f"there: {available}. " + LABEL_RANKING_HELP)
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        X, ranks = _parse(path, iter(f))
+    space = PermutationSpace(ranks.shape[1])
+    return Bunch(X=X, ranks=ranks, Y=space.from_ranks(ranks), space=space,
+                 feature_names=[f"x{j + 1}" for j in range(X.shape[1])],
+                 label_names=[f"label{j + 1}" for j in range(ranks.shape[1])],
+                 name=name, path=str(path))

@@ -1,0 +1,278 @@
+r"""Exact minimum-weight closure on a DAG: reductions in O(edges), then a certified min cut.
+
+For a row of costs :math:`c` the problem is :math:`\min \sum_j c_j y_j` over label sets
+closed under parents. :func:`closure_argmin` solves it for a block of rows in three steps.
+
+1. **Forcing** (exact reduction). With :math:`U_j = \max(c_j, 0) + \sum_{p \in \mathcal
+   P(j)} U_p` (a top-down pass over the edges; on a DAG it counts an ancestor once per path,
+   an upper bound on the cost of switching :math:`j`'s ancestors on), a label with
+   :math:`c_j + \sum_{p} U_p \le 0` is on, with its ancestors, in some optimum. Repeated with
+   the costs of forced labels taken as paid.
+2. **Candidates.** Only ancestors-or-self of the negative labels left can be on (a bottom-up
+   pass). The rest of the problem, on the candidates, splits into connected components.
+3. **Certified cut.** Each component is a minimum s-t cut (Picard, 1976), solved with
+   ``scipy.sparse.csgraph.maximum_flow`` on integer capacities: the costs of a component are
+   scaled by a power of two to a budget :math:`Q` and rounded down. The cut :math:`S` found is
+   then *certified on the original costs*: it is optimal iff some flow saturates every arc
+   leaving :math:`S` while using no arc entering it; that flow is searched with capacities
+   rounded against the claim (the arcs that must be saturated rounded up, the others down), so
+   a flow found there proves :math:`S` optimal for the float costs. A component whose
+   certificate fails (a near-tie finer than the rounding) is re-solved exactly in integer
+   arithmetic (:func:`ecrm.spaces.hierarchy._exact_flow.min_closure_exact`).
+
+Every step works on blocks of rows, with memory :math:`O(\text{rows} \times (d + E))`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import breadth_first_order, connected_components, maximum_flow
+
+from ecrm.spaces.hierarchy._exact_flow import min_closure_exact
+
+__all__ = ["LevelPlan", "closure_argmin", "make_level_plan", "sum_down", "up_closure"]
+
+# Integer budget of the cut: a component's capacities are scaled so that its flow is at most
+# its budget Q (between 2^22 and 2^27, growing with its size), and a call to maximum_flow holds
+# components whose budgets add up to at most 2^29 (flows, doubled arcs and "infinite" arcs
+# then stay far below the int32 limit of scipy's maximum_flow).
+_Q_MIN, _Q_MAX, _CALL_BUDGET = 2**22, 2**27, 2**29
+# Forcing is repeated while it finds new labels, at most this many times (each pass is exact;
+# more passes only shrink the cut).
+_FORCING_PASSES = 4
+
+
+@dataclass(frozen=True)
+class LevelPlan:
+    """The edges grouped by the depth of their child, for passes over the edges in order.
+
+    ``levels[L - 1] = (nodes, ups, K, KT)``: the labels of depth ``L``, the union of their
+    parents, the 0/1 matrix ``K`` (len(nodes), len(ups)) with ``K[a, b] = 1`` iff ``ups[b]`` is
+    a parent of ``nodes[a]``, and its transpose (CSR). ``depth`` is the depth of each label.
+    """
+
+    levels: tuple
+    depth: np.ndarray
+
+
+def make_level_plan(parents: tuple, depth: np.ndarray) -> LevelPlan:
+    levels = []
+    by_depth = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max(initial=0)) + 2))
+    for L in range(1, int(depth.max(initial=0)) + 1):
+        nodes = by_depth[bounds[L] : bounds[L + 1]]
+        counts = np.array([len(parents[j]) for j in nodes])
+        par = np.concatenate([parents[j] for j in nodes])
+        ups, col = np.unique(par, return_inverse=True)
+        K = sp.csr_array((np.ones(len(par)), (np.repeat(np.arange(len(nodes)), counts), col)),
+                         shape=(len(nodes), len(ups)))
+        levels.append((nodes, ups, K, K.T.tocsr()))
+    return LevelPlan(tuple(levels), depth)
+
+
+def sum_down(plan: LevelPlan, V: np.ndarray) -> np.ndarray:
+    """``U_j = V_j + sum_{p parent of j} U_p`` for node-major ``V`` (d, n); a new array."""
+    U = np.array(V, dtype=float)
+    for nodes, ups, K, _ in plan.levels:
+        U[nodes] += K @ U[ups]
+    return U
+
+
+def up_closure(plan: LevelPlan, M: np.ndarray) -> np.ndarray:
+    """Node-major boolean ``M`` (d, n) with every ancestor of a true entry set true."""
+    M = np.array(M, dtype=bool)
+    for nodes, ups, _, KT in reversed(plan.levels):
+        M[ups] |= (KT @ M[nodes].astype(float)) > 0
+    return M
+
+
+def closure_argmin(plan: LevelPlan, edges: np.ndarray, C: np.ndarray, on=None, allowed=None,
+                   stats: dict | None = None) -> np.ndarray:
+    """Minimum-weight closures of the rows of ``C`` (n, d); returns a bool array (n, d).
+
+    ``on`` (n, d), closed under parents: labels that must be on (their costs are taken as
+    paid). ``allowed`` (n, d), closed under parents: the only labels that may be on (default
+    all). ``stats`` (optional) counts the cut components and the exact re-solves.
+    """
+    G = np.ascontiguousarray(C.T)  # node-major (d, n)
+    neg = G < 0
+    if allowed is not None:
+        neg &= allowed.T
+    forced = np.zeros(G.shape, dtype=bool) if on is None else np.array(on.T, dtype=bool)
+    positive = np.maximum(G, 0.0)
+    for _ in range(_FORCING_PASSES):
+        unpaid = np.where(forced, 0.0, positive)
+        above = sum_down(plan, unpaid) - unpaid  # >= the unpaid cost of the ancestors
+        new = neg & ~forced & (G + above <= 0)
+        if not new.any():
+            break
+        forced |= up_closure(plan, new)
+    rest = neg & ~forced
+    Y = forced
+    rows = np.flatnonzero(rest.any(axis=0))
+    if len(rows):
+        cand = up_closure(plan, rest[:, rows]) & ~forced[:, rows]
+        Y[:, rows] |= _cut(cand, G[:, rows], edges, plan.depth, stats)
+    return Y.T
+
+
+def _cut(cand: np.ndarray, G: np.ndarray, edges: np.ndarray, depth: np.ndarray,
+         stats) -> np.ndarray:
+    """Closures of the candidate subgraphs (node-major ``cand``, ``G``), one per column.
+
+    Components that are trees are solved exactly by a dynamic programme, the others by a
+    certified cut.
+    """
+    lab, row = np.nonzero(cand)
+    N = len(lab)
+    ident = np.full(cand.shape, -1, dtype=np.intp)
+    ident[lab, row] = np.arange(N)
+    e, r = np.nonzero(cand[edges[:, 1]] & cand[edges[:, 0]])
+    child, parent = ident[edges[e, 1], r], ident[edges[e, 0], r]
+    n_comp, comp = connected_components(
+        sp.csr_array((np.ones(len(e)), (child, parent)), shape=(N, N)), directed=False)
+    c = G[lab, row]
+    neg_sum = np.bincount(comp, np.maximum(-c, 0.0), minlength=n_comp)
+    pos_sum = np.bincount(comp, np.maximum(c, 0.0), minlength=n_comp)
+    size = np.bincount(comp, minlength=n_comp)
+    indeg = np.bincount(child, minlength=N)
+    tree = np.bincount(comp, indeg > 1, minlength=n_comp) == 0
+    on = np.zeros(N, dtype=bool)
+    on[pos_sum[comp] == 0] = True  # nothing to pay: every candidate on
+    in_tree = tree[comp] & (pos_sum[comp] > 0)
+    if in_tree.any():
+        keep = in_tree[child]
+        on[in_tree] = _tree_dp(c, child[keep], parent[keep], depth[lab], in_tree)[in_tree]
+    flow = np.flatnonzero((pos_sum > 0) & ~tree)
+    budget = np.clip(2.0 ** np.ceil(np.log2(np.maximum(size, 1) * 2**16)), _Q_MIN, _Q_MAX)
+    bound = np.minimum(neg_sum, pos_sum)  # the component's max flow is at most this
+    scale = np.ones(n_comp)
+    scale[flow] = 2.0 ** np.floor(np.log2(budget[flow] / bound[flow]))
+    call = np.zeros(n_comp, dtype=np.intp)
+    call[flow] = (np.cumsum(budget[flow]) - budget[flow]) // _CALL_BUDGET
+    # group the nodes and arcs of each call
+    node_call = np.where((pos_sum[comp] > 0) & ~tree[comp], call[comp], -1)
+    order = np.argsort(node_call, kind="stable")
+    starts = np.searchsorted(node_call[order], np.arange(call.max(initial=0) + 2))
+    arc_call = node_call[child]
+    arc_order = np.argsort(arc_call, kind="stable")
+    arc_starts = np.searchsorted(arc_call[arc_order], np.arange(call.max(initial=0) + 2))
+    local = np.empty(N, dtype=np.intp)  # position of each node within its call
+    local[order] = np.arange(N) - starts[np.maximum(node_call[order], 0)]
+    failed = []
+    for k in range(len(starts) - 1):
+        nodes = order[starts[k] : starts[k + 1]]
+        if len(nodes) == 0:
+            continue
+        arcs = arc_order[arc_starts[k] : arc_starts[k + 1]]
+        S, ok = _certified_cut(c[nodes], comp[nodes], local[child[arcs]], local[parent[arcs]],
+                               scale, budget, bound)
+        on[nodes] = S
+        failed.extend(np.unique(comp[nodes][~ok]).tolist())
+    if failed:  # re-solve exactly, one component at a time
+        is_failed = np.zeros(n_comp, dtype=bool)
+        is_failed[failed] = True
+        by_comp = np.argsort(comp, kind="stable")
+        first = np.searchsorted(comp[by_comp], np.arange(n_comp + 1))
+        arc_by_comp = np.argsort(comp[child], kind="stable")
+        arc_first = np.searchsorted(comp[child][arc_by_comp], np.arange(n_comp + 1))
+        rank = np.empty(N, dtype=np.intp)
+        rank[by_comp] = np.arange(N) - first[comp[by_comp]]
+        for q in np.flatnonzero(is_failed):
+            members = by_comp[first[q] : first[q + 1]]
+            arcs = arc_by_comp[arc_first[q] : arc_first[q + 1]]
+            on[members] = min_closure_exact(c[members], rank[child[arcs]], rank[parent[arcs]])
+    if stats is not None:
+        stats["components"] = stats.get("components", 0) + len(flow)
+        stats["exact"] = stats.get("exact", 0) + len(failed)
+    Y = np.zeros(cand.shape, dtype=bool)
+    Y[lab[on], row[on]] = True
+    return Y
+
+
+def _tree_dp(c, child, parent, depth, nodes) -> np.ndarray:
+    """Closures of a forest (each node at most one parent) by dynamic programming, exactly.
+
+    Bottom-up :math:`g_j = c_j + \\sum_{i \\in \\mathrm{ch}(j)} \\min(0, g_i)`, then
+    top-down :math:`y_j = y_{p(j)} \\wedge [g_j < 0]`; only the entries of ``nodes`` matter.
+    """
+    g = np.where(nodes, c, 0.0)
+    arc_depth = depth[child]
+    by_depth = np.argsort(arc_depth, kind="stable")
+    bounds = np.searchsorted(arc_depth[by_depth], np.arange(int(depth.max(initial=0)) + 2))
+    for L in range(len(bounds) - 2, 0, -1):  # children deepest first
+        a = by_depth[bounds[L] : bounds[L + 1]]
+        np.add.at(g, parent[a], np.minimum(g[child[a]], 0.0))
+    on = g < 0
+    for L in range(1, len(bounds) - 1):
+        a = by_depth[bounds[L] : bounds[L + 1]]
+        on[child[a]] &= on[parent[a]]
+    return on
+
+
+def _certified_cut(c, comp, child, parent, scale, budget, bound):
+    """Cut of a union of components by one integer max flow, then its certificate.
+
+    Returns the source side ``S`` (bool per node) and, per node, whether its component's cut
+    is certified optimal for the float costs ``c``.
+    """
+    n = len(c)
+    s, t = n, n + 1
+    sc, cap_bound = scale[comp], 2.0 * bound[comp]
+    big = 2 * budget[comp] + 1  # "infinite": more than the component's flow can ever be
+    neg, pos = np.flatnonzero(c < 0), np.flatnonzero(c > 0)
+    a = np.abs(c)
+    down = np.floor(np.minimum(a, cap_bound) * sc)
+    rows = np.concatenate([np.full(len(neg), s), pos, child])
+    cols = np.concatenate([neg, np.full(len(pos), t), parent])
+    caps = np.concatenate([down[neg], down[pos], big[child]])
+    S = _source_side(rows, cols, caps, n)
+    # certificate: saturate the arcs leaving S (demands, rounded up) without the arcs entering
+    # S, every other capacity rounded down; a flow meeting every demand proves S optimal
+    up = np.ceil(a * sc)
+    demand_neg, demand_pos = ~S[neg], S[pos]
+    keep = ~(S[parent] & ~S[child])
+    caps = np.concatenate([np.where(demand_neg, up[neg], down[neg]),
+                           np.where(demand_pos, up[pos], down[pos]), big[child][keep]])
+    too_big = np.zeros(n, dtype=bool)  # a demand above the budget cannot be an optimal cut
+    too_big[neg[demand_neg & (up[neg] > budget[comp[neg]])]] = True
+    too_big[pos[demand_pos & (up[pos] > budget[comp[pos]])]] = True
+    caps = np.minimum(caps, np.concatenate([big[neg], big[pos], big[child][keep]]))
+    rows = np.concatenate([np.full(len(neg), s), pos, child[keep]])
+    cols = np.concatenate([neg, np.full(len(pos), t), parent[keep]])
+    flow = _flows(rows, cols, caps, n)
+    short = np.zeros(n)
+    short[neg] = np.where(demand_neg, caps[: len(neg)] - flow[: len(neg)], 0.0)
+    short[pos] = np.where(demand_pos, caps[len(neg) : len(neg) + len(pos)]
+                          - flow[len(neg) : len(neg) + len(pos)], 0.0)
+    bad = np.bincount(comp, short + too_big, minlength=len(scale)) > 0
+    return S, ~bad[comp]
+
+
+def _network(rows, cols, caps, n):
+    keep = caps > 0
+    G = sp.csr_array((caps[keep].astype(np.int32), (rows[keep], cols[keep])),
+                     shape=(n + 2, n + 2))
+    G.sum_duplicates()
+    return G, maximum_flow(G, n, n + 1)
+
+
+def _source_side(rows, cols, caps, n) -> np.ndarray:
+    """Labels reachable from the source in the residual network of a maximum flow."""
+    G, res = _network(rows, cols, caps, n)
+    R = (G - res.flow).tocsr()
+    R.data = (R.data > 0).astype(np.int32)
+    R.eliminate_zeros()
+    reach = breadth_first_order(R, n, directed=True, return_predecessors=False)
+    S = np.zeros(n + 2, dtype=bool)
+    S[reach] = True
+    return S[:n]
+
+
+def _flows(rows, cols, caps, n) -> np.ndarray:
+    """The flow on each arc ``(rows[i], cols[i])`` of a maximum flow (arcs are distinct)."""
+    _, res = _network(rows, cols, caps, n)
+    return np.asarray(res.flow.tocsr()[rows, cols], dtype=float).ravel()

@@ -1,0 +1,120 @@
+"""The label-ranking benchmark loader and ``ecrm reproduce ranking``."""
+
+import gzip
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ecrm.datasets.label_ranking import list_label_ranking, load_label_ranking
+
+REAL = Path("/work/shared/data/label_ranking")
+GOOD = "3,2,3\n0.5,1,1,2,3\n-1,2e-1,3,1,2\n\n4,5,2,3,1\n"
+
+
+def _write(tmp_path, text, name="toy", gz=False):
+    path = tmp_path / f"{name}.csv{'.gz' if gz else ''}"
+    if gz:
+        with gzip.open(path, "wt") as f:
+            f.write(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_load_small_file(tmp_path, gz):
+    _write(tmp_path, GOOD, gz=gz)
+    data = load_label_ranking("toy", tmp_path)
+    np.testing.assert_array_equal(data.X, [[0.5, 1], [-1, 0.2], [4, 5]])
+    np.testing.assert_array_equal(data.ranks, [[0, 1, 2], [2, 0, 1], [1, 2, 0]])
+    np.testing.assert_array_equal(data.space.to_ranks(data.Y), data.ranks)
+    assert data.feature_names == ["x1", "x2"] and data.label_names[-1] == "label3"
+    assert list_label_ranking(tmp_path) == ["toy"]
+
+
+def test_data_dir_from_environment(tmp_path, monkeypatch):
+    _write(tmp_path, GOOD)
+    monkeypatch.delenv("ECRM_DATA", raising=False)
+    monkeypatch.setenv("ECRM_DATA_RANKING", str(tmp_path))
+    assert load_label_ranking("toy").X.shape == (3, 2)
+    monkeypatch.delenv("ECRM_DATA_RANKING")
+    monkeypatch.setenv("ECRM_DATA", str(tmp_path))
+    assert list_label_ranking() == ["toy"]
+    monkeypatch.delenv("ECRM_DATA")
+    with pytest.raises(FileNotFoundError, match="ECRM_DATA_RANKING"):
+        load_label_ranking("toy")
+
+
+@pytest.mark.parametrize("text, match", [
+    ("3,2\n", r"line 1: expected the header 'n,p,k'"),
+    ("a,2,3\n", r"line 1: expected the header"),
+    ("0,2,3\n", r"line 1: header 'n,p,k' needs n >= 1"),
+    ("1,2,3\n0.5,1,1,2\n", r"line 2: expected 5 comma-separated fields"),
+    ("1,2,3\n0.5,x,1,2,3\n", r"line 2: feature 2 is 'x', not a finite number"),
+    ("1,2,3\nnan,1,1,2,3\n", r"line 2: feature 1 is 'nan'"),
+    ("1,2,3\n0.5,1,1,2.5,3\n", r"line 2: the rank of label 2 is '2.5', not an integer"),
+    ("1,2,3\n0.5,1,1,y,3\n", r"line 2: the rank of label 2 is 'y', not a finite number"),
+    ("1,2,3\n0.5,1,1,1,3\n", r"line 2: the ranks \[1, 1, 3\] are not a permutation of 1..3"),
+    ("1,2,3\n0.5,1,0,1,2\n", r"line 2: the ranks .* not a permutation"),
+    ("2,2,3\n0.5,1,1,2,3\n", r"declares 2 data lines; found 1"),
+    ("1,2,3\n0.5,1,1,2,3\n0.5,1,1,2,3\n", r"line 3: more data lines than the 1"),
+])
+def test_bad_files_name_file_and_line(tmp_path, text, match):
+    path = _write(tmp_path, text)
+    with pytest.raises(ValueError, match=match) as err:
+        load_label_ranking("toy", tmp_path)
+    assert str(path) in str(err.value)
+
+
+def test_missing_file_and_directory(tmp_path):
+    _write(tmp_path, GOOD)
+    with pytest.raises(FileNotFoundError, match="no iris.csv.gz or iris.csv.*toy"):
+        load_label_ranking("iris", tmp_path)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_label_ranking("toy", tmp_path / "nowhere")
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason=f"benchmark data not present at {REAL}")
+def test_real_files_match_their_readme():
+    expected = {"iris": (150, 4, 3), "wine": (178, 13, 3), "wisconsin": (194, 16, 16),
+                "glass": (214, 9, 6), "bodyfat": (252, 7, 7)}
+    assert set(expected) <= set(list_label_ranking(REAL))
+    for name, (n, p, k) in expected.items():
+        data = load_label_ranking(name, REAL)
+        assert data.X.shape == (n, p) and data.ranks.shape == (n, k)
+    # README: versicolor rows mostly rank label 2 first.
+    assert (load_label_ranking("iris", REAL).ranks[50:100, 1] == 0).mean() > 0.5
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason=f"benchmark data not present at {REAL}")
+def test_reproduce_ranking_tiny(tmp_path, capsys):
+    import argparse
+    import json
+
+    from ecrm.experiments import ranking
+
+    parser = argparse.ArgumentParser()
+    ranking.add_parser(parser.add_subparsers())
+    out = tmp_path / "r.json"
+    args = parser.parse_args(["ranking", "--data-dir", str(REAL), "--datasets", "iris",
+                              "--repeats", "1", "--folds", "3", "--quiet", "--json", str(out)])
+    assert args.func(args) == 0
+    assert "ECRM-Kendall" in capsys.readouterr().out
+    rows = {r["method"]: r for r in json.loads(out.read_text())[0]["rows"]}
+    assert set(rows) == set(ranking.METHODS)
+    assert all(len(r["fold_taus"]) == 3 for r in rows.values())
+    assert rows["ECRM-Kendall"]["tau_mean"] > 0.85
+
+
+def test_reproduce_ranking_reports_missing_data(tmp_path, capsys):
+    import argparse
+
+    from ecrm.experiments import ranking
+
+    parser = argparse.ArgumentParser()
+    ranking.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["ranking", "--data-dir", os.fspath(tmp_path / "none")])
+    assert args.func(args) == 2
+    assert "does not exist" in capsys.readouterr().out
