@@ -154,7 +154,7 @@ class _LazyRegistry(dict):
         self._fill()
         return dict.__contains__(self, key)
 
-    def keys(self):  # type: ignore[override]
+    def keys(self):
         self._fill()
         return dict.keys(self)
 
@@ -250,7 +250,7 @@ def describe(model) -> dict:
     return _encode_model(model)[0]
 
 
-def _encode_model(model) -> tuple[dict, dict[str, np.ndarray]]:
+def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
     from sklearn.utils.validation import check_is_fitted
 
     from ecrm import __version__
