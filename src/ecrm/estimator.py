@@ -86,6 +86,8 @@ class _RiskEstimator(BaseEstimator):
     def _set_fitted(self, X, Y, kernel_params: dict, coef=None, intercept=None) -> None:
         """Set the fitted attributes, once every check and solve has succeeded."""
         self.X_fit_, self.Y_fit_, self.n_features_in_ = X, Y, X.shape[1]
+        names = list(self.output_space.output_names)
+        self.label_names_ = np.array(names + [None], dtype=object)[:-1]  # tuples stay items
         self.kernel_params_ = kernel_params
         if coef is not None:
             self._coef, self._intercept = coef, intercept
@@ -284,6 +286,10 @@ callable, default="rbf"
         intercept_``.
     intercept_ : ndarray of shape (e,)
     X_fit_, Y_fit_ : training inputs and outputs.
+    label_names_ : ndarray of object, shape (d,)
+        The name of each output column (``output_space.output_names``: a hierarchy's labels,
+        a flow polytope's arcs, else ``0 .. d-1``); ``output_space.to_labels`` (hierarchies)
+        turns predictions into names.
 
     Examples
     --------

@@ -175,11 +175,10 @@ class _Writer:
         self._names: dict[int, str] = {}
 
     def array(self, a: np.ndarray, where: str) -> dict:
-        if a.dtype.hasobject:
-            items = a.ravel().tolist()
-            if not all(isinstance(v, (str, int, float, bool)) or v is None for v in items):
-                raise ModelFileError(f"cannot save {where}: an object array whose items are not "
-                                     "all str, int, float, bool or None")
+        if a.dtype.hasobject:  # items as JSON values (labels: str, int, tuples, ...)
+            items = [self.encode(v, f"{where}[{i}]") for i, v in enumerate(a.ravel().tolist())]
+            if "ndarray" in json.dumps(items):
+                raise ModelFileError(f"cannot save {where}: an object array holding arrays")
             return {"$type": "objarray", "shape": list(a.shape), "items": items}
         name = self._names.get(id(a))
         if name is None:
@@ -261,7 +260,7 @@ def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
                              "an ECRM, ECRMCV or JointKernelECRM")
     check_is_fitted(model, "X_fit_")
     writer = _Writer()
-    params = model.get_params(deep=False)
+    params: dict = REGISTRY[name].describe(model)
     for key in _TRANSIENT_PARAMS:
         if key in params:
             params[key] = None
