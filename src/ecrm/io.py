@@ -176,8 +176,9 @@ class _Writer:
 
     def array(self, a: np.ndarray, where: str) -> dict:
         if a.dtype.hasobject:  # items as JSON values (labels: str, int, tuples, ...)
+            before = len(self.arrays)
             items = [self.encode(v, f"{where}[{i}]") for i, v in enumerate(a.ravel().tolist())]
-            if "ndarray" in json.dumps(items):
+            if len(self.arrays) != before:
                 raise ModelFileError(f"cannot save {where}: an object array holding arrays")
             return {"$type": "objarray", "shape": list(a.shape), "items": items}
         name = self._names.get(id(a))
