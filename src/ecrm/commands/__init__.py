@@ -60,7 +60,7 @@ def load_for_model(model, args, *, require_labels: bool):
                      label_column=args.label_column, label_sep=args.label_sep,
                      path_sep=args.path_sep, require_labels=require_labels,
                      n_features=getattr(model, "n_features_in_", None))
-    names = getattr(model, "feature_names_in_", None)
+    names = getattr(model, "feature_columns_", None)  # set by ecrm fit
     if names is not None and data.feature_names is not None and not data.filename.endswith(
             (".svm", ".svmlight", ".libsvm")):
         given = list(data.feature_names)

@@ -42,7 +42,7 @@ def run(args) -> int:
     from ecrm.experiments.progress import progress_bar
     from ecrm.losses import HammingLoss, HierarchicalLoss
 
-    with progress_bar(4, "ecrm fit", enabled=not args.quiet) as bar:
+    with progress_bar(3, "ecrm fit", enabled=not args.quiet) as bar:
         try:
             hierarchy = None if args.hierarchy is None else load_hierarchy(args.hierarchy)
             bar.set_postfix_str("reading data")
@@ -70,10 +70,7 @@ def run(args) -> int:
             model.fit(data.X, data.Y)
         except ValueError as exc:
             return fail(f"fit failed: {exc}")
-        bar.update()
-        bar.set_postfix_str("label scores")
-        model.predict_scores(data.X[:1])  # solve the marginal regressions once, stored
-        model.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
+        model.feature_columns_ = list(data.feature_names)  # the file's columns, by name
         bar.update()
         bar.set_postfix_str("saving")
         save(model, args.output)
