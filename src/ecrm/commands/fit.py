@@ -35,8 +35,6 @@ def _reals(name: str):
 
 def run(args) -> int:
     """Run ``ecrm fit`` from parsed arguments."""
-    import numpy as np
-
     from ecrm import ECRM, ECRMCV, save
     from ecrm.datasets.formats import load_data, load_hierarchy
     from ecrm.experiments.progress import progress_bar
