@@ -21,8 +21,9 @@ The fitted state is stored generically: every instance attribute that is not a p
 as it is built from JSON values, arrays, sparse matrices and registered classes. The
 factorisation of :math:`K + m\lambda I` (an :math:`m \times m` object) is never written: its
 kind and ridge are, and it is rebuilt from the training inputs the first time a prediction
-needs it (only losses without a linear form, :meth:`~ecrm.ECRM.conditional_weights` and a first
-:meth:`~ecrm.ECRM.predict_scores` do). A file thus takes :math:`O(m(p + e))` space.
+needs it (only losses without a linear form and :meth:`~ecrm.ECRM.conditional_weights` do;
+:meth:`~ecrm.ECRM.predict` with a linear loss and :meth:`~ecrm.ECRM.predict_scores` use
+stored coefficients). A file thus takes :math:`O(m(p + e))` space.
 
 Errors are :class:`ModelFileError` (a ``ValueError``) naming the file and what is wrong: not a
 zip archive or truncated, a file of another kind, a newer format version, a digest that does

@@ -140,19 +140,13 @@ def load_hierarchy(path: str | os.PathLike):
 
 
 def _text(path: Path) -> str:
-    import gzip
+    """The file's text (gunzipped if needed; UTF-8, else Latin-1), as the ARFF reader reads it."""
+    from ecrm.datasets.arff import ArffError, _read_text
 
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise DataFileError(path, None, f"corrupt gzip data: {exc}") from None
     try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataFileError(path, line, "not UTF-8 text") from None
+        return _read_text(path).removeprefix("\ufeff")
+    except ArffError as exc:
+        raise DataFileError(path, None, exc.reason) from None
 
 
 # -- CSV / TSV -----------------------------------------------------------------------------
