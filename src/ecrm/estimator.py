@@ -27,6 +27,10 @@ from ecrm.spaces.base import OutputSpace
 __all__ = ["ECRM", "ECRMCV"]
 
 
+class _FeatureNames(BaseEstimator):
+    """Receives scikit-learn's feature-name checks at fit, so that a failed fit sets nothing."""
+
+
 class _RiskEstimator(BaseEstimator):
     r"""Checks, the kernel block and prediction shared by every ECRM estimator.
 
@@ -66,17 +70,20 @@ class _RiskEstimator(BaseEstimator):
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
                              "is None")
         checked = check_kernel_input(X, kernel)
-        # scikit-learn's own checks of the feature names and count (sets feature_names_in_)
-        validate_data(self, X, reset=True, skip_check_array=True)
+        # scikit-learn's own reading of the feature names; set on self by _set_fitted
+        probe = _FeatureNames()
+        validate_data(probe, X, reset=True, skip_check_array=True)
         X = checked
-        self._y_ndim = np.ndim(Y)
-        if self._y_ndim == 1 and self.output_space.n_outputs == 1:
+        y_ndim = np.ndim(Y)
+        if y_ndim == 1 and self.output_space.n_outputs == 1:
             Y = np.reshape(Y, (-1, 1))  # one coordinate: a 1-D y has one row per sample
         Y = self.output_space.validate(Y)
         check_same_rows(X, Y)
         if X.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 training samples; got "
                              f"{X.shape[0]} (n_samples = {X.shape[0]})")
+        # what the inputs say about the fitted model, applied by _set_fitted on success
+        self._pending = (getattr(probe, "feature_names_in_", None), y_ndim)
         return X, Y
 
     def _targets(self, Y):
@@ -98,6 +105,11 @@ class _RiskEstimator(BaseEstimator):
     def _set_fitted(self, X, Y, kernel_params: dict, coef=None, intercept=None) -> None:
         """Set the fitted attributes, once every check and solve has succeeded."""
         self.X_fit_, self.Y_fit_, self.n_features_in_ = X, Y, X.shape[1]
+        feature_names, self._y_ndim = self._pending
+        if feature_names is not None:
+            self.feature_names_in_ = feature_names
+        elif hasattr(self, "feature_names_in_"):  # refitted on inputs without names
+            del self.feature_names_in_
         names = list(self.output_space.output_names)
         self.label_names_ = np.array(names + [None], dtype=object)[:-1]  # tuples stay items
         self.kernel_params_ = kernel_params
