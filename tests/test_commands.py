@@ -129,8 +129,8 @@ def test_fit_bad_gamma_list(workdir, capsys):
 
 
 def test_fit_grid_without_cv(workdir, capsys):
-    _fails(["fit", str(TRAIN), "--alphas", "0.1", "-o", "m.ecrm"], "--alphas and --gammas need "
-           "--cv", capsys, ["m.ecrm"])
+    _fails(["fit", str(TRAIN), "--alphas", "0.1", "-o", "m.ecrm"], "--alphas, --gammas and "
+           "--kernels need --cv", capsys, ["m.ecrm"])
 
 
 def test_fit_hierarchical_loss_on_flat_labels(workdir, capsys):
@@ -173,3 +173,19 @@ def test_info_on_a_truncated_model(workdir, capsys):
     data = Path("m.ecrm").read_bytes()
     Path("cut.ecrm").write_bytes(data[:100])
     _fails(["info", "cut.ecrm"], "not a complete zip archive", capsys)
+
+
+def test_fit_chooses_the_kernel_by_leave_one_out(workdir, capsys):
+    assert main(["fit", str(TRAIN), "--path-sep", "/", "--cv", "--kernels", "rbf, linear",
+                 "--gammas", "0.1,0.3", "--alphas", "1e-3,1e-2", "-o", "m.ecrm",
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    model = load("m.ecrm")
+    assert set(model.cv_results_["params"][0]) >= {"kernel"}
+    assert {p["kernel"] for p in model.cv_results_["params"]} == {"rbf", "linear"}
+    assert f"{model.kernel_params_['kernel']} kernel)" in out
+
+
+def test_fit_unknown_kernel_in_the_grid(workdir, capsys):
+    _fails(["fit", str(TRAIN), "--cv", "--kernels", "rbf,gauss", "-o", "m.ecrm"],
+           "--kernels has unknown names gauss", capsys, ["m.ecrm"])

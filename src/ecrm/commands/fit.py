@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ecrm._validation import check_real
 from ecrm.commands import add_data_options, existing_file_option, fail
-from ecrm.experiments import number_option, output_file_option
+from ecrm.experiments import names_option, number_option, output_file_option
 
 __all__ = ["add_parser", "run"]
 
@@ -57,8 +57,10 @@ def run(args) -> int:
         loss = HierarchicalLoss(h) if args.loss == "hierarchical" else HammingLoss()
         common = {"kernel": args.kernel, "gamma": args.gamma}
         if args.cv:
-            grid = None if args.gammas is None else {"kernel": [args.kernel],
-                                                     "gamma": args.gammas}
+            kernels = args.kernels or [args.kernel]
+            grid = None if args.gammas is None and args.kernels is None else [
+                {"kernel": [k], "gamma": args.gammas or [args.gamma]} if k != "linear"
+                else {"kernel": [k]} for k in kernels]
             model = ECRMCV(loss, h, alphas=args.alphas, kernel_grid=grid,
                            fit_intercept="auto", **common)
         else:
@@ -77,8 +79,8 @@ def run(args) -> int:
               f"{-model.best_score_:.4f}), gamma={model.kernel_params_['gamma']}, "
               f"intercept={model.fit_intercept_}" if args.cv else
               f"alpha={args.alpha:g}, gamma={model.kernel_params_['gamma']}")
-    print(f"fitted ECRM ({args.loss} loss, {args.kernel} kernel) on {data.X.shape[0]} rows, "
-          f"{data.X.shape[1]} features, {h.n_labels} labels "
+    print(f"fitted ECRM ({args.loss} loss, {model.kernel_params_['kernel']} kernel) on "
+          f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {h.n_labels} labels "
           f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges): {chosen}")
     print(f"model written to {args.output}")
     return 0
@@ -106,6 +108,8 @@ def add_parser(subparsers) -> None:
                    help="--cv candidates, e.g. 1e-4,1e-3,1e-2 (default: 17 from 1e-6 to 100)")
     p.add_argument("--gammas", type=_reals("--gammas"), default=None,
                    help="--cv candidate kernel widths, e.g. 0.1,0.3,1")
+    p.add_argument("--kernels", type=names_option("--kernels", KERNELS, lower=True),
+                   default=None, help="--cv candidate kernels, e.g. rbf,laplacian,linear")
     p.add_argument("-o", "--output", type=output_file_option("-o"), required=True,
                    metavar="MODEL", help="model file to write")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -114,6 +118,6 @@ def add_parser(subparsers) -> None:
 
 
 def _checked(args) -> int:
-    if not args.cv and (args.alphas is not None or args.gammas is not None):
-        return fail("--alphas and --gammas need --cv")
+    if not args.cv and (args.alphas, args.gammas, args.kernels) != (None, None, None):
+        return fail("--alphas, --gammas and --kernels need --cv")
     return run(args)
