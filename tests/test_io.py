@@ -100,6 +100,7 @@ def test_loaded_ecrm_predicts_exactly_as_saved(case, tmp_path):
     assert loaded.output_space == space or repr(loaded.output_space) == repr(space)
     np.testing.assert_array_equal(loaded.predict(Xt), before)
     assert loaded.get_params().keys() == model.get_params().keys()
+    assert list(loaded.label_names_) == list(model.label_names_)  # str, int, tuple names
 
 
 @pytest.mark.parametrize("case", ["tree-hamming", "dag-hierarchical", "permutation-footrule"])
