@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
-scripts = ["bench_oracles.py", "bench_fit.py"]
+scripts = ["bench_oracles.py", "bench_fit.py", "bench_model_files.py"]
 if (HERE / "bench_flow_inference.py").exists():
     scripts.append("bench_flow_inference.py")
 data = os.environ.get("ECRM_DATA") or str(HERE.parents[1] / "shared" / "data" / "hmc")

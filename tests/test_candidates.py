@@ -94,7 +94,8 @@ def test_zero_one_ecrm_is_rlsc_with_an_unpenalised_bias(lam):
     sol = linalg.solve(M, np.concatenate([y, [y.sum()]]))
     f = rbf_kernel(Xt, X, gamma=0.5) @ sol[:m] + sol[m]
     space = CandidateSpace([[-1], [1]])
-    pred = ECRM(ZeroOneLoss(space), space, gamma=0.5, alpha=lam).fit(X, y).predict(Xt)[:, 0]
+    # a 1-D y gives 1-D predictions
+    pred = ECRM(ZeroOneLoss(space), space, gamma=0.5, alpha=lam).fit(X, y).predict(Xt)
     assert np.min(np.abs(f)) > 1e-9
     np.testing.assert_array_equal(pred, np.sign(f))
 

@@ -23,10 +23,11 @@ def test_readme_usage_example_runs(capsys):
 
 
 def test_demo_prints_a_table(capsys):
-    assert main(["demo", "--n-train", "120", "--n-test", "80", "--labels", "12"]) == 0
+    assert main(["demo", "--n-train", "120", "--n-test", "80"]) == 0
     out = capsys.readouterr().out
     for row in ["ECRM (trained for Hamming)", "ECRM (trained for hierarchical)", "BR-SVM",
-                "empty label set"]:
+                "empty label set", "Predicted label names", "true round/", "Oracle: the exact "
+                "tree programme", "same answers on 50 instances: True"]:
         assert row in out
 
 
@@ -52,8 +53,8 @@ def test_synthetic_labels_are_consistent_and_not_trivial():
     (["--n-train", "1"], "--n-train must be an integer >= 2; got 1"),
     (["--n-train", "2.5"], "--n-train must be an integer >= 2; got '2.5'"),
     (["--n-test", "0"], "--n-test must be an integer >= 1; got 0"),
-    (["--labels", "0"], "--labels must be an integer >= 1; got 0"),
-    (["--labels", "many"], "--labels must be an integer >= 1; got 'many'"),
+    (["--noise", "-1"], "--noise must be a real number in [0, inf); got -1"),
+    (["--noise", "loud"], "--noise must be a real number in [0, inf); got 'loud'"),
     (["--seed", "-1"], "--seed must be an integer in [0, 4294967295]; got -1"),
     (["--seed", str(2**32)], "--seed must be an integer in [0, 4294967295]; got 4294967296"),
 ])
@@ -72,9 +73,15 @@ def test_demo_accepts_the_smallest_sizes(capsys, monkeypatch):
     import ecrm.experiments.flow
 
     monkeypatch.setattr(ecrm.experiments.flow, "demo", lambda seed: "flow demo")
-    assert main(["demo", "--n-train", "2", "--n-test", "1", "--labels", "1"]) == 0
+    assert main(["demo", "--n-train", "2", "--n-test", "1"]) == 0
     out = capsys.readouterr().out
-    assert "1 labels in a tree" in out and "2 training and 1 test points" in out
+    assert "13 labels" in out and "2 training and 1 test images" in out
+
+
+def test_demo_refuses_more_images_than_the_digits(capsys):
+    assert main(["demo", "--n-train", "1000", "--n-test", "1000"]) == 2
+    captured = capsys.readouterr()
+    assert "--n-train + --n-test must be at most 1797" in captured.err and not captured.out
 
 
 def test_python_dash_m_ecrm_is_the_command(capsys, monkeypatch):

@@ -183,7 +183,7 @@ def test_unknown_kernel_and_predict_before_fit():
         est.fit(X, Y)
     with pytest.raises(NotFittedError):
         ECRM(HammingLoss(), TREE).predict(X)
-    with pytest.raises(ValueError, match="X has 2 features.*fitted with 3"):
+    with pytest.raises(ValueError, match="X has 2 features, but ECRM is expecting 3 features"):
         ECRM(HammingLoss(), TREE).fit(X, Y).predict(X[:, :2])
 
 

@@ -5,6 +5,7 @@ Goh & Jaillet, "Structured Prediction by Conditional Risk Minimization", ICML 20
 
 from ecrm import bounds, losses
 from ecrm.estimator import ECRM, ECRMCV
+from ecrm.io import load, save
 from ecrm.joint import JointKernelECRM
 from ecrm.spaces import (
     CandidateSpace,
@@ -20,4 +21,4 @@ __version__ = "0.1.0"
 
 __all__ = ["ECRM", "ECRMCV", "CandidateSpace", "FlowPolytope", "Hierarchy", "JointKernelECRM",
            "LinearConstraintSpace", "MultilabelSpace", "OutputSpace", "PermutationSpace",
-           "bounds", "losses", "__version__"]
+           "bounds", "load", "losses", "save", "__version__"]

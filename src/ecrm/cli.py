@@ -12,7 +12,8 @@ import importlib
 __all__ = ["COMMANDS", "EXPERIMENTS", "build_parser", "main"]
 
 #: Modules of the top-level sub-commands (``ecrm demo``).
-COMMANDS: list[str] = ["ecrm.experiments.demo"]
+COMMANDS: list[str] = ["ecrm.commands.fit", "ecrm.commands.predict", "ecrm.commands.evaluate",
+                       "ecrm.commands.info", "ecrm.experiments.demo"]
 #: Modules of the ``ecrm reproduce`` sub-commands.
 EXPERIMENTS: list[str] = ["ecrm.experiments.hmc", "ecrm.experiments.flow",
                           "ecrm.experiments.ranking"]

@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, check_memory
+from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 
 from ecrm._validation import check_bool, check_int, check_real, check_same_rows
 from ecrm.kernels import check_kernel_input, check_kernel_params, kernel_matrix
@@ -25,6 +25,10 @@ from ecrm.ridge import CholeskyFactor, Factor, RidgeFit, check_ridge, fit_ridge,
 from ecrm.spaces.base import OutputSpace
 
 __all__ = ["ECRM", "ECRMCV"]
+
+
+class _FeatureNames(BaseEstimator):
+    """Receives scikit-learn's feature-name checks at fit, so that a failed fit sets nothing."""
 
 
 class _RiskEstimator(BaseEstimator):
@@ -39,6 +43,9 @@ class _RiskEstimator(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = True  # outputs are vectors of the output space
+        tags.target_tags.single_output = getattr(self.output_space, "n_outputs", 0) == 1
         return tags
 
     # -- checks, before any work (nothing is set on self) ---------------------------------
@@ -59,12 +66,24 @@ class _RiskEstimator(BaseEstimator):
         return check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
 
     def _check_training_data(self, X, Y, kernel):
-        X = check_kernel_input(X, kernel)
+        if Y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
+                             "is None")
+        checked = check_kernel_input(X, kernel)
+        # scikit-learn's own reading of the feature names; set on self by _set_fitted
+        probe = _FeatureNames()
+        validate_data(probe, X, reset=True, skip_check_array=True)
+        X = checked
+        y_ndim = np.ndim(Y)
+        if y_ndim == 1 and self.output_space.n_outputs == 1:
+            Y = np.reshape(Y, (-1, 1))  # one coordinate: a 1-D y has one row per sample
         Y = self.output_space.validate(Y)
         check_same_rows(X, Y)
         if X.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 training samples; got "
-                             f"{X.shape[0]}")
+                             f"{X.shape[0]} (n_samples = {X.shape[0]})")
+        # what the inputs say about the fitted model, applied by _set_fitted on success
+        self._pending = (getattr(probe, "feature_names_in_", None), y_ndim)
         return X, Y
 
     def _targets(self, Y):
@@ -86,6 +105,13 @@ class _RiskEstimator(BaseEstimator):
     def _set_fitted(self, X, Y, kernel_params: dict, coef=None, intercept=None) -> None:
         """Set the fitted attributes, once every check and solve has succeeded."""
         self.X_fit_, self.Y_fit_, self.n_features_in_ = X, Y, X.shape[1]
+        feature_names, self._y_ndim = self._pending
+        if feature_names is not None:
+            self.feature_names_in_ = feature_names
+        elif hasattr(self, "feature_names_in_"):  # refitted on inputs without names
+            del self.feature_names_in_
+        names = list(self.output_space.output_names)
+        self.label_names_ = np.array(names + [None], dtype=object)[:-1]  # tuples stay items
         self.kernel_params_ = kernel_params
         if coef is not None:
             self._coef, self._intercept = coef, intercept
@@ -96,8 +122,9 @@ class _RiskEstimator(BaseEstimator):
     def _kernel_block(self, X) -> np.ndarray:
         check_is_fitted(self, "X_fit_")
         params = self.kernel_params_
-        X = check_kernel_input(X, params["kernel"], n_train=self.X_fit_.shape[0],
-                               n_features=self.n_features_in_)
+        checked = check_kernel_input(X, params["kernel"], n_train=self.X_fit_.shape[0])
+        validate_data(self, X, reset=False, skip_check_array=True)  # scikit-learn's messages
+        X = checked
         return kernel_matrix(X, self.X_fit_, **params)
 
     def _require_linear(self) -> None:
@@ -158,27 +185,33 @@ class _RiskEstimator(BaseEstimator):
 
         Returns
         -------
-        Y : ndarray of shape (n, d)
+        Y : ndarray of shape (n, d), or (n,) if fitted on a 1-D ``y`` (one coordinate)
         """
         check_is_fitted(self, "X_fit_")
         if isinstance(self.loss, LinearLoss):
-            return self.loss.argmin(self.predict_costs(X), self.output_space)
-        return self.loss.minimize_risk(self._weights(self._kernel_block(X)), self.Y_fit_,
-                                       self.output_space)
+            Y = self.loss.argmin(self.predict_costs(X), self.output_space)
+        else:
+            Y = self.loss.minimize_risk(self._weights(self._kernel_block(X)), self.Y_fit_,
+                                        self.output_space)
+        return Y.ravel() if getattr(self, "_y_ndim", 2) == 1 else Y
 
-    def score(self, X, Y) -> float:
-        """Minus the mean task loss of :meth:`predict` on ``(X, Y)`` (greater is better).
+    def score(self, X, y) -> float:
+        """Minus the mean task loss of :meth:`predict` on ``(X, y)`` (greater is better).
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n, p)
-        Y : array-like of shape (n, d)
+        y : array-like of shape (n, d), or (n,) for one output coordinate
+            True outputs (named ``y`` as in scikit-learn's ``score``).
 
         Returns
         -------
         score : float
         """
-        return -float(np.mean(self.loss(self.predict(X), Y)))
+        P = self.predict(X)
+        if np.ndim(P) == 1:
+            P, y = P[:, None], np.reshape(y, (-1, 1))
+        return -float(np.mean(self.loss(P, y)))
 
 
 class _ECRMBase(_RiskEstimator):
@@ -191,7 +224,9 @@ class _ECRMBase(_RiskEstimator):
         fit = fit_ridge(factor, np.zeros((len(Y), 0)) if T is None else T, fit_intercept)
         self._check_finite(fit.dual_coef, fit.intercept, kernel_params, alpha)
         self._factor, self._fit = factor, fit
-        self._marginals: RidgeFit | None = None  # solved on first use by predict_scores
+        # the label-score regressions (predict_scores): d more right-hand sides, solved now so
+        # that prediction never changes the fitted state
+        self._marginals: RidgeFit | None = fit_ridge(factor, Y, fit_intercept)
         if T is None:
             self._set_fitted(X, Y, kernel_params)
         else:
@@ -236,6 +271,24 @@ class _ECRMBase(_RiskEstimator):
             self._marginals = fit_ridge(self._factor, self.Y_fit_, self._fit.u is not None)
         S = np.clip(V @ self._marginals.dual_coef + self._marginals.intercept, 0.0, 1.0)
         return self.output_space.consistent_scores(S)
+
+    def decision_function(self, X) -> np.ndarray:
+        """The label scores :meth:`predict_scores`, for scikit-learn's ranking scorers.
+
+        ``scoring="average_precision"`` or ``"roc_auc"`` in
+        :class:`~sklearn.model_selection.GridSearchCV` rank the (instance, label) pairs by
+        these scores.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, p)
+
+        Returns
+        -------
+        S : ndarray of shape (n, d), or (n,) if fitted on a 1-D ``y``
+        """
+        S = self.predict_scores(X)
+        return S.ravel() if getattr(self, "_y_ndim", 2) == 1 else S
 
 
 class ECRM(_ECRMBase):
@@ -284,6 +337,10 @@ callable, default="rbf"
         intercept_``.
     intercept_ : ndarray of shape (e,)
     X_fit_, Y_fit_ : training inputs and outputs.
+    label_names_ : ndarray of object, shape (d,)
+        The name of each output column (``output_space.output_names``: a hierarchy's labels,
+        a flow polytope's arcs, else ``0 .. d-1``); ``output_space.to_labels`` (hierarchies)
+        turns predictions into names.
 
     Examples
     --------
@@ -380,6 +437,9 @@ class ECRMCV(_ECRMBase):
         kernel: one full eigendecomposition instead of one per kernel.
     random_state : int, RandomState instance or None, default=None
         Draws the subsets of ``loo_samples`` and ``kernel_subsample``.
+    verbose : int >= 0, default=0
+        With 1 or more, write one line per kernel setting (its best alpha and leave-one-out
+        loss) and the selected model to standard error after the search.
 
     Attributes
     ----------
@@ -402,7 +462,7 @@ class ECRMCV(_ECRMBase):
 
     def __init__(self, loss, output_space, *, alphas=None, kernel="rbf", gamma=None, degree=3,
                  coef0=1, fit_intercept=True, kernel_grid=None, memory=None,
-                 loo_samples=None, kernel_subsample=None, random_state=None):
+                 loo_samples=None, kernel_subsample=None, random_state=None, verbose=0):
         self.loss = loss
         self.output_space = output_space
         self.alphas = alphas
@@ -416,6 +476,7 @@ class ECRMCV(_ECRMBase):
         self.loo_samples = loo_samples
         self.kernel_subsample = kernel_subsample
         self.random_state = random_state
+        self.verbose = verbose
 
     def _alphas(self) -> list[float]:
         alphas = np.logspace(-6, 2, 17) if self.alphas is None else np.atleast_1d(self.alphas)
@@ -475,6 +536,7 @@ class ECRMCV(_ECRMBase):
         loo_samples = check_int(self.loo_samples, "loo_samples", allow_none=True)
         kernel_subsample = check_int(self.kernel_subsample, "kernel_subsample", low=2,
                                      allow_none=True)
+        verbose = check_int(self.verbose, "verbose", low=0)
         decompose = check_memory(self.memory).cache(gram_eigendecomposition)
         rng = check_random_state(self.random_state)
         self._check_components(linear=True)
@@ -504,4 +566,20 @@ class ECRMCV(_ECRMBase):
         self.kernel_search_results_ = None if stage1 is None else stage1.table()
         self.loo_rows_ = search.rows
         self.loo_predictions_ = search.predictions
+        if verbose:
+            self._report(search)
         return self
+
+    @staticmethod
+    def _report(search) -> None:
+        import sys
+
+        for k in sorted({c.kernel_index for c in search.candidates}):
+            top = min((c for c in search.candidates if c.kernel_index == k),
+                      key=lambda c: c.sort_key)
+            print(f"[ECRMCV] kernel {top.kernel_params}: best alpha={top.alpha:g}, "
+                  f"intercept={top.fit_intercept}, leave-one-out loss {top.mean_loss:.6g}",
+                  file=sys.stderr)
+        best = search.best
+        print(f"[ECRMCV] selected {best.kernel_params}, alpha={best.alpha:g}, "
+              f"intercept={best.fit_intercept}", file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import average_precision_score
 
-__all__ = ["mean_loss", "micro_auprc"]
+__all__ = ["hierarchical_prf", "mean_loss", "micro_auprc", "multilabel_report"]
 
 
 def mean_loss(loss, Y_pred, Y_true) -> float:
@@ -57,3 +57,83 @@ def micro_auprc(Y_true, scores, *, labels=None, exclude=()) -> float:
             raise ValueError("exclude needs labels: one name per column of Y_true")
         keep = np.array([name not in excluded for name in labels])
     return float(average_precision_score(Y_true[:, keep], scores[:, keep], average="micro"))
+
+
+def hierarchical_prf(Y_true, Y_pred, hierarchy=None) -> tuple[float, float, float]:
+    r"""Hierarchical precision, recall and F1 (Kiritchenko et al., 2005; as HiClass reports).
+
+    Each label set is extended by its ancestors (:meth:`ecrm.Hierarchy.close`; a no-op for
+    consistent sets), then the counts are pooled over instances:
+
+    .. math:: hP = \frac{\sum_i |\hat Y_i \cap Y_i|}{\sum_i |\hat Y_i|},\quad
+              hR = \frac{\sum_i |\hat Y_i \cap Y_i|}{\sum_i |Y_i|},\quad
+              hF = \frac{2\, hP\, hR}{hP + hR}
+
+    (0 where a denominator is 0).
+
+    Parameters
+    ----------
+    Y_true, Y_pred : array-like of shape (n, d), 0/1
+    hierarchy : ecrm.Hierarchy, optional
+
+    Returns
+    -------
+    hP, hR, hF : float
+
+    Examples
+    --------
+    >>> hierarchical_prf([[1, 1, 0]], [[1, 0, 1]])
+    (0.5, 0.5, 0.5)
+    """
+    Y_true = np.asarray(Y_true, dtype=float)
+    Y_pred = np.asarray(Y_pred, dtype=float)
+    if hierarchy is not None:
+        Y_true, Y_pred = hierarchy.close(Y_true), hierarchy.close(Y_pred)
+    both = float((Y_true * Y_pred).sum())
+    n_pred, n_true = float(Y_pred.sum()), float(Y_true.sum())
+    hp = both / n_pred if n_pred else 0.0
+    hr = both / n_true if n_true else 0.0
+    hf = 2 * hp * hr / (hp + hr) if hp + hr else 0.0
+    return hp, hr, hf
+
+
+def multilabel_report(Y_true, Y_pred, scores=None, *, hierarchy=None) -> dict[str, float]:
+    """Every multi-label metric ``ecrm evaluate`` prints, as a dict of floats.
+
+    Keys: ``hamming`` (mean number of wrong labels), ``hamming_fraction`` (the same over the
+    number of labels, scikit-learn's ``hamming_loss``), ``hierarchical`` (mean
+    :class:`~ecrm.losses.HierarchicalLoss`, with a hierarchy), ``exact_match``, ``micro_f1``,
+    ``macro_f1`` (labels with no true and no predicted instance count as 0), ``hP``, ``hR``,
+    ``hF`` (:func:`hierarchical_prf`) and ``micro_auprc`` (with ``scores``).
+
+    Parameters
+    ----------
+    Y_true, Y_pred : array-like of shape (n, d), 0/1
+    scores : array-like of shape (n, d), optional
+    hierarchy : ecrm.Hierarchy, optional
+
+    Returns
+    -------
+    report : dict
+    """
+    from sklearn.metrics import f1_score
+
+    Y_true = np.asarray(Y_true, dtype=float)
+    Y_pred = np.asarray(Y_pred, dtype=float)
+    if Y_true.shape != Y_pred.shape:
+        raise ValueError(f"Y_true and Y_pred must have the same shape; got {Y_true.shape} and "
+                         f"{Y_pred.shape}")
+    wrong = np.abs(Y_true - Y_pred).sum(axis=1)
+    out = {"hamming": float(wrong.mean()), "hamming_fraction": float(wrong.mean()
+                                                                      / Y_true.shape[1])}
+    if hierarchy is not None:
+        from ecrm.losses import HierarchicalLoss
+
+        out["hierarchical"] = mean_loss(HierarchicalLoss(hierarchy), Y_pred, Y_true)
+    out["exact_match"] = float(np.mean(wrong == 0))
+    out["micro_f1"] = float(f1_score(Y_true, Y_pred, average="micro", zero_division=0))
+    out["macro_f1"] = float(f1_score(Y_true, Y_pred, average="macro", zero_division=0))
+    out["hP"], out["hR"], out["hF"] = hierarchical_prf(Y_true, Y_pred, hierarchy)
+    if scores is not None:
+        out["micro_auprc"] = micro_auprc(Y_true, scores)
+    return out

@@ -8,11 +8,22 @@
   :func:`list_label_ranking` lists them;
 * :func:`make_label_ranking` builds semi-synthetic label-ranking sets from scikit-learn's data;
 * :func:`simulate_flows` samples the paper's network-flow problem (Section 6.2);
+* :func:`load_data` reads your own data: CSV/TSV with a label column (names or paths),
+  MEKA flat multi-label ARFF, svmlight multi-label; :func:`load_hierarchy` a hierarchy file
+  (TSV ``parent<TAB>child`` or JSON); see :mod:`ecrm.datasets.formats`;
 * :func:`make_hmc` samples a synthetic hierarchical multilabel problem (the demo's).
 """
 
 from ecrm.datasets.arff import DATA_HELP, SPLITS, ArffError, list_hmc, load_hmc, load_hmc_arff
 from ecrm.datasets.flows import FlowModel, simulate_flows
+from ecrm.datasets.formats import (
+    DataFileError,
+    load_csv,
+    load_data,
+    load_hierarchy,
+    load_meka_arff,
+    load_svmlight_multilabel,
+)
 from ecrm.datasets.label_ranking import (
     LABEL_RANKING_HELP,
     list_label_ranking,
@@ -25,6 +36,7 @@ from ecrm.datasets.synthetic import make_hmc, random_tree
 __all__ = [
     "ArffError",
     "DATA_HELP",
+    "DataFileError",
     "FlowModel",
     "HMCPreprocessor",
     "LABEL_RANKING_HELP",
@@ -32,9 +44,14 @@ __all__ = [
     "SPLITS",
     "list_hmc",
     "list_label_ranking",
+    "load_csv",
+    "load_data",
+    "load_hierarchy",
     "load_hmc",
     "load_hmc_arff",
     "load_label_ranking",
+    "load_meka_arff",
+    "load_svmlight_multilabel",
     "make_hmc",
     "make_label_ranking",
     "random_tree",

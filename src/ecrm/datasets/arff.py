@@ -271,7 +271,8 @@ def _parse_hierarchy(entries_text: str, path, lineno: int, hierarchy_type: str) 
     return _HierarchySpec(kind, list(edges), list(labels), root, lineno)
 
 
-def _parse_header(path: Path, lines: list[str], hierarchy_type: str):
+def _parse_header(path: Path, lines: list[str], hierarchy_type: str, *,
+                  require_class: bool = True):
     relation = ""
     attributes: list[_Attribute] = []
     class_index = None
@@ -344,7 +345,7 @@ def _parse_header(path: Path, lines: list[str], hierarchy_type: str):
                 )
         elif low.startswith("@data"):
             data_start = i + 1
-            if class_index is None:
+            if class_index is None and require_class:
                 raise ArffError(
                     path,
                     lineno,

@@ -120,6 +120,14 @@ class OutputSpace(ABC):
         return C
 
     # -- optional hooks ---------------------------------------------------------------
+    @property
+    def output_names(self) -> tuple:
+        """A name for each of the ``n_outputs`` coordinates (default ``0 .. d-1``).
+
+        A hierarchy names them by its labels; estimators expose them as ``label_names_``.
+        """
+        return tuple(range(self.n_outputs))
+
     def contains(self, Y) -> np.ndarray:
         """Whether each row of ``Y`` lies in the space: a bool array of shape (n,).
 

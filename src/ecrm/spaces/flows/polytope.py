@@ -270,6 +270,11 @@ class FlowPolytope(OutputSpace):
         return len(self.arcs)
 
     @property
+    def output_names(self) -> tuple:
+        """The arcs ``(tail, head)``, one per output coordinate."""
+        return self.arcs
+
+    @property
     def n_arcs(self) -> int:
         return len(self.arcs)
 

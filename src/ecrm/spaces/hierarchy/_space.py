@@ -293,6 +293,11 @@ class Hierarchy(OutputSpace):
         return len(self._labels)
 
     @property
+    def output_names(self) -> tuple:
+        """The labels, in column order (the names of the output coordinates)."""
+        return self._labels
+
+    @property
     def n_outputs(self) -> int:
         return len(self._labels)
 
@@ -417,6 +422,75 @@ class Hierarchy(OutputSpace):
         if sp.issparse(Y):
             return ((Y @ A).toarray() > 0).astype(float)
         return (np.asarray((A.T @ Y.T).T) > 0).astype(float)
+
+    def to_matrix(self, label_lists, *, close: bool = True) -> np.ndarray:
+        """The 0/1 label matrix of a list of label-name collections (one per instance).
+
+        Parameters
+        ----------
+        label_lists : iterable of iterables of labels
+            The labels of each instance, e.g. ``[["dog"], ["cat", "animal"], []]``.
+        close : bool, default=True
+            Switch on every ancestor of a given label (:meth:`close`); with ``False`` the
+            rows are exactly the given labels (and may be inconsistent).
+
+        Returns
+        -------
+        Y : ndarray of float, shape (n, d)
+
+        Raises
+        ------
+        ValueError
+            Naming the row and the label for a label not in the hierarchy.
+
+        Examples
+        --------
+        >>> h = Hierarchy([("animal", "dog"), ("animal", "cat")])
+        >>> h.to_matrix([["dog"], []])
+        array([[1., 1., 0.],
+               [0., 0., 0.]])
+        >>> h.to_labels(h.to_matrix([["dog"], ["cat"]]))
+        [['animal', 'dog'], ['animal', 'cat']]
+        """
+        if isinstance(label_lists, (str, bytes)):
+            raise TypeError("label_lists must be a list of label collections; got a string")
+        rows = list(label_lists)
+        Y = np.zeros((len(rows), self.n_labels))
+        for i, labels in enumerate(rows):
+            if isinstance(labels, (str, bytes)):
+                raise TypeError(f"row {i} of label_lists must be a collection of labels; got "
+                                f"the string {labels!r} (wrap it in a list)")
+            for v in labels:
+                j = self._index.get(v) if isinstance(v, Hashable) else None
+                if j is None:
+                    raise ValueError(f"row {i} has the label {v!r}, which is not in the "
+                                     f"hierarchy ({self.n_labels} labels)")
+                Y[i, j] = 1.0
+        return self.close(Y) if close else Y
+
+    def to_labels(self, Y, *, leaves_only: bool = False) -> list[list]:
+        """The label names switched on in each row of a 0/1 matrix, in column order.
+
+        Parameters
+        ----------
+        Y : array-like or sparse matrix of shape (n, d)
+        leaves_only : bool, default=False
+            Keep only the most specific labels of each row (those with no child on).
+
+        Returns
+        -------
+        labels : list of lists
+        """
+        Y = self._binary(Y)
+        Y = Y.toarray() if sp.issparse(Y) else Y
+        on = Y > 0
+        if leaves_only:
+            child_on = np.zeros_like(on)
+            for p, c in np.asarray(self.edges).reshape(-1, 2):
+                child_on[:, p] |= on[:, c]
+            on = on & ~child_on
+        names = self.labels
+        return [[names[j] for j in np.flatnonzero(row)] for row in on]
 
     def cap_by_parents(self, S) -> np.ndarray:
         """Scores made monotone down the hierarchy: each capped by its parents' (capped) scores.

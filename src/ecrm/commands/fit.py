@@ -1,0 +1,123 @@
+"""``ecrm fit``: fit ECRM on a data file and write a model file.
+
+With ``--cv`` the regularisation (and, with ``--gammas``, the RBF width) is chosen by the
+exact leave-one-out task loss on the training file (:class:`ecrm.ECRMCV`); otherwise
+``--alpha`` is used as given (:class:`ecrm.ECRM`). Features are used as they are: scale
+them beforehand if their units differ.
+"""
+
+from __future__ import annotations
+
+from ecrm._validation import check_real
+from ecrm.commands import add_data_options, existing_file_option, fail
+from ecrm.experiments import names_option, number_option, output_file_option
+
+__all__ = ["add_parser", "run"]
+
+LOSSES = ("hamming", "hierarchical")
+KERNELS = ("rbf", "linear", "laplacian", "poly", "cosine")
+
+
+def _reals(name: str):
+    parse_one = number_option(check_real, name)
+
+    def parse(text: str) -> list[float]:
+        import argparse
+
+        values = [part.strip() for part in text.split(",")]
+        if not all(values):
+            raise argparse.ArgumentTypeError(f"{name} has an empty value in {text!r}; "
+                                             "expected a comma-separated list of numbers > 0")
+        return [float(parse_one(v)) for v in values]  # type: ignore[arg-type]
+
+    return parse
+
+
+def run(args) -> int:
+    """Run ``ecrm fit`` from parsed arguments."""
+    from ecrm import ECRM, ECRMCV, save
+    from ecrm.datasets.formats import load_data, load_hierarchy
+    from ecrm.experiments.progress import progress_bar
+    from ecrm.losses import HammingLoss, HierarchicalLoss
+
+    with progress_bar(3, "ecrm fit", enabled=not args.quiet) as bar:
+        try:
+            hierarchy = None if args.hierarchy is None else load_hierarchy(args.hierarchy)
+            bar.set_postfix_str("reading data")
+            data = load_data(args.train, format=args.format, hierarchy=hierarchy,
+                             label_column=args.label_column, label_sep=args.label_sep,
+                             path_sep=args.path_sep)
+        except ValueError as exc:
+            return fail(str(exc))
+        bar.update()
+        h = data.hierarchy
+        if args.loss == "hierarchical" and h.edges.size == 0:
+            return fail("--loss hierarchical needs a hierarchy: give --hierarchy FILE or label "
+                        "paths with --path-sep (the labels of this file are flat)")
+        loss = HierarchicalLoss(h) if args.loss == "hierarchical" else HammingLoss()
+        common = {"kernel": args.kernel, "gamma": args.gamma}
+        if args.cv:
+            kernels = args.kernels or [args.kernel]
+            grid = None if args.gammas is None and args.kernels is None else [
+                {"kernel": [k], "gamma": args.gammas or [args.gamma]} if k != "linear"
+                else {"kernel": [k]} for k in kernels]
+            model = ECRMCV(loss, h, alphas=args.alphas, kernel_grid=grid,
+                           fit_intercept="auto", **common)
+        else:
+            model = ECRM(loss, h, alpha=args.alpha, **common)
+        bar.set_postfix_str("fitting")
+        try:
+            model.fit(data.X, data.Y)
+        except ValueError as exc:
+            return fail(f"fit failed: {exc}")
+        model.feature_columns_ = list(data.feature_names)  # the file's columns, by name
+        bar.update()
+        bar.set_postfix_str("saving")
+        save(model, args.output)
+        bar.update()
+    chosen = (f"alpha={model.alpha_:g} (exact leave-one-out {args.loss} loss "
+              f"{-model.best_score_:.4f}), gamma={model.kernel_params_['gamma']}, "
+              f"intercept={model.fit_intercept_}" if args.cv else
+              f"alpha={args.alpha:g}, gamma={model.kernel_params_['gamma']}")
+    print(f"fitted ECRM ({args.loss} loss, {model.kernel_params_['kernel']} kernel) on "
+          f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {h.n_labels} labels "
+          f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges): {chosen}")
+    print(f"model written to {args.output}")
+    return 0
+
+
+def add_parser(subparsers) -> None:
+    """Add the ``fit`` sub-command."""
+    p = subparsers.add_parser("fit", help="fit ECRM on a data file and write a model file",
+                              description=__doc__.splitlines()[0])
+    p.add_argument("train", type=existing_file_option("TRAIN"), metavar="TRAIN",
+                   help="training data (.csv, .tsv, .arff[.gz], .svm)")
+    p.add_argument("--loss", choices=LOSSES, default="hamming")
+    p.add_argument("--hierarchy", type=existing_file_option("--hierarchy"), metavar="FILE",
+                   help="hierarchy file: TSV parent<TAB>child lines or JSON")
+    p.add_argument("--kernel", choices=KERNELS, default="rbf")
+    p.add_argument("--gamma", type=number_option(check_real, "--gamma"), default=None,
+                   help="kernel width (default: 1 / number of features)")
+    choice = p.add_mutually_exclusive_group()
+    choice.add_argument("--alpha", type=number_option(check_real, "--alpha"), default=1e-3,
+                        help="the paper's lambda (default: 1e-3)")
+    choice.add_argument("--cv", action="store_true",
+                        help="choose alpha (and the intercept, and gamma from --gammas) by "
+                        "exact leave-one-out")
+    p.add_argument("--alphas", type=_reals("--alphas"), default=None,
+                   help="--cv candidates, e.g. 1e-4,1e-3,1e-2 (default: 17 from 1e-6 to 100)")
+    p.add_argument("--gammas", type=_reals("--gammas"), default=None,
+                   help="--cv candidate kernel widths, e.g. 0.1,0.3,1")
+    p.add_argument("--kernels", type=names_option("--kernels", KERNELS, lower=True),
+                   default=None, help="--cv candidate kernels, e.g. rbf,laplacian,linear")
+    p.add_argument("-o", "--output", type=output_file_option("-o"), required=True,
+                   metavar="MODEL", help="model file to write")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_data_options(p)
+    p.set_defaults(func=_checked)
+
+
+def _checked(args) -> int:
+    if not args.cv and (args.alphas, args.gammas, args.kernels) != (None, None, None):
+        return fail("--alphas, --gammas and --kernels need --cv")
+    return run(args)

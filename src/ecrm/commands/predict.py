@@ -1,0 +1,93 @@
+"""``ecrm predict``: label names for every row of a data file, from a model file.
+
+One line per input row, in the input's order: CSV/TSV (``row,labels`` with the labels joined
+by ``--label-sep``; ``--scores`` adds one ``score:<label>`` column per label) or JSON lines
+(``{"row": 0, "labels": [...], "scores": {...}}``), chosen by the output's extension
+(``.csv``, ``.tsv``, ``.jsonl``/``.json``) or ``--output-format``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ecrm.commands import add_data_options, existing_file_option, fail, load_for_model, row_labels
+from ecrm.experiments import output_file_option
+
+__all__ = ["add_parser", "run", "write_predictions"]
+
+OUTPUT_FORMATS = ("csv", "tsv", "jsonl")
+
+
+def _output_format(path: str, given: str | None) -> str:
+    if given is not None:
+        return given
+    low = path.lower()
+    for ext, fmt in [(".csv", "csv"), (".tsv", "tsv"), (".jsonl", "jsonl"), (".json", "jsonl")]:
+        if low.endswith(ext):
+            return fmt
+    raise argparse.ArgumentTypeError(f"cannot tell the output format of {path!r}: use .csv, "
+                                     ".tsv or .jsonl, or --output-format")
+
+
+def write_predictions(path: str, fmt: str, labels: list[list], label_names, scores=None,
+                      label_sep: str = ";") -> None:
+    """Write one line per row: its predicted label names (and scores)."""
+    import csv
+    import json
+
+    names = [str(n) for n in label_names]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        if fmt == "jsonl":
+            for i, row in enumerate(labels):
+                rec: dict = {"row": i, "labels": [str(v) for v in row]}
+                if scores is not None:
+                    rec["scores"] = dict(zip(names, map(float, scores[i]), strict=True))
+                fh.write(json.dumps(rec) + "\n")
+            return
+        writer = csv.writer(fh, delimiter="\t" if fmt == "tsv" else ",")
+        writer.writerow(["row", "labels"] + ([f"score:{n}" for n in names]
+                                             if scores is not None else []))
+        for i, row in enumerate(labels):
+            writer.writerow([i, label_sep.join(str(v) for v in row)]
+                            + ([f"{s:.6g}" for s in scores[i]] if scores is not None else []))
+
+
+def run(args) -> int:
+    """Run ``ecrm predict`` from parsed arguments."""
+    from ecrm.experiments.progress import progress_bar
+    from ecrm.io import load
+
+    try:
+        fmt = _output_format(args.output, args.output_format)
+    except argparse.ArgumentTypeError as exc:
+        return fail(str(exc))
+    with progress_bar(3, "ecrm predict", enabled=not args.quiet) as bar:
+        try:
+            model = load(args.model)
+            data = load_for_model(model, args, require_labels=False)
+        except ValueError as exc:
+            return fail(str(exc))
+        bar.update()
+        Y = model.predict(data.X)
+        scores = model.predict_scores(data.X) if args.scores else None
+        bar.update()
+        write_predictions(args.output, fmt, row_labels(model, Y), model.label_names_, scores,
+                          args.label_sep)
+        bar.update()
+    print(f"{len(Y)} predictions written to {args.output}")
+    return 0
+
+
+def add_parser(subparsers) -> None:
+    """Add the ``predict`` sub-command."""
+    p = subparsers.add_parser("predict", help="predict label names for a data file",
+                              description=__doc__.splitlines()[0])
+    p.add_argument("model", type=existing_file_option("MODEL"), metavar="MODEL")
+    p.add_argument("data", type=existing_file_option("DATA"), metavar="DATA")
+    p.add_argument("-o", "--output", type=output_file_option("-o"), required=True,
+                   metavar="OUT", help="predictions to write (.csv, .tsv or .jsonl)")
+    p.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None)
+    p.add_argument("--scores", action="store_true", help="add every label's score")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_data_options(p)
+    p.set_defaults(func=run)

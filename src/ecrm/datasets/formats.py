@@ -1,0 +1,489 @@
+"""Your own data: flat multi-label ARFF (MEKA), CSV/TSV, svmlight, and hierarchy files.
+
+Every loader returns a :class:`sklearn.utils.Bunch` with ``X`` (features, dense or CSR),
+``Y`` (0/1 label matrix, or ``None`` when the file has no labels and they are not required),
+``hierarchy`` (a :class:`~ecrm.Hierarchy`; flat label sets are an edgeless hierarchy, whose
+oracle is the same as :class:`~ecrm.MultilabelSpace`'s), ``label_names``, ``feature_names``
+and ``filename``. Given a ``hierarchy``, the label columns follow its label order and every
+label must be in it. A malformed file raises :class:`DataFileError` naming the file and the
+line; nothing is returned half-loaded.
+
+* :func:`load_csv` -- one row per instance: numeric feature columns and one label column
+  holding names separated by ``label_sep`` (``"dog;cat"``), or paths (``"animal/dog"``,
+  with ``path_sep="/"``) that imply a tree (``animal`` -> ``animal/dog``);
+* :func:`load_meka_arff` -- MEKA's flat multi-label ARFF: ``-C n`` in the relation name says
+  that the first ``n`` attributes (the last ``-n`` for ``n < 0``) are the 0/1 labels;
+* :func:`load_svmlight_multilabel` -- svmlight/libsvm lines ``1,3 7:0.5 9:1.2`` (via
+  :func:`sklearn.datasets.load_svmlight_file` with ``multilabel=True``);
+* :func:`load_hierarchy` -- TSV ``parent<TAB>child`` lines (a lone name is a top-level
+  label) or JSON (a list of ``[parent, child]`` pairs, ``{"edges": [...]}`` or a parent map
+  ``{child: parent or [parents]}``);
+* :func:`load_data` -- dispatch on the file name (``.csv``, ``.tsv``, ``.arff[.gz]`` (Clus
+  hierarchical or MEKA), ``.svm``/``.svmlight``/``.libsvm``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import Bunch
+
+__all__ = ["DataFileError", "load_csv", "load_data", "load_hierarchy", "load_meka_arff",
+           "load_svmlight_multilabel"]
+
+
+class DataFileError(ValueError):
+    """A malformed data file: the message names the file, the line (if any) and the cause."""
+
+    def __init__(self, filename, lineno: int | None, message: str):
+        self.filename, self.lineno, self.reason = str(filename), lineno, message
+        where = self.filename if lineno is None else f"{self.filename}, line {lineno}"
+        super().__init__(f"{where}: {message}")
+
+
+def _flat_hierarchy(names: list):
+    from ecrm.spaces.hierarchy import Hierarchy
+
+    return Hierarchy([], labels=names)
+
+
+def _check_path(path) -> Path:
+    path = Path(path)
+    if not path.is_file():
+        raise DataFileError(path, None, "no such file")
+    return path
+
+
+# -- hierarchy files ---------------------------------------------------------------------
+def load_hierarchy(path: str | os.PathLike):
+    """Read a hierarchy file: TSV ``parent<TAB>child`` lines, or JSON.
+
+    Parameters
+    ----------
+    path : str or path-like
+        ``*.json``: a list of ``[parent, child]`` pairs, ``{"edges": [...], "labels": [...]}``
+        (labels optional) or a parent map ``{child: parent or [parents] or null}``. Any other
+        name: text lines ``parent<TAB>child``; a line with one name declares a top-level
+        label; blank lines and lines starting with ``#`` are skipped.
+
+    Returns
+    -------
+    hierarchy : ecrm.Hierarchy
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "h.tsv")
+    >>> _ = open(path, "w").write("animal\\tdog\\nanimal\\tcat\\nplant\\n")
+    >>> load_hierarchy(path).labels
+    ('animal', 'dog', 'cat', 'plant')
+    """
+    from ecrm.spaces.hierarchy import Hierarchy
+
+    path = _check_path(path)
+    text = _text(path)
+    if path.suffix.lower() == ".json":
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataFileError(path, exc.lineno, f"invalid JSON: {exc.msg}") from None
+        labels = None
+        if isinstance(obj, dict) and "edges" in obj:
+            labels, obj = obj.get("labels"), obj["edges"]
+        if not isinstance(obj, (dict, list)):
+            raise DataFileError(path, None, "expected a list of [parent, child] pairs, "
+                                "{'edges': [...]} or a parent map {child: parent}")
+        if isinstance(obj, list):
+            for k, e in enumerate(obj):
+                if not (isinstance(e, list) and len(e) == 2 and all(isinstance(v, str)
+                                                                    for v in e)):
+                    raise DataFileError(path, None, f"edge {k} must be a [parent, child] pair "
+                                        f"of names; got {e!r}")
+            obj = [tuple(e) for e in obj]
+        try:
+            return Hierarchy(obj, labels=labels)
+        except (TypeError, ValueError) as exc:
+            raise DataFileError(path, None, f"invalid hierarchy: {exc}") from None
+    edges: list = []
+    names: list = []
+    first_line: dict = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = [f.strip() for f in line.split("\t")]
+        if len(fields) > 2 or not all(fields):
+            raise DataFileError(path, lineno, f"expected 'parent<TAB>child' or one label name; "
+                                f"found {line[:80]!r}")
+        for v in fields:
+            first_line.setdefault(v, lineno)
+            names.append(v)
+        if len(fields) == 2:
+            if fields[0] == fields[1]:
+                raise DataFileError(path, lineno, f"self-loop on {fields[0]!r}")
+            if (fields[0], fields[1]) in edges:
+                raise DataFileError(path, lineno, f"duplicate edge {fields[0]!r} -> "
+                                    f"{fields[1]!r}")
+            edges.append((fields[0], fields[1]))
+    if not names:
+        raise DataFileError(path, None, "no labels: the file is empty")
+    try:
+        return Hierarchy(edges, labels=list(dict.fromkeys(names)))
+    except ValueError as exc:
+        raise DataFileError(path, None, f"invalid hierarchy: {exc}") from None
+
+
+def _text(path: Path) -> str:
+    """The file's text (gunzipped if needed; UTF-8, else Latin-1), as the ARFF reader reads it."""
+    from ecrm.datasets.arff import ArffError, _read_text
+
+    try:
+        return _read_text(path).removeprefix("\ufeff")
+    except ArffError as exc:
+        raise DataFileError(path, None, exc.reason) from None
+
+
+# -- CSV / TSV -----------------------------------------------------------------------------
+def _label_rows(raw: list[str], lines: list[int], path, label_sep: str,
+                path_sep: str | None) -> tuple[list[list[str]], list, list]:
+    """Label names per row, and (for paths) the implied edges and labels in order."""
+    rows: list[list[str]] = []
+    edges: dict = {}
+    names: dict = {}
+    for text, lineno in zip(raw, lines, strict=True):
+        labels = [t.strip() for t in text.split(label_sep)] if text.strip() else []
+        if any(not t for t in labels):
+            raise DataFileError(path, lineno, f"empty label name in {text!r} (labels are "
+                                f"separated by {label_sep!r})")
+        row = []
+        for lab in labels:
+            if path_sep is None:
+                names.setdefault(lab, None)
+                row.append(lab)
+                continue
+            parts = [p.strip() for p in lab.split(path_sep)]
+            if any(not p for p in parts):
+                raise DataFileError(path, lineno, f"empty step in the label path {lab!r}")
+            prefixes = [path_sep.join(parts[: k + 1]) for k in range(len(parts))]
+            for parent, child in zip(prefixes, prefixes[1:], strict=False):
+                edges.setdefault((parent, child), None)
+            for v in prefixes:
+                names.setdefault(v, None)
+            row.append(prefixes[-1])
+        rows.append(row)
+    return rows, list(edges), list(names)
+
+
+def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str | None = None,
+             label_sep: str = ";", path_sep: str | None = None, hierarchy=None,
+             require_labels: bool = True) -> Bunch:
+    """Read a CSV/TSV file of numeric features and one column of label names.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The first row names the columns.
+    label_column : str, default="labels"
+        The column holding each row's labels.
+    sep : str, default=None
+        Field separator; ``None``: a tab for ``*.tsv`` / ``*.tab`` files, else a comma.
+    label_sep : str, default=";"
+        Separates the labels within the label column.
+    path_sep : str, default=None
+        If given (e.g. ``"/"``), each label is a path ``a/b/c`` meaning the labels ``a``,
+        ``a/b`` and ``a/b/c`` of a tree (label names are the full paths).
+    hierarchy : ecrm.Hierarchy, default=None
+        The output space; every label must be one of its labels. Default: the tree implied
+        by the paths, or flat labels (an edgeless hierarchy) in order of first appearance.
+    require_labels : bool, default=True
+        With ``False``, a file without the label column gives ``Y = None``.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        ``X`` (n, p), ``Y`` (n, d), ``hierarchy``, ``label_names``, ``feature_names``,
+        ``label_lists`` (the names as given), ``filename``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "d.csv")
+    >>> _ = open(path, "w").write("x1,x2,labels\\n0.5,1,animal/dog\\n0.1,2,plant\\n")
+    >>> data = load_csv(path, path_sep="/")
+    >>> data.label_names
+    ('animal', 'animal/dog', 'plant')
+    >>> data.Y
+    array([[1., 1., 0.],
+           [0., 0., 1.]])
+    """
+    path = _check_path(path)
+    if sep is None:
+        sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+    text = _text(path)
+    reader = csv.reader(text.splitlines(), delimiter=sep)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise DataFileError(path, 1, "empty file: expected a header row") from None
+    except csv.Error as exc:
+        raise DataFileError(path, 1, str(exc)) from None
+    header = [h.strip() for h in header]
+    if len(set(header)) != len(header):
+        dup = next(h for h in header if header.count(h) > 1)
+        raise DataFileError(path, 1, f"column {dup!r} appears twice in the header")
+    has_labels = label_column in header
+    if not has_labels and require_labels:
+        raise DataFileError(path, 1, f"no label column {label_column!r} in the header "
+                            f"{header} (choose it with label_column)")
+    li = header.index(label_column) if has_labels else -1
+    feature_names = [h for k, h in enumerate(header) if k != li]
+    values: list[list[str]] = []
+    raw_labels: list[str] = []
+    lines: list[int] = []
+    try:
+        for row in reader:
+            lineno = reader.line_num
+            if not row or all(not f.strip() for f in row):
+                continue
+            if len(row) != len(header):
+                raise DataFileError(path, lineno, f"expected {len(header)} fields (as in the "
+                                    f"header); found {len(row)}")
+            values.append([f for k, f in enumerate(row) if k != li])
+            raw_labels.append(row[li] if has_labels else "")
+            lines.append(lineno)
+    except csv.Error as exc:
+        raise DataFileError(path, reader.line_num, str(exc)) from None
+    if not values:
+        raise DataFileError(path, None, "no data rows after the header")
+    X = np.empty((len(values), len(feature_names)))
+    for r, (row, lineno) in enumerate(zip(values, lines, strict=True)):
+        for c, f in enumerate(row):
+            try:
+                X[r, c] = float(f)
+            except ValueError:
+                X[r, c] = np.nan
+            if not np.isfinite(X[r, c]):
+                raise DataFileError(path, lineno, f"column {feature_names[c]!r}: expected a "
+                                    f"finite number; found {f!r}")
+    bunch = Bunch(X=X, Y=None, hierarchy=hierarchy, feature_names=tuple(feature_names),
+                  label_names=None if hierarchy is None else tuple(hierarchy.labels),
+                  label_lists=None, filename=str(path))
+    if not has_labels:
+        return bunch
+    rows, edges, names = _label_rows(raw_labels, lines, path, label_sep, path_sep)
+    if hierarchy is None:
+        from ecrm.spaces.hierarchy import Hierarchy
+
+        hierarchy = Hierarchy(edges, labels=names) if edges else _flat_hierarchy(names)
+    index = hierarchy.index
+    for row, lineno in zip(rows, lines, strict=True):
+        for lab in row:
+            if lab not in index:
+                raise DataFileError(path, lineno, f"label {lab!r} is not in the hierarchy "
+                                    f"({hierarchy.n_labels} labels)")
+    bunch.update(Y=hierarchy.to_matrix(rows), hierarchy=hierarchy, label_lists=rows,
+                 label_names=tuple(hierarchy.labels))
+    return bunch
+
+
+# -- MEKA ARFF -------------------------------------------------------------------------------
+_MEKA_C = re.compile(r"-C\s+(-?\d+)")
+
+
+def load_meka_arff(path: str | os.PathLike, *, hierarchy=None) -> Bunch:
+    """Read a flat multi-label ARFF file in MEKA's convention (``-C n`` in the relation name).
+
+    The first ``n`` attributes (the last ``-n`` if ``n < 0``) are the labels, numeric or
+    nominal ``{0,1}``; the others are features (nominal features become their category
+    index, ``?`` becomes NaN). Dense and sparse (``{index value, ...}``) rows are read.
+
+    Parameters
+    ----------
+    path : str or path-like
+        ``.arff`` or ``.arff.gz``.
+    hierarchy : ecrm.Hierarchy, default=None
+        If given, the label attributes must be named as its labels (columns are reordered
+        to its order); default: flat labels named by their attributes.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        As :func:`load_csv`.
+    """
+    from ecrm.datasets.arff import ArffError, _parse_data, _parse_header, _Parsed
+
+    path = _check_path(path)
+    lines = _text(path).split("\n")
+    try:
+        relation, attributes, _, _, start = _parse_header(path, lines, "auto",
+                                                          require_class=False)
+    except ArffError as exc:
+        raise DataFileError(path, exc.lineno, exc.reason) from None
+    rel_line = next((i + 1 for i, line in enumerate(lines)
+                     if line.strip().lower().startswith("@relation")), None)
+    match = _MEKA_C.search(relation)
+    if match is None or int(match.group(1)) == 0:
+        raise DataFileError(path, rel_line, f"the relation name {relation!r} has no '-C n' "
+                            "(n != 0): not a MEKA multi-label file (a Clus file has a "
+                            "hierarchical attribute)")
+    n = int(match.group(1))
+    if abs(n) >= len(attributes):
+        raise DataFileError(path, rel_line, f"-C {n} asks for {abs(n)} labels but the file "
+                            f"has only {len(attributes)} attributes")
+    label_idx = list(range(n)) if n > 0 else list(range(len(attributes) + n, len(attributes)))
+    for j in label_idx:
+        a = attributes[j]
+        if a.kind == "nominal" and not set(a.categories or ()) <= {"0", "1"}:
+            raise DataFileError(path, a.lineno, f"label attribute {a.name!r} must be numeric or "
+                                f"nominal {{0,1}}; found {{{','.join(a.categories or ())}}}")
+        if a.kind not in ("numeric", "nominal"):
+            raise DataFileError(path, a.lineno, f"label attribute {a.name!r} must be numeric or "
+                                "nominal {0,1}")
+    p = _Parsed(path, relation, attributes, -1, None)  # type: ignore[arg-type]
+    try:
+        _parse_data(p, lines, start)
+    except ArffError as exc:
+        raise DataFileError(path, exc.lineno, exc.reason) from None
+    feats = [j for j, a in enumerate(attributes) if a.kind in ("numeric", "nominal")]
+    col = {j: c for c, j in enumerate(feats)}
+    parsed: Any = p.X
+    A: Any = parsed.tocsc() if sp.issparse(parsed) else parsed
+    Y: Any = A[:, [col[j] for j in label_idx]]
+    Y = Y.toarray() if sp.issparse(Y) else np.array(Y)
+    for c, j in enumerate(label_idx):  # nominal codes -> the values they name
+        cats = attributes[j].categories
+        if attributes[j].kind == "nominal" and cats is not None:
+            Y[:, c] = np.where(np.isnan(Y[:, c]), np.nan,
+                               np.take(np.array([float(v) for v in cats]),
+                                       np.nan_to_num(Y[:, c]).astype(int)))
+    bad = ~((Y == 0) | (Y == 1))
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise DataFileError(path, int(p.row_lines[r]), f"label {attributes[label_idx[c]].name!r}"
+                            f" must be 0 or 1; found {float(Y[r, c])!r}")
+    others = [col[j] for j in feats if j not in label_idx]
+    X: Any = A[:, others]
+    X = X.tocsr() if sp.issparse(X) else X
+    names = [attributes[j].name for j in label_idx]
+    if hierarchy is None:
+        hierarchy = _flat_hierarchy(names)
+    else:
+        missing = [v for v in hierarchy.labels if v not in names]
+        unknown = [v for v in names if v not in hierarchy.index]
+        if missing or unknown:
+            raise DataFileError(path, None, f"the label attributes do not match the hierarchy: "
+                                f"not in the hierarchy {unknown}, missing {missing}")
+        Y = Y[:, [names.index(v) for v in hierarchy.labels]]
+        if not hierarchy.is_consistent(Y).all():
+            r = int(np.flatnonzero(~hierarchy.is_consistent(Y))[0])
+            raise DataFileError(path, int(p.row_lines[r]), "labels not closed under the "
+                                "hierarchy's parents")
+    return Bunch(X=X, Y=Y.astype(float), hierarchy=hierarchy, label_names=tuple(hierarchy.labels),
+                 feature_names=tuple(attributes[j].name for j in feats if j not in label_idx),
+                 label_lists=None, filename=str(path), relation=relation)
+
+
+# -- svmlight ------------------------------------------------------------------------------
+def load_svmlight_multilabel(path: str | os.PathLike, *, n_features: int | None = None,
+                             hierarchy=None) -> Bunch:
+    """Read a multi-label svmlight/libsvm file (``1,3 7:0.5 9:1.2`` per line).
+
+    Parsed by :func:`sklearn.datasets.load_svmlight_file` with ``multilabel=True``. Label
+    names are the label numbers as strings (``"1"``, ``"3"``); given a ``hierarchy``, they
+    must be its labels.
+
+    Parameters
+    ----------
+    path : str or path-like
+    n_features : int, default=None
+        Number of features (default: the largest index in the file).
+    hierarchy : ecrm.Hierarchy, default=None
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        As :func:`load_csv`; ``X`` is a CSR matrix.
+    """
+    from sklearn.datasets import load_svmlight_file
+
+    path = _check_path(path)
+    try:
+        X, y = load_svmlight_file(str(path), n_features=n_features, multilabel=True)
+    except (ValueError, RuntimeError) as exc:
+        raise DataFileError(path, None, f"not a valid multi-label svmlight file: {exc}") from None
+    rows = [[f"{v:g}" for v in labels] for labels in y]
+    if hierarchy is None:
+        names = sorted({v for row in rows for v in row}, key=float)
+        hierarchy = _flat_hierarchy(names)
+    for r, row in enumerate(rows):
+        for v in row:
+            if v not in hierarchy.index:
+                raise DataFileError(path, None, f"row {r} has the label {v!r}, which is not in "
+                                    "the hierarchy")
+    return Bunch(X=X.tocsr(), Y=hierarchy.to_matrix(rows), hierarchy=hierarchy,
+                 label_names=tuple(hierarchy.labels),
+                 feature_names=tuple(str(k) for k in range(X.shape[1])), label_lists=rows,
+                 filename=str(path))
+
+
+# -- dispatch ------------------------------------------------------------------------------
+FORMATS = ("auto", "csv", "tsv", "arff", "svmlight")
+
+
+def _format_of(path: Path) -> str:
+    name = path.name.lower()
+    name = name[:-3] if name.endswith(".gz") else name
+    for ext, fmt in [(".csv", "csv"), (".tsv", "tsv"), (".tab", "tsv"), (".arff", "arff"),
+                     (".svm", "svmlight"), (".svmlight", "svmlight"), (".libsvm", "svmlight")]:
+        if name.endswith(ext):
+            return fmt
+    raise DataFileError(path, None, "cannot tell the format from the name; expected one of "
+                        ".csv, .tsv, .arff[.gz], .svm, .svmlight, .libsvm (or give the format)")
+
+
+def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
+              label_column: str = "labels", label_sep: str = ";", path_sep: str | None = None,
+              require_labels: bool = True, n_features: int | None = None) -> Bunch:
+    """Read a data file in any supported format (see the module docstring).
+
+    Parameters
+    ----------
+    path : str or path-like
+    format : {"auto", "csv", "tsv", "arff", "svmlight"}, default="auto"
+        ``"auto"`` decides from the file name; an ARFF file is read as Clus hierarchical
+        (:func:`ecrm.datasets.load_hmc_arff`) if it has a hierarchical attribute, else as
+        MEKA.
+    hierarchy, label_column, label_sep, path_sep, require_labels
+        See :func:`load_csv` (``hierarchy`` also for ARFF and svmlight).
+    n_features : int, default=None
+        For svmlight files: the number of features (e.g. the model's).
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+    """
+    path = Path(path)
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}; got {format!r}")
+    fmt = _format_of(_check_path(path)) if format == "auto" else format
+    if fmt in ("csv", "tsv"):
+        return load_csv(path, label_column=label_column, sep="\t" if fmt == "tsv" else ",",
+                        label_sep=label_sep, path_sep=path_sep, hierarchy=hierarchy,
+                        require_labels=require_labels)
+    if fmt == "svmlight":
+        return load_svmlight_multilabel(path, hierarchy=hierarchy, n_features=n_features)
+    if re.search(r"@attribute\s+\S+\s+hierarchical", _text(path), re.I):
+        from ecrm.datasets.arff import load_hmc_arff
+
+        data = load_hmc_arff(path)
+        if hierarchy is not None and data.hierarchy != hierarchy:
+            raise DataFileError(path, None, "the file's class hierarchy differs from the "
+                                "given hierarchy")
+        return data
+    return load_meka_arff(path, hierarchy=hierarchy)

@@ -1,0 +1,547 @@
+r"""Model files: :func:`save` and :func:`load` a fitted estimator, with no pickle.
+
+A model file is a zip archive of three kinds of members:
+
+* ``ecrm-model.json``: the metadata, plain JSON: ``format`` (``"ecrm-model"``),
+  ``format_version``, the ``ecrm_version`` that wrote it, the ``estimator`` class name, its
+  ``params`` (``get_params(deep=False)``) and its ``fitted`` attributes, plus how to
+  ``rebuild`` what was left out and the SHA-256 digest, shape and dtype of every array;
+* ``ecrm-model.sha256``: the SHA-256 digest of the metadata bytes;
+* ``arrays/<name>.npy``: one NumPy array per member (written and read with
+  ``allow_pickle=False``).
+
+Losses and output spaces are described declaratively, by class name and constructor
+arguments (a :class:`~ecrm.Hierarchy` by its labels and ``(parent, child)`` edges, a
+:class:`~ecrm.losses.HierarchicalLoss` by its hierarchy, a :class:`~ecrm.CandidateSpace` by its
+candidate array, ...). Loading only ever constructs the classes of a fixed registry
+(:data:`REGISTRY`) from decoded JSON and arrays: it never executes code from the file.
+
+The fitted state is stored generically: every instance attribute that is not a parameter
+(public ones ending in ``_`` and private ones), whatever estimator or solver set it, as long
+as it is built from JSON values, arrays, sparse matrices and registered classes. The
+factorisation of :math:`K + m\lambda I` (an :math:`m \times m` object) is never written: its
+kind and ridge are, and it is rebuilt from the training inputs the first time a prediction
+needs it (only losses without a linear form and :meth:`~ecrm.ECRM.conditional_weights` do;
+:meth:`~ecrm.ECRM.predict` with a linear loss and :meth:`~ecrm.ECRM.predict_scores` use
+stored coefficients). A file thus takes :math:`O(m(p + e))` space.
+
+Errors are :class:`ModelFileError` (a ``ValueError``) naming the file and what is wrong: not a
+zip archive or truncated, a file of another kind, a newer format version, a digest that does
+not match (tampered or corrupted), an unknown class.
+
+Examples
+--------
+>>> import os, tempfile
+>>> import numpy as np
+>>> from ecrm import ECRM, Hierarchy, load, save
+>>> from ecrm.losses import HammingLoss
+>>> h = Hierarchy([("a", "a1"), ("a", "a2")])
+>>> X = np.array([[0.0], [0.1], [1.0], [1.1]])
+>>> Y = np.array([[1, 1, 0], [1, 1, 0], [1, 0, 1], [1, 0, 1]])
+>>> model = ECRM(HammingLoss(), h, gamma=10.0).fit(X, Y)
+>>> path = os.path.join(tempfile.mkdtemp(), "model.ecrm")
+>>> save(model, path)
+>>> load(path).predict([[0.05], [1.05]])
+array([[1., 1., 0.],
+       [1., 0., 1.]])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io as _io
+import json
+import os
+import zipfile
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ecrm.ridge import CholeskyFactor, EigenFactor, Factor
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "ModelFileError", "REGISTRY", "describe", "load",
+           "read_metadata", "save"]
+
+#: The ``format`` field of every model file.
+FORMAT = "ecrm-model"
+#: The version this module writes; it reads every version up to this one.
+FORMAT_VERSION = 1
+_META = "ecrm-model.json"
+_DIGEST = "ecrm-model.sha256"
+_ARRAYS = "arrays/"
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be written or read; the message names the file and the cause."""
+
+
+# -- the registry of classes a model file may construct ------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _Entry:
+    cls: type
+    describe: Callable[[Any], dict]  # the keyword arguments that rebuild the object
+
+
+def _registry() -> dict[str, _Entry]:
+    from ecrm import estimator, joint
+    from ecrm.losses import (
+        AbsoluteLoss,
+        FootruleLoss,
+        HammingLoss,
+        HierarchicalLoss,
+        KendallLoss,
+        SquaredLoss,
+        SquaredRankLoss,
+        ZeroOneLoss,
+    )
+    from ecrm.ridge import RidgeFit
+    from ecrm.spaces import (
+        CandidateSpace,
+        FlowPolytope,
+        Hierarchy,
+        MultilabelSpace,
+        PermutationSpace,
+    )
+
+    def hierarchy(h) -> dict:
+        labels = list(h.labels)
+        return {"edges": [(labels[p], labels[c]) for p, c in np.asarray(h.edges).tolist()],
+                "labels": labels}
+
+    def no_args(_) -> dict:
+        return {}
+
+    entries = [
+        _Entry(Hierarchy, hierarchy),
+        _Entry(MultilabelSpace, lambda s: {"n_labels": s.n_labels}),
+        _Entry(CandidateSpace, lambda s: {"candidates": np.asarray(s.candidates)}),
+        _Entry(PermutationSpace, lambda s: {"n_items": s.n_items}),
+        _Entry(FlowPolytope, lambda s: {"arcs": list(s.arcs), "supply": np.asarray(s.supply),
+                                        "capacity": np.asarray(s.capacity),
+                                        "nodes": list(s.nodes)}),
+        _Entry(HammingLoss, no_args),
+        _Entry(FootruleLoss, no_args),
+        _Entry(SquaredRankLoss, no_args),
+        _Entry(KendallLoss, no_args),
+        _Entry(HierarchicalLoss, lambda loss: {"hierarchy": loss.hierarchy}),
+        _Entry(ZeroOneLoss, lambda loss: {"space": loss.space}),
+        _Entry(AbsoluteLoss, lambda loss: {"method": loss.method, "time_limit": loss.time_limit}),
+        _Entry(SquaredLoss, no_args),
+        _Entry(RidgeFit, lambda f: {k.name: getattr(f, k.name)
+                                    for k in dataclasses.fields(f)}),
+        _Entry(estimator.ECRM, lambda e: e.get_params(deep=False)),
+        _Entry(estimator.ECRMCV, lambda e: e.get_params(deep=False)),
+        _Entry(joint.JointKernelECRM, lambda e: e.get_params(deep=False)),
+    ]
+    return {e.cls.__name__: e for e in entries}
+
+
+class _LazyRegistry(dict):
+    """The registry, built on first use (it imports the estimators, which import this module's
+    package lazily)."""
+
+    def _fill(self) -> None:
+        if not dict.__len__(self):
+            self.update(_registry())
+
+    def __getitem__(self, key):
+        self._fill()
+        return dict.__getitem__(self, key)
+
+    def __contains__(self, key) -> bool:
+        self._fill()
+        return dict.__contains__(self, key)
+
+    def keys(self):
+        self._fill()
+        return dict.keys(self)
+
+
+#: Class name -> how to describe and rebuild it. Only these classes are ever constructed.
+REGISTRY: dict[str, _Entry] = _LazyRegistry()
+
+#: Parameters that are not part of a fitted model: written as ``None``.
+_TRANSIENT_PARAMS = ("memory", "random_state")
+
+
+# -- encoding ------------------------------------------------------------------------------
+class _Writer:
+    """Encodes values as JSON trees; arrays go to ``self.arrays`` under generated names."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+        self._names: dict[int, str] = {}
+
+    def array(self, a: np.ndarray, where: str) -> dict:
+        if a.dtype.hasobject:  # items as JSON values (labels: str, int, tuples, ...)
+            before = len(self.arrays)
+            items = [self.encode(v, f"{where}[{i}]") for i, v in enumerate(a.ravel().tolist())]
+            if len(self.arrays) != before:
+                raise ModelFileError(f"cannot save {where}: an object array holding arrays")
+            return {"$type": "objarray", "shape": list(a.shape), "items": items}
+        name = self._names.get(id(a))
+        if name is None:
+            name = f"a{len(self.arrays)}"
+            self.arrays[name] = np.ascontiguousarray(a)
+            self._names[id(a)] = name
+        return {"$type": "ndarray", "name": name}
+
+    def encode(self, value, where: str):
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, (int, float)) and type(value) in (int, float):
+            return value
+        if isinstance(value, np.generic):
+            return {"$type": "scalar", "dtype": value.dtype.str, "value": value.item()}
+        if isinstance(value, np.ndarray):
+            return self.array(value, where)
+        if sp.issparse(value):
+            csr = sp.csr_array(value) if isinstance(value, sp.sparray) else sp.csr_matrix(value)
+            return {"$type": "sparse", "container": "array" if isinstance(value, sp.sparray)
+                    else "matrix", "shape": list(csr.shape),
+                    "data": self.array(csr.data, where), "indices": self.array(csr.indices, where),
+                    "indptr": self.array(csr.indptr, where)}
+        if isinstance(value, list):
+            return [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        if isinstance(value, tuple):
+            return {"$type": "tuple", "items": [self.encode(v, f"{where}[{i}]")
+                                                for i, v in enumerate(value)]}
+        if isinstance(value, dict):
+            return {"$type": "dict", "items": [[self.encode(k, f"{where} key"),
+                                                self.encode(v, f"{where}[{k!r}]")]
+                                               for k, v in value.items()]}
+        if isinstance(value, Factor):
+            raise ModelFileError(f"cannot save {where}: a factorisation is never stored")
+        name = type(value).__name__
+        if name in REGISTRY and type(value) is REGISTRY[name].cls:
+            kwargs = REGISTRY[name].describe(value)
+            return {"$type": "object", "class": name,
+                    "kwargs": {k: self.encode(v, f"{where}.{k}") for k, v in kwargs.items()}}
+        raise ModelFileError(
+            f"cannot save {where}: {type(value).__module__}.{name} is not a type a model file "
+            f"can hold (JSON values, arrays, sparse matrices and {sorted(REGISTRY.keys())})")
+
+
+def _factor_spec(factor) -> dict:
+    if isinstance(factor, _LazyFactor):
+        return dict(factor.spec)
+    if isinstance(factor, CholeskyFactor):
+        return {"kind": "cholesky", "ridge": factor.ridge}
+    if isinstance(factor, EigenFactor):
+        return {"kind": "eigen", "ridge": factor.ridge}
+    raise ModelFileError(f"cannot save a factor of type {type(factor).__name__}")
+
+
+def describe(model) -> dict:
+    """The metadata :func:`save` writes for ``model`` (without the array digests).
+
+    Parameters
+    ----------
+    model : ECRM, ECRMCV or JointKernelECRM
+        A fitted estimator.
+
+    Returns
+    -------
+    metadata : dict
+        JSON-able; arrays appear as ``{"$type": "ndarray", "name": ...}`` references.
+    """
+    return _encode_model(model)[0]
+
+
+def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
+    from sklearn.utils.validation import check_is_fitted
+
+    from ecrm import __version__
+
+    name = type(model).__name__
+    if name not in REGISTRY or type(model) is not REGISTRY[name].cls:
+        raise ModelFileError(f"cannot save a {type(model).__module__}.{name}: a model file holds "
+                             "an ECRM, ECRMCV or JointKernelECRM")
+    check_is_fitted(model, "X_fit_")
+    writer = _Writer()
+    params: dict = REGISTRY[name].describe(model)
+    for key in _TRANSIENT_PARAMS:
+        if key in params:
+            params[key] = None
+    if callable(params.get("kernel")):
+        raise ModelFileError("cannot save a model with a callable kernel: a model file holds no "
+                             "code (use a named kernel or kernel='precomputed')")
+    meta: dict = {"format": FORMAT, "format_version": FORMAT_VERSION, "ecrm_version": __version__,
+                  "estimator": name,
+                  "params": {k: writer.encode(v, f"parameter {k}") for k, v in params.items()},
+                  "fitted": {}, "rebuild": {}}
+    for key, value in vars(model).items():
+        if key in params or key.startswith("__"):
+            continue
+        if isinstance(value, Factor):
+            meta["rebuild"][key] = _factor_spec(value)
+        else:
+            meta["fitted"][key] = writer.encode(value, f"attribute {key}")
+    return meta, writer.arrays
+
+
+def _npy_bytes(a: np.ndarray) -> bytes:
+    buf = _io.BytesIO()
+    np.lib.format.write_array(buf, a, allow_pickle=False)
+    return buf.getvalue()
+
+
+def save(model, path: str | os.PathLike) -> None:
+    """Write a fitted estimator to a model file (a zip of JSON metadata and ``.npy`` arrays).
+
+    The file is written to a temporary name next to ``path`` and renamed when complete, so a
+    failure never leaves a half-written model at ``path``.
+
+    Parameters
+    ----------
+    model : ECRM, ECRMCV or JointKernelECRM
+        A fitted estimator; its loss and output space must be registered classes
+        (:data:`REGISTRY`) and its kernel a name or ``"precomputed"``.
+    path : str or path-like
+        The file to write (conventionally ``*.ecrm``).
+
+    Raises
+    ------
+    ModelFileError
+        When the model holds something a model file cannot describe (a callable kernel, an
+        unregistered loss or space); nothing is written then.
+    sklearn.exceptions.NotFittedError
+        When the model is not fitted.
+    """
+    meta, arrays = _encode_model(model)
+    blobs = {name: _npy_bytes(a) for name, a in arrays.items()}
+    meta["arrays"] = {name: {"sha256": hashlib.sha256(blob).hexdigest(),
+                             "shape": list(arrays[name].shape), "dtype": arrays[name].dtype.str}
+                      for name, blob in blobs.items()}
+    try:
+        text = json.dumps(meta, allow_nan=True, sort_keys=True).encode("utf-8")
+    except (TypeError, ValueError) as exc:  # pragma: no cover - encode() guards the types
+        raise ModelFileError(f"cannot save the model: {exc}") from None
+    path = os.fspath(path)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr(_META, text)
+            zf.writestr(_DIGEST, hashlib.sha256(text).hexdigest())
+            for name, blob in blobs.items():
+                zf.writestr(f"{_ARRAYS}{name}.npy", blob)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+# -- decoding ------------------------------------------------------------------------------
+class _Reader:
+    def __init__(self, path: str, zf: zipfile.ZipFile, meta: dict):
+        self.path, self.zf, self.meta = path, zf, meta
+        self.cache: dict[str, np.ndarray] = {}
+
+    def fail(self, message: str) -> ModelFileError:
+        return ModelFileError(f"{self.path}: {message}")
+
+    def array(self, name) -> np.ndarray:
+        if name in self.cache:
+            return self.cache[name]
+        info = self.meta["arrays"].get(name) if isinstance(name, str) else None
+        if not isinstance(info, dict):
+            raise self.fail(f"the metadata refers to an array {name!r} it does not list "
+                            "(tampered file)")
+        blob = _read_member(self.path, self.zf, f"{_ARRAYS}{name}.npy")
+        if hashlib.sha256(blob).hexdigest() != info.get("sha256"):
+            raise self.fail(f"array {name!r} does not match its SHA-256 digest "
+                            "(the file was modified or corrupted)")
+        try:
+            a = np.lib.format.read_array(_io.BytesIO(blob), allow_pickle=False)
+        except ValueError as exc:
+            raise self.fail(f"array {name!r} is not a plain NumPy array: {exc}") from None
+        if list(a.shape) != info.get("shape") or a.dtype.str != info.get("dtype"):
+            raise self.fail(f"array {name!r} has shape {a.shape} and dtype {a.dtype.str}; the "
+                            f"metadata says {info.get('shape')} and {info.get('dtype')}")
+        self.cache[name] = a
+        return a
+
+    def decode(self, value):
+        if value is None or isinstance(value, (bool, str, int, float)):
+            return value
+        if isinstance(value, list):
+            return [self.decode(v) for v in value]
+        if not isinstance(value, dict) or not isinstance(value.get("$type"), str):
+            raise self.fail(f"unreadable metadata entry {str(value)[:80]!r}")
+        kind = value["$type"]
+        try:
+            if kind == "ndarray":
+                return self.array(value["name"])
+            if kind == "objarray":
+                return np.array(self.decode(value["items"]) + [None],
+                                dtype=object)[:-1].reshape(value["shape"])
+            if kind == "scalar":
+                return np.dtype(value["dtype"]).type(value["value"])
+            if kind == "tuple":
+                return tuple(self.decode(v) for v in value["items"])
+            if kind == "dict":
+                return {_hashable(self.decode(k)): self.decode(v) for k, v in value["items"]}
+            if kind == "sparse":
+                parts = (self.array(value["data"]["name"]), self.array(value["indices"]["name"]),
+                         self.array(value["indptr"]["name"]))
+                make = sp.csr_array if value["container"] == "array" else sp.csr_matrix
+                return make(parts, shape=tuple(value["shape"]))
+            if kind == "object":
+                name = value["class"]
+                if name not in REGISTRY:
+                    raise self.fail(f"unknown class {name!r}: a model file may only build "
+                                    f"{sorted(REGISTRY.keys())}")
+                kwargs = {k: self.decode(v) for k, v in value["kwargs"].items()}
+                return REGISTRY[name].cls(**kwargs)
+        except ModelFileError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise self.fail(f"unreadable metadata entry of type {kind!r}: {exc}") from None
+        raise self.fail(f"unknown entry type {kind!r} in the metadata")
+
+
+def _hashable(v):
+    return tuple(_hashable(x) for x in v) if isinstance(v, list) else v
+
+
+def _read_member(path: str, zf: zipfile.ZipFile, member: str) -> bytes:
+    try:
+        return zf.read(member)
+    except KeyError:
+        raise ModelFileError(f"{path}: missing member {member!r} (truncated or tampered "
+                             "file)") from None
+    except (zipfile.BadZipFile, EOFError, OSError) as exc:
+        raise ModelFileError(f"{path}: member {member!r} is corrupted ({exc})") from None
+
+
+def _open(path: str) -> zipfile.ZipFile:
+    if not os.path.isfile(path):
+        raise ModelFileError(f"{path}: no such model file")
+    try:
+        return zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, EOFError) as exc:
+        raise ModelFileError(f"{path}: not an ecrm model file (not a complete zip archive: "
+                             f"{exc}); a truncated download or a file of another kind") from None
+
+
+def _read_meta(path: str, zf: zipfile.ZipFile) -> dict:
+    names = set(zf.namelist())
+    if _META not in names:
+        raise ModelFileError(f"{path}: not an ecrm model file (a zip archive without "
+                             f"{_META})")
+    text = _read_member(path, zf, _META)
+    digest = _read_member(path, zf, _DIGEST).decode("ascii", "replace").strip()
+    if hashlib.sha256(text).hexdigest() != digest:
+        raise ModelFileError(f"{path}: the metadata does not match its SHA-256 digest "
+                             "(the file was modified or corrupted)")
+    try:
+        meta = json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFileError(f"{path}: the metadata is not valid JSON ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise ModelFileError(f"{path}: not an ecrm model file (format {found!r}, expected "
+                             f"{FORMAT!r})")
+    version = meta.get("format_version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ModelFileError(f"{path}: invalid format_version {version!r}")
+    if version > FORMAT_VERSION:
+        raise ModelFileError(
+            f"{path}: written in model-file format version {version} (by ecrm "
+            f"{meta.get('ecrm_version')}); this ecrm reads versions up to {FORMAT_VERSION}: "
+            "upgrade ecrm to load it")
+    for key, kind in [("estimator", str), ("params", dict), ("fitted", dict),
+                      ("rebuild", dict), ("arrays", dict)]:
+        if not isinstance(meta.get(key), kind):
+            raise ModelFileError(f"{path}: the metadata has no valid {key!r} entry")
+    expected = {_META, _DIGEST} | {f"{_ARRAYS}{n}.npy" for n in meta["arrays"]}
+    if names != expected:
+        extra, missing = sorted(names - expected), sorted(expected - names)
+        raise ModelFileError(f"{path}: unexpected members {extra} / missing members {missing} "
+                             "(tampered file)")
+    return meta
+
+
+def read_metadata(path: str | os.PathLike) -> dict:
+    """The checked metadata of a model file, without building the model.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    metadata : dict
+        As written by :func:`save` (see the module docstring).
+    """
+    path = os.fspath(path)
+    with _open(path) as zf:
+        return _read_meta(path, zf)
+
+
+class _LazyFactor(Factor):
+    """Stands in for the factor of ``K + ridge*I``; builds it from the training inputs on the
+    first ``solve`` (the only method the estimators call)."""
+
+    def __init__(self, model, spec: dict):
+        self.model, self.spec, self.ridge = model, spec, float(spec["ridge"])
+        self._factor: Factor | None = None
+
+    def solve(self, B):
+        if self._factor is None:
+            from ecrm.kernels import kernel_matrix
+            from ecrm.model_selection import gram_eigendecomposition
+
+            X, params = self.model.X_fit_, self.model.kernel_params_
+            if self.spec["kind"] == "cholesky":
+                self._factor = CholeskyFactor(kernel_matrix(X, X, **params, copy=True),
+                                              self.ridge, overwrite_k=True)
+            else:
+                self._factor = gram_eigendecomposition(X, params).with_ridge(self.ridge)
+        return self._factor.solve(B)
+
+
+def load(path: str | os.PathLike):
+    """Read a model file written by :func:`save`.
+
+    Only the classes of :data:`REGISTRY` are constructed, from JSON values and arrays read
+    with ``allow_pickle=False``; every array is checked against its SHA-256 digest.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    model : ECRM, ECRMCV or JointKernelECRM
+        The fitted estimator; it predicts exactly what the saved one did.
+
+    Raises
+    ------
+    ModelFileError
+        When the file is missing, truncated, corrupted or modified, of another kind, or of a
+        newer format version.
+    """
+    path = os.fspath(path)
+    with _open(path) as zf:
+        meta = _read_meta(path, zf)
+        reader = _Reader(path, zf, meta)
+        name = meta["estimator"]
+        if name not in REGISTRY or not hasattr(REGISTRY[name].cls, "fit"):
+            raise reader.fail(f"unknown estimator class {name!r}")
+        params = {k: reader.decode(v) for k, v in meta["params"].items()}
+        try:
+            model = REGISTRY[name].cls(**params)
+        except TypeError as exc:
+            raise reader.fail(f"parameters do not fit {name}: {exc}") from None
+        fitted = {k: reader.decode(v) for k, v in meta["fitted"].items()}
+    for key, value in fitted.items():
+        setattr(model, key, value)
+    for key, spec in meta["rebuild"].items():
+        if not isinstance(spec, dict) or spec.get("kind") not in ("cholesky", "eigen"):
+            raise ModelFileError(f"{path}: cannot rebuild {key!r} from {spec!r}")
+        setattr(model, key, _LazyFactor(model, spec))
+    return model
