@@ -11,8 +11,13 @@ from sklearn import config_context
 from ecrm import ECRM, ECRMCV, Hierarchy
 from ecrm.datasets.flows import simulate_flows
 from ecrm.losses import AbsoluteLoss, FootruleLoss, HammingLoss, HierarchicalLoss, SquaredLoss
-from ecrm.solvers import (LinearFeatures, NormalEquations, NystromFeatures, check_solver_params,
-                          select_centers)
+from ecrm.solvers import (
+    LinearFeatures,
+    NormalEquations,
+    NystromFeatures,
+    check_solver_params,
+    select_centers,
+)
 from ecrm.solvers.primal_loo import PrimalLeaveOneOut
 from ecrm.spaces.flows import paper_network
 from ecrm.spaces.permutations import PermutationSpace

@@ -137,7 +137,7 @@ def primal_leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, 
             sel = rows[blk]
             F, T, Yb = features.transform(X[sel]), targets(Y[sel]), Y[sel]
             Z = {b: loo.project(F) for b, loo in loos.items()}
-            for j, ((alpha, b), ridge) in enumerate(zip(candidates, ridges)):
+            for j, ((alpha, b), ridge) in enumerate(zip(candidates, ridges, strict=True)):
                 costs = loos[b].predictions(Z[b], T, ridge)[:, :-1]
                 if not np.isfinite(costs).all():
                     raise ValueError(f"the leave-one-out costs are not finite for the kernel "
@@ -155,7 +155,7 @@ def primal_leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, 
     predictions = np.empty((len(rows), Y.shape[1]))  # third pass: the winner's predictions
     for blk in row_blocks(len(rows), 3 * features.n_features_out + 3 * n_targets):
         sel = rows[blk]
-        Z = loo.project(features.transform(X[sel]))
-        costs = loo.predictions(Z, targets(Y[sel]), ridge)[:, :-1]
+        Zb = loo.project(features.transform(X[sel]))
+        costs = loo.predictions(Zb, targets(Y[sel]), ridge)[:, :-1]
         predictions[blk] = loss.argmin(costs, output_space)
     return PrimalSearch(evaluated, cand, features, fit, predictions, rows)
