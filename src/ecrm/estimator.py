@@ -504,29 +504,12 @@ class ECRMCV(_ECRMBase):
     random_state : int, RandomState instance or None, default=None
         Draws the subsets of ``loo_samples`` and ``kernel_subsample`` and the Nystrom
         centres.
-    solver : {"auto", "dual", "primal", "nystrom"}, default="auto"
-        How the risk regressions are solved (:mod:`ecrm.solvers`), all with the same
-        objective and ``alpha``. ``"dual"``: exact, on the m x m Gram matrix. ``"primal"``:
-        exact for ``kernel="linear"`` (dense or sparse inputs) on the p x p matrix
-        :math:`X^\top X`, accumulated over row blocks; predictions are
-        ``X @ coef_ + intercept_``. ``"nystrom"``: ``n_components`` centres among the
-        training points and the features :math:`K(x, C) K_{MM}^{+1/2}`, then the primal path
-        (an approximation of the kernel, exact when every point is a centre). ``"auto"``:
-        the dual while its m x m matrices fit ``memory_budget``, else the primal for a
-        linear kernel, else a ``ValueError`` naming ``solver="nystrom"`` (never a silent
-        approximation). With ``"primal"``/``"nystrom"`` the exact leave-one-out loss is that
+    solver, n_components, center_selection, memory_budget : see :class:`ECRM`.
+        With ``"primal"``/``"nystrom"`` the exact leave-one-out loss is that
         of the low-rank model (same centres, same ridge), every alpha from one
         eigendecomposition of :math:`F^\top F` (:mod:`ecrm.solvers.primal_loo`); the
         leverage scores use the median alpha; ``kernel_subsample`` then averages the kernel
         choice over that many points of the full-data fit, and ``memory`` is not used.
-    n_components : int >= 1, default=None
-        Nystrom centres M, at most m (``None``: ``min(m, 1000)``); only for ``"nystrom"``.
-    center_selection : {"uniform", "kmeans++", "leverage"}, default="uniform"
-        How the Nystrom centres are drawn (:func:`ecrm.solvers.select_centers`).
-    memory_budget : float in (0, inf), default=None
-        GiB the dual's m x m matrices may take (``None``: 8); also checked, before any
-        allocation, for the primal's matrices. Row blocks follow scikit-learn's
-        ``working_memory``.
 
     Attributes
     ----------
@@ -657,6 +640,11 @@ class ECRMCV(_ECRMBase):
         best = search.best
         self._store(X, Y, best.kernel_params, search.eig.with_ridge(m * best.alpha),
                     best.fit_intercept, best.alpha, T)
+        return self._set_search(search, stage1)
+
+    def _set_search(self, search, stage1):
+        """The fitted attributes of the selection (after the refit)."""
+        best = search.best
         self.alpha_, self.fit_intercept_ = best.alpha, best.fit_intercept
         self.best_score_ = -best.mean_loss
         self.cv_results_ = search.table()
@@ -687,10 +675,4 @@ class ECRMCV(_ECRMBase):
         best = search.best
         self._store_primal(X, Y, best.kernel_params, search.features, search.fit,
                            best.fit_intercept, m * best.alpha, best.alpha)
-        self.alpha_, self.fit_intercept_ = best.alpha, best.fit_intercept
-        self.best_score_ = -best.mean_loss
-        self.cv_results_ = search.table()
-        self.kernel_search_results_ = None if stage1 is None else stage1.table()
-        self.loo_rows_ = search.rows
-        self.loo_predictions_ = search.predictions
-        return self
+        return self._set_search(search, stage1)
