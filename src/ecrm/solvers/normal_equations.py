@@ -78,14 +78,16 @@ class NormalEquations:
         """
         k = features.n_features_out
         idx = np.arange(X.shape[0]) if rows is None else np.asarray(rows)
-        gram = np.zeros((k, k))
+        gram = np.zeros((k, k), order="F")
         cross = fsum = tsum = None
         dmax = 0.0
         for b in row_blocks(len(idx), 2 * k + Y.shape[1] * 3):
             sel = idx[b] if rows is not None else b
             F = features.transform(X[sel])
             T = np.asarray(targets(Y[sel]), dtype=float)
-            gram += F.T @ F
+            # F'F by a rank-b update of the upper triangle (half a GEMM); F.T is F-ordered
+            gram = linalg.blas.dsyrk(1.0, F.T, beta=1.0, c=gram, trans=0, lower=0,
+                                     overwrite_c=1)
             if cross is None:
                 cross, fsum, tsum = np.zeros((k, T.shape[1])), np.zeros(k), np.zeros(T.shape[1])
             cross += F.T @ T
@@ -93,7 +95,8 @@ class NormalEquations:
             tsum += T.sum(axis=0)
             dmax = max(dmax, float(np.einsum("ij,ij->i", F, F).max(initial=0.0)))
         assert cross is not None and fsum is not None and tsum is not None
-        return cls((gram + gram.T) / 2, cross, fsum, tsum, len(idx), dmax)
+        gram = np.triu(gram) + np.triu(gram, 1).T
+        return cls(gram, cross, fsum, tsum, len(idx), dmax)
 
     def centred(self, fit_intercept: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                      np.ndarray]:
