@@ -17,7 +17,12 @@ every measurement runs in a fresh process, so its peak RSS is its own:
 * ``max |diff|``: (smallest m only) the costs of our streaming primal solve on the very centres
   Nystroem drew against the pipeline's predictions.
 
+With ``--accuracy M1,M2,...`` it instead compares, at the first size, the test Hamming loss
+of the exact dual ECRMCV with ECRMCV(solver="nystrom") for each M and each centre selection
+(all with the exact leave-one-out choice of alpha).
+
     python benchmarks/bench_scale.py [--sizes 10000,100000] [--n-components 2000] [--quick]
+    python benchmarks/bench_scale.py --sizes 4000 --labels 100 --accuracy 250,500,1000
 """
 
 import argparse
@@ -89,6 +94,28 @@ def child(task, m, M, p, labels, n_alphas, n_test, check):
     print(json.dumps(out))
 
 
+def accuracy(m, Ms, p, labels, n_alphas, n_test):
+    from ecrm import ECRMCV
+    from ecrm.losses import HammingLoss
+
+    X, Y, Xt, Yt, h = _data(m, n_test, p, labels)
+    loss, alphas = HammingLoss(), np.logspace(-7, -2, n_alphas)
+    print(f"m={m}, p={p}, {labels}-label tree, {n_test} test rows; test Hamming (fit s)")
+    t0 = time.perf_counter()
+    exact = ECRMCV(loss, h, gamma=1.0 / p, alphas=alphas, solver="dual").fit(X, Y)
+    ref = float(np.mean(loss(exact.predict(Xt), Yt)))
+    print(f"  exact dual: {ref:.3f} ({time.perf_counter() - t0:.1f} s, alpha={exact.alpha_:.0e})")
+    for M in Ms:
+        for method in ("uniform", "kmeans++", "leverage"):
+            t0 = time.perf_counter()
+            est = ECRMCV(loss, h, gamma=1.0 / p, alphas=alphas, solver="nystrom",
+                         n_components=M, center_selection=method, random_state=0).fit(X, Y)
+            fit_s = time.perf_counter() - t0
+            ham = float(np.mean(loss(est.predict(Xt), Yt)))
+            print(f"  M={M:>5} {method:<9}: {ham:.3f} ({100 * (ham / ref - 1):+.1f}%, "
+                  f"{fit_s:.1f} s, alpha={est.alpha_:.0e})", flush=True)
+
+
 def run(task, m, args, check=False):
     cmd = [sys.executable, __file__, "--child", task, "--sizes", str(m), "--n-components",
            str(args.n_components), "--features", str(args.features), "--labels",
@@ -110,6 +137,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="m=2000, M=200, 100 labels")
     parser.add_argument("--child", choices=("ecrm", "ecrmcv", "sklearn"))
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--accuracy", help="comma-separated M: exact vs Nystrom test loss")
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.n_components, args.labels, args.n_test = "2000", 200, 100, 1000
@@ -118,6 +146,9 @@ def main(argv=None):
         return child(args.child, sizes[0], args.n_components, args.features, args.labels,
                      args.alphas, args.n_test, args.check)
     print(f"machine: {describe()}")
+    if args.accuracy:
+        return accuracy(sizes[0], [int(M) for M in args.accuracy.split(",")], args.features,
+                        args.labels, args.alphas, args.n_test)
     print(f"M={args.n_components}, p={args.features}, {args.labels}-label tree, "
           f"{args.alphas} alphas, {args.n_test} test rows; one process per measurement")
     print(f"{'m':>8}{'ECRM fit s':>12}{'sklearn s':>11}{'ratio':>7}{'ECRMCV s':>10}"

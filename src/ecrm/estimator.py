@@ -6,7 +6,8 @@ the regressions of a linear loss's targets :math:`[\psi(Y), \mathrm{const}(Y)]`.
 every parameter and the data before any work and sets the fitted attributes (ending in ``_``)
 only once it has succeeded: a failed fit leaves the estimator as it was. The ridge algebra
 is in :mod:`ecrm.ridge`, the leave-one-out search of :class:`ECRMCV` in
-:mod:`ecrm.model_selection`.
+:mod:`ecrm.model_selection`; the primal and Nystrom solvers (``solver=``), their streaming
+fit and their exact leave-one-out in :mod:`ecrm.solvers`.
 """
 
 from __future__ import annotations
