@@ -119,6 +119,22 @@ def test_loaded_ecrmcv_predicts_exactly_as_saved(case, tmp_path):
     np.testing.assert_allclose(loaded.predict_scores(Xt), model.predict_scores(Xt), atol=1e-10)
 
 
+@pytest.mark.parametrize("estimator", [ECRM, ECRMCV])
+@pytest.mark.parametrize("solver", [{"solver": "primal", "kernel": "linear"},
+                                    {"solver": "nystrom", "n_components": 12, "gamma": 0.3,
+                                     "center_selection": "kmeans++", "random_state": 0}],
+                         ids=["primal", "nystrom"])
+def test_primal_and_nystrom_models_round_trip(estimator, solver, tmp_path):
+    loss, space = CASES["tree-hamming"]
+    X, Y = _data(space)
+    Xt = _data(space, 15, seed=1)[0]
+    model = estimator(loss, space, **solver).fit(X, Y)
+    loaded = _roundtrip(model, tmp_path)
+    np.testing.assert_array_equal(loaded.predict(Xt), model.predict(Xt))
+    np.testing.assert_array_equal(loaded.predict_costs(Xt), model.predict_costs(Xt))
+    np.testing.assert_array_equal(loaded.predict_scores(Xt), model.predict_scores(Xt))
+
+
 def test_sparse_precomputed_and_joint_models_round_trip(tmp_path):
     X, Y = _data(TREE)
     Xt = _data(TREE, 10, seed=1)[0]
@@ -161,7 +177,7 @@ def test_file_holds_no_m_by_m_array_and_describes_the_model(tmp_path):
     assert meta["format"] == "ecrm-model" and meta["format_version"] == FORMAT_VERSION
     assert meta["ecrm_version"] == ecrm.__version__ and meta["estimator"] == "ECRM"
     assert all(shape["shape"] != [60, 60] for shape in meta["arrays"].values())
-    assert meta["rebuild"] == {"_factor": {"kind": "cholesky", "ridge": 60 * 1e-3}}
+    assert meta["rebuild"] == {}  # a linear loss: the fitted model keeps no factor
     hier = meta["params"]["loss"]
     assert hier["class"] == "HierarchicalLoss"
     assert hier["kwargs"]["hierarchy"]["kwargs"]["labels"] == list(TREE.labels)

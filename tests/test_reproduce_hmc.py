@@ -116,3 +116,20 @@ def test_reproduce_hmc_strips_spaces_in_lists_and_shows_progress(data_dir, capsy
     captured = capsys.readouterr()
     assert "toytree: m=40 train" in captured.out and "BR-SVM" not in captured.out
     assert "Table 1" in captured.err and "4/4" in captured.err
+
+
+def test_reproduce_hmc_low_rank_with_nystrom(data_dir, tmp_path, capsys):
+    out = tmp_path / "rows.json"
+    code = main(["reproduce", "hmc", "--data-dir", str(data_dir), "--datasets", "toytree",
+                 "--methods", "ecrm", "--solver", "nystrom", "--n-components", "20",
+                 "--center-selection", "kmeans++", "--json", str(out), "--quiet"])
+    assert code == 0
+    rows = json.loads(out.read_text())
+    assert len(rows) == 4 and all(r["params"]["solver"] in ("nystrom", "primal") for r in rows)
+    assert "solver=nystrom" in capsys.readouterr().out
+
+
+def test_reproduce_hmc_rejects_a_bad_n_components(data_dir, no_work, capsys):
+    with pytest.raises(SystemExit):
+        main(["reproduce", "hmc", "--data-dir", str(data_dir), "--n-components", "0"])
+    assert "--n-components" in capsys.readouterr().err

@@ -6,7 +6,8 @@ the regressions of a linear loss's targets :math:`[\psi(Y), \mathrm{const}(Y)]`.
 every parameter and the data before any work and sets the fitted attributes (ending in ``_``)
 only once it has succeeded: a failed fit leaves the estimator as it was. The ridge algebra
 is in :mod:`ecrm.ridge`, the leave-one-out search of :class:`ECRMCV` in
-:mod:`ecrm.model_selection`.
+:mod:`ecrm.model_selection`; the primal and Nystrom solvers (``solver=``), their streaming
+fit and their exact leave-one-out in :mod:`ecrm.solvers`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ from ecrm.kernels import check_kernel_input, check_kernel_params, kernel_matrix
 from ecrm.losses.base import LinearLoss, Loss
 from ecrm.model_selection import gram_eigendecomposition, leave_one_out_search
 from ecrm.ridge import CholeskyFactor, Factor, RidgeFit, check_ridge, fit_ridge, risk_weights
+from ecrm.solvers.budget import SolverChoice, check_solver_params, row_blocks
+from ecrm.solvers.centers import build_feature_map
+from ecrm.solvers.features import FeatureMap
+from ecrm.solvers.normal_equations import NormalEquations, PrimalFit, primal_weights
+from ecrm.solvers.primal_loo import primal_leave_one_out_search
 from ecrm.spaces.base import OutputSpace
 
 __all__ = ["ECRM", "ECRMCV"]
@@ -119,13 +125,30 @@ class _RiskEstimator(BaseEstimator):
             self.intercept_ = intercept[:-1]
 
     # -- prediction -----------------------------------------------------------------------
-    def _kernel_block(self, X) -> np.ndarray:
+    def _check_input(self, X):
         check_is_fitted(self, "X_fit_")
-        params = self.kernel_params_
-        checked = check_kernel_input(X, params["kernel"], n_train=self.X_fit_.shape[0])
+        checked = check_kernel_input(X, self.kernel_params_["kernel"],
+                                     n_train=self.X_fit_.shape[0])
         validate_data(self, X, reset=False, skip_check_array=True)  # scikit-learn's messages
-        X = checked
-        return kernel_matrix(X, self.X_fit_, **params)
+        return checked
+
+    def _block(self, X) -> np.ndarray:
+        """Kernel block against the training points, or the features of a primal solver."""
+        features: FeatureMap | None = getattr(self, "_features", None)
+        if features is not None:
+            return features.transform(X)
+        return kernel_matrix(X, self.X_fit_, **self.kernel_params_)
+
+    def _kernel_block(self, X) -> np.ndarray:
+        return self._block(self._check_input(X))
+
+    def _in_blocks(self, X, fn, width: int) -> np.ndarray:
+        """``fn(block of inputs)`` over row blocks sized by ``working_memory``, stacked."""
+        X = self._check_input(X)
+        n_cols = getattr(self, "_features", None)
+        n_cols = self.X_fit_.shape[0] if n_cols is None else n_cols.n_features_out
+        parts = [fn(self._block(X[b])) for b in row_blocks(X.shape[0], 2 * n_cols + width)]
+        return np.concatenate(parts) if parts else fn(self._block(X))
 
     def _require_linear(self) -> None:
         if not isinstance(self.loss, LinearLoss):
@@ -136,7 +159,8 @@ class _RiskEstimator(BaseEstimator):
 
         The estimated risk is :math:`\hat R(y|x) = \langle\phi(y), c(x)\rangle +
         \mathrm{const}(x)`; the oracle minimises it. Computed as one kernel block times
-        ``dual_coef_``.
+        ``dual_coef_`` (``coef_`` for a primal solver), in row blocks sized by
+        scikit-learn's ``working_memory``.
 
         Parameters
         ----------
@@ -148,7 +172,10 @@ class _RiskEstimator(BaseEstimator):
         C : ndarray of shape (n, e)
         """
         self._require_linear()
-        return self._kernel_block(X) @ self.dual_coef_ + self.intercept_
+        return self._in_blocks(X, self._costs, self._coef.shape[1])
+
+    def _costs(self, V) -> np.ndarray:
+        return V @ self._coef[:, :-1] + self._intercept[:-1]
 
     def conditional_risk(self, X, Y) -> np.ndarray:
         r"""Estimated risk :math:`\hat R(y_k | x_k)` of each row pair of ``X`` and ``Y``.
@@ -189,10 +216,12 @@ class _RiskEstimator(BaseEstimator):
         """
         check_is_fitted(self, "X_fit_")
         if isinstance(self.loss, LinearLoss):
-            Y = self.loss.argmin(self.predict_costs(X), self.output_space)
+            Y = self._in_blocks(X, lambda V: self.loss.argmin(self._costs(V),
+                                                              self.output_space),
+                                self._coef.shape[1])
         else:
-            Y = self.loss.minimize_risk(self._weights(self._kernel_block(X)), self.Y_fit_,
-                                        self.output_space)
+            Y = self._in_blocks(X, lambda V: self.loss.minimize_risk(
+                self._weights(V), self.Y_fit_, self.output_space), self.X_fit_.shape[0])
         return Y.ravel() if getattr(self, "_y_ndim", 2) == 1 else Y
 
     def score(self, X, y) -> float:
@@ -215,28 +244,87 @@ class _RiskEstimator(BaseEstimator):
 
 
 class _ECRMBase(_RiskEstimator):
-    """ECRM's fitted state: the factor of ``K + m*alpha*I``, hence the risk weights."""
+    """ECRM's fitted state: the risk regressions of every solver (:mod:`ecrm.solvers`).
+
+    A fitted model keeps what prediction needs: the training inputs (or the Nystrom
+    centres), the coefficients and intercepts of the risk regressions and of the output
+    marginals (:meth:`predict_scores`), all solved at fit. No m x m factor is kept when the
+    loss has a linear form: :meth:`conditional_weights` refactorises on demand (the dual:
+    :math:`O(m^3)`; the primal: one pass over the training blocks). A loss with no linear
+    form predicts through the weights, so the dual keeps its factor then.
+    """
+
+    def _solver_choice(self, X, kernel, *, cv: bool) -> SolverChoice:
+        return check_solver_params(self.solver, self.n_components, self.center_selection,
+                                   self.memory_budget, m=X.shape[0], p=X.shape[1],
+                                   kernel=kernel, cv=cv)
+
+    def _all_targets(self, Y) -> np.ndarray:
+        """The risk targets then the marginal targets ``Y`` (one solve for both)."""
+        T = self._targets(Y)
+        return Y if T is None else np.column_stack([T, Y])
 
     def _store(self, X, Y, kernel_params: dict, factor: Factor, fit_intercept: bool,
                alpha: float, T=None) -> None:
-        """Solve the risk regressions (nothing to solve for a loss with no linear form)."""
+        """Solve the risk and marginal regressions with the dual ``factor``."""
         T = self._targets(Y) if T is None else T
-        fit = fit_ridge(factor, np.zeros((len(Y), 0)) if T is None else T, fit_intercept)
-        self._check_finite(fit.dual_coef, fit.intercept, kernel_params, alpha)
-        self._factor, self._fit = factor, fit
-        # the label-score regressions (predict_scores): d more right-hand sides, solved now so
-        # that prediction never changes the fitted state
-        self._marginals: RidgeFit | None = fit_ridge(factor, Y, fit_intercept)
+        d = Y.shape[1]
+        both = fit_ridge(factor, Y if T is None else np.column_stack([T, Y]), fit_intercept)
+        coef, intercept = both.dual_coef[:, :-d], both.intercept[:-d]
+        self._check_finite(coef, intercept, kernel_params, alpha)
+        self._features: FeatureMap | None = None
+        self._ridge, self._fit_intercept = factor.ridge, fit_intercept
+        self._fit = RidgeFit(coef, intercept, both.u, both.s)
+        self._marginals = RidgeFit(both.dual_coef[:, -d:], both.intercept[-d:], None, None)
+        self._factor: Factor | None = None if T is not None else factor
         if T is None:
             self._set_fitted(X, Y, kernel_params)
         else:
-            self._set_fitted(X, Y, kernel_params, fit.dual_coef, fit.intercept)
+            self._set_fitted(X, Y, kernel_params, coef, intercept)
+
+    def _store_primal(self, X, Y, kernel_params: dict, features: FeatureMap, fit: PrimalFit,
+                      fit_intercept: bool, ridge: float, alpha: float) -> None:
+        """Keep a primal fit of :meth:`_all_targets`: features, coefficients, intercepts."""
+        d = Y.shape[1]
+        coef, intercept = fit.coef[:, :-d], fit.intercept[:-d]
+        self._check_finite(coef, intercept, kernel_params, alpha)
+        self._features, self._factor = features, None
+        self._ridge, self._fit_intercept = ridge, fit_intercept
+        self._marginals = RidgeFit(fit.coef[:, -d:], fit.intercept[-d:], None, None)
+        self._set_fitted(X, Y, kernel_params)
+        if coef.shape[1]:  # a linear loss: its regressions come first
+            self._coef, self._intercept = coef, intercept
+            self.coef_, self.intercept_ = coef[:, :-1], intercept[:-1]
+
+    def _fit_primal(self, X, Y, params: dict, choice: SolverChoice, alpha: float,
+                    fit_intercept: bool, rng) -> None:
+        features = build_feature_map(choice.solver, X, params, choice.n_components,
+                                     choice.center_selection, alpha=alpha, random_state=rng)
+        equations = NormalEquations.accumulate(features, X, Y, self._all_targets)
+        ridge = check_ridge(alpha, X.shape[0], equations.diagonal_max)
+        self._store_primal(X, Y, params, features, equations.solve(ridge, fit_intercept),
+                           fit_intercept, ridge, alpha)
 
     def _weights(self, V) -> np.ndarray:
-        return risk_weights(self._factor, self._fit, V)
+        if self._features is not None:
+            equations = NormalEquations.accumulate(self._features, self.X_fit_, self.Y_fit_,
+                                                   lambda Yb: Yb[:, :1])
+            return primal_weights(self._features, self.X_fit_, equations, self._ridge,
+                                  self._fit_intercept, V)
+        factor = self._factor
+        if factor is None:  # recomputed on demand: the fitted model keeps no m x m factor
+            K = kernel_matrix(self.X_fit_, self.X_fit_, **self.kernel_params_, copy=True)
+            factor = CholeskyFactor(K, self._ridge, overwrite_k=True)
+        return risk_weights(factor, self._fit, V)
 
     def conditional_weights(self, X) -> np.ndarray:
         r"""Risk weights :math:`w(x)`: :math:`\hat R(y|x) = \sum_i w_i(x) \ell(y, y_i)`.
+
+        In the primal (``solver="primal"`` or ``"nystrom"``) the weights are
+        :math:`w(x) = F_c (F_c^\top F_c + m\lambda I)^{-1}(f(x) - \mu) + \mathbf 1/m`
+        (:mod:`ecrm.solvers.normal_equations`), computed in a pass over the training blocks;
+        in the dual from the factor of :math:`K + m\lambda I`, recomputed on demand for a
+        linear loss (see the class docstring).
 
         Parameters
         ----------
@@ -256,7 +344,8 @@ class _ECRMBase(_RiskEstimator):
         :math:`\sum_i w_i - 2\hat p_j`). The output space makes the scores consistent with
         its structure (:meth:`ecrm.spaces.base.OutputSpace.consistent_scores`; a hierarchy
         caps each label at its parents' scores, so a threshold on them always gives a
-        consistent label set). Ranking metrics (AU(PRC)) use these scores.
+        consistent label set). Ranking metrics (AU(PRC)) use these scores. Computed in row
+        blocks from the marginal regressions solved at fit.
 
         Parameters
         ----------
@@ -266,11 +355,11 @@ class _ECRMBase(_RiskEstimator):
         -------
         S : ndarray of shape (n, d)
         """
-        V = self._kernel_block(X)
-        if self._marginals is None:  # one more solve with d right-hand sides, on first use
-            self._marginals = fit_ridge(self._factor, self.Y_fit_, self._fit.u is not None)
-        S = np.clip(V @ self._marginals.dual_coef + self._marginals.intercept, 0.0, 1.0)
-        return self.output_space.consistent_scores(S)
+        check_is_fitted(self, "X_fit_")
+        marginals = self._marginals
+        return self._in_blocks(X, lambda V: self.output_space.consistent_scores(
+            np.clip(V @ marginals.dual_coef + marginals.intercept, 0.0, 1.0)),
+            marginals.dual_coef.shape[1])
 
     def decision_function(self, X) -> np.ndarray:
         """The label scores :meth:`predict_scores`, for scikit-learn's ranking scorers.
@@ -329,12 +418,36 @@ callable, default="rbf"
     fit_intercept : bool, default=True
         Model an unpenalised intercept in every risk regression (the risk weights then sum to
         one); see :mod:`ecrm.ridge` for the derivation.
+    solver : {"auto", "dual", "primal", "nystrom"}, default="auto"
+        How the risk regressions are solved (:mod:`ecrm.solvers`), all with the same
+        objective and ``alpha``. ``"dual"``: exact, on the m x m Gram matrix. ``"primal"``:
+        exact for ``kernel="linear"`` (dense or sparse inputs) on the p x p matrix
+        :math:`X^\top X`, accumulated over row blocks; predictions are
+        ``X @ coef_ + intercept_``. ``"nystrom"``: ``n_components`` centres among the
+        training points and the features :math:`K(x, C) K_{MM}^{+1/2}`, then the primal path
+        (an approximation of the kernel, exact when every point is a centre). ``"auto"``:
+        the dual while its m x m matrices fit ``memory_budget``, else the primal for a
+        linear kernel, else a ``ValueError`` naming ``solver="nystrom"`` (never a silent
+        approximation).
+    n_components : int >= 1, default=None
+        Nystrom centres M, at most m (``None``: ``min(m, 1000)``); only for ``"nystrom"``.
+    center_selection : {"uniform", "kmeans++", "leverage"}, default="uniform"
+        How the Nystrom centres are drawn (:func:`ecrm.solvers.select_centers`).
+    memory_budget : float in (0, inf), default=None
+        GiB the dual's m x m matrices may take (``None``: 8); also checked, before any
+        allocation, for the primal's matrices. Row blocks follow scikit-learn's
+        ``working_memory``.
+    random_state : int, RandomState instance or None, default=None
+        Draws the Nystrom centres.
 
     Attributes
     ----------
     dual_coef_ : ndarray of shape (m, e)
         :math:`A` with the intercept folded in: costs are ``K(X, X_fit_) @ dual_coef_ +
-        intercept_``.
+        intercept_`` (the dual solver).
+    coef_ : ndarray of shape (k, e)
+        The primal solvers' coefficients: costs are ``f(X) @ coef_ + intercept_``, with
+        ``f`` the identity (``"primal"``) or the Nystrom features.
     intercept_ : ndarray of shape (e,)
     X_fit_, Y_fit_ : training inputs and outputs.
     label_names_ : ndarray of object, shape (d,)
@@ -356,7 +469,8 @@ callable, default="rbf"
     """
 
     def __init__(self, loss, output_space, *, kernel="rbf", gamma=None, degree=3, coef0=1,
-                 alpha=1e-3, fit_intercept=True):
+                 alpha=1e-3, fit_intercept=True, solver="auto", n_components=None,
+                 center_selection="uniform", memory_budget=None, random_state=None):
         self.loss = loss
         self.output_space = output_space
         self.kernel = kernel
@@ -365,6 +479,11 @@ callable, default="rbf"
         self.coef0 = coef0
         self.alpha = alpha
         self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.n_components = n_components
+        self.center_selection = center_selection
+        self.memory_budget = memory_budget
+        self.random_state = random_state
 
     def fit(self, X, Y):
         """Fit the risk regressions.
@@ -387,6 +506,11 @@ callable, default="rbf"
         X, Y = self._check_training_data(X, Y, params["kernel"])
         m = X.shape[0]
         check_ridge(alpha, m)
+        choice = self._solver_choice(X, params["kernel"], cv=False)
+        rng = check_random_state(self.random_state)
+        if choice.solver != "dual":
+            self._fit_primal(X, Y, params, choice, alpha, fit_intercept, rng)
+            return self
         K = kernel_matrix(X, X, **params, copy=True)  # ours: the factor overwrites it
         ridge = check_ridge(alpha, m, np.abs(K.diagonal()).max())
         self._store(X, Y, params, CholeskyFactor(K, ridge, overwrite_k=True), fit_intercept,
@@ -436,7 +560,14 @@ class ECRMCV(_ECRMBase):
         random training points, then alpha and the intercept on all of them with that
         kernel: one full eigendecomposition instead of one per kernel.
     random_state : int, RandomState instance or None, default=None
-        Draws the subsets of ``loo_samples`` and ``kernel_subsample``.
+        Draws the subsets of ``loo_samples`` and ``kernel_subsample`` and the Nystrom
+        centres.
+    solver, n_components, center_selection, memory_budget : see :class:`ECRM`.
+        With ``"primal"``/``"nystrom"`` the exact leave-one-out loss is that
+        of the low-rank model (same centres, same ridge), every alpha from one
+        eigendecomposition of :math:`F^\top F` (:mod:`ecrm.solvers.primal_loo`); the
+        leverage scores use the median alpha; ``kernel_subsample`` then averages the kernel
+        choice over that many points of the full-data fit, and ``memory`` is not used.
     verbose : int >= 0, default=0
         With 1 or more, write one line per kernel setting (its best alpha and leave-one-out
         loss) and the selected model to standard error after the search.
@@ -462,7 +593,9 @@ class ECRMCV(_ECRMBase):
 
     def __init__(self, loss, output_space, *, alphas=None, kernel="rbf", gamma=None, degree=3,
                  coef0=1, fit_intercept=True, kernel_grid=None, memory=None,
-                 loo_samples=None, kernel_subsample=None, random_state=None, verbose=0):
+                 loo_samples=None, kernel_subsample=None, random_state=None, solver="auto",
+                 n_components=None, center_selection="uniform", memory_budget=None,
+                 verbose=0):
         self.loss = loss
         self.output_space = output_space
         self.alphas = alphas
@@ -476,6 +609,10 @@ class ECRMCV(_ECRMBase):
         self.loo_samples = loo_samples
         self.kernel_subsample = kernel_subsample
         self.random_state = random_state
+        self.solver = solver
+        self.n_components = n_components
+        self.center_selection = center_selection
+        self.memory_budget = memory_budget
         self.verbose = verbose
 
     def _alphas(self) -> list[float]:
@@ -536,7 +673,7 @@ class ECRMCV(_ECRMBase):
         loo_samples = check_int(self.loo_samples, "loo_samples", allow_none=True)
         kernel_subsample = check_int(self.kernel_subsample, "kernel_subsample", low=2,
                                      allow_none=True)
-        verbose = check_int(self.verbose, "verbose", low=0)
+        check_int(self.verbose, "verbose", low=0)
         decompose = check_memory(self.memory).cache(gram_eigendecomposition)
         rng = check_random_state(self.random_state)
         self._check_components(linear=True)
@@ -544,6 +681,13 @@ class ECRMCV(_ECRMBase):
         m = X.shape[0]
         for i, alpha in enumerate(alphas):
             check_ridge(alpha, m, name=f"alphas[{i}]")
+        choice = self._solver_choice(X, own["kernel"], cv=True)
+        if choice.solver == "primal" and any(s["kernel"] != "linear" for s in settings):
+            raise ValueError("solver='primal' needs kernel='linear' in every kernel_grid "
+                             "setting; use solver='nystrom' for other kernels")
+        if choice.solver != "dual":
+            return self._fit_primal_cv(X, Y, settings, alphas, candidates, choice,
+                                       loo_samples, kernel_subsample, rng)
         stage1 = None
         if kernel_subsample is not None and len(settings) > 1 and kernel_subsample < m:
             # Stage 1: the kernel, by exact leave-one-out on a random subset of the points.
@@ -560,13 +704,18 @@ class ECRMCV(_ECRMBase):
         best = search.best
         self._store(X, Y, best.kernel_params, search.eig.with_ridge(m * best.alpha),
                     best.fit_intercept, best.alpha, T)
+        return self._set_search(search, stage1)
+
+    def _set_search(self, search, stage1):
+        """The fitted attributes of the selection (after the refit)."""
+        best = search.best
         self.alpha_, self.fit_intercept_ = best.alpha, best.fit_intercept
         self.best_score_ = -best.mean_loss
         self.cv_results_ = search.table()
         self.kernel_search_results_ = None if stage1 is None else stage1.table()
         self.loo_rows_ = search.rows
         self.loo_predictions_ = search.predictions
-        if verbose:
+        if self.verbose:  # checked at the start of fit
             self._report(search)
         return self
 
@@ -583,3 +732,27 @@ class ECRMCV(_ECRMBase):
         best = search.best
         print(f"[ECRMCV] selected {best.kernel_params}, alpha={best.alpha:g}, "
               f"intercept={best.fit_intercept}", file=sys.stderr)
+
+    def _fit_primal_cv(self, X, Y, settings, alphas, candidates, choice, loo_samples,
+                       kernel_subsample, rng):
+        """The leave-one-out search and refit of the primal solvers."""
+        m = X.shape[0]
+        median_alpha = float(np.median(alphas))
+        maps = [(params, build_feature_map(choice.solver, X, params, choice.n_components,
+                                           choice.center_selection, alpha=median_alpha,
+                                           random_state=rng)) for params in settings]
+        n_targets = self._targets(Y[:1]).shape[1]
+        stage1 = None
+        if kernel_subsample is not None and len(maps) > 1 and kernel_subsample < m:
+            sub = np.sort(rng.choice(m, kernel_subsample, replace=False))
+            stage1 = primal_leave_one_out_search(self.loss, self.output_space, X, Y,
+                                                 self._all_targets, n_targets, maps,
+                                                 candidates, rows=sub)
+            maps = [maps[stage1.best.kernel_index]]
+        search = primal_leave_one_out_search(self.loss, self.output_space, X, Y,
+                                             self._all_targets, n_targets, maps, candidates,
+                                             rows=self._loo_rows(m, loo_samples, rng))
+        best = search.best
+        self._store_primal(X, Y, best.kernel_params, search.features, search.fit,
+                           best.fit_intercept, m * best.alpha, best.alpha)
+        return self._set_search(search, stage1)

@@ -98,6 +98,7 @@ def _registry() -> dict[str, _Entry]:
         ZeroOneLoss,
     )
     from ecrm.ridge import RidgeFit
+    from ecrm.solvers.features import LinearFeatures, NystromFeatures
     from ecrm.spaces import (
         CandidateSpace,
         FlowPolytope,
@@ -132,6 +133,9 @@ def _registry() -> dict[str, _Entry]:
         _Entry(SquaredLoss, no_args),
         _Entry(RidgeFit, lambda f: {k.name: getattr(f, k.name)
                                     for k in dataclasses.fields(f)}),
+        _Entry(LinearFeatures, lambda f: {"n_features": f.n_features_out}),
+        _Entry(NystromFeatures, lambda f: {"centres": f.centres, "kernel_params": f.kernel_params,
+                                           "projection": f.projection}),
         _Entry(estimator.ECRM, lambda e: e.get_params(deep=False)),
         _Entry(estimator.ECRMCV, lambda e: e.get_params(deep=False)),
         _Entry(joint.JointKernelECRM, lambda e: e.get_params(deep=False)),

@@ -21,7 +21,8 @@ from ecrm.losses.base import LinearLoss
 from ecrm.ridge import EigenFactor, LeaveOneOut, check_ridge
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["Candidate", "LeaveOneOutSearch", "gram_eigendecomposition", "leave_one_out_search"]
+__all__ = ["Candidate", "LeaveOneOutSearch", "candidates_table", "gram_eigendecomposition",
+           "leave_one_out_search"]
 
 
 def gram_eigendecomposition(X, kernel_params: dict) -> EigenFactor:
@@ -94,17 +95,22 @@ class LeaveOneOutSearch:
     def table(self) -> dict:
         """The candidates as a ``cv_results_`` dict: ``params``, ``alpha``,
         ``fit_intercept``, ``mean_loo_loss`` and ``rank`` (1 = best)."""
-        keys = [c.sort_key for c in self.candidates]
-        rank = np.empty(len(keys), dtype=int)
-        rank[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(1, len(keys) + 1)
-        return {
-            "params": [{**c.kernel_params, "alpha": c.alpha, "fit_intercept": c.fit_intercept}
-                       for c in self.candidates],
-            "alpha": np.array([c.alpha for c in self.candidates]),
-            "fit_intercept": np.array([c.fit_intercept for c in self.candidates]),
-            "mean_loo_loss": np.array([c.mean_loss for c in self.candidates]),
-            "rank": rank,
-        }
+        return candidates_table(self.candidates)
+
+
+def candidates_table(candidates: Sequence[Candidate]) -> dict:
+    """Evaluated candidates as a ``cv_results_`` dict (see :meth:`LeaveOneOutSearch.table`)."""
+    keys = [c.sort_key for c in candidates]
+    rank = np.empty(len(keys), dtype=int)
+    rank[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(1, len(keys) + 1)
+    return {
+        "params": [{**c.kernel_params, "alpha": c.alpha, "fit_intercept": c.fit_intercept}
+                   for c in candidates],
+        "alpha": np.array([c.alpha for c in candidates]),
+        "fit_intercept": np.array([c.fit_intercept for c in candidates]),
+        "mean_loo_loss": np.array([c.mean_loss for c in candidates]),
+        "rank": rank,
+    }
 
 
 def leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, Y: np.ndarray,
