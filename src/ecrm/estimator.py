@@ -20,7 +20,13 @@ from sklearn.utils.validation import check_is_fitted, check_memory
 from ecrm._validation import check_bool, check_int, check_real, check_same_rows
 from ecrm.kernels import check_kernel_input, check_kernel_params, kernel_matrix
 from ecrm.losses.base import LinearLoss, Loss
-from ecrm.model_selection import gram_eigendecomposition, leave_one_out_search
+from ecrm.calibration import IsotonicCalibration
+from ecrm.model_selection import (
+    check_scoring,
+    gram_eigendecomposition,
+    leave_one_out_scores,
+    leave_one_out_search,
+)
 from ecrm.ridge import CholeskyFactor, Factor, RidgeFit, check_ridge, fit_ridge, risk_weights
 from ecrm.spaces.base import OutputSpace
 
@@ -235,7 +241,11 @@ class _ECRMBase(_RiskEstimator):
         if self._marginals is None:  # one more solve with d right-hand sides, on first use
             self._marginals = fit_ridge(self._factor, self.Y_fit_, self._fit.u is not None)
         S = np.clip(V @ self._marginals.dual_coef + self._marginals.intercept, 0.0, 1.0)
-        return self.output_space.consistent_scores(S)
+        return self._calibrate(self.output_space.consistent_scores(S))
+
+    def _calibrate(self, S: np.ndarray) -> np.ndarray:
+        """Consistent scores, calibrated where the estimator has learnt a calibration."""
+        return S
 
 
 class ECRM(_ECRMBase):
@@ -354,6 +364,13 @@ class ECRMCV(_ECRMBase):
     ``X`` for a linear kernel with fewer features than samples). The selected model is
     refitted on all data from the same decomposition.
 
+    With ``scoring`` a ranking metric, the criterion is instead that metric of the exact
+    leave-one-out *label scores* :math:`\hat p_{-i}(x_i)` (:meth:`predict_scores` of the fit
+    without point :math:`i`: the same hat-matrix formula applied to the label columns, then
+    the output space's consistency step, as at prediction); no oracle runs during the search.
+    With ``calibration="isotonic"`` each label's score is then mapped through an isotonic
+    regression of the label on its exact leave-one-out scores (:mod:`ecrm.calibration`).
+
     Parameters
     ----------
     loss, output_space, kernel, gamma, degree, coef0 : see :class:`ECRM`.
@@ -380,6 +397,15 @@ class ECRMCV(_ECRMBase):
         kernel: one full eigendecomposition instead of one per kernel.
     random_state : int, RandomState instance or None, default=None
         Draws the subsets of ``loo_samples`` and ``kernel_subsample``.
+    scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
+        The selection criterion: the leave-one-out task loss, or a ranking metric of the
+        leave-one-out label scores (:data:`ecrm.model_selection.SCORERS`; a callable is
+        ``f(Y_true, scores) -> float``, greater is better). scikit-learn's
+        ``"average_precision"`` is ``"macro_auprc"``.
+    calibration : None or "isotonic", default=None
+        Calibrate :meth:`predict_scores` label by label on the exact leave-one-out scores of
+        the selected model. Monotone per label, so each label's ranking of instances is
+        unchanged; the output space's consistency step is applied again afterwards.
 
     Attributes
     ----------
@@ -388,10 +414,15 @@ class ECRMCV(_ECRMBase):
     kernel_params_ : dict
         The selected kernel settings.
     best_score_ : float
-        Minus the best mean leave-one-out task loss.
+        The best criterion: minus the mean leave-one-out task loss, or the metric.
     cv_results_ : dict
         ``params`` (a list of dicts) and the arrays ``alpha``, ``fit_intercept``,
-        ``mean_loo_loss`` and ``rank`` for every candidate.
+        ``mean_loo_score``, ``mean_loo_loss`` (NaN where not computed) and ``rank`` for
+        every candidate.
+    loo_scores_ : ndarray of shape (len(loo_rows_), d) or None
+        The selected model's leave-one-out label scores, when ``scoring`` is a metric.
+    score_calibration_ : IsotonicCalibration or None
+        The calibration of :meth:`predict_scores`.
     kernel_search_results_ : dict or None
         The stage-1 table when ``kernel_subsample`` chose the kernel.
     loo_rows_ : ndarray of int
@@ -402,7 +433,8 @@ class ECRMCV(_ECRMBase):
 
     def __init__(self, loss, output_space, *, alphas=None, kernel="rbf", gamma=None, degree=3,
                  coef0=1, fit_intercept=True, kernel_grid=None, memory=None,
-                 loo_samples=None, kernel_subsample=None, random_state=None):
+                 loo_samples=None, kernel_subsample=None, random_state=None,
+                 scoring="loss", calibration=None):
         self.loss = loss
         self.output_space = output_space
         self.alphas = alphas
@@ -416,6 +448,8 @@ class ECRMCV(_ECRMBase):
         self.loo_samples = loo_samples
         self.kernel_subsample = kernel_subsample
         self.random_state = random_state
+        self.scoring = scoring
+        self.calibration = calibration
 
     def _alphas(self) -> list[float]:
         alphas = np.logspace(-6, 2, 17) if self.alphas is None else np.atleast_1d(self.alphas)
@@ -477,6 +511,10 @@ class ECRMCV(_ECRMBase):
                                      allow_none=True)
         decompose = check_memory(self.memory).cache(gram_eigendecomposition)
         rng = check_random_state(self.random_state)
+        metric = check_scoring(self.scoring)
+        if self.calibration not in (None, "isotonic"):
+            raise ValueError(f"calibration must be None or 'isotonic'; got "
+                             f"{self.calibration!r}")
         self._check_components(linear=True)
         X, Y = self._check_training_data(X, Y, own["kernel"])
         m = X.shape[0]
@@ -489,19 +527,31 @@ class ECRMCV(_ECRMBase):
             stage1 = leave_one_out_search(
                 self.loss, self.output_space, X[sub], Y[sub], self._targets(Y[sub]), settings,
                 candidates, decompose=decompose,
-                rows=self._loo_rows(len(sub), loo_samples, rng))
+                rows=self._loo_rows(len(sub), loo_samples, rng), metric=metric)
             settings = [stage1.best.kernel_params]
         T = self._targets(Y)
         search = leave_one_out_search(self.loss, self.output_space, X, Y, T, settings,
                                       candidates, decompose=decompose,
-                                      rows=self._loo_rows(m, loo_samples, rng))
+                                      rows=self._loo_rows(m, loo_samples, rng), metric=metric)
         best = search.best
+        calibration = None
+        if self.calibration == "isotonic":
+            S = leave_one_out_scores(search.eig, Y, self.output_space, m * best.alpha,
+                                     best.fit_intercept)
+            calibration = IsotonicCalibration().fit(S, Y)
         self._store(X, Y, best.kernel_params, search.eig.with_ridge(m * best.alpha),
                     best.fit_intercept, best.alpha, T)
         self.alpha_, self.fit_intercept_ = best.alpha, best.fit_intercept
-        self.best_score_ = -best.mean_loss
+        self.best_score_ = best.score
         self.cv_results_ = search.table()
         self.kernel_search_results_ = None if stage1 is None else stage1.table()
         self.loo_rows_ = search.rows
         self.loo_predictions_ = search.predictions
+        self.loo_scores_ = search.scores
+        self.score_calibration_ = calibration
         return self
+
+    def _calibrate(self, S: np.ndarray) -> np.ndarray:
+        if self.score_calibration_ is None:
+            return S
+        return self.output_space.consistent_scores(self.score_calibration_.transform(S))
