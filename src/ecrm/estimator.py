@@ -18,9 +18,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, check_memory
 
 from ecrm._validation import check_bool, check_int, check_real, check_same_rows
+from ecrm.calibration import IsotonicCalibration
 from ecrm.kernels import check_kernel_input, check_kernel_params, kernel_matrix
 from ecrm.losses.base import LinearLoss, Loss
-from ecrm.calibration import IsotonicCalibration
 from ecrm.model_selection import (
     check_scoring,
     gram_eigendecomposition,
