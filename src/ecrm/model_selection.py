@@ -204,7 +204,7 @@ def leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, Y: np.n
         for alpha, intercept in candidates:
             ridge = check_ridge(alpha, m, diagonal_max)
             S = Y_loo = None
-            if loo_labels is None:
+            if metric is None or loo_labels is None:
                 Y_loo = loss.argmin(_loo_costs(loo, ridge, intercept, params, alpha),
                                     output_space)
                 mean_loss = float(np.mean(loss(Y_loo, Y[rows])))
