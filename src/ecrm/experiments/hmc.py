@@ -46,7 +46,7 @@ PAPER_KERNEL = {"imclef07a": "rbf", "imclef07d": "rbf"}
 ALPHAS = np.logspace(-8, 2, 21)
 METHODS = ("ecrm", "ecrm-scores", "br-svm")
 #: Kernel settings searched for the label scores, as multiples of 1 / (number of features).
-SCORE_GAMMAS = {"rbf": (0.1, 0.25, 0.5, 1.0, 2.0, 4.0), "laplacian": (0.1, 0.3, 1.0, 3.0)}
+SCORE_GAMMAS = {"rbf": (0.1, 0.25, 0.5, 1.0, 2.0, 4.0), "laplacian": (0.1, 0.3, 1.0, 3.0, 10.0)}
 DEFAULT_DATASETS = ("enron", "imclef07a", "imclef07d", "pheno_FUN", "spo_FUN", "pheno_GO",
                     "spo_GO")
 
