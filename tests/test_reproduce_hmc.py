@@ -39,10 +39,10 @@ def test_reproduce_hmc_prints_table_and_writes_json(data_dir, tmp_path, capsys):
     assert code == 0
     text = capsys.readouterr().out
     for piece in ["toytree: m=40 train, n=15 test", "toydag: m=40 train", "(DAG)", "BR-SVM",
-                  "ECRM (kernel LOO)", "empty label set", "majority labels"]:
+                  "ECRM (kernel LOO)", "ECRM (scores)", "empty label set", "majority labels"]:
         assert piece in text
     rows = json.loads(out.read_text())
-    assert len(rows) == 10
+    assert len(rows) == 12
     keys = {"dataset", "method", "trained_for", "hamming", "hierarchical", "fit_seconds",
             "predict_seconds_per_instance", "params"}
     for row in rows:
@@ -77,7 +77,7 @@ def no_work(monkeypatch):
 
 @pytest.mark.parametrize("argv, message", [
     (["--methods", "ecrm,svm"], "--methods has unknown names svm; expected a comma-separated "
-     "list of ecrm, br-svm"),
+     "list of ecrm, ecrm-scores, br-svm"),
     (["--methods", "ecrm,,br-svm"], "--methods has an empty name"),
     (["--methods", "ecrm, ECRM"], "--methods repeats ecrm"),
     (["--datasets", "toytree,"], "--datasets has an empty name"),

@@ -19,9 +19,15 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 
 from ecrm._validation import check_bool, check_int, check_real, check_same_rows
+from ecrm.calibration import IsotonicCalibration
 from ecrm.kernels import check_kernel_input, check_kernel_params, kernel_matrix
 from ecrm.losses.base import LinearLoss, Loss
-from ecrm.model_selection import gram_eigendecomposition, leave_one_out_search
+from ecrm.model_selection import (
+    check_scoring,
+    gram_eigendecomposition,
+    leave_one_out_scores,
+    leave_one_out_search,
+)
 from ecrm.ridge import CholeskyFactor, Factor, RidgeFit, check_ridge, fit_ridge, risk_weights
 from ecrm.solvers.budget import SolverChoice, check_solver_params, row_blocks
 from ecrm.solvers.centers import build_feature_map
@@ -357,9 +363,14 @@ class _ECRMBase(_RiskEstimator):
         """
         check_is_fitted(self, "X_fit_")
         marginals = self._marginals
-        return self._in_blocks(X, lambda V: self.output_space.consistent_scores(
-            np.clip(V @ marginals.dual_coef + marginals.intercept, 0.0, 1.0)),
+        space = self.output_space
+        return self._in_blocks(X, lambda V: self._calibrate(space.consistent_scores(
+            np.clip(V @ marginals.dual_coef + marginals.intercept, 0.0, 1.0))),
             marginals.dual_coef.shape[1])
+
+    def _calibrate(self, S: np.ndarray) -> np.ndarray:
+        """Consistent scores, calibrated where the estimator has learnt a calibration."""
+        return S
 
     def decision_function(self, X) -> np.ndarray:
         """The label scores :meth:`predict_scores`, for scikit-learn's ranking scorers.
@@ -535,6 +546,13 @@ class ECRMCV(_ECRMBase):
     ``X`` for a linear kernel with fewer features than samples). The selected model is
     refitted on all data from the same decomposition.
 
+    With ``scoring`` a ranking metric, the criterion is instead that metric of the exact
+    leave-one-out *label scores* :math:`\hat p_{-i}(x_i)` (:meth:`predict_scores` of the fit
+    without point :math:`i`: the same hat-matrix formula applied to the label columns, then
+    the output space's consistency step, as at prediction); no oracle runs during the search.
+    With ``calibration="isotonic"`` each label's score is then mapped through an isotonic
+    regression of the label on its exact leave-one-out scores (:mod:`ecrm.calibration`).
+
     Parameters
     ----------
     loss, output_space, kernel, gamma, degree, coef0 : see :class:`ECRM`.
@@ -568,6 +586,16 @@ class ECRMCV(_ECRMBase):
         eigendecomposition of :math:`F^\top F` (:mod:`ecrm.solvers.primal_loo`); the
         leverage scores use the median alpha; ``kernel_subsample`` then averages the kernel
         choice over that many points of the full-data fit, and ``memory`` is not used.
+    scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
+        The selection criterion: the leave-one-out task loss, or a ranking metric of the
+        leave-one-out label scores (:data:`ecrm.model_selection.SCORERS`; a callable is
+        ``f(Y_true, scores) -> float``, greater is better). scikit-learn's
+        ``"average_precision"`` is ``"macro_auprc"``. Metrics of the scores need
+        ``solver="dual"``.
+    calibration : None or "isotonic", default=None
+        Calibrate :meth:`predict_scores` label by label on the exact leave-one-out scores of
+        the selected model. Monotone per label, so each label's ranking of instances is
+        unchanged; the output space's consistency step is applied again afterwards.
     verbose : int >= 0, default=0
         With 1 or more, write one line per kernel setting (its best alpha and leave-one-out
         loss) and the selected model to standard error after the search.
@@ -579,10 +607,15 @@ class ECRMCV(_ECRMBase):
     kernel_params_ : dict
         The selected kernel settings.
     best_score_ : float
-        Minus the best mean leave-one-out task loss.
+        The best criterion: minus the mean leave-one-out task loss, or the metric.
     cv_results_ : dict
         ``params`` (a list of dicts) and the arrays ``alpha``, ``fit_intercept``,
-        ``mean_loo_loss`` and ``rank`` for every candidate.
+        ``mean_loo_score``, ``mean_loo_loss`` (NaN where not computed) and ``rank`` for
+        every candidate.
+    loo_scores_ : ndarray of shape (len(loo_rows_), d) or None
+        The selected model's leave-one-out label scores, when ``scoring`` is a metric.
+    score_calibration_ : IsotonicCalibration or None
+        The calibration of :meth:`predict_scores`.
     kernel_search_results_ : dict or None
         The stage-1 table when ``kernel_subsample`` chose the kernel.
     loo_rows_ : ndarray of int
@@ -595,7 +628,7 @@ class ECRMCV(_ECRMBase):
                  coef0=1, fit_intercept=True, kernel_grid=None, memory=None,
                  loo_samples=None, kernel_subsample=None, random_state=None, solver="auto",
                  n_components=None, center_selection="uniform", memory_budget=None,
-                 verbose=0):
+                 verbose=0, scoring="loss", calibration=None):
         self.loss = loss
         self.output_space = output_space
         self.alphas = alphas
@@ -614,6 +647,8 @@ class ECRMCV(_ECRMBase):
         self.center_selection = center_selection
         self.memory_budget = memory_budget
         self.verbose = verbose
+        self.scoring = scoring
+        self.calibration = calibration
 
     def _alphas(self) -> list[float]:
         alphas = np.logspace(-6, 2, 17) if self.alphas is None else np.atleast_1d(self.alphas)
@@ -676,6 +711,10 @@ class ECRMCV(_ECRMBase):
         check_int(self.verbose, "verbose", low=0)
         decompose = check_memory(self.memory).cache(gram_eigendecomposition)
         rng = check_random_state(self.random_state)
+        metric = check_scoring(self.scoring)
+        if self.calibration not in (None, "isotonic"):
+            raise ValueError(f"calibration must be None or 'isotonic'; got "
+                             f"{self.calibration!r}")
         self._check_components(linear=True)
         X, Y = self._check_training_data(X, Y, own["kernel"])
         m = X.shape[0]
@@ -686,6 +725,10 @@ class ECRMCV(_ECRMBase):
             raise ValueError("solver='primal' needs kernel='linear' in every kernel_grid "
                              "setting; use solver='nystrom' for other kernels")
         if choice.solver != "dual":
+            if metric is not None or self.calibration is not None:
+                raise ValueError(f"scoring={self.scoring!r} and calibration need "
+                                 f"solver='dual' (the leave-one-out label scores of the "
+                                 f"{choice.solver} solver are not implemented)")
             return self._fit_primal_cv(X, Y, settings, alphas, candidates, choice,
                                        loo_samples, kernel_subsample, rng)
         stage1 = None
@@ -695,29 +738,40 @@ class ECRMCV(_ECRMBase):
             stage1 = leave_one_out_search(
                 self.loss, self.output_space, X[sub], Y[sub], self._targets(Y[sub]), settings,
                 candidates, decompose=decompose,
-                rows=self._loo_rows(len(sub), loo_samples, rng))
+                rows=self._loo_rows(len(sub), loo_samples, rng), metric=metric)
             settings = [stage1.best.kernel_params]
         T = self._targets(Y)
         search = leave_one_out_search(self.loss, self.output_space, X, Y, T, settings,
                                       candidates, decompose=decompose,
-                                      rows=self._loo_rows(m, loo_samples, rng))
+                                      rows=self._loo_rows(m, loo_samples, rng), metric=metric)
         best = search.best
+        calibration = None
+        if self.calibration == "isotonic":
+            S = leave_one_out_scores(search.eig, Y, self.output_space, m * best.alpha,
+                                     best.fit_intercept)
+            calibration = IsotonicCalibration().fit(S, Y)
         self._store(X, Y, best.kernel_params, search.eig.with_ridge(m * best.alpha),
                     best.fit_intercept, best.alpha, T)
-        return self._set_search(search, stage1)
+        return self._set_search(search, stage1, search.scores, calibration)
 
-    def _set_search(self, search, stage1):
+    def _set_search(self, search, stage1, loo_scores=None, calibration=None):
         """The fitted attributes of the selection (after the refit)."""
         best = search.best
         self.alpha_, self.fit_intercept_ = best.alpha, best.fit_intercept
-        self.best_score_ = -best.mean_loss
+        self.best_score_ = best.score
         self.cv_results_ = search.table()
         self.kernel_search_results_ = None if stage1 is None else stage1.table()
         self.loo_rows_ = search.rows
         self.loo_predictions_ = search.predictions
+        self.loo_scores_, self.score_calibration_ = loo_scores, calibration
         if self.verbose:  # checked at the start of fit
             self._report(search)
         return self
+
+    def _calibrate(self, S: np.ndarray) -> np.ndarray:
+        if self.score_calibration_ is None:
+            return S
+        return self.output_space.consistent_scores(self.score_calibration_.transform(S))
 
     @staticmethod
     def _report(search) -> None:
@@ -727,7 +781,7 @@ class ECRMCV(_ECRMBase):
             top = min((c for c in search.candidates if c.kernel_index == k),
                       key=lambda c: c.sort_key)
             print(f"[ECRMCV] kernel {top.kernel_params}: best alpha={top.alpha:g}, "
-                  f"intercept={top.fit_intercept}, leave-one-out loss {top.mean_loss:.6g}",
+                  f"intercept={top.fit_intercept}, leave-one-out score {top.score:.6g}",
                   file=sys.stderr)
         best = search.best
         print(f"[ECRMCV] selected {best.kernel_params}, alpha={best.alpha:g}, "

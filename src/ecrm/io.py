@@ -87,6 +87,7 @@ class _Entry:
 
 def _registry() -> dict[str, _Entry]:
     from ecrm import estimator, joint
+    from ecrm.calibration import IsotonicCalibration
     from ecrm.losses import (
         AbsoluteLoss,
         FootruleLoss,
@@ -133,6 +134,8 @@ def _registry() -> dict[str, _Entry]:
         _Entry(SquaredLoss, no_args),
         _Entry(RidgeFit, lambda f: {k.name: getattr(f, k.name)
                                     for k in dataclasses.fields(f)}),
+        _Entry(IsotonicCalibration, lambda c: {"breakpoints": c.breakpoints_,
+                                               "values": c.values_, "indptr": c.indptr_}),
         _Entry(LinearFeatures, lambda f: {"n_features": f.n_features_out}),
         _Entry(NystromFeatures, lambda f: {"centres": f.centres, "kernel_params": f.kernel_params,
                                            "projection": f.projection}),

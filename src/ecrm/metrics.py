@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import average_precision_score
 
-__all__ = ["hierarchical_prf", "mean_loss", "micro_auprc", "multilabel_report"]
+__all__ = ["hierarchical_prf", "macro_auprc", "mean_loss", "micro_auprc", "multilabel_report"]
 
 
 def mean_loss(loss, Y_pred, Y_true) -> float:
@@ -22,6 +22,50 @@ def mean_loss(loss, Y_pred, Y_true) -> float:
     mean : float
     """
     return float(np.mean(loss(Y_pred, Y_true)))
+
+
+def _label_columns(Y_true, scores, labels, exclude) -> tuple[np.ndarray, np.ndarray]:
+    """``Y_true`` and ``scores`` as float arrays of one shape, without the excluded labels."""
+    Y_true = np.asarray(Y_true, dtype=float)
+    scores = np.asarray(scores, dtype=float)
+    if Y_true.shape != scores.shape:
+        raise ValueError(f"Y_true and scores must have the same shape; got {Y_true.shape} "
+                         f"and {scores.shape}")
+    excluded = set(exclude)
+    if not excluded:
+        return Y_true, scores
+    if labels is None or len(labels) != Y_true.shape[1]:
+        raise ValueError("exclude needs labels: one name per column of Y_true")
+    keep = np.array([name not in excluded for name in labels])
+    return Y_true[:, keep], scores[:, keep]
+
+
+def macro_auprc(Y_true, scores, *, labels=None, exclude=()) -> float:
+    """Mean over labels of the area under each label's precision-recall curve.
+
+    Labels that are positive on every row or on none are left out (their average precision
+    is 1 or undefined whatever the scores); NaN if none is left.
+
+    Parameters
+    ----------
+    Y_true : array-like of shape (n, d), 0/1
+    scores : array-like of shape (n, d)
+    labels, exclude : as in :func:`micro_auprc`.
+
+    Returns
+    -------
+    auprc : float
+
+    Examples
+    --------
+    >>> macro_auprc([[1, 0, 1], [0, 1, 1]], [[0.9, 0.2, 0.5], [0.1, 0.8, 0.5]])
+    1.0
+    """
+    Y_true, scores = _label_columns(Y_true, scores, labels, exclude)
+    mixed = (Y_true.min(axis=0) == 0) & (Y_true.max(axis=0) == 1)
+    if not mixed.any():
+        return float("nan")
+    return float(average_precision_score(Y_true[:, mixed], scores[:, mixed], average="macro"))
 
 
 def micro_auprc(Y_true, scores, *, labels=None, exclude=()) -> float:
@@ -45,18 +89,8 @@ def micro_auprc(Y_true, scores, *, labels=None, exclude=()) -> float:
     -------
     auprc : float
     """
-    Y_true = np.asarray(Y_true, dtype=float)
-    scores = np.asarray(scores, dtype=float)
-    if Y_true.shape != scores.shape:
-        raise ValueError(f"Y_true and scores must have the same shape; got {Y_true.shape} "
-                         f"and {scores.shape}")
-    keep = np.ones(Y_true.shape[1], dtype=bool)
-    excluded = set(exclude)
-    if excluded:
-        if labels is None or len(labels) != Y_true.shape[1]:
-            raise ValueError("exclude needs labels: one name per column of Y_true")
-        keep = np.array([name not in excluded for name in labels])
-    return float(average_precision_score(Y_true[:, keep], scores[:, keep], average="micro"))
+    Y_true, scores = _label_columns(Y_true, scores, labels, exclude)
+    return float(average_precision_score(Y_true, scores, average="micro"))
 
 
 def hierarchical_prf(Y_true, Y_pred, hierarchy=None) -> tuple[float, float, float]:

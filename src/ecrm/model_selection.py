@@ -3,7 +3,10 @@ r"""The exact leave-one-out search behind :class:`ecrm.ECRMCV`.
 For every kernel setting one eigendecomposition :math:`K = Q\Lambda Q^\top` gives, for every
 ridge value, the exact leave-one-out costs of the risk regressions
 (:class:`ecrm.ridge.LeaveOneOut`); the output space's oracle turns them into leave-one-out
-predictions and the loss into the criterion, the mean leave-one-out *task loss*. The
+predictions and the loss into the criterion, the mean leave-one-out *task loss*. Or the
+criterion is a ranking metric of the exact leave-one-out *label scores*: the scores
+:math:`\hat p_j(x) = \sum_i w_i(x) y_{ij}` are ridge regressions of the label columns, so the
+same decomposition gives their leave-one-out values too, and no oracle runs at all. The
 estimator facade (:class:`ecrm.ECRMCV`) builds the candidate grid, caches the
 decompositions and refits; :func:`leave_one_out_search` evaluates and ranks the candidates,
 as scikit-learn's ``_RidgeGCV`` does for ``RidgeCV``.
@@ -15,14 +18,51 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.metrics import label_ranking_average_precision_score
 
 from ecrm.kernels import kernel_matrix
 from ecrm.losses.base import LinearLoss
+from ecrm.metrics import macro_auprc, micro_auprc
 from ecrm.ridge import EigenFactor, LeaveOneOut, check_ridge
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["Candidate", "LeaveOneOutSearch", "candidates_table", "gram_eigendecomposition",
-           "leave_one_out_search"]
+__all__ = ["SCORERS", "Candidate", "LeaveOneOutSearch", "candidates_table", "check_scoring",
+           "gram_eigendecomposition", "leave_one_out_scores", "leave_one_out_search"]
+
+
+#: Ranking metrics of label scores, by name: ``f(Y_true, scores) -> float``, greater is better.
+SCORERS: dict[str, Callable] = {
+    "micro_auprc": micro_auprc,
+    "macro_auprc": macro_auprc,
+    "lrap": label_ranking_average_precision_score,
+}
+
+
+def check_scoring(scoring) -> Callable | None:
+    """The metric of label scores that ``scoring`` names, or ``None`` for the task loss.
+
+    Parameters
+    ----------
+    scoring : None, "loss", a key of :data:`SCORERS` or callable
+        A callable is ``f(Y_true, scores) -> float``, greater is better.
+
+    Returns
+    -------
+    metric : callable or None
+
+    Examples
+    --------
+    >>> check_scoring("loss") is None, check_scoring("micro_auprc").__name__
+    (True, 'micro_auprc')
+    """
+    if scoring is None or (isinstance(scoring, str) and scoring == "loss"):
+        return None
+    if callable(scoring):
+        return scoring
+    if isinstance(scoring, str) and scoring in SCORERS:
+        return SCORERS[scoring]
+    raise ValueError(f"scoring must be 'loss', one of {sorted(SCORERS)} or a callable "
+                     f"f(Y_true, scores); got {scoring!r}")
 
 
 def gram_eigendecomposition(X, kernel_params: dict) -> EigenFactor:
@@ -51,21 +91,24 @@ def gram_eigendecomposition(X, kernel_params: dict) -> EigenFactor:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One (kernel, alpha, intercept) candidate and its mean leave-one-out task loss.
+    """One (kernel, alpha, intercept) candidate and its leave-one-out score.
 
-    Candidates are ranked by :attr:`sort_key`: lower loss, then the earlier kernel setting,
-    then stronger regularisation, then the intercept.
+    ``score`` is minus the mean leave-one-out task loss (``mean_loss``), or the metric of the
+    leave-one-out label scores (``mean_loss`` is then NaN: no oracle ran). Candidates are
+    ranked by :attr:`sort_key`: higher score, then the earlier kernel setting, then stronger
+    regularisation, then the intercept.
     """
 
     kernel_params: dict
     kernel_index: int
     alpha: float
     fit_intercept: bool
-    mean_loss: float
+    score: float
+    mean_loss: float = float("nan")
 
     @property
     def sort_key(self) -> tuple:
-        return (self.mean_loss, self.kernel_index, -self.alpha, not self.fit_intercept)
+        return (-self.score, self.kernel_index, -self.alpha, not self.fit_intercept)
 
 
 @dataclass(frozen=True)
@@ -82,6 +125,8 @@ class LeaveOneOutSearch:
         The eigendecomposition of the best candidate's Gram matrix (refit from it).
     predictions : ndarray of shape (len(rows), d)
         The best candidate's leave-one-out predictions.
+    scores : ndarray of shape (len(rows), d) or None
+        The best candidate's leave-one-out label scores, when they were the criterion.
     rows : ndarray of int
         The training points the loss is averaged over.
     """
@@ -91,10 +136,12 @@ class LeaveOneOutSearch:
     eig: EigenFactor = field(repr=False)
     predictions: np.ndarray = field(repr=False)
     rows: np.ndarray = field(repr=False)
+    scores: np.ndarray | None = field(default=None, repr=False)
 
     def table(self) -> dict:
         """The candidates as a ``cv_results_`` dict: ``params``, ``alpha``,
-        ``fit_intercept``, ``mean_loo_loss`` and ``rank`` (1 = best)."""
+        ``fit_intercept``, ``mean_loo_score``, ``mean_loo_loss`` (NaN when the criterion is
+        a metric of the scores) and ``rank`` (1 = best)."""
         return candidates_table(self.candidates)
 
 
@@ -108,6 +155,7 @@ def candidates_table(candidates: Sequence[Candidate]) -> dict:
                    for c in candidates],
         "alpha": np.array([c.alpha for c in candidates]),
         "fit_intercept": np.array([c.fit_intercept for c in candidates]),
+        "mean_loo_score": np.array([c.score for c in candidates]),
         "mean_loo_loss": np.array([c.mean_loss for c in candidates]),
         "rank": rank,
     }
@@ -117,8 +165,13 @@ def leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, Y: np.n
                          targets: np.ndarray, kernel_settings: Sequence[dict],
                          candidates: Sequence[tuple[float, bool]], *,
                          decompose: Callable = gram_eigendecomposition,
-                         rows: np.ndarray | None = None) -> LeaveOneOutSearch:
-    r"""Exact leave-one-out task loss of every (kernel, alpha, intercept) candidate.
+                         rows: np.ndarray | None = None,
+                         metric: Callable | None = None) -> LeaveOneOutSearch:
+    r"""Exact leave-one-out criterion of every (kernel, alpha, intercept) candidate.
+
+    The criterion is the mean leave-one-out task loss or, with ``metric``, the metric of the
+    leave-one-out label scores (:func:`leave_one_out_scores`); then only the best candidate's
+    leave-one-out costs go through the oracle, for ``predictions``.
 
     Parameters
     ----------
@@ -138,6 +191,8 @@ def leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, Y: np.n
         ``decompose(X, kernel_params) -> EigenFactor`` (e.g. cached).
     rows : ndarray of int, optional
         The points whose leave-one-out loss is averaged (default: all).
+    metric : callable, optional
+        ``metric(Y_true, scores) -> float``, greater is better (:func:`check_scoring`).
 
     Returns
     -------
@@ -146,24 +201,76 @@ def leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, Y: np.n
     m = X.shape[0]
     rows = np.arange(m) if rows is None else rows
     evaluated: list[Candidate] = []
-    found: tuple[Candidate, EigenFactor, np.ndarray] | None = None
+    found: tuple | None = None  # (candidate, eig, loo, ridge, S, Y_loo) of the best so far
     for k, params in enumerate(kernel_settings):
         eig = decompose(X, params)
         diagonal_max = float(np.einsum("ik,k,ik->i", eig.Q, eig.lam, eig.Q).max())
         loo = LeaveOneOut(eig, targets, rows)
+        loo_labels = None if metric is None else LeaveOneOut(eig, Y.astype(float), rows)
         for alpha, intercept in candidates:
-            costs = loo.predictions(check_ridge(alpha, m, diagonal_max), intercept)[:, :-1]
-            if not np.isfinite(costs).all():
-                raise ValueError(f"the leave-one-out costs are not finite for the kernel "
-                                 f"{params} with alpha={alpha!r}: the kernel values are too "
-                                 f"large or alpha too small for this data")
-            Y_loo = loss.argmin(costs, output_space)
-            candidate = Candidate(params, k, alpha, intercept,
-                                  float(np.mean(loss(Y_loo, Y[rows]))))
+            ridge = check_ridge(alpha, m, diagonal_max)
+            S = Y_loo = None
+            if metric is None or loo_labels is None:
+                Y_loo = loss.argmin(_loo_costs(loo, ridge, intercept, params, alpha),
+                                    output_space)
+                mean_loss = float(np.mean(loss(Y_loo, Y[rows])))
+                candidate = Candidate(params, k, alpha, intercept, -mean_loss, mean_loss)
+            else:
+                S = _scores(loo_labels.predictions(ridge, intercept), output_space)
+                candidate = Candidate(params, k, alpha, intercept, float(metric(Y[rows], S)))
             evaluated.append(candidate)
             if found is None or candidate.sort_key < found[0].sort_key:
-                found = (candidate, eig, Y_loo)
+                found = (candidate, eig, loo, ridge, S, Y_loo)
     if found is None:
         raise ValueError("leave_one_out_search needs at least one kernel setting and one "
                          "candidate")
-    return LeaveOneOutSearch(evaluated, *found, rows)
+    best, eig, loo, ridge, S, Y_loo = found
+    if Y_loo is None:  # chosen by the scores: the oracle runs once, on the best candidate
+        Y_loo = loss.argmin(_loo_costs(loo, ridge, best.fit_intercept, best.kernel_params,
+                                       best.alpha), output_space)
+    return LeaveOneOutSearch(evaluated, best, eig, Y_loo, rows, S)
+
+
+def _loo_costs(loo: LeaveOneOut, ridge: float, intercept: bool, params: dict,
+               alpha: float) -> np.ndarray:
+    costs = loo.predictions(ridge, intercept)[:, :-1]
+    if not np.isfinite(costs).all():
+        raise ValueError(f"the leave-one-out costs are not finite for the kernel {params} "
+                         f"with alpha={alpha!r}: the kernel values are too large or alpha too "
+                         f"small for this data")
+    return costs
+
+
+def _scores(raw: np.ndarray, output_space: OutputSpace) -> np.ndarray:
+    """Label scores as :meth:`ecrm.ECRM.predict_scores` makes them: clipped, consistent."""
+    return output_space.consistent_scores(np.clip(raw, 0.0, 1.0))
+
+
+def leave_one_out_scores(eig: EigenFactor, Y: np.ndarray, output_space: OutputSpace,
+                         ridge: float, fit_intercept: bool, rows=None) -> np.ndarray:
+    r"""Exact leave-one-out label scores :math:`\hat p_{-i}(x_i)` of the training points.
+
+    The scores are the ridge regressions of the label columns of ``Y``; their leave-one-out
+    values come from the same eigendecomposition as the costs' (:class:`ecrm.ridge.LeaveOneOut`,
+    same ridge term on the diagonal), then are clipped to [0, 1] and made consistent by
+    ``output_space`` exactly as at prediction.
+
+    Parameters
+    ----------
+    eig : EigenFactor
+        Eigendecomposition of the training Gram matrix.
+    Y : ndarray of shape (m, d)
+        Training outputs.
+    output_space : OutputSpace
+    ridge : float
+        The ridge term on the diagonal, ``m * alpha``.
+    fit_intercept : bool
+    rows : ndarray of int, optional
+        The points wanted (default: all).
+
+    Returns
+    -------
+    S : ndarray of shape (len(rows), d)
+    """
+    loo = LeaveOneOut(eig, np.asarray(Y, dtype=float), rows)
+    return _scores(loo.predictions(ridge, fit_intercept), output_space)

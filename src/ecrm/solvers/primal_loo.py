@@ -144,7 +144,8 @@ def primal_leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, 
                                      f"{params} with alpha={alpha!r}: increase alpha")
                 totals[j] += float(np.sum(loss(loss.argmin(costs, output_space), Yb)))
         for j, (alpha, b) in enumerate(candidates):
-            cand = Candidate(params, kidx, alpha, b, float(totals[j] / len(rows)))
+            mean_loss = float(totals[j] / len(rows))
+            cand = Candidate(params, kidx, alpha, b, -mean_loss, mean_loss)
             evaluated.append(cand)
             if best is None or cand.sort_key < best[0].sort_key:
                 best = (cand, features, loos[b].refit(ridges[j]), loos[b], ridges[j])

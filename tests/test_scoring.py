@@ -1,0 +1,154 @@
+"""ECRMCV(scoring=..., calibration=...): selection on the exact leave-one-out label scores."""
+
+import numpy as np
+import pytest
+from sklearn.isotonic import IsotonicRegression
+from sklearn.metrics import average_precision_score
+
+from ecrm import ECRM, ECRMCV, Hierarchy
+from ecrm.calibration import IsotonicCalibration
+from ecrm.losses import HammingLoss
+from ecrm.metrics import macro_auprc, micro_auprc
+from ecrm.model_selection import SCORERS, check_scoring
+
+TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1"), ("b", "b2")])
+
+
+def _problem(m=30, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, p))
+    scores = X @ rng.normal(size=(p, TREE.n_labels)) + rng.normal(scale=0.8,
+                                                                   size=(m, TREE.n_labels))
+    return X, TREE.close(scores > 0.3), rng
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_loo_scores_equal_refits_without_each_point(fit_intercept):
+    X, Y, _ = _problem()
+    m = len(X)
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-2, 1e-1], gamma=0.5,
+                fit_intercept=fit_intercept, scoring="micro_auprc").fit(X, Y)
+    assert cv.loo_scores_.shape == Y.shape
+    for i in range(m):
+        keep = np.arange(m) != i
+        # the same ridge term on the diagonal: (m - 1) * alpha' = m * alpha_
+        refit = ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_ * m / (m - 1),
+                     fit_intercept=fit_intercept).fit(X[keep], Y[keep])
+        np.testing.assert_allclose(refit.predict_scores(X[i:i + 1])[0], cv.loo_scores_[i],
+                                   rtol=1e-7, atol=1e-9)
+        np.testing.assert_array_equal(refit.predict(X[i:i + 1])[0], cv.loo_predictions_[i])
+
+
+def test_selects_the_best_metric_of_its_own_table():
+    X, Y, _ = _problem(m=50, seed=3)
+    cv = ECRMCV(HammingLoss(), TREE, gamma=0.5, fit_intercept="auto",
+                kernel_grid=[{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": [0.1, 1.0]}],
+                scoring="macro_auprc").fit(X, Y)
+    res = cv.cv_results_
+    best = res["rank"] == 1
+    assert cv.best_score_ == res["mean_loo_score"].max() == res["mean_loo_score"][best][0]
+    assert np.isnan(res["mean_loo_loss"]).all()  # no oracle ran in the search
+    assert cv.best_score_ == pytest.approx(macro_auprc(Y, cv.loo_scores_))
+    # the task-loss criterion still fills both columns, score = -loss
+    plain = ECRMCV(HammingLoss(), TREE, gamma=0.5).fit(X, Y)
+    np.testing.assert_array_equal(plain.cv_results_["mean_loo_score"],
+                                  -plain.cv_results_["mean_loo_loss"])
+
+
+def test_a_callable_scoring_is_used_as_given():
+    X, Y, _ = _problem(seed=5)
+    calls = []
+
+    def first_label_ap(Y_true, S):
+        calls.append(S.shape)
+        return average_precision_score(Y_true[:, 0], S[:, 0])
+
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1.0], gamma=0.5,
+                scoring=first_label_ap).fit(X, Y)
+    assert calls == [Y.shape, Y.shape]
+    assert cv.best_score_ == pytest.approx(first_label_ap(Y, cv.loo_scores_))
+
+
+def test_isotonic_calibration_is_fitted_on_leave_one_out_scores_only():
+    X, Y, rng = _problem(m=40, seed=7)
+    m = len(X)
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
+                calibration="isotonic").fit(X, Y)
+    # rebuild the calibration from refits that never saw the point they score
+    S_loo = np.array([ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_ * m / (m - 1),
+                           fit_intercept=cv.fit_intercept_)
+                      .fit(X[np.arange(m) != i], Y[np.arange(m) != i])
+                      .predict_scores(X[i:i + 1])[0] for i in range(m)])
+    Xt = rng.normal(size=(20, X.shape[1]))
+    raw = ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_,
+               fit_intercept=cv.fit_intercept_).fit(X, Y).predict_scores(Xt)
+    expected = np.column_stack([
+        IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip")
+        .fit(S_loo[:, j], Y[:, j]).predict(raw[:, j]) for j in range(TREE.n_labels)])
+    got = cv.predict_scores(Xt)
+    np.testing.assert_allclose(got, TREE.cap_by_parents(expected), atol=1e-7)
+    # consistent with the hierarchy: a child never above its parent
+    for parent, child in TREE.edges:
+        assert np.all(got[:, child] <= got[:, parent])
+
+
+def test_calibration_is_monotone_per_label_and_in_the_unit_interval():
+    rng = np.random.default_rng(0)
+    S, Y = rng.random((200, 4)), rng.random((200, 4)) < 0.3
+    cal = IsotonicCalibration().fit(S, Y)
+    grid = np.linspace(-0.5, 1.5, 101)
+    P = cal.transform(np.tile(grid[:, None], (1, 4)))
+    assert np.all(np.diff(P, axis=0) >= 0) and P.min() >= 0 and P.max() <= 1
+
+
+def test_scoring_names_and_errors():
+    assert check_scoring("loss") is None and check_scoring(None) is None
+    assert set(SCORERS) == {"micro_auprc", "macro_auprc", "lrap"}
+    X, Y, _ = _problem()
+    for bad in ("auc", 3):
+        with pytest.raises(ValueError, match="scoring must be"):
+            ECRMCV(HammingLoss(), TREE, scoring=bad).fit(X, Y)
+    est = ECRMCV(HammingLoss(), TREE, calibration="platt")
+    with pytest.raises(ValueError, match="calibration must be None or 'isotonic'"):
+        est.fit(X, Y)
+    assert not hasattr(est, "alpha_")
+    with pytest.raises(ValueError, match="same shape"):
+        IsotonicCalibration().fit(np.zeros((3, 2)), np.zeros((3, 1)))
+    with pytest.raises(ValueError, match=r"shape \(n, 2\)"):
+        IsotonicCalibration().fit(np.zeros((3, 2)), np.zeros((3, 2))).transform(np.zeros(3))
+
+
+def test_macro_auprc_skips_labels_without_both_classes():
+    Y = np.array([[1, 1, 0], [0, 1, 0], [1, 1, 0]])
+    S = np.array([[0.9, 0.1, 0.3], [0.2, 0.5, 0.1], [0.7, 0.2, 0.9]])
+    assert macro_auprc(Y, S) == average_precision_score(Y[:, 0], S[:, 0])
+    assert np.isnan(macro_auprc(Y[:, 1:], S[:, 1:]))
+    assert micro_auprc(Y, S, labels=["x", "y", "z"], exclude=["y", "z"]) == macro_auprc(Y, S)
+
+
+def test_a_calibrated_model_file_round_trip(tmp_path):
+    from ecrm import load, save
+
+    X, Y, rng = _problem(m=40, seed=9)
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
+                calibration="isotonic").fit(X, Y)
+    save(cv, tmp_path / "m.ecrm")
+    loaded = load(tmp_path / "m.ecrm")
+    Xt = rng.normal(size=(10, X.shape[1]))
+    np.testing.assert_array_equal(loaded.predict_scores(Xt), cv.predict_scores(Xt))
+    np.testing.assert_array_equal(loaded.predict(Xt), cv.predict(Xt))
+
+
+def test_calibration_arrays_are_checked_when_restored():
+    with pytest.raises(ValueError, match="give all three"):
+        IsotonicCalibration(breakpoints=[0.0, 1.0])
+    with pytest.raises(ValueError, match="indptr must start at 0"):
+        IsotonicCalibration([0.0, 1.0], [0.0, 1.0], [0, 3])
+
+
+def test_scores_scoring_needs_the_dual_solver():
+    X, Y, _ = _problem()
+    est = ECRMCV(HammingLoss(), TREE, kernel="linear", solver="primal", scoring="micro_auprc")
+    with pytest.raises(ValueError, match="need solver='dual'"):
+        est.fit(X, Y)
+    assert not hasattr(est, "alpha_")
