@@ -15,7 +15,7 @@ from ecrm.cli import main
 from ecrm.datasets import load_csv
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTES = ROOT / "NOTES-issue9.md"
+README = ROOT / "README.md"
 TRAIN = ROOT / "examples" / "data" / "documents-train.csv"
 TEST = ROOT / "examples" / "data" / "documents-test.csv"
 
@@ -29,8 +29,9 @@ def workdir(tmp_path, monkeypatch):
 
 
 def _section():
-    text = NOTES.read_text()
-    return text[text.index("### Use your own data"):]
+    text = README.read_text()
+    start = text.index("## Use your own data")
+    return text[start:text.index("\n## ", start + 1)]
 
 
 def test_walkthrough_runs_as_written(workdir, capsys):
@@ -57,7 +58,7 @@ def test_walkthrough_runs_as_written(workdir, capsys):
 
 def test_python_walkthrough_runs(workdir, capsys):
     code = re.search(r"```python\n(.*?)```", _section(), re.S).group(1)
-    exec(compile(code, "NOTES-issue9.md", "exec"), {})
+    exec(compile(code, "README.md", "exec"), {})
     assert capsys.readouterr().out.startswith("[['sport/tennis']")
 
 
