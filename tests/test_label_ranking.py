@@ -118,3 +118,32 @@ def test_reproduce_ranking_reports_missing_data(tmp_path, capsys):
     args = parser.parse_args(["ranking", "--data-dir", os.fspath(tmp_path / "none")])
     assert args.func(args) == 2
     assert "does not exist" in capsys.readouterr().out
+
+
+def test_kendall_loo_rows_bounds_the_dynamic_programme():
+    from ecrm.experiments.ranking import KENDALL_LOO_BUDGET, KENDALL_LOO_MIN_ROWS, kendall_loo_rows
+
+    # Every set of the benchmark but wisconsin keeps every training point (k <= 11, m <= 1000).
+    assert kendall_loo_rows(1000, 11) is None
+    assert kendall_loo_rows(KENDALL_LOO_BUDGET // (2**9 * 9), 9) is None
+    assert kendall_loo_rows(KENDALL_LOO_BUDGET // (2**9 * 9) + 1, 9) == \
+        KENDALL_LOO_BUDGET // (2**9 * 9)
+    # wisconsin (k = 16): the floor, unless the fold is smaller than it.
+    assert kendall_loo_rows(175, 16) == KENDALL_LOO_MIN_ROWS
+    assert kendall_loo_rows(KENDALL_LOO_MIN_ROWS, 16) is None
+
+
+def test_ecrm_kendall_reuses_the_squared_rank_kernel_and_intercept():
+    from ecrm.experiments import ranking
+    from ecrm.experiments.cache import InMemoryCache
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 3)
+    R = np.argsort(np.argsort(X @ rng.randn(3, 4) + 0.3 * rng.randn(60, 4), axis=1), axis=1)
+    out = ranking._ecrm(X[:50], R[:50], X[50:], [0.1, 1.0], InMemoryCache(), rng)
+    assert list(out) == ["ECRM-Kendall", "ECRM-footrule", "ECRM-squared"]
+    kendall, squared = out["ECRM-Kendall"][1], out["ECRM-squared"][1]
+    assert {k: v for k, v in kendall.items() if k != "alpha"} == \
+        {k: v for k, v in squared.items() if k != "alpha"}
+    for P, _ in out.values():  # rankings: a permutation of 0..3 per test row
+        np.testing.assert_array_equal(np.sort(P, axis=1), np.tile(np.arange(4), (10, 1)))
