@@ -147,3 +147,67 @@ def test_ecrm_kendall_reuses_the_squared_rank_kernel_and_intercept():
         {k: v for k, v in squared.items() if k != "alpha"}
     for P, _ in out.values():  # rankings: a permutation of 0..3 per test row
         np.testing.assert_array_equal(np.sort(P, axis=1), np.tile(np.arange(4), (10, 1)))
+
+
+def _toy_ranking(m, k=4, p=3, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(m, p)
+    R = np.argsort(np.argsort(X @ rng.randn(p, k) + 0.5 * rng.randn(m, k), axis=1), axis=1)
+    return X, R
+
+
+def test_krr_chooses_kernel_and_alpha_by_leave_one_out_refits(monkeypatch):
+    from sklearn.kernel_ridge import KernelRidge
+
+    from ecrm.experiments import ranking
+    from ecrm.experiments.cache import InMemoryCache
+
+    monkeypatch.setattr(ranking, "ALPHAS", np.logspace(-4, 2, 7))
+    X, R = _toy_ranking(30)
+    Xtr, Rtr, Xte = X[:24], R[:24], X[24:]
+    m = len(Xtr)
+    P, chosen = ranking._krr(Xtr, Rtr, Xte, [0.5], InMemoryCache(), 0)
+    # The same criterion by m refits per candidate, each without its point (ridge m * alpha).
+    best = None
+    for params in ranking._kernel_settings([0.5]):
+        for alpha in ranking.ALPHAS[::-1]:
+            model = KernelRidge(alpha=m * alpha, kernel=params["kernel"], gamma=params["gamma"])
+            loo = np.array([model.fit(np.delete(Xtr, i, 0), np.delete(Rtr, i, 0).astype(float))
+                            .predict(Xtr[i:i + 1])[0] for i in range(m)])
+            tau = ranking._tau(ranking._rank_labels(loo), Rtr).mean()
+            if best is None or tau > best[0] + 1e-12:
+                best = (tau, params, alpha)
+    assert chosen == {**best[1], "alpha": best[2]}
+    model = KernelRidge(alpha=m * best[2], kernel=best[1]["kernel"], gamma=best[1]["gamma"])
+    np.testing.assert_array_equal(P, ranking._rank_labels(model.fit(Xtr, Rtr.astype(float))
+                                                          .predict(Xte)))
+
+
+def test_krr_reuses_the_eigendecompositions_of_ecrm(monkeypatch):
+    from ecrm.experiments import ranking
+    from ecrm.experiments.cache import InMemoryCache
+
+    monkeypatch.setattr(ranking, "KERNEL_SUBSAMPLE", 30)  # both stages on a small fold
+    X, R = _toy_ranking(60)
+    memory = InMemoryCache()
+    ranking._ecrm(X[:50], R[:50], X[50:], [0.5, 2.0], memory, 7)
+    before = len(memory.store)
+    ranking._krr(X[:50], R[:50], X[50:], [0.5, 2.0], memory, 7)
+    # Stage 1 (3 kernels on the same 30 points) is all cached; at most the chosen kernel's
+    # decomposition on all 50 points is new.
+    assert len(memory.store) - before <= 1
+
+
+def test_run_dataset_does_not_depend_on_n_jobs(tmp_path):
+    from ecrm.experiments import ranking
+
+    X, R = _toy_ranking(45)
+    lines = ["45,3,4"] + [",".join([*(f"{v:.6f}" for v in x), *(str(r + 1) for r in row)])
+                          for x, row in zip(X, R, strict=True)]
+    _write(tmp_path, "\n".join(lines) + "\n")
+    kwargs = {"repeats": 2, "folds": 3, "max_train": 25}
+    serial = ranking.run_dataset("toy", tmp_path, n_jobs=1, **kwargs)
+    parallel = ranking.run_dataset("toy", tmp_path, n_jobs=2, **kwargs)
+    for a, b in zip(serial["rows"], parallel["rows"], strict=True):
+        assert a["method"] == b["method"] and a["params"] == b["params"]
+        assert a["fold_taus"] == b["fold_taus"] and len(a["fold_taus"]) == 6

@@ -76,12 +76,16 @@ def _rank_labels(scores_low_first) -> np.ndarray:
     return np.argsort(np.argsort(scores_low_first, axis=1, kind="stable"), axis=1)
 
 
+def _discordant(R_pred, R_true) -> np.ndarray:
+    """Kendall's distance (discordant label pairs) of each row pair of positions (n, k)."""
+    a, b = np.triu_indices(R_true.shape[1], 1)
+    return ((R_pred[:, a] - R_pred[:, b]) * (R_true[:, a] - R_true[:, b]) < 0).sum(axis=1)
+
+
 def _tau(R_pred, R_true) -> np.ndarray:
     """Kendall's tau of each row pair of position vectors (n, k)."""
     k = R_true.shape[1]
-    a, b = np.triu_indices(k, 1)
-    disc = ((R_pred[:, a] - R_pred[:, b]) * (R_true[:, a] - R_true[:, b]) < 0).sum(axis=1)
-    return 1.0 - 4.0 * disc / (k * (k - 1))
+    return 1.0 - 4.0 * _discordant(R_pred, R_true) / (k * (k - 1))
 
 
 def _kemeny(neigh_ranks) -> np.ndarray:
@@ -117,15 +121,54 @@ def _kernel_candidates(gammas) -> list[dict]:
     return [{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": list(gammas)}]
 
 
-def _krr(Xtr, Rtr, Xte, gammas):
-    from sklearn.kernel_ridge import KernelRidge
-    from sklearn.metrics import make_scorer
-    from sklearn.model_selection import GridSearchCV
+def _krr(Xtr, Rtr, Xte, gammas, memory, seed):
+    """Kernel ridge on positions: kernel and ``alpha`` by exact leave-one-out tau.
 
-    scorer = make_scorer(lambda R, P: _tau(_rank_labels(P), R.astype(int)).mean())
-    grid = [{**g, **KRR_GRID} for g in _kernel_candidates(gammas)]
-    search = GridSearchCV(KernelRidge(), grid, cv=3, scoring=scorer).fit(Xtr, Rtr.astype(float))
-    return _rank_labels(search.predict(Xte)), dict(search.best_params_)
+    As ECRM's search: the kernel on the same random subset of ``KERNEL_SUBSAMPLE`` training
+    points (the same draw as :class:`ecrm.ECRMCV` with ``random_state=seed``, so that the
+    eigendecompositions in ``memory`` are shared), then ``alpha`` in ``ALPHAS`` on all of
+    them; scikit-learn's ``KernelRidge(alpha=m * alpha)`` (no intercept) is then fitted.
+    """
+    from sklearn.kernel_ridge import KernelRidge
+
+    from ecrm.model_selection import gram_eigendecomposition
+    from ecrm.ridge import LeaveOneOut
+
+    decompose = memory.cache(gram_eigendecomposition)
+    settings = _kernel_settings(gammas)
+    m = len(Xtr)
+    stages = [np.arange(m)]
+    if KERNEL_SUBSAMPLE < m and len(settings) > 1:
+        sub = np.sort(np.random.RandomState(seed).choice(m, KERNEL_SUBSAMPLE, replace=False))
+        stages.insert(0, sub)
+
+    def search(rows, candidates):
+        X, R = Xtr[rows], Rtr[rows]
+        best = None  # (discordant pairs, kernel index, alpha): integers, so ties are exact
+        for index, params in enumerate(candidates):
+            loo = LeaveOneOut(decompose(X, params), R.astype(float))
+            for alpha in ALPHAS[::-1]:  # ties: the earlier kernel, the stronger regularisation
+                errors = int(_discordant(_rank_labels(loo.predictions(len(X) * alpha, False)),
+                                         R).sum())
+                if best is None or errors < best[0]:
+                    best = (errors, index, alpha)
+        return best
+
+    if len(stages) == 2:
+        settings = [settings[search(stages[0], settings)[1]]]
+    _, index, alpha = search(stages[-1], settings)
+    params = settings[index]
+    model = KernelRidge(alpha=m * alpha, kernel=params["kernel"], gamma=params["gamma"])
+    P = model.fit(Xtr, Rtr.astype(float)).predict(Xte)
+    return _rank_labels(P), {**params, "alpha": alpha}
+
+
+def _kernel_settings(gammas) -> list[dict]:
+    """:func:`_kernel_candidates` as :class:`ecrm.ECRMCV` expands them (same cache keys)."""
+    from sklearn.model_selection import ParameterGrid
+
+    own = {"kernel": "rbf", "gamma": None, "degree": 3, "coef0": 1}
+    return [{**own, **g} for g in ParameterGrid(_kernel_candidates(gammas))]
 
 
 def kendall_loo_rows(m: int, k: int) -> int | None:
@@ -139,7 +182,9 @@ def kendall_loo_rows(m: int, k: int) -> int | None:
     return None if rows >= m else rows
 
 
-def _ecrm(Xtr, Rtr, Xte, gammas, memory, rng):
+def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed, kendall="shared"):
+    """ECRM with the three losses; every ``ECRMCV`` draws the same kernel subset (``seed``),
+    so the eigendecompositions in ``memory`` serve every loss."""
     from ecrm import ECRMCV
     from ecrm.losses import FootruleLoss, SquaredRankLoss
     from ecrm.losses.kendall import KendallLoss
@@ -148,76 +193,95 @@ def _ecrm(Xtr, Rtr, Xte, gammas, memory, rng):
     space = PermutationSpace(Rtr.shape[1])
     Ytr = space.from_ranks(Rtr)
     out = {}
-    shared = {"alphas": ALPHAS, "memory": memory, "kernel_subsample": KERNEL_SUBSAMPLE}
-    # Kernel and intercept: by the exact leave-one-out loss of each assignment-decoded loss.
+    shared = {"alphas": ALPHAS, "memory": memory, "kernel_subsample": KERNEL_SUBSAMPLE,
+              "random_state": seed}
+    grid = {"fit_intercept": "auto", "kernel_grid": _kernel_candidates(gammas)}
     chosen = {}
     for label, loss in [("ECRM-squared", SquaredRankLoss()), ("ECRM-footrule", FootruleLoss())]:
-        est = ECRMCV(loss, space, fit_intercept="auto", kernel_grid=_kernel_candidates(gammas),
-                     random_state=rng.randint(2**31 - 1), **shared).fit(Xtr, Ytr)
-        chosen[label] = est
+        chosen[label] = ECRMCV(loss, space, **grid, **shared).fit(Xtr, Ytr)
+    loo_rows = kendall_loo_rows(len(Xtr), Rtr.shape[1])
+    if kendall == "own":  # kernel, intercept and alpha by Kendall's own exact leave-one-out
+        own = {**grid, "loo_samples": loo_rows}
+    else:  # the squared-rank model's kernel and intercept; alpha by Kendall's leave-one-out
+        ref = chosen["ECRM-squared"]
+        own = {"fit_intercept": ref.fit_intercept_, "loo_samples": loo_rows,
+               **ref.kernel_params_}
+    chosen["ECRM-Kendall"] = ECRMCV(KendallLoss(), space, **own, **shared).fit(Xtr, Ytr)
+    for label, est in chosen.items():
         out[label] = (space.to_ranks(est.predict(Xte)),
                       {**est.kernel_params_, "alpha": est.alpha_,
                        "fit_intercept": est.fit_intercept_})
-    # Kendall: the kernel and intercept the squared-rank model chose (the Kemeny oracle costs
-    # O(2^k k) per leave-one-out prediction); alpha by Kendall's own exact leave-one-out loss.
-    ref = chosen["ECRM-squared"]
-    est = ECRMCV(KendallLoss(), space, fit_intercept=ref.fit_intercept_,
-                 loo_samples=kendall_loo_rows(len(Xtr), Rtr.shape[1]),
-                 random_state=rng.randint(2**31 - 1), **{**shared, **ref.kernel_params_},
-                 ).fit(Xtr, Ytr)
-    out["ECRM-Kendall"] = (space.to_ranks(est.predict(Xte)),
-                           {**est.kernel_params_, "alpha": est.alpha_,
-                            "fit_intercept": est.fit_intercept_})
     return {m: out[m] for m in ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared")}
 
 
-def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=1000, methods=METHODS,
-                progress=None, random_state=0) -> dict:
-    """Kendall's tau of every method on every test fold of one data set."""
-    from sklearn.model_selection import KFold
+def _fold(X, R, train, test, *, gammas, methods, seed, max_train, kendall="shared"):
+    """Every method on one train/test split: (taus, params, seconds) per method."""
     from sklearn.preprocessing import StandardScaler
+    from threadpoolctl import threadpool_limits
+
+    from ecrm.experiments.cache import InMemoryCache
+
+    rng = np.random.RandomState(seed)
+    if max_train is not None and len(train) > max_train:
+        train = np.sort(rng.choice(train, max_train, replace=False))
+    scaler = StandardScaler().fit(X[train])
+    Xtr, Xte, Rtr, Rte = scaler.transform(X[train]), scaler.transform(X[test]), R[train], R[test]
+    results, seconds = {}, {}
+    memory = InMemoryCache()  # one eigendecomposition per kernel and subset, for every method
+    fit_seed = rng.randint(2**31 - 1)
+    with threadpool_limits(1, user_api="blas"):  # one core per fold: folds run in parallel
+        if any(m.startswith("ECRM") for m in methods):
+            t0 = time.perf_counter()
+            results.update(_ecrm(Xtr, Rtr, Xte, gammas, memory, fit_seed, kendall))
+            share = (time.perf_counter() - t0) / 3
+            seconds.update({m: share for m in results})
+        for m, fn, extra in [("kNN-Borda", _knn, (_borda,)), ("kNN-Kemeny", _knn, (_kemeny,)),
+                             ("KRR-positions", _krr, (gammas, memory, fit_seed))]:
+            if m in methods:
+                t0 = time.perf_counter()
+                results[m] = fn(Xtr, Rtr, Xte, *extra)
+                seconds[m] = time.perf_counter() - t0
+    return {m: (float(_tau(results[m][0], Rte).mean()), results[m][1], seconds[m])
+            for m in methods}
+
+
+def fold_seed(random_state: int, repeat: int, fold: int) -> int:
+    """The seed of one fold's random draws: the same whatever the number of jobs."""
+    return int(np.random.SeedSequence([random_state, repeat, fold]).generate_state(1)[0])
+
+
+def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=1000, methods=METHODS,
+                progress=None, random_state=0, n_jobs=1, gammas=None, kendall="shared") -> dict:
+    """Kendall's tau of every method on every test fold of one data set.
+
+    The folds run in ``n_jobs`` processes (joblib), each with one BLAS thread; every fold's
+    random draws come from :func:`fold_seed`, so the results do not depend on ``n_jobs``.
+    """
+    from joblib import Parallel, delayed
+    from sklearn.model_selection import KFold
 
     from ecrm.datasets.label_ranking import load_label_ranking
-    from ecrm.experiments.cache import InMemoryCache
 
     data = load_label_ranking(name, data_dir)
     X, R = data.X, data.ranks
-    rng = np.random.RandomState(random_state)
-    taus: dict[str, list[float]] = {m: [] for m in methods}
-    seconds = {m: 0.0 for m in methods}
-    params: dict[str, list[dict]] = {m: [] for m in methods}
-    gammas = [g / X.shape[1] for g in GAMMAS]
-    for rep in range(repeats):
-        for train, test in KFold(folds, shuffle=True, random_state=random_state + rep).split(X):
-            if max_train is not None and len(train) > max_train:
-                train = np.sort(rng.choice(train, max_train, replace=False))
-            scaler = StandardScaler().fit(X[train])
-            Xtr, Xte, Rtr, Rte = scaler.transform(X[train]), scaler.transform(X[test]), \
-                R[train], R[test]
-            results = {}
-            if any(m.startswith("ECRM") for m in methods):
-                t0 = time.perf_counter()
-                results.update(_ecrm(Xtr, Rtr, Xte, gammas, InMemoryCache(), rng))
-                share = (time.perf_counter() - t0) / 3
-                for m in results:
-                    seconds[m] += share
-            for m, fn, extra in [("kNN-Borda", _knn, _borda), ("kNN-Kemeny", _knn, _kemeny),
-                                 ("KRR-positions", _krr, gammas)]:
-                if m in methods:
-                    t0 = time.perf_counter()
-                    results[m] = fn(Xtr, Rtr, Xte, extra)
-                    seconds[m] += time.perf_counter() - t0
-            for m in methods:
-                P, chosen = results[m]
-                taus[m].append(float(_tau(P, Rte).mean()))
-                params[m].append(chosen)
-            if progress is not None:
-                progress.update()
+    gammas = [g / X.shape[1] for g in (GAMMAS if gammas is None else gammas)]
+    splits = [(rep, f, train, test) for rep in range(repeats) for f, (train, test) in
+              enumerate(KFold(folds, shuffle=True, random_state=random_state + rep).split(X))]
+    tasks = (delayed(_fold)(X, R, train, test, gammas=gammas, methods=methods,
+                            seed=fold_seed(random_state, rep, f), max_train=max_train,
+                            kendall=kendall) for rep, f, train, test in splits)
+    done = []
+    for out in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
+        done.append(out)
+        if progress is not None:
+            progress.update()
     return {"dataset": name, "n": X.shape[0], "p": X.shape[1], "k": R.shape[1],
             "max_train": max_train, "repeats": repeats, "folds": folds,
-            "rows": [{"method": m, "tau_mean": float(np.mean(taus[m])),
-                      "tau_std": float(np.std(taus[m])), "fold_taus": taus[m],
-                      "seconds": seconds[m], "params": params[m]} for m in methods]}
+            "rows": [{"method": m, "tau_mean": float(np.mean([d[m][0] for d in done])),
+                      "tau_std": float(np.std([d[m][0] for d in done])),
+                      "fold_taus": [d[m][0] for d in done],
+                      "seconds": float(sum(d[m][2] for d in done)),
+                      "params": [d[m][1] for d in done]} for m in methods]}
 
 
 def format_table(results) -> str:
@@ -259,7 +323,7 @@ def run(args) -> int:
             bar.set_postfix_str(name)
             results.append(run_dataset(name, args.data_dir, repeats=args.repeats,
                                        folds=args.folds, max_train=args.max_train,
-                                       progress=bar))
+                                       progress=bar, n_jobs=args.n_jobs))
             if args.json:  # after every data set, so that a long run keeps what it finished
                 with open(args.json, "w") as f:
                     json.dump(results, f, indent=1)
@@ -288,6 +352,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--folds", type=_positive_int, default=10)
     parser.add_argument("--max-train", type=_positive_int, default=1000,
                         help="subsample larger training folds to this size (default 1000)")
+    parser.add_argument("--n-jobs", type=_positive_int, default=1,
+                        help="folds run in parallel in this many processes, one BLAS thread "
+                        "each (default 1; the results do not depend on it)")
     parser.add_argument("--json", help="write the results as JSON to this file")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
