@@ -141,10 +141,14 @@ def test_ecrm_kendall_reuses_the_squared_rank_kernel_and_intercept():
     X = rng.randn(60, 3)
     R = np.argsort(np.argsort(X @ rng.randn(3, 4) + 0.3 * rng.randn(60, 4), axis=1), axis=1)
     out = ranking._ecrm(X[:50], R[:50], X[50:], [0.1, 1.0], InMemoryCache(), rng)
-    assert list(out) == ["ECRM-Kendall", "ECRM-footrule", "ECRM-squared"]
+    assert list(out) == ["ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "ECRM-selected"]
     kendall, squared = out["ECRM-Kendall"][1], out["ECRM-squared"][1]
     assert {k: v for k, v in kendall.items() if k != "alpha"} == \
         {k: v for k, v in squared.items() if k != "alpha"}
+    P, params = out["ECRM-selected"]  # one of the three, with its parameters
+    loss = params.pop("loss")
+    assert params == out[loss][1]
+    np.testing.assert_array_equal(P, out[loss][0])
     for P, _ in out.values():  # rankings: a permutation of 0..3 per test row
         np.testing.assert_array_equal(np.sort(P, axis=1), np.tile(np.arange(4), (10, 1)))
 
@@ -211,3 +215,35 @@ def test_run_dataset_does_not_depend_on_n_jobs(tmp_path):
     for a, b in zip(serial["rows"], parallel["rows"], strict=True):
         assert a["method"] == b["method"] and a["params"] == b["params"]
         assert a["fold_taus"] == b["fold_taus"] and len(a["fold_taus"]) == 6
+
+
+def test_ecrm_selected_takes_the_smallest_leave_one_out_kendall_distance():
+    from types import SimpleNamespace
+
+    from ecrm.experiments import ranking
+    from ecrm.spaces.permutations import PermutationSpace
+
+    space = PermutationSpace(3)
+    Rtr = np.array([[0, 1, 2], [2, 1, 0], [1, 0, 2], [0, 2, 1]])
+    rows = np.array([1, 3])  # the Kendall model's leave-one-out points
+
+    def model(loo_rows, loo_ranks):
+        return SimpleNamespace(loo_rows_=np.asarray(loo_rows),
+                               loo_predictions_=space.from_ranks(loo_ranks))
+
+    perfect, reverse = Rtr, Rtr[:, ::-1]
+    # footrule is perfect on rows 1 and 3 only, squared rank only on rows 0 and 2: only the
+    # Kendall model's points count, so footrule (0 errors) beats squared rank (6).
+    footrule = np.where(np.isin(np.arange(4), rows)[:, None], perfect, reverse)
+    squared = np.where(np.isin(np.arange(4), rows)[:, None], reverse, perfect)
+    models = {"ECRM-Kendall": model(rows, reverse[rows]),
+              "ECRM-footrule": model(np.arange(4), footrule),
+              "ECRM-squared": model(np.arange(4), squared)}
+    assert ranking._select_by_loo(models, Rtr, space) == "ECRM-footrule"
+    # A tie goes to the earlier name in ECRM_LOSSES: Kendall.
+    models["ECRM-Kendall"] = model(rows, perfect[rows])
+    assert ranking._select_by_loo(models, Rtr, space) == "ECRM-Kendall"
+    # Points the other model lacks are refused, not silently misaligned.
+    models["ECRM-squared"] = model([0, 2], squared[[0, 2]])
+    with pytest.raises(ValueError, match="ECRM-squared: its leave-one-out points"):
+        ranking._select_by_loo(models, Rtr, space)

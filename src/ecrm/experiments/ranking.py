@@ -10,8 +10,9 @@ there.
 * **ECRM** with the squared-rank and footrule losses: :class:`ecrm.ECRMCV` chooses the kernel
   (linear, or RBF with ``gamma`` in ``GAMMAS / p``), the intercept (with or without) and
   ``alpha`` in ``ALPHAS`` by the exact leave-one-out task loss (the kernel on a random subset of
-  ``KERNEL_SUBSAMPLE`` training points, then ``alpha`` and the intercept on all of them); one
-  eigendecomposition per kernel, cached, serves every loss.
+  ``KERNEL_SUBSAMPLE`` training points, then ``alpha`` and the intercept on all of them). Every
+  model of a fold draws the same subset, so one eigendecomposition per kernel and subset,
+  cached, serves every loss and the kernel ridge baseline.
 * **ECRM** with the Kendall loss (exact Kemeny inference,
   :class:`ecrm.losses.kendall.KendallLoss`): the kernel and intercept the squared-rank model
   chose, and ``alpha`` by Kendall's own exact leave-one-out loss. Every leave-one-out
@@ -19,19 +20,29 @@ there.
   loss is averaged over all training points when that costs at most ``KENDALL_LOO_BUDGET``
   DP operations per candidate, else over ``KENDALL_LOO_MIN_ROWS`` random training points
   (:func:`kendall_loo_rows`; only wisconsin, ``k = 16``, is affected).
+* **ECRM-selected**: of those three models, the one with the smallest exact leave-one-out
+  Kendall distance on the training fold (on the Kendall model's leave-one-out points; ties go
+  to Kendall, then footrule). Model selection on the task loss, nothing fitted anew; each
+  model's leave-one-out loss is the minimum over its own candidates, so the comparison is
+  slightly optimistic for the models with more candidates (footrule and squared rank).
 * **kNN + Borda** and **kNN + Kemeny**: the rankings of the ``k`` nearest training points,
   aggregated by mean position or exactly by Kemeny's rule
   (:func:`ecrm.spaces.linear_ordering.linear_ordering`); ``k`` in ``NEIGHBOURS`` by the exact
   leave-one-out Kendall's tau on the training fold.
-* **KRR on positions**: scikit-learn's ``KernelRidge`` on the rank vector, labels ranked by
-  predicted position; the same kernel candidates as ECRM and ``alpha`` in ``KRR_GRID`` by
-  3-fold ``GridSearchCV`` (Kendall's tau) on the training fold.
+* **KRR on positions**: scikit-learn's ``KernelRidge`` (no intercept) on the rank vector,
+  labels ranked by predicted position; the kernel and ``alpha`` (``KernelRidge(alpha=m *
+  alpha)``, ``alpha`` in ``ALPHAS``) by the exact leave-one-out Kendall distance from the same
+  eigendecompositions as ECRM, in the same two stages (:func:`_krr`).
 
 Large sets: a training fold with more than ``--max-train`` points (default 1,000) is replaced
-by a random subset of that size, drawn without replacement from the training fold (the
-run's ``RandomState``, seeded by ``random_state``). At ten folds that is every set with more
-than 1,111 instances: segment, cpu, elevators, calhousing, fried and the five yeast sets.
-The test fold is always complete.
+by a random subset of that size, drawn without replacement from the training fold. At ten
+folds that is every set with more than 1,111 instances: segment, cpu, elevators, calhousing,
+fried and the five yeast sets. The test fold is always complete.
+
+Time: the folds run in ``--n-jobs`` processes (joblib, one BLAS thread each). Every fold's
+random draws (the training subset, the kernel subset, the leave-one-out rows) come from its
+own seed, :func:`fold_seed` ``(random_state, repeat, fold)``, so the results do not depend
+on the number of processes.
 """
 
 from __future__ import annotations
@@ -41,9 +52,9 @@ import time
 
 import numpy as np
 
-__all__ = ["ALPHAS", "DEFAULT_DATASETS", "GAMMAS", "KENDALL_LOO_BUDGET", "KENDALL_LOO_MIN_ROWS",
-           "NEIGHBOURS", "PUBLISHED", "add_parser", "format_table", "kendall_loo_rows", "run",
-           "run_dataset"]
+__all__ = ["ALPHAS", "DEFAULT_DATASETS", "ECRM_LOSSES", "GAMMAS", "KENDALL_LOO_BUDGET",
+           "KENDALL_LOO_MIN_ROWS", "METHODS", "NEIGHBOURS", "PUBLISHED", "add_parser",
+           "fold_seed", "format_table", "kendall_loo_rows", "run", "run_dataset"]
 
 #: The benchmark in the usual order: 13 semi-synthetic sets, then the 5 yeast sets.
 DEFAULT_DATASETS = ("iris", "wine", "glass", "vehicle", "stock", "housing", "bodyfat",
@@ -52,7 +63,6 @@ DEFAULT_DATASETS = ("iris", "wine", "glass", "vehicle", "stock", "housing", "bod
 ALPHAS = np.logspace(-6, 2, 17)
 GAMMAS = (0.25, 1.0, 4.0)  # times 1 / n_features
 NEIGHBOURS = (1, 3, 5, 7, 10, 15, 20, 30, 50)
-KRR_GRID = {"alpha": (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)}
 KERNEL_SUBSAMPLE = 600
 #: Leave-one-out rows of the Kendall model: DP operations budget, and the floor.
 KENDALL_LOO_BUDGET = 2**25
@@ -67,8 +77,10 @@ KENDALL_LOO_MIN_ROWS = 100
 #: (never from memory); the report prints "n/a" until then.
 PUBLISHED: dict[str, tuple[float, str, str]] = {}
 
-METHODS = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "kNN-Borda", "kNN-Kemeny",
-           "KRR-positions")
+METHODS = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "ECRM-selected", "kNN-Borda",
+           "kNN-Kemeny", "KRR-positions")
+#: The ECRM models whose exact leave-one-out Kendall distance ``ECRM-selected`` compares.
+ECRM_LOSSES = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared")
 
 
 def _rank_labels(scores_low_first) -> np.ndarray:
@@ -182,7 +194,7 @@ def kendall_loo_rows(m: int, k: int) -> int | None:
     return None if rows >= m else rows
 
 
-def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed, kendall="shared"):
+def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed):
     """ECRM with the three losses; every ``ECRMCV`` draws the same kernel subset (``seed``),
     so the eigendecompositions in ``memory`` serve every loss."""
     from ecrm import ECRMCV
@@ -199,22 +211,43 @@ def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed, kendall="shared"):
     chosen = {}
     for label, loss in [("ECRM-squared", SquaredRankLoss()), ("ECRM-footrule", FootruleLoss())]:
         chosen[label] = ECRMCV(loss, space, **grid, **shared).fit(Xtr, Ytr)
-    loo_rows = kendall_loo_rows(len(Xtr), Rtr.shape[1])
-    if kendall == "own":  # kernel, intercept and alpha by Kendall's own exact leave-one-out
-        own = {**grid, "loo_samples": loo_rows}
-    else:  # the squared-rank model's kernel and intercept; alpha by Kendall's leave-one-out
-        ref = chosen["ECRM-squared"]
-        own = {"fit_intercept": ref.fit_intercept_, "loo_samples": loo_rows,
-               **ref.kernel_params_}
+    # Kendall: the squared-rank model's kernel and intercept (its own kernel search, tried,
+    # moved tau by noise at up to 10 times the cost); alpha by Kendall's leave-one-out loss.
+    ref = chosen["ECRM-squared"]
+    own = {"fit_intercept": ref.fit_intercept_, **ref.kernel_params_,
+           "loo_samples": kendall_loo_rows(len(Xtr), Rtr.shape[1])}
     chosen["ECRM-Kendall"] = ECRMCV(KendallLoss(), space, **own, **shared).fit(Xtr, Ytr)
     for label, est in chosen.items():
         out[label] = (space.to_ranks(est.predict(Xte)),
                       {**est.kernel_params_, "alpha": est.alpha_,
                        "fit_intercept": est.fit_intercept_})
-    return {m: out[m] for m in ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared")}
+    best = _select_by_loo(chosen, Rtr, space)
+    out["ECRM-selected"] = (out[best][0], {"loss": best, **out[best][1]})
+    return {m: out[m] for m in (*ECRM_LOSSES, "ECRM-selected")}
 
 
-def _fold(X, R, train, test, *, gammas, methods, seed, max_train, kendall="shared"):
+def _select_by_loo(models: dict, Rtr, space) -> str:
+    """The name of the fitted :class:`ecrm.ECRMCV` in ``models`` (keys ``ECRM_LOSSES``) with
+    the smallest exact leave-one-out Kendall distance; ties go to the earlier name.
+
+    The distances are summed over the Kendall model's leave-one-out points (``loo_rows_``:
+    every training point, or a subset for ``k = 16``), which every other model's points
+    include.
+    """
+    rows = models["ECRM-Kendall"].loo_rows_
+    errors = {}
+    for label in ECRM_LOSSES:
+        est = models[label]
+        at = np.searchsorted(est.loo_rows_, rows)
+        if not np.array_equal(est.loo_rows_[np.minimum(at, len(est.loo_rows_) - 1)], rows):
+            raise ValueError(f"{label}: its leave-one-out points do not include the Kendall "
+                             f"model's")
+        errors[label] = int(_discordant(space.to_ranks(est.loo_predictions_[at]),
+                                        Rtr[rows]).sum())
+    return min(ECRM_LOSSES, key=errors.__getitem__)
+
+
+def _fold(X, R, train, test, *, gammas, methods, seed, max_train):
     """Every method on one train/test split: (taus, params, seconds) per method."""
     from sklearn.preprocessing import StandardScaler
     from threadpoolctl import threadpool_limits
@@ -232,9 +265,10 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train, kendall="share
     with threadpool_limits(1, user_api="blas"):  # one core per fold: folds run in parallel
         if any(m.startswith("ECRM") for m in methods):
             t0 = time.perf_counter()
-            results.update(_ecrm(Xtr, Rtr, Xte, gammas, memory, fit_seed, kendall))
-            share = (time.perf_counter() - t0) / 3
-            seconds.update({m: share for m in results})
+            results.update(_ecrm(Xtr, Rtr, Xte, gammas, memory, fit_seed))
+            share = (time.perf_counter() - t0) / len(ECRM_LOSSES)
+            seconds.update({m: share for m in ECRM_LOSSES})
+            seconds["ECRM-selected"] = 0.0  # no fit of its own
         for m, fn, extra in [("kNN-Borda", _knn, (_borda,)), ("kNN-Kemeny", _knn, (_kemeny,)),
                              ("KRR-positions", _krr, (gammas, memory, fit_seed))]:
             if m in methods:
@@ -251,7 +285,7 @@ def fold_seed(random_state: int, repeat: int, fold: int) -> int:
 
 
 def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=1000, methods=METHODS,
-                progress=None, random_state=0, n_jobs=1, gammas=None, kendall="shared") -> dict:
+                progress=None, random_state=0, n_jobs=1, gammas=None) -> dict:
     """Kendall's tau of every method on every test fold of one data set.
 
     The folds run in ``n_jobs`` processes (joblib), each with one BLAS thread; every fold's
@@ -268,8 +302,8 @@ def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=1000, methods=
     splits = [(rep, f, train, test) for rep in range(repeats) for f, (train, test) in
               enumerate(KFold(folds, shuffle=True, random_state=random_state + rep).split(X))]
     tasks = (delayed(_fold)(X, R, train, test, gammas=gammas, methods=methods,
-                            seed=fold_seed(random_state, rep, f), max_train=max_train,
-                            kendall=kendall) for rep, f, train, test in splits)
+                            seed=fold_seed(random_state, rep, f), max_train=max_train)
+             for rep, f, train, test in splits)
     done = []
     for out in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
         done.append(out)
