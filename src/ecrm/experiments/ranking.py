@@ -73,8 +73,9 @@ KENDALL_LOO_MIN_ROWS = 100
 #: (abstracts and introductions), never the result tables of Cheng, Hühn & Hüllermeier (ICML
 #: 2009: IB-PL, IB-M, LRT), Cheng, Dembczyński & Hüllermeier (ICML 2010: Plackett-Luce),
 #: Korba, Garcia & d'Alché-Buc (NeurIPS 2018) or Zhou & Qiu (Expert Systems with
-#: Applications 2018, arXiv:1608.07710: label ranking forests). Fill it from those tables
-#: (never from memory); the report prints "n/a" until then.
+#: Applications 2018, arXiv:1608.07710: label ranking forests), and the public repositories
+#: of these papers hold code and data but no result tables. Fill it from those tables (never
+#: from memory); the report prints "n/a" until then.
 PUBLISHED: dict[str, tuple[float, str, str]] = {}
 
 METHODS = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "ECRM-selected", "kNN-Borda",
