@@ -39,7 +39,8 @@ by a random subset of that size, drawn without replacement from the training fol
 folds that is every set with more than 1,111 instances: segment, cpu, elevators, calhousing,
 fried and the five yeast sets. The test fold is always complete.
 
-Time: the folds run in ``--n-jobs`` processes (joblib, one BLAS thread each). Every fold's
+Time: the folds run in ``--n-jobs`` processes (joblib); every fold uses one BLAS thread, also
+with ``--n-jobs 1``, so that its floating-point results are the same either way. Every fold's
 random draws (the training subset, the kernel subset, the leave-one-out rows) come from its
 own seed, :func:`fold_seed` ``(random_state, repeat, fold)``, so the results do not depend
 on the number of processes.
@@ -389,7 +390,7 @@ def add_parser(subparsers) -> None:
                         help="subsample larger training folds to this size (default 1000)")
     parser.add_argument("--n-jobs", type=_positive_int, default=1,
                         help="folds run in parallel in this many processes, one BLAS thread "
-                        "each (default 1; the results do not depend on it)")
+                        "per fold (default 1; the results do not depend on it)")
     parser.add_argument("--json", help="write the results as JSON to this file")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
