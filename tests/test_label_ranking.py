@@ -141,9 +141,109 @@ def test_ecrm_kendall_reuses_the_squared_rank_kernel_and_intercept():
     X = rng.randn(60, 3)
     R = np.argsort(np.argsort(X @ rng.randn(3, 4) + 0.3 * rng.randn(60, 4), axis=1), axis=1)
     out = ranking._ecrm(X[:50], R[:50], X[50:], [0.1, 1.0], InMemoryCache(), rng)
-    assert list(out) == ["ECRM-Kendall", "ECRM-footrule", "ECRM-squared"]
+    assert list(out) == ["ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "ECRM-selected"]
     kendall, squared = out["ECRM-Kendall"][1], out["ECRM-squared"][1]
     assert {k: v for k, v in kendall.items() if k != "alpha"} == \
         {k: v for k, v in squared.items() if k != "alpha"}
+    P, params = out["ECRM-selected"]  # one of the three, with its parameters
+    loss = params.pop("loss")
+    assert params == out[loss][1]
+    np.testing.assert_array_equal(P, out[loss][0])
     for P, _ in out.values():  # rankings: a permutation of 0..3 per test row
         np.testing.assert_array_equal(np.sort(P, axis=1), np.tile(np.arange(4), (10, 1)))
+
+
+def _toy_ranking(m, k=4, p=3, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(m, p)
+    R = np.argsort(np.argsort(X @ rng.randn(p, k) + 0.5 * rng.randn(m, k), axis=1), axis=1)
+    return X, R
+
+
+def test_krr_chooses_kernel_and_alpha_by_leave_one_out_refits(monkeypatch):
+    from sklearn.kernel_ridge import KernelRidge
+
+    from ecrm.experiments import ranking
+    from ecrm.experiments.cache import InMemoryCache
+
+    monkeypatch.setattr(ranking, "ALPHAS", np.logspace(-4, 2, 7))
+    X, R = _toy_ranking(30)
+    Xtr, Rtr, Xte = X[:24], R[:24], X[24:]
+    m = len(Xtr)
+    P, chosen = ranking._krr(Xtr, Rtr, Xte, [0.5], InMemoryCache(), 0)
+    # The same criterion by m refits per candidate, each without its point (ridge m * alpha).
+    best = None
+    for params in ranking._kernel_settings([0.5]):
+        for alpha in ranking.ALPHAS[::-1]:
+            model = KernelRidge(alpha=m * alpha, kernel=params["kernel"], gamma=params["gamma"])
+            loo = np.array([model.fit(np.delete(Xtr, i, 0), np.delete(Rtr, i, 0).astype(float))
+                            .predict(Xtr[i:i + 1])[0] for i in range(m)])
+            tau = ranking._tau(ranking._rank_labels(loo), Rtr).mean()
+            if best is None or tau > best[0] + 1e-12:
+                best = (tau, params, alpha)
+    assert chosen == {**best[1], "alpha": best[2]}
+    model = KernelRidge(alpha=m * best[2], kernel=best[1]["kernel"], gamma=best[1]["gamma"])
+    np.testing.assert_array_equal(P, ranking._rank_labels(model.fit(Xtr, Rtr.astype(float))
+                                                          .predict(Xte)))
+
+
+def test_krr_reuses_the_eigendecompositions_of_ecrm(monkeypatch):
+    from ecrm.experiments import ranking
+    from ecrm.experiments.cache import InMemoryCache
+
+    monkeypatch.setattr(ranking, "KERNEL_SUBSAMPLE", 30)  # both stages on a small fold
+    X, R = _toy_ranking(60)
+    memory = InMemoryCache()
+    ranking._ecrm(X[:50], R[:50], X[50:], [0.5, 2.0], memory, 7)
+    before = len(memory.store)
+    ranking._krr(X[:50], R[:50], X[50:], [0.5, 2.0], memory, 7)
+    # Stage 1 (3 kernels on the same 30 points) is all cached; at most the chosen kernel's
+    # decomposition on all 50 points is new.
+    assert len(memory.store) - before <= 1
+
+
+def test_run_dataset_does_not_depend_on_n_jobs(tmp_path):
+    from ecrm.experiments import ranking
+
+    X, R = _toy_ranking(45)
+    lines = ["45,3,4"] + [",".join([*(f"{v:.6f}" for v in x), *(str(r + 1) for r in row)])
+                          for x, row in zip(X, R, strict=True)]
+    _write(tmp_path, "\n".join(lines) + "\n")
+    kwargs = {"repeats": 2, "folds": 3, "max_train": 25}
+    serial = ranking.run_dataset("toy", tmp_path, n_jobs=1, **kwargs)
+    parallel = ranking.run_dataset("toy", tmp_path, n_jobs=2, **kwargs)
+    for a, b in zip(serial["rows"], parallel["rows"], strict=True):
+        assert a["method"] == b["method"] and a["params"] == b["params"]
+        assert a["fold_taus"] == b["fold_taus"] and len(a["fold_taus"]) == 6
+
+
+def test_ecrm_selected_takes_the_smallest_leave_one_out_kendall_distance():
+    from types import SimpleNamespace
+
+    from ecrm.experiments import ranking
+    from ecrm.spaces.permutations import PermutationSpace
+
+    space = PermutationSpace(3)
+    Rtr = np.array([[0, 1, 2], [2, 1, 0], [1, 0, 2], [0, 2, 1]])
+    rows = np.array([1, 3])  # the Kendall model's leave-one-out points
+
+    def model(loo_rows, loo_ranks):
+        return SimpleNamespace(loo_rows_=np.asarray(loo_rows),
+                               loo_predictions_=space.from_ranks(loo_ranks))
+
+    perfect, reverse = Rtr, Rtr[:, ::-1]
+    # footrule is perfect on rows 1 and 3 only, squared rank only on rows 0 and 2: only the
+    # Kendall model's points count, so footrule (0 errors) beats squared rank (6).
+    footrule = np.where(np.isin(np.arange(4), rows)[:, None], perfect, reverse)
+    squared = np.where(np.isin(np.arange(4), rows)[:, None], reverse, perfect)
+    models = {"ECRM-Kendall": model(rows, reverse[rows]),
+              "ECRM-footrule": model(np.arange(4), footrule),
+              "ECRM-squared": model(np.arange(4), squared)}
+    assert ranking._select_by_loo(models, Rtr, space) == "ECRM-footrule"
+    # A tie goes to the earlier name in ECRM_LOSSES: Kendall.
+    models["ECRM-Kendall"] = model(rows, perfect[rows])
+    assert ranking._select_by_loo(models, Rtr, space) == "ECRM-Kendall"
+    # Points the other model lacks are refused, not silently misaligned.
+    models["ECRM-squared"] = model([0, 2], squared[[0, 2]])
+    with pytest.raises(ValueError, match="ECRM-squared: its leave-one-out points"):
+        ranking._select_by_loo(models, Rtr, space)

@@ -151,6 +151,8 @@ CASES = {
     "candidates": _space(candidate_sets()),
     "zero-one-loss": _with_loss(candidate_sets(), ZeroOneLoss),
     "permutations": _space(st.integers(1, 5).map(PermutationSpace)),
+    "permutations-assignment": _method(st.integers(1, 5).map(PermutationSpace), "assignment"),
+    "permutations-enumerate": _method(st.integers(1, 7).map(PermutationSpace), "enumerate"),
     "kendall-loss": _with_loss(st.integers(1, 5).map(PermutationSpace),
                                lambda space: KendallLoss()),
     "polytope-tu-auto": _space(constraint_sets(True, "auto")),

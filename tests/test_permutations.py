@@ -116,3 +116,25 @@ def test_not_a_permutation():
         PermutationSpace(0)
     with pytest.raises(ValueError, match="n_items must be an integer"):
         PermutationSpace(2.0)
+
+
+def test_permutation_argmin_rejects_an_unknown_method():
+    with pytest.raises(ValueError, match="method must be 'auto', 'assignment' or 'enumerate'"):
+        PermutationSpace(3).argmin(np.zeros(9), method="lp")
+
+
+def test_permutation_argmin_enumerates_at_most_eight_items():
+    with pytest.raises(ValueError, match="at most 8 items; got 9"):
+        PermutationSpace(9).argmin(np.zeros(81), method="enumerate")
+
+
+def test_permutation_argmin_methods_agree_on_the_optimal_cost():
+    rng = np.random.default_rng(3)
+    for k in range(1, 8):
+        space = PermutationSpace(k)
+        C = rng.normal(size=(40, k * k))
+        values = [np.einsum("ij,ij->i", space.argmin(C, method=m), C)
+                  for m in ("auto", "assignment", "enumerate")]
+        for v in values[1:]:
+            np.testing.assert_allclose(v, values[0], rtol=0, atol=1e-12)
+    assert PermutationSpace(4).argmin(np.zeros((0, 16))).shape == (0, 16)

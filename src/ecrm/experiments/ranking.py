@@ -10,8 +10,9 @@ there.
 * **ECRM** with the squared-rank and footrule losses: :class:`ecrm.ECRMCV` chooses the kernel
   (linear, or RBF with ``gamma`` in ``GAMMAS / p``), the intercept (with or without) and
   ``alpha`` in ``ALPHAS`` by the exact leave-one-out task loss (the kernel on a random subset of
-  ``KERNEL_SUBSAMPLE`` training points, then ``alpha`` and the intercept on all of them); one
-  eigendecomposition per kernel, cached, serves every loss.
+  ``KERNEL_SUBSAMPLE`` training points, then ``alpha`` and the intercept on all of them). Every
+  model of a fold draws the same subset, so one eigendecomposition per kernel and subset,
+  cached, serves every loss and the kernel ridge baseline.
 * **ECRM** with the Kendall loss (exact Kemeny inference,
   :class:`ecrm.losses.kendall.KendallLoss`): the kernel and intercept the squared-rank model
   chose, and ``alpha`` by Kendall's own exact leave-one-out loss. Every leave-one-out
@@ -19,19 +20,30 @@ there.
   loss is averaged over all training points when that costs at most ``KENDALL_LOO_BUDGET``
   DP operations per candidate, else over ``KENDALL_LOO_MIN_ROWS`` random training points
   (:func:`kendall_loo_rows`; only wisconsin, ``k = 16``, is affected).
+* **ECRM-selected**: of those three models, the one with the smallest exact leave-one-out
+  Kendall distance on the training fold (on the Kendall model's leave-one-out points; ties go
+  to Kendall, then footrule). Model selection on the task loss, nothing fitted anew; each
+  model's leave-one-out loss is the minimum over its own candidates, so the comparison is
+  slightly optimistic for the models with more candidates (footrule and squared rank).
 * **kNN + Borda** and **kNN + Kemeny**: the rankings of the ``k`` nearest training points,
   aggregated by mean position or exactly by Kemeny's rule
   (:func:`ecrm.spaces.linear_ordering.linear_ordering`); ``k`` in ``NEIGHBOURS`` by the exact
   leave-one-out Kendall's tau on the training fold.
-* **KRR on positions**: scikit-learn's ``KernelRidge`` on the rank vector, labels ranked by
-  predicted position; the same kernel candidates as ECRM and ``alpha`` in ``KRR_GRID`` by
-  3-fold ``GridSearchCV`` (Kendall's tau) on the training fold.
+* **KRR on positions**: scikit-learn's ``KernelRidge`` (no intercept) on the rank vector,
+  labels ranked by predicted position; the kernel and ``alpha`` (``KernelRidge(alpha=m *
+  alpha)``, ``alpha`` in ``ALPHAS``) by the exact leave-one-out Kendall distance from the same
+  eigendecompositions as ECRM, in the same two stages (:func:`_krr`).
 
 Large sets: a training fold with more than ``--max-train`` points (default 1,000) is replaced
-by a random subset of that size, drawn without replacement from the training fold (the
-run's ``RandomState``, seeded by ``random_state``). At ten folds that is every set with more
-than 1,111 instances: segment, cpu, elevators, calhousing, fried and the five yeast sets.
-The test fold is always complete.
+by a random subset of that size, drawn without replacement from the training fold. At ten
+folds that is every set with more than 1,111 instances: segment, cpu, elevators, calhousing,
+fried and the five yeast sets. The test fold is always complete.
+
+Time: the folds run in ``--n-jobs`` processes (joblib); every fold uses one BLAS thread, also
+with ``--n-jobs 1``, so that its floating-point results are the same either way. Every fold's
+random draws (the training subset, the kernel subset, the leave-one-out rows) come from its
+own seed, :func:`fold_seed` ``(random_state, repeat, fold)``, so the results do not depend
+on the number of processes.
 """
 
 from __future__ import annotations
@@ -41,9 +53,9 @@ import time
 
 import numpy as np
 
-__all__ = ["ALPHAS", "DEFAULT_DATASETS", "GAMMAS", "KENDALL_LOO_BUDGET", "KENDALL_LOO_MIN_ROWS",
-           "NEIGHBOURS", "PUBLISHED", "add_parser", "format_table", "kendall_loo_rows", "run",
-           "run_dataset"]
+__all__ = ["ALPHAS", "DEFAULT_DATASETS", "ECRM_LOSSES", "GAMMAS", "KENDALL_LOO_BUDGET",
+           "KENDALL_LOO_MIN_ROWS", "METHODS", "NEIGHBOURS", "PUBLISHED", "add_parser",
+           "fold_seed", "format_table", "kendall_loo_rows", "run", "run_dataset"]
 
 #: The benchmark in the usual order: 13 semi-synthetic sets, then the 5 yeast sets.
 DEFAULT_DATASETS = ("iris", "wine", "glass", "vehicle", "stock", "housing", "bodyfat",
@@ -52,7 +64,6 @@ DEFAULT_DATASETS = ("iris", "wine", "glass", "vehicle", "stock", "housing", "bod
 ALPHAS = np.logspace(-6, 2, 17)
 GAMMAS = (0.25, 1.0, 4.0)  # times 1 / n_features
 NEIGHBOURS = (1, 3, 5, 7, 10, 15, 20, 30, 50)
-KRR_GRID = {"alpha": (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)}
 KERNEL_SUBSAMPLE = 600
 #: Leave-one-out rows of the Kendall model: DP operations budget, and the floor.
 KENDALL_LOO_BUDGET = 2**25
@@ -63,12 +74,15 @@ KENDALL_LOO_MIN_ROWS = 100
 #: (abstracts and introductions), never the result tables of Cheng, Hühn & Hüllermeier (ICML
 #: 2009: IB-PL, IB-M, LRT), Cheng, Dembczyński & Hüllermeier (ICML 2010: Plackett-Luce),
 #: Korba, Garcia & d'Alché-Buc (NeurIPS 2018) or Zhou & Qiu (Expert Systems with
-#: Applications 2018, arXiv:1608.07710: label ranking forests). Fill it from those tables
-#: (never from memory); the report prints "n/a" until then.
+#: Applications 2018, arXiv:1608.07710: label ranking forests), and the public repositories
+#: of these papers hold code and data but no result tables. Fill it from those tables (never
+#: from memory); the report prints "n/a" until then.
 PUBLISHED: dict[str, tuple[float, str, str]] = {}
 
-METHODS = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "kNN-Borda", "kNN-Kemeny",
-           "KRR-positions")
+METHODS = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "ECRM-selected", "kNN-Borda",
+           "kNN-Kemeny", "KRR-positions")
+#: The ECRM models whose exact leave-one-out Kendall distance ``ECRM-selected`` compares.
+ECRM_LOSSES = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared")
 
 
 def _rank_labels(scores_low_first) -> np.ndarray:
@@ -76,12 +90,16 @@ def _rank_labels(scores_low_first) -> np.ndarray:
     return np.argsort(np.argsort(scores_low_first, axis=1, kind="stable"), axis=1)
 
 
+def _discordant(R_pred, R_true) -> np.ndarray:
+    """Kendall's distance (discordant label pairs) of each row pair of positions (n, k)."""
+    a, b = np.triu_indices(R_true.shape[1], 1)
+    return ((R_pred[:, a] - R_pred[:, b]) * (R_true[:, a] - R_true[:, b]) < 0).sum(axis=1)
+
+
 def _tau(R_pred, R_true) -> np.ndarray:
     """Kendall's tau of each row pair of position vectors (n, k)."""
     k = R_true.shape[1]
-    a, b = np.triu_indices(k, 1)
-    disc = ((R_pred[:, a] - R_pred[:, b]) * (R_true[:, a] - R_true[:, b]) < 0).sum(axis=1)
-    return 1.0 - 4.0 * disc / (k * (k - 1))
+    return 1.0 - 4.0 * _discordant(R_pred, R_true) / (k * (k - 1))
 
 
 def _kemeny(neigh_ranks) -> np.ndarray:
@@ -117,15 +135,54 @@ def _kernel_candidates(gammas) -> list[dict]:
     return [{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": list(gammas)}]
 
 
-def _krr(Xtr, Rtr, Xte, gammas):
-    from sklearn.kernel_ridge import KernelRidge
-    from sklearn.metrics import make_scorer
-    from sklearn.model_selection import GridSearchCV
+def _krr(Xtr, Rtr, Xte, gammas, memory, seed):
+    """Kernel ridge on positions: kernel and ``alpha`` by exact leave-one-out tau.
 
-    scorer = make_scorer(lambda R, P: _tau(_rank_labels(P), R.astype(int)).mean())
-    grid = [{**g, **KRR_GRID} for g in _kernel_candidates(gammas)]
-    search = GridSearchCV(KernelRidge(), grid, cv=3, scoring=scorer).fit(Xtr, Rtr.astype(float))
-    return _rank_labels(search.predict(Xte)), dict(search.best_params_)
+    As ECRM's search: the kernel on the same random subset of ``KERNEL_SUBSAMPLE`` training
+    points (the same draw as :class:`ecrm.ECRMCV` with ``random_state=seed``, so that the
+    eigendecompositions in ``memory`` are shared), then ``alpha`` in ``ALPHAS`` on all of
+    them; scikit-learn's ``KernelRidge(alpha=m * alpha)`` (no intercept) is then fitted.
+    """
+    from sklearn.kernel_ridge import KernelRidge
+
+    from ecrm.model_selection import gram_eigendecomposition
+    from ecrm.ridge import LeaveOneOut
+
+    decompose = memory.cache(gram_eigendecomposition)
+    settings = _kernel_settings(gammas)
+    m = len(Xtr)
+    stages = [np.arange(m)]
+    if KERNEL_SUBSAMPLE < m and len(settings) > 1:
+        sub = np.sort(np.random.RandomState(seed).choice(m, KERNEL_SUBSAMPLE, replace=False))
+        stages.insert(0, sub)
+
+    def search(rows, candidates):
+        X, R = Xtr[rows], Rtr[rows]
+        best = None  # (discordant pairs, kernel index, alpha): integers, so ties are exact
+        for index, params in enumerate(candidates):
+            loo = LeaveOneOut(decompose(X, params), R.astype(float))
+            for alpha in ALPHAS[::-1]:  # ties: the earlier kernel, the stronger regularisation
+                errors = int(_discordant(_rank_labels(loo.predictions(len(X) * alpha, False)),
+                                         R).sum())
+                if best is None or errors < best[0]:
+                    best = (errors, index, alpha)
+        return best
+
+    if len(stages) == 2:
+        settings = [settings[search(stages[0], settings)[1]]]
+    _, index, alpha = search(stages[-1], settings)
+    params = settings[index]
+    model = KernelRidge(alpha=m * alpha, kernel=params["kernel"], gamma=params["gamma"])
+    P = model.fit(Xtr, Rtr.astype(float)).predict(Xte)
+    return _rank_labels(P), {**params, "alpha": alpha}
+
+
+def _kernel_settings(gammas) -> list[dict]:
+    """:func:`_kernel_candidates` as :class:`ecrm.ECRMCV` expands them (same cache keys)."""
+    from sklearn.model_selection import ParameterGrid
+
+    own = {"kernel": "rbf", "gamma": None, "degree": 3, "coef0": 1}
+    return [{**own, **g} for g in ParameterGrid(_kernel_candidates(gammas))]
 
 
 def kendall_loo_rows(m: int, k: int) -> int | None:
@@ -139,7 +196,9 @@ def kendall_loo_rows(m: int, k: int) -> int | None:
     return None if rows >= m else rows
 
 
-def _ecrm(Xtr, Rtr, Xte, gammas, memory, rng):
+def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed):
+    """ECRM with the three losses; every ``ECRMCV`` draws the same kernel subset (``seed``),
+    so the eigendecompositions in ``memory`` serve every loss."""
     from ecrm import ECRMCV
     from ecrm.losses import FootruleLoss, SquaredRankLoss
     from ecrm.losses.kendall import KendallLoss
@@ -148,76 +207,117 @@ def _ecrm(Xtr, Rtr, Xte, gammas, memory, rng):
     space = PermutationSpace(Rtr.shape[1])
     Ytr = space.from_ranks(Rtr)
     out = {}
-    shared = {"alphas": ALPHAS, "memory": memory, "kernel_subsample": KERNEL_SUBSAMPLE}
-    # Kernel and intercept: by the exact leave-one-out loss of each assignment-decoded loss.
+    shared = {"alphas": ALPHAS, "memory": memory, "kernel_subsample": KERNEL_SUBSAMPLE,
+              "random_state": seed}
+    grid = {"fit_intercept": "auto", "kernel_grid": _kernel_candidates(gammas)}
     chosen = {}
     for label, loss in [("ECRM-squared", SquaredRankLoss()), ("ECRM-footrule", FootruleLoss())]:
-        est = ECRMCV(loss, space, fit_intercept="auto", kernel_grid=_kernel_candidates(gammas),
-                     random_state=rng.randint(2**31 - 1), **shared).fit(Xtr, Ytr)
-        chosen[label] = est
+        chosen[label] = ECRMCV(loss, space, **grid, **shared).fit(Xtr, Ytr)
+    # Kendall: the squared-rank model's kernel and intercept (its own kernel search, tried,
+    # moved tau by noise at up to 10 times the cost); alpha by Kendall's leave-one-out loss.
+    ref = chosen["ECRM-squared"]
+    own = {"fit_intercept": ref.fit_intercept_, **ref.kernel_params_,
+           "loo_samples": kendall_loo_rows(len(Xtr), Rtr.shape[1])}
+    chosen["ECRM-Kendall"] = ECRMCV(KendallLoss(), space, **own, **shared).fit(Xtr, Ytr)
+    for label, est in chosen.items():
         out[label] = (space.to_ranks(est.predict(Xte)),
                       {**est.kernel_params_, "alpha": est.alpha_,
                        "fit_intercept": est.fit_intercept_})
-    # Kendall: the kernel and intercept the squared-rank model chose (the Kemeny oracle costs
-    # O(2^k k) per leave-one-out prediction); alpha by Kendall's own exact leave-one-out loss.
-    ref = chosen["ECRM-squared"]
-    est = ECRMCV(KendallLoss(), space, fit_intercept=ref.fit_intercept_,
-                 loo_samples=kendall_loo_rows(len(Xtr), Rtr.shape[1]),
-                 random_state=rng.randint(2**31 - 1), **{**shared, **ref.kernel_params_},
-                 ).fit(Xtr, Ytr)
-    out["ECRM-Kendall"] = (space.to_ranks(est.predict(Xte)),
-                           {**est.kernel_params_, "alpha": est.alpha_,
-                            "fit_intercept": est.fit_intercept_})
-    return {m: out[m] for m in ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared")}
+    best = _select_by_loo(chosen, Rtr, space)
+    out["ECRM-selected"] = (out[best][0], {"loss": best, **out[best][1]})
+    return {m: out[m] for m in (*ECRM_LOSSES, "ECRM-selected")}
+
+
+def _select_by_loo(models: dict, Rtr, space) -> str:
+    """The name of the fitted :class:`ecrm.ECRMCV` in ``models`` (keys ``ECRM_LOSSES``) with
+    the smallest exact leave-one-out Kendall distance; ties go to the earlier name.
+
+    The distances are summed over the Kendall model's leave-one-out points (``loo_rows_``:
+    every training point, or a subset for ``k = 16``), which every other model's points
+    include.
+    """
+    rows = models["ECRM-Kendall"].loo_rows_
+    errors = {}
+    for label in ECRM_LOSSES:
+        est = models[label]
+        at = np.searchsorted(est.loo_rows_, rows)
+        if not np.array_equal(est.loo_rows_[np.minimum(at, len(est.loo_rows_) - 1)], rows):
+            raise ValueError(f"{label}: its leave-one-out points do not include the Kendall "
+                             f"model's")
+        errors[label] = int(_discordant(space.to_ranks(est.loo_predictions_[at]),
+                                        Rtr[rows]).sum())
+    return min(ECRM_LOSSES, key=errors.__getitem__)
+
+
+def _fold(X, R, train, test, *, gammas, methods, seed, max_train):
+    """Every method on one train/test split: (taus, params, seconds) per method."""
+    from sklearn.preprocessing import StandardScaler
+    from threadpoolctl import threadpool_limits
+
+    from ecrm.experiments.cache import InMemoryCache
+
+    rng = np.random.RandomState(seed)
+    if max_train is not None and len(train) > max_train:
+        train = np.sort(rng.choice(train, max_train, replace=False))
+    scaler = StandardScaler().fit(X[train])
+    Xtr, Xte, Rtr, Rte = scaler.transform(X[train]), scaler.transform(X[test]), R[train], R[test]
+    results, seconds = {}, {}
+    memory = InMemoryCache()  # one eigendecomposition per kernel and subset, for every method
+    fit_seed = rng.randint(2**31 - 1)
+    with threadpool_limits(1, user_api="blas"):  # one core per fold: folds run in parallel
+        if any(m.startswith("ECRM") for m in methods):
+            t0 = time.perf_counter()
+            results.update(_ecrm(Xtr, Rtr, Xte, gammas, memory, fit_seed))
+            share = (time.perf_counter() - t0) / len(ECRM_LOSSES)
+            seconds.update({m: share for m in ECRM_LOSSES})
+            seconds["ECRM-selected"] = 0.0  # no fit of its own
+        for m, fn, extra in [("kNN-Borda", _knn, (_borda,)), ("kNN-Kemeny", _knn, (_kemeny,)),
+                             ("KRR-positions", _krr, (gammas, memory, fit_seed))]:
+            if m in methods:
+                t0 = time.perf_counter()
+                results[m] = fn(Xtr, Rtr, Xte, *extra)
+                seconds[m] = time.perf_counter() - t0
+    return {m: (float(_tau(results[m][0], Rte).mean()), results[m][1], seconds[m])
+            for m in methods}
+
+
+def fold_seed(random_state: int, repeat: int, fold: int) -> int:
+    """The seed of one fold's random draws: the same whatever the number of jobs."""
+    return int(np.random.SeedSequence([random_state, repeat, fold]).generate_state(1)[0])
 
 
 def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=1000, methods=METHODS,
-                progress=None, random_state=0) -> dict:
-    """Kendall's tau of every method on every test fold of one data set."""
+                progress=None, random_state=0, n_jobs=1, gammas=None) -> dict:
+    """Kendall's tau of every method on every test fold of one data set.
+
+    The folds run in ``n_jobs`` processes (joblib), each with one BLAS thread; every fold's
+    random draws come from :func:`fold_seed`, so the results do not depend on ``n_jobs``.
+    """
+    from joblib import Parallel, delayed
     from sklearn.model_selection import KFold
-    from sklearn.preprocessing import StandardScaler
 
     from ecrm.datasets.label_ranking import load_label_ranking
-    from ecrm.experiments.cache import InMemoryCache
 
     data = load_label_ranking(name, data_dir)
     X, R = data.X, data.ranks
-    rng = np.random.RandomState(random_state)
-    taus: dict[str, list[float]] = {m: [] for m in methods}
-    seconds = {m: 0.0 for m in methods}
-    params: dict[str, list[dict]] = {m: [] for m in methods}
-    gammas = [g / X.shape[1] for g in GAMMAS]
-    for rep in range(repeats):
-        for train, test in KFold(folds, shuffle=True, random_state=random_state + rep).split(X):
-            if max_train is not None and len(train) > max_train:
-                train = np.sort(rng.choice(train, max_train, replace=False))
-            scaler = StandardScaler().fit(X[train])
-            Xtr, Xte, Rtr, Rte = scaler.transform(X[train]), scaler.transform(X[test]), \
-                R[train], R[test]
-            results = {}
-            if any(m.startswith("ECRM") for m in methods):
-                t0 = time.perf_counter()
-                results.update(_ecrm(Xtr, Rtr, Xte, gammas, InMemoryCache(), rng))
-                share = (time.perf_counter() - t0) / 3
-                for m in results:
-                    seconds[m] += share
-            for m, fn, extra in [("kNN-Borda", _knn, _borda), ("kNN-Kemeny", _knn, _kemeny),
-                                 ("KRR-positions", _krr, gammas)]:
-                if m in methods:
-                    t0 = time.perf_counter()
-                    results[m] = fn(Xtr, Rtr, Xte, extra)
-                    seconds[m] += time.perf_counter() - t0
-            for m in methods:
-                P, chosen = results[m]
-                taus[m].append(float(_tau(P, Rte).mean()))
-                params[m].append(chosen)
-            if progress is not None:
-                progress.update()
+    gammas = [g / X.shape[1] for g in (GAMMAS if gammas is None else gammas)]
+    splits = [(rep, f, train, test) for rep in range(repeats) for f, (train, test) in
+              enumerate(KFold(folds, shuffle=True, random_state=random_state + rep).split(X))]
+    tasks = (delayed(_fold)(X, R, train, test, gammas=gammas, methods=methods,
+                            seed=fold_seed(random_state, rep, f), max_train=max_train)
+             for rep, f, train, test in splits)
+    done = []
+    for out in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
+        done.append(out)
+        if progress is not None:
+            progress.update()
     return {"dataset": name, "n": X.shape[0], "p": X.shape[1], "k": R.shape[1],
             "max_train": max_train, "repeats": repeats, "folds": folds,
-            "rows": [{"method": m, "tau_mean": float(np.mean(taus[m])),
-                      "tau_std": float(np.std(taus[m])), "fold_taus": taus[m],
-                      "seconds": seconds[m], "params": params[m]} for m in methods]}
+            "rows": [{"method": m, "tau_mean": float(np.mean([d[m][0] for d in done])),
+                      "tau_std": float(np.std([d[m][0] for d in done])),
+                      "fold_taus": [d[m][0] for d in done],
+                      "seconds": float(sum(d[m][2] for d in done)),
+                      "params": [d[m][1] for d in done]} for m in methods]}
 
 
 def format_table(results) -> str:
@@ -259,7 +359,7 @@ def run(args) -> int:
             bar.set_postfix_str(name)
             results.append(run_dataset(name, args.data_dir, repeats=args.repeats,
                                        folds=args.folds, max_train=args.max_train,
-                                       progress=bar))
+                                       progress=bar, n_jobs=args.n_jobs))
             if args.json:  # after every data set, so that a long run keeps what it finished
                 with open(args.json, "w") as f:
                     json.dump(results, f, indent=1)
@@ -288,6 +388,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--folds", type=_positive_int, default=10)
     parser.add_argument("--max-train", type=_positive_int, default=1000,
                         help="subsample larger training folds to this size (default 1000)")
+    parser.add_argument("--n-jobs", type=_positive_int, default=1,
+                        help="folds run in parallel in this many processes, one BLAS thread "
+                        "per fold (default 1; the results do not depend on it)")
     parser.add_argument("--json", help="write the results as JSON to this file")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)

@@ -11,11 +11,15 @@ positions),
 
 whose constraint matrix is totally unimodular; the linear oracle
 :math:`\arg\min_y \langle c, y\rangle` is the min-cost assignment problem, solved exactly by
-:func:`scipy.optimize.linear_sum_assignment` in :math:`O(k^3)`.
+:func:`scipy.optimize.linear_sum_assignment` in :math:`O(k^3)` per row, or, for
+:math:`k \le` ``ENUMERATE_MAX_ITEMS`` (:math:`k! \le 720`), for a whole batch at once as
+the smallest entry of each row of :math:`C P^\top` over all :math:`k!` permutation matrices
+:math:`P` (one matrix product instead of a Python loop over the rows).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -26,7 +30,12 @@ from scipy.optimize import linear_sum_assignment
 from ecrm._validation import check_int
 from ecrm.spaces.base import OutputSpace, check_binary_matrix
 
-__all__ = ["PermutationSpace", "check_ranks"]
+__all__ = ["ENUMERATE_MAX_ITEMS", "PermutationSpace", "check_ranks"]
+
+#: Largest ``k`` whose batched oracle enumerates the ``k!`` permutations (auto method).
+ENUMERATE_MAX_ITEMS = 6
+#: Rows x permutations per product of the enumeration oracle (bounds its memory).
+_CHUNK_ELEMENTS = 1 << 20
 
 
 def check_ranks(R, n_items: int | None = None, what: str = "ranks") -> np.ndarray:
@@ -172,9 +181,48 @@ class PermutationSpace(OutputSpace):
                              f"(max_outputs={max_outputs})")
         return self.from_ranks(np.array(list(itertools.permutations(range(self.n_items)))))
 
-    def argmin(self, C) -> np.ndarray:
+    def argmin(self, C, method: str = "auto") -> np.ndarray:
+        """Exact minimisers of :math:`\\langle c, y\\rangle` over permutation matrices, per row.
+
+        Parameters
+        ----------
+        C : array-like of shape (n, k*k) or (k*k,)
+            Costs of any sign; ``C[i, j*k + l]`` is the cost of placing item ``j`` at
+            position ``l``.
+        method : {"auto", "assignment", "enumerate"}, default="auto"
+            ``"assignment"``: :func:`scipy.optimize.linear_sum_assignment` per row;
+            ``"enumerate"``: the smallest of the :math:`k!` values of each row (every
+            permutation matrix, in lexicographic order of the rank vectors, the first one
+            on ties; :math:`k \\le 8`); ``"auto"``: enumerate for
+            :math:`k \\le` ``ENUMERATE_MAX_ITEMS``, else assignment. Both are exact; on ties
+            they may pick different minimisers, and the enumeration compares the
+            :math:`k`-term sums as formed by the matrix product (within rounding of each
+            other on near-ties).
+
+        Returns
+        -------
+        Y : ndarray of shape (n, k*k)
+
+        Examples
+        --------
+        >>> space = PermutationSpace(3)
+        >>> C = [[0, 1, 2, 2, 0, 1, 1, 2, 0]]  # every item prefers its own position
+        >>> space.to_ranks(space.argmin(C)), space.to_ranks(space.argmin(C, "assignment"))
+        (array([[0, 1, 2]]), array([[0, 1, 2]]))
+        """
         C = self.check_costs(C)
         k = self.n_items
+        if method not in ("auto", "assignment", "enumerate"):
+            raise ValueError(f"method must be 'auto', 'assignment' or 'enumerate'; got "
+                             f"{method!r}")
+        if method == "enumerate" and k > 8:
+            raise ValueError(f"method='enumerate' is for at most 8 items; got {k}")
+        if method == "enumerate" or (method == "auto" and k <= ENUMERATE_MAX_ITEMS):
+            P = _permutation_matrices(k)
+            chunk = max(1, _CHUNK_ELEMENTS // len(P))
+            best = np.concatenate([np.argmin(C[i:i + chunk] @ P.T, axis=1)
+                                   for i in range(0, len(C), chunk)] or [np.zeros(0, int)])
+            return P[best]
         Y = np.zeros((len(C), k, k))
         for i, c in enumerate(C):
             rows, cols = linear_sum_assignment(c.reshape(k, k))
@@ -189,3 +237,14 @@ class PermutationSpace(OutputSpace):
 
     def __repr__(self) -> str:
         return f"PermutationSpace({self.n_items})"
+
+
+@functools.cache
+def _permutation_matrices(k: int) -> np.ndarray:
+    """Every flattened k x k permutation matrix (k!, k*k), in lexicographic order of ranks."""
+    R = np.array(list(itertools.permutations(range(k))), dtype=np.int64).reshape(-1, k)
+    M = np.zeros((len(R), k, k))
+    M[np.arange(len(R))[:, None], np.arange(k)[None, :], R] = 1.0
+    Y = M.reshape(len(R), k * k)
+    Y.flags.writeable = False
+    return Y
