@@ -50,6 +50,20 @@ def test_pooled_average_precision_equals_sklearn_micro(data, n, d, tied):
     np.testing.assert_allclose(pooled_average_precision(Y, S), expected, rtol=1e-12,
                                atol=1e-15)
     np.testing.assert_allclose(micro_auprc(Y, S), expected, rtol=1e-12, atol=1e-15)
+    # a subset of the columns, counted out instead of copied out
+    keep = np.array(data.draw(st.lists(st.booleans(), min_size=d, max_size=d)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sub = average_precision_score(Y[:, keep].ravel(), S[:, keep].ravel()) if keep.any() \
+            else 0.0
+    np.testing.assert_allclose(pooled_average_precision(Y, S, columns=keep), sub,
+                               rtol=1e-12, atol=1e-15)
+    names = [f"l{j}" for j in range(d)]
+    excluded = [n for n, k in zip(names, keep) if not k]
+    np.testing.assert_allclose(micro_auprc(Y, S, labels=names, exclude=excluded), sub,
+                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(pooled_average_precision(Y.astype(bool), S, columns=keep), sub,
+                               rtol=1e-12, atol=1e-15)
 
 
 def test_pooled_average_precision_on_a_large_matrix_with_many_ties():
@@ -70,3 +84,7 @@ def test_pooled_average_precision_errors_and_no_positive():
     with pytest.raises(ValueError, match="NaN or infinite"):
         pooled_average_precision([[0, 1]], [[np.inf, 0.2]])
     assert pooled_average_precision([[0, 0]], [[0.3, 0.2]]) == 0.0
+    with pytest.raises(ValueError, match="columns must be 2 booleans"):
+        pooled_average_precision([[0, 1]], [[0.1, 0.2]], columns=[1, 0])
+    with pytest.raises(ValueError, match="columns must be 2 booleans"):
+        pooled_average_precision([[0, 1]], [[0.1, 0.2]], columns=[True])

@@ -152,3 +152,49 @@ def test_scores_scoring_needs_the_dual_solver():
     with pytest.raises(ValueError, match="need solver='dual'"):
         est.fit(X, Y)
     assert not hasattr(est, "alpha_")
+
+
+def test_one_alpha_shares_its_product_between_intercepts_bit_for_bit():
+    from ecrm.model_selection import gram_eigendecomposition
+    from ecrm.ridge import LeaveOneOut
+
+    X, Y, _ = _problem(m=25, seed=11)
+    eig = gram_eigendecomposition(X, {"kernel": "rbf", "gamma": 0.5, "degree": 3, "coef0": 1})
+    shared = LeaveOneOut(eig, Y.astype(float))
+    for ridge in (0.1, 0.1, 2.0, 0.1):
+        for intercept in (True, False, True):
+            fresh = LeaveOneOut(eig, Y.astype(float)).predictions(ridge, intercept)
+            np.testing.assert_array_equal(shared.predictions(ridge, intercept), fresh)
+
+
+def test_coarse_to_fine_evaluates_half_the_grid_and_finds_the_grid_maximum():
+    X, Y, _ = _problem(m=60, seed=13)
+    alphas = np.logspace(-5, 1, 13)
+    grid = [{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": [0.1, 1.0]}]
+    kw = dict(alphas=alphas, fit_intercept="auto", kernel_grid=grid, scoring="micro_auprc")
+    full = ECRMCV(HammingLoss(), TREE, **kw).fit(X, Y)
+    fast = ECRMCV(HammingLoss(), TREE, alpha_search="coarse-to-fine", **kw).fit(X, Y)
+    res, table = fast.cv_results_, full.cv_results_
+    coarse = set(alphas[::2].tolist())
+    from collections import Counter
+
+    per_kernel = Counter((p["kernel"], p.get("gamma")) for p in res["params"])
+    # per kernel: the 7 coarse alphas and at most 2 neighbours, each with 2 intercepts
+    assert len(per_kernel) == 3 and all(n <= 2 * 9 for n in per_kernel.values())
+    assert coarse <= set(res["alpha"].tolist()) and len(res["alpha"]) < len(table["alpha"])
+    # every evaluated candidate has the full grid's score
+    by_key = dict(zip(map(str, table["params"]), table["mean_loo_score"]))
+    for p, score in zip(res["params"], res["mean_loo_score"]):
+        assert by_key[str(p)] == score
+    # on this problem the criterion is unimodal in alpha: the same choice
+    assert (fast.alpha_, fast.fit_intercept_, fast.kernel_params_) == (
+        full.alpha_, full.fit_intercept_, full.kernel_params_)
+    np.testing.assert_array_equal(fast.loo_scores_, full.loo_scores_)
+
+
+def test_alpha_search_must_be_known():
+    X, Y, _ = _problem()
+    est = ECRMCV(HammingLoss(), TREE, alpha_search="golden")
+    with pytest.raises(ValueError, match="alpha_search must be 'grid' or 'coarse-to-fine'"):
+        est.fit(X, Y)
+    assert not hasattr(est, "alpha_")

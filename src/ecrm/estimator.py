@@ -599,6 +599,12 @@ class ECRMCV(_ECRMBase):
     verbose : int >= 0, default=0
         With 1 or more, write one line per kernel setting (its best alpha and leave-one-out
         loss) and the selected model to standard error after the search.
+    alpha_search : "grid" or "coarse-to-fine", default="grid"
+        ``"grid"`` evaluates every alpha; ``"coarse-to-fine"`` (the dual solver) every other
+        alpha of the sorted grid, then the two grid neighbours of the best of them, per
+        kernel setting (:func:`ecrm.model_selection.leave_one_out_search`, ``refine``):
+        about half the work, the same choice when the criterion is unimodal in alpha at the
+        grid's resolution. ``cv_results_`` then lists the evaluated candidates only.
 
     Attributes
     ----------
@@ -628,7 +634,7 @@ class ECRMCV(_ECRMBase):
                  coef0=1, fit_intercept=True, kernel_grid=None, memory=None,
                  loo_samples=None, kernel_subsample=None, random_state=None, solver="auto",
                  n_components=None, center_selection="uniform", memory_budget=None,
-                 verbose=0, scoring="loss", calibration=None):
+                 verbose=0, scoring="loss", calibration=None, alpha_search="grid"):
         self.loss = loss
         self.output_space = output_space
         self.alphas = alphas
@@ -649,6 +655,7 @@ class ECRMCV(_ECRMBase):
         self.verbose = verbose
         self.scoring = scoring
         self.calibration = calibration
+        self.alpha_search = alpha_search
 
     def _alphas(self) -> list[float]:
         alphas = np.logspace(-6, 2, 17) if self.alphas is None else np.atleast_1d(self.alphas)
@@ -712,6 +719,11 @@ class ECRMCV(_ECRMBase):
         decompose = check_memory(self.memory).cache(gram_eigendecomposition)
         rng = check_random_state(self.random_state)
         metric = check_scoring(self.scoring)
+        if not (isinstance(self.alpha_search, str)
+                and self.alpha_search in ("grid", "coarse-to-fine")):
+            raise ValueError(f"alpha_search must be 'grid' or 'coarse-to-fine'; got "
+                             f"{self.alpha_search!r}")
+        refine = self.alpha_search == "coarse-to-fine"
         if self.calibration not in (None, "isotonic"):
             raise ValueError(f"calibration must be None or 'isotonic'; got "
                              f"{self.calibration!r}")
@@ -738,12 +750,14 @@ class ECRMCV(_ECRMBase):
             stage1 = leave_one_out_search(
                 self.loss, self.output_space, X[sub], Y[sub], self._targets(Y[sub]), settings,
                 candidates, decompose=decompose,
-                rows=self._loo_rows(len(sub), loo_samples, rng), metric=metric)
+                rows=self._loo_rows(len(sub), loo_samples, rng), metric=metric,
+                refine=refine)
             settings = [stage1.best.kernel_params]
         T = self._targets(Y)
         search = leave_one_out_search(self.loss, self.output_space, X, Y, T, settings,
                                       candidates, decompose=decompose,
-                                      rows=self._loo_rows(m, loo_samples, rng), metric=metric)
+                                      rows=self._loo_rows(m, loo_samples, rng), metric=metric,
+                                      refine=refine)
         best = search.best
         calibration = None
         if self.calibration == "isotonic":
