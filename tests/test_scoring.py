@@ -108,8 +108,8 @@ def test_scoring_names_and_errors():
     for bad in ("auc", 3):
         with pytest.raises(ValueError, match="scoring must be"):
             ECRMCV(HammingLoss(), TREE, scoring=bad).fit(X, Y)
-    est = ECRMCV(HammingLoss(), TREE, calibration="platt")
-    with pytest.raises(ValueError, match="calibration must be None or 'isotonic'"):
+    est = ECRMCV(HammingLoss(), TREE, calibration="beta")
+    with pytest.raises(ValueError, match="calibration must be None, .isotonic., .platt. or"):
         est.fit(X, Y)
     assert not hasattr(est, "alpha_")
     with pytest.raises(ValueError, match="same shape"):
@@ -198,3 +198,85 @@ def test_alpha_search_must_be_known():
     with pytest.raises(ValueError, match="alpha_search must be 'grid' or 'coarse-to-fine'"):
         est.fit(X, Y)
     assert not hasattr(est, "alpha_")
+
+
+def test_platt_calibration_minimises_its_objective_per_label():
+    from scipy.optimize import minimize
+
+    from ecrm.calibration import PlattCalibration
+
+    rng = np.random.default_rng(1)
+    S = rng.random((150, 4))
+    Y = rng.random((150, 4)) < S * [0.3, 0.8, 0.0, 1.0]  # label 2 has no positive
+    Y[:, 3] = True  # and label 3 no negative
+    cal = PlattCalibration().fit(S, Y)
+    assert np.isfinite(cal.a_).all() and np.isfinite(cal.b_).all()
+    for j in range(4):
+        n = Y[:, j].sum()
+        t = np.where(Y[:, j], (n + 1) / (n + 2), 1 / (len(S) - n + 2))
+
+        def objective(w, j=j, t=t):
+            z = S[:, j] * w[0] + w[1]
+            return np.sum(np.logaddexp(0, z) - t * z) + 1e-8 * float(np.dot(w, w))
+
+        direct = minimize(objective, [0.0, 0.0], method="BFGS", options={"gtol": 1e-9}).x
+        np.testing.assert_allclose([cal.a_[j], cal.b_[j]], direct, rtol=1e-4, atol=1e-4)
+        assert objective([cal.a_[j], cal.b_[j]]) <= objective(direct) + 1e-9
+    P = cal.transform(np.tile(np.linspace(0, 1, 11)[:, None], (1, 4)))
+    assert np.all(np.diff(P[:, :2], axis=0) > 0) and P.min() > 0 and P.max() < 1
+    restored = PlattCalibration(cal.a_, cal.b_)
+    np.testing.assert_array_equal(restored.transform(S), cal.transform(S))
+    with pytest.raises(ValueError, match="give both or neither"):
+        PlattCalibration(a=[1.0])
+    with pytest.raises(ValueError, match="same shape"):
+        PlattCalibration().fit(np.zeros((3, 2)), np.zeros((3, 1)))
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        PlattCalibration().fit(np.full((3, 1), np.nan), np.zeros((3, 1)))
+
+
+def test_auto_calibration_compares_cross_fitted_scores_on_training_data_only():
+    from ecrm.calibration import CALIBRATIONS, choose_calibration
+
+    X, Y, rng = _problem(m=60, seed=17)
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
+                calibration="auto", random_state=4).fit(X, Y)
+    S = cv.loo_scores_
+    # the same folds as the estimator's: its random_state after the search drew nothing
+    folds = np.random.RandomState(4).permutation(len(S)) % 5
+    for name in ("isotonic", "platt"):
+        C = np.empty_like(S)
+        for k in range(5):
+            tr, te = folds != k, folds == k
+            C[te] = CALIBRATIONS[name]().fit(S[tr], Y[tr]).transform(S[te])
+        assert cv.calibration_results_[name] == pytest.approx(
+            micro_auprc(Y, TREE.cap_by_parents(C)), abs=1e-12)
+    assert cv.calibration_results_["none"] == pytest.approx(micro_auprc(Y, S), abs=1e-12)
+    best = max(cv.calibration_results_, key=cv.calibration_results_.get)
+    assert cv.calibration_ == (None if best == "none" else best)
+    if cv.calibration_ is not None:  # refitted on all the leave-one-out scores
+        ref = CALIBRATIONS[cv.calibration_]().fit(S, Y)
+        Xt = rng.normal(size=(5, X.shape[1]))
+        raw = ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_,
+                   fit_intercept=cv.fit_intercept_).fit(X, Y).predict_scores(Xt)
+        np.testing.assert_allclose(cv.predict_scores(Xt),
+                                   TREE.cap_by_parents(ref.transform(raw)), atol=1e-9)
+    choice = choose_calibration("platt", S, Y, metric=micro_auprc, consistent=lambda S: S)
+    assert choice.name == "platt" and choice.scores == {}
+    assert choose_calibration(None, S, Y, metric=micro_auprc, consistent=lambda S: S) \
+        .calibration is None
+    with pytest.raises(ValueError, match="calibration must be None"):
+        choose_calibration("beta", S, Y, metric=micro_auprc, consistent=lambda S: S)
+
+
+def test_a_platt_calibrated_model_is_consistent_and_round_trips(tmp_path):
+    from ecrm import load, save
+
+    X, Y, rng = _problem(m=40, seed=19)
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
+                calibration="platt").fit(X, Y)
+    Xt = rng.normal(size=(30, X.shape[1]))
+    got = cv.predict_scores(Xt)
+    for parent, child in TREE.edges:  # a child never above its parent after calibration
+        assert np.all(got[:, child] <= got[:, parent])
+    save(cv, tmp_path / "m.ecrm")
+    np.testing.assert_array_equal(load(tmp_path / "m.ecrm").predict_scores(Xt), got)
