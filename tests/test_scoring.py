@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.isotonic import IsotonicRegression
 from sklearn.metrics import average_precision_score
 
@@ -280,3 +282,19 @@ def test_a_platt_calibrated_model_is_consistent_and_round_trips(tmp_path):
         assert np.all(got[:, child] <= got[:, parent])
     save(cv, tmp_path / "m.ecrm")
     np.testing.assert_array_equal(load(tmp_path / "m.ecrm").predict_scores(Xt), got)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), st.integers(1, 30))
+def test_isotonic_thresholds_equal_sklearn_isotonic_regression(data, m):
+    from ecrm.calibration import _isotonic_thresholds
+
+    # tied scores, scores equal to within float resolution, and free floats
+    values = st.one_of(st.sampled_from([0.0, 0.2, 0.2 + 1e-16, 0.5, 1.0]),
+                       st.floats(-2, 2, allow_nan=False))
+    s = np.array(data.draw(st.lists(values, min_size=m, max_size=m)))
+    y = np.array(data.draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=m, max_size=m)))
+    iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(s, y)
+    x, v = _isotonic_thresholds(s, y)
+    np.testing.assert_array_equal(x, iso.X_thresholds_)
+    np.testing.assert_array_equal(v, iso.y_thresholds_)

@@ -11,7 +11,8 @@ where :math:`s_{-i,j}` is the exact leave-one-out score of training point :math:
 fitted without it): no training label is scored by a model that saw it, so the calibration
 learns how the scores of *unseen* points relate to their labels. Each :math:`g_j` is
 piecewise linear between its breakpoints and constant beyond them (scikit-learn's
-``IsotonicRegression(out_of_bounds="clip")``). :class:`PlattCalibration` fits a logistic
+``IsotonicRegression(out_of_bounds="clip")``, whose fit is repeated step by step for
+speed and tested equal). :class:`PlattCalibration` fits a logistic
 map per label instead; :func:`choose_calibration` picks none, isotonic or Platt by the
 metric of cross-fitted calibrated leave-one-out scores (training data only).
 """
@@ -22,10 +23,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
+from sklearn._isotonic import _make_unique
+from sklearn.isotonic import isotonic_regression
 
 __all__ = ["CALIBRATIONS", "CalibrationChoice", "IsotonicCalibration", "PlattCalibration",
            "choose_calibration"]
+
+
+def _isotonic_thresholds(s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``X_thresholds_`` and ``y_thresholds_`` of ``IsotonicRegression(y_min=0, y_max=1)``
+    fitted on ``(s, y)``, by the same steps without its per-call checks (some 30 times
+    faster for thousands of labels): sort by (s, y), merge equal scores (scikit-learn's
+    ``_make_unique``: equal to within float resolution, weighted mean label), pool adjacent
+    violators, drop the points that interpolation does not need."""
+    order = np.lexsort((y, s))
+    x, mean, weight = _make_unique(s[order], y[order], np.ones(len(s)))
+    fitted = isotonic_regression(mean, sample_weight=weight, y_min=0.0, y_max=1.0)
+    keep = np.ones(len(fitted), dtype=bool)
+    keep[1:-1] = (fitted[1:-1] != fitted[:-2]) | (fitted[1:-1] != fitted[2:])
+    return x[keep], fitted[keep]
 
 
 class IsotonicCalibration:
@@ -93,10 +109,9 @@ class IsotonicCalibration:
             raise ValueError("S contains NaN or infinite scores")
         breakpoints, values = [], []
         for j in range(S.shape[1]):
-            iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
-            iso.fit(S[:, j], Y[:, j])
-            breakpoints.append(iso.X_thresholds_)
-            values.append(iso.y_thresholds_)
+            b, v = _isotonic_thresholds(S[:, j], Y[:, j])
+            breakpoints.append(b)
+            values.append(v)
         self.indptr_ = np.concatenate([[0], np.cumsum([len(b) for b in breakpoints])])
         self.breakpoints_ = np.concatenate(breakpoints)
         self.values_ = np.concatenate(values)
