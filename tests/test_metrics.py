@@ -59,7 +59,7 @@ def test_pooled_average_precision_equals_sklearn_micro(data, n, d, tied):
     np.testing.assert_allclose(pooled_average_precision(Y, S, columns=keep), sub,
                                rtol=1e-12, atol=1e-15)
     names = [f"l{j}" for j in range(d)]
-    excluded = [n for n, k in zip(names, keep) if not k]
+    excluded = [n for n, k in zip(names, keep, strict=True) if not k]
     np.testing.assert_allclose(micro_auprc(Y, S, labels=names, exclude=excluded), sub,
                                rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(pooled_average_precision(Y.astype(bool), S, columns=keep), sub,

@@ -185,8 +185,8 @@ def test_coarse_to_fine_evaluates_half_the_grid_and_finds_the_grid_maximum():
     assert len(per_kernel) == 3 and all(n <= 2 * 9 for n in per_kernel.values())
     assert coarse <= set(res["alpha"].tolist()) and len(res["alpha"]) < len(table["alpha"])
     # every evaluated candidate has the full grid's score
-    by_key = dict(zip(map(str, table["params"]), table["mean_loo_score"]))
-    for p, score in zip(res["params"], res["mean_loo_score"]):
+    by_key = dict(zip(map(str, table["params"]), table["mean_loo_score"], strict=True))
+    for p, score in zip(res["params"], res["mean_loo_score"], strict=True):
         assert by_key[str(p)] == score
     # on this problem the criterion is unimodal in alpha: the same choice
     assert (fast.alpha_, fast.fit_intercept_, fast.kernel_params_) == (

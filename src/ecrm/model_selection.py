@@ -221,11 +221,10 @@ def leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, Y: np.n
         loo = LeaveOneOut(eig, targets, rows)
         loo_labels = None if metric is None else LeaveOneOut(eig, Y.astype(float), rows)
         of_kernel: dict[int, Candidate] = {}
-
-        def evaluate(alphas: list) -> None:
-            nonlocal found
+        pending, refined = passes[0], not (refine and len(grid) > 2)
+        while pending:
             # one alpha's intercept settings one after the other: they share the product
-            for c in sorted((c for c, (a, _) in enumerate(candidates) if a in alphas),
+            for c in sorted((c for c, (a, _) in enumerate(candidates) if a in pending),
                             key=lambda c: candidates[c][0]):
                 alpha, intercept = candidates[c]
                 ridge = check_ridge(alpha, m, diagonal_max)
@@ -242,12 +241,12 @@ def leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, Y: np.n
                 of_kernel[c] = candidate
                 if found is None or candidate.sort_key < found[0].sort_key:
                     found = (candidate, eig, loo, ridge, S, Y_loo)
-
-        evaluate(passes[0])
-        if refine and len(grid) > 2:
-            top = grid.index(min(of_kernel.values(), key=lambda c: c.sort_key).alpha)
-            evaluate([grid[i] for i in (top - 1, top + 1)
-                      if 0 <= i < len(grid) and grid[i] not in passes[0]])
+            pending = []
+            if not refined:  # the grid neighbours of the best coarse alpha
+                refined = True
+                top = grid.index(min(of_kernel.values(), key=lambda c: c.sort_key).alpha)
+                pending = [grid[i] for i in (top - 1, top + 1)
+                           if 0 <= i < len(grid) and grid[i] not in passes[0]]
         evaluated.extend(of_kernel[c] for c in range(len(candidates)) if c in of_kernel)
     if found is None:
         raise ValueError("leave_one_out_search needs at least one kernel setting and one "
