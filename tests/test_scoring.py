@@ -298,3 +298,25 @@ def test_isotonic_thresholds_equal_sklearn_isotonic_regression(data, m):
     x, v = _isotonic_thresholds(s, y)
     np.testing.assert_array_equal(x, iso.X_thresholds_)
     np.testing.assert_array_equal(v, iso.y_thresholds_)
+
+
+def test_platt_calibration_is_fitted_on_leave_one_out_scores_only():
+    from ecrm.calibration import PlattCalibration
+
+    X, Y, rng = _problem(m=30, seed=23)
+    m = len(X)
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
+                calibration="platt").fit(X, Y)
+    # the maps from refits that never saw the point they score
+    S_loo = np.array([ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_ * m / (m - 1),
+                           fit_intercept=cv.fit_intercept_)
+                      .fit(X[np.arange(m) != i], Y[np.arange(m) != i])
+                      .predict_scores(X[i:i + 1])[0] for i in range(m)])
+    ref = PlattCalibration().fit(S_loo, Y)
+    np.testing.assert_allclose(cv.score_calibration_.a_, ref.a_, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(cv.score_calibration_.b_, ref.b_, rtol=1e-6, atol=1e-8)
+    Xt = rng.normal(size=(10, X.shape[1]))
+    raw = ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_,
+               fit_intercept=cv.fit_intercept_).fit(X, Y).predict_scores(Xt)
+    np.testing.assert_allclose(cv.predict_scores(Xt),
+                               TREE.cap_by_parents(ref.transform(raw)), atol=1e-7)
