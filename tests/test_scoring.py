@@ -71,16 +71,20 @@ def test_a_callable_scoring_is_used_as_given():
     assert cv.best_score_ == pytest.approx(first_label_ap(Y, cv.loo_scores_))
 
 
+def _refit_scores(cv, X, Y):
+    """Each training point's scores by the selected model refitted without it."""
+    m = len(X)
+    return np.array([ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_ * m / (m - 1),
+                          fit_intercept=cv.fit_intercept_)
+                     .fit(X[np.arange(m) != i], Y[np.arange(m) != i])
+                     .predict_scores(X[i:i + 1])[0] for i in range(m)])
+
+
 def test_isotonic_calibration_is_fitted_on_leave_one_out_scores_only():
     X, Y, rng = _problem(m=40, seed=7)
-    m = len(X)
     cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
                 calibration="isotonic").fit(X, Y)
-    # rebuild the calibration from refits that never saw the point they score
-    S_loo = np.array([ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_ * m / (m - 1),
-                           fit_intercept=cv.fit_intercept_)
-                      .fit(X[np.arange(m) != i], Y[np.arange(m) != i])
-                      .predict_scores(X[i:i + 1])[0] for i in range(m)])
+    S_loo = _refit_scores(cv, X, Y)  # from refits that never saw the point they score
     Xt = rng.normal(size=(20, X.shape[1]))
     raw = ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_,
                fit_intercept=cv.fit_intercept_).fit(X, Y).predict_scores(Xt)
@@ -304,14 +308,9 @@ def test_platt_calibration_is_fitted_on_leave_one_out_scores_only():
     from ecrm.calibration import PlattCalibration
 
     X, Y, rng = _problem(m=30, seed=23)
-    m = len(X)
     cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
                 calibration="platt").fit(X, Y)
-    # the maps from refits that never saw the point they score
-    S_loo = np.array([ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_ * m / (m - 1),
-                           fit_intercept=cv.fit_intercept_)
-                      .fit(X[np.arange(m) != i], Y[np.arange(m) != i])
-                      .predict_scores(X[i:i + 1])[0] for i in range(m)])
+    S_loo = _refit_scores(cv, X, Y)
     ref = PlattCalibration().fit(S_loo, Y)
     np.testing.assert_allclose(cv.score_calibration_.a_, ref.a_, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(cv.score_calibration_.b_, ref.b_, rtol=1e-6, atol=1e-8)

@@ -30,6 +30,23 @@ __all__ = ["CALIBRATIONS", "CalibrationChoice", "IsotonicCalibration", "PlattCal
            "choose_calibration"]
 
 
+def _fit_arrays(S, Y) -> tuple[np.ndarray, np.ndarray]:
+    """Scores and labels to fit a calibration on, checked: 2-D, one shape, finite scores."""
+    S, Y = np.asarray(S, dtype=float), np.asarray(Y, dtype=float)
+    if S.ndim != 2 or S.shape != Y.shape:
+        raise ValueError(f"S and Y must be 2-D of the same shape; got {S.shape} and {Y.shape}")
+    if not np.isfinite(S).all():
+        raise ValueError("S contains NaN or infinite scores")
+    return S, Y
+
+
+def _transform_array(S, d: int) -> np.ndarray:
+    S = np.asarray(S, dtype=float)
+    if S.ndim != 2 or S.shape[1] != d:
+        raise ValueError(f"S must have shape (n, {d}); got {S.shape}")
+    return S
+
+
 def _isotonic_thresholds(s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``X_thresholds_`` and ``y_thresholds_`` of ``IsotonicRegression(y_min=0, y_max=1)``
     fitted on ``(s, y)``, by the same steps without its per-call checks (some 30 times
@@ -101,12 +118,7 @@ class IsotonicCalibration:
         -------
         self
         """
-        S, Y = np.asarray(S, dtype=float), np.asarray(Y, dtype=float)
-        if S.ndim != 2 or S.shape != Y.shape:
-            raise ValueError(f"S and Y must be 2-D of the same shape; got {S.shape} and "
-                             f"{Y.shape}")
-        if not np.isfinite(S).all():
-            raise ValueError("S contains NaN or infinite scores")
+        S, Y = _fit_arrays(S, Y)
         breakpoints, values = [], []
         for j in range(S.shape[1]):
             b, v = _isotonic_thresholds(S[:, j], Y[:, j])
@@ -132,9 +144,7 @@ class IsotonicCalibration:
         -------
         P : ndarray of shape (n, d), in [0, 1]
         """
-        S = np.asarray(S, dtype=float)
-        if S.ndim != 2 or S.shape[1] != self.n_labels:
-            raise ValueError(f"S must have shape (n, {self.n_labels}); got {S.shape}")
+        S = _transform_array(S, self.n_labels)
         P = np.empty_like(S)
         for j in range(self.n_labels):
             a, b = self.indptr_[j], self.indptr_[j + 1]
@@ -195,12 +205,7 @@ class PlattCalibration:
         -------
         self
         """
-        S, Y = np.asarray(S, dtype=float), np.asarray(Y, dtype=float)
-        if S.ndim != 2 or S.shape != Y.shape:
-            raise ValueError(f"S and Y must be 2-D of the same shape; got {S.shape} and "
-                             f"{Y.shape}")
-        if not np.isfinite(S).all():
-            raise ValueError("S contains NaN or infinite scores")
+        S, Y = _fit_arrays(S, Y)
         n_pos = Y.sum(axis=0)
         n_neg = len(Y) - n_pos
         T = np.where(Y > 0, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
@@ -254,9 +259,7 @@ class PlattCalibration:
         -------
         P : ndarray of shape (n, d), in (0, 1)
         """
-        S = np.asarray(S, dtype=float)
-        if S.ndim != 2 or S.shape[1] != self.n_labels:
-            raise ValueError(f"S must have shape (n, {self.n_labels}); got {S.shape}")
+        S = _transform_array(S, self.n_labels)
         return 0.5 * (1 + np.tanh(0.5 * (S * self.a_ + self.b_)))
 
 
