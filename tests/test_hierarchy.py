@@ -417,3 +417,22 @@ def test_cap_by_parents_is_monotone_and_minimal():
     np.testing.assert_allclose(C, expected)
     for t in (0.2, 0.5, 0.8):
         assert h.is_consistent(C > t).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.integers(2, 9), st.integers(1, 6))
+def test_cap_by_parents_equals_the_minimum_over_ancestors_on_random_dags(data, d, n):
+    # any DAG: edges only from a lower to a higher node number; several parents allowed
+    pairs = [(i, j) for j in range(d) for i in range(j)]
+    chosen = data.draw(st.lists(st.sampled_from(pairs), min_size=1, max_size=3 * d,
+                                unique=True))
+    h = Hierarchy(chosen, labels=range(d))
+    S = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0, 0.3, 0.7]),
+                                    min_size=n * d, max_size=n * d))).reshape(n, d)
+    S0 = S.copy()
+    A = h.ancestors_matrix().toarray()
+    expected = np.array([[S[k, A[j]].min() for j in range(d)] for k in range(n)])
+    C = h.cap_by_parents(S)
+    np.testing.assert_array_equal(C, expected)
+    np.testing.assert_array_equal(S, S0)  # the input is not modified
+    np.testing.assert_array_equal(h.cap_by_parents(S[0]), expected[:1])

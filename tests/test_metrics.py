@@ -1,8 +1,13 @@
+import warnings
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import average_precision_score
 
 from ecrm.losses import HammingLoss
-from ecrm.metrics import mean_loss, micro_auprc
+from ecrm.metrics import mean_loss, micro_auprc, pooled_average_precision
 
 
 def test_micro_auprc_by_hand():
@@ -23,3 +28,63 @@ def test_micro_auprc_errors():
 
 def test_mean_loss():
     assert mean_loss(HammingLoss(), [[1, 0], [1, 1]], [[1, 1], [1, 1]]) == 0.5
+
+
+# Few distinct values (with -0.0 and 0.0 together) make ties everywhere; any floats make none.
+_TIED = st.sampled_from([-0.0, 0.0, 0.1, 0.25, 0.5, 1.0, 1e-300, 0.1 + 1e-16])
+_ANY = st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), st.integers(1, 9), st.integers(1, 7), st.booleans())
+def test_pooled_average_precision_equals_sklearn_micro(data, n, d, tied):
+    Y = np.array(data.draw(st.lists(st.integers(0, 1), min_size=n * d, max_size=n * d)))
+    S = np.array(data.draw(st.lists(_TIED if tied else _ANY, min_size=n * d,
+                                    max_size=n * d)))
+    Y, S = Y.reshape(n, d), S.reshape(n, d)
+    with warnings.catch_warnings():  # scikit-learn warns when there is no positive
+        warnings.simplefilter("ignore")
+        expected = average_precision_score(Y.ravel(), S.ravel())
+        micro = average_precision_score(Y, S, average="micro") if d > 1 else expected
+    assert micro == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    np.testing.assert_allclose(pooled_average_precision(Y, S), expected, rtol=1e-12,
+                               atol=1e-15)
+    np.testing.assert_allclose(micro_auprc(Y, S), expected, rtol=1e-12, atol=1e-15)
+    # a subset of the columns, counted out instead of copied out
+    keep = np.array(data.draw(st.lists(st.booleans(), min_size=d, max_size=d)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sub = average_precision_score(Y[:, keep].ravel(), S[:, keep].ravel()) if keep.any() \
+            else 0.0
+    np.testing.assert_allclose(pooled_average_precision(Y, S, columns=keep), sub,
+                               rtol=1e-12, atol=1e-15)
+    names = [f"l{j}" for j in range(d)]
+    excluded = [n for n, k in zip(names, keep, strict=True) if not k]
+    np.testing.assert_allclose(micro_auprc(Y, S, labels=names, exclude=excluded), sub,
+                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(pooled_average_precision(Y.astype(bool), S, columns=keep), sub,
+                               rtol=1e-12, atol=1e-15)
+
+
+def test_pooled_average_precision_on_a_large_matrix_with_many_ties():
+    rng = np.random.default_rng(0)
+    Y = rng.random((300, 200)) < 0.05
+    S = np.clip(np.round(rng.normal(0.1, 0.3, Y.shape) + 0.3 * Y, 3), 0, 1)  # 60% at 0
+    np.testing.assert_allclose(pooled_average_precision(Y, S),
+                               average_precision_score(Y, S, average="micro"), rtol=1e-12)
+
+
+def test_pooled_average_precision_errors_and_no_positive():
+    with pytest.raises(ValueError, match="same shape"):
+        pooled_average_precision(np.zeros((2, 2)), np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="only 0 and 1"):
+        pooled_average_precision([[0, 2]], [[0.1, 0.2]])
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        pooled_average_precision([[0, 1]], [[np.nan, 0.2]])
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        pooled_average_precision([[0, 1]], [[np.inf, 0.2]])
+    assert pooled_average_precision([[0, 0]], [[0.3, 0.2]]) == 0.0
+    with pytest.raises(ValueError, match="columns must be 2 booleans"):
+        pooled_average_precision([[0, 1]], [[0.1, 0.2]], columns=[1, 0])
+    with pytest.raises(ValueError, match="columns must be 2 booleans"):
+        pooled_average_precision([[0, 1]], [[0.1, 0.2]], columns=[True])

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.isotonic import IsotonicRegression
 from sklearn.metrics import average_precision_score
 
@@ -69,16 +71,20 @@ def test_a_callable_scoring_is_used_as_given():
     assert cv.best_score_ == pytest.approx(first_label_ap(Y, cv.loo_scores_))
 
 
+def _refit_scores(cv, X, Y):
+    """Each training point's scores by the selected model refitted without it."""
+    m = len(X)
+    return np.array([ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_ * m / (m - 1),
+                          fit_intercept=cv.fit_intercept_)
+                     .fit(X[np.arange(m) != i], Y[np.arange(m) != i])
+                     .predict_scores(X[i:i + 1])[0] for i in range(m)])
+
+
 def test_isotonic_calibration_is_fitted_on_leave_one_out_scores_only():
     X, Y, rng = _problem(m=40, seed=7)
-    m = len(X)
     cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
                 calibration="isotonic").fit(X, Y)
-    # rebuild the calibration from refits that never saw the point they score
-    S_loo = np.array([ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_ * m / (m - 1),
-                           fit_intercept=cv.fit_intercept_)
-                      .fit(X[np.arange(m) != i], Y[np.arange(m) != i])
-                      .predict_scores(X[i:i + 1])[0] for i in range(m)])
+    S_loo = _refit_scores(cv, X, Y)  # from refits that never saw the point they score
     Xt = rng.normal(size=(20, X.shape[1]))
     raw = ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_,
                fit_intercept=cv.fit_intercept_).fit(X, Y).predict_scores(Xt)
@@ -108,8 +114,8 @@ def test_scoring_names_and_errors():
     for bad in ("auc", 3):
         with pytest.raises(ValueError, match="scoring must be"):
             ECRMCV(HammingLoss(), TREE, scoring=bad).fit(X, Y)
-    est = ECRMCV(HammingLoss(), TREE, calibration="platt")
-    with pytest.raises(ValueError, match="calibration must be None or 'isotonic'"):
+    est = ECRMCV(HammingLoss(), TREE, calibration="beta")
+    with pytest.raises(ValueError, match="calibration must be None, .isotonic., .platt. or"):
         est.fit(X, Y)
     assert not hasattr(est, "alpha_")
     with pytest.raises(ValueError, match="same shape"):
@@ -152,3 +158,164 @@ def test_scores_scoring_needs_the_dual_solver():
     with pytest.raises(ValueError, match="need solver='dual'"):
         est.fit(X, Y)
     assert not hasattr(est, "alpha_")
+
+
+def test_one_alpha_shares_its_product_between_intercepts_bit_for_bit():
+    from ecrm.model_selection import gram_eigendecomposition
+    from ecrm.ridge import LeaveOneOut
+
+    X, Y, _ = _problem(m=25, seed=11)
+    eig = gram_eigendecomposition(X, {"kernel": "rbf", "gamma": 0.5, "degree": 3, "coef0": 1})
+    shared = LeaveOneOut(eig, Y.astype(float))
+    for ridge in (0.1, 0.1, 2.0, 0.1):
+        for intercept in (True, False, True):
+            fresh = LeaveOneOut(eig, Y.astype(float)).predictions(ridge, intercept)
+            np.testing.assert_array_equal(shared.predictions(ridge, intercept), fresh)
+
+
+def test_coarse_to_fine_evaluates_half_the_grid_and_finds_the_grid_maximum():
+    X, Y, _ = _problem(m=60, seed=13)
+    alphas = np.logspace(-5, 1, 13)
+    grid = [{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": [0.1, 1.0]}]
+    kw = dict(alphas=alphas, fit_intercept="auto", kernel_grid=grid, scoring="micro_auprc")
+    full = ECRMCV(HammingLoss(), TREE, **kw).fit(X, Y)
+    fast = ECRMCV(HammingLoss(), TREE, alpha_search="coarse-to-fine", **kw).fit(X, Y)
+    res, table = fast.cv_results_, full.cv_results_
+    coarse = set(alphas[::2].tolist())
+    from collections import Counter
+
+    per_kernel = Counter((p["kernel"], p.get("gamma")) for p in res["params"])
+    # per kernel: the 7 coarse alphas and at most 2 neighbours, each with 2 intercepts
+    assert len(per_kernel) == 3 and all(n <= 2 * 9 for n in per_kernel.values())
+    assert coarse <= set(res["alpha"].tolist()) and len(res["alpha"]) < len(table["alpha"])
+    # every evaluated candidate has the full grid's score
+    by_key = dict(zip(map(str, table["params"]), table["mean_loo_score"], strict=True))
+    for p, score in zip(res["params"], res["mean_loo_score"], strict=True):
+        assert by_key[str(p)] == score
+    # on this problem the criterion is unimodal in alpha: the same choice
+    assert (fast.alpha_, fast.fit_intercept_, fast.kernel_params_) == (
+        full.alpha_, full.fit_intercept_, full.kernel_params_)
+    np.testing.assert_array_equal(fast.loo_scores_, full.loo_scores_)
+
+
+def test_alpha_search_must_be_known():
+    X, Y, _ = _problem()
+    est = ECRMCV(HammingLoss(), TREE, alpha_search="golden")
+    with pytest.raises(ValueError, match="alpha_search must be 'grid' or 'coarse-to-fine'"):
+        est.fit(X, Y)
+    assert not hasattr(est, "alpha_")
+
+
+def test_platt_calibration_minimises_its_objective_per_label():
+    from scipy.optimize import minimize
+
+    from ecrm.calibration import PlattCalibration
+
+    rng = np.random.default_rng(1)
+    S = rng.random((150, 4))
+    Y = rng.random((150, 4)) < S * [0.3, 0.8, 0.0, 1.0]  # label 2 has no positive
+    Y[:, 3] = True  # and label 3 no negative
+    cal = PlattCalibration().fit(S, Y)
+    assert np.isfinite(cal.a_).all() and np.isfinite(cal.b_).all()
+    for j in range(4):
+        n = Y[:, j].sum()
+        t = np.where(Y[:, j], (n + 1) / (n + 2), 1 / (len(S) - n + 2))
+
+        def objective(w, j=j, t=t):
+            z = S[:, j] * w[0] + w[1]
+            return np.sum(np.logaddexp(0, z) - t * z) + 1e-8 * float(np.dot(w, w))
+
+        direct = minimize(objective, [0.0, 0.0], method="BFGS", options={"gtol": 1e-9}).x
+        np.testing.assert_allclose([cal.a_[j], cal.b_[j]], direct, rtol=1e-4, atol=1e-4)
+        assert objective([cal.a_[j], cal.b_[j]]) <= objective(direct) + 1e-9
+    P = cal.transform(np.tile(np.linspace(0, 1, 11)[:, None], (1, 4)))
+    assert np.all(np.diff(P[:, :2], axis=0) > 0) and P.min() > 0 and P.max() < 1
+    restored = PlattCalibration(cal.a_, cal.b_)
+    np.testing.assert_array_equal(restored.transform(S), cal.transform(S))
+    with pytest.raises(ValueError, match="give both or neither"):
+        PlattCalibration(a=[1.0])
+    with pytest.raises(ValueError, match="same shape"):
+        PlattCalibration().fit(np.zeros((3, 2)), np.zeros((3, 1)))
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        PlattCalibration().fit(np.full((3, 1), np.nan), np.zeros((3, 1)))
+
+
+def test_auto_calibration_compares_cross_fitted_scores_on_training_data_only():
+    from ecrm.calibration import CALIBRATIONS, choose_calibration
+
+    X, Y, rng = _problem(m=60, seed=17)
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
+                calibration="auto", random_state=4).fit(X, Y)
+    S = cv.loo_scores_
+    # the same folds as the estimator's: its random_state after the search drew nothing
+    folds = np.random.RandomState(4).permutation(len(S)) % 5
+    for name in ("isotonic", "platt"):
+        C = np.empty_like(S)
+        for k in range(5):
+            tr, te = folds != k, folds == k
+            C[te] = CALIBRATIONS[name]().fit(S[tr], Y[tr]).transform(S[te])
+        assert cv.calibration_results_[name] == pytest.approx(
+            micro_auprc(Y, TREE.cap_by_parents(C)), abs=1e-12)
+    assert cv.calibration_results_["none"] == pytest.approx(micro_auprc(Y, S), abs=1e-12)
+    best = max(cv.calibration_results_, key=cv.calibration_results_.get)
+    assert cv.calibration_ == (None if best == "none" else best)
+    if cv.calibration_ is not None:  # refitted on all the leave-one-out scores
+        ref = CALIBRATIONS[cv.calibration_]().fit(S, Y)
+        Xt = rng.normal(size=(5, X.shape[1]))
+        raw = ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_,
+                   fit_intercept=cv.fit_intercept_).fit(X, Y).predict_scores(Xt)
+        np.testing.assert_allclose(cv.predict_scores(Xt),
+                                   TREE.cap_by_parents(ref.transform(raw)), atol=1e-9)
+    choice = choose_calibration("platt", S, Y, metric=micro_auprc, consistent=lambda S: S)
+    assert choice.name == "platt" and choice.scores == {}
+    assert choose_calibration(None, S, Y, metric=micro_auprc, consistent=lambda S: S) \
+        .calibration is None
+    with pytest.raises(ValueError, match="calibration must be None"):
+        choose_calibration("beta", S, Y, metric=micro_auprc, consistent=lambda S: S)
+
+
+def test_a_platt_calibrated_model_is_consistent_and_round_trips(tmp_path):
+    from ecrm import load, save
+
+    X, Y, rng = _problem(m=40, seed=19)
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
+                calibration="platt").fit(X, Y)
+    Xt = rng.normal(size=(30, X.shape[1]))
+    got = cv.predict_scores(Xt)
+    for parent, child in TREE.edges:  # a child never above its parent after calibration
+        assert np.all(got[:, child] <= got[:, parent])
+    save(cv, tmp_path / "m.ecrm")
+    np.testing.assert_array_equal(load(tmp_path / "m.ecrm").predict_scores(Xt), got)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), st.integers(1, 30))
+def test_isotonic_thresholds_equal_sklearn_isotonic_regression(data, m):
+    from ecrm.calibration import _isotonic_thresholds
+
+    # tied scores, scores equal to within float resolution, and free floats
+    values = st.one_of(st.sampled_from([0.0, 0.2, 0.2 + 1e-16, 0.5, 1.0]),
+                       st.floats(-2, 2, allow_nan=False))
+    s = np.array(data.draw(st.lists(values, min_size=m, max_size=m)))
+    y = np.array(data.draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=m, max_size=m)))
+    iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(s, y)
+    x, v = _isotonic_thresholds(s, y)
+    np.testing.assert_array_equal(x, iso.X_thresholds_)
+    np.testing.assert_array_equal(v, iso.y_thresholds_)
+
+
+def test_platt_calibration_is_fitted_on_leave_one_out_scores_only():
+    from ecrm.calibration import PlattCalibration
+
+    X, Y, rng = _problem(m=30, seed=23)
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
+                calibration="platt").fit(X, Y)
+    S_loo = _refit_scores(cv, X, Y)
+    ref = PlattCalibration().fit(S_loo, Y)
+    np.testing.assert_allclose(cv.score_calibration_.a_, ref.a_, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(cv.score_calibration_.b_, ref.b_, rtol=1e-6, atol=1e-8)
+    Xt = rng.normal(size=(10, X.shape[1]))
+    raw = ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_,
+               fit_intercept=cv.fit_intercept_).fit(X, Y).predict_scores(Xt)
+    np.testing.assert_allclose(cv.predict_scores(Xt),
+                               TREE.cap_by_parents(ref.transform(raw)), atol=1e-7)

@@ -19,10 +19,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 
 from ecrm._validation import check_bool, check_int, check_real, check_same_rows
-from ecrm.calibration import IsotonicCalibration
+from ecrm.calibration import choose_calibration
 from ecrm.kernels import check_kernel_input, check_kernel_params, kernel_matrix
 from ecrm.losses.base import LinearLoss, Loss
 from ecrm.model_selection import (
+    SCORERS,
     check_scoring,
     gram_eigendecomposition,
     leave_one_out_scores,
@@ -550,8 +551,10 @@ class ECRMCV(_ECRMBase):
     leave-one-out *label scores* :math:`\hat p_{-i}(x_i)` (:meth:`predict_scores` of the fit
     without point :math:`i`: the same hat-matrix formula applied to the label columns, then
     the output space's consistency step, as at prediction); no oracle runs during the search.
-    With ``calibration="isotonic"`` each label's score is then mapped through an isotonic
-    regression of the label on its exact leave-one-out scores (:mod:`ecrm.calibration`).
+    With ``calibration="isotonic"`` (``"platt"``) each label's score is then mapped through
+    an isotonic (logistic) regression of the label on its exact leave-one-out scores
+    (:mod:`ecrm.calibration`); ``"auto"`` chooses none, isotonic or Platt by the metric of
+    cross-fitted calibrated leave-one-out scores.
 
     Parameters
     ----------
@@ -592,13 +595,22 @@ class ECRMCV(_ECRMBase):
         ``f(Y_true, scores) -> float``, greater is better). scikit-learn's
         ``"average_precision"`` is ``"macro_auprc"``. Metrics of the scores need
         ``solver="dual"``.
-    calibration : None or "isotonic", default=None
+    calibration : None, "isotonic", "platt" or "auto", default=None
         Calibrate :meth:`predict_scores` label by label on the exact leave-one-out scores of
         the selected model. Monotone per label, so each label's ranking of instances is
         unchanged; the output space's consistency step is applied again afterwards.
+        ``"auto"`` keeps the option (none, isotonic, Platt) whose 5-fold cross-fitted
+        calibrated leave-one-out scores score best by ``scoring`` (micro AU(PRC) when
+        ``scoring="loss"``): training data only (:func:`ecrm.calibration.choose_calibration`).
     verbose : int >= 0, default=0
         With 1 or more, write one line per kernel setting (its best alpha and leave-one-out
         loss) and the selected model to standard error after the search.
+    alpha_search : "grid" or "coarse-to-fine", default="grid"
+        ``"grid"`` evaluates every alpha; ``"coarse-to-fine"`` (the dual solver) every other
+        alpha of the sorted grid, then the two grid neighbours of the best of them, per
+        kernel setting (:func:`ecrm.model_selection.leave_one_out_search`, ``refine``):
+        about half the work, the same choice when the criterion is unimodal in alpha at the
+        grid's resolution. ``cv_results_`` then lists the evaluated candidates only.
 
     Attributes
     ----------
@@ -614,8 +626,12 @@ class ECRMCV(_ECRMBase):
         every candidate.
     loo_scores_ : ndarray of shape (len(loo_rows_), d) or None
         The selected model's leave-one-out label scores, when ``scoring`` is a metric.
-    score_calibration_ : IsotonicCalibration or None
+    score_calibration_ : IsotonicCalibration, PlattCalibration or None
         The calibration of :meth:`predict_scores`.
+    calibration_ : str or None
+        Its name (the choice of ``calibration="auto"``).
+    calibration_results_ : dict or None
+        With ``"auto"``: the cross-fitted metric of ``"none"``, ``"isotonic"`` and ``"platt"``.
     kernel_search_results_ : dict or None
         The stage-1 table when ``kernel_subsample`` chose the kernel.
     loo_rows_ : ndarray of int
@@ -628,7 +644,7 @@ class ECRMCV(_ECRMBase):
                  coef0=1, fit_intercept=True, kernel_grid=None, memory=None,
                  loo_samples=None, kernel_subsample=None, random_state=None, solver="auto",
                  n_components=None, center_selection="uniform", memory_budget=None,
-                 verbose=0, scoring="loss", calibration=None):
+                 verbose=0, scoring="loss", calibration=None, alpha_search="grid"):
         self.loss = loss
         self.output_space = output_space
         self.alphas = alphas
@@ -649,6 +665,7 @@ class ECRMCV(_ECRMBase):
         self.verbose = verbose
         self.scoring = scoring
         self.calibration = calibration
+        self.alpha_search = alpha_search
 
     def _alphas(self) -> list[float]:
         alphas = np.logspace(-6, 2, 17) if self.alphas is None else np.atleast_1d(self.alphas)
@@ -712,8 +729,13 @@ class ECRMCV(_ECRMBase):
         decompose = check_memory(self.memory).cache(gram_eigendecomposition)
         rng = check_random_state(self.random_state)
         metric = check_scoring(self.scoring)
-        if self.calibration not in (None, "isotonic"):
-            raise ValueError(f"calibration must be None or 'isotonic'; got "
+        if not (isinstance(self.alpha_search, str)
+                and self.alpha_search in ("grid", "coarse-to-fine")):
+            raise ValueError(f"alpha_search must be 'grid' or 'coarse-to-fine'; got "
+                             f"{self.alpha_search!r}")
+        refine = self.alpha_search == "coarse-to-fine"
+        if self.calibration not in (None, "isotonic", "platt", "auto"):
+            raise ValueError(f"calibration must be None, 'isotonic', 'platt' or 'auto'; got "
                              f"{self.calibration!r}")
         self._check_components(linear=True)
         X, Y = self._check_training_data(X, Y, own["kernel"])
@@ -738,23 +760,29 @@ class ECRMCV(_ECRMBase):
             stage1 = leave_one_out_search(
                 self.loss, self.output_space, X[sub], Y[sub], self._targets(Y[sub]), settings,
                 candidates, decompose=decompose,
-                rows=self._loo_rows(len(sub), loo_samples, rng), metric=metric)
+                rows=self._loo_rows(len(sub), loo_samples, rng), metric=metric,
+                refine=refine)
             settings = [stage1.best.kernel_params]
         T = self._targets(Y)
         search = leave_one_out_search(self.loss, self.output_space, X, Y, T, settings,
                                       candidates, decompose=decompose,
-                                      rows=self._loo_rows(m, loo_samples, rng), metric=metric)
+                                      rows=self._loo_rows(m, loo_samples, rng), metric=metric,
+                                      refine=refine)
         best = search.best
-        calibration = None
-        if self.calibration == "isotonic":
-            S = leave_one_out_scores(search.eig, Y, self.output_space, m * best.alpha,
-                                     best.fit_intercept)
-            calibration = IsotonicCalibration().fit(S, Y)
+        choice = None
+        if self.calibration is not None:
+            S = search.scores
+            if S is None or len(search.rows) != m:
+                S = leave_one_out_scores(search.eig, Y, self.output_space, m * best.alpha,
+                                         best.fit_intercept)
+            choice = choose_calibration(
+                self.calibration, S, Y, metric=metric or SCORERS["micro_auprc"],
+                consistent=self.output_space.consistent_scores, random_state=rng)
         self._store(X, Y, best.kernel_params, search.eig.with_ridge(m * best.alpha),
                     best.fit_intercept, best.alpha, T)
-        return self._set_search(search, stage1, search.scores, calibration)
+        return self._set_search(search, stage1, search.scores, choice)
 
-    def _set_search(self, search, stage1, loo_scores=None, calibration=None):
+    def _set_search(self, search, stage1, loo_scores=None, choice=None):
         """The fitted attributes of the selection (after the refit)."""
         best = search.best
         self.alpha_, self.fit_intercept_ = best.alpha, best.fit_intercept
@@ -763,7 +791,10 @@ class ECRMCV(_ECRMBase):
         self.kernel_search_results_ = None if stage1 is None else stage1.table()
         self.loo_rows_ = search.rows
         self.loo_predictions_ = search.predictions
-        self.loo_scores_, self.score_calibration_ = loo_scores, calibration
+        self.loo_scores_ = loo_scores
+        self.score_calibration_ = None if choice is None else choice.calibration
+        self.calibration_ = None if choice is None else choice.name
+        self.calibration_results_ = None if choice is None else choice.scores
         if self.verbose:  # checked at the start of fit
             self._report(search)
         return self

@@ -87,7 +87,7 @@ class _Entry:
 
 def _registry() -> dict[str, _Entry]:
     from ecrm import estimator, joint
-    from ecrm.calibration import IsotonicCalibration
+    from ecrm.calibration import IsotonicCalibration, PlattCalibration
     from ecrm.losses import (
         AbsoluteLoss,
         FootruleLoss,
@@ -136,6 +136,7 @@ def _registry() -> dict[str, _Entry]:
                                     for k in dataclasses.fields(f)}),
         _Entry(IsotonicCalibration, lambda c: {"breakpoints": c.breakpoints_,
                                                "values": c.values_, "indptr": c.indptr_}),
+        _Entry(PlattCalibration, lambda c: {"a": c.a_, "b": c.b_}),
         _Entry(LinearFeatures, lambda f: {"n_features": f.n_features_out}),
         _Entry(NystromFeatures, lambda f: {"centres": f.centres, "kernel_params": f.kernel_params,
                                            "projection": f.projection}),

@@ -166,7 +166,8 @@ def leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, Y: np.n
                          candidates: Sequence[tuple[float, bool]], *,
                          decompose: Callable = gram_eigendecomposition,
                          rows: np.ndarray | None = None,
-                         metric: Callable | None = None) -> LeaveOneOutSearch:
+                         metric: Callable | None = None,
+                         refine: bool = False) -> LeaveOneOutSearch:
     r"""Exact leave-one-out criterion of every (kernel, alpha, intercept) candidate.
 
     The criterion is the mean leave-one-out task loss or, with ``metric``, the metric of the
@@ -193,6 +194,13 @@ def leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, Y: np.n
         The points whose leave-one-out loss is averaged (default: all).
     metric : callable, optional
         ``metric(Y_true, scores) -> float``, greater is better (:func:`check_scoring`).
+    refine : bool, default=False
+        Coarse to fine over alpha, per kernel: first every other alpha of the sorted grid
+        (both ends included), then the grid neighbours of the best of those, every intercept
+        setting each time; the candidates not evaluated are left out of the table. The
+        choice equals the full grid's whenever the criterion, along the grid, has no maximum
+        that falls between two coarse points away from the best coarse point (e.g. it is
+        unimodal in alpha); it evaluates about half of the alphas.
 
     Returns
     -------
@@ -200,27 +208,46 @@ def leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, Y: np.n
     """
     m = X.shape[0]
     rows = np.arange(m) if rows is None else rows
+    Y_rows = Y[rows]
     evaluated: list[Candidate] = []
     found: tuple | None = None  # (candidate, eig, loo, ridge, S, Y_loo) of the best so far
+    grid = sorted({alpha for alpha, _ in candidates})
+    passes = [grid]
+    if refine and len(grid) > 2:
+        passes = [grid[::2] + ([grid[-1]] if len(grid) % 2 == 0 else [])]
     for k, params in enumerate(kernel_settings):
         eig = decompose(X, params)
         diagonal_max = float(np.einsum("ik,k,ik->i", eig.Q, eig.lam, eig.Q).max())
         loo = LeaveOneOut(eig, targets, rows)
         loo_labels = None if metric is None else LeaveOneOut(eig, Y.astype(float), rows)
-        for alpha, intercept in candidates:
-            ridge = check_ridge(alpha, m, diagonal_max)
-            S = Y_loo = None
-            if metric is None or loo_labels is None:
-                Y_loo = loss.argmin(_loo_costs(loo, ridge, intercept, params, alpha),
-                                    output_space)
-                mean_loss = float(np.mean(loss(Y_loo, Y[rows])))
-                candidate = Candidate(params, k, alpha, intercept, -mean_loss, mean_loss)
-            else:
-                S = _scores(loo_labels.predictions(ridge, intercept), output_space)
-                candidate = Candidate(params, k, alpha, intercept, float(metric(Y[rows], S)))
-            evaluated.append(candidate)
-            if found is None or candidate.sort_key < found[0].sort_key:
-                found = (candidate, eig, loo, ridge, S, Y_loo)
+        of_kernel: dict[int, Candidate] = {}
+        pending, refined = passes[0], not (refine and len(grid) > 2)
+        while pending:
+            # one alpha's intercept settings one after the other: they share the product
+            for c in sorted((c for c, (a, _) in enumerate(candidates) if a in pending),
+                            key=lambda c: candidates[c][0]):
+                alpha, intercept = candidates[c]
+                ridge = check_ridge(alpha, m, diagonal_max)
+                S = Y_loo = None
+                if metric is None or loo_labels is None:
+                    Y_loo = loss.argmin(_loo_costs(loo, ridge, intercept, params, alpha),
+                                        output_space)
+                    mean_loss = float(np.mean(loss(Y_loo, Y_rows)))
+                    candidate = Candidate(params, k, alpha, intercept, -mean_loss, mean_loss)
+                else:
+                    S = _scores(loo_labels.predictions(ridge, intercept), output_space)
+                    candidate = Candidate(params, k, alpha, intercept,
+                                          float(metric(Y_rows, S)))
+                of_kernel[c] = candidate
+                if found is None or candidate.sort_key < found[0].sort_key:
+                    found = (candidate, eig, loo, ridge, S, Y_loo)
+            pending = []
+            if not refined:  # the grid neighbours of the best coarse alpha
+                refined = True
+                top = grid.index(min(of_kernel.values(), key=lambda c: c.sort_key).alpha)
+                pending = [grid[i] for i in (top - 1, top + 1)
+                           if 0 <= i < len(grid) and grid[i] not in passes[0]]
+        evaluated.extend(of_kernel[c] for c in range(len(candidates)) if c in of_kernel)
     if found is None:
         raise ValueError("leave_one_out_search needs at least one kernel setting and one "
                          "candidate")
@@ -242,8 +269,9 @@ def _loo_costs(loo: LeaveOneOut, ridge: float, intercept: bool, params: dict,
 
 
 def _scores(raw: np.ndarray, output_space: OutputSpace) -> np.ndarray:
-    """Label scores as :meth:`ecrm.ECRM.predict_scores` makes them: clipped, consistent."""
-    return output_space.consistent_scores(np.clip(raw, 0.0, 1.0))
+    """Label scores as :meth:`ecrm.ECRM.predict_scores` makes them: clipped, consistent.
+    ``raw`` (a fresh array) is clipped in place."""
+    return output_space.consistent_scores(np.clip(raw, 0.0, 1.0, out=raw))
 
 
 def leave_one_out_scores(eig: EigenFactor, Y: np.ndarray, output_space: OutputSpace,

@@ -268,18 +268,30 @@ class LeaveOneOut:
         self.rows = np.arange(len(T)) if rows is None else np.asarray(rows)
         self.QtT = eig.Q.T @ T
         self.Q_rows = eig.Q[self.rows]
+        self._last: tuple | None = None  # (ridge, K G^{-1} T rows, its diagonal)
+
+    def _shrunk(self, ridge: float) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of :math:`K G^{-1} T` and of its diagonal; kept for the last ridge, so that
+        both intercept settings of one ridge share the product (the costly step)."""
+        if self._last is None or self._last[0] != ridge:
+            lam, Qr = self.eig.lam, self.Q_rows
+            shrink = lam / (lam + ridge)  # K G^{-1} vanishes on the complement of a thin Q
+            fitted = Qr @ (shrink[:, None] * self.QtT)
+            self._last = (ridge, fitted, np.einsum("ik,k,ik->i", Qr, shrink, Qr))
+        return self._last[1], self._last[2]
 
     def predictions(self, ridge: float, fit_intercept: bool) -> np.ndarray:
         """``t_{-i}(x_i)`` for ``i`` in ``rows``: an array (len(rows), e)."""
-        lam, Qr = self.eig.lam, self.Q_rows
-        shrink = lam / (lam + ridge)  # K G^{-1} vanishes on the complement of a thin Q
-        fitted = Qr @ (shrink[:, None] * self.QtT)
-        h = np.einsum("ik,k,ik->i", Qr, shrink, Qr)
+        fitted, h = self._shrunk(ridge)
         T = self.T[self.rows]
         if fit_intercept:
             u = self.eig.with_ridge(ridge).solve(np.ones(len(self.T)))
             s = u.sum()
-            fitted += np.outer(u[self.rows], (ridge / s) * (u @ self.T))
+            fitted = fitted + np.outer(u[self.rows], (ridge / s) * (u @ self.T))
             h = h + ridge * u[self.rows] ** 2 / s
-        return (fitted - h[:, None] * T) / (1.0 - h)[:, None]
+        else:
+            fitted = fitted.copy()
+        fitted -= h[:, None] * T
+        fitted /= (1.0 - h)[:, None]
+        return fitted
 

@@ -246,6 +246,7 @@ class Hierarchy(OutputSpace):
         self._ancestors: sp.csr_array | None = None
         self._tree_plan: tuple | None = None
         self._levels: LevelPlan | None = None
+        self._cap_levels: list | None = None
         self._child_parent: sp.csr_array | None = None
         self._stats: dict = {}  # the DAG oracles' counts: cut components, exact re-solves
 
@@ -499,14 +500,32 @@ class Hierarchy(OutputSpace):
         parents first, so that thresholding the result at any level gives a consistent label
         set. Returns a new (n, d) float array.
         """
-        S = np.array(S, dtype=float).reshape(-1, self.n_labels)
-        T = np.ascontiguousarray(S.T)  # node-major: one row per label
-        E = self._edges
-        child_depth = self.depth[E[:, 1]] if len(E) else np.zeros(0, dtype=int)
-        for level in range(1, int(self.depth.max(initial=0)) + 1):
-            into = E[child_depth == level]
-            np.minimum.at(T, into[:, 1], T[into[:, 0]])
+        S = np.asarray(S, dtype=float).reshape(-1, self.n_labels)
+        T = np.ascontiguousarray(S.T)  # node-major: one row per label (a copy if d > 1)
+        if T is S or np.shares_memory(T, S):
+            T = T.copy()
+        for nodes, slots in self._cap_plan():
+            # the minimum over the parents, one parent "slot" at a time (row r of slot k:
+            # the k-th parent of the r-th node that has more than k parents)
+            lowest = T[slots[0][1]]
+            for rows, parents in slots[1:]:
+                lowest[rows] = np.minimum(lowest[rows], T[parents])
+            T[nodes] = np.minimum(T[nodes], lowest)
         return np.ascontiguousarray(T.T)
+
+    def _cap_plan(self) -> list:
+        """Per depth level: its nodes and, per parent slot k, (rows, k-th parents)."""
+        if self._cap_levels is None:
+            levels = []
+            for nodes, ups, K, _ in self._level_plan().levels:
+                counts = np.diff(K.indptr)  # at least one parent below the top level
+                slots = []
+                for k in range(int(counts.max(initial=0))):
+                    rows = np.flatnonzero(counts > k)
+                    slots.append((rows, ups[K.indices[K.indptr[rows] + k]]))
+                levels.append((nodes, slots))
+            self._cap_levels = levels
+        return self._cap_levels
 
     def _violations(self, Y: np.ndarray) -> np.ndarray:
         """Number of edges (parent off, child on) per row of a dense 0/1 matrix."""
