@@ -41,11 +41,45 @@ from _common import describe
 ALPHA = 1e-4
 
 
-def _data(m, n_test, p, labels):
-    from ecrm.datasets.synthetic import make_hmc
+CHUNK = 50_000  # rows per generated chunk: the first m rows do not depend on the largest m
 
-    X, Y, h = make_hmc(m + n_test, n_features=p, n_labels=labels, random_state=0)
-    return X[:m], Y[:m], X[m:], Y[m:], h
+
+def _model(p, labels):
+    """``make_hmc``'s label model (random tree, directions, thresholds), drawn once."""
+    from ecrm.datasets.synthetic import random_tree
+
+    rng = np.random.RandomState(0)
+    h = random_tree(labels, n_top=min(3, labels), random_state=rng)
+    A = rng.normal(scale=1.0 / np.sqrt(p), size=(p, labels)) * 2.0
+    B = rng.normal(scale=1.0 / np.sqrt(p), size=(p, labels))
+    return h, A, B, rng.uniform(-0.3, 0.5, size=labels)
+
+
+def _chunk(i, n, p, model):
+    """Rows of chunk ``i`` (seeded by i): X float64, Y uint8 (compact; 1 byte a label)."""
+    h, A, B, thresholds = model
+    rng = np.random.RandomState(1000 + i)
+    X = rng.normal(size=(n, p))
+    score = np.sin(X @ A) + 0.5 * X @ B + rng.normal(scale=0.5, size=(n, A.shape[1]))
+    Y = np.zeros((n, A.shape[1]), dtype=np.uint8)
+    for j in h.order:  # parents first, as make_hmc
+        parents = h.parents[j]
+        on = score[:, j] > thresholds[j]
+        Y[:, j] = (on & (Y[:, parents[0]] == 1)) if len(parents) else on
+    return X, Y
+
+
+def _sizes(m):
+    return [min(CHUNK, m - s) for s in range(0, m, CHUNK)]
+
+
+def _data(m, n_test, p, labels):
+    """make_hmc's model generated in chunks (X float64, Y uint8) and a test set."""
+    model = _model(p, labels)
+    parts = [_chunk(i, n, p, model) for i, n in enumerate(_sizes(m))]
+    Xt, Yt = _chunk(-1 % 2**31, n_test, p, model)
+    return (np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts]), Xt,
+            Yt, model[0])
 
 
 def child(task, m, M, p, labels, n_alphas, n_test, check):

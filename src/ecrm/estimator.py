@@ -34,7 +34,7 @@ from ecrm.solvers.centers import build_feature_map
 from ecrm.solvers.features import FeatureMap
 from ecrm.solvers.normal_equations import NormalEquations, PrimalFit, primal_weights
 from ecrm.solvers.primal_loo import primal_leave_one_out_search
-from ecrm.solvers.rows import RiskTargets, is_dask_array, training_rows
+from ecrm.solvers.rows import RiskTargets, is_dask_array, training_rows, validate_outputs
 from ecrm.spaces.base import OutputSpace
 
 __all__ = ["ECRM", "ECRMCV"]
@@ -97,7 +97,9 @@ class _RiskEstimator(BaseEstimator):
         y_ndim = np.ndim(Y)
         if y_ndim == 1 and self.output_space.n_outputs == 1:
             Y = np.reshape(Y, (-1, 1))  # one coordinate: a 1-D y has one row per sample
-        Y = self.output_space.validate(Y)
+        compact = (getattr(self, "solver", None) in ("primal", "nystrom")
+                   and isinstance(self.loss, LinearLoss))  # floats per block in the passes
+        Y = validate_outputs(self.output_space, Y, compact=compact)
         check_same_rows(X, Y)
         if X.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 training samples; got "
