@@ -126,18 +126,22 @@ def test_kmeanspp_centres_on_a_pulled_subsample(client):
     assert lev._features.centres.shape == (20, 4)
 
 
-def test_fit_runs_on_worker_processes():
-    """Every task pickles: the fit and the prediction on the multiprocessing scheduler."""
-    import concurrent.futures
-    import multiprocessing
+def _pickling_get(dsk, keys, **kwargs):
+    """Dask's synchronous scheduler on a graph sent through cloudpickle, as to a worker
+    process (no process start-up, no fork of a process running the cluster's threads)."""
+    import cloudpickle
+    import dask
 
+    return dask.get(cloudpickle.loads(cloudpickle.dumps(dsk)), keys, **kwargs)
+
+
+def test_every_task_pickles():
+    """The fit's graphs and the prediction's survive pickling, and still give the model."""
     import dask
 
     X, Y, Xt = _problem()
     ref = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], **NYSTROM).fit(X, Y)
-    ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-    with concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx) as pool, \
-            dask.config.set(scheduler="processes", pool=pool):
+    with dask.config.set(scheduler=_pickling_get):
         est = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], **NYSTROM).fit(*_dask(X, Y))
         costs = est.predict_costs(da.from_array(Xt, chunks=(20, -1))).compute()
     assert_allclose(costs, ref.predict_costs(Xt), rtol=0, atol=1e-10)
@@ -153,39 +157,31 @@ def test_ecrm_imports_and_fits_without_dask():
 
 
 # -- bad input: a clear error before any work, and nothing fitted -------------------------
-def _fitted(X, Y):
-    return ECRM(HammingLoss(), TREE, alpha=1e-2, **PRIMAL).fit(X, Y)
-
-
-def _unchanged(est, before):
-    assert est.coef_ is before and isinstance(est.X_fit_, np.ndarray)
+def _refused(Xd, Yd, match):
+    """The bad Dask fit raises ``match`` and leaves the in-memory fit as it was."""
+    X, Y, _ = _problem()
+    est = ECRM(HammingLoss(), TREE, alpha=1e-2, **PRIMAL).fit(X, Y)
+    coef = est.coef_
+    with pytest.raises(ValueError, match=match):
+        est.fit(Xd, Yd)
+    assert est.coef_ is coef and isinstance(est.X_fit_, np.ndarray)
 
 
 def test_x_chunked_along_columns():
     X, Y, _ = _problem()
-    est = _fitted(X, Y)
-    coef = est.coef_
-    with pytest.raises(ValueError, match=r"X must be chunked by rows only.*X.rechunk"):
-        est.fit(da.from_array(X, chunks=(70, 2)), Y)
-    _unchanged(est, coef)
+    _refused(da.from_array(X, chunks=(70, 2)), Y, r"X must be chunked by rows only.*X.rechunk")
 
 
 def test_y_chunked_along_columns():
     X, Y, _ = _problem()
-    est = _fitted(X, Y)
-    coef = est.coef_
-    with pytest.raises(ValueError, match=r"Y must be chunked by rows only"):
-        est.fit(da.from_array(X, chunks=(70, -1)), da.from_array(Y, chunks=(70, 3)))
-    _unchanged(est, coef)
+    _refused(da.from_array(X, chunks=(70, -1)), da.from_array(Y, chunks=(70, 3)),
+             r"Y must be chunked by rows only")
 
 
 def test_mismatched_row_chunks():
     X, Y, _ = _problem()
-    est = _fitted(X, Y)
-    coef = est.coef_
-    with pytest.raises(ValueError, match=r"Y must have the row chunks of X.*Y.rechunk"):
-        est.fit(da.from_array(X, chunks=(70, -1)), da.from_array(Y, chunks=(100, -1)))
-    _unchanged(est, coef)
+    _refused(da.from_array(X, chunks=(70, -1)), da.from_array(Y, chunks=(100, -1)),
+             r"Y must have the row chunks of X.*Y.rechunk")
 
 
 def test_mismatched_rows_in_memory_y():
@@ -221,27 +217,22 @@ def test_loss_without_linear_form_refuses_dask():
 
 def test_bad_outputs_in_a_chunk_name_its_rows(client):
     X, Y, _ = _problem()
-    est = _fitted(X, Y)
-    coef = est.coef_
     bad = Y.copy()
     bad[150, TREE.labels.index("a1")] = 1
     bad[150, TREE.labels.index("a")] = 0  # a child without its parent
-    with pytest.raises(ValueError, match=r"Y rows 140 to 209 \(one Dask chunk\)"):
-        est.fit(*_dask(X, bad))
-    _unchanged(est, coef)
+    _refused(*_dask(X, bad), r"Y rows 140 to 209 \(one Dask chunk\)")
 
 
 def test_unknown_chunk_sizes():
     X, Y, _ = _problem()
     Xd = da.from_array(X, chunks=(70, -1))
     Xd = Xd[Xd[:, 0] > -np.inf]  # boolean indexing: unknown row chunks
-    with pytest.raises(ValueError, match=r"unknown chunk sizes.*compute_chunk_sizes"):
-        ECRM(HammingLoss(), TREE, **PRIMAL).fit(Xd, Y)
+    _refused(Xd, Y, r"unknown chunk sizes.*compute_chunk_sizes")
 
 
 def test_predict_checks_the_dask_input():
     X, Y, _ = _problem()
-    est = _fitted(X, Y)
+    est = ECRM(HammingLoss(), TREE, **PRIMAL).fit(X, Y)
     with pytest.raises(ValueError, match=r"X must be chunked by rows only"):
         est.predict(da.from_array(X, chunks=(70, 2)))
     with pytest.raises(ValueError, match=r"X has 3 features, but this estimator was fitted "
