@@ -187,12 +187,13 @@ class _RiskEstimator(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n, p)
+        X : array-like, sparse matrix or Dask array of shape (n, p)
             Inputs (the kernel block against the training points if precomputed).
 
         Returns
         -------
         C : ndarray of shape (n, e)
+            A lazy Dask array with the row chunks of ``X`` if ``X`` is one.
         """
         self._require_linear()
         if is_dask_array(X):
@@ -233,11 +234,12 @@ class _RiskEstimator(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n, p)
+        X : array-like, sparse matrix or Dask array of shape (n, p)
 
         Returns
         -------
         Y : ndarray of shape (n, d), or (n,) if fitted on a 1-D ``y`` (one coordinate)
+            A lazy Dask array (the features, costs and oracle per row chunk) if ``X`` is one.
         """
         check_is_fitted(self, "X_fit_")
         if is_dask_array(X):
@@ -379,11 +381,12 @@ class _ECRMBase(_RiskEstimator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n, p)
+        X : array-like, sparse matrix or Dask array of shape (n, p)
 
         Returns
         -------
         S : ndarray of shape (n, d)
+            A lazy Dask array with the row chunks of ``X`` if ``X`` is one.
         """
         check_is_fitted(self, "X_fit_")
         if is_dask_array(X):
@@ -527,10 +530,13 @@ callable, default="rbf"
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (m, p)
+        X : array-like, sparse matrix or Dask array of shape (m, p)
             Training inputs (the training Gram matrix, (m, m), if ``kernel="precomputed"``).
-        Y : array-like of shape (m, d)
+        Y : array-like or Dask array of shape (m, d)
             Training outputs, in the output space.
+            Dask arrays (chunked by rows, ``Y`` with the row chunks of ``X`` or in memory)
+            fit as a map-reduce on the active Dask scheduler; they need
+            ``solver="nystrom"`` or ``"primal"`` (:mod:`ecrm.solvers._dask`).
 
         Returns
         -------
@@ -718,10 +724,13 @@ class ECRMCV(_ECRMBase):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (m, p)
+        X : array-like, sparse matrix or Dask array of shape (m, p)
             Training inputs (the training Gram matrix, (m, m), if ``kernel="precomputed"``).
-        Y : array-like of shape (m, d)
+        Y : array-like or Dask array of shape (m, d)
             Training outputs, in the output space.
+            Dask arrays (chunked by rows, ``Y`` with the row chunks of ``X`` or in memory)
+            fit as a map-reduce on the active Dask scheduler; they need
+            ``solver="nystrom"`` or ``"primal"`` (:mod:`ecrm.solvers._dask`).
 
         Returns
         -------
