@@ -237,8 +237,11 @@ def _plot(path, rows, ref, ref_s, title):
         ax2.plot([r[0] for r in pts], [r[3] for r in pts], "o-", label=method)
     ax1.axhline(ref, color="k", ls="--", label="exact dual")
     ax2.axhline(ref_s, color="k", ls="--", label="exact dual")
+    Ms = sorted({r[0] for r in rows})
     for ax, name in ((ax1, "test Hamming loss"), (ax2, "ECRMCV fit time (s)")):
         ax.set_xscale("log")
+        ax.set_xticks(Ms, [str(M) for M in Ms])
+        ax.minorticks_off()
         ax.set_xlabel("Nystrom centres M")
         ax.set_ylabel(name)
     ax1.legend(fontsize=7)
