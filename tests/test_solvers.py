@@ -240,3 +240,27 @@ def test_check_solver_params_resolves_auto():
                                kernel="rbf").solver == "dual"
     assert check_solver_params("nystrom", None, "uniform", None, m=100, p=3,
                                kernel="rbf").n_components == 100
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, bool])
+@pytest.mark.parametrize("solver", ["primal", "nystrom"])
+def test_compact_outputs_kept_compact_and_same_model(solver, dtype):
+    """A 1-byte Y stays 1-byte in the primal fits (floats per block) and fits the same model."""
+    X, Y, Xt = _problem(m=60)
+    kw = dict(solver=solver, kernel="linear" if solver == "primal" else "rbf",
+              n_components=None if solver == "primal" else 30, random_state=0)
+    ref = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], **kw).fit(X, Y)
+    est = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], **kw).fit(X, Y.astype(dtype))
+    assert est.Y_fit_.dtype == dtype and ref.Y_fit_.dtype == float
+    assert_array_equal(est.Y_fit_, ref.Y_fit_)
+    assert_array_equal(est.loo_predictions_, ref.loo_predictions_)
+    _same_model(est, ref, Xt, atol=0)
+
+
+def test_compact_outputs_inconsistent_row_named():
+    X, Y, _ = _problem(m=60)
+    bad = Y.astype(np.uint8)
+    bad[41, TREE.labels.index("a")] = 0  # "a1" is on
+    bad[41, TREE.labels.index("a1")] = 1
+    with pytest.raises(ValueError, match="in row 41"):
+        ECRM(HammingLoss(), TREE, solver="primal", kernel="linear").fit(X, bad)

@@ -35,6 +35,7 @@ from ecrm.solvers.centers import build_feature_map
 from ecrm.solvers.features import FeatureMap
 from ecrm.solvers.normal_equations import NormalEquations, PrimalFit, primal_weights
 from ecrm.solvers.primal_loo import primal_leave_one_out_search
+from ecrm.solvers.rows import RiskTargets, is_dask_array, training_rows, validate_outputs
 from ecrm.spaces.base import OutputSpace
 
 __all__ = ["ECRM", "ECRMCV"]
@@ -82,6 +83,13 @@ class _RiskEstimator(BaseEstimator):
         if Y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
                              "is None")
+        if is_dask_array(X) or is_dask_array(Y):  # checked per chunk on the workers
+            from ecrm.solvers._dask import check_dask_training_data
+
+            X, Y, y_ndim = check_dask_training_data(X, Y, self.loss, self.output_space,
+                                                    type(self).__name__)
+            self._pending = (None, y_ndim)
+            return X, Y
         checked = check_kernel_input(X, kernel)
         # scikit-learn's own reading of the feature names; set on self by _set_fitted
         probe = _FeatureNames()
@@ -90,7 +98,9 @@ class _RiskEstimator(BaseEstimator):
         y_ndim = np.ndim(Y)
         if y_ndim == 1 and self.output_space.n_outputs == 1:
             Y = np.reshape(Y, (-1, 1))  # one coordinate: a 1-D y has one row per sample
-        Y = self.output_space.validate(Y)
+        compact = (getattr(self, "solver", None) in ("primal", "nystrom")
+                   and isinstance(self.loss, LinearLoss))  # floats per block in the passes
+        Y = validate_outputs(self.output_space, Y, compact=compact)
         check_same_rows(X, Y)
         if X.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 training samples; got "
@@ -157,6 +167,13 @@ class _RiskEstimator(BaseEstimator):
         parts = [fn(self._block(X[b])) for b in row_blocks(X.shape[0], 2 * n_cols + width)]
         return np.concatenate(parts) if parts else fn(self._block(X))
 
+    def _on_dask(self, method: str, X, width: int, one_dimensional: bool = False):
+        """``method`` per row chunk of a Dask array ``X``: a lazy Dask array."""
+        check_is_fitted(self, "X_fit_")
+        from ecrm.solvers._dask import dask_predict
+
+        return dask_predict(self, method, X, width, one_dimensional)
+
     def _require_linear(self) -> None:
         if not isinstance(self.loss, LinearLoss):
             raise TypeError(f"{type(self.loss).__name__} has no linear form, hence no costs")
@@ -171,14 +188,17 @@ class _RiskEstimator(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n, p)
+        X : array-like, sparse matrix or Dask array of shape (n, p)
             Inputs (the kernel block against the training points if precomputed).
 
         Returns
         -------
         C : ndarray of shape (n, e)
+            A lazy Dask array with the row chunks of ``X`` if ``X`` is one.
         """
         self._require_linear()
+        if is_dask_array(X):
+            return self._on_dask("predict_costs", X, self._coef.shape[1] - 1)
         return self._in_blocks(X, self._costs, self._coef.shape[1])
 
     def _costs(self, V) -> np.ndarray:
@@ -215,13 +235,17 @@ class _RiskEstimator(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n, p)
+        X : array-like, sparse matrix or Dask array of shape (n, p)
 
         Returns
         -------
         Y : ndarray of shape (n, d), or (n,) if fitted on a 1-D ``y`` (one coordinate)
+            A lazy Dask array (the features, costs and oracle per row chunk) if ``X`` is one.
         """
         check_is_fitted(self, "X_fit_")
+        if is_dask_array(X):
+            return self._on_dask("predict", X, self.Y_fit_.shape[1],
+                                 getattr(self, "_y_ndim", 2) == 1)
         if isinstance(self.loss, LinearLoss):
             Y = self._in_blocks(X, lambda V: self.loss.argmin(self._costs(V),
                                                               self.output_space),
@@ -262,14 +286,14 @@ class _ECRMBase(_RiskEstimator):
     """
 
     def _solver_choice(self, X, kernel, *, cv: bool) -> SolverChoice:
-        return check_solver_params(self.solver, self.n_components, self.center_selection,
-                                   self.memory_budget, m=X.shape[0], p=X.shape[1],
-                                   kernel=kernel, cv=cv)
+        choice = check_solver_params(self.solver, self.n_components, self.center_selection,
+                                     self.memory_budget, m=X.shape[0], p=X.shape[1],
+                                     kernel=kernel, cv=cv)
+        if choice.solver == "dual" and is_dask_array(X):
+            from ecrm.solvers._dask import refuse_dual
 
-    def _all_targets(self, Y) -> np.ndarray:
-        """The risk targets then the marginal targets ``Y`` (one solve for both)."""
-        T = self._targets(Y)
-        return Y if T is None else np.column_stack([T, Y])
+            refuse_dual(self.solver, kernel)
+        return choice
 
     def _store(self, X, Y, kernel_params: dict, factor: Factor, fit_intercept: bool,
                alpha: float, T=None) -> None:
@@ -291,7 +315,8 @@ class _ECRMBase(_RiskEstimator):
 
     def _store_primal(self, X, Y, kernel_params: dict, features: FeatureMap, fit: PrimalFit,
                       fit_intercept: bool, ridge: float, alpha: float) -> None:
-        """Keep a primal fit of :meth:`_all_targets`: features, coefficients, intercepts."""
+        """Keep a primal fit of :class:`~ecrm.solvers.rows.RiskTargets` (the risk targets
+        then the marginals ``Y``): features, coefficients, intercepts."""
         d = Y.shape[1]
         coef, intercept = fit.coef[:, :-d], fit.intercept[:-d]
         self._check_finite(coef, intercept, kernel_params, alpha)
@@ -307,7 +332,8 @@ class _ECRMBase(_RiskEstimator):
                     fit_intercept: bool, rng) -> None:
         features = build_feature_map(choice.solver, X, params, choice.n_components,
                                      choice.center_selection, alpha=alpha, random_state=rng)
-        equations = NormalEquations.accumulate(features, X, Y, self._all_targets)
+        equations = training_rows(X, Y, self.output_space).equations(features,
+                                                                     RiskTargets(self.loss))
         ridge = check_ridge(alpha, X.shape[0], equations.diagonal_max)
         self._store_primal(X, Y, params, features, equations.solve(ridge, fit_intercept),
                            fit_intercept, ridge, alpha)
@@ -356,13 +382,16 @@ class _ECRMBase(_RiskEstimator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n, p)
+        X : array-like, sparse matrix or Dask array of shape (n, p)
 
         Returns
         -------
         S : ndarray of shape (n, d)
+            A lazy Dask array with the row chunks of ``X`` if ``X`` is one.
         """
         check_is_fitted(self, "X_fit_")
+        if is_dask_array(X):
+            return self._on_dask("predict_scores", X, self.Y_fit_.shape[1])
         marginals = self._marginals
         space = self.output_space
         return self._in_blocks(X, lambda V: self._calibrate(space.consistent_scores(
@@ -502,10 +531,13 @@ callable, default="rbf"
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (m, p)
+        X : array-like, sparse matrix or Dask array of shape (m, p)
             Training inputs (the training Gram matrix, (m, m), if ``kernel="precomputed"``).
-        Y : array-like of shape (m, d)
+        Y : array-like or Dask array of shape (m, d)
             Training outputs, in the output space.
+            Dask arrays (chunked by rows, ``Y`` with the row chunks of ``X`` or in memory)
+            fit as a map-reduce on the active Dask scheduler; they need
+            ``solver="nystrom"`` or ``"primal"`` (:mod:`ecrm.solvers._dask`).
 
         Returns
         -------
@@ -709,10 +741,13 @@ class ECRMCV(_ECRMBase):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (m, p)
+        X : array-like, sparse matrix or Dask array of shape (m, p)
             Training inputs (the training Gram matrix, (m, m), if ``kernel="precomputed"``).
-        Y : array-like of shape (m, d)
+        Y : array-like or Dask array of shape (m, d)
             Training outputs, in the output space.
+            Dask arrays (chunked by rows, ``Y`` with the row chunks of ``X`` or in memory)
+            fit as a map-reduce on the active Dask scheduler; they need
+            ``solver="nystrom"`` or ``"primal"`` (:mod:`ecrm.solvers._dask`).
 
         Returns
         -------
@@ -826,16 +861,16 @@ class ECRMCV(_ECRMBase):
         maps = [(params, build_feature_map(choice.solver, X, params, choice.n_components,
                                            choice.center_selection, alpha=median_alpha,
                                            random_state=rng)) for params in settings]
-        n_targets = self._targets(Y[:1]).shape[1]
+        n_targets = self._targets(self.output_space.validate(np.asarray(Y[:1]))).shape[1]
         stage1 = None
         if kernel_subsample is not None and len(maps) > 1 and kernel_subsample < m:
             sub = np.sort(rng.choice(m, kernel_subsample, replace=False))
             stage1 = primal_leave_one_out_search(self.loss, self.output_space, X, Y,
-                                                 self._all_targets, n_targets, maps,
+                                                 RiskTargets(self.loss), n_targets, maps,
                                                  candidates, rows=sub)
             maps = [maps[stage1.best.kernel_index]]
         search = primal_leave_one_out_search(self.loss, self.output_space, X, Y,
-                                             self._all_targets, n_targets, maps, candidates,
+                                             RiskTargets(self.loss), n_targets, maps, candidates,
                                              rows=self._loo_rows(m, loo_samples, rng))
         best = search.best
         self._store_primal(X, Y, best.kernel_params, search.features, search.fit,

@@ -11,7 +11,10 @@ centres chosen by :mod:`ecrm.solvers.centers`). The normal equations are sums ov
 blocks (:mod:`ecrm.solvers.normal_equations`), so memory does not grow with m, and one
 eigendecomposition of the k x k matrix :math:`F^\top F` gives the exact leave-one-out task
 loss for every :math:`\lambda` (:mod:`ecrm.solvers.primal_loo`). :mod:`ecrm.solvers.budget`
-holds the memory budget, the block sizes and the choice between the solvers.
+holds the memory budget, the block sizes and the choice between the solvers;
+:mod:`ecrm.solvers.rows` the passes over the training rows, which
+:mod:`ecrm.solvers._dask` runs per chunk of Dask arrays as a map-reduce on the active Dask
+scheduler (``pip install 'ecrm[dask]'``; Dask is imported only when Dask arrays are passed).
 """
 
 from ecrm.solvers.budget import DEFAULT_MEMORY_BUDGET_GIB, SOLVERS, check_solver_params

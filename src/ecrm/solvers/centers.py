@@ -18,6 +18,7 @@ from scipy import linalg
 from sklearn.utils import check_random_state
 
 from ecrm.solvers.budget import row_blocks
+from ecrm.solvers.rows import is_dask_array
 
 __all__ = ["CENTER_SELECTIONS", "build_feature_map", "select_centers"]
 
@@ -99,6 +100,11 @@ def build_feature_map(solver: str, X, kernel_params: dict, n_components: int | N
     if solver == "primal":
         return LinearFeatures(X.shape[1])
     M = min(X.shape[0], 1000) if n_components is None else n_components
+    if is_dask_array(X):
+        from ecrm.solvers._dask import dask_centers
+
+        return NystromFeatures(dask_centers(X, M, kernel_params, center_selection, alpha=alpha,
+                                            random_state=random_state), kernel_params)
     idx = select_centers(X, M, kernel_params, center_selection, alpha=alpha,
                          random_state=random_state)
     return NystromFeatures(X[idx], kernel_params)

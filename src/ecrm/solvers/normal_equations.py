@@ -98,6 +98,13 @@ class NormalEquations:
         gram = np.triu(gram) + np.triu(gram, 1).T
         return cls(gram, cross, fsum, tsum, len(idx), dmax)
 
+    def __add__(self, other: NormalEquations) -> NormalEquations:
+        """The sums over the rows of both (a map-reduce adds the sums of row chunks)."""
+        return NormalEquations(self.gram + other.gram, self.cross + other.cross,
+                               self.feature_sum + other.feature_sum,
+                               self.target_sum + other.target_sum, self.n + other.n,
+                               max(self.diagonal_max, other.diagonal_max))
+
     def centred(self, fit_intercept: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                      np.ndarray]:
         """``(C, R, mu, tbar)`` of the module docstring (zero means without intercept)."""

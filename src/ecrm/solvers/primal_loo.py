@@ -28,9 +28,9 @@ import numpy as np
 
 from ecrm.losses.base import LinearLoss
 from ecrm.ridge import check_ridge
-from ecrm.solvers.budget import row_blocks
 from ecrm.solvers.features import FeatureMap
 from ecrm.solvers.normal_equations import NormalEquations, PrimalFit
+from ecrm.solvers.rows import training_rows
 from ecrm.spaces.base import OutputSpace
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ class PrimalSearch:
         return candidates_table(self.candidates)
 
 
-def primal_leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, Y: np.ndarray,
+def primal_leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, Y,
                                 targets: Callable, n_targets: int,
                                 feature_maps: Sequence[tuple[dict, FeatureMap]],
                                 candidates: Sequence[tuple[float, bool]], *,
@@ -106,8 +106,10 @@ def primal_leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, 
     Parameters
     ----------
     loss, output_space : the task loss and the output space.
-    X : ndarray or CSR matrix of shape (m, p)
-    Y : ndarray of shape (m, d)
+    X : ndarray, CSR matrix or Dask array of shape (m, p)
+    Y : ndarray or Dask array of shape (m, d)
+        Dask arrays run every pass per chunk on the active Dask scheduler
+        (:mod:`ecrm.solvers._dask`).
     targets : callable
         ``targets(Y_block)`` -> (b, c): the regression targets, the first ``n_targets`` of
         which are :math:`[\psi(Y), \mathrm{const}(Y)]`.
@@ -123,26 +125,30 @@ def primal_leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, 
     """
     from ecrm.model_selection import Candidate
 
-    m = X.shape[0]
+    data = training_rows(X, Y, output_space)
+    m = data.n_rows
     rows = np.arange(m) if rows is None else np.asarray(rows)
     evaluated: list[Candidate] = []
     best = None
     for kidx, (params, features) in enumerate(feature_maps):
-        equations = NormalEquations.accumulate(features, X, Y, targets)
+        equations = data.equations(features, targets)
         loos = {b: PrimalLeaveOneOut(equations, b, n_targets) for b in {c[1] for c in candidates}}
         ridges = [check_ridge(a, m, equations.diagonal_max) for a, _ in candidates]
-        totals = np.zeros(len(candidates))
-        k = features.n_features_out
-        for blk in row_blocks(len(rows), 3 * k + 3 * n_targets):
-            sel = rows[blk]
-            F, T, Yb = features.transform(X[sel]), targets(Y[sel]), Y[sel]
+
+        def block_losses(Xb, Yb, features=features, loos=loos, ridges=ridges, params=params):
+            F, T = features.transform(Xb), targets(Yb)
             Z = {b: loo.project(F) for b, loo in loos.items()}
+            losses = np.zeros(len(candidates))
             for j, ((alpha, b), ridge) in enumerate(zip(candidates, ridges, strict=True)):
                 costs = loos[b].predictions(Z[b], T, ridge)[:, :-1]
                 if not np.isfinite(costs).all():
                     raise ValueError(f"the leave-one-out costs are not finite for the kernel "
                                      f"{params} with alpha={alpha!r}: increase alpha")
-                totals[j] += float(np.sum(loss(loss.argmin(costs, output_space), Yb)))
+                losses[j] = float(np.sum(loss(loss.argmin(costs, output_space), Yb)))
+            return losses
+
+        width = 3 * features.n_features_out + 3 * n_targets
+        totals = data.map_sum(block_losses, rows, width)
         for j, (alpha, b) in enumerate(candidates):
             mean_loss = float(totals[j] / len(rows))
             cand = Candidate(params, kidx, alpha, b, -mean_loss, mean_loss)
@@ -153,10 +159,11 @@ def primal_leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, 
         raise ValueError("primal_leave_one_out_search needs at least one feature map and one "
                          "candidate")
     cand, features, fit, loo, ridge = best
-    predictions = np.empty((len(rows), Y.shape[1]))  # third pass: the winner's predictions
-    for blk in row_blocks(len(rows), 3 * features.n_features_out + 3 * n_targets):
-        sel = rows[blk]
-        Zb = loo.project(features.transform(X[sel]))
-        costs = loo.predictions(Zb, targets(Y[sel]), ridge)[:, :-1]
-        predictions[blk] = loss.argmin(costs, output_space)
+
+    def block_predictions(Xb, Yb):  # third pass: the winner's predictions
+        costs = loo.predictions(loo.project(features.transform(Xb)), targets(Yb), ridge)
+        return loss.argmin(costs[:, :-1], output_space)
+
+    predictions = data.map_concat(block_predictions, rows,
+                                  3 * features.n_features_out + 3 * n_targets)
     return PrimalSearch(evaluated, cand, features, fit, predictions, rows)
