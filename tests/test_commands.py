@@ -130,8 +130,8 @@ def test_fit_bad_gamma_list(workdir, capsys):
 
 
 def test_fit_grid_without_cv(workdir, capsys):
-    _fails(["fit", str(TRAIN), "--alphas", "0.1", "-o", "m.ecrm"], "--alphas, --gammas and "
-           "--kernels need --cv", capsys, ["m.ecrm"])
+    _fails(["fit", str(TRAIN), "--alphas", "0.1", "-o", "m.ecrm"], "--alphas, --gammas, "
+           "--kernels, --scoring and --calibration need --cv", capsys, ["m.ecrm"])
 
 
 def test_fit_hierarchical_loss_on_flat_labels(workdir, capsys):
@@ -190,3 +190,35 @@ def test_fit_chooses_the_kernel_by_leave_one_out(workdir, capsys):
 def test_fit_unknown_kernel_in_the_grid(workdir, capsys):
     _fails(["fit", str(TRAIN), "--cv", "--kernels", "rbf,gauss", "-o", "m.ecrm"],
            "--kernels has unknown names gauss", capsys, ["m.ecrm"])
+
+
+@pytest.mark.parametrize("option", [["--scoring", "micro_auprc"], ["--calibration", "isotonic"]])
+def test_fit_score_options_without_cv(workdir, capsys, option):
+    _fails(["fit", str(TRAIN), *option, "-o", "m.ecrm"], "--scoring and --calibration need "
+           "--cv", capsys, ["m.ecrm"])
+
+
+def test_fit_unknown_scoring(workdir, capsys):
+    _fails(["fit", str(TRAIN), "--cv", "--scoring", "accuracy", "-o", "m.ecrm"],
+           "invalid choice: 'accuracy'", capsys, ["m.ecrm"])
+
+
+def test_fit_chooses_by_the_leave_one_out_scores_and_calibrates(workdir, capsys):
+    assert main(["fit", str(TRAIN), "--path-sep", "/", "--cv", "--alphas", "1e-3,1e-2,1e-1",
+                 "--scoring", "micro_auprc", "--calibration", "isotonic", "-o", "m.ecrm",
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    model = load("m.ecrm")
+    assert (model.scoring, model.calibration_) == ("micro_auprc", "isotonic")
+    # the selection is the one the Python API makes on the same data
+    data = load_csv(str(TRAIN), path_sep="/")
+    from ecrm import ECRMCV
+    from ecrm.losses import HammingLoss
+
+    direct = ECRMCV(HammingLoss(), data.hierarchy, alphas=[1e-3, 1e-2, 1e-1], kernel="rbf",
+                    fit_intercept="auto", scoring="micro_auprc", calibration="isotonic")
+    direct.fit(data.X, data.Y)
+    assert (model.alpha_, model.fit_intercept_) == (direct.alpha_, direct.fit_intercept_)
+    assert f"micro_auprc {direct.best_score_:.4f}" in out
+    assert "calibration=isotonic" in out
+    np.testing.assert_allclose(model.predict_scores(data.X), direct.predict_scores(data.X))

@@ -1,7 +1,9 @@
 """``ecrm fit``: fit ECRM on a data file and write a model file.
 
 With ``--cv`` the regularisation (and, with ``--gammas``, the RBF width) is chosen by the
-exact leave-one-out task loss on the training file (:class:`ecrm.ECRMCV`); otherwise
+exact leave-one-out task loss on the training file (:class:`ecrm.ECRMCV`), or with
+``--scoring`` by a ranking metric of the exact leave-one-out label scores, which
+``--calibration`` then maps per label (for ``ecrm predict --scores``); otherwise
 ``--alpha`` is used as given (:class:`ecrm.ECRM`). Features are used as they are: scale
 them beforehand if their units differ.
 """
@@ -16,6 +18,8 @@ __all__ = ["add_parser", "run"]
 
 LOSSES = ("hamming", "hierarchical")
 KERNELS = ("rbf", "linear", "laplacian", "poly", "cosine")
+SCORINGS = ("loss", "micro_auprc", "macro_auprc", "lrap")
+CALIBRATIONS = ("none", "isotonic", "platt", "auto")
 
 
 def _reals(name: str):
@@ -61,8 +65,10 @@ def run(args) -> int:
             grid = None if args.gammas is None and args.kernels is None else [
                 {"kernel": [k], "gamma": args.gammas or [args.gamma]} if k != "linear"
                 else {"kernel": [k]} for k in kernels]
+            calibration = None if args.calibration == "none" else args.calibration
             model = ECRMCV(loss, h, alphas=args.alphas, kernel_grid=grid,
-                           fit_intercept="auto", **common)
+                           fit_intercept="auto", scoring=args.scoring,
+                           calibration=calibration, **common)
         else:
             model = ECRM(loss, h, alpha=args.alpha, **common)
         bar.set_postfix_str("fitting")
@@ -75,10 +81,14 @@ def run(args) -> int:
         bar.set_postfix_str("saving")
         save(model, args.output)
         bar.update()
-    chosen = (f"alpha={model.alpha_:g} (exact leave-one-out {args.loss} loss "
-              f"{-model.best_score_:.4f}), gamma={model.kernel_params_['gamma']}, "
-              f"intercept={model.fit_intercept_}" if args.cv else
-              f"alpha={args.alpha:g}, gamma={model.kernel_params_['gamma']}")
+    if args.cv:
+        criterion = (f"{args.loss} loss {-model.best_score_:.4f}" if args.scoring == "loss"
+                     else f"{args.scoring} {model.best_score_:.4f}")
+        chosen = (f"alpha={model.alpha_:g} (exact leave-one-out {criterion}), "
+                  f"gamma={model.kernel_params_['gamma']}, intercept={model.fit_intercept_}"
+                  + (f", calibration={model.calibration_}" if model.calibration_ else ""))
+    else:
+        chosen = f"alpha={args.alpha:g}, gamma={model.kernel_params_['gamma']}"
     print(f"fitted ECRM ({args.loss} loss, {model.kernel_params_['kernel']} kernel) on "
           f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {h.n_labels} labels "
           f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges): {chosen}")
@@ -110,6 +120,13 @@ def add_parser(subparsers) -> None:
                    help="--cv candidate kernel widths, e.g. 0.1,0.3,1")
     p.add_argument("--kernels", type=names_option("--kernels", KERNELS, lower=True),
                    default=None, help="--cv candidate kernels, e.g. rbf,laplacian,linear")
+    p.add_argument("--scoring", choices=SCORINGS, default="loss",
+                   help="with --cv: choose by the leave-one-out task loss (default) or by this "
+                        "metric of the leave-one-out label scores")
+    p.add_argument("--calibration", choices=CALIBRATIONS, default="none",
+                   help="with --cv: map each label's score by a calibration fitted on its "
+                        "leave-one-out scores ('auto': none, isotonic or Platt, whichever "
+                        "cross-fits best)")
     p.add_argument("-o", "--output", type=output_file_option("-o"), required=True,
                    metavar="MODEL", help="model file to write")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -118,6 +135,7 @@ def add_parser(subparsers) -> None:
 
 
 def _checked(args) -> int:
-    if not args.cv and (args.alphas, args.gammas, args.kernels) != (None, None, None):
-        return fail("--alphas, --gammas and --kernels need --cv")
+    if not args.cv and ((args.alphas, args.gammas, args.kernels) != (None, None, None)
+                        or args.scoring != "loss" or args.calibration != "none"):
+        return fail("--alphas, --gammas, --kernels, --scoring and --calibration need --cv")
     return run(args)
