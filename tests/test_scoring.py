@@ -160,6 +160,15 @@ def test_scores_scoring_needs_the_dual_solver():
     assert not hasattr(est, "alpha_")
 
 
+def test_coarse_to_fine_needs_the_dual_solver():
+    X, Y, _ = _problem()
+    est = ECRMCV(HammingLoss(), TREE, kernel="linear", solver="primal",
+                 alpha_search="coarse-to-fine")
+    with pytest.raises(ValueError, match="alpha_search='coarse-to-fine' needs solver='dual'"):
+        est.fit(X, Y)
+    assert not hasattr(est, "alpha_")
+
+
 def test_one_alpha_shares_its_product_between_intercepts_bit_for_bit():
     from ecrm.model_selection import gram_eigendecomposition
     from ecrm.ridge import LeaveOneOut

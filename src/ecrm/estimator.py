@@ -786,6 +786,10 @@ class ECRMCV(_ECRMBase):
                 raise ValueError(f"scoring={self.scoring!r} and calibration need "
                                  f"solver='dual' (the leave-one-out label scores of the "
                                  f"{choice.solver} solver are not implemented)")
+            if refine:
+                raise ValueError(f"alpha_search='coarse-to-fine' needs solver='dual' (the "
+                                 f"{choice.solver} solver evaluates every alpha from one "
+                                 f"eigendecomposition)")
             return self._fit_primal_cv(X, Y, settings, alphas, candidates, choice,
                                        loo_samples, kernel_subsample, rng)
         stage1 = None
