@@ -88,3 +88,67 @@ def test_pooled_average_precision_errors_and_no_positive():
         pooled_average_precision([[0, 1]], [[0.1, 0.2]], columns=[1, 0])
     with pytest.raises(ValueError, match="columns must be 2 booleans"):
         pooled_average_precision([[0, 1]], [[0.1, 0.2]], columns=[True])
+
+
+# -- per-level report and the F1 rows ------------------------------------------------------
+def _random_hierarchy_and_sets(seed):
+    from ecrm import Hierarchy
+
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 12))
+    edges = [(f"n{int(rng.integers(0, j))}", f"n{j}") for j in range(1, d) if rng.random() < 0.8]
+    h = Hierarchy(edges, labels=[f"n{j}" for j in range(d)])
+    n = int(rng.integers(1, 15))
+    return h, (rng.random((n, d)) < 0.4).astype(int), (rng.random((n, d)) < 0.4).astype(int)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_per_level_report_counts_each_level_and_pools_to_hierarchical_prf(seed):
+    from ecrm.metrics import hierarchical_prf, per_level_report
+
+    h, T, P = _random_hierarchy_and_sets(seed)
+    report = per_level_report(T, P, h)
+    Tc, Pc = h.close(T), h.close(P)
+    for k, level in enumerate(report["level"]):
+        cols = [j for j in range(h.n_labels) if h.depth[j] == level]  # direct count
+        both = sum(Tc[i, j] * Pc[i, j] for i in range(len(T)) for j in cols)
+        n_true, n_pred = Tc[:, cols].sum(), Pc[:, cols].sum()
+        p = both / n_pred if n_pred else 0.0
+        r = both / n_true if n_true else 0.0
+        assert report["n_labels"][k] == len(cols) and report["support"][k] == n_true
+        np.testing.assert_allclose([report["precision"][k], report["recall"][k]], [p, r],
+                                   rtol=1e-12)
+        np.testing.assert_allclose(report["f1"][k], 2 * p * r / (p + r) if p + r else 0.0,
+                                   rtol=1e-12)
+    # pooled over the levels, the counts are hierarchical_prf's
+    both = (report["precision"] * report["predicted"]).sum()
+    hp, hr, _ = hierarchical_prf(T, P, h)
+    np.testing.assert_allclose(both / max(report["predicted"].sum(), 1), hp, atol=1e-12)
+    np.testing.assert_allclose(both / max(report["support"].sum(), 1), hr, atol=1e-12)
+
+
+def test_per_level_report_refuses_columns_that_are_not_the_hierarchys():
+    from ecrm import Hierarchy
+    from ecrm.metrics import per_level_report
+
+    h = Hierarchy([("a", "a1")])
+    with pytest.raises(ValueError, match=r"shape \(n, 2\).*\(1, 3\)"):
+        per_level_report([[1, 1, 0]], [[1, 0, 1]], h)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_report_with_a_hierarchy_has_one_f1_row_equal_to_micro_f1_on_closed_sets(seed):
+    from sklearn.metrics import f1_score
+
+    from ecrm.metrics import multilabel_report
+
+    h, T, P = _random_hierarchy_and_sets(seed)
+    T, P = h.close(T), h.close(P)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = multilabel_report(T, P, hierarchy=h)
+        assert "micro_f1" not in report and "micro_f1" in multilabel_report(T, P)
+        np.testing.assert_allclose(report["hF"], f1_score(T, P, average="micro",
+                                                          zero_division=0), atol=1e-12)
