@@ -1,0 +1,108 @@
+"""Pictures and the HTML report of an evaluation (ecrm.plotting, ecrm.report)."""
+
+from __future__ import annotations
+
+import base64
+import html.parser
+import re
+
+import numpy as np
+import pytest
+
+from ecrm import Hierarchy
+
+pytest.importorskip("matplotlib")
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+DAG = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1"), ("a1", "x"), ("b1", "x"), ("b", "b2")])
+
+
+def _data(seed=0, n=40):
+    rng = np.random.default_rng(seed)
+    T = DAG.close((rng.random((n, DAG.n_labels)) < 0.35).astype(int))
+    scores = np.clip(T + rng.normal(scale=0.6, size=T.shape), 0, 1)
+    return T, DAG.close((scores > 0.5).astype(int)), scores
+
+
+def _is_png(blob: bytes) -> bool:
+    import io
+
+    import matplotlib.image
+
+    return blob.startswith(PNG_MAGIC) and matplotlib.image.imread(io.BytesIO(blob)).ndim == 3
+
+
+def test_label_f1_is_scikit_learns_per_label_f1():
+    from sklearn.metrics import f1_score
+
+    from ecrm.plotting import label_f1
+
+    T, P, _ = _data(1)
+    P[:, 0] = 0
+    T[:, 0] = 0  # a label neither true nor predicted: 0, as zero_division=0
+    np.testing.assert_allclose(label_f1(T, P), f1_score(T, P, average=None, zero_division=0),
+                               atol=1e-12)
+
+
+def test_evaluation_figures_are_png_files_that_follow_the_predictions(tmp_path):
+    from ecrm.plotting import evaluation_figures
+
+    T, P, S = _data()
+    paths = evaluation_figures(tmp_path / "a", T, P, S, hierarchy=DAG, baseline=S ** 2)
+    names = sorted(p.rsplit("/", 1)[-1] for p in paths)
+    assert names == ["ap_by_frequency.png", "hierarchy_f1.png", "per_level.png",
+                     "precision_recall.png"]
+    blobs = {p.rsplit("/", 1)[-1]: open(p, "rb").read() for p in paths}
+    assert all(_is_png(b) for b in blobs.values())
+    # other predictions and scores draw other pictures
+    T2, P2, S2 = _data(7)
+    other = evaluation_figures(tmp_path / "b", T, P2, S2, hierarchy=DAG)
+    for p in other:
+        assert open(p, "rb").read() != blobs[p.rsplit("/", 1)[-1]]
+    # without scores or hierarchy only what applies is drawn
+    assert evaluation_figures(tmp_path / "c", T, P) == []
+
+
+def test_plot_functions_refuse_mismatched_shapes():
+    from ecrm.plotting import plot_hierarchy, plot_precision_recall
+
+    T, P, S = _data()
+    with pytest.raises(ValueError, match=r"one shape.*\(40, 7\) and \(40, 6\)"):
+        plot_precision_recall(T, S[:, :-1])
+    with pytest.raises(ValueError, match=r"one entry per label, shape \(7,\)"):
+        plot_hierarchy(DAG, np.ones(3))
+
+
+class _Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.images, self.tables, self.open = [], 0, []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in ("img", "meta"):
+            self.open.append(tag)
+        if tag == "img":
+            self.images.append(dict(attrs)["src"])
+        self.tables += tag == "table"
+
+    def handle_endtag(self, tag):
+        assert self.open and self.open.pop() == tag, f"unbalanced </{tag}>"
+
+
+def test_write_report_is_one_self_contained_html_page(tmp_path):
+    from ecrm.metrics import multilabel_report
+    from ecrm.report import write_report
+
+    T, P, S = _data()
+    path = write_report(tmp_path / "r.html", T, P, S, hierarchy=DAG, notes=["model m.ecrm"])
+    text = open(path, encoding="utf-8").read()
+    page = _Page()
+    page.feed(text)
+    page.close()
+    assert page.open == [] and page.tables == 2 and len(page.images) == 4
+    for src in page.images:
+        assert src.startswith("data:image/png;base64,")
+        assert _is_png(base64.b64decode(src.split(",", 1)[1]))
+    hF = multilabel_report(T, P, S, hierarchy=DAG)["hF"]
+    assert f"{hF:.4f}" in text and "model m.ecrm" in text
+    assert not re.search(r"(src|href)=['\"](?!data:)", text)  # nothing outside the page
