@@ -16,9 +16,10 @@ from ecrm.spaces import (
     OutputSpace,
     PermutationSpace,
 )
+from ecrm.ssvm import StructuredSVM
 
 __version__ = "0.1.0"
 
 __all__ = ["ECRM", "ECRMCV", "CandidateSpace", "FlowPolytope", "Hierarchy", "JointKernelECRM",
            "LinearConstraintSpace", "MultilabelSpace", "OutputSpace", "PermutationSpace",
-           "bounds", "load", "losses", "save", "__version__"]
+           "StructuredSVM", "bounds", "load", "losses", "save", "__version__"]

@@ -1,0 +1,187 @@
+"""The structured SVM: its dual against a generic QP, loss-augmented inference against brute
+force on every space, the duality gap, scikit-learn conventions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize
+from sklearn.base import clone
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from ecrm import CandidateSpace, Hierarchy, MultilabelSpace, PermutationSpace, StructuredSVM
+from ecrm.losses import FootruleLoss, HammingLoss, HierarchicalLoss, KendallLoss, ZeroOneLoss
+from ecrm.ssvm import loss_augmented_argmax
+
+TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
+DAG = Hierarchy([("a", "x"), ("b", "x"), ("a", "a1"), ("x", "y")])
+CLASSES = CandidateSpace.from_classes(range(4))
+PERM = PermutationSpace(3)
+
+CASES = {"hamming-multilabel": (HammingLoss(), MultilabelSpace(3)),
+         "hierarchical-tree": (HierarchicalLoss(TREE), TREE),
+         "hierarchical-dag": (HierarchicalLoss(DAG), DAG),
+         "zero-one-classes": (ZeroOneLoss(CLASSES), CLASSES),
+         "footrule-permutations": (FootruleLoss(), PERM),
+         "kendall-permutations": (KendallLoss(), PERM)}
+
+
+def _sample(space, rng, n):
+    outputs = space.enumerate()
+    return outputs[rng.integers(0, len(outputs), n)]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_loss_augmented_inference_is_the_brute_force_maximum(case, seed):
+    loss, space = CASES[case]
+    rng = np.random.default_rng(seed)
+    Y_ref = _sample(space, rng, 4)
+    F = rng.normal(size=(4, loss.phi(Y_ref).shape[1])) * 10.0 ** rng.uniform(-3, 3)
+    got = loss_augmented_argmax(loss, space, F, loss.psi(Y_ref))
+    outputs = space.enumerate()
+    for i in range(4):
+        # the loss by its definition (not its linear form) plus the model's score
+        values = loss(outputs, np.repeat(Y_ref[i:i + 1], len(outputs), 0)) \
+            + loss.phi(outputs) @ F[i]
+        mine = loss(got[i:i + 1], Y_ref[i:i + 1])[0] + loss.phi(got[i:i + 1])[0] @ F[i]
+        np.testing.assert_allclose(mine, values.max(), rtol=1e-9,
+                                   atol=1e-9 * (1 + np.abs(F[i]).sum()))
+
+
+def _dual_qp(loss, space, K, Y, C):
+    """The SSVM dual over every output of a small space by a generic solver (SLSQP), in the
+    lambda form (lam = 1/(C n)):  max_a  sum_iy a_iy D_i(y)/n - lam/2 ||w(a)||^2  with
+    w(a) = sum_iy a_iy psi_i(y) / (lam n) and each a_i in the simplex.
+
+    Returns the dual value of the solver's point and the primal value of its w, by brute
+    force over the outputs: the optimum lies between the two whatever the solver's status."""
+    n = len(Y)
+    outputs = space.enumerate()
+    q = len(outputs)
+    lam = 1.0 / (C * n)
+    E, Eall = loss.phi(Y), loss.phi(outputs)
+    D = np.array([loss(outputs, np.repeat(Y[i:i + 1], q, 0)) for i in range(n)])  # (n, q)
+    diff = (E[:, None, :] - Eall[None, :, :]).reshape(n * q, -1)  # psi_i(y) directions
+    Q = np.repeat(np.repeat(K, q, 0), q, 1) * (diff @ diff.T) / (lam * n) ** 2
+    b = D.ravel() / n
+
+    def neg(a):
+        return 0.5 * lam * a @ Q @ a - b @ a, lam * Q @ a - b
+
+    a0 = np.full(n * q, 1.0 / q)
+    cons = [{"type": "eq", "fun": lambda a, i=i: a[i * q:(i + 1) * q].sum() - 1.0,
+             "jac": lambda a, i=i: np.eye(n * q)[i * q:(i + 1) * q].sum(0)} for i in range(n)]
+    a = minimize(neg, a0, jac=True, method="SLSQP", bounds=[(0, 1)] * (n * q),
+                 constraints=cons, options={"ftol": 1e-13, "maxiter": 1000}).x
+    a = np.clip(a, 0, None).reshape(n, q)
+    a /= a.sum(axis=1, keepdims=True)  # exactly feasible
+    dual = -neg(a.ravel())[0]
+    B = np.einsum("iy,iye->ie", a, diff.reshape(n, q, -1)) / (lam * n)
+    F = K @ B
+    hinge = (D - (F[:, None, :] * (E[:, None, :] - Eall[None, :, :])).sum(-1)).max(axis=1)
+    primal = 0.5 * lam * float(np.einsum("ij,ij->", B, F)) + hinge.sum() / n
+    return dual, primal, lam
+
+
+@pytest.mark.parametrize("case", ["hamming-multilabel", "hierarchical-tree",
+                                  "kendall-permutations"])
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 10_000), C=st.sampled_from([0.1, 1.0, 10.0]))
+def test_dual_matches_a_generic_qp_to_the_reported_gap(case, seed, C):
+    loss, space = CASES[case]
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(5, 2))
+    Y = _sample(space, rng, 5)
+    K = rbf_kernel(X, gamma=0.7) + 1.0  # the intercept adds 1 to the kernel
+    low, high, lam = _dual_qp(loss, space, K, Y, C)  # the optimum is in [low, high]
+    scale = C * len(Y)  # the estimator reports C n times the lambda form
+    low, high = scale * low, scale * high
+    assert high - low <= 1e-4 * abs(high)  # the generic solver converged (certified)
+    svm = StructuredSVM(loss, space, gamma=0.7, C=C, tol=1e-4, max_iter=1000,
+                        random_state=seed).fit(X, Y)
+    rounding = 1e-12 * abs(high)
+    assert svm.dual_objective_ <= high + rounding  # a feasible dual point
+    assert svm.primal_objective_ >= low - rounding  # weak duality
+    # the reported gap bounds the primal suboptimality
+    assert svm.primal_objective_ - high <= svm.duality_gap_ + rounding
+    assert abs(svm.primal_objective_ - low) <= svm.duality_gap_ + (high - low) + rounding
+    assert svm.duality_gap_ <= 1e-4 * abs(svm.primal_objective_)  # converged to tol
+    # the primal objective the estimator reports is the definition's, by brute force
+    F = K @ svm.dual_coef_
+    outputs = space.enumerate()
+    hinge = [max(loss(o[None], Y[i:i + 1])[0] + loss.phi(o[None])[0] @ F[i]
+                 - loss.phi(Y[i:i + 1])[0] @ F[i] for o in outputs) for i in range(len(Y))]
+    norm2 = float(np.einsum("ij,ij->", svm.dual_coef_, F))
+    np.testing.assert_allclose(svm.primal_objective_, 0.5 * norm2 / (lam * scale) ** 2 * scale
+                               * lam + C * float(np.sum(hinge)), rtol=1e-9)
+
+
+def _tree_data(m=80, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 3))
+    return X, TREE.close(X @ rng.normal(size=(3, 5)) + 0.3 * rng.normal(size=(m, 5)) > 0.2)
+
+
+def test_gap_decreases_on_average_and_warm_start_continues():
+    X, Y = _tree_data()
+    svm = StructuredSVM(HierarchicalLoss(TREE), TREE, gamma=0.5, C=1.0, tol=0.0, max_iter=30,
+                        random_state=0).fit(X, Y)
+    gaps = svm.gap_history_
+    assert np.all(gaps >= -1e-9 * svm.primal_objective_)
+    half = len(gaps) // 2
+    assert gaps[half:].mean() < 0.5 * gaps[:half].mean() and gaps[-1] < 0.05 * gaps[0]
+    # 10 passes, then 20 more from there: the same dual objective as 30 from the start
+    warm = StructuredSVM(HierarchicalLoss(TREE), TREE, gamma=0.5, C=1.0, tol=0.0, max_iter=10,
+                         random_state=0, warm_start=True).fit(X, Y)
+    first = warm.dual_objective_
+    warm.set_params(max_iter=20).fit(X, Y)
+    assert warm.dual_objective_ >= first - 1e-12 * abs(first)
+    assert svm.primal_objective_ - warm.dual_objective_ <= max(svm.duality_gap_,
+                                                               warm.duality_gap_) * 1.01 + 1e-9
+
+
+def test_learns_the_tree_better_than_the_empty_prediction():
+    X, Y = _tree_data(200)
+    Xt, Yt = _tree_data(200, seed=1)
+    loss = HierarchicalLoss(TREE)
+    svm = StructuredSVM(loss, TREE, gamma=0.5, C=1.0, random_state=0).fit(X, Y)
+    assert -svm.score(Xt, Yt) < 0.85 * loss(np.zeros_like(Yt), Yt).mean()  # noisy labels
+    # the support vectors alone give the same scores as the whole dual
+    full = (rbf_kernel(Xt, X, gamma=0.5) + 1.0) @ svm.dual_coef_
+    np.testing.assert_allclose(svm.decision_function(Xt), full, atol=1e-10 * np.abs(full).max())
+
+
+def test_precomputed_kernel_gives_the_same_model():
+    X, Y = _tree_data(60)
+    Xt = _tree_data(20, seed=2)[0]
+    named = StructuredSVM(HammingLoss(), TREE, gamma=0.5, random_state=0).fit(X, Y)
+    pre = StructuredSVM(HammingLoss(), TREE, kernel="precomputed", random_state=0).fit(
+        rbf_kernel(X, gamma=0.5), Y)
+    np.testing.assert_allclose(pre.dual_coef_, named.dual_coef_, atol=1e-10)
+    np.testing.assert_array_equal(pre.predict(rbf_kernel(Xt, X, gamma=0.5)), named.predict(Xt))
+
+
+@pytest.mark.parametrize("params, match", [({"C": 0}, "C must"), ({"tol": -1}, "tol must"),
+                                           ({"max_iter": 0}, "max_iter must"),
+                                           ({"gamma": -0.5}, "gamma")])
+def test_bad_parameters_are_refused_and_set_nothing(params, match):
+    X, Y = _tree_data(20)
+    svm = StructuredSVM(HammingLoss(), TREE, **params)
+    with pytest.raises(ValueError, match=match):
+        svm.fit(X, Y)
+    assert not hasattr(svm, "dual_coef_") and not hasattr(svm, "n_features_in_")
+    with pytest.raises(TypeError, match="linear form"):
+        StructuredSVM(object(), TREE).fit(X, Y)
+    assert clone(svm).get_params()["loss"] is not None
+
+
+@parametrize_with_checks([StructuredSVM(ZeroOneLoss(CandidateSpace.from_classes(range(10))),
+                                        CandidateSpace.from_classes(range(10)), max_iter=20,
+                                        random_state=0)])
+def test_sklearn_common_checks(estimator, check):
+    check(estimator)
