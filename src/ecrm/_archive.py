@@ -175,8 +175,7 @@ def read_member(path: str, zf: zipfile.ZipFile, member: str,
                 done += len(chunk)
             extra = stream.read(1)  # zipfile stops at the declared size; be sure of it
     except _ERRORS as exc:
-        raise ModelFileError(f"{path}: member {member!r} is corrupted "
-                             f"({type(exc).__name__}: {exc})") from None
+        raise ModelFileError(f"{path}: member {member!r} is corrupted ({_why(exc)})") from None
     finally:
         view.release()
     if done != size or extra:
@@ -184,6 +183,16 @@ def read_member(path: str, zf: zipfile.ZipFile, member: str,
                              f"{'more' if extra else done} bytes but declares {size} "
                              "(corrupted or tampered file)")
     return data
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, zlib.error):
+        return f"broken deflate stream: {exc}"
+    if isinstance(exc, EOFError):
+        return f"the compressed data ends early: {exc}"
+    if isinstance(exc, zipfile.BadZipFile):
+        return f"bad zip data: {exc}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def json_depth(text: str) -> int:
