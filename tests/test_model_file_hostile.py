@@ -193,20 +193,28 @@ def test_member_declaring_more_bytes_than_it_holds_is_refused(saved, tmp_path):
 
 
 def test_zip_bomb_is_refused_before_inflating(saved, tmp_path):
-    members = _members(saved)
-    path = _write(tmp_path / "bomb.ecrm", members)
+    # arrays/a0.npy becomes 65 MiB of zeros deflated to about 64 KiB, correctly signed
     size = _archive.COMPRESSION_RATIO_FLOOR + 2**20
+    header, zeros = _npy_header((size // 8,)), bytes(2**20)
+    digest = hashlib.sha256(header)
+    for _ in range(size // 2**20):
+        digest.update(zeros)
+    members = _members(saved)
+    meta = json.loads(members[META])
+    meta["arrays"]["a0"].update(sha256=digest.hexdigest(), shape=[size // 8])
+    members[META] = json.dumps(meta).encode()
+    del members["arrays/a0.npy"]
+    path = _write(tmp_path / "bomb.ecrm", _sign(members))
     with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
-        with zf.open("arrays/bomb.npy", "w") as out:  # streamed: no large buffer here
-            out.write(_npy_header((size // 8,)))
-            zeros = bytes(2**20)
+        with zf.open("arrays/a0.npy", "w") as out:  # streamed: no large buffer here
+            out.write(header)
             for _ in range(size // 2**20):
                 out.write(zeros)
     with zipfile.ZipFile(path) as zf:
-        info = zf.getinfo("arrays/bomb.npy")
-        assert info.file_size > _archive.MAX_COMPRESSION_RATIO * info.compress_size
-        with pytest.raises(ModelFileError, match="a ratio over 1000 .a zip bomb"):
-            _archive.read_member(str(path), zf, "arrays/bomb.npy")
+        info = zf.getinfo("arrays/a0.npy")
+    assert info.file_size > _archive.MAX_COMPRESSION_RATIO * info.compress_size
+    _refused(path, r"member 'arrays/a0.npy' declares \d+ bytes from \d+ compressed, a ratio "
+                   r"over 1000 \(a zip bomb")
 
 
 def test_zip_bomb_in_a_model_file_is_refused(saved, tmp_path, monkeypatch):
@@ -214,7 +222,23 @@ def test_zip_bomb_in_a_model_file_is_refused(saved, tmp_path, monkeypatch):
     members = _members(saved)
     members["arrays/a0.npy"] = _npy_header((2**20,)) + bytes(2**23)
     path = _write(tmp_path / "bomb.ecrm", _resign(members))
-    _refused(path, "member 'arrays/a0.npy' declares .* a ratio over 1000")
+    _refused(path, "member 'arrays/a0.npy' declares .* a ratio over 1000 .a zip bomb")
+    # the whole archive's ratio is bounded too (here about 640:1)
+    monkeypatch.setattr(_archive, "MAX_COMPRESSION_RATIO", 500)
+    _refused(path, r"the members claim \d+ bytes uncompressed from a file of \d+ bytes, a "
+                   r"ratio over 500 \(a zip bomb")
+
+
+def test_overlapping_members_are_refused(saved, tmp_path):
+    # Fifield's non-recursive zip bomb: directory entries sharing one member's bytes
+    path = tmp_path / "overlap.ecrm"
+    path.write_bytes(saved.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        offset = zf.getinfo("arrays/a0.npy").header_offset
+    data = bytearray(path.read_bytes())
+    struct.pack_into("<I", data, _central_entry(bytes(data), "arrays/a1.npy") + 42, offset)
+    path.write_bytes(bytes(data))
+    _refused(path, "overlaps the member before it in the zip archive")
 
 
 def test_metadata_claiming_2_gib_is_refused_without_reading_it(saved, tmp_path, monkeypatch):
@@ -229,6 +253,10 @@ def test_metadata_claiming_2_gib_is_refused_without_reading_it(saved, tmp_path, 
         return real_open(self, name, *args, **kwargs)
 
     monkeypatch.setattr(zipfile.ZipFile, "open", spy)
+    # 2 GiB from a 5 KB file: the archive's compression ratio refuses it first ...
+    _refused(path, "the members claim .* a ratio over 1000")
+    # ... and the metadata's own limit does, whatever the ratio
+    monkeypatch.setattr(_archive, "MAX_COMPRESSION_RATIO", 10**9)
     _refused(path, f"member '{META}' declares 2147483648 bytes uncompressed, over the limit "
                    f"of {16 * 2**20}")
     assert META not in opened

@@ -4,8 +4,8 @@
 out of (and into) the archive, so that a corrupted or hostile file fails with one
 :class:`ModelFileError` naming the file and the member, before anything large is allocated:
 
-* the archive must open as a zip with unique member names, stored or deflated members, no
-  encryption, and a bounded total uncompressed size;
+* the archive must open as a zip with unique, non-overlapping members, stored or deflated, not
+  encrypted, and a bounded total uncompressed size;
 * a member's uncompressed size is checked against a cap *before* decompression (from the zip
   directory) and again while streaming (a member may lie about its size), and a member whose
   declared size is far larger than its compressed size is refused as a zip bomb;
@@ -22,6 +22,7 @@ write a file that :func:`read_member` would refuse to read.
 from __future__ import annotations
 
 import io
+import json
 import math
 import os
 import re
@@ -40,8 +41,9 @@ MAX_MEMBER_BYTES = 8 * 2**30
 #: Largest total uncompressed size of all members together: 32 GiB.
 MAX_ARCHIVE_BYTES = 32 * 2**30
 #: Largest metadata member (and its digest): 16 MiB. The metadata holds parameters, label
-#: names, hierarchy edges and search results, a few hundred KiB for a 10,000-label hierarchy;
-#: a larger one is refused from the zip directory, without reading it.
+#: names, hierarchy edges and search results: each copy of a 10,000-label hierarchy takes about
+#: 0.8 MiB and a model holds two or three, so this leaves room for some 50,000 labels. A
+#: larger member is refused from the zip directory, without reading it.
 MAX_METADATA_BYTES = 16 * 2**20
 #: Deepest nesting of JSON arrays and objects in the metadata: 100. What ``save`` writes
 #: nests about 10 levels; the decoder recurses once per level.
@@ -84,8 +86,9 @@ def open_archive(path: str) -> zipfile.ZipFile:
     ------
     ModelFileError
         When ``path`` is not a file or not a complete zip archive, or its directory holds
-        duplicate names, encrypted members, another compression method than stored or deflate,
-        or more than :data:`MAX_ARCHIVE_BYTES` in all.
+        duplicate names, overlapping members, encrypted members, another compression method
+        than stored or deflate, or more than :data:`MAX_ARCHIVE_BYTES` in all (or more than
+        :data:`MAX_COMPRESSION_RATIO` times the file's size).
     """
     if not os.path.isfile(path):
         raise ModelFileError(f"{path}: no such model file")
@@ -95,16 +98,25 @@ def open_archive(path: str) -> zipfile.ZipFile:
         raise ModelFileError(f"{path}: not an ecrm model file (not a complete zip archive: "
                              f"{exc}); a truncated download or a file of another kind") from None
     try:
-        _check_directory(path, zf.infolist())
+        _check_directory(path, zf.infolist(), os.path.getsize(path))
     except BaseException:
         zf.close()
         raise
     return zf
 
 
-def _check_directory(path: str, infos: list[zipfile.ZipInfo]) -> None:
+def _check_directory(path: str, infos: list[zipfile.ZipInfo], file_size: int) -> None:
     seen: set[str] = set()
     total = 0
+    end = 0
+    # members in file order must not share compressed bytes: overlapping entries let a small
+    # file declare many large members (a zip bomb no single member's ratio reveals)
+    for info in sorted(infos, key=lambda i: i.header_offset):
+        if info.header_offset < end:
+            raise ModelFileError(f"{path}: member {info.filename!r} overlaps the member before "
+                                 "it in the zip archive (a zip bomb?)")
+        # at least the fixed 30-byte local header, the name and the compressed bytes
+        end = info.header_offset + 30 + len(info.orig_filename.encode()) + info.compress_size
     for info in infos:
         if info.filename in seen:
             raise ModelFileError(f"{path}: duplicate member name {info.filename!r} in the zip "
@@ -119,6 +131,10 @@ def _check_directory(path: str, infos: list[zipfile.ZipInfo]) -> None:
     if total > MAX_ARCHIVE_BYTES:
         raise ModelFileError(f"{path}: the members claim {total} bytes uncompressed in all, "
                              f"over the limit of {MAX_ARCHIVE_BYTES} (MAX_ARCHIVE_BYTES)")
+    if total > COMPRESSION_RATIO_FLOOR and total > MAX_COMPRESSION_RATIO * max(file_size, 1):
+        raise ModelFileError(f"{path}: the members claim {total} bytes uncompressed from a file "
+                             f"of {file_size} bytes, a ratio over {MAX_COMPRESSION_RATIO} "
+                             "(a zip bomb?)")
 
 
 def read_member(path: str, zf: zipfile.ZipFile, member: str,
@@ -241,8 +257,6 @@ def parse_json(path: str, member: str, data: bytes | bytearray) -> Any:
     ModelFileError
         When the bytes are not UTF-8, not JSON, or nested deeper than :data:`MAX_JSON_DEPTH`.
     """
-    import json
-
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
