@@ -190,6 +190,22 @@ def test_member_declaring_more_bytes_than_it_holds_is_refused(saved, tmp_path):
     _refused(path, "member 'arrays/a0.npy'")
 
 
+def test_member_declaring_4_gib_costs_only_the_bytes_it_holds(saved, tmp_path, monkeypatch):
+    import tracemalloc
+
+    path = tmp_path / "liar.ecrm"
+    path.write_bytes(saved.read_bytes())
+    _patch_central(path, "arrays/a0.npy", file_size=2**32 - 1)
+    monkeypatch.setattr(_archive, "MAX_COMPRESSION_RATIO", 10**12)  # past the ratio bounds
+    tracemalloc.start()
+    try:
+        _refused(path, "member 'arrays/a0.npy'")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**25
+
+
 def test_zip_bomb_is_refused_before_inflating(saved, tmp_path):
     # arrays/a0.npy becomes 65 MiB of zeros deflated to about 64 KiB, correctly signed
     size = _archive.COMPRESSION_RATIO_FLOOR + 2**20

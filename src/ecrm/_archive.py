@@ -178,25 +178,22 @@ def read_member(path: str, zf: zipfile.ZipFile, member: str,
         raise ModelFileError(f"{path}: member {member!r} declares {size} bytes from "
                              f"{info.compress_size} compressed, a ratio over "
                              f"{MAX_COMPRESSION_RATIO} (a zip bomb?)")
-    data = bytearray(size)
-    view = memoryview(data)
-    done = 0
+    # grown as bytes arrive, never allocated from the declared size: a member that lies
+    # about its size costs only the bytes it really holds
+    data = bytearray()
     try:
         with zf.open(info) as stream:
-            while done < size:
-                chunk = stream.read(min(_CHUNK, size - done))
+            while len(data) < size:
+                chunk = stream.read(min(_CHUNK, size - len(data)))
                 if not chunk:
                     break
-                view[done:done + len(chunk)] = chunk
-                done += len(chunk)
+                data += chunk
             extra = stream.read(1)  # zipfile stops at the declared size; be sure of it
     except _ERRORS as exc:
         raise ModelFileError(f"{path}: member {member!r} is corrupted ({_why(exc)})") from None
-    finally:
-        view.release()
-    if done != size or extra:
+    if len(data) != size or extra:
         raise ModelFileError(f"{path}: member {member!r} holds "
-                             f"{'more' if extra else done} bytes but declares {size} "
+                             f"{'more' if extra else len(data)} bytes but declares {size} "
                              "(corrupted or tampered file)")
     return data
 
