@@ -163,6 +163,21 @@ def test_not_a_zip_is_refused(tmp_path, content):
     _refused(path, "not an ecrm model file")
 
 
+@pytest.mark.parametrize("patch", ["signature", "name"])
+def test_bad_local_member_header_is_refused(saved, tmp_path, patch):
+    path = tmp_path / "header.ecrm"
+    with zipfile.ZipFile(saved) as zf:
+        start = zf.getinfo("arrays/a0.npy").header_offset
+    data = bytearray(saved.read_bytes())
+    if patch == "signature":
+        data[start:start + 4] = b"PK\x09\x09"
+    else:  # the local header's name no longer matches the directory's
+        data[start + 30 + len("arrays/")] = ord("b")
+    path.write_bytes(bytes(data))
+    _refused(path, r"member 'arrays/a0.npy' is corrupted \(bad zip data: "
+                   r"(Bad magic number|File name in directory)")
+
+
 def test_member_declaring_fewer_bytes_than_it_holds_is_refused(saved, tmp_path):
     path = tmp_path / "short.ecrm"
     path.write_bytes(saved.read_bytes())
