@@ -60,6 +60,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ecrm import _archive
+from ecrm._archive import ModelFileError
 from ecrm.ridge import CholeskyFactor, EigenFactor, Factor
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ModelFileError", "REGISTRY", "describe", "load",
@@ -72,10 +74,6 @@ FORMAT_VERSION = 1
 _META = "ecrm-model.json"
 _DIGEST = "ecrm-model.sha256"
 _ARRAYS = "arrays/"
-
-
-class ModelFileError(ValueError):
-    """A model file that cannot be written or read; the message names the file and the cause."""
 
 
 # -- the registry of classes a model file may construct ------------------------------------
@@ -315,7 +313,10 @@ def save(model, path: str | os.PathLike) -> None:
     ------
     ModelFileError
         When the model holds something a model file cannot describe (a callable kernel, an
-        unregistered loss or space); nothing is written then.
+        unregistered loss or space) or a member larger than :func:`load` accepts; nothing is
+        written then.
+    OSError
+        When the file cannot be written; ``path`` is then left as it was.
     sklearn.exceptions.NotFittedError
         When the model is not fitted.
     """
@@ -328,18 +329,9 @@ def save(model, path: str | os.PathLike) -> None:
         text = json.dumps(meta, allow_nan=True, sort_keys=True).encode("utf-8")
     except (TypeError, ValueError) as exc:  # pragma: no cover - encode() guards the types
         raise ModelFileError(f"cannot save the model: {exc}") from None
-    path = os.fspath(path)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr(_META, text)
-            zf.writestr(_DIGEST, hashlib.sha256(text).hexdigest())
-            for name, blob in blobs.items():
-                zf.writestr(f"{_ARRAYS}{name}.npy", blob)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    members = {_META: text, _DIGEST: hashlib.sha256(text).hexdigest().encode("ascii")}
+    members.update((f"{_ARRAYS}{name}.npy", blob) for name, blob in blobs.items())
+    _archive.write_archive(os.fspath(path), members)
 
 
 # -- decoding ------------------------------------------------------------------------------
@@ -358,14 +350,12 @@ class _Reader:
         if not isinstance(info, dict):
             raise self.fail(f"the metadata refers to an array {name!r} it does not list "
                             "(tampered file)")
-        blob = _read_member(self.path, self.zf, f"{_ARRAYS}{name}.npy")
+        member = f"{_ARRAYS}{name}.npy"
+        blob = _archive.read_member(self.path, self.zf, member)
         if hashlib.sha256(blob).hexdigest() != info.get("sha256"):
             raise self.fail(f"array {name!r} does not match its SHA-256 digest "
                             "(the file was modified or corrupted)")
-        try:
-            a = np.lib.format.read_array(_io.BytesIO(blob), allow_pickle=False)
-        except ValueError as exc:
-            raise self.fail(f"array {name!r} is not a plain NumPy array: {exc}") from None
+        a = _archive.read_npy(self.path, member, blob)
         if list(a.shape) != info.get("shape") or a.dtype.str != info.get("dtype"):
             raise self.fail(f"array {name!r} has shape {a.shape} and dtype {a.dtype.str}; the "
                             f"metadata says {info.get('shape')} and {info.get('dtype')}")
@@ -416,23 +406,14 @@ def _hashable(v):
 
 
 def _read_member(path: str, zf: zipfile.ZipFile, member: str) -> bytes:
-    try:
-        return zf.read(member)
-    except KeyError:
-        raise ModelFileError(f"{path}: missing member {member!r} (truncated or tampered "
-                             "file)") from None
-    except (zipfile.BadZipFile, EOFError, OSError) as exc:
-        raise ModelFileError(f"{path}: member {member!r} is corrupted ({exc})") from None
+    # the metadata and its digest are small; arrays get the (larger) member limit
+    small = member in (_META, _DIGEST)
+    limit = _archive.MAX_METADATA_BYTES if small else _archive.MAX_MEMBER_BYTES
+    return bytes(_archive.read_member(path, zf, member, limit))
 
 
 def _open(path: str) -> zipfile.ZipFile:
-    if not os.path.isfile(path):
-        raise ModelFileError(f"{path}: no such model file")
-    try:
-        return zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, EOFError) as exc:
-        raise ModelFileError(f"{path}: not an ecrm model file (not a complete zip archive: "
-                             f"{exc}); a truncated download or a file of another kind") from None
+    return _archive.open_archive(path)
 
 
 def _read_meta(path: str, zf: zipfile.ZipFile) -> dict:
@@ -445,10 +426,7 @@ def _read_meta(path: str, zf: zipfile.ZipFile) -> dict:
     if hashlib.sha256(text).hexdigest() != digest:
         raise ModelFileError(f"{path}: the metadata does not match its SHA-256 digest "
                              "(the file was modified or corrupted)")
-    try:
-        meta = json.loads(text.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelFileError(f"{path}: the metadata is not valid JSON ({exc})") from None
+    meta = _archive.parse_json(path, _META, text)
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         found = meta.get("format") if isinstance(meta, dict) else None
         raise ModelFileError(f"{path}: not an ecrm model file (format {found!r}, expected "
