@@ -113,6 +113,8 @@ class HierarchicalLoss(LinearLoss):
 
     def phi(self, Y):
         Y = np.asarray(Y, dtype=float)
+        if not len(self._multi):  # a tree: no product coordinates
+            return Y.copy()
         return np.hstack([Y, self._parent_products(Y)[:, self._multi]])
 
     def check_space(self, space) -> None:
