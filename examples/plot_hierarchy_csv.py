@@ -30,7 +30,9 @@ from ecrm.datasets import load_csv
 from ecrm.losses import HammingLoss, HierarchicalLoss
 from ecrm.metrics import multilabel_report, per_level_report
 
-DATA = Path(__file__).resolve().parent / "data"
+# the data files sit beside this script (the gallery runs it from its own folder)
+HERE = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
+DATA = HERE / "data"
 train = load_csv(DATA / "documents-train.csv", path_sep="/")
 test = load_csv(DATA / "documents-test.csv", hierarchy=train.hierarchy)
 h = train.hierarchy
