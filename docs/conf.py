@@ -7,6 +7,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))  # document the source tree, installed or not
+sys.path.insert(0, str(HERE / "sphinxext"))
 # the gallery runs every example at build time: one BLAS thread each (2-core machines)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -65,7 +66,7 @@ sphinx_gallery_conf = {
     "gallery_dirs": "auto_examples",
     "filename_pattern": r".*\.py$",  # execute them all (each takes a few seconds)
     "ignore_pattern": r"(__init__|make_data)\.py$",
-    "within_subsection_order": "FileNameSortKey",
+    "within_subsection_order": "gallery_order.FiguresFirst",  # plot_* scripts first
     "download_all_examples": False,
     "remove_config_comments": True,
     "matplotlib_animations": False,
@@ -79,7 +80,8 @@ sphinx_gallery_conf = {
 # -- HTML -----------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"ecrm {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["ecrm.css"]
 html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
