@@ -67,6 +67,8 @@ fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
 res = models["Kendall"].cv_results_
 for intercept in (True, False):
     sel = res["fit_intercept"] == intercept
+    if not sel.any():  # fit_intercept=True (the default) tries only the model with one
+        continue
     ax1.semilogx(res["alpha"][sel], res["mean_loo_loss"][sel], "o-",
                  label="with intercept" if intercept else "without intercept")
 ax1.axvline(models["Kendall"].alpha_, color="k", ls=":", label="chosen alpha")

@@ -68,7 +68,8 @@ for (tail, head), f in zip(space.arcs, y_hat, strict=True):
     ax1.annotate("", xy=(x1, y1), xytext=(x0, y0),
                  arrowprops={"arrowstyle": "-|>", "lw": 0.5 + 8 * f, "shrinkA": 12,
                              "shrinkB": 12, "color": plt.cm.viridis(f)})
-    ax1.text((x0 + x1) / 2, (y0 + y1) / 2 + 0.08, f"{f:.2f}", ha="center", fontsize=9)
+    if f > 0.005:  # label the arcs that carry flow
+        ax1.text((x0 + x1) / 2, (y0 + y1) / 2 + 0.08, f"{f:.2f}", ha="center", fontsize=9)
 for node, (px, py) in pos.items():
     ax1.plot(px, py, "o", ms=22, mfc="white", mec="k")
     ax1.text(px, py, node, ha="center", va="center", fontsize=12)
