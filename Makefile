@@ -1,9 +1,10 @@
-# `make run`: set up .venv and run the demo; `make test`: set up .venv with test extras and run the suite.
+# `make run`: set up .venv and run the demo; `make test`: set up .venv with test extras and run the suite;
+# `make docs`: set up .venv with the docs extras and build the site (docs/_build/html/index.html).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench lint clean
+.PHONY: run test bench lint docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +16,10 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test,plot]"
+	touch $(VENV)/.installed $@
+
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
 	touch $(VENV)/.installed $@
 
 run: $(VENV)/.installed
@@ -30,5 +35,11 @@ lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# warnings are errors; every example in examples/ runs (one BLAS thread each, see docs/conf.py)
+docs: $(VENV)/.installed-docs
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	@echo "open docs/_build/html/index.html"
+
 clean:
-	rm -rf $(VENV) build src/*.egg-info
+	rm -rf $(VENV) build src/*.egg-info docs/_build docs/generated docs/auto_examples \
+		docs/sg_execution_times.rst

@@ -1,4 +1,8 @@
-"""A user-defined additive loss: per-label costs become ECRM's linear form automatically.
+"""
+A user-defined additive loss
+============================
+
+A user-defined additive loss: per-label costs become ECRM's linear form automatically.
 
 False negatives on a hierarchy's labels cost twice as much as false positives, and deeper
 labels cost less. The loss's linear form is verified by enumeration before use.

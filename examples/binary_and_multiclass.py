@@ -1,4 +1,8 @@
-"""Binary and multiclass classification with ECRM and the 0-1 loss on a finite output space.
+"""
+Binary and multiclass classification
+====================================
+
+Binary and multiclass classification with ECRM and the 0-1 loss on a finite output space.
 
 With the 0-1 loss on {-1, 1}, ECRM is regularised least squares classification (paper,
 Section 2.4.1): its predictions equal the sign of kernel ridge regression on the +-1 labels.

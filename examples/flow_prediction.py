@@ -1,4 +1,8 @@
-"""Predict network flows with ECRM under the absolute loss, and compare with the Bayes risk.
+"""
+Network flows: ECRM against the Bayes-optimal flow
+==================================================
+
+Predict network flows with ECRM under the absolute loss, and compare with the Bayes risk.
 
 Simulates the paper's flow network (one unit from s to t), fits ECRM, predicts the flow at
 x = 0.75 (every feature), and prints it beside the Bayes-optimal flow with their exact

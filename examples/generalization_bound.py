@@ -1,4 +1,8 @@
-"""The surrogate loss and the generalisation bound of Theorem 4.2 (paper, Section 4).
+"""
+The surrogate loss and the generalisation bound
+===============================================
+
+The surrogate loss and the generalisation bound of Theorem 4.2 (paper, Section 4).
 
 For a range of rho: the empirical surrogate risk (loss-augmented inference through the exact
 oracle), the test loss, and the bound (kappa = 1 for the rbf kernel).

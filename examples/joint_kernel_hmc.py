@@ -1,4 +1,8 @@
-"""Additive risk model with a joint kernel k(x, x') B_jk (paper, Section 5) against plain ECRM.
+"""
+Joint kernels for hierarchical classification
+=============================================
+
+Additive risk model with a joint kernel k(x, x') B_jk (paper, Section 5) against plain ECRM.
 
 B = I + w * (parent-child adjacency), w half the largest value keeping B positive
 semi-definite (ecrm.joint.hierarchy_task_kernel); B = I is plain ECRM. Both use the Hamming
@@ -6,7 +10,7 @@ loss, the rbf kernel with gamma = 1/p, and alpha chosen on a 20% validation spli
 training set. Reports the test Hamming and hierarchical losses.
 
 Default: a small synthetic problem (ecrm.datasets.synthetic.make_hmc). On the Clus HMC data
-(tree hierarchies; the DAG sets need HierarchicalLoss's extra product coordinates):
+(tree hierarchies; the DAG sets need HierarchicalLoss's extra product coordinates)::
 
     python examples/joint_kernel_hmc.py --data-dir ../shared/data/hmc \
         --datasets enron imclef07d imclef07a pheno_FUN spo_FUN --max-train 2000
@@ -45,7 +49,8 @@ def compare(X, Y, Xt, Yt, h, seed=0):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description="Joint-kernel ECRM against plain ECRM on hierarchical data.")
     parser.add_argument("--data-dir", default=None,
                         help="directory of the Clus HMC files (default: synthetic data)")
     parser.add_argument("--datasets", nargs="+", default=["imclef07d"])

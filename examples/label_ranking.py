@@ -1,4 +1,8 @@
-"""Label ranking (paper, Example 2) on semi-synthetic sets from scikit-learn's bundled data.
+"""
+Label ranking with Spearman's footrule
+======================================
+
+Label ranking (paper, Example 2) on semi-synthetic sets from scikit-learn's bundled data.
 
 Rankings come from cross-fitted naive Bayes class probabilities with 30% of the features held
 out of X (see ecrm.datasets.ranking). Three methods predict a ranking of the classes:
@@ -55,7 +59,8 @@ METHODS = {"ECRM (footrule)": ecrm_footrule, "KRR positions": krr_positions,
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description="Label ranking: ECRM (footrule) against kernel ridge and kNN.")
     parser.add_argument("--datasets", nargs="+", default=["iris"], choices=RANKING_DATASETS)
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args(argv)

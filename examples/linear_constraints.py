@@ -1,4 +1,8 @@
-"""Any output space given by linear constraints over {0,1}^d (paper, Theorem 3.1).
+"""
+Output spaces given by linear constraints
+=========================================
+
+Any output space given by linear constraints over {0,1}^d (paper, Theorem 3.1).
 
 Outputs pick one label per group (two groups of three) and may switch on a bonus label only
 when label 0 is on. The constraint matrix is checked for total unimodularity; every answer

@@ -699,6 +699,7 @@ def load_hmc_arff(path: str | os.PathLike, *, hierarchy_type: HierarchyType = "a
         hierarchy : ecrm.spaces.hierarchy.Hierarchy
             The label hierarchy declared in the header (virtual root dropped).
         feature_names : tuple of str, length p
+            The feature attributes' names.
         label_names : tuple of str, length d
             Equal to ``hierarchy.labels``: full paths ``"a/b/c"`` for trees, node names for
             DAGs, in order of first declaration.
@@ -707,6 +708,8 @@ def load_hmc_arff(path: str | os.PathLike, *, hierarchy_type: HierarchyType = "a
         nominal : bool ndarray of shape (p,)
             Which columns are nominal.
         relation, class_attribute, hierarchy_type, filename : str
+            The ``@relation`` name, the name of the ``hierarchical`` attribute, ``"tree"``
+            or ``"dag"``, and the file read.
         ignored_attributes : tuple of str
             Skipped ``string``/``date``/``key`` attributes.
 

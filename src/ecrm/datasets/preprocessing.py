@@ -181,7 +181,7 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """Encode, impute and scale ``X`` (n, p) -> (n, n_features_out_); dense or CSR."""
+        """Encode, impute and scale ``X`` (n, p) -> (n, ``n_features_out_``); dense or CSR."""
         check_is_fitted(self, "mean_")
         X = self._check_X(X)
         if X.shape[1] != self.n_features_in_:

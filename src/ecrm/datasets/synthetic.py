@@ -12,7 +12,7 @@ __all__ = ["make_hmc", "random_tree"]
 
 
 def random_tree(n_labels: int, *, n_top: int = 3, max_children: int = 4, random_state=None):
-    """A random tree hierarchy on labels ``"L0" ... "L{n-1}"`` with ``n_top`` top-level labels.
+    """A random tree hierarchy on labels ``"L0"`` to ``"L{n-1}"`` with ``n_top`` top-level labels.
 
     Every further label picks its parent uniformly among earlier labels that still have fewer
     than ``max_children`` children.
