@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
+import sys
+import threading
 
 __all__ = ["COMMANDS", "EXPERIMENTS", "build_parser", "main"]
 
@@ -42,6 +46,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """Raised in the main thread on SIGTERM, so that ``finally`` blocks and atomic writes
+    clean up (no partial output, no temporary file) before the command exits."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``ecrm`` command.
 
@@ -54,8 +67,35 @@ def main(argv: list[str] | None = None) -> int:
     -------
     status : int
         0 on success, 2 when the data or the options are unusable (the reason is on
-        standard error). Invalid options exit with status 2 through argparse.
+        standard error), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM), 141
+        when standard output is closed early (``ecrm ... | head``; nothing is printed).
+        Invalid options exit with status 2 through argparse. An interrupted command leaves
+        no partial output and no temporary file.
     """
-    args = build_parser().parse_args(argv)
-    return args.func(args)
-
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    try:
+        args = build_parser().parse_args(argv)
+        status = args.func(args)
+        sys.stdout.flush()
+        return status
+    except KeyboardInterrupt:
+        print("ecrm: interrupted", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("ecrm: terminated", file=sys.stderr)
+        return 143
+    except BrokenPipeError:
+        # the reader went away (``| head``): end quietly, and keep Python's final flush of
+        # standard output from reporting the same error again
+        with_devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(with_devnull, sys.stdout.fileno())
+        except (OSError, ValueError):  # pragma: no cover - stdout without a descriptor
+            pass
+        finally:
+            os.close(with_devnull)
+        return 141
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)

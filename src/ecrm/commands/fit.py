@@ -6,12 +6,21 @@ exact leave-one-out task loss on the training file (:class:`ecrm.ECRMCV`), or wi
 ``--calibration`` then maps per label (for ``ecrm predict --scores``); otherwise
 ``--alpha`` is used as given (:class:`ecrm.ECRM`). Features are used as they are: scale
 them beforehand if their units differ.
+
+The model file is checked before reading the data (it must not be the training or hierarchy
+file, and its directory must accept a new file) and written atomically: an interrupted or
+failed fit leaves neither a partial model nor a temporary file, and an existing model at
+that path is kept. ``-o -`` writes the (binary) model file to standard output, which must
+then not be a terminal; the summary goes to standard error.
 """
 
 from __future__ import annotations
 
+import os
+
 from ecrm._validation import check_real
 from ecrm.commands import add_data_options, existing_file_option, fail
+from ecrm.commands._files import STDOUT, OutputError, atomic_path, check_output
 from ecrm.experiments import names_option, number_option, output_file_option
 
 __all__ = ["add_parser", "run"]
@@ -37,13 +46,44 @@ def _reals(name: str):
     return parse
 
 
+def _write_model(model, path: str) -> None:
+    """Save ``model`` atomically to ``path``, or to standard output for ``-``."""
+    import shutil
+    import sys
+    import tempfile
+
+    from ecrm.io import save
+
+    if path != STDOUT:
+        with atomic_path(path) as tmp:
+            save(model, tmp)
+        return
+    with tempfile.TemporaryDirectory(prefix="ecrm-") as folder:
+        tmp = os.path.join(folder, "model.ecrm")
+        save(model, tmp)
+        with open(tmp, "rb") as fh:
+            shutil.copyfileobj(fh, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+
+
 def run(args) -> int:
     """Run ``ecrm fit`` from parsed arguments."""
-    from ecrm import ECRM, ECRMCV, save
+    import sys
+
     from ecrm.datasets.formats import load_data, load_hierarchy
+    from ecrm.estimator import ECRM, ECRMCV
     from ecrm.experiments.progress import progress_bar
     from ecrm.losses import HammingLoss, HierarchicalLoss
 
+    try:
+        check_output(args.output, [args.train, args.hierarchy])
+    except OutputError as exc:
+        return fail(str(exc))
+    to_stdout = args.output == STDOUT
+    if to_stdout and sys.stdout.isatty():
+        return fail("-o - writes the binary model file to standard output, which is a "
+                    "terminal here: redirect it (ecrm fit ... -o - > model.ecrm)")
+    report = sys.stderr if to_stdout else sys.stdout
     with progress_bar(3, "ecrm fit", enabled=not args.quiet) as bar:
         try:
             hierarchy = None if args.hierarchy is None else load_hierarchy(args.hierarchy)
@@ -79,7 +119,14 @@ def run(args) -> int:
         model.feature_columns_ = list(data.feature_names)  # the file's columns, by name
         bar.update()
         bar.set_postfix_str("saving")
-        save(model, args.output)
+        try:
+            _write_model(model, args.output)
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError):
+                raise
+            return fail(f"cannot write the model to {args.output!r}: {exc.strerror or exc}")
+        except ValueError as exc:
+            return fail(f"cannot save the model: {exc}")
         bar.update()
     if args.cv:
         criterion = (f"{args.loss} loss {-model.best_score_:.4f}" if args.scoring == "loss"
@@ -91,8 +138,8 @@ def run(args) -> int:
         chosen = f"alpha={args.alpha:g}, gamma={model.kernel_params_['gamma']}"
     print(f"fitted ECRM ({args.loss} loss, {model.kernel_params_['kernel']} kernel) on "
           f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {h.n_labels} labels "
-          f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges): {chosen}")
-    print(f"model written to {args.output}")
+          f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges): {chosen}", file=report)
+    print(f"model written to {'standard output' if to_stdout else args.output}", file=report)
     return 0
 
 
@@ -128,7 +175,8 @@ def add_parser(subparsers) -> None:
                         "leave-one-out scores ('auto': none, isotonic or Platt, whichever "
                         "cross-fits best)")
     p.add_argument("-o", "--output", type=output_file_option("-o"), required=True,
-                   metavar="MODEL", help="model file to write")
+                   metavar="MODEL", help="model file to write (never an input file; '-': "
+                   "standard output, redirected)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_data_options(p)
     p.set_defaults(func=_checked)
