@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 
 __all__ = ["COMMANDS", "EXPERIMENTS", "build_parser", "main"]
 
@@ -55,6 +56,11 @@ def _terminate(signum, frame) -> None:
     raise Terminated
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line ``ecrm: warning: ...`` on standard error (no source line)."""
+    print(f"ecrm: warning: {message}", file=sys.stderr if file is None else file)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``ecrm`` command.
 
@@ -75,10 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
-        args = build_parser().parse_args(argv)
-        status = args.func(args)
-        sys.stdout.flush()
-        return status
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            args = build_parser().parse_args(argv)
+            status = args.func(args)
+            sys.stdout.flush()
+            return status
     except KeyboardInterrupt:
         print("ecrm: interrupted", file=sys.stderr)
         return 130

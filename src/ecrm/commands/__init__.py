@@ -48,10 +48,15 @@ def fail(message: str) -> int:
 
 
 def load_for_model(model, args, *, require_labels: bool):
-    """Read ``args.data`` in the columns of ``model``: its hierarchy and its feature names."""
+    """Read ``args.data`` in the columns of ``model``: its hierarchy and its feature names.
+
+    With ``require_labels=False`` (predictions) a label column, if any, is not read: labels
+    never seen in training do not matter. Missing or infinite features are refused, naming
+    the file, line and column.
+    """
     import numpy as np
 
-    from ecrm.datasets.formats import load_data
+    from ecrm.datasets.formats import check_finite_features, load_data
     from ecrm.spaces.hierarchy import Hierarchy
 
     space = model.output_space
@@ -59,7 +64,9 @@ def load_for_model(model, args, *, require_labels: bool):
                      hierarchy=space if isinstance(space, Hierarchy) else None,
                      label_column=args.label_column, label_sep=args.label_sep,
                      path_sep=args.path_sep, require_labels=require_labels,
+                     ignore_labels=not require_labels,
                      n_features=getattr(model, "n_features_in_", None))
+    check_finite_features(data)
     names = getattr(model, "feature_columns_", None)  # set by ecrm fit
     if names is not None and data.feature_names is not None and not data.filename.endswith(
             (".svm", ".svmlight", ".libsvm")):

@@ -66,11 +66,38 @@ def _write_model(model, path: str) -> None:
         sys.stdout.buffer.flush()
 
 
+#: A sparse file may have this many feature columns, or ten per non-zero value, whichever is
+#: more. X stays sparse, but a fit keeps a few arrays as long as the number of columns
+#: (about 4 bytes per column: 0.4 GiB at this limit).
+MAX_EMPTY_COLUMNS = 100_000_000
+
+
+def _check_sparse_width(data) -> None:
+    """Refuse a sparse file whose largest feature index is far above its non-zeros."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from ecrm.datasets.formats import DataFileError
+
+    X = data.X
+    if not sp.issparse(X) or X.shape[1] <= max(MAX_EMPTY_COLUMNS, 10 * X.nnz):
+        return
+    X = sp.csr_matrix(X)
+    k = int(np.flatnonzero(X.indices == X.indices.max())[0]) if X.nnz else 0
+    r = int(np.searchsorted(X.indptr, k, side="right") - 1)
+    lines = data.get("row_lines")
+    raise DataFileError(data.filename, int(lines[r]) if lines is not None else None,
+                        f"the largest feature index makes {X.shape[1]:,} feature columns "
+                        f"for {X.nnz:,} non-zero values (at most "
+                        f"{max(MAX_EMPTY_COLUMNS, 10 * X.nnz):,} here: a fit keeps arrays as "
+                        "long as the number of columns); number the features compactly")
+
+
 def run(args) -> int:
     """Run ``ecrm fit`` from parsed arguments."""
     import sys
 
-    from ecrm.datasets.formats import load_data, load_hierarchy
+    from ecrm.datasets.formats import check_finite_features, load_data, load_hierarchy
     from ecrm.estimator import ECRM, ECRMCV
     from ecrm.experiments.progress import progress_bar
     from ecrm.losses import HammingLoss, HierarchicalLoss
@@ -91,6 +118,8 @@ def run(args) -> int:
             data = load_data(args.train, format=args.format, hierarchy=hierarchy,
                              label_column=args.label_column, label_sep=args.label_sep,
                              path_sep=args.path_sep)
+            check_finite_features(data)
+            _check_sparse_width(data)
         except ValueError as exc:
             return fail(str(exc))
         bar.update()
@@ -116,7 +145,8 @@ def run(args) -> int:
             model.fit(data.X, data.Y)
         except ValueError as exc:
             return fail(f"fit failed: {exc}")
-        model.feature_columns_ = list(data.feature_names)  # the file's columns, by name
+        if data.feature_names is not None:  # svmlight: none (the columns are the indices)
+            model.feature_columns_ = list(data.feature_names)  # the file's columns, by name
         bar.update()
         bar.set_postfix_str("saving")
         try:
