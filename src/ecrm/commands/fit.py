@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import os
 
-from ecrm._validation import check_real
 from ecrm.commands import add_data_options, existing_file_option, fail
 from ecrm.commands._files import STDOUT, OutputError, atomic_path, check_output
-from ecrm.experiments import names_option, number_option, output_file_option
+from ecrm.commands._options import names_option, number_option, output_file_option
 
 __all__ = ["add_parser", "run"]
 
@@ -32,7 +31,7 @@ CALIBRATIONS = ("none", "isotonic", "platt", "auto")
 
 
 def _reals(name: str):
-    parse_one = number_option(check_real, name)
+    parse_one = number_option("real", name)
 
     def parse(text: str) -> list[float]:
         import argparse
@@ -97,9 +96,9 @@ def run(args) -> int:
     """Run ``ecrm fit`` from parsed arguments."""
     import sys
 
+    from ecrm.commands._options import progress_bar
     from ecrm.datasets.formats import check_finite_features, load_data, load_hierarchy
     from ecrm.estimator import ECRM, ECRMCV
-    from ecrm.experiments.progress import progress_bar
     from ecrm.losses import HammingLoss, HierarchicalLoss
 
     try:
@@ -183,10 +182,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--hierarchy", type=existing_file_option("--hierarchy"), metavar="FILE",
                    help="hierarchy file: TSV parent<TAB>child lines or JSON")
     p.add_argument("--kernel", choices=KERNELS, default="rbf")
-    p.add_argument("--gamma", type=number_option(check_real, "--gamma"), default=None,
+    p.add_argument("--gamma", type=number_option("real", "--gamma"), default=None,
                    help="kernel width (default: 1 / number of features)")
     choice = p.add_mutually_exclusive_group()
-    choice.add_argument("--alpha", type=number_option(check_real, "--alpha"), default=1e-3,
+    choice.add_argument("--alpha", type=number_option("real", "--alpha"), default=1e-3,
                         help="the paper's lambda (default: 1e-3)")
     choice.add_argument("--cv", action="store_true",
                         help="choose alpha (and the intercept, and gamma from --gammas) by "

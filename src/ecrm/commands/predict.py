@@ -18,7 +18,7 @@ import argparse
 
 from ecrm.commands import add_data_options, existing_file_option, fail, load_for_model, row_labels
 from ecrm.commands._files import STDOUT, OutputError, atomic_text, check_output
-from ecrm.experiments import output_file_option
+from ecrm.commands._options import output_file_option
 
 __all__ = ["add_parser", "run", "write_predictions"]
 
@@ -69,7 +69,7 @@ def run(args) -> int:
     """Run ``ecrm predict`` from parsed arguments."""
     import sys
 
-    from ecrm.experiments.progress import progress_bar
+    from ecrm.commands._options import progress_bar
     from ecrm.io import load
 
     try:
