@@ -72,3 +72,58 @@ def test_svmlight_with_a_huge_feature_index_stays_small(tmp_path):
     (tmp_path / "p.svm").write_text("1 1:0.5 10000000:2\n")
     proc = ecrm_cmd("predict", "m.ecrm", "p.svm", "-o", "-", "--quiet", cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout.decode().startswith("row,labels"), proc.stderr
+
+
+# -- the solver flags (issue 18, item 1) ------------------------------------------------------
+def test_fit_refusal_for_the_dual_names_the_flags(tmp_path):
+    proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--memory-budget", "1e-5", "-o",
+                    "m.ecrm", "--quiet", cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and len(err.strip().splitlines()) == 1, err
+    for flag in ("--solver nystrom", "--n-components M", "--memory-budget"):
+        assert flag in err
+    assert "solver='" not in err and "n_components=" not in err
+    proc = ecrm_cmd("fit", str(TRAIN), "--kernel", "linear", "--solver", "dual",
+                    "--memory-budget", "1e-5", "-o", "m.ecrm", "--quiet", cwd=tmp_path)
+    assert "(or --solver primal with --kernel linear)" in proc.stderr.decode()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--n-components", "5"], "--n-components and --center-selection need --solver nystrom"),
+    (["--center-selection", "leverage"], "need --solver nystrom"),
+    (["--loo-samples", "10"], "--loo-samples needs --cv"),
+    (["--solver", "newton"], "invalid choice: 'newton'"),
+    (["--solver", "nystrom", "--n-components", "0"], "--n-components must be an integer >= 1"),
+    (["--memory-budget", "-1"], "--memory-budget must be a real number in (0, inf)"),
+])
+def test_fit_solver_flags_checked_before_the_work(tmp_path, argv, message):
+    proc = ecrm_cmd("fit", str(TRAIN), *argv, "-o", "m.ecrm", "--quiet", cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and message in err and "Traceback" not in err, err
+    assert not (tmp_path / "m.ecrm").exists()
+
+
+@pytest.mark.parametrize("cv", [False, True])
+def test_fit_nystrom_is_the_python_model(tmp_path, cv):
+    import numpy as np
+
+    from ecrm import ECRM, ECRMCV, load
+    from ecrm.datasets import load_csv
+    from ecrm.losses import HammingLoss
+
+    extra = ["--cv", "--alphas", "1e-3,1e-2", "--loo-samples", "120"] if cv else []
+    proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--solver", "nystrom",
+                    "--n-components", "40", "--center-selection", "kmeans++", "--seed", "3",
+                    "--memory-budget", "2", *extra, "-o", "m.ecrm", "--quiet", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "nystrom solver with 40 centres" in proc.stdout.decode()
+    data = load_csv(TRAIN, path_sep="/")
+    common = dict(solver="nystrom", n_components=40, center_selection="kmeans++",
+                  random_state=3, memory_budget=2.0)
+    direct = (ECRMCV(HammingLoss(), data.hierarchy, alphas=[1e-3, 1e-2], loo_samples=120,
+                     fit_intercept="auto", **common) if cv
+              else ECRM(HammingLoss(), data.hierarchy, **common)).fit(data.X, data.Y)
+    model = load(tmp_path / "m.ecrm")
+    assert model.get_params()["solver"] == "nystrom"
+    np.testing.assert_allclose(model.predict_scores(data.X), direct.predict_scores(data.X),
+                               rtol=1e-6, atol=1e-8)

@@ -28,6 +28,26 @@ LOSSES = ("hamming", "hierarchical")
 KERNELS = ("rbf", "linear", "laplacian", "poly", "cosine")
 SCORINGS = ("loss", "micro_auprc", "macro_auprc", "lrap")
 CALIBRATIONS = ("none", "isotonic", "platt", "auto")
+#: :data:`ecrm.solvers.budget.SOLVERS` and :data:`ecrm.solvers.centers.CENTER_SELECTIONS`
+#: (not imported: building the parser stays light).
+SOLVERS = ("auto", "dual", "primal", "nystrom")
+CENTER_SELECTIONS = ("uniform", "kmeans++", "leverage")
+
+#: The estimator's parameter names in its messages -> the ``ecrm fit`` flags.
+_FLAGS = [(r"\(or 'primal' for a linear kernel\)", "(or --solver primal with --kernel linear)"),
+          (r"solver='(\w+)'", r"--solver \1"), (r"\bn_components=", "--n-components "),
+          (r"\bmemory_budget=", "--memory-budget "), (r"\bmemory_budget\b", "--memory-budget"),
+          (r"\bcenter_selection=", "--center-selection "), (r"kernel='(\w+)'", r"--kernel \1"),
+          (r"\bloo_samples=", "--loo-samples ")]
+
+
+def _in_flags(message: str) -> str:
+    """An estimator's message with its parameters written as the ``ecrm fit`` flags."""
+    import re
+
+    for pattern, flag in _FLAGS:
+        message = re.sub(pattern, flag, message)
+    return message
 
 
 def _reals(name: str):
@@ -127,7 +147,10 @@ def run(args) -> int:
             return fail("--loss hierarchical needs a hierarchy: give --hierarchy FILE or label "
                         "paths with --path-sep (the labels of this file are flat)")
         loss = HierarchicalLoss(h) if args.loss == "hierarchical" else HammingLoss()
-        common = {"kernel": args.kernel, "gamma": args.gamma}
+        common = {"kernel": args.kernel, "gamma": args.gamma, "solver": args.solver,
+                  "n_components": args.n_components,
+                  "center_selection": args.center_selection,
+                  "memory_budget": args.memory_budget, "random_state": args.seed}
         if args.cv:
             kernels = args.kernels or [args.kernel]
             grid = None if args.gammas is None and args.kernels is None else [
@@ -136,14 +159,14 @@ def run(args) -> int:
             calibration = None if args.calibration == "none" else args.calibration
             model = ECRMCV(loss, h, alphas=args.alphas, kernel_grid=grid,
                            fit_intercept="auto", scoring=args.scoring,
-                           calibration=calibration, **common)
+                           calibration=calibration, loo_samples=args.loo_samples, **common)
         else:
             model = ECRM(loss, h, alpha=args.alpha, **common)
         bar.set_postfix_str("fitting")
         try:
             model.fit(data.X, data.Y)
         except ValueError as exc:
-            return fail(f"fit failed: {exc}")
+            return fail(f"fit failed: {_in_flags(str(exc))}")
         if data.feature_names is not None:  # svmlight: none (the columns are the indices)
             model.feature_columns_ = list(data.feature_names)  # the file's columns, by name
         bar.update()
@@ -165,7 +188,11 @@ def run(args) -> int:
                   + (f", calibration={model.calibration_}" if model.calibration_ else ""))
     else:
         chosen = f"alpha={args.alpha:g}, gamma={model.kernel_params_['gamma']}"
-    print(f"fitted ECRM ({args.loss} loss, {model.kernel_params_['kernel']} kernel) on "
+    how = f"{model.kernel_params_['kernel']} kernel"
+    if args.solver != "auto":
+        how += f", {args.solver} solver" + (f" with {args.n_components} centres"
+                                            if args.n_components is not None else "")
+    print(f"fitted ECRM ({args.loss} loss, {how}) on "
           f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {h.n_labels} labels "
           f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges): {chosen}", file=report)
     print(f"model written to {'standard output' if to_stdout else args.output}", file=report)
@@ -203,6 +230,26 @@ def add_parser(subparsers) -> None:
                    help="with --cv: map each label's score by a calibration fitted on its "
                         "leave-one-out scores ('auto': none, isotonic or Platt, whichever "
                         "cross-fits best)")
+    solver = p.add_argument_group("solver (for large training files)")
+    solver.add_argument("--solver", choices=SOLVERS, default="auto",
+                        help="exact dual (m x m memory), exact primal (linear kernel, p x p) "
+                        "or Nystrom features (an approximation, M x M); auto: the dual while "
+                        "it fits --memory-budget, else the primal for a linear kernel")
+    solver.add_argument("--n-components", type=number_option("int", "--n-components", low=1),
+                        default=None, metavar="M",
+                        help="--solver nystrom: centres M (default: min(rows, 1000))")
+    solver.add_argument("--center-selection", choices=CENTER_SELECTIONS, default=None,
+                        help="--solver nystrom: how the centres are drawn (default: uniform)")
+    solver.add_argument("--memory-budget", type=number_option("real", "--memory-budget"),
+                        default=None, metavar="GIB",
+                        help="GiB the solver's matrices may take (default: 8)")
+    solver.add_argument("--loo-samples", type=number_option("int", "--loo-samples", low=1),
+                        default=None, metavar="N",
+                        help="--cv: average the exact leave-one-out loss over N random rows")
+    solver.add_argument("--seed", type=number_option("int", "--seed", low=0,
+                                                     high=2**32 - 1),
+                        default=None, help="random seed of the Nystrom centres and of "
+                        "--loo-samples (default: unseeded)")
     p.add_argument("-o", "--output", type=output_file_option("-o"), required=True,
                    metavar="MODEL", help="model file to write (never an input file; '-': "
                    "standard output, redirected)")
@@ -215,4 +262,10 @@ def _checked(args) -> int:
     if not args.cv and ((args.alphas, args.gammas, args.kernels) != (None, None, None)
                         or args.scoring != "loss" or args.calibration != "none"):
         return fail("--alphas, --gammas, --kernels, --scoring and --calibration need --cv")
+    if not args.cv and args.loo_samples is not None:
+        return fail("--loo-samples needs --cv")
+    if args.solver != "nystrom" and (args.n_components, args.center_selection) != (None, None):
+        return fail("--n-components and --center-selection need --solver nystrom")
+    if args.center_selection is None:
+        args.center_selection = "uniform"
     return run(args)
