@@ -5,7 +5,9 @@ exact leave-one-out task loss on the training file (:class:`ecrm.ECRMCV`), or wi
 ``--scoring`` by a ranking metric of the exact leave-one-out label scores, which
 ``--calibration`` then maps per label (for ``ecrm predict --scores``); otherwise
 ``--alpha`` is used as given (:class:`ecrm.ECRM`). Features are used as they are: scale
-them beforehand if their units differ.
+them beforehand if their units differ. ``--solver``, ``--n-components``,
+``--center-selection``, ``--memory-budget`` and ``--loo-samples`` are the estimators'
+parameters of the same names (for training files too large for the exact dual solver).
 
 The model file is checked before reading the data (it must not be the training or hierarchy
 file, and its directory must accept a new file) and written atomically: an interrupted or
