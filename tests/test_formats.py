@@ -195,6 +195,9 @@ def test_svmlight_non_integer_label_names_the_line(tmp_path):
      "@attribute g numeric\n@data\n1,2,3\n0,?,1\n", "line 7: column 'f': a missing value"),
     ("d.arff", "@relation 'x: -C 1'\n@attribute L {0,1}\n@attribute f numeric\n@data\n"
      "{0 1,1 2}\n{1 ?}\n", "line 6: column 'f': a missing value"),
+    ("clus.arff", "@relation r\n@attribute x numeric\n@attribute y numeric\n"
+     "@attribute class hierarchical a/b,a/c\n@data\n0,1,a/c\n% c\n2,?,a/b\n",
+     "line 8: column 'y': a missing value"),
 ])
 def test_non_finite_feature_names_file_line_and_column(tmp_path, name, text, match):
     from ecrm.datasets import check_finite_features
