@@ -111,3 +111,51 @@ def test_in_memory_cache_computes_each_argument_once():
     assert [cached(2), cached(2), cache.cache(double)(2), cached(3)] == [4, 4, 4, 6]
     assert calls == [2, 3]
     assert cache.cache(triple)(2) == 6  # same arguments, another function: not shared
+
+
+def test_version_and_help_import_nothing_heavy():
+    # issue 18: `ecrm --version` took 2.4 s importing scikit-learn first
+    import os
+    import subprocess
+
+    import ecrm
+
+    src = str(Path(ecrm.__file__).resolve().parents[1])
+    script = ("import sys\nfrom ecrm.cli import main\n"
+              "for argv in (['--version'], ['--help'], ['reproduce', '--help']):\n"
+              "    try:\n        main(argv)\n    except SystemExit as e:\n"
+              "        assert e.code == 0, e.code\n"
+              "heavy = sorted(m for m in ('numpy', 'scipy', 'sklearn', 'tqdm', 'ecrm.estimator',"
+              " 'ecrm.experiments.flow') if m in sys.modules)\n"
+              "print('HEAVY', heavy)\n")
+    proc = subprocess.run([sys.executable, "-c", script], env=dict(os.environ, PYTHONPATH=src),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "HEAVY []" in proc.stdout
+    assert "ecrm 0." in proc.stdout and "reproduce one of the paper's experiments" in proc.stdout
+
+
+def test_the_help_table_is_the_help_each_module_registers():
+    from ecrm.cli import COMMANDS, EXPERIMENTS, build_parser
+
+    parser = build_parser()  # every module imported
+    top = next(a for a in parser._actions if a.dest == "command")
+    helps = {a.dest: a.help for a in top._choices_actions}
+    assert {k: v for k, (_, v) in COMMANDS.items()} == {k: helps[k] for k in COMMANDS}
+    reproduce = top.choices["reproduce"]
+    sub = next(a for a in reproduce._actions if a.dest == "experiment")
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    assert {k: v for k, (_, v) in EXPERIMENTS.items()} == helps
+
+
+def test_data_format_choices_match_the_readers():
+    from ecrm.commands._options import FORMATS
+    from ecrm.datasets.formats import FORMATS as READERS
+
+    assert FORMATS == READERS
+
+
+def test_unknown_command_is_refused(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["fitt", "x.csv"])
+    assert exit_.value.code == 2 and "invalid choice: 'fitt'" in capsys.readouterr().err

@@ -176,3 +176,91 @@ def test_unknown_extension_and_missing_file(tmp_path):
         load_data(_write(tmp_path, "d.xlsx", "x"))
     with pytest.raises(DataFileError, match="no such file"):
         load_data(tmp_path / "none.csv")
+
+
+# -- non-finite values, labels, paths and separators (issue 18) -------------------------------
+def test_svmlight_non_integer_label_names_the_line(tmp_path):
+    path = _write(tmp_path, "d.svm", "# header\n1 1:0.5\n\n1.5 2:1\n")
+    with pytest.raises(DataFileError, match=r"line 4: the label field: label 1.5 is not an "
+                       "integer") as info:
+        load_svmlight_multilabel(path)
+    assert info.value.lineno == 4
+
+
+@pytest.mark.parametrize("name, text, match", [
+    ("d.svm", "1 1:0.5\n# c\n2 2:nan 3:1\n", "line 3: feature index 2: a missing value"),
+    ("d.svm", "1 1:0.5\n2 2:1 3:inf\n", "line 2: feature index 3: the value inf"),
+    ("d.csv", "x,y,labels\n1,2,a\n3,,b\n", "line 3: column 'y': expected a finite number"),
+    ("d.arff", "@relation 'x: -C 1'\n@attribute L {0,1}\n@attribute f numeric\n"
+     "@attribute g numeric\n@data\n1,2,3\n0,?,1\n", "line 7: column 'f': a missing value"),
+    ("d.arff", "@relation 'x: -C 1'\n@attribute L {0,1}\n@attribute f numeric\n@data\n"
+     "{0 1,1 2}\n{1 ?}\n", "line 6: column 'f': a missing value"),
+    ("clus.arff", "@relation r\n@attribute x numeric\n@attribute y numeric\n"
+     "@attribute class hierarchical a/b,a/c\n@data\n0,1,a/c\n% c\n2,?,a/b\n",
+     "line 8: column 'y': a missing value"),
+])
+def test_non_finite_feature_names_file_line_and_column(tmp_path, name, text, match):
+    from ecrm.datasets import check_finite_features
+
+    path = _write(tmp_path, name, text)
+    with pytest.raises(DataFileError, match=match) as info:
+        check_finite_features(load_data(path))
+    assert str(path) in str(info.value)
+
+
+def test_meka_missing_label_names_line_and_attribute(tmp_path):
+    text = MEKA.replace("0,1,1.5,lo", "0,?,1.5,lo")
+    with pytest.raises(DataFileError, match="line 8: label 'L2' must be 0 or 1; found nan"):
+        load_meka_arff(_write(tmp_path, "s.arff", text))
+
+
+def test_label_path_contradicting_the_hierarchy_file(tmp_path):
+    h = load_hierarchy(_write(tmp_path, "h.tsv", "art\tsci/phys\nsci\n"))
+    path = _write(tmp_path, "d.csv", "x,labels\n1,sci\n2,sci/phys\n")
+    with pytest.raises(DataFileError, match="line 3: the label path 'sci/phys' puts 'sci/phys' "
+                       "under 'sci', but the hierarchy has it under 'art'"):
+        load_csv(path, hierarchy=h, path_sep="/")
+    ok = load_csv(_write(tmp_path, "ok.csv", "x,labels\n1,art/sci/phys\n"), path_sep="/",
+                  hierarchy=Hierarchy([("art", "art/sci"), ("art/sci", "art/sci/phys")]))
+    np.testing.assert_array_equal(ok.Y, [[1, 1, 1]])
+
+
+def test_hierarchy_line_with_spaces_and_no_tab(tmp_path):
+    path = _write(tmp_path, "h.tsv", "animal\tdog\nanimal cat\n")
+    with pytest.raises(DataFileError, match=r"h.tsv, line 2: no tab in 'animal cat'"):
+        load_hierarchy(path)
+
+
+@pytest.mark.parametrize("text, label_sep, path_sep, other", [
+    ("x,labels\n1,a|b\n2,b|c\n", ";", None, "'|'"),
+    ("x,labels\n1,a/b\n2,c/d\n", ";", None, "'/'"),
+    ("x\tlabels\n1\ta,b\n2\tb,c\n", ";", None, "','"),
+])
+def test_label_column_with_another_separator_warns(tmp_path, text, label_sep, path_sep, other):
+    path = _write(tmp_path, "d.tsv" if "\t" in text else "d.csv", text)
+    with pytest.warns(UserWarning, match=f"every value of the label column 'labels' contains "
+                      f"{other}"):
+        load_data(path, label_sep=label_sep, path_sep=path_sep)
+
+
+def test_no_separator_warning_when_not_every_value_has_it(tmp_path, recwarn):
+    load_csv(_write(tmp_path, "d.csv", "x,labels\n1,a|b\n2,c\n"))
+    load_csv(_write(tmp_path, "e.csv", "x,labels\n1,a/b\n2,c/d\n"), path_sep="/")
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
+
+
+@pytest.mark.parametrize("name, text", [
+    ("d.csv", "x,labels\n1,never-seen\n"),
+    ("d.svm", "7 1:1\n"),
+    ("d.arff", "@relation 'x: -C 1'\n@attribute Z {0,1}\n@attribute x numeric\n@data\n1,1\n"),
+])
+def test_ignore_labels_reads_features_only(tmp_path, name, text):
+    h = Hierarchy([], labels=["a"])
+    data = load_data(_write(tmp_path, name, text), hierarchy=h, ignore_labels=True)
+    assert data.Y is None and data.X.shape == (1, 1)
+
+
+def test_svmlight_huge_index_stays_sparse(tmp_path):
+    data = load_svmlight_multilabel(_write(tmp_path, "d.svm", "1 1:1\n1 100000000:1\n"))
+    assert sp.issparse(data.X) and data.X.shape == (2, 100000000) and data.X.nnz == 2
+    assert list(data.row_lines) == [1, 2]

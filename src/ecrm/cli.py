@@ -1,26 +1,67 @@
-"""The ``ecrm`` command: registers the sub-commands that the experiment modules define.
+"""The ``ecrm`` command: registers the sub-commands that the command and experiment modules define.
 
 Each module listed below defines ``add_parser(subparsers)``, which adds its sub-command,
-validates the options at parse time and sets ``func``, the function that runs it.
+validates the options at parse time and sets ``func``, the function that runs it. A module
+is imported only when its sub-command is chosen: ``ecrm --version`` and ``ecrm --help``
+import no module of the table (nor NumPy, SciPy or scikit-learn), and list the sub-commands
+with the one-line help of :data:`COMMANDS` / :data:`EXPERIMENTS`, which is the help each
+module registers.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
+import sys
+import threading
+import warnings
 
-__all__ = ["COMMANDS", "EXPERIMENTS", "build_parser", "main"]
+__all__ = ["COMMANDS", "EXPERIMENTS", "Terminated", "build_parser", "main"]
 
-#: Modules of the top-level sub-commands (``ecrm demo``).
-COMMANDS: list[str] = ["ecrm.commands.fit", "ecrm.commands.predict", "ecrm.commands.evaluate",
-                       "ecrm.commands.info", "ecrm.experiments.demo"]
-#: Modules of the ``ecrm reproduce`` sub-commands.
-EXPERIMENTS: list[str] = ["ecrm.experiments.hmc", "ecrm.experiments.flow",
-                          "ecrm.experiments.ranking"]
+#: The top-level sub-commands: name -> (module, one-line help).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "fit": ("ecrm.commands.fit", "fit ECRM on a data file and write a model file"),
+    "predict": ("ecrm.commands.predict", "predict label names for a data file"),
+    "evaluate": ("ecrm.commands.evaluate", "evaluate a model on a labelled data file"),
+    "info": ("ecrm.commands.info", "describe a model file"),
+    "demo": ("ecrm.experiments.demo", "fit ECRM and a per-label baseline on noisy digits as a "
+             "two-level hierarchy and print test losses, label names and the oracle's speed"),
+}
+#: The ``ecrm reproduce`` sub-commands: name -> (module, one-line help).
+EXPERIMENTS: dict[str, tuple[str, str]] = {
+    "hmc": ("ecrm.experiments.hmc",
+            "the paper's Table 1: ECRM and BR-SVM on the Clus HMC data sets"),
+    "flow": ("ecrm.experiments.flow",
+             "the network-flow experiment: Table 2 (and Figure 1b with --plot)"),
+    "ranking": ("ecrm.experiments.ranking", "label ranking benchmark: ECRM (Kendall, footrule, "
+                "squared rank) against kNN and kernel ridge, Kendall's tau"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``ecrm`` argument parser with every sub-command registered.
+def _chosen(argv: list[str]) -> str | None:
+    """The first argument that is not an option (the parsers above it take no values)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def _add(sub, table: dict[str, tuple[str, str]], chosen: str | None, *,
+         load_all: bool) -> None:
+    for name, (module, help_text) in table.items():
+        if load_all or name == chosen:
+            importlib.import_module(module).add_parser(sub)
+        else:  # listed in --help; never parsed (only the chosen sub-command is)
+            sub.add_parser(name, help=help_text)
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The ``ecrm`` argument parser.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments to parse: only the sub-command they name is loaded fully (its module
+        imported). Default: every sub-command is loaded.
 
     Returns
     -------
@@ -33,13 +74,28 @@ def build_parser() -> argparse.ArgumentParser:
         "minimisation (Goh & Jaillet, ICML 2016).")
     parser.add_argument("--version", action="version", version=f"ecrm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in COMMANDS:
-        importlib.import_module(module).add_parser(sub)
+    load_all = argv is None
+    chosen = None if argv is None else _chosen(argv)
+    _add(sub, COMMANDS, chosen, load_all=load_all)
     reproduce = sub.add_parser("reproduce", help="reproduce one of the paper's experiments")
     experiments = reproduce.add_subparsers(dest="experiment", required=True)
-    for module in EXPERIMENTS:
-        importlib.import_module(module).add_parser(experiments)
+    rest = [] if argv is None or chosen != "reproduce" else argv[argv.index(chosen) + 1:]
+    _add(experiments, EXPERIMENTS, _chosen(rest), load_all=load_all)
     return parser
+
+
+class Terminated(BaseException):
+    """Raised in the main thread on SIGTERM, so that ``finally`` blocks and atomic writes
+    clean up (no partial output, no temporary file) before the command exits."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line ``ecrm: warning: ...`` on standard error (no source line)."""
+    print(f"ecrm: warning: {message}", file=sys.stderr if file is None else file)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,8 +110,38 @@ def main(argv: list[str] | None = None) -> int:
     -------
     status : int
         0 on success, 2 when the data or the options are unusable (the reason is on
-        standard error). Invalid options exit with status 2 through argparse.
+        standard error), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM), 141
+        when standard output is closed early (``ecrm ... | head``; nothing is printed).
+        Invalid options exit with status 2 through argparse. An interrupted command leaves
+        no partial output and no temporary file.
     """
-    args = build_parser().parse_args(argv)
-    return args.func(args)
-
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            argv = sys.argv[1:] if argv is None else list(argv)
+            args = build_parser(argv).parse_args(argv)
+            status = args.func(args)
+            sys.stdout.flush()
+            return status
+    except KeyboardInterrupt:
+        print("ecrm: interrupted", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("ecrm: terminated", file=sys.stderr)
+        return 143
+    except BrokenPipeError:
+        # the reader went away (``| head``): end quietly, and keep Python's final flush of
+        # standard output from reporting the same error again
+        with_devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(with_devnull, sys.stdout.fileno())
+        except (OSError, ValueError):  # pragma: no cover - stdout without a descriptor
+            pass
+        finally:
+            os.close(with_devnull)
+        return 141
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)

@@ -2,43 +2,17 @@
 
 Each module defines ``add_parser(subparsers)`` (registered in :data:`ecrm.cli.COMMANDS`).
 Options are checked at parse time (argparse ``type=`` functions from
-:mod:`ecrm.experiments`); data files are read and checked before any fitting; errors go to
+:mod:`ecrm.commands._options`); data files are read and checked before any fitting; errors go to
 standard error with exit status 2. The helpers below are shared by the four commands.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 
+from ecrm.commands._options import add_data_options, existing_file_option
+
 __all__ = ["add_data_options", "existing_file_option", "fail", "load_for_model", "row_labels"]
-
-
-def existing_file_option(name: str):
-    """An argparse ``type=`` for a file that must exist and be readable."""
-    def parse(text: str) -> str:
-        if not os.path.isfile(text) or not os.access(text, os.R_OK):
-            raise argparse.ArgumentTypeError(f"{name} must be a readable file; {text!r} is not "
-                                             "one")
-        return text
-
-    return parse
-
-
-def add_data_options(parser: argparse.ArgumentParser) -> None:
-    """Options describing a data file: format, label column and separators."""
-    from ecrm.datasets.formats import FORMATS
-
-    group = parser.add_argument_group("data file")
-    group.add_argument("--format", choices=FORMATS, default="auto",
-                       help="data format (default: from the file name)")
-    group.add_argument("--label-column", default="labels", metavar="NAME",
-                       help="CSV/TSV column holding the labels (default: labels)")
-    group.add_argument("--label-sep", default=";", metavar="CHAR",
-                       help="separates the labels in the label column (default: ;)")
-    group.add_argument("--path-sep", default=None, metavar="CHAR",
-                       help="labels are paths a/b/c implying a tree (e.g. --path-sep /)")
 
 
 def fail(message: str) -> int:
@@ -48,10 +22,15 @@ def fail(message: str) -> int:
 
 
 def load_for_model(model, args, *, require_labels: bool):
-    """Read ``args.data`` in the columns of ``model``: its hierarchy and its feature names."""
+    """Read ``args.data`` in the columns of ``model``: its hierarchy and its feature names.
+
+    With ``require_labels=False`` (predictions) a label column, if any, is not read: labels
+    never seen in training do not matter. Missing or infinite features are refused, naming
+    the file, line and column.
+    """
     import numpy as np
 
-    from ecrm.datasets.formats import load_data
+    from ecrm.datasets.formats import check_finite_features, load_data
     from ecrm.spaces.hierarchy import Hierarchy
 
     space = model.output_space
@@ -59,7 +38,9 @@ def load_for_model(model, args, *, require_labels: bool):
                      hierarchy=space if isinstance(space, Hierarchy) else None,
                      label_column=args.label_column, label_sep=args.label_sep,
                      path_sep=args.path_sep, require_labels=require_labels,
+                     ignore_labels=not require_labels,
                      n_features=getattr(model, "n_features_in_", None))
+    check_finite_features(data)
     names = getattr(model, "feature_columns_", None)  # set by ecrm fit
     if names is not None and data.feature_names is not None and not data.filename.endswith(
             (".svm", ".svmlight", ".libsvm")):

@@ -63,7 +63,7 @@ def run(args) -> int:
     """Run ``ecrm evaluate`` from parsed arguments."""
     import json
 
-    from ecrm.experiments.progress import progress_bar
+    from ecrm.commands._options import progress_bar
     from ecrm.io import load
     from ecrm.metrics import multilabel_report
     from ecrm.spaces.hierarchy import Hierarchy

@@ -5,14 +5,24 @@ exact leave-one-out task loss on the training file (:class:`ecrm.ECRMCV`), or wi
 ``--scoring`` by a ranking metric of the exact leave-one-out label scores, which
 ``--calibration`` then maps per label (for ``ecrm predict --scores``); otherwise
 ``--alpha`` is used as given (:class:`ecrm.ECRM`). Features are used as they are: scale
-them beforehand if their units differ.
+them beforehand if their units differ. ``--solver``, ``--n-components``,
+``--center-selection``, ``--memory-budget`` and ``--loo-samples`` are the estimators'
+parameters of the same names (for training files too large for the exact dual solver).
+
+The model file is checked before reading the data (it must not be the training or hierarchy
+file, and its directory must accept a new file) and written atomically: an interrupted or
+failed fit leaves neither a partial model nor a temporary file, and an existing model at
+that path is kept. ``-o -`` writes the (binary) model file to standard output, which must
+then not be a terminal; the summary goes to standard error.
 """
 
 from __future__ import annotations
 
-from ecrm._validation import check_real
+import os
+
 from ecrm.commands import add_data_options, existing_file_option, fail
-from ecrm.experiments import names_option, number_option, output_file_option
+from ecrm.commands._files import STDOUT, OutputError, atomic_path, check_output
+from ecrm.commands._options import names_option, number_option, output_file_option
 
 __all__ = ["add_parser", "run"]
 
@@ -20,10 +30,30 @@ LOSSES = ("hamming", "hierarchical")
 KERNELS = ("rbf", "linear", "laplacian", "poly", "cosine")
 SCORINGS = ("loss", "micro_auprc", "macro_auprc", "lrap")
 CALIBRATIONS = ("none", "isotonic", "platt", "auto")
+#: :data:`ecrm.solvers.budget.SOLVERS` and :data:`ecrm.solvers.centers.CENTER_SELECTIONS`
+#: (not imported: building the parser stays light).
+SOLVERS = ("auto", "dual", "primal", "nystrom")
+CENTER_SELECTIONS = ("uniform", "kmeans++", "leverage")
+
+#: The estimator's parameter names in its messages -> the ``ecrm fit`` flags.
+_FLAGS = [(r"\(or 'primal' for a linear kernel\)", "(or --solver primal with --kernel linear)"),
+          (r"solver='(\w+)'", r"--solver \1"), (r"\bn_components=", "--n-components "),
+          (r"\bmemory_budget=", "--memory-budget "), (r"\bmemory_budget\b", "--memory-budget"),
+          (r"\bcenter_selection=", "--center-selection "), (r"kernel='(\w+)'", r"--kernel \1"),
+          (r"\bloo_samples=", "--loo-samples ")]
+
+
+def _in_flags(message: str) -> str:
+    """An estimator's message with its parameters written as the ``ecrm fit`` flags."""
+    import re
+
+    for pattern, flag in _FLAGS:
+        message = re.sub(pattern, flag, message)
+    return message
 
 
 def _reals(name: str):
-    parse_one = number_option(check_real, name)
+    parse_one = number_option("real", name)
 
     def parse(text: str) -> list[float]:
         import argparse
@@ -37,13 +67,71 @@ def _reals(name: str):
     return parse
 
 
+def _write_model(model, path: str) -> None:
+    """Save ``model`` atomically to ``path``, or to standard output for ``-``."""
+    import shutil
+    import sys
+    import tempfile
+
+    from ecrm.io import save
+
+    if path != STDOUT:
+        with atomic_path(path) as tmp:
+            save(model, tmp)
+        return
+    with tempfile.TemporaryDirectory(prefix="ecrm-") as folder:
+        tmp = os.path.join(folder, "model.ecrm")
+        save(model, tmp)
+        with open(tmp, "rb") as fh:
+            shutil.copyfileobj(fh, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+
+
+#: A sparse file may have this many feature columns, or ten per non-zero value, whichever is
+#: more. X stays sparse, but a fit keeps a few arrays as long as the number of columns
+#: (about 4 bytes per column: 0.4 GiB at this limit).
+MAX_EMPTY_COLUMNS = 100_000_000
+
+
+def _check_sparse_width(data) -> None:
+    """Refuse a sparse file whose largest feature index is far above its non-zeros."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from ecrm.datasets.formats import DataFileError
+
+    X = data.X
+    if not sp.issparse(X) or X.shape[1] <= max(MAX_EMPTY_COLUMNS, 10 * X.nnz):
+        return
+    X = sp.csr_matrix(X)
+    k = int(np.flatnonzero(X.indices == X.indices.max())[0]) if X.nnz else 0
+    r = int(np.searchsorted(X.indptr, k, side="right") - 1)
+    lines = data.get("row_lines")
+    raise DataFileError(data.filename, int(lines[r]) if lines is not None else None,
+                        f"the largest feature index makes {X.shape[1]:,} feature columns "
+                        f"for {X.nnz:,} non-zero values (at most "
+                        f"{max(MAX_EMPTY_COLUMNS, 10 * X.nnz):,} here: a fit keeps arrays as "
+                        "long as the number of columns); number the features compactly")
+
+
 def run(args) -> int:
     """Run ``ecrm fit`` from parsed arguments."""
-    from ecrm import ECRM, ECRMCV, save
-    from ecrm.datasets.formats import load_data, load_hierarchy
-    from ecrm.experiments.progress import progress_bar
+    import sys
+
+    from ecrm.commands._options import progress_bar
+    from ecrm.datasets.formats import check_finite_features, load_data, load_hierarchy
+    from ecrm.estimator import ECRM, ECRMCV
     from ecrm.losses import HammingLoss, HierarchicalLoss
 
+    try:
+        check_output(args.output, [args.train, args.hierarchy])
+    except OutputError as exc:
+        return fail(str(exc))
+    to_stdout = args.output == STDOUT
+    if to_stdout and sys.stdout.isatty():
+        return fail("-o - writes the binary model file to standard output, which is a "
+                    "terminal here: redirect it (ecrm fit ... -o - > model.ecrm)")
+    report = sys.stderr if to_stdout else sys.stdout
     with progress_bar(3, "ecrm fit", enabled=not args.quiet) as bar:
         try:
             hierarchy = None if args.hierarchy is None else load_hierarchy(args.hierarchy)
@@ -51,6 +139,8 @@ def run(args) -> int:
             data = load_data(args.train, format=args.format, hierarchy=hierarchy,
                              label_column=args.label_column, label_sep=args.label_sep,
                              path_sep=args.path_sep)
+            check_finite_features(data)
+            _check_sparse_width(data)
         except ValueError as exc:
             return fail(str(exc))
         bar.update()
@@ -59,7 +149,10 @@ def run(args) -> int:
             return fail("--loss hierarchical needs a hierarchy: give --hierarchy FILE or label "
                         "paths with --path-sep (the labels of this file are flat)")
         loss = HierarchicalLoss(h) if args.loss == "hierarchical" else HammingLoss()
-        common = {"kernel": args.kernel, "gamma": args.gamma}
+        common = {"kernel": args.kernel, "gamma": args.gamma, "solver": args.solver,
+                  "n_components": args.n_components,
+                  "center_selection": args.center_selection,
+                  "memory_budget": args.memory_budget, "random_state": args.seed}
         if args.cv:
             kernels = args.kernels or [args.kernel]
             grid = None if args.gammas is None and args.kernels is None else [
@@ -68,18 +161,26 @@ def run(args) -> int:
             calibration = None if args.calibration == "none" else args.calibration
             model = ECRMCV(loss, h, alphas=args.alphas, kernel_grid=grid,
                            fit_intercept="auto", scoring=args.scoring,
-                           calibration=calibration, **common)
+                           calibration=calibration, loo_samples=args.loo_samples, **common)
         else:
             model = ECRM(loss, h, alpha=args.alpha, **common)
         bar.set_postfix_str("fitting")
         try:
             model.fit(data.X, data.Y)
         except ValueError as exc:
-            return fail(f"fit failed: {exc}")
-        model.feature_columns_ = list(data.feature_names)  # the file's columns, by name
+            return fail(f"fit failed: {_in_flags(str(exc))}")
+        if data.feature_names is not None:  # svmlight: none (the columns are the indices)
+            model.feature_columns_ = list(data.feature_names)  # the file's columns, by name
         bar.update()
         bar.set_postfix_str("saving")
-        save(model, args.output)
+        try:
+            _write_model(model, args.output)
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError):
+                raise
+            return fail(f"cannot write the model to {args.output!r}: {exc.strerror or exc}")
+        except ValueError as exc:
+            return fail(f"cannot save the model: {exc}")
         bar.update()
     if args.cv:
         criterion = (f"{args.loss} loss {-model.best_score_:.4f}" if args.scoring == "loss"
@@ -89,10 +190,14 @@ def run(args) -> int:
                   + (f", calibration={model.calibration_}" if model.calibration_ else ""))
     else:
         chosen = f"alpha={args.alpha:g}, gamma={model.kernel_params_['gamma']}"
-    print(f"fitted ECRM ({args.loss} loss, {model.kernel_params_['kernel']} kernel) on "
+    how = f"{model.kernel_params_['kernel']} kernel"
+    if args.solver != "auto":
+        how += f", {args.solver} solver" + (f" with {args.n_components} centres"
+                                            if args.n_components is not None else "")
+    print(f"fitted ECRM ({args.loss} loss, {how}) on "
           f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {h.n_labels} labels "
-          f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges): {chosen}")
-    print(f"model written to {args.output}")
+          f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges): {chosen}", file=report)
+    print(f"model written to {'standard output' if to_stdout else args.output}", file=report)
     return 0
 
 
@@ -106,10 +211,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--hierarchy", type=existing_file_option("--hierarchy"), metavar="FILE",
                    help="hierarchy file: TSV parent<TAB>child lines or JSON")
     p.add_argument("--kernel", choices=KERNELS, default="rbf")
-    p.add_argument("--gamma", type=number_option(check_real, "--gamma"), default=None,
+    p.add_argument("--gamma", type=number_option("real", "--gamma"), default=None,
                    help="kernel width (default: 1 / number of features)")
     choice = p.add_mutually_exclusive_group()
-    choice.add_argument("--alpha", type=number_option(check_real, "--alpha"), default=1e-3,
+    choice.add_argument("--alpha", type=number_option("real", "--alpha"), default=1e-3,
                         help="the paper's lambda (default: 1e-3)")
     choice.add_argument("--cv", action="store_true",
                         help="choose alpha (and the intercept, and gamma from --gammas) by "
@@ -127,8 +232,29 @@ def add_parser(subparsers) -> None:
                    help="with --cv: map each label's score by a calibration fitted on its "
                         "leave-one-out scores ('auto': none, isotonic or Platt, whichever "
                         "cross-fits best)")
+    solver = p.add_argument_group("solver (for large training files)")
+    solver.add_argument("--solver", choices=SOLVERS, default="auto",
+                        help="exact dual (m x m memory), exact primal (linear kernel, p x p) "
+                        "or Nystrom features (an approximation, M x M); auto: the dual while "
+                        "it fits --memory-budget, else the primal for a linear kernel")
+    solver.add_argument("--n-components", type=number_option("int", "--n-components", low=1),
+                        default=None, metavar="M",
+                        help="--solver nystrom: centres M (default: min(rows, 1000))")
+    solver.add_argument("--center-selection", choices=CENTER_SELECTIONS, default=None,
+                        help="--solver nystrom: how the centres are drawn (default: uniform)")
+    solver.add_argument("--memory-budget", type=number_option("real", "--memory-budget"),
+                        default=None, metavar="GIB",
+                        help="GiB the solver's matrices may take (default: 8)")
+    solver.add_argument("--loo-samples", type=number_option("int", "--loo-samples", low=1),
+                        default=None, metavar="N",
+                        help="--cv: average the exact leave-one-out loss over N random rows")
+    solver.add_argument("--seed", type=number_option("int", "--seed", low=0,
+                                                     high=2**32 - 1),
+                        default=None, help="random seed of the Nystrom centres and of "
+                        "--loo-samples (default: unseeded)")
     p.add_argument("-o", "--output", type=output_file_option("-o"), required=True,
-                   metavar="MODEL", help="model file to write")
+                   metavar="MODEL", help="model file to write (never an input file; '-': "
+                   "standard output, redirected)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_data_options(p)
     p.set_defaults(func=_checked)
@@ -138,4 +264,10 @@ def _checked(args) -> int:
     if not args.cv and ((args.alphas, args.gammas, args.kernels) != (None, None, None)
                         or args.scoring != "loss" or args.calibration != "none"):
         return fail("--alphas, --gammas, --kernels, --scoring and --calibration need --cv")
+    if not args.cv and args.loo_samples is not None:
+        return fail("--loo-samples needs --cv")
+    if args.solver != "nystrom" and (args.n_components, args.center_selection) != (None, None):
+        return fail("--n-components and --center-selection need --solver nystrom")
+    if args.center_selection is None:
+        args.center_selection = "uniform"
     return run(args)

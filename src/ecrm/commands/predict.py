@@ -3,7 +3,13 @@
 One line per input row, in the input's order: CSV/TSV (``row,labels`` with the labels joined
 by ``--label-sep``; ``--scores`` adds one ``score:<label>`` column per label) or JSON lines
 (``{"row": 0, "labels": [...], "scores": {...}}``), chosen by the output's extension
-(``.csv``, ``.tsv``, ``.jsonl``/``.json``) or ``--output-format``.
+(``.csv``, ``.tsv``, ``.jsonl``/``.json``) or ``--output-format``. ``-o -`` writes to standard
+output (CSV unless ``--output-format`` says otherwise; the summary then goes to standard
+error).
+
+The output path is checked before the model is read (it must not be the model or the data
+file, and its directory must accept a new file); the file is written atomically, so a failed
+or interrupted prediction leaves an existing output as it was and no temporary file.
 """
 
 from __future__ import annotations
@@ -11,7 +17,8 @@ from __future__ import annotations
 import argparse
 
 from ecrm.commands import add_data_options, existing_file_option, fail, load_for_model, row_labels
-from ecrm.experiments import output_file_option
+from ecrm.commands._files import STDOUT, OutputError, atomic_text, check_output
+from ecrm.commands._options import output_file_option
 
 __all__ = ["add_parser", "run", "write_predictions"]
 
@@ -21,6 +28,8 @@ OUTPUT_FORMATS = ("csv", "tsv", "jsonl")
 def _output_format(path: str, given: str | None) -> str:
     if given is not None:
         return given
+    if path == STDOUT:
+        return "csv"
     low = path.lower()
     for ext, fmt in [(".csv", "csv"), (".tsv", "tsv"), (".jsonl", "jsonl"), (".json", "jsonl")]:
         if low.endswith(ext):
@@ -31,12 +40,16 @@ def _output_format(path: str, given: str | None) -> str:
 
 def write_predictions(path: str, fmt: str, labels: list[list], label_names, scores=None,
                       label_sep: str = ";") -> None:
-    """Write one line per row: its predicted label names (and scores)."""
+    """Write one line per row: its predicted label names (and scores).
+
+    Written atomically (a complete file or none, see :func:`ecrm.commands._files.atomic_text`);
+    ``path="-"`` writes to standard output.
+    """
     import csv
     import json
 
     names = [str(n) for n in label_names]
-    with open(path, "w", newline="", encoding="utf-8") as fh:
+    with atomic_text(path) as fh:
         if fmt == "jsonl":
             for i, row in enumerate(labels):
                 rec: dict = {"row": i, "labels": [str(v) for v in row]}
@@ -54,12 +67,15 @@ def write_predictions(path: str, fmt: str, labels: list[list], label_names, scor
 
 def run(args) -> int:
     """Run ``ecrm predict`` from parsed arguments."""
-    from ecrm.experiments.progress import progress_bar
+    import sys
+
+    from ecrm.commands._options import progress_bar
     from ecrm.io import load
 
     try:
         fmt = _output_format(args.output, args.output_format)
-    except argparse.ArgumentTypeError as exc:
+        check_output(args.output, [args.model, args.data])
+    except (argparse.ArgumentTypeError, OutputError) as exc:
         return fail(str(exc))
     with progress_bar(3, "ecrm predict", enabled=not args.quiet) as bar:
         try:
@@ -71,10 +87,18 @@ def run(args) -> int:
         Y = model.predict(data.X)
         scores = model.predict_scores(data.X) if args.scores else None
         bar.update()
-        write_predictions(args.output, fmt, row_labels(model, Y), model.label_names_, scores,
-                          args.label_sep)
+        try:
+            write_predictions(args.output, fmt, row_labels(model, Y), model.label_names_,
+                              scores, args.label_sep)
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError):
+                raise
+            return fail(f"cannot write the predictions to {args.output!r}: "
+                        f"{exc.strerror or exc} (an existing file there is left as it was)")
         bar.update()
-    print(f"{len(Y)} predictions written to {args.output}")
+    print(f"{len(Y)} predictions written to "
+          f"{'standard output' if args.output == STDOUT else args.output}",
+          file=sys.stderr if args.output == STDOUT else sys.stdout)
     return 0
 
 
@@ -85,7 +109,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("model", type=existing_file_option("MODEL"), metavar="MODEL")
     p.add_argument("data", type=existing_file_option("DATA"), metavar="DATA")
     p.add_argument("-o", "--output", type=output_file_option("-o"), required=True,
-                   metavar="OUT", help="predictions to write (.csv, .tsv or .jsonl)")
+                   metavar="OUT", help="predictions to write (.csv, .tsv or .jsonl; '-': "
+                   "standard output)")
     p.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None)
     p.add_argument("--scores", action="store_true", help="add every label's score")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

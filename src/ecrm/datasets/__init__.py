@@ -18,6 +18,7 @@ from ecrm.datasets.arff import DATA_HELP, SPLITS, ArffError, list_hmc, load_hmc,
 from ecrm.datasets.flows import FlowModel, simulate_flows
 from ecrm.datasets.formats import (
     DataFileError,
+    check_finite_features,
     load_csv,
     load_data,
     load_hierarchy,
@@ -37,6 +38,7 @@ __all__ = [
     "ArffError",
     "DATA_HELP",
     "DataFileError",
+    "check_finite_features",
     "FlowModel",
     "HMCPreprocessor",
     "LABEL_RANKING_HELP",

@@ -669,6 +669,7 @@ def _bunch(p: _Parsed, hierarchy) -> Bunch:
         hierarchy_type=p.spec.kind,
         ignored_attributes=tuple(a.name for a in p.attributes if a.kind == "skip"),
         filename=str(p.path),
+        row_lines=np.asarray(p.row_lines),
     )
 
 

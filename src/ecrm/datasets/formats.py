@@ -18,6 +18,8 @@ line; nothing is returned half-loaded.
 * :func:`load_hierarchy` -- TSV ``parent<TAB>child`` lines (a lone name is a top-level
   label) or JSON (a list of ``[parent, child]`` pairs, ``{"edges": [...]}`` or a parent map
   ``{child: parent or [parents]}``);
+* :func:`check_finite_features` -- refuse a missing or infinite feature value, naming the
+  file, line and column (ARFF ``?`` is read as NaN, so that an imputer can see it);
 * :func:`load_data` -- dispatch on the file name (``.csv``, ``.tsv``, ``.arff[.gz]`` (Clus
   hierarchical or MEKA), ``.svm``/``.svmlight``/``.libsvm``).
 """
@@ -35,8 +37,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
-__all__ = ["DataFileError", "load_csv", "load_data", "load_hierarchy", "load_meka_arff",
-           "load_svmlight_multilabel"]
+__all__ = ["DataFileError", "check_finite_features", "load_csv", "load_data", "load_hierarchy",
+           "load_meka_arff", "load_svmlight_multilabel"]
 
 
 class DataFileError(ValueError):
@@ -118,6 +120,11 @@ def load_hierarchy(path: str | os.PathLike):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         fields = [f.strip() for f in line.split("\t")]
+        if len(fields) == 1 and len(fields[0].split()) > 1:
+            raise DataFileError(path, lineno, f"no tab in {line.strip()[:80]!r}: a hierarchy "
+                                "line is 'parent<TAB>child' or one label name (spaces do not "
+                                "separate names; a label whose name has spaces: the JSON "
+                                "format)")
         if len(fields) > 2 or not all(fields):
             raise DataFileError(path, lineno, f"expected 'parent<TAB>child' or one label name; "
                                 f"found {line[:80]!r}")
@@ -180,9 +187,51 @@ def _label_rows(raw: list[str], lines: list[int], path, label_sep: str,
     return rows, list(edges), list(names)
 
 
+#: Separators a label column may use instead of the one given (warned about).
+_OTHER_SEPARATORS = (",", "|", "/", ";")
+
+
+def _warn_other_separator(path, column: str, raw: list[str], label_sep: str,
+                          path_sep: str | None) -> None:
+    """Warn when every non-empty label value contains a common separator not in use."""
+    import warnings
+
+    values = [v for v in raw if v.strip()]
+    if len(values) < 2:
+        return
+    for other in _OTHER_SEPARATORS:
+        if other in (label_sep, path_sep) or not all(other in v for v in values):
+            continue
+        hint = "--path-sep /" if other == "/" else f"--label-sep '{other}'"
+        warnings.warn(f"{path}: every value of the label column {column!r} contains "
+                      f"{other!r}, which is not a separator here (labels are separated by "
+                      f"{label_sep!r}); if it separates labels or path steps, give {hint}",
+                      UserWarning, stacklevel=3)
+        return
+
+
+def _check_paths_in(hierarchy, raw: list[str], lines: list[int], path, label_sep: str,
+                    path_sep: str) -> None:
+    """Every step ``a/b`` of a label path must be an edge ``a -> a/b`` of ``hierarchy``."""
+    index, labels = hierarchy.index, hierarchy.labels
+    for text, lineno in zip(raw, lines, strict=True):
+        for lab in (t.strip() for t in text.split(label_sep) if t.strip()):
+            parts = [p.strip() for p in lab.split(path_sep)]
+            prefixes = [path_sep.join(parts[: k + 1]) for k in range(len(parts))]
+            for parent, child in zip(prefixes, prefixes[1:], strict=False):
+                if parent not in index or child not in index:
+                    continue  # reported as a label outside the hierarchy
+                above = [labels[j] for j in hierarchy.parents[index[child]]]
+                if parent not in above:
+                    where = (f"under {', '.join(repr(a) for a in above)}" if above
+                             else "at the top level")
+                    raise DataFileError(path, lineno, f"the label path {lab!r} puts {child!r} "
+                                        f"under {parent!r}, but the hierarchy has it {where}")
+
+
 def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str | None = None,
              label_sep: str = ";", path_sep: str | None = None, hierarchy=None,
-             require_labels: bool = True) -> Bunch:
+             require_labels: bool = True, ignore_labels: bool = False) -> Bunch:
     """Read a CSV/TSV file of numeric features and one column of label names.
 
     Parameters
@@ -203,12 +252,16 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
         by the paths, or flat labels (an edgeless hierarchy) in order of first appearance.
     require_labels : bool, default=True
         With ``False``, a file without the label column gives ``Y = None``.
+    ignore_labels : bool, default=False
+        Drop the label column unread (``Y = None``), as for predictions: its labels need not
+        be in ``hierarchy``.
 
     Returns
     -------
     data : sklearn.utils.Bunch
         ``X`` (n, p), ``Y`` (n, d), ``hierarchy``, ``label_names``, ``feature_names``,
-        ``label_lists`` (the names as given), ``filename``.
+        ``label_lists`` (the names as given), ``filename``, ``row_lines`` (the line of each
+        row in the file).
 
     Examples
     --------
@@ -238,7 +291,7 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
         dup = next(h for h in header if header.count(h) > 1)
         raise DataFileError(path, 1, f"column {dup!r} appears twice in the header")
     has_labels = label_column in header
-    if not has_labels and require_labels:
+    if not has_labels and require_labels and not ignore_labels:
         raise DataFileError(path, 1, f"no label column {label_column!r} in the header "
                             f"{header} (choose it with label_column)")
     li = header.index(label_column) if has_labels else -1
@@ -273,10 +326,14 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
                                     f"finite number; found {f!r}")
     bunch = Bunch(X=X, Y=None, hierarchy=hierarchy, feature_names=tuple(feature_names),
                   label_names=None if hierarchy is None else tuple(hierarchy.labels),
-                  label_lists=None, filename=str(path))
-    if not has_labels:
+                  label_lists=None, filename=str(path), row_lines=np.asarray(lines))
+    if not has_labels or ignore_labels:
         return bunch
+    if hierarchy is None:
+        _warn_other_separator(path, label_column, raw_labels, label_sep, path_sep)
     rows, edges, names = _label_rows(raw_labels, lines, path, label_sep, path_sep)
+    if hierarchy is not None and path_sep is not None:
+        _check_paths_in(hierarchy, raw_labels, lines, path, label_sep, path_sep)
     if hierarchy is None:
         from ecrm.spaces.hierarchy import Hierarchy
 
@@ -296,7 +353,8 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
 _MEKA_C = re.compile(r"-C\s+(-?\d+)")
 
 
-def load_meka_arff(path: str | os.PathLike, *, hierarchy=None) -> Bunch:
+def load_meka_arff(path: str | os.PathLike, *, hierarchy=None,
+                   ignore_labels: bool = False) -> Bunch:
     """Read a flat multi-label ARFF file in MEKA's convention (``-C n`` in the relation name).
 
     The first ``n`` attributes (the last ``-n`` if ``n < 0``) are the labels, numeric or
@@ -310,6 +368,8 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None) -> Bunch:
     hierarchy : ecrm.Hierarchy, default=None
         If given, the label attributes must be named as its labels (columns are reordered
         to its order); default: flat labels named by their attributes.
+    ignore_labels : bool, default=False
+        Drop the label attributes unchecked (``Y = None``), as for predictions.
 
     Returns
     -------
@@ -354,6 +414,15 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None) -> Bunch:
     col = {j: c for c, j in enumerate(feats)}
     parsed: Any = p.X
     A: Any = parsed.tocsc() if sp.issparse(parsed) else parsed
+    others = [col[j] for j in feats if j not in label_idx]
+    X: Any = A[:, others]
+    X = X.tocsr() if sp.issparse(X) else X
+    feature_names = tuple(attributes[j].name for j in feats if j not in label_idx)
+    if ignore_labels:
+        return Bunch(X=X, Y=None, hierarchy=hierarchy, feature_names=feature_names,
+                     label_names=None if hierarchy is None else tuple(hierarchy.labels),
+                     label_lists=None, filename=str(path), relation=relation,
+                     row_lines=np.asarray(p.row_lines))
     Y: Any = A[:, [col[j] for j in label_idx]]
     Y = Y.toarray() if sp.issparse(Y) else np.array(Y)
     for c, j in enumerate(label_idx):  # nominal codes -> the values they name
@@ -367,9 +436,6 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None) -> Bunch:
         r, c = np.argwhere(bad)[0]
         raise DataFileError(path, int(p.row_lines[r]), f"label {attributes[label_idx[c]].name!r}"
                             f" must be 0 or 1; found {float(Y[r, c])!r}")
-    others = [col[j] for j in feats if j not in label_idx]
-    X: Any = A[:, others]
-    X = X.tocsr() if sp.issparse(X) else X
     names = [attributes[j].name for j in label_idx]
     if hierarchy is None:
         hierarchy = _flat_hierarchy(names)
@@ -385,18 +451,29 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None) -> Bunch:
             raise DataFileError(path, int(p.row_lines[r]), "labels not closed under the "
                                 "hierarchy's parents")
     return Bunch(X=X, Y=Y.astype(float), hierarchy=hierarchy, label_names=tuple(hierarchy.labels),
-                 feature_names=tuple(attributes[j].name for j in feats if j not in label_idx),
-                 label_lists=None, filename=str(path), relation=relation)
+                 feature_names=feature_names, label_lists=None, filename=str(path),
+                 relation=relation, row_lines=np.asarray(p.row_lines))
 
 
 # -- svmlight ------------------------------------------------------------------------------
+def _svmlight_lines(path: Path) -> list[tuple[int, str]]:
+    """``(line number, text)`` of the data lines, as scikit-learn's reader counts them (a
+    line is data when something other than spaces precedes its first ``#``)."""
+    out = []
+    for lineno, line in enumerate(_text(path).splitlines(), 1):
+        if line.split("#", 1)[0].split():
+            out.append((lineno, line.split("#", 1)[0]))
+    return out
+
+
 def load_svmlight_multilabel(path: str | os.PathLike, *, n_features: int | None = None,
-                             hierarchy=None) -> Bunch:
+                             hierarchy=None, ignore_labels: bool = False) -> Bunch:
     """Read a multi-label svmlight/libsvm file (``1,3 7:0.5 9:1.2`` per line).
 
     Parsed by :func:`sklearn.datasets.load_svmlight_file` with ``multilabel=True``. Label
-    names are the label numbers as strings (``"1"``, ``"3"``); given a ``hierarchy``, they
-    must be its labels.
+    names are the label numbers as strings (``"1"``, ``"3"``), which must be integers; given
+    a ``hierarchy``, they must be its labels. ``X`` stays sparse (CSR): its memory is that of
+    its non-zeros, whatever the largest feature index.
 
     Parameters
     ----------
@@ -404,11 +481,14 @@ def load_svmlight_multilabel(path: str | os.PathLike, *, n_features: int | None 
     n_features : int, default=None
         Number of features (default: the largest index in the file).
     hierarchy : ecrm.Hierarchy, default=None
+    ignore_labels : bool, default=False
+        Do not check or return the labels (``Y = None``), as for predictions.
 
     Returns
     -------
     data : sklearn.utils.Bunch
-        As :func:`load_csv`; ``X`` is a CSR matrix.
+        As :func:`load_csv`; ``X`` is a CSR matrix and ``feature_names`` is ``None`` (the
+        columns are the feature indices: no list as long as the largest index).
     """
     from sklearn.datasets import load_svmlight_file
 
@@ -417,19 +497,92 @@ def load_svmlight_multilabel(path: str | os.PathLike, *, n_features: int | None 
         X, y = load_svmlight_file(str(path), n_features=n_features, multilabel=True)
     except (ValueError, RuntimeError) as exc:
         raise DataFileError(path, None, f"not a valid multi-label svmlight file: {exc}") from None
-    rows = [[f"{v:g}" for v in labels] for labels in y]
+    lines = _svmlight_lines(path)
+    if len(lines) != X.shape[0]:  # pragma: no cover - scikit-learn counts lines otherwise
+        lines = [(-1, "")] * X.shape[0]
+    row_lines = np.array([n for n, _ in lines])
+    X = X.tocsr()
+    bunch = Bunch(X=X, Y=None, hierarchy=hierarchy,
+                  label_names=None if hierarchy is None else tuple(hierarchy.labels),
+                  feature_names=None, label_lists=None,
+                  filename=str(path), row_lines=row_lines)
+    if ignore_labels:
+        return bunch
+    rows = []
+    for r, labels in enumerate(y):
+        for v in labels:
+            if not (np.isfinite(v) and float(v).is_integer()):
+                raise DataFileError(path, int(row_lines[r]), f"the label field: label "
+                                    f"{v!r} is not an integer label number (labels are "
+                                    "integers separated by commas, e.g. '1,3')")
+        rows.append([f"{v:g}" for v in labels])
     if hierarchy is None:
         names = sorted({v for row in rows for v in row}, key=float)
         hierarchy = _flat_hierarchy(names)
     for r, row in enumerate(rows):
         for v in row:
             if v not in hierarchy.index:
-                raise DataFileError(path, None, f"row {r} has the label {v!r}, which is not in "
-                                    "the hierarchy")
-    return Bunch(X=X.tocsr(), Y=hierarchy.to_matrix(rows), hierarchy=hierarchy,
-                 label_names=tuple(hierarchy.labels),
-                 feature_names=tuple(str(k) for k in range(X.shape[1])), label_lists=rows,
-                 filename=str(path))
+                raise DataFileError(path, int(row_lines[r]), f"label {v!r} is not in the "
+                                    "hierarchy")
+    bunch.update(Y=hierarchy.to_matrix(rows), hierarchy=hierarchy,
+                 label_names=tuple(hierarchy.labels), label_lists=rows)
+    return bunch
+
+
+def check_finite_features(data: Bunch) -> None:
+    """Refuse a missing (NaN) or infinite feature value, naming the file, line and column.
+
+    Parameters
+    ----------
+    data : sklearn.utils.Bunch
+        As returned by :func:`load_data` (``X``, ``filename``, ``feature_names`` and
+        ``row_lines`` are used).
+
+    Raises
+    ------
+    DataFileError
+    """
+    X = data.X
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        bad = np.flatnonzero(~np.isfinite(X.data))
+        if not bad.size:
+            return
+        r = int(np.searchsorted(X.indptr, bad[0], side="right") - 1)
+        c, value = int(X.indices[bad[0]]), float(X.data[bad[0]])
+    else:
+        X = np.asarray(X, dtype=float)
+        finite = np.isfinite(X)
+        if finite.all():
+            return
+        r, c = (int(v) for v in np.argwhere(~finite)[0])
+        value = float(X[r, c])
+    lines = data.get("row_lines")
+    lineno = int(lines[r]) if lines is not None and int(lines[r]) > 0 else None
+    names = data.get("feature_names")
+    column = f"column {names[c]!r}" if names is not None else f"column {c}"
+    if str(data.get("filename", "")).lower().endswith((".svm", ".svmlight", ".libsvm")):
+        column = _svmlight_feature(data.filename, lineno, value) or column
+    what = "a missing value" if np.isnan(value) else f"the value {value!r}"
+    where = "" if lineno is not None else f" (row {r})"
+    raise DataFileError(data.filename, lineno, f"{column}{where}: {what}; ecrm needs a "
+                        "finite number in every feature (impute or drop it first)")
+
+
+def _svmlight_feature(path, lineno: int | None, value: float) -> str | None:
+    """The feature index as written on ``lineno`` for a non-finite ``value``."""
+    if lineno is None:
+        return None
+    line = _text(Path(path)).splitlines()[lineno - 1].split("#", 1)[0]
+    for token in line.split()[1:]:
+        index, _, text = token.partition(":")
+        try:
+            v = float(text)
+        except ValueError:
+            continue
+        if v == value or (np.isnan(v) and np.isnan(value)):
+            return f"feature index {index}"
+    return None
 
 
 # -- dispatch ------------------------------------------------------------------------------
@@ -449,7 +602,8 @@ def _format_of(path: Path) -> str:
 
 def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
               label_column: str = "labels", label_sep: str = ";", path_sep: str | None = None,
-              require_labels: bool = True, n_features: int | None = None) -> Bunch:
+              require_labels: bool = True, n_features: int | None = None,
+              ignore_labels: bool = False) -> Bunch:
     """Read a data file in any supported format (see the module docstring).
 
     Parameters
@@ -463,6 +617,9 @@ def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
         See :func:`load_csv` (``hierarchy`` also for ARFF and svmlight).
     n_features : int, default=None
         For svmlight files: the number of features (e.g. the model's).
+    ignore_labels : bool, default=False
+        Read the features only (``Y = None``): the labels, if any, are neither checked nor
+        required to be in ``hierarchy`` (for predictions).
 
     Returns
     -------
@@ -475,15 +632,18 @@ def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
     if fmt in ("csv", "tsv"):
         return load_csv(path, label_column=label_column, sep="\t" if fmt == "tsv" else ",",
                         label_sep=label_sep, path_sep=path_sep, hierarchy=hierarchy,
-                        require_labels=require_labels)
+                        require_labels=require_labels, ignore_labels=ignore_labels)
     if fmt == "svmlight":
-        return load_svmlight_multilabel(path, hierarchy=hierarchy, n_features=n_features)
+        return load_svmlight_multilabel(path, hierarchy=hierarchy, n_features=n_features,
+                                        ignore_labels=ignore_labels)
     if re.search(r"@attribute\s+\S+\s+hierarchical", _text(path), re.I):
         from ecrm.datasets.arff import load_hmc_arff
 
         data = load_hmc_arff(path)
-        if hierarchy is not None and data.hierarchy != hierarchy:
+        if ignore_labels:
+            data.Y = None
+        elif hierarchy is not None and data.hierarchy != hierarchy:
             raise DataFileError(path, None, "the file's class hierarchy differs from the "
                                 "given hierarchy")
         return data
-    return load_meka_arff(path, hierarchy=hierarchy)
+    return load_meka_arff(path, hierarchy=hierarchy, ignore_labels=ignore_labels)

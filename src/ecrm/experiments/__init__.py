@@ -2,153 +2,16 @@
 
 Each sub-command module (:mod:`~ecrm.experiments.demo`, :mod:`~ecrm.experiments.hmc`,
 :mod:`~ecrm.experiments.flow`, ...) defines ``add_parser(subparsers)``. The argparse ``type=``
-functions below are shared by them, so that a bad value stops the command at parse time,
-before any work, with a message naming the option and the accepted values.
+functions they share live in :mod:`ecrm.commands._options` and are re-exported here.
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import os
-from collections.abc import Callable, Sequence
-
-from ecrm._validation import check_int
+from ecrm.commands._options import (
+    directory_option,
+    names_option,
+    number_option,
+    output_file_option,
+)
 
 __all__ = ["directory_option", "names_option", "number_option", "output_file_option"]
-
-
-def number_option(check: Callable, name: str, **limits) -> Callable[[str], object]:
-    """An argparse ``type=`` that parses a number and checks it with an ``ecrm._validation`` check.
-
-    Parameters
-    ----------
-    check : callable
-        :func:`ecrm._validation.check_int` (the text is read as an int) or
-        :func:`ecrm._validation.check_real` (read as a float).
-    name : str
-        The option, e.g. ``"--n-train"``; the error message names it.
-    **limits
-        Passed to ``check`` (``low``, ``high``, ...).
-
-    Returns
-    -------
-    parse : callable
-        ``parse(text)`` returns the checked number or raises
-        :class:`argparse.ArgumentTypeError`.
-
-    Examples
-    --------
-    >>> parse = number_option(check_int, "--labels", low=3)
-    >>> parse("40")
-    40
-    >>> parse("0")
-    Traceback (most recent call last):
-    ...
-    argparse.ArgumentTypeError: --labels must be an integer >= 3; got 0
-    """
-    convert = int if check is check_int else float
-
-    def parse(text: str):
-        value: object = text  # not a number: the check names the option and the range
-        with contextlib.suppress(ValueError):
-            value = convert(text)
-        try:
-            return check(value, name, **limits)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return parse
-
-
-def names_option(name: str, choices: Sequence[str] | None = None, *,
-                 lower: bool = False) -> Callable[[str], list[str]]:
-    """An argparse ``type=`` for a comma-separated list of distinct names.
-
-    Spaces around the names are stripped; an empty or repeated name, or one outside
-    ``choices``, is an error.
-
-    Parameters
-    ----------
-    name : str
-        The option, e.g. ``"--methods"``; the error message names it.
-    choices : sequence of str, optional
-        The accepted names (default: any).
-    lower : bool, default=False
-        Compare and return the names in lower case.
-
-    Returns
-    -------
-    parse : callable
-        ``parse(text)`` returns the list of names or raises
-        :class:`argparse.ArgumentTypeError`.
-
-    Examples
-    --------
-    >>> names_option("--methods", ["ecrm", "br-svm"], lower=True)("ECRM, br-svm")
-    ['ecrm', 'br-svm']
-    """
-    def parse(text: str) -> list[str]:
-        names = [part.strip() for part in text.split(",")]
-        if lower:
-            names = [part.lower() for part in names]
-        expected = (f"expected a comma-separated list of {', '.join(choices)}"
-                    if choices is not None else "expected a comma-separated list of names")
-        if not all(names):
-            raise argparse.ArgumentTypeError(f"{name} has an empty name in {text!r}; {expected}")
-        repeated = sorted({part for part in names if names.count(part) > 1})
-        if repeated:
-            raise argparse.ArgumentTypeError(f"{name} repeats {', '.join(repeated)}; {expected}")
-        unknown = [part for part in names if choices is not None and part not in choices]
-        if unknown:
-            raise argparse.ArgumentTypeError(
-                f"{name} has unknown names {', '.join(unknown)}; {expected}")
-        return names
-
-    return parse
-
-
-def directory_option(name: str) -> Callable[[str], str]:
-    """An argparse ``type=`` for an existing directory (returned as given).
-
-    Parameters
-    ----------
-    name : str
-        The option, e.g. ``"--data-dir"``; the error message names it.
-
-    Returns
-    -------
-    parse : callable
-    """
-    def parse(text: str) -> str:
-        if not os.path.isdir(text):
-            raise argparse.ArgumentTypeError(
-                f"{name} must be an existing directory; {text!r} is not one")
-        return text
-
-    return parse
-
-
-def output_file_option(name: str) -> Callable[[str], str]:
-    """An argparse ``type=`` for a file to write at the end of a run.
-
-    The file's directory must exist and the path must not be a directory, so that a run
-    of hours does not fail at its last step.
-
-    Parameters
-    ----------
-    name : str
-        The option, e.g. ``"--json"``; the error message names it.
-
-    Returns
-    -------
-    parse : callable
-    """
-    def parse(text: str) -> str:
-        folder = os.path.dirname(text) or "."
-        if not text or os.path.isdir(text) or not os.path.isdir(folder):
-            raise argparse.ArgumentTypeError(
-                f"{name} must be a file path in an existing directory; got {text!r}")
-        return text
-
-    return parse

@@ -1,0 +1,203 @@
+"""Option helpers of the ``ecrm`` commands: argparse ``type=`` functions and the progress bar.
+
+A bad value stops the command at parse time, before any work, with a message naming the
+option and the accepted values. Only the standard library is imported here (NumPy by a
+number check, tqdm by :func:`progress_bar`, when used), so that building the parser -- and
+``ecrm --version`` / ``ecrm --help`` -- stays fast. :mod:`ecrm.experiments` re-exports these
+for the ``ecrm reproduce`` sub-commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["FORMATS", "add_data_options", "directory_option", "existing_file_option",
+           "names_option", "number_option", "output_file_option", "progress_bar"]
+
+#: The ``--format`` choices (:data:`ecrm.datasets.formats.FORMATS`).
+FORMATS = ("auto", "csv", "tsv", "arff", "svmlight")
+
+
+def number_option(check: Callable | str, name: str, **limits) -> Callable[[str], object]:
+    """An argparse ``type=`` that parses a number and checks it with an ``ecrm._validation`` check.
+
+    Parameters
+    ----------
+    check : callable or {"int", "real"}
+        :func:`ecrm._validation.check_int` (the text is read as an int) or
+        :func:`ecrm._validation.check_real` (read as a float); by name, the check (and
+        NumPy, which it uses) is imported only when an option is parsed.
+    name : str
+        The option, e.g. ``"--n-train"``; the error message names it.
+    **limits
+        Passed to ``check`` (``low``, ``high``, ...).
+
+    Returns
+    -------
+    parse : callable
+        ``parse(text)`` returns the checked number or raises
+        :class:`argparse.ArgumentTypeError`.
+
+    Examples
+    --------
+    >>> parse = number_option("int", "--labels", low=3)
+    >>> parse("40")
+    40
+    >>> parse("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: --labels must be an integer >= 3; got 0
+    """
+    if isinstance(check, str) and check not in ("int", "real"):
+        raise ValueError(f"check must be a callable, 'int' or 'real'; got {check!r}")
+
+    def parse(text: str):
+        from ecrm import _validation
+
+        checker = (getattr(_validation, f"check_{check}") if isinstance(check, str)
+                   else check)
+        convert = int if checker is _validation.check_int else float
+        value: object = text  # not a number: the check names the option and the range
+        with contextlib.suppress(ValueError):
+            value = convert(text)
+        try:
+            return checker(value, name, **limits)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def names_option(name: str, choices: Sequence[str] | None = None, *,
+                 lower: bool = False) -> Callable[[str], list[str]]:
+    """An argparse ``type=`` for a comma-separated list of distinct names.
+
+    Spaces around the names are stripped; an empty or repeated name, or one outside
+    ``choices``, is an error.
+
+    Parameters
+    ----------
+    name : str
+        The option, e.g. ``"--methods"``; the error message names it.
+    choices : sequence of str, optional
+        The accepted names (default: any).
+    lower : bool, default=False
+        Compare and return the names in lower case.
+
+    Returns
+    -------
+    parse : callable
+        ``parse(text)`` returns the list of names or raises
+        :class:`argparse.ArgumentTypeError`.
+
+    Examples
+    --------
+    >>> names_option("--methods", ["ecrm", "br-svm"], lower=True)("ECRM, br-svm")
+    ['ecrm', 'br-svm']
+    """
+    def parse(text: str) -> list[str]:
+        names = [part.strip() for part in text.split(",")]
+        if lower:
+            names = [part.lower() for part in names]
+        expected = (f"expected a comma-separated list of {', '.join(choices)}"
+                    if choices is not None else "expected a comma-separated list of names")
+        if not all(names):
+            raise argparse.ArgumentTypeError(f"{name} has an empty name in {text!r}; {expected}")
+        repeated = sorted({part for part in names if names.count(part) > 1})
+        if repeated:
+            raise argparse.ArgumentTypeError(f"{name} repeats {', '.join(repeated)}; {expected}")
+        unknown = [part for part in names if choices is not None and part not in choices]
+        if unknown:
+            raise argparse.ArgumentTypeError(
+                f"{name} has unknown names {', '.join(unknown)}; {expected}")
+        return names
+
+    return parse
+
+
+def directory_option(name: str) -> Callable[[str], str]:
+    """An argparse ``type=`` for an existing directory (returned as given).
+
+    Parameters
+    ----------
+    name : str
+        The option, e.g. ``"--data-dir"``; the error message names it.
+
+    Returns
+    -------
+    parse : callable
+    """
+    def parse(text: str) -> str:
+        if not os.path.isdir(text):
+            raise argparse.ArgumentTypeError(
+                f"{name} must be an existing directory; {text!r} is not one")
+        return text
+
+    return parse
+
+
+def output_file_option(name: str) -> Callable[[str], str]:
+    """An argparse ``type=`` for a file to write at the end of a run.
+
+    The file's directory must exist and the path must not be a directory, so that a run
+    of hours does not fail at its last step.
+
+    Parameters
+    ----------
+    name : str
+        The option, e.g. ``"--json"``; the error message names it.
+
+    Returns
+    -------
+    parse : callable
+    """
+    def parse(text: str) -> str:
+        folder = os.path.dirname(text) or "."
+        if not text or os.path.isdir(text) or not os.path.isdir(folder):
+            raise argparse.ArgumentTypeError(
+                f"{name} must be a file path in an existing directory; got {text!r}")
+        return text
+
+    return parse
+
+
+def existing_file_option(name: str) -> Callable[[str], str]:
+    """An argparse ``type=`` for a file that must exist and be readable."""
+    def parse(text: str) -> str:
+        if not os.path.isfile(text) or not os.access(text, os.R_OK):
+            raise argparse.ArgumentTypeError(f"{name} must be a readable file; {text!r} is not "
+                                             "one")
+        return text
+
+    return parse
+
+
+def add_data_options(parser: argparse.ArgumentParser) -> None:
+    """Options describing a data file: format, label column and separators."""
+    group = parser.add_argument_group("data file")
+    group.add_argument("--format", choices=FORMATS, default="auto",
+                       help="data format (default: from the file name)")
+    group.add_argument("--label-column", default="labels", metavar="NAME",
+                       help="CSV/TSV column holding the labels (default: labels)")
+    group.add_argument("--label-sep", default=";", metavar="CHAR",
+                       help="separates the labels in the label column (default: ;)")
+    group.add_argument("--path-sep", default=None, metavar="CHAR",
+                       help="labels are paths a/b/c implying a tree (e.g. --path-sep /)")
+
+
+def progress_bar(total: int, desc: str, *, enabled: bool = True, stream=None) -> Any:
+    """A tqdm bar of ``total`` steps on ``stream`` (stderr by default); silent if disabled.
+
+    Use as a context manager; ``bar.update()`` after each step and ``bar.set_postfix_str``
+    for a note on the step just done.
+    """
+    import sys
+
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, disable=not enabled,
+                file=sys.stderr if stream is None else stream, dynamic_ncols=True)

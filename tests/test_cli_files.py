@@ -1,0 +1,258 @@
+"""Safe files, run through the real ``ecrm`` entry point (``python -m ecrm`` in a child process).
+
+Inputs are never written over, outputs are checked before any work and written atomically,
+interrupts end with one line and no leftovers, ``-o -`` is standard output, a closed pipe
+ends quietly.
+"""
+
+from __future__ import annotations
+
+import csv
+import errno
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import ecrm
+from ecrm.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = Path(ecrm.__file__).resolve().parents[1]
+TRAIN = ROOT / "examples" / "data" / "documents-train.csv"
+TEST = ROOT / "examples" / "data" / "documents-test.csv"
+
+
+def _env() -> dict:
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=str(SRC))
+    env.pop("PYTHONSTARTUP", None)
+    return env
+
+
+def ecrm_cmd(*args: str, cwd, **kwargs) -> subprocess.CompletedProcess:
+    """Run ``python -m ecrm ARGS`` on the tree under test."""
+    return subprocess.run([sys.executable, "-m", "ecrm", *args], cwd=cwd, env=_env(),
+                          capture_output=True, timeout=300, **kwargs)
+
+
+def _one_error_line(proc, message: str, status: int = 2) -> None:
+    err = proc.stderr.decode()
+    assert proc.returncode == status, err
+    assert message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("model") / "m.ecrm"
+    assert main(["fit", str(TRAIN), "--path-sep", "/", "-o", str(path), "--quiet"]) == 0
+    return path
+
+
+@pytest.fixture
+def train(tmp_path) -> Path:
+    path = tmp_path / "train.csv"
+    path.write_bytes(TRAIN.read_bytes())
+    return path
+
+
+# -- never write over an input ---------------------------------------------------------------
+@pytest.mark.parametrize("link", ["same", "symlink", "hardlink"])
+def test_fit_refuses_to_write_over_its_training_file(tmp_path, train, link):
+    before = train.read_bytes()
+    out = train
+    if link == "symlink":
+        out = tmp_path / "link.csv"
+        out.symlink_to(train)
+    elif link == "hardlink":
+        out = tmp_path / "hard.csv"
+        os.link(train, out)
+    proc = ecrm_cmd("fit", train.name, "-o", out.name, "--quiet", cwd=tmp_path)
+    _one_error_line(proc, "is the input file")
+    assert train.read_bytes() == before and not proc.stdout
+
+
+def test_fit_refuses_to_write_over_its_hierarchy_file(tmp_path, train):
+    (tmp_path / "h.tsv").write_text("science\tscience/physics\n")
+    proc = ecrm_cmd("fit", "train.csv", "--hierarchy", "h.tsv", "-o", "h.tsv", cwd=tmp_path)
+    _one_error_line(proc, "-o 'h.tsv' is the input file 'h.tsv'")
+    assert (tmp_path / "h.tsv").read_text() == "science\tscience/physics\n"
+
+
+@pytest.mark.parametrize("target", ["model", "data"])
+def test_predict_refuses_to_write_over_its_inputs(tmp_path, model_file, target):
+    data = tmp_path / "test.csv"
+    data.write_bytes(TEST.read_bytes())
+    out = model_file if target == "model" else data
+    before = out.read_bytes()
+    proc = ecrm_cmd("predict", str(model_file), str(data), "-o", str(out),
+                    "--output-format", "csv", "--quiet", cwd=tmp_path)
+    _one_error_line(proc, "is the input file")
+    assert out.read_bytes() == before
+
+
+# -- outputs checked before the work ----------------------------------------------------------
+def _unwritable_dir(tmp_path) -> Path:
+    if os.geteuid() == 0:  # root writes anywhere chmod forbids; /proc takes no new files
+        if not os.path.isdir("/proc/self"):
+            pytest.skip("needs a directory that refuses new files")
+        return Path("/proc")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    return folder
+
+
+def test_unwritable_output_directory_is_refused_before_reading_the_data(tmp_path):
+    # the data file is malformed: an error about it would mean the data was read first
+    (tmp_path / "bad.csv").write_text("x,labels\nfoo,a\n")
+    folder = _unwritable_dir(tmp_path)
+    proc = ecrm_cmd("fit", "bad.csv", "-o", str(folder / "m.ecrm"), "--quiet", cwd=tmp_path)
+    _one_error_line(proc, f"cannot create a file in '{folder}'")
+
+
+def test_predict_unwritable_output_is_refused_before_loading(tmp_path, train):
+    folder = _unwritable_dir(tmp_path)
+    # the model is not a model file: the output is checked first
+    proc = ecrm_cmd("predict", "train.csv", "train.csv", "-o", str(folder / "p.csv"),
+                    cwd=tmp_path)
+    _one_error_line(proc, "cannot create a file in")
+
+
+# -- standard output, closed pipes ---------------------------------------------------------------
+def test_predict_dash_o_dash_writes_to_standard_output(tmp_path, model_file):
+    proc = ecrm_cmd("predict", str(model_file), str(TEST), "-o", "-", "--quiet", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "-").exists()
+    assert "100 predictions written to standard output" in proc.stderr.decode()
+    assert main(["predict", str(model_file), str(TEST), "-o", str(tmp_path / "p.csv"),
+                 "--quiet"]) == 0
+    assert proc.stdout == (tmp_path / "p.csv").read_bytes()
+    rows = list(csv.DictReader(io.StringIO(proc.stdout.decode())))
+    assert len(rows) == 100
+
+
+def test_fit_dash_o_dash_writes_the_model_to_standard_output(tmp_path, train):
+    proc = ecrm_cmd("fit", "train.csv", "--path-sep", "/", "-o", "-", "--quiet", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.csv"]
+    assert "model written to standard output" in proc.stderr.decode()
+    (tmp_path / "piped.ecrm").write_bytes(proc.stdout)
+    model = ecrm.load(tmp_path / "piped.ecrm")
+    assert model.n_features_in_ == 6
+
+
+@pytest.mark.parametrize("argv", [["info", "--json", "{model}"],
+                                  ["predict", "{model}", "{data}", "-o", "-", "--scores"]])
+def test_closed_standard_output_ends_quietly(tmp_path, model_file, argv):
+    data = tmp_path / "many.csv"
+    lines = TEST.read_text().splitlines()
+    data.write_text("\n".join(lines[:1] + lines[1:] * 30) + "\n")
+    argv = [a.format(model=model_file, data=data) for a in argv]
+    argv += ["--quiet"] if argv[0] == "predict" else []
+    proc = subprocess.Popen([sys.executable, "-m", "ecrm", *argv], cwd=tmp_path, env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # as `| head -c 0` would, before the command writes
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141
+    assert err == ""
+
+
+# -- atomic writes, interrupts ---------------------------------------------------------------
+def _slow_training_file(tmp_path) -> Path:
+    lines = TRAIN.read_text().splitlines()
+    path = tmp_path / "slow.csv"
+    path.write_text("\n".join(lines[:1] + lines[1:] * 5) + "\n")  # 1,500 rows
+    return path
+
+
+@pytest.mark.parametrize("sig, status, line", [(signal.SIGTERM, 143, "ecrm: terminated"),
+                                                (signal.SIGINT, 130, "ecrm: interrupted")])
+def test_interrupted_fit_leaves_the_old_model_and_no_temporary_file(tmp_path, sig, status,
+                                                                    line):
+    _slow_training_file(tmp_path)
+    (tmp_path / "m.ecrm").write_bytes(b"the old model")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ecrm", "fit", "slow.csv", "--cv", "-o", "m.ecrm"],
+        cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen = b""
+    deadline = time.monotonic() + 120
+    while b"fitting" not in seen and time.monotonic() < deadline:  # the progress bar says so
+        chunk = os.read(proc.stderr.fileno(), 4096)
+        if not chunk:
+            break
+        seen += chunk
+    assert b"fitting" in seen, seen
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    err = (seen + err).decode()
+    assert proc.returncode == status, err
+    assert err.rstrip().endswith(line) and "Traceback" not in err
+    assert not out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.ecrm", "slow.csv"]
+    assert (tmp_path / "m.ecrm").read_bytes() == b"the old model"
+
+
+def test_sigterm_while_the_model_is_saved_leaves_no_temporary_file(tmp_path, train):
+    # SIGTERM arrives right after ecrm.save wrote the complete temporary model file
+    script = (
+        "import os, signal, sys\n"
+        "import ecrm.io\n"
+        "from ecrm.cli import main\n"
+        "save = ecrm.io.save\n"
+        "def slow_save(model, path):\n"
+        "    save(model, path)\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    raise AssertionError('not reached')\n"
+        "ecrm.io.save = slow_save\n"
+        "sys.exit(main(['fit', 'train.csv', '-o', 'm.ecrm', '--quiet']))\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=_env(),
+                          capture_output=True, timeout=300)
+    _one_error_line(proc, "ecrm: terminated", status=143)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.csv"]
+
+
+class _FullDisk(io.StringIO):
+    """A text file that runs out of space after 200 characters."""
+
+    def __init__(self, real):
+        super().__init__()
+        self.real = real
+
+    def write(self, text):
+        if self.tell() + len(text) > 200:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.real.write(text)
+        return super().write(text)
+
+    def __exit__(self, *exc):
+        self.real.close()
+        return super().__exit__(*exc)
+
+
+def test_predict_on_a_full_disk_keeps_the_old_output(tmp_path, model_file, monkeypatch,
+                                                     capsys):
+    from ecrm.commands import _files
+
+    out = tmp_path / "p.csv"
+    out.write_text("the old predictions\n")
+    monkeypatch.setattr(_files, "open", lambda *a, **k: _FullDisk(open(*a, **k)),
+                        raising=False)
+    assert main(["predict", str(model_file), str(TEST), "-o", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write the predictions" in err and "No space left on device" in err
+    assert out.read_text() == "the old predictions\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.csv"]
+
+
+def test_output_keeps_the_permissions_of_the_file_it_replaces(tmp_path, model_file):
+    out = tmp_path / "p.csv"
+    out.write_text("old\n")
+    out.chmod(0o640)
+    assert main(["predict", str(model_file), str(TEST), "-o", str(out), "--quiet"]) == 0
+    assert out.stat().st_mode & 0o777 == 0o640 and out.read_text().startswith("row,labels")
