@@ -106,3 +106,55 @@ def test_write_report_is_one_self_contained_html_page(tmp_path):
     hF = multilabel_report(T, P, S, hierarchy=DAG)["hF"]
     assert f"{hF:.4f}" in text and "model m.ecrm" in text
     assert not re.search(r"(src|href)=['\"](?!data:)", text)  # nothing outside the page
+
+
+# -- ecrm evaluate --plot / --report through the real entry point ---------------------------
+def test_evaluate_writes_pictures_and_a_report_that_follow_the_model(tmp_path):
+    import json
+
+    from test_cli_files import TEST, TRAIN, ecrm_cmd
+
+    for name, extra in (("a", ["--gammas", "0.1"]), ("b", ["--gammas", "3"])):
+        proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--cv", *extra, "-o",
+                        f"{name}.ecrm", "--quiet", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr.decode()
+    proc = ecrm_cmd("predict", "b.ecrm", str(TEST), "--scores", "-o", "b.csv", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()
+    pages = {}
+    for name in ("a", "b"):
+        proc = ecrm_cmd("evaluate", f"{name}.ecrm", str(TEST), "--plot", f"fig-{name}",
+                        "--report", f"{name}.html", "--baseline", "b.csv", "--json",
+                        "--quiet", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr.decode()
+        out = json.loads(proc.stdout)
+        assert out["per_level"]["level"] == [0, 1] and "micro_f1" not in out
+        figs = sorted(p.name for p in (tmp_path / f"fig-{name}").iterdir())
+        assert figs == ["ap_by_frequency.png", "hierarchy_f1.png", "per_level.png",
+                        "precision_recall.png"]
+        assert all(_is_png((tmp_path / f"fig-{name}" / f).read_bytes()) for f in figs)
+        pages[name] = (tmp_path / f"{name}.html").read_text()
+        page = _Page()
+        page.feed(pages[name])
+        assert page.open == [] and len(page.images) == 4
+        assert f"{out['hF']:.4f}" in pages[name]
+    assert pages["a"] != pages["b"]  # another model, another page
+    a_pr = (tmp_path / "fig-a" / "precision_recall.png").read_bytes()
+    assert a_pr != (tmp_path / "fig-b" / "precision_recall.png").read_bytes()
+
+
+def test_evaluate_refuses_a_report_over_its_input_before_any_work(tmp_path):
+    from test_cli_files import TEST, TRAIN, ecrm_cmd
+
+    data = tmp_path / "test.csv"
+    data.write_bytes(TEST.read_bytes())
+    proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "-o", "m.ecrm", "--quiet",
+                    cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()
+    proc = ecrm_cmd("evaluate", "m.ecrm", "test.csv", "--report", "test.csv", "--quiet",
+                    cwd=tmp_path)
+    assert proc.returncode == 2 and "refusing to write over it" in proc.stderr.decode()
+    assert data.read_bytes() == TEST.read_bytes()
+    (tmp_path / "afile").write_text("x")
+    proc = ecrm_cmd("evaluate", "m.ecrm", "test.csv", "--plot", "afile", "--quiet",
+                    cwd=tmp_path)
+    assert proc.returncode == 2 and "is a file; expected a directory" in proc.stderr.decode()

@@ -2,12 +2,19 @@
 
 Hamming loss (mean number of wrong labels, and as a fraction), hierarchical loss, exact
 match, micro and macro F1, hierarchical precision/recall/F1 (hP/hR/hF) and micro AU(PRC) of
-the label scores (:func:`ecrm.metrics.multilabel_report`); a table on standard output, or
-JSON with ``--json``. With ``--predictions FILE`` (as written by ``ecrm predict``) the model
-is not run: the labels are read from the file (AU(PRC) needs its score columns).
+the label scores (:func:`ecrm.metrics.multilabel_report`), and precision, recall and F1 per
+level of the hierarchy (:func:`ecrm.metrics.per_level_report`); a table on standard output,
+or JSON with ``--json``. With ``--predictions FILE`` (as written by ``ecrm predict``) the
+model is not run: the labels are read from the file (AU(PRC) needs its score columns).
+``--plot DIR`` writes the pictures of :func:`ecrm.plotting.evaluation_figures` as PNG files,
+``--report FILE`` one self-contained HTML page with the tables and the pictures
+(:func:`ecrm.report.write_report`); ``--baseline FILE`` (another model's ``ecrm predict
+--scores`` output) adds its precision-recall curve. Output paths are checked before any work.
 """
 
 from __future__ import annotations
+
+import sys
 
 from ecrm.commands import add_data_options, existing_file_option, fail, load_for_model
 
@@ -63,11 +70,20 @@ def run(args) -> int:
     """Run ``ecrm evaluate`` from parsed arguments."""
     import json
 
+    from ecrm.commands._files import OutputError, check_output
     from ecrm.commands._options import progress_bar
     from ecrm.io import load
-    from ecrm.metrics import multilabel_report
+    from ecrm.metrics import multilabel_report, per_level_report
     from ecrm.spaces.hierarchy import Hierarchy
 
+    inputs = [args.model, args.data, args.predictions, args.baseline]
+    try:
+        if args.report is not None:
+            check_output(args.report, inputs, option="--report")
+        if args.plot is not None:
+            _check_plot_directory(args.plot)
+    except OutputError as exc:
+        return fail(str(exc))
     with progress_bar(2, "ecrm evaluate", enabled=not args.quiet) as bar:
         try:
             model = load(args.model)
@@ -81,12 +97,28 @@ def run(args) -> int:
                 Y, S = read_predictions(args.predictions, h, len(data.Y), args.label_sep)
             else:
                 Y, S = model.predict(data.X), model.predict_scores(data.X)
+            baseline = None
+            if args.baseline is not None:
+                baseline = read_predictions(args.baseline, h, len(data.Y), args.label_sep)[1]
+                if baseline is None:
+                    raise ValueError(f"{args.baseline}: no score columns (write it with "
+                                     "ecrm predict --scores)")
         except ValueError as exc:
             return fail(str(exc))
         bar.update()
-    report = multilabel_report(data.Y, Y, S, hierarchy=h if h.edges.size else None)
+    tree = h if h.edges.size else None
+    report = multilabel_report(data.Y, Y, S, hierarchy=tree)
+    levels = None if tree is None else per_level_report(data.Y, Y, tree)
+    if args.plot is not None or args.report is not None:
+        try:
+            _pictures(args, data.Y, Y, S, tree, baseline)
+        except ImportError as exc:
+            return fail(str(exc))
     if args.json:
-        print(json.dumps({"n_rows": len(Y), "n_labels": h.n_labels, **report}, indent=2))
+        extra = {} if levels is None else {"per_level": {k: v.tolist()
+                                                         for k, v in levels.items()}}
+        print(json.dumps({"n_rows": len(Y), "n_labels": h.n_labels, **report, **extra},
+                         indent=2))
         return 0
     print(f"{args.data}: {len(Y)} rows, {h.n_labels} labels")
     names = {"hamming": "Hamming loss (labels wrong per row)",
@@ -97,7 +129,49 @@ def run(args) -> int:
              "micro_auprc": "micro AU(PRC)"}
     for key, value in report.items():
         print(f"  {names[key]:<38}{value:>10.4f}")
+    if levels is not None:
+        print(f"  {'level':<8}{'labels':>8}{'true':>9}{'predicted':>11}{'precision':>11}"
+              f"{'recall':>9}{'F1':>9}")
+        for row in zip(*(levels[k] for k in ("level", "n_labels", "support", "predicted",
+                                             "precision", "recall", "f1")), strict=True):
+            print(f"  {row[0]:<8}{row[1]:>8}{row[2]:>9}{row[3]:>11}{row[4]:>11.4f}"
+                  f"{row[5]:>9.4f}{row[6]:>9.4f}")
     return 0
+
+
+def _check_plot_directory(path: str) -> None:
+    """``--plot DIR`` must be a directory or creatable as one (checked before any work)."""
+    import os
+
+    from ecrm.commands._files import OutputError
+
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise OutputError(f"--plot {path!r} is a file; expected a directory")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise OutputError(f"--plot {path!r}: the directory {parent!r} does not exist")
+    if not os.access(path if os.path.isdir(path) else parent, os.W_OK):
+        raise OutputError(f"--plot {path!r}: not writable")
+
+
+def _pictures(args, Y_true, Y, S, hierarchy, baseline) -> None:
+    """Write ``--plot`` PNGs and the ``--report`` page (matplotlib from the plot extra)."""
+    from ecrm.commands._files import atomic_path
+    from ecrm.plotting import evaluation_figures
+    from ecrm.report import write_report
+
+    if args.plot is not None:
+        for path in evaluation_figures(args.plot, Y_true, Y, S, hierarchy=hierarchy,
+                                       baseline=baseline):
+            print(f"wrote {path}", file=sys.stderr)
+    if args.report is not None:
+        with atomic_path(args.report) as tmp:
+            write_report(tmp, Y_true, Y, S, hierarchy=hierarchy, baseline=baseline,
+                         title=f"ecrm evaluate: {args.data}",
+                         notes=[f"model {args.model}, data {args.data}"
+                                + ("" if args.predictions is None
+                                   else f", predictions {args.predictions}")])
+        print(f"wrote {args.report}", file=sys.stderr)
 
 
 def add_parser(subparsers) -> None:
@@ -108,6 +182,13 @@ def add_parser(subparsers) -> None:
     p.add_argument("data", type=existing_file_option("DATA"), metavar="DATA")
     p.add_argument("--predictions", type=existing_file_option("--predictions"), default=None,
                    metavar="FILE", help="evaluate these predictions instead of running the model")
+    p.add_argument("--baseline", type=existing_file_option("--baseline"), default=None,
+                   metavar="FILE", help="another model's `ecrm predict --scores` output, drawn "
+                   "beside this model's precision-recall curve")
+    p.add_argument("--plot", default=None, metavar="DIR",
+                   help="write the evaluation's pictures (PNG) into this directory")
+    p.add_argument("--report", default=None, metavar="FILE",
+                   help="write one self-contained HTML page with the tables and pictures")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_data_options(p)
