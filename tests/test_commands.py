@@ -73,7 +73,11 @@ def test_evaluate_json_matches_the_predictions_file(workdir, capsys):
     from_file = json.loads(capsys.readouterr().out)
     assert direct.keys() == from_file.keys()
     for key in direct:
-        assert from_file[key] == pytest.approx(direct[key], abs=1e-6)
+        if key == "per_level":
+            for column, values in direct[key].items():
+                assert from_file[key][column] == pytest.approx(values, abs=1e-6)
+        else:
+            assert from_file[key] == pytest.approx(direct[key], abs=1e-6)
 
 
 def test_predict_reorders_feature_columns_by_name(workdir, capsys):

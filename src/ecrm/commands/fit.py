@@ -182,14 +182,18 @@ def run(args) -> int:
         except ValueError as exc:
             return fail(f"cannot save the model: {exc}")
         bar.update()
+    params = model.kernel_params_
+    gamma = ("" if params["kernel"] in ("linear", "cosine", "precomputed") else
+             f"gamma={params['gamma']:g}, " if params["gamma"] is not None else
+             f"gamma={1.0 / data.X.shape[1]:g} (1/features), ")
     if args.cv:
         criterion = (f"{args.loss} loss {-model.best_score_:.4f}" if args.scoring == "loss"
                      else f"{args.scoring} {model.best_score_:.4f}")
         chosen = (f"alpha={model.alpha_:g} (exact leave-one-out {criterion}), "
-                  f"gamma={model.kernel_params_['gamma']}, intercept={model.fit_intercept_}"
+                  f"{gamma}intercept={model.fit_intercept_}"
                   + (f", calibration={model.calibration_}" if model.calibration_ else ""))
     else:
-        chosen = f"alpha={args.alpha:g}, gamma={model.kernel_params_['gamma']}"
+        chosen = f"alpha={args.alpha:g}, {gamma}intercept={model.fit_intercept}"
     how = f"{model.kernel_params_['kernel']} kernel"
     if args.solver != "auto":
         how += f", {args.solver} solver" + (f" with {args.n_components} centres"
