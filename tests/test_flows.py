@@ -23,6 +23,7 @@ from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection
 from ecrm.datasets.flows import DEFAULT_PARAMETERS, FlowModel, simulate_flows, st_paths
 from ecrm.estimator import ECRM
 from ecrm.losses import AbsoluteLoss, HammingLoss, SquaredLoss
+from ecrm.spaces.base import CertifiedResult
 from ecrm.spaces.flows import (
     FlowPolytope,
     InfeasibleNetworkError,
@@ -328,8 +329,8 @@ def test_absolute_risk_input_errors():
 
     with pytest.raises(TypeError, match="FlowPolytope, not MultilabelSpace"):
         minimize_absolute_risk([[1.0]], V[:1], MultilabelSpace(10))
-    with pytest.raises(ValueError, match=r"HammingLoss has no linear form and the flow "
-                       r"polytope has no risk minimiser for it .* \['absolute', 'squared'\]"):
+    with pytest.raises(ValueError, match=r"HammingLoss names no risk minimiser .* "
+                       r"AbsoluteLoss or SquaredLoss"):
         space.solve_risk([[1.0]], V[:1], HammingLoss())
 
 
@@ -450,7 +451,7 @@ def test_squared_risk_is_invariant_to_the_scale_of_the_weights(make, seed, magni
                                    atol=1e-12 * scale_w * float(np.abs(W).sum(axis=1).max()))
 
 
-def test_losses_reach_their_minimiser_through_the_space_registry():
+def test_losses_name_their_minimiser_as_a_callable():
     space = paper_network()
     rng = np.random.default_rng(3)
     Y_ref = random_flows(space, rng, 12, grid=3)
@@ -463,12 +464,42 @@ def test_losses_reach_their_minimiser_through_the_space_registry():
                                   direct.solution)
     auto = space.solve_risk(W, Y_ref, AbsoluteLoss())
     assert set(auto.method) <= {"local", "milp"} and auto.info["method"] == "auto"
+    assert SquaredLoss().risk_minimizer() is minimize_squared_risk
     np.testing.assert_array_equal(SquaredLoss().minimize_risk(W, Y_ref, space),
                                   minimize_squared_risk(W, Y_ref, space).solution)
-    with pytest.raises(ValueError, match="method must be one of"):
+    with pytest.raises(ValueError, match=r"method must be one of \('auto', 'local', 'milp', "
+                       r"'subgradient'\) or a callable .* got 'fast'"):
         AbsoluteLoss(method="fast").check_space(space)
+    with pytest.raises(TypeError, match="or a callable f.* got int"):
+        AbsoluteLoss(method=3).check_space(space)
     with pytest.raises(ValueError, match="time_limit must be a real number in"):
         AbsoluteLoss(time_limit=0).check_space(space)
+
+
+def test_a_user_callable_is_the_absolute_risk_minimiser():
+    space = paper_network()
+    rng = np.random.default_rng(4)
+    Y_ref = random_flows(space, rng, 8, grid=3)
+    W = rng.uniform(size=(3, 8))
+    calls = []
+
+    def first_reference(W, Y_ref, space, **options):
+        calls.append(options)
+        Y = np.repeat(Y_ref[:1], len(W), axis=0)
+        value = absolute_risk(W, Y_ref, Y)
+        n = len(W)
+        return CertifiedResult(Y, value, np.full(n, -np.inf), np.zeros(n, bool),
+                               np.full(n, "first"))
+
+    np.testing.assert_array_equal(AbsoluteLoss(first_reference).minimize_risk(W, Y_ref, space),
+                                  np.repeat(Y_ref[:1], 3, axis=0))
+    res = space.solve_risk(W, Y_ref, AbsoluteLoss(first_reference, time_limit=2.0))
+    assert list(res.method) == ["first"] * 3
+    assert calls == [{}, {"time_limit": 2.0}]
+    # Through the estimator too: predictions are the callable's.
+    X, Y = simulate_flows(40, random_state=0)
+    est = ECRM(AbsoluteLoss(first_reference), space, gamma=0.05, alpha=1e-3).fit(X[:30], Y[:30])
+    np.testing.assert_array_equal(est.predict(X[30:]), np.repeat(Y[:1], 10, axis=0))
 
 
 def test_losses_evaluate_their_definition():

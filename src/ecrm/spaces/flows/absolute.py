@@ -57,7 +57,7 @@ from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from ecrm.spaces._scaling import normalize_rows
 from ecrm.spaces.base import CertifiedResult
 from ecrm.spaces.flows._checks import check_bounded_below, check_risk_inputs
-from ecrm.spaces.flows.polytope import FlowPolytope, register_risk_minimizer
+from ecrm.spaces.flows.polytope import FlowPolytope
 
 __all__ = ["ABSOLUTE_METHODS", "absolute_risk", "minimize_absolute_risk"]
 
@@ -255,7 +255,6 @@ def _tolerance(W: np.ndarray, Y_ref: np.ndarray, tol: float) -> np.ndarray:
 
 
 # -- the minimiser ------------------------------------------------------------------------
-@register_risk_minimizer("absolute")
 def minimize_absolute_risk(W, Y_ref, space, *, method: str = "auto", tol: float = 1e-9,
                            max_iter: int = 50, time_limit: float | None = None,
                            subgradient_iter: int = 500, step: float | None = None

@@ -19,16 +19,17 @@ at the head of every arc). :class:`FlowPolytope` is this set, with
 * :meth:`FlowPolytope.validate` / :meth:`FlowPolytope.contains`: checks of training outputs
   (shape, sign, capacity, conservation) naming the offending row, arc or node;
 * :meth:`FlowPolytope.minimize_risk` / :meth:`FlowPolytope.solve_risk`: the risk minimiser
-  for a loss with no linear form, chosen from :data:`RISK_MINIMIZERS` by the name the loss
-  declares in its ``risk_name`` attribute (networkx's ``flow_func`` style): ``"absolute"``
-  (:mod:`ecrm.spaces.flows.absolute`) and ``"squared"`` (:mod:`ecrm.spaces.flows.squared`).
+  of a loss with no linear form, the callable the loss names
+  (:meth:`ecrm.losses.Loss.risk_minimizer`, networkx's ``flow_func`` style): the absolute
+  loss's (:mod:`ecrm.spaces.flows.absolute`) and the square loss's
+  (:mod:`ecrm.spaces.flows.squared`).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,30 +39,7 @@ from ecrm.spaces._scaling import highs_costs
 from ecrm.spaces.base import CertifiedResult, OutputSpace
 from ecrm.spaces.flows import projection
 
-__all__ = ["PAPER_ARCS", "RISK_MINIMIZERS", "FlowPolytope", "InfeasibleNetworkError",
-           "paper_network", "register_risk_minimizer"]
-
-#: Risk minimisers over a flow polytope, by the ``risk_name`` a loss declares. Each is called
-#: as ``minimizer(W, Y_ref, space, **loss.risk_options)`` and returns a
-#: :class:`~ecrm.spaces.base.CertifiedResult`.
-RISK_MINIMIZERS: dict[str, Callable[..., CertifiedResult]] = {}
-
-
-def register_risk_minimizer(name: str) -> Callable:
-    """Decorator: make a function the flow polytope's risk minimiser for losses named ``name``.
-
-    >>> @register_risk_minimizer("example")
-    ... def minimize_example_risk(W, Y_ref, space):
-    ...     ...
-    >>> RISK_MINIMIZERS.pop("example").__name__
-    'minimize_example_risk'
-    """
-    def register(func: Callable[..., CertifiedResult]) -> Callable[..., CertifiedResult]:
-        RISK_MINIMIZERS[name] = func
-        return func
-
-    return register
-
+__all__ = ["PAPER_ARCS", "FlowPolytope", "InfeasibleNetworkError", "paper_network"]
 
 class InfeasibleNetworkError(ValueError):
     """No flow satisfies the supplies within the capacities (the polytope is empty)."""
@@ -517,8 +495,8 @@ class FlowPolytope(OutputSpace):
     def solve_risk(self, W, Y_ref, loss) -> CertifiedResult:
         r"""Minimise :math:`\sum_i W_{ki}\,\ell(y, Y^{ref}_i)` over the polytope, per row ``k``.
 
-        The minimiser is looked up in :data:`RISK_MINIMIZERS` by ``loss.risk_name`` and called
-        with the options of ``loss.risk_options`` (e.g. the absolute loss's ``method``).
+        The minimiser is the callable the loss names (:meth:`ecrm.losses.Loss.risk_minimizer`,
+        with the loss's options bound), called as ``f(W, Y_ref, self)``.
 
         Parameters
         ----------
@@ -528,7 +506,8 @@ class FlowPolytope(OutputSpace):
         Y_ref : array-like of shape (m, d)
             The training outputs, flows of this network.
         loss : ecrm.losses.Loss
-            A loss declaring ``risk_name`` (``"absolute"`` or ``"squared"``).
+            A loss naming a risk minimiser (:class:`~ecrm.losses.AbsoluteLoss`,
+            :class:`~ecrm.losses.SquaredLoss`, or one of your own).
 
         Returns
         -------
@@ -538,7 +517,7 @@ class FlowPolytope(OutputSpace):
         Raises
         ------
         ValueError
-            If no risk minimiser is registered for the loss.
+            If the loss names no risk minimiser.
 
         Examples
         --------
@@ -549,13 +528,13 @@ class FlowPolytope(OutputSpace):
         >>> bool(res.certified[0]), round(float(res.value[0]), 6)
         (True, 2.5)
         """
-        name = loss.risk_name
-        if name not in RISK_MINIMIZERS:
+        minimizer = loss.risk_minimizer()
+        if minimizer is None:
             raise ValueError(
-                f"{type(loss).__name__} has no linear form and the flow polytope has no risk "
-                f"minimiser for it (risk_name={name!r}); registered: "
-                f"{sorted(RISK_MINIMIZERS)}")
-        return RISK_MINIMIZERS[name](W, Y_ref, self, **loss.risk_options)
+                f"{type(loss).__name__} names no risk minimiser (its risk_minimizer() is None), "
+                "and the flow polytope cannot enumerate its flows: use a loss with one, such "
+                "as AbsoluteLoss or SquaredLoss, or pass your own f(W, Y_ref, space)")
+        return minimizer(W, Y_ref, self)
 
     def minimize_risk(self, W, Y_ref, loss) -> np.ndarray:
         """The solutions of :meth:`solve_risk`, shape (n, d)."""

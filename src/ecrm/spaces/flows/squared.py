@@ -21,7 +21,7 @@ import numpy as np
 from ecrm.spaces._scaling import normalize_rows
 from ecrm.spaces.base import CertifiedResult
 from ecrm.spaces.flows._checks import check_bounded_below, check_risk_inputs
-from ecrm.spaces.flows.polytope import FlowPolytope, register_risk_minimizer
+from ecrm.spaces.flows.polytope import FlowPolytope
 
 __all__ = ["minimize_squared_risk", "squared_risk"]
 
@@ -34,7 +34,6 @@ def squared_risk(W, Y_ref, Y) -> np.ndarray:
             + W @ np.sum(Y_ref**2, axis=1))
 
 
-@register_risk_minimizer("squared")
 def minimize_squared_risk(W, Y_ref, space, *, tol: float = 1e-9, max_vertices: int = 200_000,
                           max_iter: int = 100) -> CertifiedResult:
     r"""Minimise :math:`\sum_i W_{ki}\|y - Y^{ref}_i\|_2^2` over the flow polytope, per row.
