@@ -799,3 +799,17 @@ def test_squared_loss_ecrm_predictions_scale_with_the_outputs():
         np.testing.assert_allclose(est_s.conditional_weights(X[70:]), W, rtol=1e-12,
                                    atol=1e-14)
         np.testing.assert_allclose(P_s / s, P, atol=2 * np.sqrt(2e-9))
+
+
+def test_a_big_m_capacity_does_not_loosen_membership():
+    # Capacities of 1e12 standing for "no limit" leave the tolerances at the supplies' scale.
+    space = FlowPolytope(DIAMOND, {"s": 1, "t": -1}, capacity=[1e12] * 5)
+    assert space.data_scale == 1.0
+    y = diamond().vertices()[:1].copy()
+    assert space.contains(y)[0]
+    y[0, 0] += 1e-6
+    assert not space.contains(y)[0]
+    circulation = FlowPolytope([("a", "b"), ("b", "a")], {"a": 0}, capacity=[1e-9, 2e-9])
+    assert circulation.data_scale == 2e-9
+    assert circulation.contains([[1e-9, 1e-9]])[0]
+    assert not circulation.contains([[1e-9, 0.9e-9]])[0]

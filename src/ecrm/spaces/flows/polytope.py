@@ -129,9 +129,11 @@ class FlowPolytope(OutputSpace):
         self.supply = self._check_supply(supply)
         self.capacity = self._check_capacity(capacity)
         finite = self.capacity[np.isfinite(self.capacity)]
-        #: Magnitude of the data: the largest supply or finite capacity (0 if all are 0).
-        self.data_scale = max(float(np.abs(self.supply).max(initial=0.0)),
-                              float(finite.max(initial=0.0)))
+        #: Magnitude of the data: the largest supply; for a circulation (all supplies 0) the
+        #: largest finite capacity; 0 if there is neither. Capacities do not count otherwise:
+        #: a big-M capacity of 1e12 must not loosen the tolerances of unit supplies.
+        self.data_scale = float(np.abs(self.supply).max(initial=0.0)) or float(
+            finite.max(initial=0.0))
         # Every LP, vertex and projection runs on the data divided by this power of two
         # (exact), then scales back: HiGHS's tolerances are absolute, so supplies of 1e-12
         # would look like zeros to it and supplies of 1e12 break its feasibility checks.
@@ -354,8 +356,8 @@ class FlowPolytope(OutputSpace):
     def violations(self, Y, *, atol: float = 1e-8) -> list[str]:
         """Human-readable reasons why rows of ``Y`` are not flows (empty if all are).
 
-        Tolerances are relative: ``atol`` times the larger of the largest supply or finite
-        capacity and the row's largest entry.
+        Tolerances are relative: ``atol`` times the larger of :attr:`data_scale` (the largest
+        supply) and the row's largest entry.
         """
         Y = self._as_flows(Y, "Y")
         out = []
