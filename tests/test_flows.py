@@ -23,6 +23,7 @@ from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection
 from ecrm.datasets.flows import DEFAULT_PARAMETERS, FlowModel, simulate_flows, st_paths
 from ecrm.estimator import ECRM
 from ecrm.losses import AbsoluteLoss, HammingLoss, SquaredLoss
+from ecrm.spaces.base import CertifiedResult
 from ecrm.spaces.flows import (
     FlowPolytope,
     InfeasibleNetworkError,
@@ -328,8 +329,8 @@ def test_absolute_risk_input_errors():
 
     with pytest.raises(TypeError, match="FlowPolytope, not MultilabelSpace"):
         minimize_absolute_risk([[1.0]], V[:1], MultilabelSpace(10))
-    with pytest.raises(ValueError, match=r"HammingLoss has no linear form and the flow "
-                       r"polytope has no risk minimiser for it .* \['absolute', 'squared'\]"):
+    with pytest.raises(ValueError, match=r"HammingLoss names no risk minimiser .* "
+                       r"AbsoluteLoss or SquaredLoss"):
         space.solve_risk([[1.0]], V[:1], HammingLoss())
 
 
@@ -450,7 +451,7 @@ def test_squared_risk_is_invariant_to_the_scale_of_the_weights(make, seed, magni
                                    atol=1e-12 * scale_w * float(np.abs(W).sum(axis=1).max()))
 
 
-def test_losses_reach_their_minimiser_through_the_space_registry():
+def test_losses_name_their_minimiser_as_a_callable():
     space = paper_network()
     rng = np.random.default_rng(3)
     Y_ref = random_flows(space, rng, 12, grid=3)
@@ -463,12 +464,42 @@ def test_losses_reach_their_minimiser_through_the_space_registry():
                                   direct.solution)
     auto = space.solve_risk(W, Y_ref, AbsoluteLoss())
     assert set(auto.method) <= {"local", "milp"} and auto.info["method"] == "auto"
+    assert SquaredLoss().risk_minimizer() is minimize_squared_risk
     np.testing.assert_array_equal(SquaredLoss().minimize_risk(W, Y_ref, space),
                                   minimize_squared_risk(W, Y_ref, space).solution)
-    with pytest.raises(ValueError, match="method must be one of"):
+    with pytest.raises(ValueError, match=r"method must be one of \('auto', 'local', 'milp', "
+                       r"'subgradient'\) or a callable .* got 'fast'"):
         AbsoluteLoss(method="fast").check_space(space)
+    with pytest.raises(TypeError, match="or a callable f.* got int"):
+        AbsoluteLoss(method=3).check_space(space)
     with pytest.raises(ValueError, match="time_limit must be a real number in"):
         AbsoluteLoss(time_limit=0).check_space(space)
+
+
+def test_a_user_callable_is_the_absolute_risk_minimiser():
+    space = paper_network()
+    rng = np.random.default_rng(4)
+    Y_ref = random_flows(space, rng, 8, grid=3)
+    W = rng.uniform(size=(3, 8))
+    calls = []
+
+    def first_reference(W, Y_ref, space, **options):
+        calls.append(options)
+        Y = np.repeat(Y_ref[:1], len(W), axis=0)
+        value = absolute_risk(W, Y_ref, Y)
+        n = len(W)
+        return CertifiedResult(Y, value, np.full(n, -np.inf), np.zeros(n, bool),
+                               np.full(n, "first"))
+
+    np.testing.assert_array_equal(AbsoluteLoss(first_reference).minimize_risk(W, Y_ref, space),
+                                  np.repeat(Y_ref[:1], 3, axis=0))
+    res = space.solve_risk(W, Y_ref, AbsoluteLoss(first_reference, time_limit=2.0))
+    assert list(res.method) == ["first"] * 3
+    assert calls == [{}, {"time_limit": 2.0}]
+    # Through the estimator too: predictions are the callable's.
+    X, Y = simulate_flows(40, random_state=0)
+    est = ECRM(AbsoluteLoss(first_reference), space, gamma=0.05, alpha=1e-3).fit(X[:30], Y[:30])
+    np.testing.assert_array_equal(est.predict(X[30:]), np.repeat(Y[:1], 10, axis=0))
 
 
 def test_losses_evaluate_their_definition():
@@ -628,3 +659,157 @@ def test_demo_returns_a_table():
     text = demo(0)
     for name in ("ECRM", "kNN", "KRR", "absolute", "square"):
         assert name in text
+
+
+# -- invariance under rescaling the outputs (issue 21, part 2) -------------------------------
+# Supplies, capacities and training flows multiplied by s: every answer is multiplied by s.
+# At s = 1e-9 the absolute-loss answers were wrong yet certified, contains() accepted the zero
+# flow at supply 1e-8, and at 1e9 project() said "the flow polytope is empty".
+
+
+@pytest.mark.parametrize("make", NETWORKS)
+@pytest.mark.parametrize("s", SCALES)
+def test_membership_is_relative_to_the_scale_of_the_outputs(make, s):
+    space = make()
+    scaled = space.rescaled(s)
+    assert scaled.data_scale == pytest.approx(s * space.data_scale, rel=1e-15)
+    V = space.vertices()
+    # vertices() rounds to 12 decimals of the unit-scaled data (scale within sqrt(2) of it)
+    np.testing.assert_allclose(scaled.vertices() / s, V, rtol=0,
+                               atol=1e-12 * np.sqrt(2) * space.data_scale)
+    assert scaled.contains(s * V).all()
+    assert not scaled.contains(np.zeros((1, space.n_arcs)))[0]
+    # Off by 1e-6 of the supply on one node: rejected at the default 1e-8, at every scale.
+    off = s * V[:1].copy()
+    off[0, 0] += 1e-6 * s
+    assert not scaled.contains(off)[0]
+    with pytest.raises(ValueError, match="row 0 violates flow conservation"):
+        scaled.validate(off)
+    # Off by 1e-12 of it: accepted (round-off of the data's own magnitude).
+    off = s * V[:1].copy()
+    off[0, 0] *= 1 + 1e-12
+    assert scaled.contains(off)[0]
+
+
+@pytest.mark.parametrize("s", SCALES)
+def test_infeasibility_is_detected_at_every_scale(s):
+    import re
+
+    with pytest.raises(InfeasibleNetworkError, match=re.escape(
+            f"at most {0.5 * s:g} of the total supply {s:g}")):
+        FlowPolytope([("s", "a"), ("a", "t")], {"s": s, "t": -s}, capacity=[s, 0.5 * s])
+    with pytest.raises(ValueError, match="supplies must sum to zero"):
+        FlowPolytope(DIAMOND, {"s": s, "t": -s * (1 - 1e-6)})
+
+
+@pytest.mark.parametrize("make", NETWORKS)
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000))
+def test_linear_oracle_and_projection_scale_with_the_outputs(make, seed):
+    space = make()
+    rng = np.random.default_rng(seed)
+    C = rng.normal(size=(3, space.n_arcs))
+    Y = space.argmin(C)
+    z = rng.normal(size=space.n_arcs)
+    exact = brute_projection(space, z)
+    base = space.project(z)
+    # The certificate (tol = 1e-9 relative, scale = max(1, |z|, |b|) at unit data) bounds the
+    # distance to the exact projection by sqrt(2 tol) * scale: two answers within twice that.
+    scale = max(1.0, float(np.abs(z).max()), float(np.abs(space.b_eq).max()))
+    for s in SCALES:
+        scaled = space.rescaled(s)
+        res = scaled.minimize_linear(C)
+        np.testing.assert_allclose(res.solution / s, Y, atol=1e-9)
+        assert scaled.contains(res.solution).all()
+        proj = scaled.project(s * z)
+        assert proj.certified[0], s
+        assert scaled.contains(proj.solution).all()
+        np.testing.assert_allclose(proj.solution / s, base.solution,
+                                   atol=2 * np.sqrt(2 * 1e-9) * scale)
+        np.testing.assert_allclose(proj.value[0] / s**2, exact, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("make", NETWORKS)
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), shift=st.sampled_from([-2.0, 0.5]))
+def test_risk_minimisers_scale_with_the_outputs(make, seed, shift):
+    space = make()
+    rng = np.random.default_rng(seed)
+    Y_ref = random_flows(space, rng, 3, grid=3)
+    w = rng.normal(size=3)
+    w[0] = abs(w[0]) + 0.1
+    exact_abs = brute_absolute(space, w, Y_ref)
+    wq = rng.normal(size=3) + shift / 3
+    base_sq = minimize_squared_risk(wq[None], Y_ref, space)
+    for s in SCALES:
+        scaled = space.rescaled(s)
+        for method in ("auto", "milp"):
+            res = minimize_absolute_risk(w[None], s * Y_ref, scaled, method=method)
+            assert res.certified[0], (s, method)
+            assert scaled.contains(res.solution, atol=1e-7).all()
+            # The certificate's guarantee (rtol 1e-9 of sum |w_i| |y_i|_1) and the brute
+            # force's LP tolerance, as in test_absolute_risk_methods_against_brute_force.
+            np.testing.assert_allclose(res.value[0] / s, exact_abs, rtol=1e-7, atol=1e-8)
+            np.testing.assert_allclose(absolute_risk(w[None], Y_ref, res.solution / s),
+                                       res.value / s, rtol=1e-12, atol=1e-12)
+        sq = minimize_squared_risk(wq[None], s * Y_ref, scaled)
+        assert sq.certified[0], s
+        assert scaled.contains(sq.solution, atol=1e-7).all()
+        np.testing.assert_allclose(sq.value / s**2, base_sq.value, rtol=1e-8, atol=1e-9)
+
+
+def test_regression_absolute_and_squared_risk_at_tiny_and_huge_outputs():
+    # ECRM weights on the paper's network, flows of 1 unit scaled by s: the same answers times
+    # s. Before: at s <= 1e-9 every absolute-loss row was wrong and certified.
+    space = paper_network()
+    X, Y = simulate_flows(125, random_state=0)
+    W = ECRM(AbsoluteLoss(), space, gamma=0.03, alpha=1e-4).fit(X[:100], Y[:100]) \
+        .conditional_weights(X[100:])
+    ref_abs = minimize_absolute_risk(W, Y[:100], space)
+    ref_sq = minimize_squared_risk(W, Y[:100], space)
+    assert ref_abs.certified.all() and ref_sq.certified.all()
+    for s in (1e-9, 1e9, *SCALES):
+        scaled = space.rescaled(s)
+        res = minimize_absolute_risk(W, s * Y[:100], scaled)
+        assert res.certified.all(), s
+        np.testing.assert_allclose(res.solution / s, ref_abs.solution, atol=1e-12)
+        np.testing.assert_allclose(res.value / s, ref_abs.value, rtol=1e-9)
+        sq = minimize_squared_risk(W, s * Y[:100], scaled)
+        assert sq.certified.all(), s
+        # Within the projection's guarantee, sqrt(2 tol) of the unit-scaled data, twice.
+        np.testing.assert_allclose(sq.solution / s, ref_sq.solution, atol=2 * np.sqrt(2e-9))
+
+
+def test_squared_loss_ecrm_predictions_scale_with_the_outputs():
+    # Before: at supplies of 1e9 predict raised "the flow polytope is empty".
+    space = paper_network()
+    X, Y = simulate_flows(100, random_state=1)
+    est = ECRM(SquaredLoss(), space, gamma=0.05, alpha=1e-3).fit(X[:70], Y[:70])
+    P = est.predict(X[70:])
+    W = est.conditional_weights(X[70:])
+    for s in (1e9, *SCALES):
+        scaled = space.rescaled(s)
+        est_s = ECRM(SquaredLoss(), scaled, gamma=0.05, alpha=1e-3).fit(X[:70], s * Y[:70])
+        P_s = est_s.predict(X[70:])
+        assert scaled.contains(P_s).all()
+        assert scaled.solve_risk(est_s.conditional_weights(X[70:]), s * Y[:70],
+                                 SquaredLoss()).certified.all(), s
+        # The weights do not depend on the outputs; the projections agree within the
+        # certificate's guarantee (sqrt(2 tol) of the unit-scaled data, twice).
+        np.testing.assert_allclose(est_s.conditional_weights(X[70:]), W, rtol=1e-12,
+                                   atol=1e-14)
+        np.testing.assert_allclose(P_s / s, P, atol=2 * np.sqrt(2e-9))
+
+
+def test_a_big_m_capacity_does_not_loosen_membership():
+    # Capacities of 1e12 standing for "no limit" leave the tolerances at the supplies' scale.
+    space = FlowPolytope(DIAMOND, {"s": 1, "t": -1}, capacity=[1e12] * 5)
+    assert space.data_scale == 1.0
+    y = diamond().vertices()[:1].copy()
+    assert space.contains(y)[0]
+    y[0, 0] += 1e-6
+    assert not space.contains(y)[0]
+    circulation = FlowPolytope([("a", "b"), ("b", "a")], {"a": 0}, capacity=[1e-9, 2e-9])
+    assert circulation.data_scale == 2e-9
+    assert circulation.contains([[1e-9, 1e-9]])[0]
+    assert not circulation.contains([[1e-9, 0.9e-9]])[0]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ecrm import ECRMCV, PermutationSpace
 from ecrm.losses.kendall import KendallLoss, kendall_tau
-from ecrm.spaces.linear_ordering import linear_ordering, ordering_cost
+from ecrm.spaces.linear_ordering import MILP_RTOL, linear_ordering, ordering_cost
 from ecrm.testing import check_linear_form, check_oracle
 
 
@@ -22,7 +22,8 @@ def _brute_force(B):
 
 
 def _check_optimal(B, orders, rtol=1e-12):
-    """Optimal within ``rtol * sum|B|`` (the MILP: HiGHS's tolerances, hence 1e-6)."""
+    """Optimal within ``rtol * sum|B|`` (the MILP: its gap, MILP_RTOL of the row, plus
+    the round-off of the sums)."""
     B = np.asarray(B, dtype=float)
     assert np.array_equal(np.sort(orders, axis=1), np.tile(np.arange(B.shape[1]), (len(B), 1)))
     best = _brute_force(B)
@@ -55,7 +56,7 @@ def _costs(draw):
 @given(_costs(), st.sampled_from(["auto", "dp", "milp"]))
 def test_linear_ordering_matches_brute_force(B, method):
     res = linear_ordering(B, method=method)
-    _check_optimal(B, res.solution, rtol=1e-6 if method == "milp" else 1e-12)
+    _check_optimal(B, res.solution, rtol=MILP_RTOL + 1e-12 if method == "milp" else 1e-12)
     np.testing.assert_allclose(res.value, ordering_cost(B, res.solution))
     assert res.certified.all()
 
@@ -82,6 +83,37 @@ def test_decomposition_and_dp_agree_with_milp_on_larger_blocks():
         np.testing.assert_allclose(dp.value, milp.value, rtol=1e-9)
         np.testing.assert_allclose(auto.value, dp.value, rtol=1e-9)
         assert set(auto.method) <= {"dp", "milp"}
+
+
+def _milp_rows(rng, k):
+    """Cost rows on which HiGHS's absolute tolerances matter: differences B_ab - B_ba of
+    about 1e-7 of the row's largest (near-ties on a large common part), one huge entry
+    next to ordinary ones, and rows of tiny or huge magnitude."""
+    near = 1.0 + 1e-7 * rng.normal(size=(2, k, k))
+    spike = rng.normal(size=(2, k, k))
+    spike[:, 0, 1] = 1e6
+    plain = rng.normal(size=(2, k, k)) * np.array([1e-12, 1e12])[:, None, None]
+    return np.concatenate([near, spike, plain])
+
+
+@pytest.mark.parametrize("k", [6, 10, 13, 16])
+def test_kendall_milp_is_exact_to_its_gap_against_the_dp(k):
+    # Before: the MILP's objective was divided by its largest entry, so HiGHS's absolute gap
+    # (1e-6) let it stop at orders costing up to 1e-6 of the row more than the optimum, and
+    # they were marked certified. Scaled to an l1 norm near 2^20, the gap is MILP_RTOL.
+    B = _milp_rows(np.random.default_rng(k), k)
+    dp = linear_ordering(B, method="dp")
+    milp = linear_ordering(B, method="milp")
+    assert milp.certified.all() and set(milp.method) == {"milp"}
+    iu = np.triu_indices(k, 1)
+    l1 = np.abs(B - B.transpose(0, 2, 1))[:, iu[0], iu[1]].sum(axis=1)
+    # The DP is exact up to a few ulps of sum |B| (its sums in a fixed order).
+    slack = MILP_RTOL * l1 + 1e-14 * np.abs(B).sum(axis=(1, 2))
+    np.testing.assert_array_less(milp.value - dp.value, slack)
+    np.testing.assert_array_less(dp.value - milp.value, 1e-14 * np.abs(B).sum(axis=(1, 2)))
+    # And through the automatic path with every block sent to the MILP.
+    auto = linear_ordering(B, max_dp_size=1)
+    np.testing.assert_array_less(auto.value - dp.value, slack)
 
 
 def test_transitive_costs_split_into_single_items():

@@ -18,13 +18,18 @@ other (:func:`ecrm.testing.check_linear_form`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm.spaces.base import OutputSpace
+from ecrm.spaces.base import CertifiedResult, OutputSpace
 
-__all__ = ["LinearLoss", "Loss", "paired_rows"]
+__all__ = ["LinearLoss", "Loss", "RiskMinimizer", "paired_rows"]
+
+#: A risk minimiser: ``f(W, Y_ref, space, **options)`` returning one certified solution per
+#: row of the weights ``W`` (n, m) given the reference outputs ``Y_ref`` (m, d).
+RiskMinimizer = Callable[..., CertifiedResult]
 
 
 def paired_rows(Y_pred, Y_true) -> tuple[np.ndarray, np.ndarray]:
@@ -41,18 +46,16 @@ def paired_rows(Y_pred, Y_true) -> tuple[np.ndarray, np.ndarray]:
 class Loss(ABC):
     """A task loss :math:`\\ell(y, y')` between a prediction and a reference output.
 
-    A loss without a linear form may name a risk minimiser that a space registers for it
-    (``risk_name``, with keyword arguments ``risk_options``): the flow polytope looks up
-    ``"absolute"`` and ``"squared"`` this way. ``None`` (the default) names none, and
-    enumerable spaces minimise the risk by brute force.
+    A loss without a linear form may name the callable that minimises its estimated risk
+    over a space (:meth:`risk_minimizer`): the absolute and square losses name the flow
+    polytope's minimisers this way, as plain functions. ``None`` (the default) names none,
+    and enumerable spaces minimise the risk by brute force.
     """
 
-    risk_name: str | None = None
-
-    @property
-    def risk_options(self) -> dict:
-        """Keyword arguments for the minimiser named by ``risk_name``: none by default."""
-        return {}
+    def risk_minimizer(self) -> RiskMinimizer | None:
+        """The callable ``f(W, Y_ref, space) -> CertifiedResult`` minimising this loss's
+        estimated risk, with the loss's options bound; ``None`` by default."""
+        return None
 
     @abstractmethod
     def __call__(self, Y_pred, Y_true) -> np.ndarray:
@@ -70,12 +73,15 @@ class Loss(ABC):
     def minimize_risk(self, W, Y_ref, space: OutputSpace) -> np.ndarray:
         """Rows of ``argmin_y sum_i W[k, i] * loss(y, Y_ref[i])`` over ``space``.
 
-        Losses without a linear form reach their minimiser through the space's hook
-        :meth:`ecrm.spaces.base.OutputSpace.minimize_risk` (brute force on enumerable spaces;
-        the flow polytope has its own for the absolute and squared losses). Linear losses
-        never need it: their risk is minimised by :meth:`LinearLoss.argmin`.
+        Losses without a linear form call their :meth:`risk_minimizer`; a loss naming none
+        falls back on the space's hook :meth:`ecrm.spaces.base.OutputSpace.minimize_risk`
+        (brute force on enumerable spaces). Linear losses never need it: their risk is
+        minimised by :meth:`LinearLoss.argmin`.
         """
-        return space.minimize_risk(W, Y_ref, self)
+        minimizer = self.risk_minimizer()
+        if minimizer is None:
+            return space.minimize_risk(W, Y_ref, self)
+        return minimizer(W, Y_ref, space).solution
 
 
 class LinearLoss(Loss):

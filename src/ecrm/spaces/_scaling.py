@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["HIGHS_COST_NORM", "highs_costs", "normalize_rows"]
+__all__ = ["HIGHS_COST_NORM", "highs_costs", "normalize_rows", "power_of_two"]
 
 # The l1 norm of a cost row as HiGHS sees it. HiGHS's optimality tolerance is an absolute
 # 1e-7; at a norm of 2^20 it is 1e-13 of the row, near the round-off of the objective.
@@ -66,3 +66,18 @@ def highs_costs(C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     C_scaled, scale = normalize_rows(C)
     return C_scaled * HIGHS_COST_NORM, scale / HIGHS_COST_NORM
+
+
+def power_of_two(x: float) -> float:
+    r"""The power of two nearest to ``x`` > 0 (in log scale), 1.0 for ``x`` <= 0.
+
+    Dividing data by it is exact in floating point, so a problem solved on the scaled data and
+    multiplied back gives the same answer at every power-of-two scale of the data.
+
+    >>> power_of_two(3e-12) == 2.0**-38, power_of_two(1.0), power_of_two(0.0)
+    (True, 1.0, 1.0)
+    """
+    x = float(x)
+    if not x > 0 or not np.isfinite(x):
+        return 1.0
+    return float(np.ldexp(1.0, int(np.round(np.log2(x)))))

@@ -11,7 +11,8 @@ so a new space knows what it may implement:
 * :meth:`OutputSpace.consistent_scores` -- make per-coordinate scores consistent with the
   space's structure (default: unchanged; a hierarchy caps each label by its parents);
 * :meth:`OutputSpace.minimize_risk` -- the risk minimiser for losses with no linear form
-  (default: brute force over :meth:`enumerate`; the flow polytope registers its own).
+  (default: brute force over :meth:`enumerate`; losses such as the absolute loss name their
+  own minimiser instead, :meth:`ecrm.losses.Loss.risk_minimizer`).
 
 Solvers that certify their answers return a :class:`CertifiedResult`.
 """
@@ -170,8 +171,8 @@ class OutputSpace(ABC):
 
         The hook for losses with no linear form (:meth:`ecrm.losses.Loss.minimize_risk` calls
         it). The default scans :meth:`enumerate` (ties to the first element); spaces with an
-        infinite number of elements override it for the losses they support (the flow
-        polytope: absolute and squared loss).
+        infinite number of elements override it (the flow polytope refuses a loss that names
+        no minimiser of its own).
 
         Parameters
         ----------

@@ -38,12 +38,14 @@ rows of a stack of cost matrices, in three steps:
    costs neither overflow nor underflow.
 3. **Mixed-integer programming** (HiGHS through :func:`scipy.optimize.milp`) for larger blocks:
    binary :math:`x_{ab}` (:math:`a < b`, 1 when :math:`a` comes first), objective
-   :math:`\sum_{a<b} (B_{ab} - B_{ba})\, x_{ab}` scaled by its largest entry, and the
+   :math:`\sum_{a<b} (B_{ab} - B_{ba})\, x_{ab}` scaled by a power of two to an l1 norm near
+   :math:`2^{20}` (:func:`ecrm.spaces._scaling.highs_costs`), and the
    3-cycle inequalities :math:`x_{ab} + x_{bc} - x_{ac} \le 1`,
    :math:`x_{ac} - x_{ab} - x_{bc} \le 0` for :math:`a < b < c` (transitivity), solved to a
-   zero relative gap: optimal up to HiGHS's tolerances (a pair whose cost difference is
-   below about 1e-7 of the row's largest one may be ordered either way), so the DP is the
-   reference and the MILP only the fallback for large blocks.
+   zero relative gap and HiGHS's absolute gap of 1e-6 on the scaled objective: optimal within
+   :data:`MILP_RTOL` (about 1.35e-12) of :math:`\sum_{a<b} |B_{ab} - B_{ba}|` (before the
+   scaling, within 1e-6 of the largest difference). The DP is the reference and the MILP the
+   fallback for large blocks.
 
 References
 ----------
@@ -61,12 +63,20 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from ecrm.spaces._scaling import HIGHS_COST_NORM, highs_costs
 from ecrm.spaces.base import CertifiedResult
 
-__all__ = ["MAX_DP_SIZE", "linear_ordering", "ordering_cost"]
+__all__ = ["MAX_DP_SIZE", "MILP_RTOL", "linear_ordering", "ordering_cost"]
 
 #: Default largest block solved by dynamic programming.
 MAX_DP_SIZE = 16
+#: HiGHS's absolute optimality gap (its default ``mip_abs_gap``; scipy's ``milp`` does not
+#: expose it) on the scaled objective: the MILP's order
+#: costs at most ``MILP_ABS_GAP / HIGHS_COST_NORM * sqrt(2)`` (about 1.35e-12) times the l1
+#: norm of the row's differences ``B_ab - B_ba`` more than the optimum.
+MILP_ABS_GAP = 1e-6
+#: The MILP's guarantee relative to the l1 norm of the row's differences.
+MILP_RTOL = MILP_ABS_GAP / HIGHS_COST_NORM * math.sqrt(2)
 #: Rows x subsets per DP chunk (16 rows of 16 items): bounds the memory of the tables.
 _CHUNK_ELEMENTS = 1 << 20
 
@@ -187,9 +197,9 @@ def _milp(B: np.ndarray) -> np.ndarray:
     iu, constraint = _transitivity(s)
     D = (B - B.transpose(0, 2, 1))[:, iu[0], iu[1]]
     orders = np.empty((n, s), dtype=np.int64)
-    for i, c in enumerate(D):
-        scale = np.abs(c).max()
-        c = c / scale if scale > 0 else c
+    # Each row scaled by a power of two to an l1 norm near 2^20, as every LP and MILP of the
+    # package: HiGHS's absolute gap (1e-6) is then ~1e-12 of the row, not 1e-6 of it.
+    for i, c in enumerate(highs_costs(D)[0]):
         res = milp(c, constraints=constraint if s > 2 else None, integrality=np.ones(len(c)),
                    bounds=Bounds(0, 1), options={"mip_rel_gap": 0.0})
         if res.x is None or res.status != 0:
@@ -264,8 +274,9 @@ def linear_ordering(B, *, method: str = "auto", max_dp_size: int = MAX_DP_SIZE
         largest = np.full(n, k)
     else:
         orders, largest = _solve_blocks(B, max_dp_size)
-    used = np.where(largest > max_dp_size if method == "auto" else method == "milp",
-                    "milp", "dp")
+    # one method name per row (a 0-d array before, when the method was forced)
+    used = (np.where(largest > max_dp_size, "milp", "dp") if method == "auto"
+            else np.full(n, method))
     value = ordering_cost(B0, orders)
     return CertifiedResult(orders, value, value.copy(), np.ones(n, dtype=bool), used,
                            {"largest_block": largest})

@@ -43,7 +43,11 @@ tolerances are absolute. Every row is therefore divided by the power of two near
 norm before any LP or MILP (:func:`ecrm.spaces._scaling.normalize_rows`), every
 certificate compares gaps with a tolerance relative to that norm, and values and bounds are
 multiplied back at the end: weights of order 1e-14 (an RBF kernel far from the training set,
-without intercept) or 1e12 give the same answers as weights of order 1.
+without intercept) or 1e12 give the same answers as weights of order 1. The outputs are
+scaled the same way: the training flows and the polytope (supplies, capacities) are divided by
+one power of two near the data's magnitude (:meth:`~ecrm.spaces.flows.FlowPolytope.unit_scaled`),
+so flows of order 1e-12 or 1e12 give the answers of flows of order 1, times the scale (before,
+supplies of 1e-9 merged every training value into one and the answer was wrong but certified).
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from ecrm.spaces._scaling import normalize_rows
 from ecrm.spaces.base import CertifiedResult
 from ecrm.spaces.flows._checks import check_bounded_below, check_risk_inputs
-from ecrm.spaces.flows.polytope import FlowPolytope, register_risk_minimizer
+from ecrm.spaces.flows.polytope import FlowPolytope
 
 __all__ = ["ABSOLUTE_METHODS", "absolute_risk", "minimize_absolute_risk"]
 
@@ -255,7 +259,6 @@ def _tolerance(W: np.ndarray, Y_ref: np.ndarray, tol: float) -> np.ndarray:
 
 
 # -- the minimiser ------------------------------------------------------------------------
-@register_risk_minimizer("absolute")
 def minimize_absolute_risk(W, Y_ref, space, *, method: str = "auto", tol: float = 1e-9,
                            max_iter: int = 50, time_limit: float | None = None,
                            subgradient_iter: int = 500, step: float | None = None
@@ -316,6 +319,11 @@ def minimize_absolute_risk(W, Y_ref, space, *, method: str = "auto", tol: float 
                                np.zeros(0, bool), np.zeros(0, dtype="<U11"), info)
     check_bounded_below(W, space, strict=True)
     W, scale = normalize_rows(W)
+    # Outputs at unit scale too (exact): the merging of training values, the certificates
+    # and HiGHS's feasibility tolerances are then relative to the supplies and capacities.
+    space, sigma = space.unit_scaled(Y_ref)
+    Y_ref = Y_ref / sigma
+    scale = scale * sigma
     pwl = _PiecewiseRisk(W, Y_ref, space)
     atol = _tolerance(W, Y_ref, tol)
     if method == "subgradient":
@@ -326,7 +334,7 @@ def minimize_absolute_risk(W, Y_ref, space, *, method: str = "auto", tol: float 
         result = _local(pwl, atol, max_iter)
         if method == "auto" and not result.certified.all():
             result = _milp_fallback(result, pwl, W, Y_ref, atol, time_limit)
-    return CertifiedResult(result.solution, result.value * scale, result.bound * scale,
+    return CertifiedResult(result.solution * sigma, result.value * scale, result.bound * scale,
                            result.certified, result.method, {**info, **result.info})
 
 

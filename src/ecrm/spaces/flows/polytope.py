@@ -19,49 +19,27 @@ at the head of every arc). :class:`FlowPolytope` is this set, with
 * :meth:`FlowPolytope.validate` / :meth:`FlowPolytope.contains`: checks of training outputs
   (shape, sign, capacity, conservation) naming the offending row, arc or node;
 * :meth:`FlowPolytope.minimize_risk` / :meth:`FlowPolytope.solve_risk`: the risk minimiser
-  for a loss with no linear form, chosen from :data:`RISK_MINIMIZERS` by the name the loss
-  declares in its ``risk_name`` attribute (networkx's ``flow_func`` style): ``"absolute"``
-  (:mod:`ecrm.spaces.flows.absolute`) and ``"squared"`` (:mod:`ecrm.spaces.flows.squared`).
+  of a loss with no linear form, the callable the loss names
+  (:meth:`ecrm.losses.Loss.risk_minimizer`, networkx's ``flow_func`` style): the absolute
+  loss's (:mod:`ecrm.spaces.flows.absolute`) and the square loss's
+  (:mod:`ecrm.spaces.flows.squared`).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from ecrm.spaces._scaling import highs_costs
+from ecrm.spaces._scaling import highs_costs, power_of_two
 from ecrm.spaces.base import CertifiedResult, OutputSpace
 from ecrm.spaces.flows import projection
 
-__all__ = ["PAPER_ARCS", "RISK_MINIMIZERS", "FlowPolytope", "InfeasibleNetworkError",
-           "paper_network", "register_risk_minimizer"]
-
-#: Risk minimisers over a flow polytope, by the ``risk_name`` a loss declares. Each is called
-#: as ``minimizer(W, Y_ref, space, **loss.risk_options)`` and returns a
-#: :class:`~ecrm.spaces.base.CertifiedResult`.
-RISK_MINIMIZERS: dict[str, Callable[..., CertifiedResult]] = {}
-
-
-def register_risk_minimizer(name: str) -> Callable:
-    """Decorator: make a function the flow polytope's risk minimiser for losses named ``name``.
-
-    >>> @register_risk_minimizer("example")
-    ... def minimize_example_risk(W, Y_ref, space):
-    ...     ...
-    >>> RISK_MINIMIZERS.pop("example").__name__
-    'minimize_example_risk'
-    """
-    def register(func: Callable[..., CertifiedResult]) -> Callable[..., CertifiedResult]:
-        RISK_MINIMIZERS[name] = func
-        return func
-
-    return register
-
+__all__ = ["PAPER_ARCS", "FlowPolytope", "InfeasibleNetworkError", "paper_network"]
 
 class InfeasibleNetworkError(ValueError):
     """No flow satisfies the supplies within the capacities (the polytope is empty)."""
@@ -150,6 +128,17 @@ class FlowPolytope(OutputSpace):
         self._index = index
         self.supply = self._check_supply(supply)
         self.capacity = self._check_capacity(capacity)
+        finite = self.capacity[np.isfinite(self.capacity)]
+        #: Magnitude of the data: the largest supply; for a circulation (all supplies 0) the
+        #: largest finite capacity; 0 if there is neither. Capacities do not count otherwise:
+        #: a big-M capacity of 1e12 must not loosen the tolerances of unit supplies.
+        self.data_scale = float(np.abs(self.supply).max(initial=0.0)) or float(
+            finite.max(initial=0.0))
+        # Every LP, vertex and projection runs on the data divided by this power of two
+        # (exact), then scales back: HiGHS's tolerances are absolute, so supplies of 1e-12
+        # would look like zeros to it and supplies of 1e12 break its feasibility checks.
+        self.scale = power_of_two(self.data_scale)
+        self._unit_capacity = self.capacity / self.scale
         n_nodes, n_arcs = len(self.nodes), len(self.arcs)
         tails = np.array([index[t] for t, _ in arc_list])
         heads = np.array([index[h] for _, h in arc_list])
@@ -166,7 +155,7 @@ class FlowPolytope(OutputSpace):
         for comp in self._components:
             keep[comp[-1]] = False
             total = float(self.supply[comp].sum())
-            if abs(total) > 1e-9 * max(1.0, float(np.abs(self.supply).sum())):
+            if abs(total) > 1e-9 * float(np.abs(self.supply).sum()):
                 names = [self.nodes[j] for j in comp]
                 raise InfeasibleNetworkError(
                     f"infeasible network: the supplies of the connected nodes {names} sum to "
@@ -174,6 +163,7 @@ class FlowPolytope(OutputSpace):
         self._rows = np.flatnonzero(keep)
         self.A_eq = N[self._rows]
         self.b_eq = self.supply[self._rows]
+        self._unit_b_eq = self.b_eq / self.scale
         self._feasible = self._find_feasible_flow()
         self._upper: np.ndarray | None = None
         self._vertices: np.ndarray | None = None
@@ -196,7 +186,7 @@ class FlowPolytope(OutputSpace):
         if not np.all(np.isfinite(b)):
             raise ValueError("supply contains NaN or infinite values")
         total = float(b.sum())
-        if abs(total) > 1e-9 * max(1.0, float(np.abs(b).sum())):
+        if abs(total) > 1e-9 * float(np.abs(b).sum()):  # relative: any scale of supplies
             raise ValueError(f"supplies must sum to zero (total outflow = total inflow); they "
                              f"sum to {total:g}")
         b.setflags(write=False)
@@ -242,27 +232,31 @@ class FlowPolytope(OutputSpace):
     def _find_feasible_flow(self) -> np.ndarray:
         """A feasible flow, or :class:`InfeasibleNetworkError` naming the unmet supplies."""
         n_nodes, n_arcs = self.incidence.shape
-        # min 1'(p + q) s.t. N y + p - q = b, 0 <= y <= u, p, q >= 0.
+        # min 1'(p + q) s.t. N y + p - q = b, 0 <= y <= u, p, q >= 0, on the unit-scaled data.
         A = np.hstack([self.incidence, np.eye(n_nodes), -np.eye(n_nodes)])
         c = np.concatenate([np.zeros(n_arcs), np.ones(2 * n_nodes)])
-        bounds = [(0.0, None if np.isinf(u) else u) for u in self.capacity]
-        bounds += [(0.0, None)] * (2 * n_nodes)
-        res = linprog(c, A_eq=A, b_eq=self.supply, bounds=bounds, method="highs")
+        bounds = self._unit_bounds() + [(0.0, None)] * (2 * n_nodes)
+        unit_supply = self.supply / self.scale
+        res = linprog(c, A_eq=A, b_eq=unit_supply, bounds=bounds, method="highs")
         if res.status != 0:  # pragma: no cover - this LP is always feasible and bounded
             raise RuntimeError("could not decide whether the flow network is feasible")
-        scale = max(1.0, float(np.abs(self.supply).sum()))
-        unmet = res.x[n_arcs:n_arcs + n_nodes] - res.x[n_arcs + n_nodes:]
+        scale = max(1.0, float(np.abs(unit_supply).sum()))
+        unmet = (res.x[n_arcs:n_arcs + n_nodes] - res.x[n_arcs + n_nodes:]) * self.scale
         if res.fun > 1e-9 * scale:
             total = float(np.abs(self.supply).sum()) / 2
-            routed = total - float(res.fun) / 2
+            routed = total - float(res.fun) * self.scale / 2
             where = ", ".join(f"{self.nodes[j]!r}: {unmet[j]:+g}"
-                              for j in np.flatnonzero(np.abs(unmet) > 1e-9 * scale))
+                              for j in np.flatnonzero(np.abs(unmet) > 1e-9 * scale * self.scale))
             raise InfeasibleNetworkError(
                 f"infeasible network: no flow meets the supplies within the capacities; at "
                 f"most {routed:g} of the total supply {total:g} can be routed (unmet supply "
                 f"by node: {where})")
-        y = np.clip(res.x[:n_arcs], 0.0, self.capacity)
+        y = np.clip(res.x[:n_arcs] * self.scale, 0.0, self.capacity)
         return y
+
+    def _unit_bounds(self) -> list[tuple[float, float | None]]:
+        """Arc bounds ``[0, u / scale]`` for HiGHS (``None``: uncapacitated)."""
+        return [(0.0, None if np.isinf(u) else u) for u in self._unit_capacity]
 
     # -- basic properties -----------------------------------------------------------
     @property
@@ -302,16 +296,17 @@ class FlowPolytope(OutputSpace):
     def _arc_maxima(self) -> np.ndarray:
         upper = self.capacity.copy()
         cycle_arcs = self._arcs_on_free_cycles()
-        bounds = [(0.0, None if np.isinf(u) else u) for u in self.capacity]
+        bounds = self._unit_bounds()
         for k in range(self.n_arcs):
             if cycle_arcs[k]:
                 upper[k] = np.inf
                 continue
             c = np.zeros(self.n_arcs)
             c[k] = -1.0
-            res = linprog(c, A_eq=self.A_eq, b_eq=self.b_eq, bounds=bounds, method="highs")
+            res = linprog(c, A_eq=self.A_eq, b_eq=self._unit_b_eq, bounds=bounds,
+                          method="highs")
             if res.status == 0:
-                upper[k] = min(self.capacity[k], -res.fun)
+                upper[k] = min(self.capacity[k], -res.fun * self.scale)
             else:  # pragma: no cover - unbounded only through a free cycle
                 upper[k] = np.inf
         upper.setflags(write=False)
@@ -347,18 +342,26 @@ class FlowPolytope(OutputSpace):
                              f"{self.arcs[k]}")
         return Y
 
-    def _tolerance(self, atol: float) -> float:
-        return atol * max(1.0, float(np.abs(self.supply).max(initial=0.0)))
+    def _tolerance(self, Y: np.ndarray, atol: float) -> np.ndarray:
+        """Tolerance per row of ``Y``: ``atol`` times the larger of the data's magnitude
+        (:attr:`data_scale`) and the row's, so that membership is invariant to a common
+        rescaling of supplies, capacities and flows (0 only for zero data and a zero row)."""
+        return atol * np.maximum(self.data_scale, np.abs(Y).max(axis=1, initial=0.0))
+
+    def _checks(self, Y: np.ndarray, atol: float):
+        tol = self._tolerance(Y, atol)[:, None]
+        imbalance = Y @ self.incidence.T - self.supply
+        return Y < -tol, Y > self.capacity + tol, np.abs(imbalance) > tol, imbalance
 
     def violations(self, Y, *, atol: float = 1e-8) -> list[str]:
-        """Human-readable reasons why rows of ``Y`` are not flows (empty if all are)."""
+        """Human-readable reasons why rows of ``Y`` are not flows (empty if all are).
+
+        Tolerances are relative: ``atol`` times the larger of :attr:`data_scale` (the largest
+        supply) and the row's largest entry.
+        """
         Y = self._as_flows(Y, "Y")
-        tol = self._tolerance(atol)
         out = []
-        neg = Y < -tol
-        over = Y > self.capacity + tol
-        imbalance = Y @ self.incidence.T - self.supply
-        bad_node = np.abs(imbalance) > tol * max(1.0, float(np.abs(Y).max(initial=0.0)))
+        neg, over, bad_node, imbalance = self._checks(Y, atol)
         for i in np.flatnonzero(neg.any(1) | over.any(1) | bad_node.any(1)):
             if neg[i].any():
                 k = int(np.flatnonzero(neg[i])[0])
@@ -376,12 +379,11 @@ class FlowPolytope(OutputSpace):
         return out
 
     def contains(self, Y, *, atol: float = 1e-8) -> np.ndarray:
-        """Boolean mask of the rows of ``Y`` that are flows (to the tolerance ``atol``)."""
+        """Boolean mask of the rows of ``Y`` that are flows, to ``atol`` relative to the larger
+        of the data's magnitude (:attr:`data_scale`) and the row's largest entry."""
         Y = self._as_flows(Y, "Y")
-        tol = self._tolerance(atol)
-        scale = max(1.0, float(np.abs(Y).max(initial=0.0)))
-        ok = (Y >= -tol).all(1) & (Y <= self.capacity + tol).all(1)
-        return ok & (np.abs(Y @ self.incidence.T - self.supply) <= tol * scale).all(1)
+        neg, over, bad_node, _ = self._checks(Y, atol)
+        return ~(neg.any(1) | over.any(1) | bad_node.any(1))
 
     def validate(self, Y, *, atol: float = 1e-8) -> np.ndarray:
         """Return ``Y`` as a new float array (n, d) after checking every row is a flow.
@@ -413,17 +415,18 @@ class FlowPolytope(OutputSpace):
         scale of ``C``.
         """
         C = self.check_costs(C)
-        bounds = [(0.0, None if np.isinf(u) else u) for u in self.capacity]
+        bounds = self._unit_bounds()
         Y = np.empty_like(C)
         for i, c in enumerate(highs_costs(C)[0]):
-            res = linprog(c, A_eq=self.A_eq, b_eq=self.b_eq, bounds=bounds, method="highs")
+            res = linprog(c, A_eq=self.A_eq, b_eq=self._unit_b_eq, bounds=bounds,
+                          method="highs")
             if res.status == 3:
                 raise ValueError(
                     f"the linear cost of row {i} is unbounded below on this flow polytope "
                     "(a directed cycle of uncapacitated arcs has negative total cost)")
             if res.status != 0:  # pragma: no cover - feasible by construction
                 raise RuntimeError(f"the min-cost flow LP of row {i} failed")
-            Y[i] = self.clip(res.x)
+            Y[i] = self.clip(res.x * self.scale)
         value = np.einsum("ij,ij->i", C, Y)
         n = len(C)
         return CertifiedResult(Y, value, value.copy(), np.ones(n, bool), np.full(n, "lp"))
@@ -484,17 +487,51 @@ class FlowPolytope(OutputSpace):
             if abs(np.linalg.det(B)) < 0.5:  # incidence bases have determinant +-1
                 continue
             others = [k for k in range(d) if k not in basis]
-            options = [(0.0, self.capacity[k]) if capped[k] else (0.0,) for k in others]
+            u = self._unit_capacity  # on the unit-scaled data: the tolerances are relative
+            options = [(0.0, u[k]) if capped[k] else (0.0,) for k in others]
             for values in itertools.product(*options):
                 y = np.zeros(d)
                 y[others] = values
-                y[list(basis)] = np.linalg.solve(B, self.b_eq - self.A_eq[:, others] @ y[others])
-                if np.all(y >= -1e-9) and np.all(y <= self.capacity + 1e-9):
-                    found.append(self.clip(y))
-        V = np.unique(np.round(np.array(found), 12), axis=0)
+                y[list(basis)] = np.linalg.solve(
+                    B, self._unit_b_eq - self.A_eq[:, others] @ y[others])
+                if np.all(y >= -1e-9) and np.all(y <= u + 1e-9):
+                    found.append(np.clip(y, 0.0, u))
+        V = self.clip(np.unique(np.round(np.array(found), 12), axis=0) * self.scale)
         V.setflags(write=False)
         self._vertices = V
         return V.copy()
+
+    def rescaled(self, factor: float) -> FlowPolytope:
+        """The same network with supplies and capacities multiplied by ``factor`` > 0.
+
+        Its flows are those of this polytope times ``factor``.
+
+        >>> paper_network().rescaled(1e-9).supply.tolist()
+        [1e-09, 0.0, 0.0, 0.0, 0.0, -1e-09]
+        """
+        factor = float(factor)
+        if not (np.isfinite(factor) and factor > 0):
+            raise ValueError(f"factor must be a positive finite number; got {factor!r}")
+        return FlowPolytope(self.arcs, self.supply * factor, self.capacity * factor,
+                            nodes=self.nodes)
+
+    def unit_scaled(self, Y_ref: np.ndarray) -> tuple[FlowPolytope, float]:
+        r"""This polytope and flows ``Y_ref`` divided by one power of two :math:`\sigma`.
+
+        :math:`\sigma` is :attr:`scale` (the data's magnitude), or that of ``Y_ref`` when
+        supplies and capacities are all zero. Returns ``(space, sigma)`` with ``space`` the
+        polytope of the flows divided by :math:`\sigma` (``self`` when :math:`\sigma = 1`;
+        cached): the risk minimisers solve on it, where HiGHS's absolute tolerances are
+        relative to the data, and multiply back (exactly).
+        """
+        sigma = self.scale if self.data_scale > 0 else power_of_two(
+            float(np.abs(Y_ref).max(initial=0.0)))
+        if sigma == 1.0:
+            return self, 1.0
+        cache = self.__dict__.setdefault("_unit_cache", {})
+        if sigma not in cache:
+            cache[sigma] = self.rescaled(1.0 / sigma)
+        return cache[sigma], sigma
 
     def feasible_flow(self) -> np.ndarray:
         """Some flow of the polytope (the one found when checking feasibility), shape (d,)."""
@@ -517,8 +554,8 @@ class FlowPolytope(OutputSpace):
     def solve_risk(self, W, Y_ref, loss) -> CertifiedResult:
         r"""Minimise :math:`\sum_i W_{ki}\,\ell(y, Y^{ref}_i)` over the polytope, per row ``k``.
 
-        The minimiser is looked up in :data:`RISK_MINIMIZERS` by ``loss.risk_name`` and called
-        with the options of ``loss.risk_options`` (e.g. the absolute loss's ``method``).
+        The minimiser is the callable the loss names (:meth:`ecrm.losses.Loss.risk_minimizer`,
+        with the loss's options bound), called as ``f(W, Y_ref, self)``.
 
         Parameters
         ----------
@@ -528,7 +565,8 @@ class FlowPolytope(OutputSpace):
         Y_ref : array-like of shape (m, d)
             The training outputs, flows of this network.
         loss : ecrm.losses.Loss
-            A loss declaring ``risk_name`` (``"absolute"`` or ``"squared"``).
+            A loss naming a risk minimiser (:class:`~ecrm.losses.AbsoluteLoss`,
+            :class:`~ecrm.losses.SquaredLoss`, or one of your own).
 
         Returns
         -------
@@ -538,7 +576,7 @@ class FlowPolytope(OutputSpace):
         Raises
         ------
         ValueError
-            If no risk minimiser is registered for the loss.
+            If the loss names no risk minimiser.
 
         Examples
         --------
@@ -549,13 +587,13 @@ class FlowPolytope(OutputSpace):
         >>> bool(res.certified[0]), round(float(res.value[0]), 6)
         (True, 2.5)
         """
-        name = loss.risk_name
-        if name not in RISK_MINIMIZERS:
+        minimizer = loss.risk_minimizer()
+        if minimizer is None:
             raise ValueError(
-                f"{type(loss).__name__} has no linear form and the flow polytope has no risk "
-                f"minimiser for it (risk_name={name!r}); registered: "
-                f"{sorted(RISK_MINIMIZERS)}")
-        return RISK_MINIMIZERS[name](W, Y_ref, self, **loss.risk_options)
+                f"{type(loss).__name__} names no risk minimiser (its risk_minimizer() is None), "
+                "and the flow polytope cannot enumerate its flows: use a loss with one, such "
+                "as AbsoluteLoss or SquaredLoss, or pass your own f(W, Y_ref, space)")
+        return minimizer(W, Y_ref, self)
 
     def minimize_risk(self, W, Y_ref, loss) -> np.ndarray:
         """The solutions of :meth:`solve_risk`, shape (n, d)."""

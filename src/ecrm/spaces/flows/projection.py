@@ -16,12 +16,16 @@ checked: feasibility, and multipliers of the right sign for the active bounds (a
 least-squares problem, BVLS, since the potentials :math:`\pi` are not unique). Unlike SLSQP or
 trust-constr, this needs no starting point, tolerates the rank-deficient incidence matrix, and
 is exact; for the tiny networks of interest one projection takes well under a millisecond.
-Tolerances are relative to the scale of the point and of the supplies.
+**Scale.** The problem is solved on the data divided by the polytope's power-of-two
+:attr:`~ecrm.spaces.flows.FlowPolytope.scale` (exact in floating point), and every tolerance
+is relative to the larger of 1 and the scaled point's and supplies' magnitudes: the projection
+is equivariant under a common rescaling of supplies, capacities and points, from 1e-12 to
+1e12 (before, NNLS's absolute tolerances declared the polytope empty at supplies of 1e9).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from scipy.optimize import lsq_linear, nnls
@@ -32,6 +36,17 @@ if TYPE_CHECKING:
     from ecrm.spaces.flows.polytope import FlowPolytope
 
 __all__ = ["project"]
+
+
+class _Data(NamedTuple):
+    """The polytope's data divided by its scale: ``A y = b``, ``0 <= y <= u``."""
+
+    A: np.ndarray
+    b: np.ndarray
+    u: np.ndarray
+
+    def clip(self, y: np.ndarray) -> np.ndarray:
+        return np.clip(y, 0.0, self.u)
 
 
 def project(space: FlowPolytope, Z, *, tol: float = 1e-9) -> CertifiedResult:
@@ -58,23 +73,24 @@ def project(space: FlowPolytope, Z, *, tol: float = 1e-9) -> CertifiedResult:
     if not np.all(np.isfinite(Z)):
         raise ValueError("points to project contain NaN or infinite values")
     d = space.n_arcs
-    capped = np.flatnonzero(np.isfinite(space.capacity))
-    G = np.vstack([np.eye(d), -np.eye(d)[capped], space.A_eq, -space.A_eq])
+    data = _Data(space.A_eq, space._unit_b_eq, space._unit_capacity)
+    capped = np.flatnonzero(np.isfinite(data.u))
+    G = np.vstack([np.eye(d), -np.eye(d)[capped], data.A, -data.A])
     Y = np.empty_like(Z)
     certified = np.zeros(len(Z), dtype=bool)
-    for i, z in enumerate(Z):
-        Y[i], certified[i] = _project_one(space, G, capped, z, tol)
+    for i, z in enumerate(Z / space.scale):
+        Y[i], certified[i] = _project_one(data, G, capped, z, tol)
+    Y = space.clip(Y * space.scale)
     value = np.sum((Y - Z) ** 2, axis=1)
     return CertifiedResult(Y, value, np.where(certified, value, -np.inf), certified,
                            np.full(len(Z), "nnls-ldp"), {"tol": tol})
 
 
-def _project_one(space: FlowPolytope, G: np.ndarray, capped: np.ndarray, z: np.ndarray,
+def _project_one(space: _Data, G: np.ndarray, capped: np.ndarray, z: np.ndarray,
                  tol: float) -> tuple[np.ndarray, bool]:
-    d = space.n_arcs
-    Az = space.A_eq @ z
-    h = np.concatenate([-z, z[capped] - space.capacity[capped], space.b_eq - Az,
-                        Az - space.b_eq])
+    d = len(z)
+    Az = space.A @ z
+    h = np.concatenate([-z, z[capped] - space.u[capped], space.b - Az, Az - space.b])
     E = np.vstack([G.T, h[None, :]])
     f = np.zeros(d + 1)
     f[-1] = 1.0
@@ -84,7 +100,7 @@ def _project_one(space: FlowPolytope, G: np.ndarray, capped: np.ndarray, z: np.n
         raise ValueError("the flow polytope is empty")
     x = -r[:d] / r[-1]
     y = space.clip(z + x)
-    scale = max(1.0, float(np.abs(z).max()), float(np.abs(space.b_eq).max(initial=0.0)))
+    scale = max(1.0, float(np.abs(z).max()), float(np.abs(space.b).max(initial=0.0)))
     # Fast certificate: mu = v / (1 - h'v) >= 0 are multipliers of G x >= h with
     # x = G' mu (stationarity by construction); x is optimal when G x >= h and the
     # duality gap mu'(G x - h) vanishes.
@@ -94,7 +110,7 @@ def _project_one(space: FlowPolytope, G: np.ndarray, capped: np.ndarray, z: np.n
     # NNLS stops at a relative tolerance; identify the active set from its answer and
     # solve exactly on it (primal-dual active-set steps), then certify through KKT.
     lower = y <= 1e-7 * scale
-    upper = ~lower & (y >= space.capacity - 1e-7 * scale)
+    upper = ~lower & (y >= space.u - 1e-7 * scale)
     seen = set()
     for _ in range(2 * d + 2):
         key = (lower.tobytes(), upper.tobytes())
@@ -105,19 +121,19 @@ def _project_one(space: FlowPolytope, G: np.ndarray, capped: np.ndarray, z: np.n
         if _certify(space, z, y_new, g, lower, upper, tol * scale):
             return space.clip(y_new), True
         lower = (lower & (g > 0)) | (~upper & (y_new < 0))
-        upper = ~lower & ((upper & (g < 0)) | (y_new > space.capacity))
+        upper = ~lower & ((upper & (g < 0)) | (y_new > space.u))
     return y, False
 
 
-def _kkt_solve(space: FlowPolytope, z, lower, upper):
+def _kkt_solve(space: _Data, z, lower, upper):
     """Minimiser of ||y - z||^2 / 2 s.t. A y = b with the arcs of ``lower`` at 0 and of
     ``upper`` at capacity; returns it and the gradient ``y - z + A' pi``."""
-    A, u = space.A_eq, space.capacity
+    A, u = space.A, space.u
     free = ~(lower | upper)
     y = np.where(upper, u, 0.0)
     AF = A[:, free]
-    rhs = space.b_eq - A[:, upper] @ u[upper]
-    nf, r = int(free.sum()), len(space.b_eq)
+    rhs = space.b - A[:, upper] @ u[upper]
+    nf, r = int(free.sum()), len(space.b)
     K = np.zeros((nf + r, nf + r))
     K[:nf, :nf] = np.eye(nf)
     K[:nf, nf:] = AF.T
@@ -127,19 +143,19 @@ def _kkt_solve(space: FlowPolytope, z, lower, upper):
     return y, y - z + A.T @ sol[nf:]
 
 
-def _certify(space: FlowPolytope, z, y, g, lower, upper, atol) -> bool:
+def _certify(space: _Data, z, y, g, lower, upper, atol) -> bool:
     r"""KKT check: y feasible and :math:`y - z + A^\top\pi = \mu_L - \mu_U` for some
     :math:`\pi` and :math:`\mu \ge 0` on the active arcs (bounded least squares, BVLS)."""
-    A, u = space.A_eq, space.capacity
+    A, u = space.A, space.u
     if (np.any(y < -atol) or np.any(y > u + atol)
-            or np.any(np.abs(A @ y - space.b_eq) > atol)):
+            or np.any(np.abs(A @ y - space.b) > atol)):
         return False
     free = ~(lower | upper)
     if (np.all(g[lower] >= -atol) and np.all(g[upper] <= atol)
             and np.all(np.abs(g[free]) <= atol)):
         return True  # the least-squares potentials already certify
     L, U = np.flatnonzero(lower), np.flatnonzero(upper)
-    d, r = space.n_arcs, len(space.b_eq)
+    d, r = len(z), len(space.b)
     M = np.hstack([A.T, -np.eye(d)[:, L], np.eye(d)[:, U]])
     lb = np.concatenate([np.full(r, -np.inf), np.zeros(len(L) + len(U))])
     res = lsq_linear(M, z - y, bounds=(lb, np.inf), method="bvls")

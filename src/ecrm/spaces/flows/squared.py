@@ -11,7 +11,9 @@ small polytopes (exact); on larger ones we run vertex-to-vertex linearisation (l
 
 The minimiser is invariant to a positive rescaling of the weights: each row is divided by the
 power of two nearest to its l1 norm first (exact in floating point), so the sign test of
-:math:`s` and every comparison are relative.
+:math:`s` and every comparison are relative. The outputs likewise: the training flows and the
+polytope are divided by one power of two near the data's magnitude
+(:meth:`~ecrm.spaces.flows.FlowPolytope.unit_scaled`) and the solution multiplied back.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 from ecrm.spaces._scaling import normalize_rows
 from ecrm.spaces.base import CertifiedResult
 from ecrm.spaces.flows._checks import check_bounded_below, check_risk_inputs
-from ecrm.spaces.flows.polytope import FlowPolytope, register_risk_minimizer
+from ecrm.spaces.flows.polytope import FlowPolytope
 
 __all__ = ["minimize_squared_risk", "squared_risk"]
 
@@ -34,7 +36,6 @@ def squared_risk(W, Y_ref, Y) -> np.ndarray:
             + W @ np.sum(Y_ref**2, axis=1))
 
 
-@register_risk_minimizer("squared")
 def minimize_squared_risk(W, Y_ref, space, *, tol: float = 1e-9, max_vertices: int = 200_000,
                           max_iter: int = 100) -> CertifiedResult:
     r"""Minimise :math:`\sum_i W_{ki}\|y - Y^{ref}_i\|_2^2` over the flow polytope, per row.
@@ -76,9 +77,11 @@ def minimize_squared_risk(W, Y_ref, space, *, tol: float = 1e-9, max_vertices: i
     >>> bool(res.certified[0]), res.solution[0].round(2).tolist() == (V[:2].mean(0)).tolist()
     (True, True)
     """
-    W_in, Y_ref = check_risk_inputs(W, Y_ref, space)
+    W_in, Y_in = check_risk_inputs(W, Y_ref, space)
     check_bounded_below(W_in, space, strict=False)
     W = normalize_rows(W_in)[0]
+    space, sigma = space.unit_scaled(Y_in)  # outputs at unit scale (exact), as the weights
+    Y_ref = Y_in / sigma
     n = W.shape[0]
     s = W.sum(axis=1)
     G = W @ Y_ref
@@ -104,7 +107,8 @@ def minimize_squared_risk(W, Y_ref, space, *, tol: float = 1e-9, max_vertices: i
             for k in rest:
                 Y[k] = _concave_vertex_descent(space, s[k], G[k], max_iter)
             certified[rest], by[rest] = False, "local"
-    value = squared_risk(W_in, Y_ref, Y)
+    Y = Y * sigma
+    value = squared_risk(W_in, Y_in, Y)
     return CertifiedResult(Y, value, np.where(certified, value, -np.inf), certified, by,
                            {"tol": tol})
 
