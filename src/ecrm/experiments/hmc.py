@@ -52,7 +52,7 @@ METHODS = ("ecrm", "ecrm-scores", "br-svm", "ssvm")
 DEFAULT_METHODS = ("ecrm", "ecrm-scores", "br-svm")
 #: The structured SVM's C grid, in units of 1 / (mean kernel diagonal), its passes when
 #: tuning (3-fold, at most 2,000 points) and when refitting, and its relative duality gap.
-SSVM_CS = (0.1, 1.0, 10.0)
+SSVM_CS = (0.01, 0.1, 1.0, 10.0)
 SSVM_PASSES = (20, 100)
 SSVM_TOL = 1e-2
 #: Kernel settings searched for the label scores, as multiples of 1 / (number of features).
