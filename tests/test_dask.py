@@ -120,10 +120,10 @@ def test_kmeanspp_centres_on_a_pulled_subsample(client):
     kw = dict(NYSTROM, center_selection="kmeans++", n_components=20)
     a = ECRM(HammingLoss(), TREE, **kw).fit(*_dask(X, Y))
     b = ECRM(HammingLoss(), TREE, **kw).fit(*_dask(X, Y))
-    assert_array_equal(a._features.centres, b._features.centres)
-    assert set(map(tuple, a._features.centres)) <= set(map(tuple, X))
+    assert_array_equal(a._fit.features.centres, b._fit.features.centres)
+    assert set(map(tuple, a._fit.features.centres)) <= set(map(tuple, X))
     lev = ECRM(HammingLoss(), TREE, **dict(kw, center_selection="leverage")).fit(*_dask(X, Y))
-    assert lev._features.centres.shape == (20, 4)
+    assert lev._fit.features.centres.shape == (20, 4)
 
 
 def _pickling_get(dsk, keys, **kwargs):

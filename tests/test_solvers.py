@@ -182,7 +182,7 @@ def test_center_selections_give_distinct_training_points(method):
     assert_array_equal(idx, select_centers(X, 20, RBF, method, alpha=1e-2, random_state=0))
     est = ECRM(HammingLoss(), TREE, gamma=0.2, alpha=1e-2, solver="nystrom", n_components=20,
                center_selection=method, random_state=0).fit(X, _problem(m=80)[1])
-    assert_allclose(est._features.centres, X[idx])
+    assert_allclose(est._fit.features.centres, X[idx])
 
 
 def test_nystrom_features_are_rank_revealing():

@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, check_memory, validate_dat
 
 from ecrm._validation import check_bool, check_int, check_real, check_same_rows
 from ecrm.calibration import choose_calibration
-from ecrm.kernels import check_kernel_input, check_kernel_params, kernel_matrix
+from ecrm.kernels import check_kernel_input, check_kernel_params
 from ecrm.losses.base import LinearLoss, Loss
 from ecrm.model_selection import (
     SCORERS,
@@ -29,13 +29,15 @@ from ecrm.model_selection import (
     leave_one_out_scores,
     leave_one_out_search,
 )
-from ecrm.ridge import CholeskyFactor, Factor, RidgeFit, check_ridge, fit_ridge, risk_weights
+from ecrm.ridge import check_ridge
+from ecrm.solvers.base import RiskFit
 from ecrm.solvers.budget import SolverChoice, check_solver_params, row_blocks
 from ecrm.solvers.centers import build_feature_map
-from ecrm.solvers.features import FeatureMap
-from ecrm.solvers.normal_equations import NormalEquations, PrimalFit, primal_weights
+from ecrm.solvers.dual import EigenBasis
+from ecrm.solvers.prepare import prepare
+from ecrm.solvers.primal import FeatureFit
 from ecrm.solvers.primal_loo import primal_leave_one_out_search
-from ecrm.solvers.rows import RiskTargets, is_dask_array, training_rows, validate_outputs
+from ecrm.solvers.rows import RiskTargets, is_dask_array, validate_outputs
 from ecrm.spaces.base import OutputSpace
 
 __all__ = ["ECRM", "ECRMCV"]
@@ -115,17 +117,7 @@ class _RiskEstimator(BaseEstimator):
             return np.column_stack([self.loss.psi(Y), self.loss.const(Y)])
         return None
 
-    @staticmethod
-    def _check_finite(coef, intercept, kernel_params: dict, alpha: float) -> None:
-        """A solve that gave NaN or infinite coefficients fails here, at fit."""
-        if not (np.isfinite(coef).all() and np.isfinite(intercept).all()):
-            raise ValueError(
-                f"the fit produced non-finite coefficients with the kernel {kernel_params} "
-                f"and alpha={alpha!r}: the kernel values are too large or too ill-conditioned "
-                f"for this alpha (rescale the inputs, or increase alpha)"
-            )
-
-    def _set_fitted(self, X, Y, kernel_params: dict, coef=None, intercept=None) -> None:
+    def _set_fitted(self, X, Y, kernel_params: dict, fit: RiskFit) -> None:
         """Set the fitted attributes, once every check and solve has succeeded."""
         self.X_fit_, self.Y_fit_, self.n_features_in_ = X, Y, X.shape[1]
         feature_names, self._y_ndim = self._pending
@@ -136,10 +128,13 @@ class _RiskEstimator(BaseEstimator):
         names = list(self.output_space.output_names)
         self.label_names_ = np.array(names + [None], dtype=object)[:-1]  # tuples stay items
         self.kernel_params_ = kernel_params
-        if coef is not None:
-            self._coef, self._intercept = coef, intercept
-            self.dual_coef_ = coef[:, :-1]
-            self.intercept_ = intercept[:-1]
+        self._fit = fit
+        for name in ("dual_coef_", "coef_", "intercept_"):  # of an earlier fit
+            if name in vars(self):
+                delattr(self, name)
+        if fit.n_risk:  # a linear loss: the costs' coefficients, without the constant
+            setattr(self, fit.coef_name, fit.risk_coef[:, :-1])
+            self.intercept_ = fit.risk_intercept[:-1]
 
     # -- prediction -----------------------------------------------------------------------
     def _check_input(self, X):
@@ -149,23 +144,16 @@ class _RiskEstimator(BaseEstimator):
         validate_data(self, X, reset=False, skip_check_array=True)  # scikit-learn's messages
         return checked
 
-    def _block(self, X) -> np.ndarray:
-        """Kernel block against the training points, or the features of a primal solver."""
-        features: FeatureMap | None = getattr(self, "_features", None)
-        if features is not None:
-            return features.transform(X)
-        return kernel_matrix(X, self.X_fit_, **self.kernel_params_)
-
     def _kernel_block(self, X) -> np.ndarray:
-        return self._block(self._check_input(X))
+        """The fit's block map of ``X``: kernel columns (dual) or features (primal)."""
+        return self._fit.block(self._check_input(X))
 
     def _in_blocks(self, X, fn, width: int) -> np.ndarray:
-        """``fn(block of inputs)`` over row blocks sized by ``working_memory``, stacked."""
+        """``fn(block map of inputs)`` over row blocks sized by ``working_memory``, stacked."""
         X = self._check_input(X)
-        n_cols = getattr(self, "_features", None)
-        n_cols = self.X_fit_.shape[0] if n_cols is None else n_cols.n_features_out
-        parts = [fn(self._block(X[b])) for b in row_blocks(X.shape[0], 2 * n_cols + width)]
-        return np.concatenate(parts) if parts else fn(self._block(X))
+        fit = self._fit
+        parts = [fn(fit.block(X[b])) for b in row_blocks(X.shape[0], 2 * fit.n_columns + width)]
+        return np.concatenate(parts) if parts else fn(fit.block(X))
 
     def _on_dask(self, method: str, X, width: int, one_dimensional: bool = False):
         """``method`` per row chunk of a Dask array ``X``: a lazy Dask array."""
@@ -198,11 +186,11 @@ class _RiskEstimator(BaseEstimator):
         """
         self._require_linear()
         if is_dask_array(X):
-            return self._on_dask("predict_costs", X, self._coef.shape[1] - 1)
-        return self._in_blocks(X, self._costs, self._coef.shape[1])
+            return self._on_dask("predict_costs", X, self._fit.n_risk - 1)
+        return self._in_blocks(X, self._costs, self._fit.n_risk)
 
     def _costs(self, V) -> np.ndarray:
-        return V @ self._coef[:, :-1] + self._intercept[:-1]
+        return V @ self._fit.risk_coef[:, :-1] + self._fit.risk_intercept[:-1]
 
     def conditional_risk(self, X, Y) -> np.ndarray:
         r"""Estimated risk :math:`\hat R(y_k | x_k)` of each row pair of ``X`` and ``Y``.
@@ -221,14 +209,14 @@ class _RiskEstimator(BaseEstimator):
         Y = self.output_space.validate(Y)
         check_same_rows(V, Y)
         if isinstance(self.loss, LinearLoss):
-            full = V @ self._coef + self._intercept
+            full = V @ self._fit.risk_coef + self._fit.risk_intercept
             return np.einsum("ij,ij->i", self.loss.phi(Y), full[:, :-1]) + full[:, -1]
         W = self._weights(V)
         return np.array([W[k] @ self.loss(np.repeat(Y[k:k + 1], len(self.Y_fit_), 0), self.Y_fit_)
                          for k in range(len(Y))])
 
-    def _weights(self, V) -> np.ndarray:  # pragma: no cover - estimators with weights
-        raise NotImplementedError
+    def _weights(self, V) -> np.ndarray:
+        return self._fit.weights(V)
 
     def predict(self, X) -> np.ndarray:
         """Predicted outputs: exact minimisers of the estimated conditional risk.
@@ -249,7 +237,7 @@ class _RiskEstimator(BaseEstimator):
         if isinstance(self.loss, LinearLoss):
             Y = self._in_blocks(X, lambda V: self.loss.argmin(self._costs(V),
                                                               self.output_space),
-                                self._coef.shape[1])
+                                self._fit.n_risk)
         else:
             Y = self._in_blocks(X, lambda V: self.loss.minimize_risk(
                 self._weights(V), self.Y_fit_, self.output_space), self.X_fit_.shape[0])
@@ -295,60 +283,10 @@ class _ECRMBase(_RiskEstimator):
             refuse_dual(self.solver, kernel)
         return choice
 
-    def _store(self, X, Y, kernel_params: dict, factor: Factor, fit_intercept: bool,
-               alpha: float, T=None) -> None:
-        """Solve the risk and marginal regressions with the dual ``factor``."""
-        T = self._targets(Y) if T is None else T
-        d = Y.shape[1]
-        both = fit_ridge(factor, Y if T is None else np.column_stack([T, Y]), fit_intercept)
-        coef, intercept = both.dual_coef[:, :-d], both.intercept[:-d]
-        self._check_finite(coef, intercept, kernel_params, alpha)
-        self._features: FeatureMap | None = None
-        self._ridge, self._fit_intercept = factor.ridge, fit_intercept
-        self._fit = RidgeFit(coef, intercept, both.u, both.s)
-        self._marginals = RidgeFit(both.dual_coef[:, -d:], both.intercept[-d:], None, None)
-        self._factor: Factor | None = None if T is not None else factor
-        if T is None:
-            self._set_fitted(X, Y, kernel_params)
-        else:
-            self._set_fitted(X, Y, kernel_params, coef, intercept)
-
-    def _store_primal(self, X, Y, kernel_params: dict, features: FeatureMap, fit: PrimalFit,
-                      fit_intercept: bool, ridge: float, alpha: float) -> None:
-        """Keep a primal fit of :class:`~ecrm.solvers.rows.RiskTargets` (the risk targets
-        then the marginals ``Y``): features, coefficients, intercepts."""
-        d = Y.shape[1]
-        coef, intercept = fit.coef[:, :-d], fit.intercept[:-d]
-        self._check_finite(coef, intercept, kernel_params, alpha)
-        self._features, self._factor = features, None
-        self._ridge, self._fit_intercept = ridge, fit_intercept
-        self._marginals = RidgeFit(fit.coef[:, -d:], fit.intercept[-d:], None, None)
-        self._set_fitted(X, Y, kernel_params)
-        if coef.shape[1]:  # a linear loss: its regressions come first
-            self._coef, self._intercept = coef, intercept
-            self.coef_, self.intercept_ = coef[:, :-1], intercept[:-1]
-
-    def _fit_primal(self, X, Y, params: dict, choice: SolverChoice, alpha: float,
-                    fit_intercept: bool, rng) -> None:
-        features = build_feature_map(choice.solver, X, params, choice.n_components,
-                                     choice.center_selection, alpha=alpha, random_state=rng)
-        equations = training_rows(X, Y, self.output_space).equations(features,
-                                                                     RiskTargets(self.loss))
-        ridge = check_ridge(alpha, X.shape[0], equations.diagonal_max)
-        self._store_primal(X, Y, params, features, equations.solve(ridge, fit_intercept),
-                           fit_intercept, ridge, alpha)
-
-    def _weights(self, V) -> np.ndarray:
-        if self._features is not None:
-            equations = NormalEquations.accumulate(self._features, self.X_fit_, self.Y_fit_,
-                                                   lambda Yb: Yb[:, :1])
-            return primal_weights(self._features, self.X_fit_, equations, self._ridge,
-                                  self._fit_intercept, V)
-        factor = self._factor
-        if factor is None:  # recomputed on demand: the fitted model keeps no m x m factor
-            K = kernel_matrix(self.X_fit_, self.X_fit_, **self.kernel_params_, copy=True)
-            factor = CholeskyFactor(K, self._ridge, overwrite_k=True)
-        return risk_weights(factor, self._fit, V)
+    def _store(self, X, Y, kernel_params: dict, fit: RiskFit, alpha: float) -> None:
+        """Keep ``fit`` (risk regressions, then the marginals ``Y``) once it is finite."""
+        fit.check_finite(kernel_params, alpha)
+        self._set_fitted(X, Y, kernel_params, fit)
 
     def conditional_weights(self, X) -> np.ndarray:
         r"""Risk weights :math:`w(x)`: :math:`\hat R(y|x) = \sum_i w_i(x) \ell(y, y_i)`.
@@ -392,11 +330,11 @@ class _ECRMBase(_RiskEstimator):
         check_is_fitted(self, "X_fit_")
         if is_dask_array(X):
             return self._on_dask("predict_scores", X, self.Y_fit_.shape[1])
-        marginals = self._marginals
+        fit = self._fit
         space = self.output_space
         return self._in_blocks(X, lambda V: self._calibrate(space.consistent_scores(
-            np.clip(V @ marginals.dual_coef + marginals.intercept, 0.0, 1.0))),
-            marginals.dual_coef.shape[1])
+            np.clip(V @ fit.marginal_coef + fit.marginal_intercept, 0.0, 1.0))),
+            fit.marginal_coef.shape[1])
 
     def _calibrate(self, S: np.ndarray) -> np.ndarray:
         """Consistent scores, calibrated where the estimator has learnt a calibration."""
@@ -551,14 +489,10 @@ callable, default="rbf"
         m = X.shape[0]
         check_ridge(alpha, m)
         choice = self._solver_choice(X, params["kernel"], cv=False)
-        rng = check_random_state(self.random_state)
-        if choice.solver != "dual":
-            self._fit_primal(X, Y, params, choice, alpha, fit_intercept, rng)
-            return self
-        K = kernel_matrix(X, X, **params, copy=True)  # ours: the factor overwrites it
-        ridge = check_ridge(alpha, m, np.abs(K.diagonal()).max())
-        self._store(X, Y, params, CholeskyFactor(K, ridge, overwrite_k=True), fit_intercept,
-                    alpha)
+        basis = prepare(choice, X, Y, params, RiskTargets(self.loss), space=self.output_space,
+                        alpha=alpha, random_state=check_random_state(self.random_state))
+        ridge = check_ridge(alpha, m, basis.diagonal_max)
+        self._store(X, Y, params, basis.fit(ridge, fit_intercept), alpha)
         return self
 
 
@@ -817,8 +751,9 @@ class ECRMCV(_ECRMBase):
             choice = choose_calibration(
                 self.calibration, S, Y, metric=metric or SCORERS["micro_auprc"],
                 consistent=self.output_space.consistent_scores, random_state=rng)
-        self._store(X, Y, best.kernel_params, search.eig.with_ridge(m * best.alpha),
-                    best.fit_intercept, best.alpha, T)
+        refit = EigenBasis(X, best.kernel_params, search.eig).fit(
+            np.column_stack([T, Y]), m * best.alpha, best.fit_intercept, n_risk=T.shape[1])
+        self._store(X, Y, best.kernel_params, refit, best.alpha)
         return self._set_search(search, stage1, search.scores, choice)
 
     def _set_search(self, search, stage1, loo_scores=None, choice=None):
@@ -877,6 +812,7 @@ class ECRMCV(_ECRMBase):
                                              RiskTargets(self.loss), n_targets, maps, candidates,
                                              rows=self._loo_rows(m, loo_samples, rng))
         best = search.best
-        self._store_primal(X, Y, best.kernel_params, search.features, search.fit,
-                           best.fit_intercept, m * best.alpha, best.alpha)
+        self._store(X, Y, best.kernel_params,
+                    FeatureFit.from_solve(search.features, X, search.fit, n_targets,
+                                          m * best.alpha, best.fit_intercept), best.alpha)
         return self._set_search(search, stage1)

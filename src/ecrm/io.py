@@ -19,11 +19,12 @@ candidate array, ...). Loading only ever constructs the classes of a fixed regis
 The fitted state is stored generically: every instance attribute that is not a parameter
 (public ones ending in ``_`` and private ones), whatever estimator or solver set it, as long
 as it is built from JSON values, arrays, sparse matrices and registered classes. The
-factorisation of :math:`K + m\lambda I` (an :math:`m \times m` object) is never written: its
-kind and ridge are, and it is rebuilt from the training inputs the first time a prediction
-needs it (only losses without a linear form and :meth:`~ecrm.ECRM.conditional_weights` do;
-:meth:`~ecrm.ECRM.predict` with a linear loss and :meth:`~ecrm.ECRM.predict_scores` use
-stored coefficients). A file thus takes :math:`O(m(p + e))` space.
+factorisation of :math:`K + m\lambda I` (an :math:`m \times m` object) is never written: the
+fit object (:class:`ecrm.solvers.dual.KernelFit`) rebuilds it from the training inputs and
+its ridge the first time a prediction needs it (only losses without a linear form and
+:meth:`~ecrm.ECRM.conditional_weights` do; :meth:`~ecrm.ECRM.predict` with a linear loss
+and :meth:`~ecrm.ECRM.predict_scores` use stored coefficients). A file thus takes
+:math:`O(m(p + e))` space.
 
 Errors are :class:`ModelFileError` (a ``ValueError``) naming the file and what is wrong: not a
 zip archive or truncated, a file of another kind, a newer format version, a digest that does
@@ -60,7 +61,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm.ridge import CholeskyFactor, EigenFactor, Factor
+from ecrm.ridge import Factor
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ModelFileError", "REGISTRY", "describe", "load",
            "read_metadata", "save"]
@@ -68,7 +69,7 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "ModelFileError", "REGISTRY", "describe",
 #: The ``format`` field of every model file.
 FORMAT = "ecrm-model"
 #: The version this module writes; it reads every version up to this one.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _META = "ecrm-model.json"
 _DIGEST = "ecrm-model.sha256"
 _ARRAYS = "arrays/"
@@ -98,8 +99,9 @@ def _registry() -> dict[str, _Entry]:
         SquaredRankLoss,
         ZeroOneLoss,
     )
-    from ecrm.ridge import RidgeFit
+    from ecrm.solvers.dual import KernelFit
     from ecrm.solvers.features import LinearFeatures, NystromFeatures
+    from ecrm.solvers.primal import FeatureFit
     from ecrm.spaces import (
         CandidateSpace,
         FlowPolytope,
@@ -132,8 +134,14 @@ def _registry() -> dict[str, _Entry]:
         _Entry(ZeroOneLoss, lambda loss: {"space": loss.space}),
         _Entry(AbsoluteLoss, lambda loss: {"method": loss.method, "time_limit": loss.time_limit}),
         _Entry(SquaredLoss, no_args),
-        _Entry(RidgeFit, lambda f: {k.name: getattr(f, k.name)
-                                    for k in dataclasses.fields(f)}),
+        _Entry(KernelFit, lambda f: {"X_train": f.X_train, "kernel_params": f.kernel_params,
+                                     "coef": f.coef, "intercept": f.intercept,
+                                     "n_risk": f.n_risk, "ridge": f.ridge,
+                                     "fit_intercept": f.fit_intercept, "u": f.u, "s": f.s}),
+        _Entry(FeatureFit, lambda f: {"features": f.features, "X_train": f.X_train,
+                                      "coef": f.coef, "intercept": f.intercept,
+                                      "n_risk": f.n_risk, "ridge": f.ridge,
+                                      "fit_intercept": f.fit_intercept}),
         _Entry(IsotonicCalibration, lambda c: {"breakpoints": c.breakpoints_,
                                                "values": c.values_, "indptr": c.indptr_}),
         _Entry(PlattCalibration, lambda c: {"a": c.a_, "b": c.b_}),
@@ -233,16 +241,6 @@ class _Writer:
             f"can hold (JSON values, arrays, sparse matrices and {sorted(REGISTRY.keys())})")
 
 
-def _factor_spec(factor) -> dict:
-    if isinstance(factor, _LazyFactor):
-        return dict(factor.spec)
-    if isinstance(factor, CholeskyFactor):
-        return {"kind": "cholesky", "ridge": factor.ridge}
-    if isinstance(factor, EigenFactor):
-        return {"kind": "eigen", "ridge": factor.ridge}
-    raise ModelFileError(f"cannot save a factor of type {type(factor).__name__}")
-
-
 def describe(model) -> dict:
     """The metadata :func:`save` writes for ``model`` (without the array digests).
 
@@ -284,10 +282,7 @@ def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
     for key, value in vars(model).items():
         if key in params or key.startswith("__"):
             continue
-        if isinstance(value, Factor):
-            meta["rebuild"][key] = _factor_spec(value)
-        else:
-            meta["fitted"][key] = writer.encode(value, f"attribute {key}")
+        meta["fitted"][key] = writer.encode(value, f"attribute {key}")
     return meta, writer.arrays
 
 
@@ -490,28 +485,6 @@ def read_metadata(path: str | os.PathLike) -> dict:
         return _read_meta(path, zf)
 
 
-class _LazyFactor(Factor):
-    """Stands in for the factor of ``K + ridge*I``; builds it from the training inputs on the
-    first ``solve`` (the only method the estimators call)."""
-
-    def __init__(self, model, spec: dict):
-        self.model, self.spec, self.ridge = model, spec, float(spec["ridge"])
-        self._factor: Factor | None = None
-
-    def solve(self, B):
-        if self._factor is None:
-            from ecrm.kernels import kernel_matrix
-            from ecrm.model_selection import gram_eigendecomposition
-
-            X, params = self.model.X_fit_, self.model.kernel_params_
-            if self.spec["kind"] == "cholesky":
-                self._factor = CholeskyFactor(kernel_matrix(X, X, **params, copy=True),
-                                              self.ridge, overwrite_k=True)
-            else:
-                self._factor = gram_eigendecomposition(X, params).with_ridge(self.ridge)
-        return self._factor.solve(B)
-
-
 def load(path: str | os.PathLike):
     """Read a model file written by :func:`save`.
 
@@ -537,6 +510,11 @@ def load(path: str | os.PathLike):
     with _open(path) as zf:
         meta = _read_meta(path, zf)
         reader = _Reader(path, zf, meta)
+        if meta["format_version"] < FORMAT_VERSION or meta["rebuild"]:
+            raise reader.fail(
+                f"written in model-file format version {meta['format_version']} (by ecrm "
+                f"{meta.get('ecrm_version')}), whose fitted state this ecrm no longer reads "
+                f"(the solvers now keep one fit object): refit the model and save it again")
         name = meta["estimator"]
         if name not in REGISTRY or not hasattr(REGISTRY[name].cls, "fit"):
             raise reader.fail(f"unknown estimator class {name!r}")
@@ -548,8 +526,4 @@ def load(path: str | os.PathLike):
         fitted = {k: reader.decode(v) for k, v in meta["fitted"].items()}
     for key, value in fitted.items():
         setattr(model, key, value)
-    for key, spec in meta["rebuild"].items():
-        if not isinstance(spec, dict) or spec.get("kind") not in ("cholesky", "eigen"):
-            raise ModelFileError(f"{path}: cannot rebuild {key!r} from {spec!r}")
-        setattr(model, key, _LazyFactor(model, spec))
     return model

@@ -42,6 +42,7 @@ from ecrm._validation import check_bool, check_real
 from ecrm.estimator import _RiskEstimator
 from ecrm.kernels import kernel_matrix
 from ecrm.ridge import EigenFactor, check_ridge, fit_multitask_ridge
+from ecrm.solvers.dual import KernelFit
 
 __all__ = ["JointKernelECRM", "check_task_kernel", "hierarchy_task_kernel"]
 
@@ -206,7 +207,8 @@ class JointKernelECRM(_RiskEstimator):
         fit = fit_multitask_ridge(eig, targets, np.append(sig, 1.0), fit_intercept)
         coef = np.column_stack([fit.dual_coef[:, :-1] @ P.T, fit.dual_coef[:, -1]])
         intercept = np.append(fit.intercept[:-1] @ P.T, fit.intercept[-1])
-        self._check_finite(coef, intercept, params, alpha)
+        fitted = KernelFit(X, params, coef, intercept, coef.shape[1], ridge, fit_intercept)
+        fitted.check_finite(params, alpha)
         self.task_kernel_ = B
-        self._set_fitted(X, Y, params, coef, intercept)
+        self._set_fitted(X, Y, params, fitted)
         return self

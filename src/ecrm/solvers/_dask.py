@@ -259,9 +259,11 @@ def dask_predict(estimator, method: str, X, width: int, one_dimensional: bool = 
         raise ValueError(f"X has {X.shape[1]} features, but this estimator was fitted with "
                          f"{n_features}")
     slim = copy.copy(estimator)
-    primal = getattr(slim, "_features", None) is not None and isinstance(slim.loss, LinearLoss)
+    if isinstance(slim.loss, LinearLoss):  # costs need only the fit's block map
+        slim._fit = estimator._fit.slim()
+    drop = slim._fit is not estimator._fit  # the fit predicts without the training rows
     for name in ("X_fit_", "Y_fit_"):
-        if primal or is_dask_array(getattr(slim, name)):
+        if drop or is_dask_array(getattr(slim, name)):
             setattr(slim, name, np.empty((getattr(slim, name).shape[0], 0)))
     ctx = _shared(slim)
     if one_dimensional:
