@@ -18,7 +18,7 @@ from ecrm.solvers import (
     check_solver_params,
     select_centers,
 )
-from ecrm.solvers.primal_loo import PrimalLeaveOneOut
+from ecrm.solvers.primal import PrimalLeaveOneOut
 from ecrm.spaces.flows import paper_network
 from ecrm.spaces.permutations import PermutationSpace
 

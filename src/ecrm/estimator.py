@@ -12,6 +12,8 @@ fit and their exact leave-one-out in :mod:`ecrm.solvers`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.model_selection import ParameterGrid
@@ -24,19 +26,16 @@ from ecrm.kernels import check_kernel_input, check_kernel_params
 from ecrm.losses.base import LinearLoss, Loss
 from ecrm.model_selection import (
     SCORERS,
+    ScoreMetric,
+    TaskLoss,
     check_scoring,
     gram_eigendecomposition,
-    leave_one_out_scores,
     leave_one_out_search,
 )
 from ecrm.ridge import check_ridge
 from ecrm.solvers.base import RiskFit
 from ecrm.solvers.budget import SolverChoice, check_solver_params, row_blocks
-from ecrm.solvers.centers import build_feature_map
-from ecrm.solvers.dual import EigenBasis
-from ecrm.solvers.prepare import prepare
-from ecrm.solvers.primal import FeatureFit
-from ecrm.solvers.primal_loo import primal_leave_one_out_search
+from ecrm.solvers.prepare import prepare, prepare_search
 from ecrm.solvers.rows import RiskTargets, is_dask_array, validate_outputs
 from ecrm.spaces.base import OutputSpace
 
@@ -47,6 +46,18 @@ class _FeatureNames(BaseEstimator):
     """Receives scikit-learn's feature-name checks at fit, so that a failed fit sets nothing."""
 
 
+@dataclass(frozen=True)
+class _Seen:
+    """What the training inputs say about the fitted model (set only when the fit succeeds)."""
+
+    feature_names: np.ndarray | None
+    y_ndim: int
+
+
+#: Views of the fit object, set by :meth:`_RiskEstimator._derive` (never stored).
+_DERIVED = ("dual_coef_", "coef_", "intercept_")
+
+
 class _RiskEstimator(BaseEstimator):
     r"""Checks, the kernel block and prediction shared by every ECRM estimator.
 
@@ -54,6 +65,12 @@ class _RiskEstimator(BaseEstimator):
     regressions of the targets :math:`[\psi(Y), \mathrm{const}(Y)]`, so that
     ``V @ _coef + _intercept`` gives the costs and the constant for a kernel block ``V``.
     """
+
+    #: The fitted attributes: removed and set together by a successful fit, the only names a
+    #: model file holds (``feature_columns_``: the input file's columns, set by ``ecrm fit``).
+    _fitted_attributes: tuple[str, ...] = (
+        "X_fit_", "Y_fit_", "n_features_in_", "feature_names_in_", "label_names_",
+        "kernel_params_", "_y_ndim", "_fit", "feature_columns_")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -90,8 +107,7 @@ class _RiskEstimator(BaseEstimator):
 
             X, Y, y_ndim = check_dask_training_data(X, Y, self.loss, self.output_space,
                                                     type(self).__name__)
-            self._pending = (None, y_ndim)
-            return X, Y
+            return X, Y, _Seen(None, y_ndim)
         checked = check_kernel_input(X, kernel)
         # scikit-learn's own reading of the feature names; set on self by _set_fitted
         probe = _FeatureNames()
@@ -108,30 +124,32 @@ class _RiskEstimator(BaseEstimator):
             raise ValueError(f"{type(self).__name__} needs at least 2 training samples; got "
                              f"{X.shape[0]} (n_samples = {X.shape[0]})")
         # what the inputs say about the fitted model, applied by _set_fitted on success
-        self._pending = (getattr(probe, "feature_names_in_", None), y_ndim)
-        return X, Y
+        return X, Y, _Seen(getattr(probe, "feature_names_in_", None), y_ndim)
 
-    def _targets(self, Y):
-        """Regression targets: psi(Y) and const(Y) for a linear loss; nothing otherwise."""
-        if isinstance(self.loss, LinearLoss):
-            return np.column_stack([self.loss.psi(Y), self.loss.const(Y)])
-        return None
-
-    def _set_fitted(self, X, Y, kernel_params: dict, fit: RiskFit) -> None:
-        """Set the fitted attributes, once every check and solve has succeeded."""
+    def _set_fitted(self, X, Y, kernel_params: dict, fit: RiskFit, seen: _Seen,
+                    **extra) -> None:
+        """Set the fitted attributes, once every check and solve has succeeded: every
+        declared one of an earlier fit is removed first, so none survives a refit."""
+        for name in self._fitted_attributes + _DERIVED:
+            if name in vars(self):
+                delattr(self, name)
         self.X_fit_, self.Y_fit_, self.n_features_in_ = X, Y, X.shape[1]
-        feature_names, self._y_ndim = self._pending
-        if feature_names is not None:
-            self.feature_names_in_ = feature_names
-        elif hasattr(self, "feature_names_in_"):  # refitted on inputs without names
-            del self.feature_names_in_
+        self._y_ndim = seen.y_ndim
+        if seen.feature_names is not None:
+            self.feature_names_in_ = seen.feature_names
         names = list(self.output_space.output_names)
         self.label_names_ = np.array(names + [None], dtype=object)[:-1]  # tuples stay items
         self.kernel_params_ = kernel_params
         self._fit = fit
-        for name in ("dual_coef_", "coef_", "intercept_"):  # of an earlier fit
-            if name in vars(self):
-                delattr(self, name)
+        for name, value in extra.items():
+            if name not in self._fitted_attributes:
+                raise AttributeError(f"{name!r} is not a declared fitted attribute")
+            setattr(self, name, value)
+        self._derive()
+
+    def _derive(self) -> None:
+        """The public views of the fit: ``dual_coef_`` or ``coef_``, and ``intercept_``."""
+        fit = self._fit
         if fit.n_risk:  # a linear loss: the costs' coefficients, without the constant
             setattr(self, fit.coef_name, fit.risk_coef[:, :-1])
             self.intercept_ = fit.risk_intercept[:-1]
@@ -233,7 +251,7 @@ class _RiskEstimator(BaseEstimator):
         check_is_fitted(self, "X_fit_")
         if is_dask_array(X):
             return self._on_dask("predict", X, self.Y_fit_.shape[1],
-                                 getattr(self, "_y_ndim", 2) == 1)
+                                 self._y_ndim == 1)
         if isinstance(self.loss, LinearLoss):
             Y = self._in_blocks(X, lambda V: self.loss.argmin(self._costs(V),
                                                               self.output_space),
@@ -241,7 +259,7 @@ class _RiskEstimator(BaseEstimator):
         else:
             Y = self._in_blocks(X, lambda V: self.loss.minimize_risk(
                 self._weights(V), self.Y_fit_, self.output_space), self.X_fit_.shape[0])
-        return Y.ravel() if getattr(self, "_y_ndim", 2) == 1 else Y
+        return Y.ravel() if self._y_ndim == 1 else Y
 
     def score(self, X, y) -> float:
         """Minus the mean task loss of :meth:`predict` on ``(X, y)`` (greater is better).
@@ -283,10 +301,11 @@ class _ECRMBase(_RiskEstimator):
             refuse_dual(self.solver, kernel)
         return choice
 
-    def _store(self, X, Y, kernel_params: dict, fit: RiskFit, alpha: float) -> None:
+    def _store(self, X, Y, kernel_params: dict, fit: RiskFit, alpha: float, seen: _Seen,
+               **extra) -> None:
         """Keep ``fit`` (risk regressions, then the marginals ``Y``) once it is finite."""
         fit.check_finite(kernel_params, alpha)
-        self._set_fitted(X, Y, kernel_params, fit)
+        self._set_fitted(X, Y, kernel_params, fit, seen, **extra)
 
     def conditional_weights(self, X) -> np.ndarray:
         r"""Risk weights :math:`w(x)`: :math:`\hat R(y|x) = \sum_i w_i(x) \ell(y, y_i)`.
@@ -356,7 +375,7 @@ class _ECRMBase(_RiskEstimator):
         S : ndarray of shape (n, d), or (n,) if fitted on a 1-D ``y``
         """
         S = self.predict_scores(X)
-        return S.ravel() if getattr(self, "_y_ndim", 2) == 1 else S
+        return S.ravel() if self._y_ndim == 1 else S
 
 
 class ECRM(_ECRMBase):
@@ -485,14 +504,14 @@ callable, default="rbf"
         alpha = check_real(self.alpha, "alpha")
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         self._check_components()
-        X, Y = self._check_training_data(X, Y, params["kernel"])
+        X, Y, seen = self._check_training_data(X, Y, params["kernel"])
         m = X.shape[0]
         check_ridge(alpha, m)
         choice = self._solver_choice(X, params["kernel"], cv=False)
         basis = prepare(choice, X, Y, params, RiskTargets(self.loss), space=self.output_space,
                         alpha=alpha, random_state=check_random_state(self.random_state))
         ridge = check_ridge(alpha, m, basis.diagonal_max)
-        self._store(X, Y, params, basis.fit(ridge, fit_intercept), alpha)
+        self._store(X, Y, params, basis.fit(ridge, fit_intercept), alpha, seen)
         return self
 
 
@@ -552,7 +571,7 @@ class ECRMCV(_ECRMBase):
     solver, n_components, center_selection, memory_budget : see :class:`ECRM`.
         With ``"primal"``/``"nystrom"`` the exact leave-one-out loss is that
         of the low-rank model (same centres, same ridge), every alpha from one
-        eigendecomposition of :math:`F^\top F` (:mod:`ecrm.solvers.primal_loo`); the
+        eigendecomposition of :math:`F^\top F` (:class:`ecrm.solvers.primal.PrimalLeaveOneOut`); the
         leverage scores use the median alpha; ``kernel_subsample`` then averages the kernel
         choice over that many points of the full-data fit, and ``memory`` is not used.
     scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
@@ -664,11 +683,20 @@ class ECRMCV(_ECRMBase):
             settings.append(params)
         return settings
 
-    @staticmethod
-    def _loo_rows(m: int, loo_samples: int | None, rng) -> np.ndarray | None:
-        if loo_samples is not None and loo_samples < m:
-            return np.sort(rng.choice(m, loo_samples, replace=False))
-        return None
+    def _check_search(self) -> dict:
+        """Every parameter of the search, checked before any work."""
+        check_int(self.verbose, "verbose", low=0)
+        if not (isinstance(self.alpha_search, str)
+                and self.alpha_search in ("grid", "coarse-to-fine")):
+            raise ValueError(f"alpha_search must be 'grid' or 'coarse-to-fine'; got "
+                             f"{self.alpha_search!r}")
+        if self.calibration not in (None, "isotonic", "platt", "auto"):
+            raise ValueError(f"calibration must be None, 'isotonic', 'platt' or 'auto'; got "
+                             f"{self.calibration!r}")
+        return {"loo_samples": check_int(self.loo_samples, "loo_samples", allow_none=True),
+                "kernel_subsample": check_int(self.kernel_subsample, "kernel_subsample", low=2,
+                                              allow_none=True),
+                "refine": self.alpha_search == "coarse-to-fine"}
 
     def fit(self, X, Y):
         """Select the regularisation and kernel by exact leave-one-out task loss, then refit.
@@ -688,90 +716,59 @@ class ECRMCV(_ECRMBase):
         self : ECRMCV
         """
         own = self._check_kernel_params()
-        settings = self._kernel_settings(own)
-        alphas = self._alphas()
+        settings, alphas = self._kernel_settings(own), self._alphas()
         candidates = [(a, b) for b in self._intercepts() for a in alphas]
-        loo_samples = check_int(self.loo_samples, "loo_samples", allow_none=True)
-        kernel_subsample = check_int(self.kernel_subsample, "kernel_subsample", low=2,
-                                     allow_none=True)
-        check_int(self.verbose, "verbose", low=0)
+        search_params = self._check_search()
         decompose = check_memory(self.memory).cache(gram_eigendecomposition)
         rng = check_random_state(self.random_state)
         metric = check_scoring(self.scoring)
-        if not (isinstance(self.alpha_search, str)
-                and self.alpha_search in ("grid", "coarse-to-fine")):
-            raise ValueError(f"alpha_search must be 'grid' or 'coarse-to-fine'; got "
-                             f"{self.alpha_search!r}")
-        refine = self.alpha_search == "coarse-to-fine"
-        if self.calibration not in (None, "isotonic", "platt", "auto"):
-            raise ValueError(f"calibration must be None, 'isotonic', 'platt' or 'auto'; got "
-                             f"{self.calibration!r}")
         self._check_components(linear=True)
-        X, Y = self._check_training_data(X, Y, own["kernel"])
-        m = X.shape[0]
+        X, Y, seen = self._check_training_data(X, Y, own["kernel"])
         for i, alpha in enumerate(alphas):
-            check_ridge(alpha, m, name=f"alphas[{i}]")
-        choice = self._solver_choice(X, own["kernel"], cv=True)
-        if choice.solver == "primal" and any(s["kernel"] != "linear" for s in settings):
-            raise ValueError("solver='primal' needs kernel='linear' in every kernel_grid "
-                             "setting; use solver='nystrom' for other kernels")
-        if choice.solver != "dual":
-            if metric is not None or self.calibration is not None:
-                raise ValueError(f"scoring={self.scoring!r} and calibration need "
-                                 f"solver='dual' (the leave-one-out label scores of the "
-                                 f"{choice.solver} solver are not implemented)")
-            if refine:
-                raise ValueError(f"alpha_search='coarse-to-fine' needs solver='dual' (the "
-                                 f"{choice.solver} solver evaluates every alpha from one "
-                                 f"eigendecomposition)")
-            return self._fit_primal_cv(X, Y, settings, alphas, candidates, choice,
-                                       loo_samples, kernel_subsample, rng)
-        stage1 = None
-        if kernel_subsample is not None and len(settings) > 1 and kernel_subsample < m:
-            # Stage 1: the kernel, by exact leave-one-out on a random subset of the points.
-            sub = np.sort(rng.choice(m, kernel_subsample, replace=False))
-            stage1 = leave_one_out_search(
-                self.loss, self.output_space, X[sub], Y[sub], self._targets(Y[sub]), settings,
-                candidates, decompose=decompose,
-                rows=self._loo_rows(len(sub), loo_samples, rng), metric=metric,
-                refine=refine)
-            settings = [stage1.best.kernel_params]
-        T = self._targets(Y)
-        search = leave_one_out_search(self.loss, self.output_space, X, Y, T, settings,
-                                      candidates, decompose=decompose,
-                                      rows=self._loo_rows(m, loo_samples, rng), metric=metric,
-                                      refine=refine)
-        best = search.best
+            check_ridge(alpha, X.shape[0], name=f"alphas[{i}]")
+        source = prepare_search(
+            self._solver_choice(X, own["kernel"], cv=True), X, Y, settings,
+            RiskTargets(self.loss), space=self.output_space, alphas=alphas, random_state=rng,
+            decompose=decompose,
+            needs_scores=metric is not None or self.calibration is not None,
+            refine=search_params["refine"])
+        task = TaskLoss(self.loss, self.output_space)
+        search, stage1 = leave_one_out_search(
+            source, settings, candidates, task if metric is None else ScoreMetric(
+                metric, self.output_space), random_state=rng, oracle=task, **search_params)
         choice = None
         if self.calibration is not None:
             S = search.scores
-            if S is None or len(search.rows) != m:
-                S = leave_one_out_scores(search.eig, Y, self.output_space, m * best.alpha,
-                                         best.fit_intercept)
+            if S is None or len(search.rows) != X.shape[0]:
+                S = search.basis.loo_values(ScoreMetric(metric or SCORERS["micro_auprc"],
+                                                        self.output_space), [search.trial],
+                                            np.arange(X.shape[0]))[0].scores
             choice = choose_calibration(
                 self.calibration, S, Y, metric=metric or SCORERS["micro_auprc"],
                 consistent=self.output_space.consistent_scores, random_state=rng)
-        refit = EigenBasis(X, best.kernel_params, search.eig).fit(
-            np.column_stack([T, Y]), m * best.alpha, best.fit_intercept, n_risk=T.shape[1])
-        self._store(X, Y, best.kernel_params, refit, best.alpha)
-        return self._set_search(search, stage1, search.scores, choice)
-
-    def _set_search(self, search, stage1, loo_scores=None, choice=None):
-        """The fitted attributes of the selection (after the refit)."""
-        best = search.best
-        self.alpha_, self.fit_intercept_ = best.alpha, best.fit_intercept
-        self.best_score_ = best.score
-        self.cv_results_ = search.table()
-        self.kernel_search_results_ = None if stage1 is None else stage1.table()
-        self.loo_rows_ = search.rows
-        self.loo_predictions_ = search.predictions
-        self.loo_scores_ = loo_scores
-        self.score_calibration_ = None if choice is None else choice.calibration
-        self.calibration_ = None if choice is None else choice.name
-        self.calibration_results_ = None if choice is None else choice.scores
+        self._store(X, Y, search.best.kernel_params, search.basis.refit(search.trial),
+                    search.best.alpha, seen, **self._search_state(search, stage1, choice))
         if self.verbose:  # checked at the start of fit
             self._report(search)
         return self
+
+    _fitted_attributes = _ECRMBase._fitted_attributes + (
+        "alpha_", "fit_intercept_", "best_score_", "cv_results_", "kernel_search_results_",
+        "loo_rows_", "loo_predictions_", "loo_scores_", "score_calibration_", "calibration_",
+        "calibration_results_")
+
+    @staticmethod
+    def _search_state(search, stage1, choice) -> dict:
+        """The fitted attributes of the selection."""
+        best = search.best
+        return {"alpha_": best.alpha, "fit_intercept_": best.fit_intercept,
+                "best_score_": best.score, "cv_results_": search.table(),
+                "kernel_search_results_": None if stage1 is None else stage1.table(),
+                "loo_rows_": search.rows, "loo_predictions_": search.predictions,
+                "loo_scores_": search.scores,
+                "score_calibration_": None if choice is None else choice.calibration,
+                "calibration_": None if choice is None else choice.name,
+                "calibration_results_": None if choice is None else choice.scores}
 
     def _calibrate(self, S: np.ndarray) -> np.ndarray:
         if self.score_calibration_ is None:
@@ -791,28 +788,3 @@ class ECRMCV(_ECRMBase):
         best = search.best
         print(f"[ECRMCV] selected {best.kernel_params}, alpha={best.alpha:g}, "
               f"intercept={best.fit_intercept}", file=sys.stderr)
-
-    def _fit_primal_cv(self, X, Y, settings, alphas, candidates, choice, loo_samples,
-                       kernel_subsample, rng):
-        """The leave-one-out search and refit of the primal solvers."""
-        m = X.shape[0]
-        median_alpha = float(np.median(alphas))
-        maps = [(params, build_feature_map(choice.solver, X, params, choice.n_components,
-                                           choice.center_selection, alpha=median_alpha,
-                                           random_state=rng)) for params in settings]
-        n_targets = self._targets(self.output_space.validate(np.asarray(Y[:1]))).shape[1]
-        stage1 = None
-        if kernel_subsample is not None and len(maps) > 1 and kernel_subsample < m:
-            sub = np.sort(rng.choice(m, kernel_subsample, replace=False))
-            stage1 = primal_leave_one_out_search(self.loss, self.output_space, X, Y,
-                                                 RiskTargets(self.loss), n_targets, maps,
-                                                 candidates, rows=sub)
-            maps = [maps[stage1.best.kernel_index]]
-        search = primal_leave_one_out_search(self.loss, self.output_space, X, Y,
-                                             RiskTargets(self.loss), n_targets, maps, candidates,
-                                             rows=self._loo_rows(m, loo_samples, rng))
-        best = search.best
-        self._store(X, Y, best.kernel_params,
-                    FeatureFit.from_solve(search.features, X, search.fit, n_targets,
-                                          m * best.alpha, best.fit_intercept), best.alpha)
-        return self._set_search(search, stage1)

@@ -160,6 +160,8 @@ class JointKernelECRM(_RiskEstimator):
            [1., 0., 1.]])
     """
 
+    _fitted_attributes = _RiskEstimator._fitted_attributes + ("task_kernel_",)
+
     def __init__(self, loss, output_space, *, task_kernel=None, kernel="rbf", gamma=None,
                  degree=3, coef0=1, alpha=1e-3, fit_intercept=True):
         self.loss = loss
@@ -190,7 +192,7 @@ class JointKernelECRM(_RiskEstimator):
         alpha = check_real(self.alpha, "alpha")
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         self._check_components(linear=True)
-        X, Y = self._check_training_data(X, Y, params["kernel"])
+        X, Y, seen = self._check_training_data(X, Y, params["kernel"])
         T = np.asarray(self.loss.psi(Y), dtype=float)
         e = T.shape[1]
         B = np.eye(e) if self.task_kernel is None else check_task_kernel(self.task_kernel, e)
@@ -209,6 +211,5 @@ class JointKernelECRM(_RiskEstimator):
         intercept = np.append(fit.intercept[:-1] @ P.T, fit.intercept[-1])
         fitted = KernelFit(X, params, coef, intercept, coef.shape[1], ridge, fit_intercept)
         fitted.check_finite(params, alpha)
-        self.task_kernel_ = B
-        self._set_fitted(X, Y, params, fitted)
+        self._set_fitted(X, Y, params, fitted, seen, task_kernel_=B)
         return self

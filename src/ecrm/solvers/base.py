@@ -14,10 +14,12 @@ the same fit. The estimators hold one :class:`RiskFit` and never ask which solve
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RiskFit"]
+__all__ = ["Criterion", "LooBasis", "Outcome", "RiskFit", "Trial"]
 
 
 class RiskFit(ABC):
@@ -89,3 +91,90 @@ class RiskFit(ABC):
                 f"and alpha={alpha!r}: the kernel values are too large or too ill-conditioned "
                 f"for this alpha (rescale the inputs, or increase alpha)"
             )
+
+
+# -- the exact leave-one-out protocol ------------------------------------------------------
+@dataclass(frozen=True)
+class Trial:
+    """One (alpha, intercept) setting to evaluate: ``ridge`` is the checked :math:`m\\alpha`;
+    ``where`` names the kernel and alpha in error messages."""
+
+    alpha: float
+    fit_intercept: bool
+    ridge: float
+    where: str
+
+
+@dataclass
+class Outcome:
+    """A criterion's value on the leave-one-out predictions of one trial.
+
+    ``score`` is greater-is-better; ``mean_loss`` the mean task loss (NaN when no oracle
+    ran); ``predictions`` the leave-one-out outputs and ``scores`` the label scores, when the
+    criterion computed them.
+    """
+
+    score: float
+    mean_loss: float = float("nan")
+    predictions: np.ndarray | None = None
+    scores: np.ndarray | None = None
+
+
+class Criterion(ABC):
+    """What a leave-one-out search maximises, from the exact leave-one-out predictions ``P``
+    of the regression targets (or, with ``on_labels``, of the label columns ``Y``).
+
+    ``decomposable`` criteria are sums over the points (:meth:`block_total`), so a solver may
+    evaluate them block by block (streaming, Dask); the others see every row at once
+    (:meth:`evaluate`).
+    """
+
+    on_labels: bool = False
+    decomposable: bool = False
+
+    @abstractmethod
+    def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
+        """The outcome of the leave-one-out predictions ``P`` of the rows whose outputs are
+        ``Y``."""
+
+    def block_total(self, P: np.ndarray, Y: np.ndarray, where: str) -> float:
+        """The criterion's sum over a block of rows (decomposable criteria)."""
+        raise NotImplementedError
+
+    def from_total(self, total: float, n: int) -> Outcome:
+        """The outcome of a sum of :meth:`block_total` over ``n`` rows."""
+        raise NotImplementedError
+
+    def predict(self, P: np.ndarray, where: str) -> np.ndarray:
+        """Leave-one-out outputs of the predictions ``P`` (through the oracle)."""
+        raise NotImplementedError
+
+
+class LooBasis(ABC):
+    """A factorised training problem that answers exact leave-one-out questions for every
+    ridge and intercept, and refits the chosen one.
+
+    Attributes
+    ----------
+    n_fit : int
+        Training points of the fit (the ridge term is ``n_fit * alpha``).
+    diagonal_max : float
+        The largest kernel diagonal entry (:func:`ecrm.ridge.check_ridge`).
+    """
+
+    n_fit: int
+    diagonal_max: float
+
+    @abstractmethod
+    def loo_values(self, criterion: Criterion, trials: Sequence[Trial],
+                   rows: np.ndarray) -> list[Outcome]:
+        """The criterion of every trial on the leave-one-out predictions of ``rows``."""
+
+    @abstractmethod
+    def loo_predictions(self, criterion: Criterion, trial: Trial,
+                        rows: np.ndarray) -> np.ndarray:
+        """``criterion.predict`` of the leave-one-out predictions of ``rows``."""
+
+    @abstractmethod
+    def refit(self, trial: Trial) -> RiskFit:
+        """The fit on every training point of the trial's ridge and intercept."""

@@ -10,6 +10,8 @@ leave-one-out from it). Either fits a :class:`KernelFit`: predictions
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ecrm.kernels import kernel_matrix
@@ -22,9 +24,9 @@ from ecrm.ridge import (
     fit_ridge,
     risk_weights,
 )
-from ecrm.solvers.base import RiskFit
+from ecrm.solvers.base import Criterion, LooBasis, Outcome, RiskFit, Trial
 
-__all__ = ["CholeskyBasis", "EigenBasis", "KernelFit"]
+__all__ = ["CholeskyBasis", "EigenBasis", "EigenLooBasis", "KernelFit", "gram_eigendecomposition"]
 
 
 class KernelFit(RiskFit):
@@ -136,3 +138,79 @@ class EigenBasis:
             keep_factor: bool = False) -> KernelFit:
         return _fit(self.eig.with_ridge(ridge), self.X, self.kernel_params, T, n_risk,
                     fit_intercept, keep_factor)
+
+
+def gram_eigendecomposition(X, kernel_params: dict) -> EigenFactor:
+    """Eigendecomposition of the Gram matrix of ``X`` (thin for a linear kernel, p < m).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (m, p)
+        Training inputs (the training Gram matrix for ``kernel="precomputed"``).
+    kernel_params : dict
+        ``kernel``, ``gamma``, ``degree`` and ``coef0`` (:func:`ecrm.kernels.kernel_matrix`).
+
+    Returns
+    -------
+    EigenFactor
+    """
+    if kernel_params["kernel"] == "linear" and X.shape[1] < X.shape[0]:
+        with np.errstate(over="ignore"):
+            eig = EigenFactor.from_features(X)
+        if not np.isfinite(eig.lam).all():
+            raise ValueError(f"the kernel 'linear' gave infinite values on these inputs (largest "
+                             f"|x| = {float(abs(X).max()):.3g}): rescale the inputs")
+        return eig
+    return EigenFactor.from_kernel(kernel_matrix(X, X, **kernel_params))
+
+
+class EigenLooBasis(LooBasis):
+    r"""The exact leave-one-out of the dual, every ridge from one eigendecomposition.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (m, p)
+    Y : ndarray of shape (m, d)
+        The outputs (the criterion compares with them; their columns are the marginals).
+    T : ndarray of shape (m, c)
+        The regression targets (:math:`[\psi(Y), \mathrm{const}(Y)]` for ECRM).
+    kernel_params : dict
+    eig : EigenFactor
+        The decomposition of the Gram matrix of ``X``.
+
+    Each leave-one-out object (:class:`ecrm.ridge.LeaveOneOut`: :math:`Q^\top T` once) is
+    kept for the rows it was made for, so that the trials of a coarse-to-fine search share
+    it, and the trials of one ridge share its product.
+    """
+
+    def __init__(self, X, Y: np.ndarray, T: np.ndarray, kernel_params: dict,
+                 eig: EigenFactor):
+        self.X, self.Y, self.T, self.eig = X, Y, T, eig
+        self.kernel_params = dict(kernel_params)
+        self.n_fit = int(X.shape[0])
+        self.diagonal_max = float(np.einsum("ik,k,ik->i", eig.Q, eig.lam, eig.Q).max())
+        self._loo: dict[tuple, LeaveOneOut] = {}
+
+    def _of(self, on_labels: bool, rows: np.ndarray) -> LeaveOneOut:
+        key = (on_labels, rows.tobytes())
+        if key not in self._loo:
+            T = self.Y.astype(float) if on_labels else self.T
+            self._loo[key] = LeaveOneOut(self.eig, T, rows)
+        return self._loo[key]
+
+    def loo_values(self, criterion: Criterion, trials: Sequence[Trial],
+                   rows: np.ndarray) -> list[Outcome]:
+        loo, Y_rows = self._of(criterion.on_labels, rows), self.Y[rows]
+        return [criterion.evaluate(loo.predictions(t.ridge, t.fit_intercept), Y_rows, t.where)
+                for t in trials]
+
+    def loo_predictions(self, criterion: Criterion, trial: Trial,
+                        rows: np.ndarray) -> np.ndarray:
+        loo = self._of(criterion.on_labels, rows)
+        return criterion.predict(loo.predictions(trial.ridge, trial.fit_intercept), trial.where)
+
+    def refit(self, trial: Trial) -> KernelFit:
+        """The risk regressions, then the marginals ``Y``, from the same decomposition."""
+        return EigenBasis(self.X, self.kernel_params, self.eig).fit(
+            np.column_stack([self.T, self.Y]), trial.ridge, trial.fit_intercept,
+            n_risk=self.T.shape[1])

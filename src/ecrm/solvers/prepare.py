@@ -8,18 +8,22 @@ round-off floor of the ridge term, :func:`ecrm.ridge.check_ridge`) and
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 
-from ecrm.solvers.base import RiskFit
+from ecrm.solvers.base import LooBasis, RiskFit
 from ecrm.solvers.budget import SolverChoice
 from ecrm.solvers.centers import build_feature_map
-from ecrm.solvers.dual import CholeskyBasis
+from ecrm.solvers.dual import CholeskyBasis, EigenLooBasis, gram_eigendecomposition
 from ecrm.solvers.features import FeatureMap
-from ecrm.solvers.primal import FeatureFit
+from ecrm.solvers.normal_equations import NormalEquations
+from ecrm.solvers.primal import FeatureFit, FeatureLooBasis
 from ecrm.solvers.rows import RiskTargets, training_rows
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["DualBasis", "FeatureBasis", "prepare"]
+__all__ = ["DualBasis", "DualSource", "FeatureBasis", "FeatureSource", "prepare",
+           "prepare_search"]
 
 
 class DualBasis:
@@ -80,3 +84,90 @@ def prepare(choice: SolverChoice, X, Y, kernel_params: dict, targets: RiskTarget
                                  choice.center_selection, alpha=alpha,
                                  random_state=random_state)
     return FeatureBasis(features, X, Y, space, targets)
+
+
+class DualSource:
+    """The dual's leave-one-out bases: an eigendecomposition per kernel (and subset)."""
+
+    def __init__(self, X, Y: np.ndarray, T: np.ndarray, settings: Sequence[dict],
+                 decompose: Callable):
+        self.X, self.Y, self.T, self.settings, self.decompose = X, Y, T, settings, decompose
+        self.n_rows = int(X.shape[0])
+
+    def basis(self, k: int, subset: np.ndarray | None = None) -> LooBasis:
+        """Kernel setting ``k`` on every point, or refactorised on ``subset`` alone."""
+        X, Y, T = (self.X, self.Y, self.T) if subset is None else (
+            self.X[subset], self.Y[subset], self.T[subset])
+        params = self.settings[k]
+        return EigenLooBasis(X, Y, T, params, self.decompose(X, params))
+
+
+class FeatureSource:
+    """The primal solvers' leave-one-out bases: one feature map per kernel setting, drawn
+    up front, and its normal equations over every row (a subset only restricts the rows the
+    leave-one-out loss is averaged over)."""
+
+    def __init__(self, choice: SolverChoice, X, Y, settings: Sequence[dict],
+                 targets: RiskTargets, n_risk: int, *, space: OutputSpace, alpha: float,
+                 random_state):
+        self.maps = [build_feature_map(choice.solver, X, params, choice.n_components,
+                                       choice.center_selection, alpha=alpha,
+                                       random_state=random_state) for params in settings]
+        self.data = training_rows(X, Y, space)
+        self.targets, self.n_risk = targets, n_risk
+        self.n_rows = int(self.data.n_rows)
+        self._equations: dict[int, NormalEquations] = {}
+
+    def basis(self, k: int, subset: np.ndarray | None = None) -> LooBasis:
+        if k not in self._equations:
+            self._equations[k] = self.data.equations(self.maps[k], self.targets)
+        return FeatureLooBasis(self.maps[k], self.data, self._equations[k], self.targets,
+                               self.n_risk, subset)
+
+
+def prepare_search(choice: SolverChoice, X, Y, settings: Sequence[dict], targets: RiskTargets,
+                   *, space: OutputSpace, alphas: Sequence[float], random_state,
+                   decompose: Callable = gram_eigendecomposition,
+                   needs_scores: bool = False, refine: bool = False):
+    """The leave-one-out source of the chosen solver, after checking it can answer.
+
+    Parameters
+    ----------
+    choice : SolverChoice
+    X, Y : checked training inputs and outputs
+    settings : sequence of dict
+        The checked kernel settings.
+    targets : RiskTargets
+        The regression targets of a block of outputs (a loss with a linear form).
+    space : OutputSpace
+    alphas : sequence of float
+        The candidate alphas; their median is the ridge of the leverage scores.
+    random_state : RandomState
+        Draws the Nystrom centres (one feature map per setting, in order).
+    decompose : callable, default=gram_eigendecomposition
+        ``decompose(X, kernel_params) -> EigenFactor`` of the dual (e.g. cached).
+    needs_scores : bool
+        The search or a calibration needs the leave-one-out label scores (the dual only).
+    refine : bool
+        A coarse-to-fine search over alpha (the dual only).
+
+    Returns
+    -------
+    DualSource or FeatureSource
+        ``n_rows`` and ``basis(k, subset=None) -> LooBasis``.
+    """
+    if choice.solver == "dual":
+        return DualSource(X, Y, targets.risk(Y), settings, decompose)
+    if needs_scores:
+        raise ValueError(f"scoring and calibration need solver='dual' (the leave-one-out "
+                         f"label scores of the {choice.solver} solver are not implemented)")
+    if refine:
+        raise ValueError(f"alpha_search='coarse-to-fine' needs solver='dual' (the "
+                         f"{choice.solver} solver evaluates every alpha from one "
+                         f"eigendecomposition)")
+    if choice.solver == "primal" and any(s["kernel"] != "linear" for s in settings):
+        raise ValueError("solver='primal' needs kernel='linear' in every kernel_grid "
+                         "setting; use solver='nystrom' for other kernels")
+    n_risk = targets.risk(space.validate(np.asarray(Y[:1]))).shape[1]
+    return FeatureSource(choice, X, Y, settings, targets, n_risk, space=space,
+                         alpha=float(np.median(alphas)), random_state=random_state)

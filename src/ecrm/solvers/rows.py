@@ -46,6 +46,13 @@ class RiskTargets:
     def __init__(self, loss: Loss):
         self.loss = loss
 
+    def risk(self, Y) -> np.ndarray:
+        r""":math:`[\psi(Y), \mathrm{const}(Y)]` of the outputs ``Y`` as given (a linear loss)."""
+        loss = self.loss
+        if not isinstance(loss, LinearLoss):
+            raise TypeError(f"{type(loss).__name__} has no linear form, hence no risk targets")
+        return np.column_stack([loss.psi(Y), loss.const(Y)])
+
     def __call__(self, Y: np.ndarray) -> np.ndarray:
         Y = np.asarray(Y, dtype=float)  # compact (uint8, bool) outputs become floats per block
         if isinstance(self.loss, LinearLoss):
