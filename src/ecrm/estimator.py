@@ -34,7 +34,12 @@ from ecrm.model_selection import (
 )
 from ecrm.ridge import check_ridge
 from ecrm.solvers.base import RiskFit
-from ecrm.solvers.budget import SolverChoice, check_solver_params, row_blocks
+from ecrm.solvers.budget import (
+    SolverChoice,
+    check_solver_names,
+    check_solver_params,
+    row_blocks,
+)
 from ecrm.solvers.prepare import prepare, prepare_search
 from ecrm.solvers.rows import RiskTargets, is_dask_array, validate_outputs
 from ecrm.spaces.base import OutputSpace
@@ -66,6 +71,8 @@ class _RiskEstimator(BaseEstimator):
     ``V @ _coef + _intercept`` gives the costs and the constant for a kernel block ``V``.
     """
 
+    #: Whether the fit object also holds the regressions of the outputs (predict_scores).
+    _fits_marginals = False
     #: The fitted attributes: removed and set together by a successful fit, the only names a
     #: model file holds (``feature_columns_``: the input file's columns, set by ``ecrm fit``).
     _fitted_attributes: tuple[str, ...] = (
@@ -291,6 +298,8 @@ class _ECRMBase(_RiskEstimator):
     form predicts through the weights, so the dual keeps its factor then.
     """
 
+    _fits_marginals = True
+
     def _solver_choice(self, X, kernel, *, cv: bool) -> SolverChoice:
         choice = check_solver_params(self.solver, self.n_components, self.center_selection,
                                      self.memory_budget, m=X.shape[0], p=X.shape[1],
@@ -483,6 +492,15 @@ callable, default="rbf"
         self.memory_budget = memory_budget
         self.random_state = random_state
 
+    def _check_params(self) -> tuple[dict, float, bool]:
+        """Every parameter, checked before any work (fit and the model-file loader)."""
+        params = self._check_kernel_params()
+        alpha = check_real(self.alpha, "alpha")
+        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        self._check_components()
+        check_solver_names(self.solver, self.center_selection)
+        return params, alpha, fit_intercept
+
     def fit(self, X, Y):
         """Fit the risk regressions.
 
@@ -500,10 +518,7 @@ callable, default="rbf"
         -------
         self : ECRM
         """
-        params = self._check_kernel_params()
-        alpha = check_real(self.alpha, "alpha")
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
-        self._check_components()
+        params, alpha, fit_intercept = self._check_params()
         X, Y, seen = self._check_training_data(X, Y, params["kernel"])
         m = X.shape[0]
         check_ridge(alpha, m)
@@ -683,6 +698,17 @@ class ECRMCV(_ECRMBase):
             settings.append(params)
         return settings
 
+    def _check_params(self) -> tuple:
+        """Every parameter, checked before any work (fit and the model-file loader)."""
+        own = self._check_kernel_params()
+        settings, alphas = self._kernel_settings(own), self._alphas()
+        candidates = [(a, b) for b in self._intercepts() for a in alphas]
+        search_params = self._check_search()
+        metric = check_scoring(self.scoring)
+        self._check_components(linear=True)
+        check_solver_names(self.solver, self.center_selection)
+        return own, settings, alphas, candidates, search_params, metric
+
     def _check_search(self) -> dict:
         """Every parameter of the search, checked before any work."""
         check_int(self.verbose, "verbose", low=0)
@@ -715,14 +741,9 @@ class ECRMCV(_ECRMBase):
         -------
         self : ECRMCV
         """
-        own = self._check_kernel_params()
-        settings, alphas = self._kernel_settings(own), self._alphas()
-        candidates = [(a, b) for b in self._intercepts() for a in alphas]
-        search_params = self._check_search()
+        own, settings, alphas, candidates, search_params, metric = self._check_params()
         decompose = check_memory(self.memory).cache(gram_eigendecomposition)
         rng = check_random_state(self.random_state)
-        metric = check_scoring(self.scoring)
-        self._check_components(linear=True)
         X, Y, seen = self._check_training_data(X, Y, own["kernel"])
         for i, alpha in enumerate(alphas):
             check_ridge(alpha, X.shape[0], name=f"alphas[{i}]")

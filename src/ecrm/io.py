@@ -16,9 +16,12 @@ arguments (a :class:`~ecrm.Hierarchy` by its labels and ``(parent, child)`` edge
 candidate array, ...). Loading only ever constructs the classes of a fixed registry
 (:data:`REGISTRY`) from decoded JSON and arrays: it never executes code from the file.
 
-The fitted state is stored generically: every instance attribute that is not a parameter
-(public ones ending in ``_`` and private ones), whatever estimator or solver set it, as long
-as it is built from JSON values, arrays, sparse matrices and registered classes. The
+The fitted state is the estimator's declared fitted attributes (``_fitted_attributes``)
+only, the solver's fit object among them; the views of the fit (``dual_coef_``, ``coef_``,
+``intercept_``) are derived again on load. Loading refuses any other name, and checks the
+parameters with the estimator's own checks (those of ``fit``) and every fitted attribute's
+type, dtype and shape against them (:func:`ecrm._state.check_fitted_state`). Arrays keep
+their memory order (C or Fortran) through a round trip. The
 factorisation of :math:`K + m\lambda I` (an :math:`m \times m` object) is never written: the
 fit object (:class:`ecrm.solvers.dual.KernelFit`) rebuilds it from the training inputs and
 its ridge the first time a prediction needs it (only losses without a linear form and
@@ -61,7 +64,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ecrm._state import check_fitted_state
 from ecrm.ridge import Factor
+from ecrm.solvers.base import RiskFit
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ModelFileError", "REGISTRY", "describe", "load",
            "read_metadata", "save"]
@@ -84,6 +89,11 @@ class ModelFileError(ValueError):
 class _Entry:
     cls: type
     describe: Callable[[Any], dict]  # the keyword arguments that rebuild the object
+
+    @property
+    def fitted(self) -> tuple[str, ...]:
+        """The declared fitted attributes of an estimator class (empty for the others)."""
+        return tuple(getattr(self.cls, "_fitted_attributes", ()))
 
 
 def _registry() -> dict[str, _Entry]:
@@ -134,14 +144,13 @@ def _registry() -> dict[str, _Entry]:
         _Entry(ZeroOneLoss, lambda loss: {"space": loss.space}),
         _Entry(AbsoluteLoss, lambda loss: {"method": loss.method, "time_limit": loss.time_limit}),
         _Entry(SquaredLoss, no_args),
-        _Entry(KernelFit, lambda f: {"X_train": f.X_train, "kernel_params": f.kernel_params,
+        _Entry(KernelFit, lambda f: {"kernel_params": f.kernel_params,
                                      "coef": f.coef, "intercept": f.intercept,
                                      "n_risk": f.n_risk, "ridge": f.ridge,
                                      "fit_intercept": f.fit_intercept, "u": f.u, "s": f.s}),
-        _Entry(FeatureFit, lambda f: {"features": f.features, "X_train": f.X_train,
-                                      "coef": f.coef, "intercept": f.intercept,
-                                      "n_risk": f.n_risk, "ridge": f.ridge,
-                                      "fit_intercept": f.fit_intercept}),
+        _Entry(FeatureFit, lambda f: {"features": f.features, "coef": f.coef,
+                                      "intercept": f.intercept, "n_risk": f.n_risk,
+                                      "ridge": f.ridge, "fit_intercept": f.fit_intercept}),
         _Entry(IsotonicCalibration, lambda c: {"breakpoints": c.breakpoints_,
                                                "values": c.values_, "indptr": c.indptr_}),
         _Entry(PlattCalibration, lambda c: {"a": c.a_, "b": c.b_}),
@@ -201,7 +210,9 @@ class _Writer:
         name = self._names.get(id(a))
         if name is None:
             name = f"a{len(self.arrays)}"
-            self.arrays[name] = np.ascontiguousarray(a)
+            # .npy keeps C or Fortran order: the loaded array takes the same BLAS paths
+            contiguous = a.flags.c_contiguous or a.flags.f_contiguous
+            self.arrays[name] = a if contiguous else np.ascontiguousarray(a)
             self._names[id(a)] = name
         return {"$type": "ndarray", "name": name}
 
@@ -279,10 +290,10 @@ def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
                   "estimator": name,
                   "params": {k: writer.encode(v, f"parameter {k}") for k, v in params.items()},
                   "fitted": {}, "rebuild": {}}
-    for key, value in vars(model).items():
-        if key in params or key.startswith("__"):
-            continue
-        meta["fitted"][key] = writer.encode(value, f"attribute {key}")
+    state = vars(model)
+    for key in REGISTRY[name].fitted:  # the declared state only, never all of vars(model)
+        if key in state:
+            meta["fitted"][key] = writer.encode(state[key], f"attribute {key}")
     return meta, writer.arrays
 
 
@@ -523,7 +534,20 @@ def load(path: str | os.PathLike):
             model = REGISTRY[name].cls(**params)
         except TypeError as exc:
             raise reader.fail(f"parameters do not fit {name}: {exc}") from None
+        declared = REGISTRY[name].fitted
+        undeclared = sorted(str(k) for k in meta["fitted"] if k not in declared)
+        if undeclared:
+            raise reader.fail(f"fitted attributes {undeclared} are not those of a fitted "
+                              f"{name} ({list(declared)}): a tampered or foreign file")
         fitted = {k: reader.decode(v) for k, v in meta["fitted"].items()}
     for key, value in fitted.items():
         setattr(model, key, value)
+    try:
+        if isinstance(fitted.get("_fit"), RiskFit):  # the fit's training rows are X_fit_
+            fitted["_fit"].X_train = fitted.get("X_fit_")
+        check_fitted_state(model)
+    except (TypeError, ValueError) as exc:
+        raise ModelFileError(f"{path}: not a model {name}.fit could have made: "
+                             f"{exc}") from None
+    model._derive()
     return model

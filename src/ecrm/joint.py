@@ -174,6 +174,20 @@ class JointKernelECRM(_RiskEstimator):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
 
+    def _check_params(self) -> tuple[dict, float, bool]:
+        """Every parameter, checked before any work (fit and the model-file loader)."""
+        params = self._check_kernel_params()
+        alpha = check_real(self.alpha, "alpha")
+        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        self._check_components(linear=True)
+        return params, alpha, fit_intercept
+
+    def _task_kernel(self, n_tasks: int) -> np.ndarray:
+        """The checked task kernel :math:`B` (e x e; the identity for ``None``)."""
+        if self.task_kernel is None:
+            return np.eye(n_tasks)
+        return check_task_kernel(self.task_kernel, n_tasks)
+
     def fit(self, X, Y):
         """Fit the multitask risk regression.
 
@@ -188,14 +202,11 @@ class JointKernelECRM(_RiskEstimator):
         -------
         self : JointKernelECRM
         """
-        params = self._check_kernel_params()
-        alpha = check_real(self.alpha, "alpha")
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
-        self._check_components(linear=True)
+        params, alpha, fit_intercept = self._check_params()
         X, Y, seen = self._check_training_data(X, Y, params["kernel"])
         T = np.asarray(self.loss.psi(Y), dtype=float)
         e = T.shape[1]
-        B = np.eye(e) if self.task_kernel is None else check_task_kernel(self.task_kernel, e)
+        B = self._task_kernel(e)
         m = X.shape[0]
         check_ridge(alpha, m)
         K = kernel_matrix(X, X, **params)
@@ -209,7 +220,8 @@ class JointKernelECRM(_RiskEstimator):
         fit = fit_multitask_ridge(eig, targets, np.append(sig, 1.0), fit_intercept)
         coef = np.column_stack([fit.dual_coef[:, :-1] @ P.T, fit.dual_coef[:, -1]])
         intercept = np.append(fit.intercept[:-1] @ P.T, fit.intercept[-1])
-        fitted = KernelFit(X, params, coef, intercept, coef.shape[1], ridge, fit_intercept)
+        fitted = KernelFit(params, coef, intercept, coef.shape[1], ridge, fit_intercept,
+                           X_train=X)
         fitted.check_finite(params, alpha)
         self._set_fitted(X, Y, params, fitted, seen, task_kernel_=B)
         return self

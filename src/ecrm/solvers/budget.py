@@ -23,7 +23,8 @@ from sklearn.utils import gen_batches
 
 from ecrm._validation import check_int, check_real
 
-__all__ = ["DEFAULT_MEMORY_BUDGET_GIB", "SOLVERS", "SolverChoice", "check_solver_params",
+__all__ = ["DEFAULT_MEMORY_BUDGET_GIB", "SOLVERS", "SolverChoice", "check_solver_names",
+           "check_solver_params",
            "row_blocks"]
 
 #: Solver names accepted by ``ECRM(solver=...)`` and ``ECRMCV(solver=...)``.
@@ -60,6 +61,17 @@ def _dual_bytes(m: int, p: int, kernel, cv: bool) -> float:
     return 8.0 * m * m * (2 if cv else 1)
 
 
+def check_solver_names(solver, center_selection) -> None:
+    """``solver`` and ``center_selection`` are known names (no data needed)."""
+    from ecrm.solvers.centers import CENTER_SELECTIONS
+
+    if not isinstance(solver, str) or solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {list(SOLVERS)}; got {solver!r}")
+    if not isinstance(center_selection, str) or center_selection not in CENTER_SELECTIONS:
+        raise ValueError(f"center_selection must be one of {list(CENTER_SELECTIONS)}; got "
+                         f"{center_selection!r}")
+
+
 def check_solver_params(solver, n_components, center_selection, memory_budget, *, m: int,
                         p: int, kernel, cv: bool = False) -> SolverChoice:
     """Check the solver settings against the data shape, before any work.
@@ -91,13 +103,7 @@ def check_solver_params(solver, n_components, center_selection, memory_budget, *
 samples (the m x m Gram matrix), over memory_budget=0.001 GiB; use solver='nystrom' with \
 n_components=M centres (an approximation; M x M memory), or raise memory_budget
     """
-    from ecrm.solvers.centers import CENTER_SELECTIONS
-
-    if not isinstance(solver, str) or solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {list(SOLVERS)}; got {solver!r}")
-    if not isinstance(center_selection, str) or center_selection not in CENTER_SELECTIONS:
-        raise ValueError(f"center_selection must be one of {list(CENTER_SELECTIONS)}; got "
-                         f"{center_selection!r}")
+    check_solver_names(solver, center_selection)
     budget = DEFAULT_MEMORY_BUDGET_GIB if memory_budget is None else check_real(
         memory_budget, "memory_budget")
     budget_bytes = budget * _GIB

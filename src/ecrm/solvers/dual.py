@@ -34,8 +34,6 @@ class KernelFit(RiskFit):
 
     Parameters
     ----------
-    X_train : ndarray or sparse matrix of shape (m, p)
-        The training inputs (the Gram matrix's rows for ``kernel="precomputed"``).
     kernel_params : dict
     coef : ndarray of shape (m, c)
     intercept : ndarray of shape (c,)
@@ -46,6 +44,10 @@ class KernelFit(RiskFit):
     u, s : ndarray of shape (m,) and float, optional
         :math:`G^{-1}\mathbf 1` and :math:`\mathbf 1^\top u` (the intercept's share of the
         weights; ``None`` without intercept).
+    X_train : ndarray or sparse matrix of shape (m, p)
+        The training inputs (the Gram matrix's rows for ``kernel="precomputed"``): the
+        estimator's ``X_fit_``, attached again when a model file is loaded (not part of the
+        fit's own state).
     factor : Factor, optional
         The factor of :math:`G`, kept when the weights are wanted at every prediction (a
         loss without a linear form); otherwise it is rebuilt by :meth:`weights` on demand.
@@ -54,9 +56,9 @@ class KernelFit(RiskFit):
 
     coef_name = "dual_coef_"
 
-    def __init__(self, X_train, kernel_params: dict, coef: np.ndarray, intercept: np.ndarray,
-                 n_risk: int, ridge: float, fit_intercept: bool, u=None, s=None,
-                 factor: Factor | None = None):
+    def __init__(self, kernel_params: dict, coef: np.ndarray, intercept: np.ndarray,
+                 n_risk: int, ridge: float, fit_intercept: bool, u=None, s=None, *,
+                 X_train=None, factor: Factor | None = None):
         self.X_train, self.kernel_params = X_train, dict(kernel_params)
         self.coef, self.intercept, self.n_risk = coef, intercept, int(n_risk)
         self.ridge, self.fit_intercept = float(ridge), bool(fit_intercept)
@@ -85,9 +87,9 @@ class KernelFit(RiskFit):
 def _fit(factor: Factor, X, kernel_params: dict, T: np.ndarray, n_risk: int,
          fit_intercept: bool, keep_factor: bool) -> KernelFit:
     solved = fit_ridge(factor, T, fit_intercept)
-    return KernelFit(X, kernel_params, solved.dual_coef, solved.intercept, n_risk,
-                     factor.ridge, fit_intercept, solved.u, solved.s,
-                     factor if keep_factor else None)
+    return KernelFit(kernel_params, solved.dual_coef, solved.intercept, n_risk, factor.ridge,
+                     fit_intercept, solved.u, solved.s, X_train=X,
+                     factor=factor if keep_factor else None)
 
 
 class CholeskyBasis:

@@ -26,20 +26,21 @@ class FeatureFit(RiskFit):
     Parameters
     ----------
     features : FeatureMap
-    X_train : ndarray, sparse matrix or Dask array of shape (m, p)
-        The training inputs (read only by :meth:`weights`, in a pass over row blocks).
     coef : ndarray of shape (k, c)
     intercept : ndarray of shape (c,)
     n_risk : int
     ridge : float
         :math:`m\lambda`.
     fit_intercept : bool
+    X_train : ndarray, sparse matrix or Dask array of shape (m, p)
+        The training inputs (read only by :meth:`weights`, in a pass over row blocks): the
+        estimator's ``X_fit_``, attached again when a model file is loaded.
     """
 
     coef_name = "coef_"
 
-    def __init__(self, features: FeatureMap, X_train, coef: np.ndarray, intercept: np.ndarray,
-                 n_risk: int, ridge: float, fit_intercept: bool):
+    def __init__(self, features: FeatureMap, coef: np.ndarray, intercept: np.ndarray,
+                 n_risk: int, ridge: float, fit_intercept: bool, *, X_train=None):
         self.features, self.X_train = features, X_train
         self.coef, self.intercept, self.n_risk = coef, intercept, int(n_risk)
         self.ridge, self.fit_intercept = float(ridge), bool(fit_intercept)
@@ -47,8 +48,8 @@ class FeatureFit(RiskFit):
     @classmethod
     def from_solve(cls, features: FeatureMap, X_train, solved: PrimalFit, n_risk: int,
                    ridge: float, fit_intercept: bool) -> FeatureFit:
-        return cls(features, X_train, solved.coef, solved.intercept, n_risk, ridge,
-                   fit_intercept)
+        return cls(features, solved.coef, solved.intercept, n_risk, ridge, fit_intercept,
+                   X_train=X_train)
 
     @property
     def n_columns(self) -> int:
