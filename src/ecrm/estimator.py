@@ -12,6 +12,7 @@ fit and their exact leave-one-out in :mod:`ecrm.solvers`.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,18 +34,28 @@ from ecrm.model_selection import (
     leave_one_out_search,
 )
 from ecrm.ridge import check_ridge
+from ecrm.solvers._backend import Backend, ChunkCheck, get_backend
 from ecrm.solvers.base import RiskFit
 from ecrm.solvers.budget import (
     SolverChoice,
     check_solver_names,
     check_solver_params,
-    row_blocks,
 )
 from ecrm.solvers.prepare import prepare, prepare_search
-from ecrm.solvers.rows import RiskTargets, is_dask_array, validate_outputs
+from ecrm.solvers.rows import RiskTargets, validate_outputs
 from ecrm.spaces.base import OutputSpace
 
 __all__ = ["ECRM", "ECRMCV"]
+
+
+class _Costs:
+    """The costs ``V @ A + b`` of a block map ``V`` (the constant column left out)."""
+
+    def __init__(self, fit: RiskFit):
+        self.coef, self.intercept = fit.risk_coef[:, :-1], fit.risk_intercept[:-1]
+
+    def __call__(self, V) -> np.ndarray:
+        return V @ self.coef + self.intercept
 
 
 class _FeatureNames(BaseEstimator):
@@ -57,6 +68,7 @@ class _Seen:
 
     feature_names: np.ndarray | None
     y_ndim: int
+    backend: Backend
 
 
 #: Views of the fit object, set by :meth:`_RiskEstimator._derive` (never stored).
@@ -109,12 +121,11 @@ class _RiskEstimator(BaseEstimator):
         if Y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
                              "is None")
-        if is_dask_array(X) or is_dask_array(Y):  # checked per chunk on the workers
-            from ecrm.solvers._dask import check_dask_training_data
-
-            X, Y, y_ndim = check_dask_training_data(X, Y, self.loss, self.output_space,
-                                                    type(self).__name__)
-            return X, Y, _Seen(None, y_ndim)
+        backend = get_backend(X, Y)  # chosen once per fit
+        if backend.lazy:  # checked per chunk on the workers
+            X, Y, y_ndim = backend.check_training_data(X, Y, self.loss, self.output_space,
+                                                       type(self).__name__)
+            return X, Y, _Seen(None, y_ndim, backend)
         checked = check_kernel_input(X, kernel)
         # scikit-learn's own reading of the feature names; set on self by _set_fitted
         probe = _FeatureNames()
@@ -131,7 +142,7 @@ class _RiskEstimator(BaseEstimator):
             raise ValueError(f"{type(self).__name__} needs at least 2 training samples; got "
                              f"{X.shape[0]} (n_samples = {X.shape[0]})")
         # what the inputs say about the fitted model, applied by _set_fitted on success
-        return X, Y, _Seen(getattr(probe, "feature_names_in_", None), y_ndim)
+        return X, Y, _Seen(getattr(probe, "feature_names_in_", None), y_ndim, backend)
 
     def _set_fitted(self, X, Y, kernel_params: dict, fit: RiskFit, seen: _Seen,
                     **extra) -> None:
@@ -173,19 +184,24 @@ class _RiskEstimator(BaseEstimator):
         """The fit's block map of ``X``: kernel columns (dual) or features (primal)."""
         return self._fit.block(self._check_input(X))
 
-    def _in_blocks(self, X, fn, width: int) -> np.ndarray:
-        """``fn(block map of inputs)`` over row blocks sized by ``working_memory``, stacked."""
-        X = self._check_input(X)
-        fit = self._fit
-        parts = [fn(fit.block(X[b])) for b in row_blocks(X.shape[0], 2 * fit.n_columns + width)]
-        return np.concatenate(parts) if parts else fn(fit.block(X))
-
-    def _on_dask(self, method: str, X, width: int, one_dimensional: bool = False):
-        """``method`` per row chunk of a Dask array ``X``: a lazy Dask array."""
+    def _apply(self, X, step, fit: RiskFit, width: int, out_width: int,
+               one_dimensional: bool = False):
+        """``step(fit.block(rows))`` over the row blocks of ``X``, stacked: the backend of
+        ``X`` (NumPy or Dask, :mod:`ecrm.solvers._backend`) is chosen here, once. ``step``
+        holds only what prediction needs (never the estimator), so that a Dask graph ships
+        nothing else; ``width`` is the floats a row of ``step`` takes."""
         check_is_fitted(self, "X_fit_")
-        from ecrm.solvers._dask import dask_predict
+        backend = get_backend(X)
+        chunk_check = ChunkCheck(self.kernel_params_["kernel"], self.X_fit_.shape[0],
+                                 self.n_features_in_)
+        return backend.map_rows(lambda Xb: step(fit.block(Xb)), X, check=self._check_input,
+                                chunk_check=chunk_check, block_width=2 * fit.n_columns + width,
+                                out_width=out_width, one_dimensional=one_dimensional)
 
-        return dask_predict(self, method, X, width, one_dimensional)
+    def _slim_fit(self) -> RiskFit:
+        """The fit as prediction steps hold it: without training rows when a linear loss's
+        costs are all they need."""
+        return self._fit.slim() if isinstance(self.loss, LinearLoss) else self._fit
 
     def _require_linear(self) -> None:
         if not isinstance(self.loss, LinearLoss):
@@ -210,12 +226,8 @@ class _RiskEstimator(BaseEstimator):
             A lazy Dask array with the row chunks of ``X`` if ``X`` is one.
         """
         self._require_linear()
-        if is_dask_array(X):
-            return self._on_dask("predict_costs", X, self._fit.n_risk - 1)
-        return self._in_blocks(X, self._costs, self._fit.n_risk)
-
-    def _costs(self, V) -> np.ndarray:
-        return V @ self._fit.risk_coef[:, :-1] + self._fit.risk_intercept[:-1]
+        fit = self._slim_fit()
+        return self._apply(X, _Costs(fit), fit, fit.n_risk, fit.n_risk - 1)
 
     def conditional_risk(self, X, Y) -> np.ndarray:
         r"""Estimated risk :math:`\hat R(y_k | x_k)` of each row pair of ``X`` and ``Y``.
@@ -256,17 +268,17 @@ class _RiskEstimator(BaseEstimator):
             A lazy Dask array (the features, costs and oracle per row chunk) if ``X`` is one.
         """
         check_is_fitted(self, "X_fit_")
-        if is_dask_array(X):
-            return self._on_dask("predict", X, self.Y_fit_.shape[1],
-                                 self._y_ndim == 1)
-        if isinstance(self.loss, LinearLoss):
-            Y = self._in_blocks(X, lambda V: self.loss.argmin(self._costs(V),
-                                                              self.output_space),
-                                self._fit.n_risk)
+        fit, loss, space, d = self._slim_fit(), self.loss, self.output_space, self.Y_fit_.shape[1]
+        one_dimensional = self._y_ndim == 1
+        if isinstance(loss, LinearLoss):
+            costs = _Costs(fit)
+            Y = self._apply(X, lambda V: loss.argmin(costs(V), space), fit, fit.n_risk, d,
+                            one_dimensional)
         else:
-            Y = self._in_blocks(X, lambda V: self.loss.minimize_risk(
-                self._weights(V), self.Y_fit_, self.output_space), self.X_fit_.shape[0])
-        return Y.ravel() if self._y_ndim == 1 else Y
+            Y_fit = self.Y_fit_
+            Y = self._apply(X, lambda V: loss.minimize_risk(fit.weights(V), Y_fit, space),
+                            fit, self.X_fit_.shape[0], d, one_dimensional)
+        return Y
 
     def score(self, X, y) -> float:
         """Minus the mean task loss of :meth:`predict` on ``(X, y)`` (greater is better).
@@ -301,14 +313,9 @@ class _ECRMBase(_RiskEstimator):
     _fits_marginals = True
 
     def _solver_choice(self, X, kernel, *, cv: bool) -> SolverChoice:
-        choice = check_solver_params(self.solver, self.n_components, self.center_selection,
-                                     self.memory_budget, m=X.shape[0], p=X.shape[1],
-                                     kernel=kernel, cv=cv)
-        if choice.solver == "dual" and is_dask_array(X):
-            from ecrm.solvers._dask import refuse_dual
-
-            refuse_dual(self.solver, kernel)
-        return choice
+        return check_solver_params(self.solver, self.n_components, self.center_selection,
+                                   self.memory_budget, m=X.shape[0], p=X.shape[1],
+                                   kernel=kernel, cv=cv)
 
     def _store(self, X, Y, kernel_params: dict, fit: RiskFit, alpha: float, seen: _Seen,
                **extra) -> None:
@@ -356,17 +363,22 @@ class _ECRMBase(_RiskEstimator):
             A lazy Dask array with the row chunks of ``X`` if ``X`` is one.
         """
         check_is_fitted(self, "X_fit_")
-        if is_dask_array(X):
-            return self._on_dask("predict_scores", X, self.Y_fit_.shape[1])
-        fit = self._fit
-        space = self.output_space
-        return self._in_blocks(X, lambda V: self._calibrate(space.consistent_scores(
-            np.clip(V @ fit.marginal_coef + fit.marginal_intercept, 0.0, 1.0))),
-            fit.marginal_coef.shape[1])
+        fit, space = self._fit.slim(), self.output_space
+        calibration = self._calibration()
 
-    def _calibrate(self, S: np.ndarray) -> np.ndarray:
-        """Consistent scores, calibrated where the estimator has learnt a calibration."""
-        return S
+        def scores(V):
+            S = space.consistent_scores(
+                np.clip(V @ fit.marginal_coef + fit.marginal_intercept, 0.0, 1.0))
+            if calibration is None:
+                return S
+            return space.consistent_scores(calibration.transform(S))
+
+        d = fit.marginal_coef.shape[1]
+        return self._apply(X, scores, fit, d, d)
+
+    def _calibration(self):
+        """The learnt calibration of the label scores, if any."""
+        return None
 
     def decision_function(self, X) -> np.ndarray:
         """The label scores :meth:`predict_scores`, for scikit-learn's ranking scorers.
@@ -524,7 +536,8 @@ callable, default="rbf"
         check_ridge(alpha, m)
         choice = self._solver_choice(X, params["kernel"], cv=False)
         basis = prepare(choice, X, Y, params, RiskTargets(self.loss), space=self.output_space,
-                        alpha=alpha, random_state=check_random_state(self.random_state))
+                        alpha=alpha, random_state=check_random_state(self.random_state),
+                        backend=seen.backend)
         ridge = check_ridge(alpha, m, basis.diagonal_max)
         self._store(X, Y, params, basis.fit(ridge, fit_intercept), alpha, seen)
         return self
@@ -750,7 +763,7 @@ class ECRMCV(_ECRMBase):
         source = prepare_search(
             self._solver_choice(X, own["kernel"], cv=True), X, Y, settings,
             RiskTargets(self.loss), space=self.output_space, alphas=alphas, random_state=rng,
-            decompose=decompose,
+            decompose=decompose, backend=seen.backend,
             needs_scores=metric is not None or self.calibration is not None,
             refine=search_params["refine"])
         task = TaskLoss(self.loss, self.output_space)
@@ -791,15 +804,11 @@ class ECRMCV(_ECRMBase):
                 "calibration_": None if choice is None else choice.name,
                 "calibration_results_": None if choice is None else choice.scores}
 
-    def _calibrate(self, S: np.ndarray) -> np.ndarray:
-        if self.score_calibration_ is None:
-            return S
-        return self.output_space.consistent_scores(self.score_calibration_.transform(S))
+    def _calibration(self):
+        return self.score_calibration_
 
     @staticmethod
     def _report(search) -> None:
-        import sys
-
         for k in sorted({c.kernel_index for c in search.candidates}):
             top = min((c for c in search.candidates if c.kernel_index == k),
                       key=lambda c: c.sort_key)

@@ -63,10 +63,33 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
 
+from ecrm import estimator, joint
 from ecrm._state import check_fitted_state
+from ecrm.calibration import IsotonicCalibration, PlattCalibration
+from ecrm.losses import (
+    AbsoluteLoss,
+    FootruleLoss,
+    HammingLoss,
+    HierarchicalLoss,
+    KendallLoss,
+    SquaredLoss,
+    SquaredRankLoss,
+    ZeroOneLoss,
+)
 from ecrm.ridge import Factor
 from ecrm.solvers.base import RiskFit
+from ecrm.solvers.dual import KernelFit
+from ecrm.solvers.features import LinearFeatures, NystromFeatures
+from ecrm.solvers.primal import FeatureFit
+from ecrm.spaces import (
+    CandidateSpace,
+    FlowPolytope,
+    Hierarchy,
+    MultilabelSpace,
+    PermutationSpace,
+)
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ModelFileError", "REGISTRY", "describe", "load",
            "read_metadata", "save"]
@@ -97,29 +120,6 @@ class _Entry:
 
 
 def _registry() -> dict[str, _Entry]:
-    from ecrm import estimator, joint
-    from ecrm.calibration import IsotonicCalibration, PlattCalibration
-    from ecrm.losses import (
-        AbsoluteLoss,
-        FootruleLoss,
-        HammingLoss,
-        HierarchicalLoss,
-        KendallLoss,
-        SquaredLoss,
-        SquaredRankLoss,
-        ZeroOneLoss,
-    )
-    from ecrm.solvers.dual import KernelFit
-    from ecrm.solvers.features import LinearFeatures, NystromFeatures
-    from ecrm.solvers.primal import FeatureFit
-    from ecrm.spaces import (
-        CandidateSpace,
-        FlowPolytope,
-        Hierarchy,
-        MultilabelSpace,
-        PermutationSpace,
-    )
-
     def hierarchy(h) -> dict:
         labels = list(h.labels)
         return {"edges": [(labels[p], labels[c]) for p, c in np.asarray(h.edges).tolist()],
@@ -269,9 +269,7 @@ def describe(model) -> dict:
 
 
 def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
-    from sklearn.utils.validation import check_is_fitted
-
-    from ecrm import __version__
+    from ecrm import __version__  # the package's, defined after it imports this module
 
     name = type(model).__name__
     if name not in REGISTRY or type(model) is not REGISTRY[name].cls:

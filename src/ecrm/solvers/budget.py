@@ -29,6 +29,8 @@ __all__ = ["DEFAULT_MEMORY_BUDGET_GIB", "SOLVERS", "SolverChoice", "check_solver
 
 #: Solver names accepted by ``ECRM(solver=...)`` and ``ECRMCV(solver=...)``.
 SOLVERS = ("auto", "dual", "primal", "nystrom")
+#: Shorthands of ``center_selection`` (:func:`ecrm.solvers.centers.select_centers`).
+CENTER_SELECTIONS = ("uniform", "kmeans++", "leverage")
 #: Default ``memory_budget`` in GiB: the largest m x m working set the dual may allocate.
 DEFAULT_MEMORY_BUDGET_GIB = 8.0
 _GIB = 2.0 ** 30
@@ -42,6 +44,7 @@ class SolverChoice:
     n_components: int | None
     center_selection: str
     budget_bytes: float
+    requested: str = "auto"
 
 
 def row_blocks(n_rows: int, row_floats: int) -> Iterator[slice]:
@@ -63,8 +66,6 @@ def _dual_bytes(m: int, p: int, kernel, cv: bool) -> float:
 
 def check_solver_names(solver, center_selection) -> None:
     """``solver`` and ``center_selection`` are known names (no data needed)."""
-    from ecrm.solvers.centers import CENTER_SELECTIONS
-
     if not isinstance(solver, str) or solver not in SOLVERS:
         raise ValueError(f"solver must be one of {list(SOLVERS)}; got {solver!r}")
     if not isinstance(center_selection, str) or center_selection not in CENTER_SELECTIONS:
@@ -104,6 +105,7 @@ samples (the m x m Gram matrix), over memory_budget=0.001 GiB; use solver='nystr
 n_components=M centres (an approximation; M x M memory), or raise memory_budget
     """
     check_solver_names(solver, center_selection)
+    requested = solver
     budget = DEFAULT_MEMORY_BUDGET_GIB if memory_budget is None else check_real(
         memory_budget, "memory_budget")
     budget_bytes = budget * _GIB
@@ -143,4 +145,4 @@ n_components=M centres (an approximation; M x M memory), or raise memory_budget
         raise ValueError(f"solver='primal' needs a {p} x {p} matrix ({8.0 * p * p * 3 / _GIB:.1f}"
                          f" GiB with its factors), over memory_budget={budget:g} GiB; use "
                          f"solver='nystrom' or 'dual'")
-    return SolverChoice(solver, M, center_selection, budget_bytes)
+    return SolverChoice(solver, M, center_selection, budget_bytes, requested)

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import linalg
+from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
 
-from ecrm.solvers.budget import row_blocks
-from ecrm.solvers.rows import is_dask_array
+from ecrm.solvers.budget import CENTER_SELECTIONS, row_blocks
+from ecrm.solvers.features import LinearFeatures, NystromFeatures
 
 __all__ = ["CENTER_SELECTIONS", "build_feature_map", "select_centers"]
-
-CENTER_SELECTIONS = ("uniform", "kmeans++", "leverage")
 
 
 def select_centers(X, n_components: int, kernel_params: dict, method: str = "uniform", *,
@@ -50,15 +49,11 @@ def select_centers(X, n_components: int, kernel_params: dict, method: str = "uni
     >>> select_centers(X, 10, {"kernel": "linear"}, "kmeans++", random_state=0).tolist()
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     """
-    from ecrm.solvers.features import NystromFeatures
-
     rng = check_random_state(random_state)
     m, M = X.shape[0], int(n_components)
     if method == "uniform" or M == m:
         return np.sort(rng.choice(m, M, replace=False))
     if method == "kmeans++":
-        from sklearn.cluster import kmeans_plusplus
-
         pool = np.sort(rng.choice(m, min(m, 20 * M), replace=False))
         _, idx = kmeans_plusplus(X[pool], M, random_state=rng)
         chosen = np.unique(pool[idx])
@@ -87,24 +82,25 @@ def select_centers(X, n_components: int, kernel_params: dict, method: str = "uni
 
 
 def build_feature_map(solver: str, X, kernel_params: dict, n_components: int | None,
-                      center_selection: str, *, alpha: float, random_state=None):
+                      center_selection: str, *, alpha: float, random_state=None,
+                      centres=None):
     """The feature map of a checked primal ``solver`` ("primal" or "nystrom") on ``X``.
+
+    ``centres(X, M, kernel_params, method, alpha=..., random_state=...)`` returns the
+    Nystrom centres (the array backend's, :mod:`ecrm.solvers._backend`; default: the rows
+    :func:`select_centers` picks).
 
     >>> X = np.eye(3)
     >>> build_feature_map("primal", X, {"kernel": "linear"}, None, "uniform",
     ...                   alpha=1.0).n_features_out
     3
     """
-    from ecrm.solvers.features import LinearFeatures, NystromFeatures
-
     if solver == "primal":
         return LinearFeatures(X.shape[1])
     M = min(X.shape[0], 1000) if n_components is None else n_components
-    if is_dask_array(X):
-        from ecrm.solvers._dask import dask_centers
-
-        return NystromFeatures(dask_centers(X, M, kernel_params, center_selection, alpha=alpha,
-                                            random_state=random_state), kernel_params)
-    idx = select_centers(X, M, kernel_params, center_selection, alpha=alpha,
-                         random_state=random_state)
-    return NystromFeatures(X[idx], kernel_params)
+    if centres is None:
+        idx = select_centers(X, M, kernel_params, center_selection, alpha=alpha,
+                             random_state=random_state)
+        return NystromFeatures(X[idx], kernel_params)
+    return NystromFeatures(centres(X, M, kernel_params, center_selection, alpha=alpha,
+                                   random_state=random_state), kernel_params)

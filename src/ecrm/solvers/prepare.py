@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ecrm.solvers._backend import Backend
 from ecrm.solvers.base import LooBasis, RiskFit
 from ecrm.solvers.budget import SolverChoice
 from ecrm.solvers.centers import build_feature_map
@@ -19,7 +20,7 @@ from ecrm.solvers.dual import CholeskyBasis, EigenLooBasis, gram_eigendecomposit
 from ecrm.solvers.features import FeatureMap
 from ecrm.solvers.normal_equations import NormalEquations
 from ecrm.solvers.primal import FeatureFit, FeatureLooBasis
-from ecrm.solvers.rows import RiskTargets, training_rows
+from ecrm.solvers.rows import RiskTargets
 from ecrm.spaces.base import OutputSpace
 
 __all__ = ["DualBasis", "DualSource", "FeatureBasis", "FeatureSource", "prepare",
@@ -44,9 +45,10 @@ class DualBasis:
 class FeatureBasis:
     """The normal equations of a feature map and the targets, summed over the rows."""
 
-    def __init__(self, features: FeatureMap, X, Y, space: OutputSpace, targets: RiskTargets):
+    def __init__(self, features: FeatureMap, X, Y, space: OutputSpace, targets: RiskTargets,
+                 backend: Backend):
         self.features, self.X = features, X
-        self.equations = training_rows(X, Y, space).equations(features, targets)
+        self.equations = backend.training_rows(X, Y, space).equations(features, targets)
         self.n_risk = self.equations.cross.shape[1] - Y.shape[1]
         self.diagonal_max = self.equations.diagonal_max
 
@@ -57,7 +59,8 @@ class FeatureBasis:
 
 
 def prepare(choice: SolverChoice, X, Y, kernel_params: dict, targets: RiskTargets, *,
-            space: OutputSpace, alpha: float, random_state: np.random.RandomState):
+            space: OutputSpace, alpha: float, random_state: np.random.RandomState,
+            backend: Backend):
     """The basis of the chosen solver on the checked training rows ``X`` (m, p), ``Y`` (m, d).
 
     Parameters
@@ -73,17 +76,20 @@ def prepare(choice: SolverChoice, X, Y, kernel_params: dict, targets: RiskTarget
         The ridge of the leverage scores when they choose the Nystrom centres.
     random_state : RandomState
         Draws the Nystrom centres.
+    backend : Backend
+        NumPy or Dask (:func:`ecrm.solvers._backend.get_backend`), chosen by the caller.
 
     Returns
     -------
     DualBasis or FeatureBasis
     """
+    backend.check_solver(choice.solver, choice.requested, kernel_params["kernel"])
     if choice.solver == "dual":
         return DualBasis(X, Y, kernel_params, targets)
     features = build_feature_map(choice.solver, X, kernel_params, choice.n_components,
                                  choice.center_selection, alpha=alpha,
-                                 random_state=random_state)
-    return FeatureBasis(features, X, Y, space, targets)
+                                 random_state=random_state, centres=backend.centres)
+    return FeatureBasis(features, X, Y, space, targets, backend)
 
 
 class DualSource:
@@ -109,11 +115,12 @@ class FeatureSource:
 
     def __init__(self, choice: SolverChoice, X, Y, settings: Sequence[dict],
                  targets: RiskTargets, n_risk: int, *, space: OutputSpace, alpha: float,
-                 random_state):
+                 random_state, backend: Backend):
         self.maps = [build_feature_map(choice.solver, X, params, choice.n_components,
                                        choice.center_selection, alpha=alpha,
-                                       random_state=random_state) for params in settings]
-        self.data = training_rows(X, Y, space)
+                                       random_state=random_state, centres=backend.centres)
+                     for params in settings]
+        self.data = backend.training_rows(X, Y, space)
         self.targets, self.n_risk = targets, n_risk
         self.n_rows = int(self.data.n_rows)
         self._equations: dict[int, NormalEquations] = {}
@@ -127,7 +134,7 @@ class FeatureSource:
 
 def prepare_search(choice: SolverChoice, X, Y, settings: Sequence[dict], targets: RiskTargets,
                    *, space: OutputSpace, alphas: Sequence[float], random_state,
-                   decompose: Callable = gram_eigendecomposition,
+                   backend: Backend, decompose: Callable = gram_eigendecomposition,
                    needs_scores: bool = False, refine: bool = False):
     """The leave-one-out source of the chosen solver, after checking it can answer.
 
@@ -144,6 +151,8 @@ def prepare_search(choice: SolverChoice, X, Y, settings: Sequence[dict], targets
         The candidate alphas; their median is the ridge of the leverage scores.
     random_state : RandomState
         Draws the Nystrom centres (one feature map per setting, in order).
+    backend : Backend
+        NumPy or Dask, chosen by the caller.
     decompose : callable, default=gram_eigendecomposition
         ``decompose(X, kernel_params) -> EigenFactor`` of the dual (e.g. cached).
     needs_scores : bool
@@ -156,6 +165,7 @@ def prepare_search(choice: SolverChoice, X, Y, settings: Sequence[dict], targets
     DualSource or FeatureSource
         ``n_rows`` and ``basis(k, subset=None) -> LooBasis``.
     """
+    backend.check_solver(choice.solver, choice.requested, settings[0]["kernel"])
     if choice.solver == "dual":
         return DualSource(X, Y, targets.risk(Y), settings, decompose)
     if needs_scores:
@@ -170,4 +180,5 @@ def prepare_search(choice: SolverChoice, X, Y, settings: Sequence[dict], targets
                          "setting; use solver='nystrom' for other kernels")
     n_risk = targets.risk(space.validate(np.asarray(Y[:1]))).shape[1]
     return FeatureSource(choice, X, Y, settings, targets, n_risk, space=space,
-                         alpha=float(np.median(alphas)), random_state=random_state)
+                         alpha=float(np.median(alphas)), random_state=random_state,
+                         backend=backend)
