@@ -264,3 +264,19 @@ def test_compact_outputs_inconsistent_row_named():
     bad[41, TREE.labels.index("a1")] = 1
     with pytest.raises(ValueError, match="in row 41"):
         ECRM(HammingLoss(), TREE, solver="primal", kernel="linear").fit(X, bad)
+
+
+def test_the_budget_counts_what_each_solver_states():
+    from ecrm.solvers.budget import DUAL_COPIES, check_solver_params, memory_need
+
+    # ECRMCV's dual peaks at about five m x m arrays (benchmarks/bench_memory.py measures
+    # 5.09): at m = 3000 two copies (0.13 GiB) fit 0.25 GiB, its real peak (0.35 GiB) does not
+    m = 3000
+    assert 2 * 8 * m * m < 0.25 * 2**30 < DUAL_COPIES[True] * 8 * m * m
+    with pytest.raises(ValueError, match=r"solver='dual' needs 0.4 GiB"):
+        check_solver_params("dual", None, "uniform", 0.25, m=m, p=3, kernel="rbf", cv=True)
+    assert check_solver_params("dual", None, "uniform", 0.25, m=m, p=3, kernel="rbf",
+                               cv=False).solver == "dual"
+    need = memory_need("nystrom", m=10**5, p=3, kernel="rbf", cv=True, n_components=500,
+                       n_targets=10)
+    assert need.matrices == 8 * 500 * 500 * 4 and 0 < need.blocks <= 1.2 * 2**30
