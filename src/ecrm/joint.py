@@ -38,8 +38,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 
+from ecrm._risk import _RiskEstimator
 from ecrm._validation import check_bool, check_real
-from ecrm.estimator import _RiskEstimator
 from ecrm.kernels import kernel_matrix
 from ecrm.ridge import EigenFactor, check_ridge, fit_multitask_ridge
 from ecrm.solvers.dual import KernelFit
