@@ -280,3 +280,26 @@ def test_the_budget_counts_what_each_solver_states():
     need = memory_need("nystrom", m=10**5, p=3, kernel="rbf", cv=True, n_components=500,
                        n_targets=10)
     assert need.matrices == 8 * 500 * 500 * 4 and 0 < need.blocks <= 1.2 * 2**30
+
+
+def test_center_selection_takes_a_selector_object_or_its_shorthand(tmp_path):
+    from ecrm import load, save
+    from ecrm.solvers.centers import CenterSelector, KMeansPlusPlusCenters
+
+    class FirstRows(CenterSelector):
+        def select(self, X, n_components, kernel_params, *, alpha, random_state):
+            return np.arange(n_components)
+
+    X, Y, Xt = _problem(m=80)
+    kw = dict(solver="nystrom", kernel="rbf", gamma=0.2, n_components=20, random_state=0)
+    own = ECRM(HammingLoss(), TREE, center_selection=FirstRows(), **kw).fit(X, Y)
+    assert_array_equal(own._fit.features.centres, X[:20])
+    by_name = ECRM(HammingLoss(), TREE, center_selection="kmeans++", **kw).fit(X, Y)
+    by_object = ECRM(HammingLoss(), TREE, center_selection=KMeansPlusPlusCenters(),
+                     **kw).fit(X, Y)
+    assert_array_equal(by_name._fit.features.centres, by_object._fit.features.centres)
+    save(by_object, tmp_path / "m.ecrm")
+    assert isinstance(load(tmp_path / "m.ecrm").center_selection, KMeansPlusPlusCenters)
+    with pytest.raises(ValueError, match="center_selection must be one of .* or a "
+                                         "CenterSelector"):
+        ECRM(HammingLoss(), TREE, center_selection="nearest", **kw).fit(X, Y)

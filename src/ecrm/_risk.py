@@ -27,6 +27,7 @@ from ecrm.solvers.budget import (
     SolverChoice,
     check_solver_params,
 )
+from ecrm.solvers.centers import check_center_selection
 from ecrm.solvers.rows import validate_outputs
 from ecrm.spaces.base import OutputSpace
 
@@ -298,7 +299,8 @@ class _ECRMBase(_RiskEstimator):
     _fits_marginals = True
 
     def _solver_choice(self, X, kernel, *, cv: bool) -> SolverChoice:
-        return check_solver_params(self.solver, self.n_components, self.center_selection,
+        return check_solver_params(self.solver, self.n_components,
+                                   check_center_selection(self.center_selection),
                                    self.memory_budget, m=X.shape[0], p=X.shape[1],
                                    kernel=kernel, cv=cv)
 

@@ -35,6 +35,7 @@ from ecrm.ridge import check_ridge
 from ecrm.solvers.budget import (
     check_solver_names,
 )
+from ecrm.solvers.centers import check_center_selection
 from ecrm.solvers.prepare import prepare, prepare_search
 from ecrm.solvers.rows import RiskTargets
 
@@ -92,8 +93,11 @@ callable, default="rbf"
         approximation).
     n_components : int >= 1, default=None
         Nystrom centres M, at most m (``None``: ``min(m, 1000)``); only for ``"nystrom"``.
-    center_selection : {"uniform", "kmeans++", "leverage"}, default="uniform"
-        How the Nystrom centres are drawn (:func:`ecrm.solvers.select_centers`).
+    center_selection : {"uniform", "kmeans++", "leverage"} or CenterSelector, \
+default="uniform"
+        How the Nystrom centres are drawn: a :class:`ecrm.solvers.centers.CenterSelector`
+        (its ``select`` method), or the name of one of the three built in
+        (:mod:`ecrm.solvers.centers`).
     memory_budget : float in (0, inf), default=None
         GiB the dual's m x m matrices may take (``None``: 8); also checked, before any
         allocation, for the primal's matrices. Row blocks follow scikit-learn's
@@ -152,7 +156,8 @@ callable, default="rbf"
         alpha = check_real(self.alpha, "alpha")
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         self._check_components()
-        check_solver_names(self.solver, self.center_selection)
+        check_solver_names(self.solver)
+        check_center_selection(self.center_selection)
         return params, alpha, fit_intercept
 
     def fit(self, X, Y):
@@ -361,7 +366,8 @@ class ECRMCV(_ECRMBase):
         search_params = self._check_search()
         metric = check_scoring(self.scoring)
         self._check_components(linear=True)
-        check_solver_names(self.solver, self.center_selection)
+        check_solver_names(self.solver)
+        check_center_selection(self.center_selection)
         return own, settings, alphas, candidates, search_params, metric
 
     def _check_search(self) -> dict:

@@ -80,6 +80,7 @@ from ecrm.losses import (
 )
 from ecrm.ridge import Factor
 from ecrm.solvers.base import RiskFit
+from ecrm.solvers.centers import KMeansPlusPlusCenters, LeverageCenters, UniformCenters
 from ecrm.solvers.dual import KernelFit
 from ecrm.solvers.features import LinearFeatures, NystromFeatures
 from ecrm.solvers.primal import FeatureFit
@@ -155,6 +156,9 @@ def _registry() -> dict[str, _Entry]:
                                                "values": c.values_, "indptr": c.indptr_}),
         _Entry(PlattCalibration, lambda c: {"a": c.a_, "b": c.b_}),
         _Entry(LinearFeatures, lambda f: {"n_features": f.n_features_out}),
+        _Entry(UniformCenters, no_args),
+        _Entry(KMeansPlusPlusCenters, no_args),
+        _Entry(LeverageCenters, no_args),
         _Entry(NystromFeatures, lambda f: {"centres": f.centres, "kernel_params": f.kernel_params,
                                            "projection": f.projection}),
         _Entry(estimator.ECRM, lambda e: e.get_params(deep=False)),

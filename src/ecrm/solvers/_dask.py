@@ -47,7 +47,7 @@ from sklearn.utils import check_random_state
 from ecrm._validation import check_same_rows
 from ecrm.kernels import check_kernel_input
 from ecrm.losses.base import LinearLoss, Loss
-from ecrm.solvers.centers import select_centers
+from ecrm.solvers.centers import check_center_selection, select_centers
 from ecrm.solvers.features import FeatureMap
 from ecrm.solvers.normal_equations import NormalEquations
 from ecrm.solvers.rows import Rows, is_dask_array
@@ -233,7 +233,8 @@ def dask_centers(X, n_components: int, kernel_params: dict, method: str, *, alph
     """The Nystrom centres (M, p) of a Dask ``X``, pulled to the client (module docstring)."""
     random_state = check_random_state(random_state)
     m = int(X.shape[0])
-    if method == "uniform" or n_components == m:  # the in-memory draw, index for index
+    if not check_center_selection(method).needs_inputs or n_components == m:
+        # the in-memory draw, index for index
         idx = select_centers(np.empty((m, 0)), n_components, kernel_params, "uniform",
                              random_state=random_state)
     else:

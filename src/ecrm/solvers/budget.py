@@ -45,7 +45,7 @@ class SolverChoice:
 
     solver: str
     n_components: int | None
-    center_selection: str
+    center_selection: object  # a CenterSelector, or its shorthand
     budget_bytes: float
     requested: str = "auto"
 
@@ -115,13 +115,10 @@ def memory_need(solver: str, *, m: int, p: int, kernel, cv: bool, n_components: 
     return MemoryNeed(8.0 * k * k * (3 if solver == "primal" else 4), _pass_bytes(m, width))
 
 
-def check_solver_names(solver, center_selection) -> None:
-    """``solver`` and ``center_selection`` are known names (no data needed)."""
+def check_solver_names(solver) -> None:
+    """``solver`` is a known name (no data needed)."""
     if not isinstance(solver, str) or solver not in SOLVERS:
         raise ValueError(f"solver must be one of {list(SOLVERS)}; got {solver!r}")
-    if not isinstance(center_selection, str) or center_selection not in CENTER_SELECTIONS:
-        raise ValueError(f"center_selection must be one of {list(CENTER_SELECTIONS)}; got "
-                         f"{center_selection!r}")
 
 
 def check_solver_params(solver, n_components, center_selection, memory_budget, *, m: int,
@@ -133,7 +130,8 @@ def check_solver_params(solver, n_components, center_selection, memory_budget, *
     solver : {"auto", "dual", "primal", "nystrom"}
     n_components : int >= 1 or None
         Nystrom centres M (``None``: ``min(m, 1000)``); must be at most ``m``.
-    center_selection : {"uniform", "kmeans++", "leverage"}
+    center_selection : CenterSelector or its shorthand (checked by
+        :func:`ecrm.solvers.centers.check_center_selection`)
     memory_budget : float in (0, inf) or None
         GiB (``None``: :data:`DEFAULT_MEMORY_BUDGET_GIB`).
     m, p : int
@@ -156,7 +154,7 @@ def check_solver_params(solver, n_components, center_selection, memory_budget, *
 samples (the m x m Gram matrix), over memory_budget=0.001 GiB; use solver='nystrom' with \
 n_components=M centres (an approximation; M x M memory), or raise memory_budget
     """
-    check_solver_names(solver, center_selection)
+    check_solver_names(solver)
     requested = solver
     budget = DEFAULT_MEMORY_BUDGET_GIB if memory_budget is None else check_real(
         memory_budget, "memory_budget")
