@@ -178,3 +178,15 @@ def test_a_fit_sets_only_declared_attributes():
         est.fit(X, Y)
         state = set(vars(est)) - set(est.get_params(deep=False))
         assert state <= set(est._fitted_attributes) | {"dual_coef_", "coef_", "intercept_"}
+
+
+@pytest.mark.parametrize("solver,kw", [("dual", {}), ("primal", {"kernel": "linear"}),
+                                       ("nystrom", {"n_components": 15})])
+def test_fit_state_round_trip_predicts_the_same(solver, kw):
+    X, Y = _data()
+    est = ECRM(HammingLoss(), TREE, solver=solver, random_state=0, **kw).fit(X, Y)
+    fit = est._fit
+    again = type(fit).from_state(fit.to_state(), X_train=est.X_fit_)
+    assert_array_equal(again.block(X[:5]) @ again.coef, fit.block(X[:5]) @ fit.coef)
+    assert_allclose(again.weights(fit.block(X[:5])), fit.weights(fit.block(X[:5])),
+                    rtol=0, atol=1e-10)

@@ -246,9 +246,10 @@ class ECRMCV(_ECRMBase):
     solver, n_components, center_selection, memory_budget : see :class:`ECRM`.
         With ``"primal"``/``"nystrom"`` the exact leave-one-out loss is that
         of the low-rank model (same centres, same ridge), every alpha from one
-        eigendecomposition of :math:`F^\top F` (:class:`ecrm.solvers.primal.PrimalLeaveOneOut`); the
-        leverage scores use the median alpha; ``kernel_subsample`` then averages the kernel
-        choice over that many points of the full-data fit, and ``memory`` is not used.
+        eigendecomposition of :math:`F^\top F` (:class:`ecrm.solvers.primal.
+        PrimalLeaveOneOut`); the leverage scores use the median alpha; ``kernel_subsample``
+        then averages the kernel choice over that many points of the full-data fit (and
+        ``loo_samples`` of them, as for the dual), and ``memory`` is not used.
     scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
         The selection criterion: the leave-one-out task loss, or a ranking metric of the
         leave-one-out label scores (:data:`ecrm.model_selection.SCORERS`; a callable is

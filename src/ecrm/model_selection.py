@@ -1,15 +1,17 @@
-r"""The exact leave-one-out search behind :class:`ecrm.ECRMCV`.
+r"""The one exact leave-one-out search: :class:`ecrm.ECRMCV` and the ranking baseline use it.
 
-For every kernel setting one eigendecomposition :math:`K = Q\Lambda Q^\top` gives, for every
-ridge value, the exact leave-one-out costs of the risk regressions
-(:class:`ecrm.ridge.LeaveOneOut`); the output space's oracle turns them into leave-one-out
-predictions and the loss into the criterion, the mean leave-one-out *task loss*. Or the
-criterion is a ranking metric of the exact leave-one-out *label scores*: the scores
-:math:`\hat p_j(x) = \sum_i w_i(x) y_{ij}` are ridge regressions of the label columns, so the
-same decomposition gives their leave-one-out values too, and no oracle runs at all. The
-estimator facade (:class:`ecrm.ECRMCV`) builds the candidate grid, caches the
-decompositions and refits; :func:`leave_one_out_search` evaluates and ranks the candidates,
-as scikit-learn's ``_RidgeGCV`` does for ``RidgeCV``.
+Every solver's leave-one-out basis (:class:`ecrm.solvers.base.LooBasis`) factorises its
+training problem once and evaluates a criterion on the exact leave-one-out predictions for
+every ridge and intercept: the dual from one eigendecomposition :math:`K = Q\Lambda Q^\top`
+(:class:`ecrm.ridge.LeaveOneOut`), the primal and Nystrom solvers from one of
+:math:`F^\top F`, block by block. The criterion is pluggable (:class:`ecrm.solvers.base.
+Criterion`): :class:`TaskLoss`, the mean leave-one-out task loss through the output space's
+oracle; :class:`ScoreMetric`, a ranking metric of the leave-one-out *label scores* (the
+scores :math:`\hat p_j(x) = \sum_i w_i(x) y_{ij}` are ridge regressions of the label
+columns, so no oracle runs); or :class:`CallableCriterion`, any ``score(Y, P)``.
+:func:`leave_one_out_search` runs the kernel-subsample stage, then evaluates and ranks the
+candidates, as scikit-learn's ``_RidgeGCV`` does for ``RidgeCV``; the estimator refits the
+best from its basis.
 """
 
 from __future__ import annotations

@@ -62,6 +62,16 @@ class RiskFit(ABC):
         """The risk weights (n, m) of the inputs whose block is ``V`` (n, k)."""
 
     @abstractmethod
+    def to_state(self) -> dict:
+        """The fit's own state for a model file: keyword arguments of its constructor,
+        without the training rows (the estimator's ``X_fit_``, attached on load)."""
+
+    @classmethod
+    @abstractmethod
+    def from_state(cls, state: dict, X_train=None) -> RiskFit:
+        """The fit rebuilt from :meth:`to_state` and the training rows."""
+
+    @abstractmethod
     def slim(self) -> RiskFit:
         """A copy that predicts from blocks without the training data (shipped to workers)."""
 

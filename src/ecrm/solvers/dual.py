@@ -80,6 +80,15 @@ class KernelFit(RiskFit):
             factor = CholeskyFactor(K, self.ridge, overwrite_k=True)
         return risk_weights(factor, RidgeFit(self.coef, self.intercept, self.u, self.s), V)
 
+    def to_state(self) -> dict:
+        return {"kernel_params": self.kernel_params, "coef": self.coef,
+                "intercept": self.intercept, "n_risk": self.n_risk, "ridge": self.ridge,
+                "fit_intercept": self.fit_intercept, "u": self.u, "s": self.s}
+
+    @classmethod
+    def from_state(cls, state: dict, X_train=None) -> KernelFit:
+        return cls(**state, X_train=X_train)
+
     def slim(self) -> KernelFit:
         return self  # the kernel block needs the training inputs
 

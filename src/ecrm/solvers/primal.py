@@ -67,6 +67,14 @@ class FeatureFit(RiskFit):
                                                lambda Tb: Tb)
         return primal_weights(self.features, X, equations, self.ridge, self.fit_intercept, V)
 
+    def to_state(self) -> dict:
+        return {"features": self.features, "coef": self.coef, "intercept": self.intercept,
+                "n_risk": self.n_risk, "ridge": self.ridge, "fit_intercept": self.fit_intercept}
+
+    @classmethod
+    def from_state(cls, state: dict, X_train=None) -> FeatureFit:
+        return cls(**state, X_train=X_train)
+
     def slim(self) -> FeatureFit:
         out = copy.copy(self)
         out.X_train = np.empty((self.X_train.shape[0], 0))  # prediction never reads it
@@ -134,7 +142,8 @@ class FeatureLooBasis(LooBasis):
     ----------
     features : FeatureMap
     data : Rows
-        The training rows (in memory or Dask, :func:`ecrm.solvers.rows.training_rows`).
+        The training rows (in memory or Dask: the backend's ``training_rows``,
+        :mod:`ecrm.solvers._backend`).
     equations : NormalEquations
         Of ``features`` and ``targets`` over every training row.
     targets : callable
