@@ -31,8 +31,9 @@ from ecrm.baselines import BRSVM, BinaryRelevance
 from ecrm.datasets import HMCPreprocessor, list_hmc, load_hmc
 from ecrm.experiments import directory_option, names_option
 from ecrm.experiments.hmc import DEFAULT_DATASETS, PAPER_KERNEL
+from ecrm.kernels import kernel_matrix
 from ecrm.losses import HammingLoss, HierarchicalLoss
-from ecrm.ridge import fit_ridge
+from ecrm.ridge import CholeskyFactor, fit_ridge
 
 
 def timed(fn, repeats=1):
@@ -89,7 +90,9 @@ def scaling(name, data, Xtr, Ytr, br_svm):
     repeats = 3 if len(Xtr) < 5000 else 1
     # The label-independent part: the kernel matrix and its Cholesky factor.
     est = model(HammingLoss(), data.hierarchy, kernel, Xtr.shape[1]).fit(Xtr, Ytr)
-    factor = est._factor
+    # the fitted model keeps no factor for a linear loss: rebuild the one its fit used
+    K = kernel_matrix(Xtr, Xtr, **est.kernel_params_, copy=True)
+    factor = CholeskyFactor(K, est._fit.ridge, overwrite_k=True)
     rows = []
     for fraction in (0.1, 0.25, 0.5, 1.0):
         h, cols = truncated(data.hierarchy, fraction)

@@ -120,10 +120,10 @@ def test_kmeanspp_centres_on_a_pulled_subsample(client):
     kw = dict(NYSTROM, center_selection="kmeans++", n_components=20)
     a = ECRM(HammingLoss(), TREE, **kw).fit(*_dask(X, Y))
     b = ECRM(HammingLoss(), TREE, **kw).fit(*_dask(X, Y))
-    assert_array_equal(a._features.centres, b._features.centres)
-    assert set(map(tuple, a._features.centres)) <= set(map(tuple, X))
+    assert_array_equal(a._fit.features.centres, b._fit.features.centres)
+    assert set(map(tuple, a._fit.features.centres)) <= set(map(tuple, X))
     lev = ECRM(HammingLoss(), TREE, **dict(kw, center_selection="leverage")).fit(*_dask(X, Y))
-    assert lev._features.centres.shape == (20, 4)
+    assert lev._fit.features.centres.shape == (20, 4)
 
 
 def _pickling_get(dsk, keys, **kwargs):
@@ -238,3 +238,17 @@ def test_predict_checks_the_dask_input():
     with pytest.raises(ValueError, match=r"X has 3 features, but this estimator was fitted "
                                          r"with 4"):
         est.predict_costs(da.from_array(X[:, :3], chunks=(70, -1)))
+
+
+def test_prediction_graph_ships_no_training_rows():
+    # the graph holds the prediction step (fit without training rows, loss, space) once
+    import cloudpickle
+
+    X, Y, Xt = _problem()
+    X = np.repeat(X, 20, axis=0)
+    Y = np.repeat(Y, 20, axis=0)
+    est = ECRM(HammingLoss(), TREE, **NYSTROM).fit(X, Y)
+    lazy = est.predict(da.from_array(Xt, chunks=(20, -1)))
+    size = len(cloudpickle.dumps(dict(lazy.__dask_graph__())))
+    assert size < X.nbytes / 4, (size, X.nbytes)
+    assert_array_equal(lazy.compute(), est.predict(Xt))

@@ -18,7 +18,7 @@ from ecrm.solvers import (
     check_solver_params,
     select_centers,
 )
-from ecrm.solvers.primal_loo import PrimalLeaveOneOut
+from ecrm.solvers.primal import PrimalLeaveOneOut
 from ecrm.spaces.flows import paper_network
 from ecrm.spaces.permutations import PermutationSpace
 
@@ -182,7 +182,7 @@ def test_center_selections_give_distinct_training_points(method):
     assert_array_equal(idx, select_centers(X, 20, RBF, method, alpha=1e-2, random_state=0))
     est = ECRM(HammingLoss(), TREE, gamma=0.2, alpha=1e-2, solver="nystrom", n_components=20,
                center_selection=method, random_state=0).fit(X, _problem(m=80)[1])
-    assert_allclose(est._features.centres, X[idx])
+    assert_allclose(est._fit.features.centres, X[idx])
 
 
 def test_nystrom_features_are_rank_revealing():
@@ -264,3 +264,42 @@ def test_compact_outputs_inconsistent_row_named():
     bad[41, TREE.labels.index("a1")] = 1
     with pytest.raises(ValueError, match="in row 41"):
         ECRM(HammingLoss(), TREE, solver="primal", kernel="linear").fit(X, bad)
+
+
+def test_the_budget_counts_what_each_solver_states():
+    from ecrm.solvers.budget import DUAL_COPIES, check_solver_params, memory_need
+
+    # ECRMCV's dual peaks at about five m x m arrays (benchmarks/bench_memory.py measures
+    # 5.09): at m = 3000 two copies (0.13 GiB) fit 0.25 GiB, its real peak (0.35 GiB) does not
+    m = 3000
+    assert 2 * 8 * m * m < 0.25 * 2**30 < DUAL_COPIES[True] * 8 * m * m
+    with pytest.raises(ValueError, match=r"solver='dual' needs 0.4 GiB"):
+        check_solver_params("dual", None, "uniform", 0.25, m=m, p=3, kernel="rbf", cv=True)
+    assert check_solver_params("dual", None, "uniform", 0.25, m=m, p=3, kernel="rbf",
+                               cv=False).solver == "dual"
+    need = memory_need("nystrom", m=10**5, p=3, kernel="rbf", cv=True, n_components=500,
+                       n_targets=10)
+    assert need.matrices == 8 * 500 * 500 * 4 and 0 < need.blocks <= 1.2 * 2**30
+
+
+def test_center_selection_takes_a_selector_object_or_its_shorthand(tmp_path):
+    from ecrm import load, save
+    from ecrm.solvers.centers import CenterSelector, KMeansPlusPlusCenters
+
+    class FirstRows(CenterSelector):
+        def select(self, X, n_components, kernel_params, *, alpha, random_state):
+            return np.arange(n_components)
+
+    X, Y, Xt = _problem(m=80)
+    kw = dict(solver="nystrom", kernel="rbf", gamma=0.2, n_components=20, random_state=0)
+    own = ECRM(HammingLoss(), TREE, center_selection=FirstRows(), **kw).fit(X, Y)
+    assert_array_equal(own._fit.features.centres, X[:20])
+    by_name = ECRM(HammingLoss(), TREE, center_selection="kmeans++", **kw).fit(X, Y)
+    by_object = ECRM(HammingLoss(), TREE, center_selection=KMeansPlusPlusCenters(),
+                     **kw).fit(X, Y)
+    assert_array_equal(by_name._fit.features.centres, by_object._fit.features.centres)
+    save(by_object, tmp_path / "m.ecrm")
+    assert isinstance(load(tmp_path / "m.ecrm").center_selection, KMeansPlusPlusCenters)
+    with pytest.raises(ValueError, match="center_selection must be one of .* or a "
+                                         "CenterSelector"):
+        ECRM(HammingLoss(), TREE, center_selection="nearest", **kw).fit(X, Y)

@@ -1,424 +1,45 @@
 r"""ECRM and ECRMCV: scikit-learn estimators that compose risk weights, loss and oracle.
 
-:class:`_RiskEstimator` is what every ECRM estimator shares (:class:`ECRM`, :class:`ECRMCV`
-and :class:`ecrm.joint.JointKernelECRM`): the checks, the kernel block and prediction from
-the regressions of a linear loss's targets :math:`[\psi(Y), \mathrm{const}(Y)]`. A fit checks
-every parameter and the data before any work and sets the fitted attributes (ending in ``_``)
-only once it has succeeded: a failed fit leaves the estimator as it was. The ridge algebra
-is in :mod:`ecrm.ridge`, the leave-one-out search of :class:`ECRMCV` in
-:mod:`ecrm.model_selection`; the primal and Nystrom solvers (``solver=``), their streaming
-fit and their exact leave-one-out in :mod:`ecrm.solvers`.
+Both rest on :mod:`ecrm._risk` (checks, declared fitted state, prediction from one fit
+object). :class:`ECRM` fits through the basis of the chosen solver
+(:func:`ecrm.solvers.prepare.prepare`); :class:`ECRMCV` runs the one exact leave-one-out
+search of :mod:`ecrm.model_selection` over the leave-one-out bases of the chosen solver
+(:func:`ecrm.solvers.prepare.prepare_search`), then refits the selected candidate. A fit
+checks every parameter and the data before any work and sets the fitted attributes (ending
+in ``_``) only once it has succeeded: a failed fit leaves the estimator as it was. Neither
+branches on which solver is behind the fit object.
 """
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
-from sklearn.base import BaseEstimator
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
+from sklearn.utils.validation import check_memory
 
-from ecrm._validation import check_bool, check_int, check_real, check_same_rows
+from ecrm._risk import _ECRMBase
+from ecrm._validation import check_bool, check_int, check_real
 from ecrm.calibration import choose_calibration
-from ecrm.kernels import check_kernel_input, check_kernel_params, kernel_matrix
-from ecrm.losses.base import LinearLoss, Loss
+from ecrm.kernels import check_kernel_params
 from ecrm.model_selection import (
     SCORERS,
+    ScoreMetric,
+    TaskLoss,
     check_scoring,
     gram_eigendecomposition,
-    leave_one_out_scores,
     leave_one_out_search,
 )
-from ecrm.ridge import CholeskyFactor, Factor, RidgeFit, check_ridge, fit_ridge, risk_weights
-from ecrm.solvers.budget import SolverChoice, check_solver_params, row_blocks
-from ecrm.solvers.centers import build_feature_map
-from ecrm.solvers.features import FeatureMap
-from ecrm.solvers.normal_equations import NormalEquations, PrimalFit, primal_weights
-from ecrm.solvers.primal_loo import primal_leave_one_out_search
-from ecrm.solvers.rows import RiskTargets, is_dask_array, training_rows, validate_outputs
-from ecrm.spaces.base import OutputSpace
+from ecrm.ridge import check_ridge
+from ecrm.solvers.budget import (
+    check_solver_names,
+)
+from ecrm.solvers.centers import check_center_selection
+from ecrm.solvers.prepare import prepare, prepare_search
+from ecrm.solvers.rows import RiskTargets
 
 __all__ = ["ECRM", "ECRMCV"]
-
-
-class _FeatureNames(BaseEstimator):
-    """Receives scikit-learn's feature-name checks at fit, so that a failed fit sets nothing."""
-
-
-class _RiskEstimator(BaseEstimator):
-    r"""Checks, the kernel block and prediction shared by every ECRM estimator.
-
-    A fitted linear model keeps ``_coef`` (m, e + 1) and ``_intercept`` (e + 1,): the risk
-    regressions of the targets :math:`[\psi(Y), \mathrm{const}(Y)]`, so that
-    ``V @ _coef + _intercept`` gives the costs and the constant for a kernel block ``V``.
-    """
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        tags.target_tags.required = True
-        tags.target_tags.multi_output = True  # outputs are vectors of the output space
-        tags.target_tags.single_output = getattr(self.output_space, "n_outputs", 0) == 1
-        return tags
-
-    # -- checks, before any work (nothing is set on self) ---------------------------------
-    def _check_components(self, *, linear: bool = False) -> None:
-        if not isinstance(self.loss, Loss):
-            raise TypeError(f"loss must be an ecrm.losses.Loss; got {type(self.loss).__name__}")
-        if not isinstance(self.output_space, OutputSpace):
-            raise TypeError(
-                "output_space must be an ecrm output space (e.g. ecrm.Hierarchy); "
-                f"got {type(self.output_space).__name__}"
-            )
-        if linear and not isinstance(self.loss, LinearLoss):
-            raise TypeError(f"{type(self).__name__} needs a loss with a linear form (an "
-                            f"ecrm.losses.LinearLoss); {type(self.loss).__name__} has none")
-        self.loss.check_space(self.output_space)
-
-    def _check_kernel_params(self) -> dict:
-        return check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
-
-    def _check_training_data(self, X, Y, kernel):
-        if Y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
-                             "is None")
-        if is_dask_array(X) or is_dask_array(Y):  # checked per chunk on the workers
-            from ecrm.solvers._dask import check_dask_training_data
-
-            X, Y, y_ndim = check_dask_training_data(X, Y, self.loss, self.output_space,
-                                                    type(self).__name__)
-            self._pending = (None, y_ndim)
-            return X, Y
-        checked = check_kernel_input(X, kernel)
-        # scikit-learn's own reading of the feature names; set on self by _set_fitted
-        probe = _FeatureNames()
-        validate_data(probe, X, reset=True, skip_check_array=True)
-        X = checked
-        y_ndim = np.ndim(Y)
-        if y_ndim == 1 and self.output_space.n_outputs == 1:
-            Y = np.reshape(Y, (-1, 1))  # one coordinate: a 1-D y has one row per sample
-        compact = (getattr(self, "solver", None) in ("primal", "nystrom")
-                   and isinstance(self.loss, LinearLoss))  # floats per block in the passes
-        Y = validate_outputs(self.output_space, Y, compact=compact)
-        check_same_rows(X, Y)
-        if X.shape[0] < 2:
-            raise ValueError(f"{type(self).__name__} needs at least 2 training samples; got "
-                             f"{X.shape[0]} (n_samples = {X.shape[0]})")
-        # what the inputs say about the fitted model, applied by _set_fitted on success
-        self._pending = (getattr(probe, "feature_names_in_", None), y_ndim)
-        return X, Y
-
-    def _targets(self, Y):
-        """Regression targets: psi(Y) and const(Y) for a linear loss; nothing otherwise."""
-        if isinstance(self.loss, LinearLoss):
-            return np.column_stack([self.loss.psi(Y), self.loss.const(Y)])
-        return None
-
-    @staticmethod
-    def _check_finite(coef, intercept, kernel_params: dict, alpha: float) -> None:
-        """A solve that gave NaN or infinite coefficients fails here, at fit."""
-        if not (np.isfinite(coef).all() and np.isfinite(intercept).all()):
-            raise ValueError(
-                f"the fit produced non-finite coefficients with the kernel {kernel_params} "
-                f"and alpha={alpha!r}: the kernel values are too large or too ill-conditioned "
-                f"for this alpha (rescale the inputs, or increase alpha)"
-            )
-
-    def _set_fitted(self, X, Y, kernel_params: dict, coef=None, intercept=None) -> None:
-        """Set the fitted attributes, once every check and solve has succeeded."""
-        self.X_fit_, self.Y_fit_, self.n_features_in_ = X, Y, X.shape[1]
-        feature_names, self._y_ndim = self._pending
-        if feature_names is not None:
-            self.feature_names_in_ = feature_names
-        elif hasattr(self, "feature_names_in_"):  # refitted on inputs without names
-            del self.feature_names_in_
-        names = list(self.output_space.output_names)
-        self.label_names_ = np.array(names + [None], dtype=object)[:-1]  # tuples stay items
-        self.kernel_params_ = kernel_params
-        if coef is not None:
-            self._coef, self._intercept = coef, intercept
-            self.dual_coef_ = coef[:, :-1]
-            self.intercept_ = intercept[:-1]
-
-    # -- prediction -----------------------------------------------------------------------
-    def _check_input(self, X):
-        check_is_fitted(self, "X_fit_")
-        checked = check_kernel_input(X, self.kernel_params_["kernel"],
-                                     n_train=self.X_fit_.shape[0])
-        validate_data(self, X, reset=False, skip_check_array=True)  # scikit-learn's messages
-        return checked
-
-    def _block(self, X) -> np.ndarray:
-        """Kernel block against the training points, or the features of a primal solver."""
-        features: FeatureMap | None = getattr(self, "_features", None)
-        if features is not None:
-            return features.transform(X)
-        return kernel_matrix(X, self.X_fit_, **self.kernel_params_)
-
-    def _kernel_block(self, X) -> np.ndarray:
-        return self._block(self._check_input(X))
-
-    def _in_blocks(self, X, fn, width: int) -> np.ndarray:
-        """``fn(block of inputs)`` over row blocks sized by ``working_memory``, stacked."""
-        X = self._check_input(X)
-        n_cols = getattr(self, "_features", None)
-        n_cols = self.X_fit_.shape[0] if n_cols is None else n_cols.n_features_out
-        parts = [fn(self._block(X[b])) for b in row_blocks(X.shape[0], 2 * n_cols + width)]
-        return np.concatenate(parts) if parts else fn(self._block(X))
-
-    def _on_dask(self, method: str, X, width: int, one_dimensional: bool = False):
-        """``method`` per row chunk of a Dask array ``X``: a lazy Dask array."""
-        check_is_fitted(self, "X_fit_")
-        from ecrm.solvers._dask import dask_predict
-
-        return dask_predict(self, method, X, width, one_dimensional)
-
-    def _require_linear(self) -> None:
-        if not isinstance(self.loss, LinearLoss):
-            raise TypeError(f"{type(self.loss).__name__} has no linear form, hence no costs")
-
-    def predict_costs(self, X) -> np.ndarray:
-        r"""Costs :math:`c(x)` of the linear form of the estimated risk.
-
-        The estimated risk is :math:`\hat R(y|x) = \langle\phi(y), c(x)\rangle +
-        \mathrm{const}(x)`; the oracle minimises it. Computed as one kernel block times
-        ``dual_coef_`` (``coef_`` for a primal solver), in row blocks sized by
-        scikit-learn's ``working_memory``.
-
-        Parameters
-        ----------
-        X : array-like, sparse matrix or Dask array of shape (n, p)
-            Inputs (the kernel block against the training points if precomputed).
-
-        Returns
-        -------
-        C : ndarray of shape (n, e)
-            A lazy Dask array with the row chunks of ``X`` if ``X`` is one.
-        """
-        self._require_linear()
-        if is_dask_array(X):
-            return self._on_dask("predict_costs", X, self._coef.shape[1] - 1)
-        return self._in_blocks(X, self._costs, self._coef.shape[1])
-
-    def _costs(self, V) -> np.ndarray:
-        return V @ self._coef[:, :-1] + self._intercept[:-1]
-
-    def conditional_risk(self, X, Y) -> np.ndarray:
-        r"""Estimated risk :math:`\hat R(y_k | x_k)` of each row pair of ``X`` and ``Y``.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n, p)
-        Y : array-like of shape (n, d)
-            Outputs in the output space (checked by its ``validate``).
-
-        Returns
-        -------
-        risk : ndarray of shape (n,)
-        """
-        V = self._kernel_block(X)
-        Y = self.output_space.validate(Y)
-        check_same_rows(V, Y)
-        if isinstance(self.loss, LinearLoss):
-            full = V @ self._coef + self._intercept
-            return np.einsum("ij,ij->i", self.loss.phi(Y), full[:, :-1]) + full[:, -1]
-        W = self._weights(V)
-        return np.array([W[k] @ self.loss(np.repeat(Y[k:k + 1], len(self.Y_fit_), 0), self.Y_fit_)
-                         for k in range(len(Y))])
-
-    def _weights(self, V) -> np.ndarray:  # pragma: no cover - estimators with weights
-        raise NotImplementedError
-
-    def predict(self, X) -> np.ndarray:
-        """Predicted outputs: exact minimisers of the estimated conditional risk.
-
-        Parameters
-        ----------
-        X : array-like, sparse matrix or Dask array of shape (n, p)
-
-        Returns
-        -------
-        Y : ndarray of shape (n, d), or (n,) if fitted on a 1-D ``y`` (one coordinate)
-            A lazy Dask array (the features, costs and oracle per row chunk) if ``X`` is one.
-        """
-        check_is_fitted(self, "X_fit_")
-        if is_dask_array(X):
-            return self._on_dask("predict", X, self.Y_fit_.shape[1],
-                                 getattr(self, "_y_ndim", 2) == 1)
-        if isinstance(self.loss, LinearLoss):
-            Y = self._in_blocks(X, lambda V: self.loss.argmin(self._costs(V),
-                                                              self.output_space),
-                                self._coef.shape[1])
-        else:
-            Y = self._in_blocks(X, lambda V: self.loss.minimize_risk(
-                self._weights(V), self.Y_fit_, self.output_space), self.X_fit_.shape[0])
-        return Y.ravel() if getattr(self, "_y_ndim", 2) == 1 else Y
-
-    def score(self, X, y) -> float:
-        """Minus the mean task loss of :meth:`predict` on ``(X, y)`` (greater is better).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n, p)
-        y : array-like of shape (n, d), or (n,) for one output coordinate
-            True outputs (named ``y`` as in scikit-learn's ``score``).
-
-        Returns
-        -------
-        score : float
-        """
-        P = self.predict(X)
-        if np.ndim(P) == 1:
-            P, y = P[:, None], np.reshape(y, (-1, 1))
-        return -float(np.mean(self.loss(P, y)))
-
-
-class _ECRMBase(_RiskEstimator):
-    """ECRM's fitted state: the risk regressions of every solver (:mod:`ecrm.solvers`).
-
-    A fitted model keeps what prediction needs: the training inputs (or the Nystrom
-    centres), the coefficients and intercepts of the risk regressions and of the output
-    marginals (:meth:`predict_scores`), all solved at fit. No m x m factor is kept when the
-    loss has a linear form: :meth:`conditional_weights` refactorises on demand (the dual:
-    :math:`O(m^3)`; the primal: one pass over the training blocks). A loss with no linear
-    form predicts through the weights, so the dual keeps its factor then.
-    """
-
-    def _solver_choice(self, X, kernel, *, cv: bool) -> SolverChoice:
-        choice = check_solver_params(self.solver, self.n_components, self.center_selection,
-                                     self.memory_budget, m=X.shape[0], p=X.shape[1],
-                                     kernel=kernel, cv=cv)
-        if choice.solver == "dual" and is_dask_array(X):
-            from ecrm.solvers._dask import refuse_dual
-
-            refuse_dual(self.solver, kernel)
-        return choice
-
-    def _store(self, X, Y, kernel_params: dict, factor: Factor, fit_intercept: bool,
-               alpha: float, T=None) -> None:
-        """Solve the risk and marginal regressions with the dual ``factor``."""
-        T = self._targets(Y) if T is None else T
-        d = Y.shape[1]
-        both = fit_ridge(factor, Y if T is None else np.column_stack([T, Y]), fit_intercept)
-        coef, intercept = both.dual_coef[:, :-d], both.intercept[:-d]
-        self._check_finite(coef, intercept, kernel_params, alpha)
-        self._features: FeatureMap | None = None
-        self._ridge, self._fit_intercept = factor.ridge, fit_intercept
-        self._fit = RidgeFit(coef, intercept, both.u, both.s)
-        self._marginals = RidgeFit(both.dual_coef[:, -d:], both.intercept[-d:], None, None)
-        self._factor: Factor | None = None if T is not None else factor
-        if T is None:
-            self._set_fitted(X, Y, kernel_params)
-        else:
-            self._set_fitted(X, Y, kernel_params, coef, intercept)
-
-    def _store_primal(self, X, Y, kernel_params: dict, features: FeatureMap, fit: PrimalFit,
-                      fit_intercept: bool, ridge: float, alpha: float) -> None:
-        """Keep a primal fit of :class:`~ecrm.solvers.rows.RiskTargets` (the risk targets
-        then the marginals ``Y``): features, coefficients, intercepts."""
-        d = Y.shape[1]
-        coef, intercept = fit.coef[:, :-d], fit.intercept[:-d]
-        self._check_finite(coef, intercept, kernel_params, alpha)
-        self._features, self._factor = features, None
-        self._ridge, self._fit_intercept = ridge, fit_intercept
-        self._marginals = RidgeFit(fit.coef[:, -d:], fit.intercept[-d:], None, None)
-        self._set_fitted(X, Y, kernel_params)
-        if coef.shape[1]:  # a linear loss: its regressions come first
-            self._coef, self._intercept = coef, intercept
-            self.coef_, self.intercept_ = coef[:, :-1], intercept[:-1]
-
-    def _fit_primal(self, X, Y, params: dict, choice: SolverChoice, alpha: float,
-                    fit_intercept: bool, rng) -> None:
-        features = build_feature_map(choice.solver, X, params, choice.n_components,
-                                     choice.center_selection, alpha=alpha, random_state=rng)
-        equations = training_rows(X, Y, self.output_space).equations(features,
-                                                                     RiskTargets(self.loss))
-        ridge = check_ridge(alpha, X.shape[0], equations.diagonal_max)
-        self._store_primal(X, Y, params, features, equations.solve(ridge, fit_intercept),
-                           fit_intercept, ridge, alpha)
-
-    def _weights(self, V) -> np.ndarray:
-        if self._features is not None:
-            equations = NormalEquations.accumulate(self._features, self.X_fit_, self.Y_fit_,
-                                                   lambda Yb: Yb[:, :1])
-            return primal_weights(self._features, self.X_fit_, equations, self._ridge,
-                                  self._fit_intercept, V)
-        factor = self._factor
-        if factor is None:  # recomputed on demand: the fitted model keeps no m x m factor
-            K = kernel_matrix(self.X_fit_, self.X_fit_, **self.kernel_params_, copy=True)
-            factor = CholeskyFactor(K, self._ridge, overwrite_k=True)
-        return risk_weights(factor, self._fit, V)
-
-    def conditional_weights(self, X) -> np.ndarray:
-        r"""Risk weights :math:`w(x)`: :math:`\hat R(y|x) = \sum_i w_i(x) \ell(y, y_i)`.
-
-        In the primal (``solver="primal"`` or ``"nystrom"``) the weights are
-        :math:`w(x) = F_c (F_c^\top F_c + m\lambda I)^{-1}(f(x) - \mu) + \mathbf 1/m`
-        (:mod:`ecrm.solvers.normal_equations`), computed in a pass over the training blocks;
-        in the dual from the factor of :math:`K + m\lambda I`, recomputed on demand for a
-        linear loss (see the class docstring).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n, p)
-
-        Returns
-        -------
-        W : ndarray of shape (n, m)
-        """
-        return self._weights(self._kernel_block(X))
-
-    def predict_scores(self, X) -> np.ndarray:
-        r"""Estimated marginal of every output coordinate, :math:`\hat p_j(x) = \sum_i
-        w_i(x)\, y_{ij}`, clipped to [0, 1].
-
-        For the Hamming loss this is the estimated probability of each label (its cost is
-        :math:`\sum_i w_i - 2\hat p_j`). The output space makes the scores consistent with
-        its structure (:meth:`ecrm.spaces.base.OutputSpace.consistent_scores`; a hierarchy
-        caps each label at its parents' scores, so a threshold on them always gives a
-        consistent label set). Ranking metrics (AU(PRC)) use these scores. Computed in row
-        blocks from the marginal regressions solved at fit.
-
-        Parameters
-        ----------
-        X : array-like, sparse matrix or Dask array of shape (n, p)
-
-        Returns
-        -------
-        S : ndarray of shape (n, d)
-            A lazy Dask array with the row chunks of ``X`` if ``X`` is one.
-        """
-        check_is_fitted(self, "X_fit_")
-        if is_dask_array(X):
-            return self._on_dask("predict_scores", X, self.Y_fit_.shape[1])
-        marginals = self._marginals
-        space = self.output_space
-        return self._in_blocks(X, lambda V: self._calibrate(space.consistent_scores(
-            np.clip(V @ marginals.dual_coef + marginals.intercept, 0.0, 1.0))),
-            marginals.dual_coef.shape[1])
-
-    def _calibrate(self, S: np.ndarray) -> np.ndarray:
-        """Consistent scores, calibrated where the estimator has learnt a calibration."""
-        return S
-
-    def decision_function(self, X) -> np.ndarray:
-        """The label scores :meth:`predict_scores`, for scikit-learn's ranking scorers.
-
-        ``scoring="average_precision"`` or ``"roc_auc"`` in
-        :class:`~sklearn.model_selection.GridSearchCV` rank the (instance, label) pairs by
-        these scores.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n, p)
-
-        Returns
-        -------
-        S : ndarray of shape (n, d), or (n,) if fitted on a 1-D ``y``
-        """
-        S = self.predict_scores(X)
-        return S.ravel() if getattr(self, "_y_ndim", 2) == 1 else S
 
 
 class ECRM(_ECRMBase):
@@ -472,8 +93,11 @@ callable, default="rbf"
         approximation).
     n_components : int >= 1, default=None
         Nystrom centres M, at most m (``None``: ``min(m, 1000)``); only for ``"nystrom"``.
-    center_selection : {"uniform", "kmeans++", "leverage"}, default="uniform"
-        How the Nystrom centres are drawn (:func:`ecrm.solvers.select_centers`).
+    center_selection : {"uniform", "kmeans++", "leverage"} or CenterSelector, \
+default="uniform"
+        How the Nystrom centres are drawn: a :class:`ecrm.solvers.centers.CenterSelector`
+        (its ``select`` method), or the name of one of the three built in
+        (:mod:`ecrm.solvers.centers`).
     memory_budget : float in (0, inf), default=None
         GiB the dual's m x m matrices may take (``None``: 8); also checked, before any
         allocation, for the primal's matrices. Row blocks follow scikit-learn's
@@ -526,6 +150,16 @@ callable, default="rbf"
         self.memory_budget = memory_budget
         self.random_state = random_state
 
+    def _check_params(self) -> tuple[dict, float, bool]:
+        """Every parameter, checked before any work (fit and the model-file loader)."""
+        params = self._check_kernel_params()
+        alpha = check_real(self.alpha, "alpha")
+        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        self._check_components()
+        check_solver_names(self.solver)
+        check_center_selection(self.center_selection)
+        return params, alpha, fit_intercept
+
     def fit(self, X, Y):
         """Fit the risk regressions.
 
@@ -543,22 +177,16 @@ callable, default="rbf"
         -------
         self : ECRM
         """
-        params = self._check_kernel_params()
-        alpha = check_real(self.alpha, "alpha")
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
-        self._check_components()
-        X, Y = self._check_training_data(X, Y, params["kernel"])
+        params, alpha, fit_intercept = self._check_params()
+        X, Y, seen = self._check_training_data(X, Y, params["kernel"])
         m = X.shape[0]
         check_ridge(alpha, m)
         choice = self._solver_choice(X, params["kernel"], cv=False)
-        rng = check_random_state(self.random_state)
-        if choice.solver != "dual":
-            self._fit_primal(X, Y, params, choice, alpha, fit_intercept, rng)
-            return self
-        K = kernel_matrix(X, X, **params, copy=True)  # ours: the factor overwrites it
-        ridge = check_ridge(alpha, m, np.abs(K.diagonal()).max())
-        self._store(X, Y, params, CholeskyFactor(K, ridge, overwrite_k=True), fit_intercept,
-                    alpha)
+        basis = prepare(choice, X, Y, params, RiskTargets(self.loss), space=self.output_space,
+                        alpha=alpha, random_state=check_random_state(self.random_state),
+                        backend=seen.backend)
+        ridge = check_ridge(alpha, m, basis.diagonal_max)
+        self._store(X, Y, params, basis.fit(ridge, fit_intercept), alpha, seen)
         return self
 
 
@@ -618,9 +246,10 @@ class ECRMCV(_ECRMBase):
     solver, n_components, center_selection, memory_budget : see :class:`ECRM`.
         With ``"primal"``/``"nystrom"`` the exact leave-one-out loss is that
         of the low-rank model (same centres, same ridge), every alpha from one
-        eigendecomposition of :math:`F^\top F` (:mod:`ecrm.solvers.primal_loo`); the
-        leverage scores use the median alpha; ``kernel_subsample`` then averages the kernel
-        choice over that many points of the full-data fit, and ``memory`` is not used.
+        eigendecomposition of :math:`F^\top F` (:class:`ecrm.solvers.primal.
+        PrimalLeaveOneOut`); the leverage scores use the median alpha; ``kernel_subsample``
+        then averages the kernel choice over that many points of the full-data fit (and
+        ``loo_samples`` of them, as for the dual), and ``memory`` is not used.
     scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
         The selection criterion: the leave-one-out task loss, or a ranking metric of the
         leave-one-out label scores (:data:`ecrm.model_selection.SCORERS`; a callable is
@@ -730,11 +359,32 @@ class ECRMCV(_ECRMBase):
             settings.append(params)
         return settings
 
-    @staticmethod
-    def _loo_rows(m: int, loo_samples: int | None, rng) -> np.ndarray | None:
-        if loo_samples is not None and loo_samples < m:
-            return np.sort(rng.choice(m, loo_samples, replace=False))
-        return None
+    def _check_params(self) -> tuple:
+        """Every parameter, checked before any work (fit and the model-file loader)."""
+        own = self._check_kernel_params()
+        settings, alphas = self._kernel_settings(own), self._alphas()
+        candidates = [(a, b) for b in self._intercepts() for a in alphas]
+        search_params = self._check_search()
+        metric = check_scoring(self.scoring)
+        self._check_components(linear=True)
+        check_solver_names(self.solver)
+        check_center_selection(self.center_selection)
+        return own, settings, alphas, candidates, search_params, metric
+
+    def _check_search(self) -> dict:
+        """Every parameter of the search, checked before any work."""
+        check_int(self.verbose, "verbose", low=0)
+        if not (isinstance(self.alpha_search, str)
+                and self.alpha_search in ("grid", "coarse-to-fine")):
+            raise ValueError(f"alpha_search must be 'grid' or 'coarse-to-fine'; got "
+                             f"{self.alpha_search!r}")
+        if self.calibration not in (None, "isotonic", "platt", "auto"):
+            raise ValueError(f"calibration must be None, 'isotonic', 'platt' or 'auto'; got "
+                             f"{self.calibration!r}")
+        return {"loo_samples": check_int(self.loo_samples, "loo_samples", allow_none=True),
+                "kernel_subsample": check_int(self.kernel_subsample, "kernel_subsample", low=2,
+                                              allow_none=True),
+                "refine": self.alpha_search == "coarse-to-fine"}
 
     def fit(self, X, Y):
         """Select the regularisation and kernel by exact leave-one-out task loss, then refit.
@@ -753,100 +403,61 @@ class ECRMCV(_ECRMBase):
         -------
         self : ECRMCV
         """
-        own = self._check_kernel_params()
-        settings = self._kernel_settings(own)
-        alphas = self._alphas()
-        candidates = [(a, b) for b in self._intercepts() for a in alphas]
-        loo_samples = check_int(self.loo_samples, "loo_samples", allow_none=True)
-        kernel_subsample = check_int(self.kernel_subsample, "kernel_subsample", low=2,
-                                     allow_none=True)
-        check_int(self.verbose, "verbose", low=0)
+        own, settings, alphas, candidates, search_params, metric = self._check_params()
         decompose = check_memory(self.memory).cache(gram_eigendecomposition)
         rng = check_random_state(self.random_state)
-        metric = check_scoring(self.scoring)
-        if not (isinstance(self.alpha_search, str)
-                and self.alpha_search in ("grid", "coarse-to-fine")):
-            raise ValueError(f"alpha_search must be 'grid' or 'coarse-to-fine'; got "
-                             f"{self.alpha_search!r}")
-        refine = self.alpha_search == "coarse-to-fine"
-        if self.calibration not in (None, "isotonic", "platt", "auto"):
-            raise ValueError(f"calibration must be None, 'isotonic', 'platt' or 'auto'; got "
-                             f"{self.calibration!r}")
-        self._check_components(linear=True)
-        X, Y = self._check_training_data(X, Y, own["kernel"])
-        m = X.shape[0]
+        X, Y, seen = self._check_training_data(X, Y, own["kernel"])
         for i, alpha in enumerate(alphas):
-            check_ridge(alpha, m, name=f"alphas[{i}]")
-        choice = self._solver_choice(X, own["kernel"], cv=True)
-        if choice.solver == "primal" and any(s["kernel"] != "linear" for s in settings):
-            raise ValueError("solver='primal' needs kernel='linear' in every kernel_grid "
-                             "setting; use solver='nystrom' for other kernels")
-        if choice.solver != "dual":
-            if metric is not None or self.calibration is not None:
-                raise ValueError(f"scoring={self.scoring!r} and calibration need "
-                                 f"solver='dual' (the leave-one-out label scores of the "
-                                 f"{choice.solver} solver are not implemented)")
-            if refine:
-                raise ValueError(f"alpha_search='coarse-to-fine' needs solver='dual' (the "
-                                 f"{choice.solver} solver evaluates every alpha from one "
-                                 f"eigendecomposition)")
-            return self._fit_primal_cv(X, Y, settings, alphas, candidates, choice,
-                                       loo_samples, kernel_subsample, rng)
-        stage1 = None
-        if kernel_subsample is not None and len(settings) > 1 and kernel_subsample < m:
-            # Stage 1: the kernel, by exact leave-one-out on a random subset of the points.
-            sub = np.sort(rng.choice(m, kernel_subsample, replace=False))
-            stage1 = leave_one_out_search(
-                self.loss, self.output_space, X[sub], Y[sub], self._targets(Y[sub]), settings,
-                candidates, decompose=decompose,
-                rows=self._loo_rows(len(sub), loo_samples, rng), metric=metric,
-                refine=refine)
-            settings = [stage1.best.kernel_params]
-        T = self._targets(Y)
-        search = leave_one_out_search(self.loss, self.output_space, X, Y, T, settings,
-                                      candidates, decompose=decompose,
-                                      rows=self._loo_rows(m, loo_samples, rng), metric=metric,
-                                      refine=refine)
-        best = search.best
+            check_ridge(alpha, X.shape[0], name=f"alphas[{i}]")
+        source = prepare_search(
+            self._solver_choice(X, own["kernel"], cv=True), X, Y, settings,
+            RiskTargets(self.loss), space=self.output_space, alphas=alphas, random_state=rng,
+            decompose=decompose, backend=seen.backend,
+            needs_scores=metric is not None or self.calibration is not None,
+            refine=search_params["refine"])
+        task = TaskLoss(self.loss, self.output_space)
+        search, stage1 = leave_one_out_search(
+            source, settings, candidates, task if metric is None else ScoreMetric(
+                metric, self.output_space), random_state=rng, oracle=task, **search_params)
         choice = None
         if self.calibration is not None:
             S = search.scores
-            if S is None or len(search.rows) != m:
-                S = leave_one_out_scores(search.eig, Y, self.output_space, m * best.alpha,
-                                         best.fit_intercept)
+            if S is None or len(search.rows) != X.shape[0]:
+                S = search.basis.loo_values(ScoreMetric(metric or SCORERS["micro_auprc"],
+                                                        self.output_space), [search.trial],
+                                            np.arange(X.shape[0]))[0].scores
             choice = choose_calibration(
                 self.calibration, S, Y, metric=metric or SCORERS["micro_auprc"],
                 consistent=self.output_space.consistent_scores, random_state=rng)
-        self._store(X, Y, best.kernel_params, search.eig.with_ridge(m * best.alpha),
-                    best.fit_intercept, best.alpha, T)
-        return self._set_search(search, stage1, search.scores, choice)
-
-    def _set_search(self, search, stage1, loo_scores=None, choice=None):
-        """The fitted attributes of the selection (after the refit)."""
-        best = search.best
-        self.alpha_, self.fit_intercept_ = best.alpha, best.fit_intercept
-        self.best_score_ = best.score
-        self.cv_results_ = search.table()
-        self.kernel_search_results_ = None if stage1 is None else stage1.table()
-        self.loo_rows_ = search.rows
-        self.loo_predictions_ = search.predictions
-        self.loo_scores_ = loo_scores
-        self.score_calibration_ = None if choice is None else choice.calibration
-        self.calibration_ = None if choice is None else choice.name
-        self.calibration_results_ = None if choice is None else choice.scores
+        self._store(X, Y, search.best.kernel_params, search.basis.refit(search.trial),
+                    search.best.alpha, seen, **self._search_state(search, stage1, choice))
         if self.verbose:  # checked at the start of fit
             self._report(search)
         return self
 
-    def _calibrate(self, S: np.ndarray) -> np.ndarray:
-        if self.score_calibration_ is None:
-            return S
-        return self.output_space.consistent_scores(self.score_calibration_.transform(S))
+    _fitted_attributes = _ECRMBase._fitted_attributes + (
+        "alpha_", "fit_intercept_", "best_score_", "cv_results_", "kernel_search_results_",
+        "loo_rows_", "loo_predictions_", "loo_scores_", "score_calibration_", "calibration_",
+        "calibration_results_")
+
+    @staticmethod
+    def _search_state(search, stage1, choice) -> dict:
+        """The fitted attributes of the selection."""
+        best = search.best
+        return {"alpha_": best.alpha, "fit_intercept_": best.fit_intercept,
+                "best_score_": best.score, "cv_results_": search.table(),
+                "kernel_search_results_": None if stage1 is None else stage1.table(),
+                "loo_rows_": search.rows, "loo_predictions_": search.predictions,
+                "loo_scores_": search.scores,
+                "score_calibration_": None if choice is None else choice.calibration,
+                "calibration_": None if choice is None else choice.name,
+                "calibration_results_": None if choice is None else choice.scores}
+
+    def _calibration(self):
+        return self.score_calibration_
 
     @staticmethod
     def _report(search) -> None:
-        import sys
-
         for k in sorted({c.kernel_index for c in search.candidates}):
             top = min((c for c in search.candidates if c.kernel_index == k),
                       key=lambda c: c.sort_key)
@@ -856,27 +467,3 @@ class ECRMCV(_ECRMBase):
         best = search.best
         print(f"[ECRMCV] selected {best.kernel_params}, alpha={best.alpha:g}, "
               f"intercept={best.fit_intercept}", file=sys.stderr)
-
-    def _fit_primal_cv(self, X, Y, settings, alphas, candidates, choice, loo_samples,
-                       kernel_subsample, rng):
-        """The leave-one-out search and refit of the primal solvers."""
-        m = X.shape[0]
-        median_alpha = float(np.median(alphas))
-        maps = [(params, build_feature_map(choice.solver, X, params, choice.n_components,
-                                           choice.center_selection, alpha=median_alpha,
-                                           random_state=rng)) for params in settings]
-        n_targets = self._targets(self.output_space.validate(np.asarray(Y[:1]))).shape[1]
-        stage1 = None
-        if kernel_subsample is not None and len(maps) > 1 and kernel_subsample < m:
-            sub = np.sort(rng.choice(m, kernel_subsample, replace=False))
-            stage1 = primal_leave_one_out_search(self.loss, self.output_space, X, Y,
-                                                 RiskTargets(self.loss), n_targets, maps,
-                                                 candidates, rows=sub)
-            maps = [maps[stage1.best.kernel_index]]
-        search = primal_leave_one_out_search(self.loss, self.output_space, X, Y,
-                                             RiskTargets(self.loss), n_targets, maps, candidates,
-                                             rows=self._loo_rows(m, loo_samples, rng))
-        best = search.best
-        self._store_primal(X, Y, best.kernel_params, search.features, search.fit,
-                           best.fit_intercept, m * best.alpha, best.alpha)
-        return self._set_search(search, stage1)

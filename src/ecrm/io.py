@@ -16,14 +16,18 @@ arguments (a :class:`~ecrm.Hierarchy` by its labels and ``(parent, child)`` edge
 candidate array, ...). Loading only ever constructs the classes of a fixed registry
 (:data:`REGISTRY`) from decoded JSON and arrays: it never executes code from the file.
 
-The fitted state is stored generically: every instance attribute that is not a parameter
-(public ones ending in ``_`` and private ones), whatever estimator or solver set it, as long
-as it is built from JSON values, arrays, sparse matrices and registered classes. The
-factorisation of :math:`K + m\lambda I` (an :math:`m \times m` object) is never written: its
-kind and ridge are, and it is rebuilt from the training inputs the first time a prediction
-needs it (only losses without a linear form and :meth:`~ecrm.ECRM.conditional_weights` do;
-:meth:`~ecrm.ECRM.predict` with a linear loss and :meth:`~ecrm.ECRM.predict_scores` use
-stored coefficients). A file thus takes :math:`O(m(p + e))` space.
+The fitted state is the estimator's declared fitted attributes (``_fitted_attributes``)
+only, the solver's fit object among them; the views of the fit (``dual_coef_``, ``coef_``,
+``intercept_``) are derived again on load. Loading refuses any other name, and checks the
+parameters with the estimator's own checks (those of ``fit``) and every fitted attribute's
+type, dtype and shape against them (:func:`ecrm._state.check_fitted_state`). Arrays keep
+their memory order (C or Fortran) through a round trip. The
+factorisation of :math:`K + m\lambda I` (an :math:`m \times m` object) is never written: the
+fit object (:class:`ecrm.solvers.dual.KernelFit`) rebuilds it from the training inputs and
+its ridge the first time a prediction needs it (only losses without a linear form and
+:meth:`~ecrm.ECRM.conditional_weights` do; :meth:`~ecrm.ECRM.predict` with a linear loss
+and :meth:`~ecrm.ECRM.predict_scores` use stored coefficients). A file thus takes
+:math:`O(m(p + e))` space.
 
 Errors are :class:`ModelFileError` (a ``ValueError``) naming the file and what is wrong: not a
 zip archive or truncated, a file of another kind, a newer format version, a digest that does
@@ -50,7 +54,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import io as _io
 import json
 import os
 import zipfile
@@ -59,10 +62,35 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
 
-from ecrm import _archive
+from ecrm import _archive, estimator, joint
 from ecrm._archive import ModelFileError
-from ecrm.ridge import CholeskyFactor, EigenFactor, Factor
+from ecrm._state import check_fitted_state
+from ecrm.calibration import IsotonicCalibration, PlattCalibration
+from ecrm.losses import (
+    AbsoluteLoss,
+    FootruleLoss,
+    HammingLoss,
+    HierarchicalLoss,
+    KendallLoss,
+    SquaredLoss,
+    SquaredRankLoss,
+    ZeroOneLoss,
+)
+from ecrm.ridge import Factor
+from ecrm.solvers.base import RiskFit
+from ecrm.solvers.centers import KMeansPlusPlusCenters, LeverageCenters, UniformCenters
+from ecrm.solvers.dual import KernelFit
+from ecrm.solvers.features import LinearFeatures, NystromFeatures
+from ecrm.solvers.primal import FeatureFit
+from ecrm.spaces import (
+    CandidateSpace,
+    FlowPolytope,
+    Hierarchy,
+    MultilabelSpace,
+    PermutationSpace,
+)
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ModelFileError", "REGISTRY", "describe", "load",
            "read_metadata", "save"]
@@ -70,7 +98,7 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "ModelFileError", "REGISTRY", "describe",
 #: The ``format`` field of every model file.
 FORMAT = "ecrm-model"
 #: The version this module writes; it reads every version up to this one.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _META = "ecrm-model.json"
 _DIGEST = "ecrm-model.sha256"
 _ARRAYS = "arrays/"
@@ -82,30 +110,13 @@ class _Entry:
     cls: type
     describe: Callable[[Any], dict]  # the keyword arguments that rebuild the object
 
+    @property
+    def fitted(self) -> tuple[str, ...]:
+        """The declared fitted attributes of an estimator class (empty for the others)."""
+        return tuple(getattr(self.cls, "_fitted_attributes", ()))
+
 
 def _registry() -> dict[str, _Entry]:
-    from ecrm import estimator, joint
-    from ecrm.calibration import IsotonicCalibration, PlattCalibration
-    from ecrm.losses import (
-        AbsoluteLoss,
-        FootruleLoss,
-        HammingLoss,
-        HierarchicalLoss,
-        KendallLoss,
-        SquaredLoss,
-        SquaredRankLoss,
-        ZeroOneLoss,
-    )
-    from ecrm.ridge import RidgeFit
-    from ecrm.solvers.features import LinearFeatures, NystromFeatures
-    from ecrm.spaces import (
-        CandidateSpace,
-        FlowPolytope,
-        Hierarchy,
-        MultilabelSpace,
-        PermutationSpace,
-    )
-
     def hierarchy(h) -> dict:
         labels = list(h.labels)
         return {"edges": [(labels[p], labels[c]) for p, c in np.asarray(h.edges).tolist()],
@@ -130,12 +141,15 @@ def _registry() -> dict[str, _Entry]:
         _Entry(ZeroOneLoss, lambda loss: {"space": loss.space}),
         _Entry(AbsoluteLoss, lambda loss: {"method": loss.method, "time_limit": loss.time_limit}),
         _Entry(SquaredLoss, no_args),
-        _Entry(RidgeFit, lambda f: {k.name: getattr(f, k.name)
-                                    for k in dataclasses.fields(f)}),
+        _Entry(KernelFit, KernelFit.to_state),
+        _Entry(FeatureFit, FeatureFit.to_state),
         _Entry(IsotonicCalibration, lambda c: {"breakpoints": c.breakpoints_,
                                                "values": c.values_, "indptr": c.indptr_}),
         _Entry(PlattCalibration, lambda c: {"a": c.a_, "b": c.b_}),
         _Entry(LinearFeatures, lambda f: {"n_features": f.n_features_out}),
+        _Entry(UniformCenters, no_args),
+        _Entry(KMeansPlusPlusCenters, no_args),
+        _Entry(LeverageCenters, no_args),
         _Entry(NystromFeatures, lambda f: {"centres": f.centres, "kernel_params": f.kernel_params,
                                            "projection": f.projection}),
         _Entry(estimator.ECRM, lambda e: e.get_params(deep=False)),
@@ -191,7 +205,9 @@ class _Writer:
         name = self._names.get(id(a))
         if name is None:
             name = f"a{len(self.arrays)}"
-            self.arrays[name] = np.ascontiguousarray(a)
+            # .npy keeps C or Fortran order: the loaded array takes the same BLAS paths
+            contiguous = a.flags.c_contiguous or a.flags.f_contiguous
+            self.arrays[name] = a if contiguous else np.ascontiguousarray(a)
             self._names[id(a)] = name
         return {"$type": "ndarray", "name": name}
 
@@ -231,16 +247,6 @@ class _Writer:
             f"can hold (JSON values, arrays, sparse matrices and {sorted(REGISTRY.keys())})")
 
 
-def _factor_spec(factor) -> dict:
-    if isinstance(factor, _LazyFactor):
-        return dict(factor.spec)
-    if isinstance(factor, CholeskyFactor):
-        return {"kind": "cholesky", "ridge": factor.ridge}
-    if isinstance(factor, EigenFactor):
-        return {"kind": "eigen", "ridge": factor.ridge}
-    raise ModelFileError(f"cannot save a factor of type {type(factor).__name__}")
-
-
 def describe(model) -> dict:
     """The metadata :func:`save` writes for ``model`` (without the array digests).
 
@@ -258,9 +264,7 @@ def describe(model) -> dict:
 
 
 def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
-    from sklearn.utils.validation import check_is_fitted
-
-    from ecrm import __version__
+    from ecrm import __version__  # the package's, defined after it imports this module
 
     name = type(model).__name__
     if name not in REGISTRY or type(model) is not REGISTRY[name].cls:
@@ -279,20 +283,11 @@ def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
                   "estimator": name,
                   "params": {k: writer.encode(v, f"parameter {k}") for k, v in params.items()},
                   "fitted": {}, "rebuild": {}}
-    for key, value in vars(model).items():
-        if key in params or key.startswith("__"):
-            continue
-        if isinstance(value, Factor):
-            meta["rebuild"][key] = _factor_spec(value)
-        else:
-            meta["fitted"][key] = writer.encode(value, f"attribute {key}")
+    state = vars(model)
+    for key in REGISTRY[name].fitted:  # the declared state only, never all of vars(model)
+        if key in state:
+            meta["fitted"][key] = writer.encode(state[key], f"attribute {key}")
     return meta, writer.arrays
-
-
-def _npy_bytes(a: np.ndarray) -> bytes:
-    buf = _io.BytesIO()
-    np.lib.format.write_array(buf, a, allow_pickle=False)
-    return buf.getvalue()
 
 
 def save(model, path: str | os.PathLike) -> None:
@@ -321,7 +316,7 @@ def save(model, path: str | os.PathLike) -> None:
         When the model is not fitted.
     """
     meta, arrays = _encode_model(model)
-    blobs = {name: _npy_bytes(a) for name, a in arrays.items()}
+    blobs = {name: _archive.npy_bytes(a) for name, a in arrays.items()}
     meta["arrays"] = {name: {"sha256": hashlib.sha256(blob).hexdigest(),
                              "shape": list(arrays[name].shape), "dtype": arrays[name].dtype.str}
                       for name, blob in blobs.items()}
@@ -468,28 +463,6 @@ def read_metadata(path: str | os.PathLike) -> dict:
         return _read_meta(path, zf)
 
 
-class _LazyFactor(Factor):
-    """Stands in for the factor of ``K + ridge*I``; builds it from the training inputs on the
-    first ``solve`` (the only method the estimators call)."""
-
-    def __init__(self, model, spec: dict):
-        self.model, self.spec, self.ridge = model, spec, float(spec["ridge"])
-        self._factor: Factor | None = None
-
-    def solve(self, B):
-        if self._factor is None:
-            from ecrm.kernels import kernel_matrix
-            from ecrm.model_selection import gram_eigendecomposition
-
-            X, params = self.model.X_fit_, self.model.kernel_params_
-            if self.spec["kind"] == "cholesky":
-                self._factor = CholeskyFactor(kernel_matrix(X, X, **params, copy=True),
-                                              self.ridge, overwrite_k=True)
-            else:
-                self._factor = gram_eigendecomposition(X, params).with_ridge(self.ridge)
-        return self._factor.solve(B)
-
-
 def load(path: str | os.PathLike):
     """Read a model file written by :func:`save`.
 
@@ -515,6 +488,11 @@ def load(path: str | os.PathLike):
     with _open(path) as zf:
         meta = _read_meta(path, zf)
         reader = _Reader(path, zf, meta)
+        if meta["format_version"] < FORMAT_VERSION or meta["rebuild"]:
+            raise reader.fail(
+                f"written in model-file format version {meta['format_version']} (by ecrm "
+                f"{meta.get('ecrm_version')}), whose fitted state this ecrm no longer reads "
+                f"(the solvers now keep one fit object): refit the model and save it again")
         name = meta["estimator"]
         if name not in REGISTRY or not hasattr(REGISTRY[name].cls, "fit"):
             raise reader.fail(f"unknown estimator class {name!r}")
@@ -523,11 +501,20 @@ def load(path: str | os.PathLike):
             model = REGISTRY[name].cls(**params)
         except TypeError as exc:
             raise reader.fail(f"parameters do not fit {name}: {exc}") from None
+        declared = REGISTRY[name].fitted
+        undeclared = sorted(str(k) for k in meta["fitted"] if k not in declared)
+        if undeclared:
+            raise reader.fail(f"fitted attributes {undeclared} are not those of a fitted "
+                              f"{name} ({list(declared)}): a tampered or foreign file")
         fitted = {k: reader.decode(v) for k, v in meta["fitted"].items()}
     for key, value in fitted.items():
         setattr(model, key, value)
-    for key, spec in meta["rebuild"].items():
-        if not isinstance(spec, dict) or spec.get("kind") not in ("cholesky", "eigen"):
-            raise ModelFileError(f"{path}: cannot rebuild {key!r} from {spec!r}")
-        setattr(model, key, _LazyFactor(model, spec))
+    try:
+        if isinstance(fitted.get("_fit"), RiskFit):  # the fit's training rows are X_fit_
+            fitted["_fit"].X_train = fitted.get("X_fit_")
+        check_fitted_state(model)
+    except (TypeError, ValueError) as exc:
+        raise ModelFileError(f"{path}: not a model {name}.fit could have made: "
+                             f"{exc}") from None
+    model._derive()
     return model

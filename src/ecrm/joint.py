@@ -38,10 +38,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 
+from ecrm._risk import _RiskEstimator
 from ecrm._validation import check_bool, check_real
-from ecrm.estimator import _RiskEstimator
 from ecrm.kernels import kernel_matrix
 from ecrm.ridge import EigenFactor, check_ridge, fit_multitask_ridge
+from ecrm.solvers.dual import KernelFit
 
 __all__ = ["JointKernelECRM", "check_task_kernel", "hierarchy_task_kernel"]
 
@@ -159,6 +160,8 @@ class JointKernelECRM(_RiskEstimator):
            [1., 0., 1.]])
     """
 
+    _fitted_attributes = _RiskEstimator._fitted_attributes + ("task_kernel_",)
+
     def __init__(self, loss, output_space, *, task_kernel=None, kernel="rbf", gamma=None,
                  degree=3, coef0=1, alpha=1e-3, fit_intercept=True):
         self.loss = loss
@@ -170,6 +173,20 @@ class JointKernelECRM(_RiskEstimator):
         self.coef0 = coef0
         self.alpha = alpha
         self.fit_intercept = fit_intercept
+
+    def _check_params(self) -> tuple[dict, float, bool]:
+        """Every parameter, checked before any work (fit and the model-file loader)."""
+        params = self._check_kernel_params()
+        alpha = check_real(self.alpha, "alpha")
+        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        self._check_components(linear=True)
+        return params, alpha, fit_intercept
+
+    def _task_kernel(self, n_tasks: int) -> np.ndarray:
+        """The checked task kernel :math:`B` (e x e; the identity for ``None``)."""
+        if self.task_kernel is None:
+            return np.eye(n_tasks)
+        return check_task_kernel(self.task_kernel, n_tasks)
 
     def fit(self, X, Y):
         """Fit the multitask risk regression.
@@ -185,14 +202,11 @@ class JointKernelECRM(_RiskEstimator):
         -------
         self : JointKernelECRM
         """
-        params = self._check_kernel_params()
-        alpha = check_real(self.alpha, "alpha")
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
-        self._check_components(linear=True)
-        X, Y = self._check_training_data(X, Y, params["kernel"])
+        params, alpha, fit_intercept = self._check_params()
+        X, Y, seen = self._check_training_data(X, Y, params["kernel"])
         T = np.asarray(self.loss.psi(Y), dtype=float)
         e = T.shape[1]
-        B = np.eye(e) if self.task_kernel is None else check_task_kernel(self.task_kernel, e)
+        B = self._task_kernel(e)
         m = X.shape[0]
         check_ridge(alpha, m)
         K = kernel_matrix(X, X, **params)
@@ -206,7 +220,8 @@ class JointKernelECRM(_RiskEstimator):
         fit = fit_multitask_ridge(eig, targets, np.append(sig, 1.0), fit_intercept)
         coef = np.column_stack([fit.dual_coef[:, :-1] @ P.T, fit.dual_coef[:, -1]])
         intercept = np.append(fit.intercept[:-1] @ P.T, fit.intercept[-1])
-        self._check_finite(coef, intercept, params, alpha)
-        self.task_kernel_ = B
-        self._set_fitted(X, Y, params, coef, intercept)
+        fitted = KernelFit(params, coef, intercept, coef.shape[1], ridge, fit_intercept,
+                           X_train=X)
+        fitted.check_finite(params, alpha)
+        self._set_fitted(X, Y, params, fitted, seen, task_kernel_=B)
         return self

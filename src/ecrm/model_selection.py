@@ -1,15 +1,17 @@
-r"""The exact leave-one-out search behind :class:`ecrm.ECRMCV`.
+r"""The one exact leave-one-out search: :class:`ecrm.ECRMCV` and the ranking baseline use it.
 
-For every kernel setting one eigendecomposition :math:`K = Q\Lambda Q^\top` gives, for every
-ridge value, the exact leave-one-out costs of the risk regressions
-(:class:`ecrm.ridge.LeaveOneOut`); the output space's oracle turns them into leave-one-out
-predictions and the loss into the criterion, the mean leave-one-out *task loss*. Or the
-criterion is a ranking metric of the exact leave-one-out *label scores*: the scores
-:math:`\hat p_j(x) = \sum_i w_i(x) y_{ij}` are ridge regressions of the label columns, so the
-same decomposition gives their leave-one-out values too, and no oracle runs at all. The
-estimator facade (:class:`ecrm.ECRMCV`) builds the candidate grid, caches the
-decompositions and refits; :func:`leave_one_out_search` evaluates and ranks the candidates,
-as scikit-learn's ``_RidgeGCV`` does for ``RidgeCV``.
+Every solver's leave-one-out basis (:class:`ecrm.solvers.base.LooBasis`) factorises its
+training problem once and evaluates a criterion on the exact leave-one-out predictions for
+every ridge and intercept: the dual from one eigendecomposition :math:`K = Q\Lambda Q^\top`
+(:class:`ecrm.ridge.LeaveOneOut`), the primal and Nystrom solvers from one of
+:math:`F^\top F`, block by block. The criterion is pluggable (:class:`ecrm.solvers.base.
+Criterion`): :class:`TaskLoss`, the mean leave-one-out task loss through the output space's
+oracle; :class:`ScoreMetric`, a ranking metric of the leave-one-out *label scores* (the
+scores :math:`\hat p_j(x) = \sum_i w_i(x) y_{ij}` are ridge regressions of the label
+columns, so no oracle runs); or :class:`CallableCriterion`, any ``score(Y, P)``.
+:func:`leave_one_out_search` runs the kernel-subsample stage, then evaluates and ranks the
+candidates, as scikit-learn's ``_RidgeGCV`` does for ``RidgeCV``; the estimator refits the
+best from its basis.
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.metrics import label_ranking_average_precision_score
 
-from ecrm.kernels import kernel_matrix
 from ecrm.losses.base import LinearLoss
 from ecrm.metrics import macro_auprc, micro_auprc
-from ecrm.ridge import EigenFactor, LeaveOneOut, check_ridge
+from ecrm.ridge import check_ridge
+from ecrm.solvers.base import Criterion, LooBasis, Outcome, Trial
+from ecrm.solvers.dual import gram_eigendecomposition
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["SCORERS", "Candidate", "LeaveOneOutSearch", "candidates_table", "check_scoring",
-           "gram_eigendecomposition", "leave_one_out_scores", "leave_one_out_search"]
+__all__ = ["SCORERS", "CallableCriterion", "Candidate", "LeaveOneOutSearch", "ScoreMetric",
+           "TaskLoss", "candidates_table", "check_scoring", "gram_eigendecomposition",
+           "leave_one_out_search"]
 
 
 #: Ranking metrics of label scores, by name: ``f(Y_true, scores) -> float``, greater is better.
@@ -65,30 +69,6 @@ def check_scoring(scoring) -> Callable | None:
                      f"f(Y_true, scores); got {scoring!r}")
 
 
-def gram_eigendecomposition(X, kernel_params: dict) -> EigenFactor:
-    """Eigendecomposition of the Gram matrix of ``X`` (thin for a linear kernel, p < m).
-
-    Parameters
-    ----------
-    X : ndarray or sparse matrix of shape (m, p)
-        Training inputs (the training Gram matrix for ``kernel="precomputed"``).
-    kernel_params : dict
-        ``kernel``, ``gamma``, ``degree`` and ``coef0`` (:func:`ecrm.kernels.kernel_matrix`).
-
-    Returns
-    -------
-    EigenFactor
-    """
-    if kernel_params["kernel"] == "linear" and X.shape[1] < X.shape[0]:
-        with np.errstate(over="ignore"):
-            eig = EigenFactor.from_features(X)
-        if not np.isfinite(eig.lam).all():
-            raise ValueError(f"the kernel 'linear' gave infinite values on these inputs (largest "
-                             f"|x| = {float(abs(X).max()):.3g}): rescale the inputs")
-        return eig
-    return EigenFactor.from_kernel(kernel_matrix(X, X, **kernel_params))
-
-
 @dataclass(frozen=True)
 class Candidate:
     """One (kernel, alpha, intercept) candidate and its leave-one-out score.
@@ -111,40 +91,6 @@ class Candidate:
         return (-self.score, self.kernel_index, -self.alpha, not self.fit_intercept)
 
 
-@dataclass(frozen=True)
-class LeaveOneOutSearch:
-    """The result of :func:`leave_one_out_search`.
-
-    Attributes
-    ----------
-    candidates : list of Candidate
-        In evaluation order (kernel settings, then intercepts, then alphas).
-    best : Candidate
-        The first candidate with the smallest :attr:`Candidate.sort_key`.
-    eig : EigenFactor
-        The eigendecomposition of the best candidate's Gram matrix (refit from it).
-    predictions : ndarray of shape (len(rows), d)
-        The best candidate's leave-one-out predictions.
-    scores : ndarray of shape (len(rows), d) or None
-        The best candidate's leave-one-out label scores, when they were the criterion.
-    rows : ndarray of int
-        The training points the loss is averaged over.
-    """
-
-    candidates: list[Candidate]
-    best: Candidate
-    eig: EigenFactor = field(repr=False)
-    predictions: np.ndarray = field(repr=False)
-    rows: np.ndarray = field(repr=False)
-    scores: np.ndarray | None = field(default=None, repr=False)
-
-    def table(self) -> dict:
-        """The candidates as a ``cv_results_`` dict: ``params``, ``alpha``,
-        ``fit_intercept``, ``mean_loo_score``, ``mean_loo_loss`` (NaN when the criterion is
-        a metric of the scores) and ``rank`` (1 = best)."""
-        return candidates_table(self.candidates)
-
-
 def candidates_table(candidates: Sequence[Candidate]) -> dict:
     """Evaluated candidates as a ``cv_results_`` dict (see :meth:`LeaveOneOutSearch.table`)."""
     keys = [c.sort_key for c in candidates]
@@ -161,111 +107,59 @@ def candidates_table(candidates: Sequence[Candidate]) -> dict:
     }
 
 
-def leave_one_out_search(loss: LinearLoss, output_space: OutputSpace, X, Y: np.ndarray,
-                         targets: np.ndarray, kernel_settings: Sequence[dict],
-                         candidates: Sequence[tuple[float, bool]], *,
-                         decompose: Callable = gram_eigendecomposition,
-                         rows: np.ndarray | None = None,
-                         metric: Callable | None = None,
-                         refine: bool = False) -> LeaveOneOutSearch:
-    r"""Exact leave-one-out criterion of every (kernel, alpha, intercept) candidate.
+# -- criteria --------------------------------------------------------------------------------
+class TaskLoss(Criterion):
+    """Minus the mean leave-one-out task loss: the leave-one-out costs (all target columns
+    but the constant) through the output space's exact oracle, compared with the outputs."""
 
-    The criterion is the mean leave-one-out task loss or, with ``metric``, the metric of the
-    leave-one-out label scores (:func:`leave_one_out_scores`); then only the best candidate's
-    leave-one-out costs go through the oracle, for ``predictions``.
+    decomposable = True
 
-    Parameters
-    ----------
-    loss : ecrm.losses.LinearLoss
-    output_space : ecrm.spaces.base.OutputSpace
-    X : ndarray or sparse matrix of shape (m, p)
-        Training inputs, checked.
-    Y : ndarray of shape (m, d)
-        Training outputs, checked.
-    targets : ndarray of shape (m, e + 1)
-        The regression targets :math:`[\psi(Y), \mathrm{const}(Y)]`.
-    kernel_settings : sequence of dict
-        Checked kernel settings (``kernel``, ``gamma``, ``degree``, ``coef0``).
-    candidates : sequence of (float, bool)
-        ``(alpha, fit_intercept)`` pairs, evaluated in this order for every kernel.
-    decompose : callable, default=gram_eigendecomposition
-        ``decompose(X, kernel_params) -> EigenFactor`` (e.g. cached).
-    rows : ndarray of int, optional
-        The points whose leave-one-out loss is averaged (default: all).
-    metric : callable, optional
-        ``metric(Y_true, scores) -> float``, greater is better (:func:`check_scoring`).
-    refine : bool, default=False
-        Coarse to fine over alpha, per kernel: first every other alpha of the sorted grid
-        (both ends included), then the grid neighbours of the best of those, every intercept
-        setting each time; the candidates not evaluated are left out of the table. The
-        choice equals the full grid's whenever the criterion, along the grid, has no maximum
-        that falls between two coarse points away from the best coarse point (e.g. it is
-        unimodal in alpha); it evaluates about half of the alphas.
+    def __init__(self, loss: LinearLoss, output_space: OutputSpace):
+        self.loss, self.output_space = loss, output_space
 
-    Returns
-    -------
-    LeaveOneOutSearch
-    """
-    m = X.shape[0]
-    rows = np.arange(m) if rows is None else rows
-    Y_rows = Y[rows]
-    evaluated: list[Candidate] = []
-    found: tuple | None = None  # (candidate, eig, loo, ridge, S, Y_loo) of the best so far
-    grid = sorted({alpha for alpha, _ in candidates})
-    passes = [grid]
-    if refine and len(grid) > 2:
-        passes = [grid[::2] + ([grid[-1]] if len(grid) % 2 == 0 else [])]
-    for k, params in enumerate(kernel_settings):
-        eig = decompose(X, params)
-        diagonal_max = float(np.einsum("ik,k,ik->i", eig.Q, eig.lam, eig.Q).max())
-        loo = LeaveOneOut(eig, targets, rows)
-        loo_labels = None if metric is None else LeaveOneOut(eig, Y.astype(float), rows)
-        of_kernel: dict[int, Candidate] = {}
-        pending, refined = passes[0], not (refine and len(grid) > 2)
-        while pending:
-            # one alpha's intercept settings one after the other: they share the product
-            for c in sorted((c for c, (a, _) in enumerate(candidates) if a in pending),
-                            key=lambda c: candidates[c][0]):
-                alpha, intercept = candidates[c]
-                ridge = check_ridge(alpha, m, diagonal_max)
-                S = Y_loo = None
-                if metric is None or loo_labels is None:
-                    Y_loo = loss.argmin(_loo_costs(loo, ridge, intercept, params, alpha),
-                                        output_space)
-                    mean_loss = float(np.mean(loss(Y_loo, Y_rows)))
-                    candidate = Candidate(params, k, alpha, intercept, -mean_loss, mean_loss)
-                else:
-                    S = _scores(loo_labels.predictions(ridge, intercept), output_space)
-                    candidate = Candidate(params, k, alpha, intercept,
-                                          float(metric(Y_rows, S)))
-                of_kernel[c] = candidate
-                if found is None or candidate.sort_key < found[0].sort_key:
-                    found = (candidate, eig, loo, ridge, S, Y_loo)
-            pending = []
-            if not refined:  # the grid neighbours of the best coarse alpha
-                refined = True
-                top = grid.index(min(of_kernel.values(), key=lambda c: c.sort_key).alpha)
-                pending = [grid[i] for i in (top - 1, top + 1)
-                           if 0 <= i < len(grid) and grid[i] not in passes[0]]
-        evaluated.extend(of_kernel[c] for c in range(len(candidates)) if c in of_kernel)
-    if found is None:
-        raise ValueError("leave_one_out_search needs at least one kernel setting and one "
-                         "candidate")
-    best, eig, loo, ridge, S, Y_loo = found
-    if Y_loo is None:  # chosen by the scores: the oracle runs once, on the best candidate
-        Y_loo = loss.argmin(_loo_costs(loo, ridge, best.fit_intercept, best.kernel_params,
-                                       best.alpha), output_space)
-    return LeaveOneOutSearch(evaluated, best, eig, Y_loo, rows, S)
+    def predict(self, P: np.ndarray, where: str) -> np.ndarray:
+        costs = P[:, :-1]
+        if not np.isfinite(costs).all():
+            raise ValueError(f"the leave-one-out costs are not finite for {where}: the kernel "
+                             f"values are too large or alpha too small for this data")
+        return self.loss.argmin(costs, self.output_space)
+
+    def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
+        Y_loo = self.predict(P, where)
+        mean_loss = float(np.mean(self.loss(Y_loo, Y)))
+        return Outcome(-mean_loss, mean_loss, predictions=Y_loo)
+
+    def block_total(self, P: np.ndarray, Y: np.ndarray, where: str) -> float:
+        return float(np.sum(self.loss(self.predict(P, where), Y)))
+
+    def from_total(self, total: float, n: int) -> Outcome:
+        mean_loss = float(total / n)
+        return Outcome(-mean_loss, mean_loss)
 
 
-def _loo_costs(loo: LeaveOneOut, ridge: float, intercept: bool, params: dict,
-               alpha: float) -> np.ndarray:
-    costs = loo.predictions(ridge, intercept)[:, :-1]
-    if not np.isfinite(costs).all():
-        raise ValueError(f"the leave-one-out costs are not finite for the kernel {params} "
-                         f"with alpha={alpha!r}: the kernel values are too large or alpha too "
-                         f"small for this data")
-    return costs
+class ScoreMetric(Criterion):
+    """A ranking metric of the exact leave-one-out label scores (the label columns'
+    regressions, clipped to [0, 1] and made consistent as at prediction); no oracle runs."""
+
+    on_labels = True
+
+    def __init__(self, metric: Callable, output_space: OutputSpace):
+        self.metric, self.output_space = metric, output_space
+
+    def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
+        S = _scores(P, self.output_space)
+        return Outcome(float(self.metric(Y, S)), scores=S)
+
+
+class CallableCriterion(Criterion):
+    """``score(Y, P) -> float`` (greater is better) of the leave-one-out predictions ``P`` of
+    the regression targets, e.g. minus the discordant pairs of the rankings they give."""
+
+    def __init__(self, score: Callable):
+        self.score = score
+
+    def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
+        return Outcome(float(self.score(Y, P)))
 
 
 def _scores(raw: np.ndarray, output_space: OutputSpace) -> np.ndarray:
@@ -274,31 +168,144 @@ def _scores(raw: np.ndarray, output_space: OutputSpace) -> np.ndarray:
     return output_space.consistent_scores(np.clip(raw, 0.0, 1.0, out=raw))
 
 
-def leave_one_out_scores(eig: EigenFactor, Y: np.ndarray, output_space: OutputSpace,
-                         ridge: float, fit_intercept: bool, rows=None) -> np.ndarray:
-    r"""Exact leave-one-out label scores :math:`\hat p_{-i}(x_i)` of the training points.
+# -- the search ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LeaveOneOutSearch:
+    """The result of one stage of :func:`leave_one_out_search`.
 
-    The scores are the ridge regressions of the label columns of ``Y``; their leave-one-out
-    values come from the same eigendecomposition as the costs' (:class:`ecrm.ridge.LeaveOneOut`,
-    same ridge term on the diagonal), then are clipped to [0, 1] and made consistent by
-    ``output_space`` exactly as at prediction.
+    Attributes
+    ----------
+    candidates : list of Candidate
+        In evaluation order (kernel settings, then intercepts, then alphas).
+    best : Candidate
+        The first candidate with the smallest :attr:`Candidate.sort_key`.
+    basis : LooBasis
+        The best candidate's basis (refit from it: ``basis.refit(trial)``).
+    trial : Trial
+        The best candidate's ridge and intercept.
+    predictions : ndarray of shape (len(rows), d)
+        The best candidate's leave-one-out predictions (``None`` without an oracle).
+    rows : ndarray of int
+        The training points the criterion is averaged over.
+    scores : ndarray of shape (len(rows), d) or None
+        The best candidate's leave-one-out label scores, when they were the criterion.
+    """
+
+    candidates: list[Candidate]
+    best: Candidate
+    basis: LooBasis = field(repr=False)
+    trial: Trial = field(repr=False)
+    predictions: np.ndarray | None = field(repr=False)
+    rows: np.ndarray = field(repr=False)
+    scores: np.ndarray | None = field(default=None, repr=False)
+
+    def table(self) -> dict:
+        """The candidates as a ``cv_results_`` dict: ``params``, ``alpha``,
+        ``fit_intercept``, ``mean_loo_score``, ``mean_loo_loss`` (NaN when the criterion is
+        a metric of the scores) and ``rank`` (1 = best)."""
+        return candidates_table(self.candidates)
+
+
+def _loo_rows(m: int, loo_samples: int | None, rng) -> np.ndarray:
+    if loo_samples is not None and loo_samples < m:
+        return np.sort(rng.choice(m, loo_samples, replace=False))
+    return np.arange(m)
+
+
+def leave_one_out_search(source, settings: Sequence[dict],
+                         candidates: Sequence[tuple[float, bool]], criterion: Criterion, *,
+                         random_state=None, loo_samples: int | None = None,
+                         kernel_subsample: int | None = None, refine: bool = False,
+                         oracle: Criterion | None = None
+                         ) -> tuple[LeaveOneOutSearch, LeaveOneOutSearch | None]:
+    r"""Exact leave-one-out criterion of every (kernel, alpha, intercept) candidate.
+
+    With ``kernel_subsample`` (and several kernel settings) the kernel is chosen first on
+    that many random points (stage 1, each basis restricted to them), then alpha and the
+    intercept with that kernel on every point (stage 2).
 
     Parameters
     ----------
-    eig : EigenFactor
-        Eigendecomposition of the training Gram matrix.
-    Y : ndarray of shape (m, d)
-        Training outputs.
-    output_space : OutputSpace
-    ridge : float
-        The ridge term on the diagonal, ``m * alpha``.
-    fit_intercept : bool
-    rows : ndarray of int, optional
-        The points wanted (default: all).
+    source : DualSource, FeatureSource or any object with ``n_rows`` and ``basis(k, subset)``
+        The solver's leave-one-out bases (:func:`ecrm.solvers.prepare.prepare_search`).
+    settings : sequence of dict
+        The kernel settings ``source`` was made for.
+    candidates : sequence of (float, bool)
+        ``(alpha, fit_intercept)`` pairs, evaluated for every kernel.
+    criterion : Criterion
+        :class:`TaskLoss`, :class:`ScoreMetric`, :class:`CallableCriterion` or another.
+    random_state : RandomState, optional
+        Draws the stage-1 subset, then each stage's ``loo_samples`` rows.
+    loo_samples : int, optional
+        Average the criterion over this many random points (default: all).
+    kernel_subsample : int, optional
+    refine : bool, default=False
+        Coarse to fine over alpha, per kernel: first every other alpha of the sorted grid
+        (both ends included), then the grid neighbours of the best of those, every intercept
+        setting each time; the candidates not evaluated are left out of the table. The
+        choice equals the full grid's whenever the criterion, along the grid, has no maximum
+        that falls between two coarse points away from the best coarse point (e.g. it is
+        unimodal in alpha); it evaluates about half of the alphas.
+    oracle : Criterion, optional
+        Gives the best candidate's leave-one-out ``predictions`` when ``criterion`` did not
+        (e.g. :class:`TaskLoss` after a :class:`ScoreMetric` search).
 
     Returns
     -------
-    S : ndarray of shape (len(rows), d)
+    search, stage1 : LeaveOneOutSearch and LeaveOneOutSearch or None
     """
-    loo = LeaveOneOut(eig, np.asarray(Y, dtype=float), rows)
-    return _scores(loo.predictions(ridge, fit_intercept), output_space)
+    m = source.n_rows
+    indices = list(range(len(settings)))
+    stage1 = None
+    if kernel_subsample is not None and len(settings) > 1 and kernel_subsample < m:
+        sub = np.sort(random_state.choice(m, kernel_subsample, replace=False))
+        stage1 = _stage(lambda k: source.basis(k, sub), settings, indices, candidates,
+                        criterion, _loo_rows(len(sub), loo_samples, random_state), refine,
+                        oracle)
+        indices = [stage1.best.kernel_index]
+    search = _stage(source.basis, settings, indices, candidates, criterion,
+                    _loo_rows(m, loo_samples, random_state), refine, oracle)
+    return search, stage1
+
+
+def _stage(basis_of: Callable, settings, indices, candidates, criterion, rows, refine,
+           oracle) -> LeaveOneOutSearch:
+    evaluated: list[Candidate] = []
+    found: tuple | None = None  # (candidate, basis, trial, outcome) of the best so far
+    grid = sorted({alpha for alpha, _ in candidates})
+    first = grid
+    if refine and len(grid) > 2:
+        first = grid[::2] + ([grid[-1]] if len(grid) % 2 == 0 else [])
+    for position, k in enumerate(indices):
+        params, basis = settings[k], basis_of(k)
+        of_kernel: dict[int, Candidate] = {}
+        pending, refined = first, first is grid
+        while pending:
+            # one alpha's intercept settings one after the other: they share the product
+            order = sorted((c for c, (a, _) in enumerate(candidates) if a in pending),
+                           key=lambda c: candidates[c][0])
+            trials = [Trial(a, b, check_ridge(a, basis.n_fit, basis.diagonal_max),
+                            f"the kernel {params} with alpha={a!r}")
+                      for a, b in (candidates[c] for c in order)]
+            for c, trial, outcome in zip(order, trials, basis.loo_values(criterion, trials, rows),
+                                         strict=True):
+                cand = Candidate(params, position, trial.alpha, trial.fit_intercept,
+                                 outcome.score, outcome.mean_loss)
+                of_kernel[c] = cand
+                if found is None or cand.sort_key < found[0].sort_key:
+                    found = (cand, basis, trial, outcome)
+            pending = []
+            if not refined:  # the grid neighbours of the best coarse alpha
+                refined = True
+                top = grid.index(min(of_kernel.values(), key=lambda c: c.sort_key).alpha)
+                pending = [grid[i] for i in (top - 1, top + 1)
+                           if 0 <= i < len(grid) and grid[i] not in first]
+        evaluated.extend(of_kernel[c] for c in range(len(candidates)) if c in of_kernel)
+    if found is None:
+        raise ValueError("leave_one_out_search needs at least one kernel setting and one "
+                         "candidate")
+    best, basis, trial, outcome = found
+    predictions = outcome.predictions
+    if predictions is None and oracle is not None:  # the oracle runs once, on the best
+        predictions = basis.loo_predictions(oracle, trial, rows)
+    return LeaveOneOutSearch(evaluated, best, basis, trial, predictions, rows, outcome.scores)

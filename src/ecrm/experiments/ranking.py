@@ -138,40 +138,31 @@ def _kernel_candidates(gammas) -> list[dict]:
 def _krr(Xtr, Rtr, Xte, gammas, memory, seed):
     """Kernel ridge on positions: kernel and ``alpha`` by exact leave-one-out tau.
 
-    As ECRM's search: the kernel on the same random subset of ``KERNEL_SUBSAMPLE`` training
-    points (the same draw as :class:`ecrm.ECRMCV` with ``random_state=seed``, so that the
-    eigendecompositions in ``memory`` are shared), then ``alpha`` in ``ALPHAS`` on all of
-    them; scikit-learn's ``KernelRidge(alpha=m * alpha)`` (no intercept) is then fitted.
+    ECRM's own search (:func:`ecrm.model_selection.leave_one_out_search` with the criterion
+    minus the discordant pairs): the kernel on a random subset of ``KERNEL_SUBSAMPLE``
+    training points (the draw of :class:`ecrm.ECRMCV` with ``random_state=seed``, so that
+    the eigendecompositions in ``memory`` are shared), then ``alpha`` in ``ALPHAS`` on all
+    of them; scikit-learn's ``KernelRidge(alpha=m * alpha)`` (no intercept) is then fitted.
     """
     from sklearn.kernel_ridge import KernelRidge
 
-    from ecrm.model_selection import gram_eigendecomposition
-    from ecrm.ridge import LeaveOneOut
+    from ecrm.model_selection import (
+        CallableCriterion,
+        gram_eigendecomposition,
+        leave_one_out_search,
+    )
+    from ecrm.solvers.prepare import DualSource
 
-    decompose = memory.cache(gram_eigendecomposition)
     settings = _kernel_settings(gammas)
-    m = len(Xtr)
-    stages = [np.arange(m)]
-    if KERNEL_SUBSAMPLE < m and len(settings) > 1:
-        sub = np.sort(np.random.RandomState(seed).choice(m, KERNEL_SUBSAMPLE, replace=False))
-        stages.insert(0, sub)
-
-    def search(rows, candidates):
-        X, R = Xtr[rows], Rtr[rows]
-        best = None  # (discordant pairs, kernel index, alpha): integers, so ties are exact
-        for index, params in enumerate(candidates):
-            loo = LeaveOneOut(decompose(X, params), R.astype(float))
-            for alpha in ALPHAS[::-1]:  # ties: the earlier kernel, the stronger regularisation
-                errors = int(_discordant(_rank_labels(loo.predictions(len(X) * alpha, False)),
-                                         R).sum())
-                if best is None or errors < best[0]:
-                    best = (errors, index, alpha)
-        return best
-
-    if len(stages) == 2:
-        settings = [settings[search(stages[0], settings)[1]]]
-    _, index, alpha = search(stages[-1], settings)
-    params = settings[index]
+    source = DualSource(Xtr, Rtr, Rtr.astype(float), settings,
+                        memory.cache(gram_eigendecomposition))
+    # discordant pairs are integers, so ties are exact: the earlier kernel, then the
+    # stronger regularisation (the search's order of candidates)
+    criterion = CallableCriterion(lambda R, P: -int(_discordant(_rank_labels(P), R).sum()))
+    search, _ = leave_one_out_search(source, settings, [(a, False) for a in ALPHAS], criterion,
+                                     random_state=np.random.RandomState(seed),
+                                     kernel_subsample=KERNEL_SUBSAMPLE)
+    params, alpha, m = search.best.kernel_params, search.best.alpha, len(Xtr)
     model = KernelRidge(alpha=m * alpha, kernel=params["kernel"], gamma=params["gamma"])
     P = model.fit(Xtr, Rtr.astype(float)).predict(Xte)
     return _rank_labels(P), {**params, "alpha": alpha}

@@ -1,18 +1,26 @@
-r"""Solvers for the risk regressions beyond one m x m matrix.
+r"""The weights piece of ECRM: ridge regressions behind one small protocol.
 
-ECRM's risk regressions are kernel ridge regressions. :mod:`ecrm.ridge` solves them exactly
-in the dual (the m x m Gram matrix). This package solves the same objective
+Every regression ECRM needs is the kernel ridge objective
 
-.. math:: \min_{w,\, b} \frac1m \sum_{i=1}^m (f(x_i)^\top w + b - t_i)^2 + \lambda \|w\|^2
+.. math:: \min_{f,\, b} \frac1m \sum_{i=1}^m (f(x_i) + b - t_i)^2 + \lambda \|f\|^2
 
-in the *primal*, on an explicit feature map :math:`f` with :math:`k \ll m` features
-(:mod:`ecrm.solvers.features`: the identity of a linear kernel, or Nystrom features on
-centres chosen by :mod:`ecrm.solvers.centers`). The normal equations are sums over row
-blocks (:mod:`ecrm.solvers.normal_equations`), so memory does not grow with m, and one
-eigendecomposition of the k x k matrix :math:`F^\top F` gives the exact leave-one-out task
-loss for every :math:`\lambda` (:mod:`ecrm.solvers.primal_loo`). :mod:`ecrm.solvers.budget`
-holds the memory budget, the block sizes and the choice between the solvers;
-:mod:`ecrm.solvers.rows` the passes over the training rows, which
+(:mod:`ecrm.ridge` derives its algebra), for many target columns at once. A solver answers
+it through two objects (:mod:`ecrm.solvers.base`):
+
+* a **fit** (:class:`~ecrm.solvers.base.RiskFit`): a block map :math:`b(x)` with
+  coefficients and intercepts, the risk weights, and its own model-file state;
+  :class:`~ecrm.solvers.dual.KernelFit` (the kernel columns, exact) and
+  :class:`~ecrm.solvers.primal.FeatureFit` (a linear kernel's identity, or Nystrom features
+  on centres from :mod:`ecrm.solvers.centers`);
+* a **leave-one-out basis** (:class:`~ecrm.solvers.base.LooBasis`): one factorisation that
+  evaluates a search criterion on the exact leave-one-out predictions for every ridge and
+  intercept, then refits the chosen one (:class:`~ecrm.solvers.dual.EigenLooBasis`,
+  :class:`~ecrm.solvers.primal.FeatureLooBasis`).
+
+:func:`ecrm.solvers.prepare.prepare` and :func:`~ecrm.solvers.prepare.prepare_search` read
+the checked solver choice (:mod:`ecrm.solvers.budget`: the memory budget, row blocks, and
+``solver="auto"``) once. The primal normal equations are sums over row blocks
+(:mod:`ecrm.solvers.normal_equations`, :mod:`ecrm.solvers.rows`), which
 :mod:`ecrm.solvers._dask` runs per chunk of Dask arrays as a map-reduce on the active Dask
 scheduler (``pip install 'ecrm[dask]'``; Dask is imported only when Dask arrays are passed).
 """

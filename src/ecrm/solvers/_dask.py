@@ -28,30 +28,32 @@ The fitted estimator keeps the Dask arrays as ``X_fit_`` and ``Y_fit_`` (referen
 computed); prediction needs only the feature map and the coefficients.
 
 **Prediction** on a Dask array is lazy: ``predict``, ``predict_costs`` and
-``predict_scores`` return Dask arrays with the same row chunks (``map_blocks``: features,
-costs and the exact oracle per chunk), computed on the active scheduler.
+``predict_scores`` return Dask arrays with the same row chunks (:func:`map_row_chunks`: the
+in-memory pass of :mod:`ecrm.solvers._backend` per chunk, i.e. features, costs and the exact
+oracle), computed on the active scheduler.
 
-Dask is imported only here, and only when Dask arrays are passed.
+Dask is imported only inside these functions, and only when Dask arrays are passed.
 """
 
 from __future__ import annotations
 
-import copy
 import operator
 from collections.abc import Callable
 from functools import reduce
 
 import numpy as np
+from sklearn.utils import check_random_state
 
 from ecrm._validation import check_same_rows
 from ecrm.kernels import check_kernel_input
 from ecrm.losses.base import LinearLoss, Loss
+from ecrm.solvers.centers import check_center_selection, select_centers
 from ecrm.solvers.features import FeatureMap
 from ecrm.solvers.normal_equations import NormalEquations
 from ecrm.solvers.rows import Rows, is_dask_array
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["DaskRows", "check_dask_training_data", "dask_centers", "dask_predict",
+__all__ = ["DaskRows", "check_dask_training_data", "dask_centers", "map_row_chunks",
            "refuse_dual"]
 
 _SPLIT_EVERY = 8
@@ -229,13 +231,10 @@ class DaskRows(Rows):
 def dask_centers(X, n_components: int, kernel_params: dict, method: str, *, alpha: float,
                  random_state) -> np.ndarray:
     """The Nystrom centres (M, p) of a Dask ``X``, pulled to the client (module docstring)."""
-    from sklearn.utils import check_random_state
-
-    from ecrm.solvers.centers import select_centers
-
     random_state = check_random_state(random_state)
     m = int(X.shape[0])
-    if method == "uniform" or n_components == m:  # the in-memory draw, index for index
+    if not check_center_selection(method).needs_inputs or n_components == m:
+        # the in-memory draw, index for index
         idx = select_centers(np.empty((m, 0)), n_components, kernel_params, "uniform",
                              random_state=random_state)
     else:
@@ -246,30 +245,21 @@ def dask_centers(X, n_components: int, kernel_params: dict, method: str, *, alph
     return check_kernel_input(X[idx].compute(), "linear")
 
 
-def dask_predict(estimator, method: str, X, width: int, one_dimensional: bool = False):
-    """``estimator.<method>`` of every row chunk of the Dask array ``X``, as a Dask array.
+def map_row_chunks(fn, X, out_width: int, one_dimensional: bool = False):
+    """``fn`` of every row chunk of the Dask array ``X``, as a lazy Dask array.
 
-    The graph holds the estimator once; a primal fit's copy there has no training arrays
-    (its prediction never reads them), so that no training data travels with the tasks.
+    ``fn`` (the in-memory backend's pass over one chunk) is held once in the graph; it
+    carries the prediction step only, never the estimator or its training rows.
     """
-    _, da = _import_dask()
+    _import_dask()
     _check_row_chunks(X, "X")
-    n_features = estimator.n_features_in_
-    if X.shape[1] != n_features:
-        raise ValueError(f"X has {X.shape[1]} features, but this estimator was fitted with "
-                         f"{n_features}")
-    slim = copy.copy(estimator)
-    primal = getattr(slim, "_features", None) is not None and isinstance(slim.loss, LinearLoss)
-    for name in ("X_fit_", "Y_fit_"):
-        if primal or is_dask_array(getattr(slim, name)):
-            setattr(slim, name, np.empty((getattr(slim, name).shape[0], 0)))
-    ctx = _shared(slim)
+    ctx = _shared(fn)
     if one_dimensional:
-        return X.map_blocks(_unbox_predict, ctx, method, dtype=float, drop_axis=1,
+        return X.map_blocks(_unbox_apply, ctx, dtype=float, drop_axis=1,
                             chunks=(X.chunks[0],), meta=np.empty((0,)))
-    return X.map_blocks(_unbox_predict, ctx, method, dtype=float,
-                        chunks=(X.chunks[0], (width,)), meta=np.empty((0, width)))
+    return X.map_blocks(_unbox_apply, ctx, dtype=float, chunks=(X.chunks[0], (out_width,)),
+                        meta=np.empty((0, out_width)))
 
 
-def _unbox_predict(Xb, ctx: _Box, method: str):
-    return getattr(ctx.value, method)(Xb)
+def _unbox_apply(Xb, ctx: _Box):
+    return ctx.value(Xb)

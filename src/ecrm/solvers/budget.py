@@ -1,8 +1,10 @@
 r"""The memory budget, row blocks, and the choice of solver (checked before any work).
 
-The exact dual solver holds the m x m Gram matrix (one copy for :class:`ecrm.ECRM`'s
-Cholesky factor, two for :class:`ecrm.ECRMCV`'s eigendecomposition: the matrix and its
-eigenvectors). ``solver="auto"`` takes the dual while that fits ``memory_budget`` (GiB,
+Each solver states the memory it needs at its peak (:func:`memory_need`, checked against
+the measured peak by ``benchmarks/bench_memory.py``): the exact dual about 1.25 m x m arrays
+for :class:`ecrm.ECRM`'s Cholesky factor and 5.25 for :class:`ecrm.ECRMCV`'s
+eigendecomposition (the matrix, LAPACK's copy and workspace, the eigenvectors).
+``solver="auto"`` takes the dual while that fits ``memory_budget`` (GiB,
 default :data:`DEFAULT_MEMORY_BUDGET_GIB`); beyond it the exact primal when the kernel is
 linear, and otherwise a ``ValueError`` that names ``solver="nystrom"``: ECRM never
 approximates silently. An explicit solver whose main matrices would exceed the budget also
@@ -23,11 +25,15 @@ from sklearn.utils import gen_batches
 
 from ecrm._validation import check_int, check_real
 
-__all__ = ["DEFAULT_MEMORY_BUDGET_GIB", "SOLVERS", "SolverChoice", "check_solver_params",
+__all__ = ["DEFAULT_MEMORY_BUDGET_GIB", "DUAL_COPIES", "SOLVERS", "MemoryNeed", "SolverChoice",
+           "check_solver_names", "memory_need",
+           "check_solver_params",
            "row_blocks"]
 
 #: Solver names accepted by ``ECRM(solver=...)`` and ``ECRMCV(solver=...)``.
 SOLVERS = ("auto", "dual", "primal", "nystrom")
+#: Shorthands of ``center_selection`` (:func:`ecrm.solvers.centers.select_centers`).
+CENTER_SELECTIONS = ("uniform", "kmeans++", "leverage")
 #: Default ``memory_budget`` in GiB: the largest m x m working set the dual may allocate.
 DEFAULT_MEMORY_BUDGET_GIB = 8.0
 _GIB = 2.0 ** 30
@@ -39,8 +45,9 @@ class SolverChoice:
 
     solver: str
     n_components: int | None
-    center_selection: str
+    center_selection: object  # a CenterSelector, or its shorthand
     budget_bytes: float
+    requested: str = "auto"
 
 
 def row_blocks(n_rows: int, row_floats: int) -> Iterator[slice]:
@@ -54,10 +61,64 @@ def row_blocks(n_rows: int, row_floats: int) -> Iterator[slice]:
     return gen_batches(n_rows, size)
 
 
-def _dual_bytes(m: int, p: int, kernel, cv: bool) -> float:
-    if cv and kernel == "linear" and p < m:  # thin SVD of X: m x p, never m x m
-        return 8.0 * m * p * 3
-    return 8.0 * m * m * (2 if cv else 1)
+#: m x m arrays the dual holds at its peak: ECRM's Cholesky factor overwrites its own copy of
+#: the Gram matrix (plus the kernel's temporaries); ECRMCV's eigendecomposition holds the Gram
+#: matrix, LAPACK's copy, its workspace and the eigenvectors, then the eigenvectors and their
+#: leave-one-out rows (measured 1.14 and 5.09 by benchmarks/bench_memory.py).
+DUAL_COPIES = {False: 1.25, True: 5.25}
+
+
+@dataclass(frozen=True)
+class MemoryNeed:
+    """The bytes a solver takes at its peak, stated by the solver.
+
+    ``matrices`` are its own arrays (checked against ``memory_budget``); ``blocks`` the row
+    blocks of its passes over the training data (bounded by scikit-learn's
+    ``working_memory``).
+    """
+
+    matrices: float
+    blocks: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.matrices + self.blocks
+
+
+def _pass_bytes(m: int, row_floats: int) -> float:
+    """The largest row block of a pass whose rows take ``row_floats`` floats (20% slack)."""
+    rows = max(1, min(m, int(get_config()["working_memory"] * 2**20 // (8 * row_floats))))
+    return 1.2 * 8.0 * rows * row_floats
+
+
+def memory_need(solver: str, *, m: int, p: int, kernel, cv: bool, n_components: int | None = None,
+                n_targets: int = 1) -> MemoryNeed:
+    """The memory a checked ``solver`` needs on ``m`` x ``p`` inputs (see :class:`MemoryNeed`).
+
+    * ``"dual"``: ``DUAL_COPIES`` m x m arrays (for ECRMCV with a linear kernel and p < m,
+      the thin SVD of ``X``: three m x p arrays);
+    * ``"primal"``: :math:`X^\top X`, its centred copy and factor (3 p x p), and the row
+      blocks of the normal equations (2p + 3c floats a row, c = ``n_targets``) or, for
+      ECRMCV, of the leave-one-out pass (3p + 3c);
+    * ``"nystrom"``: :math:`K_{MM}`, its eigenvectors, :math:`F^\top F` and its factor
+      (4 M x M), and the row blocks as for the primal with M features.
+
+    >>> memory_need("dual", m=1000, p=3, kernel="rbf", cv=True).matrices / 8e6
+    5.25
+    """
+    if solver == "dual":
+        if cv and kernel == "linear" and p < m:  # thin SVD of X: m x p, never m x m
+            return MemoryNeed(8.0 * m * p * 3)
+        return MemoryNeed(8.0 * m * m * DUAL_COPIES[cv])
+    k = p if solver == "primal" else (min(m, 1000) if n_components is None else n_components)
+    width = (3 if cv else 2) * k + 3 * n_targets
+    return MemoryNeed(8.0 * k * k * (3 if solver == "primal" else 4), _pass_bytes(m, width))
+
+
+def check_solver_names(solver) -> None:
+    """``solver`` is a known name (no data needed)."""
+    if not isinstance(solver, str) or solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {list(SOLVERS)}; got {solver!r}")
 
 
 def check_solver_params(solver, n_components, center_selection, memory_budget, *, m: int,
@@ -69,14 +130,16 @@ def check_solver_params(solver, n_components, center_selection, memory_budget, *
     solver : {"auto", "dual", "primal", "nystrom"}
     n_components : int >= 1 or None
         Nystrom centres M (``None``: ``min(m, 1000)``); must be at most ``m``.
-    center_selection : {"uniform", "kmeans++", "leverage"}
+    center_selection : CenterSelector or its shorthand (checked by
+        :func:`ecrm.solvers.centers.check_center_selection`)
     memory_budget : float in (0, inf) or None
         GiB (``None``: :data:`DEFAULT_MEMORY_BUDGET_GIB`).
     m, p : int
         Training samples and input features.
     kernel : str or callable
     cv : bool
-        For :class:`ecrm.ECRMCV` (the dual then needs two m x m arrays).
+        For :class:`ecrm.ECRMCV` (the dual then holds about five m x m arrays at its peak:
+        :func:`memory_need`).
 
     Returns
     -------
@@ -87,17 +150,12 @@ def check_solver_params(solver, n_components, center_selection, memory_budget, *
     >>> check_solver_params("auto", None, "uniform", 1e-3, m=10**5, p=3, kernel="rbf")
     Traceback (most recent call last):
     ...
-    ValueError: solver='auto': the exact dual solver needs 74.5 GiB for m=100000 training \
+    ValueError: solver='auto': the exact dual solver needs 93.1 GiB for m=100000 training \
 samples (the m x m Gram matrix), over memory_budget=0.001 GiB; use solver='nystrom' with \
 n_components=M centres (an approximation; M x M memory), or raise memory_budget
     """
-    from ecrm.solvers.centers import CENTER_SELECTIONS
-
-    if not isinstance(solver, str) or solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {list(SOLVERS)}; got {solver!r}")
-    if not isinstance(center_selection, str) or center_selection not in CENTER_SELECTIONS:
-        raise ValueError(f"center_selection must be one of {list(CENTER_SELECTIONS)}; got "
-                         f"{center_selection!r}")
+    check_solver_names(solver)
+    requested = solver
     budget = DEFAULT_MEMORY_BUDGET_GIB if memory_budget is None else check_real(
         memory_budget, "memory_budget")
     budget_bytes = budget * _GIB
@@ -105,11 +163,12 @@ n_components=M centres (an approximation; M x M memory), or raise memory_budget
     if M is not None and M > m:
         raise ValueError(f"n_components={M} must be at most the number of training samples "
                          f"m={m}")
-    dual_bytes = _dual_bytes(m, p, kernel, cv)
+    dual_bytes = memory_need("dual", m=m, p=p, kernel=kernel, cv=cv).matrices
     if solver == "auto":
         if kernel == "precomputed" or dual_bytes <= budget_bytes:
             solver = "dual"
-        elif kernel == "linear" and 8.0 * p * p * 3 <= budget_bytes:
+        elif kernel == "linear" and memory_need("primal", m=m, p=p, kernel=kernel,
+                                                cv=cv).matrices <= budget_bytes:
             solver = "primal"  # exact too, and never m x m
         else:
             raise ValueError(
@@ -129,12 +188,14 @@ n_components=M centres (an approximation; M x M memory), or raise memory_budget
                          f"(or 'primal' for a linear kernel), or raise memory_budget")
     if solver == "nystrom":
         M = min(m, 1000) if M is None else M
-        need = 8.0 * M * M * 4  # K_MM, its eigenvectors, F'F and its factor
+        need = memory_need("nystrom", m=m, p=p, kernel=kernel, cv=cv,
+                           n_components=M).matrices
         if need > budget_bytes:
             raise ValueError(f"solver='nystrom' with n_components={M} needs "
                              f"{need / _GIB:.1f} GiB, over memory_budget={budget:g} GiB")
-    if solver == "primal" and 8.0 * p * p * 3 > budget_bytes:
+    if solver == "primal" and memory_need("primal", m=m, p=p, kernel=kernel,
+                                          cv=cv).matrices > budget_bytes:
         raise ValueError(f"solver='primal' needs a {p} x {p} matrix ({8.0 * p * p * 3 / _GIB:.1f}"
                          f" GiB with its factors), over memory_budget={budget:g} GiB; use "
                          f"solver='nystrom' or 'dual'")
-    return SolverChoice(solver, M, center_selection, budget_bytes)
+    return SolverChoice(solver, M, center_selection, budget_bytes, requested)

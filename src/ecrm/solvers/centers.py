@@ -1,4 +1,4 @@
-r"""Choosing the Nystrom centres among the training points.
+r"""Choosing the Nystrom centres among the training points: :class:`CenterSelector` objects.
 
 * ``"uniform"``: M distinct points uniformly at random (Falkon's default).
 * ``"kmeans++"``: :func:`sklearn.cluster.kmeans_plusplus` seeding (Euclidean distances in
@@ -13,52 +13,54 @@ r"""Choosing the Nystrom centres among the training points.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+
 import numpy as np
 from scipy import linalg
+from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
 
-from ecrm.solvers.budget import row_blocks
-from ecrm.solvers.rows import is_dask_array
+from ecrm.solvers.budget import CENTER_SELECTIONS, row_blocks
+from ecrm.solvers.features import LinearFeatures, NystromFeatures
 
-__all__ = ["CENTER_SELECTIONS", "build_feature_map", "select_centers"]
+__all__ = ["CENTER_SELECTIONS", "CenterSelector", "KMeansPlusPlusCenters", "LeverageCenters",
+           "UniformCenters", "build_feature_map", "check_center_selection", "select_centers"]
 
-CENTER_SELECTIONS = ("uniform", "kmeans++", "leverage")
 
+class CenterSelector(ABC):
+    """Chooses the Nystrom centres among the training points (falkon's ``CenterSelector``).
 
-def select_centers(X, n_components: int, kernel_params: dict, method: str = "uniform", *,
-                   alpha: float = 1e-3, random_state=None) -> np.ndarray:
-    """Indices (sorted) of ``n_components`` distinct training points to use as centres.
-
-    Parameters
-    ----------
-    X : ndarray or CSR matrix of shape (m, p)
-    n_components : int in [1, m]
-    kernel_params : dict
-        The kernel (for ``"leverage"``).
-    method : {"uniform", "kmeans++", "leverage"}
-    alpha : float, default=1e-3
-        The ridge :math:`\\lambda` of the leverage scores.
-    random_state : int, RandomState instance or None
-
-    Returns
-    -------
-    ndarray of int of shape (n_components,)
-
-    Examples
-    --------
-    >>> X = np.arange(10.0)[:, None]
-    >>> select_centers(X, 10, {"kernel": "linear"}, "kmeans++", random_state=0).tolist()
-    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    Subclass it and implement :meth:`select` to plug in another rule; pass the object as
+    ``center_selection`` (the names ``"uniform"``, ``"kmeans++"`` and ``"leverage"`` are
+    shorthands for the three below, resolved once by :func:`check_center_selection`).
     """
-    from ecrm.solvers.features import NystromFeatures
 
-    rng = check_random_state(random_state)
-    m, M = X.shape[0], int(n_components)
-    if method == "uniform" or M == m:
-        return np.sort(rng.choice(m, M, replace=False))
-    if method == "kmeans++":
-        from sklearn.cluster import kmeans_plusplus
+    #: Whether the rule reads only the number of rows (a Dask fit then draws exactly the
+    #: indices of the in-memory fit; the others run on a uniform subsample of 20 M rows).
+    needs_inputs: bool = True
 
+    @abstractmethod
+    def select(self, X, n_components: int, kernel_params: dict, *, alpha: float,
+               random_state: np.random.RandomState) -> np.ndarray:
+        """Sorted indices of ``n_components`` distinct rows of ``X`` (m, p)."""
+
+
+class UniformCenters(CenterSelector):
+    """M distinct points uniformly at random (Falkon's default)."""
+
+    needs_inputs = False
+
+    def select(self, X, n_components, kernel_params, *, alpha, random_state):
+        return np.sort(random_state.choice(X.shape[0], int(n_components), replace=False))
+
+
+class KMeansPlusPlusCenters(CenterSelector):
+    """:func:`sklearn.cluster.kmeans_plusplus` seeding on a uniform pool of
+    ``min(m, 20 M)`` points (module docstring)."""
+
+    def select(self, X, n_components, kernel_params, *, alpha, random_state):
+        m, M, rng = X.shape[0], int(n_components), random_state
         pool = np.sort(rng.choice(m, min(m, 20 * M), replace=False))
         _, idx = kmeans_plusplus(X[pool], M, random_state=rng)
         chosen = np.unique(pool[idx])
@@ -66,7 +68,13 @@ def select_centers(X, n_components: int, kernel_params: dict, method: str = "uni
             rest = np.setdiff1d(np.arange(m), chosen)
             chosen = np.union1d(chosen, rng.choice(rest, M - len(chosen), replace=False))
         return np.sort(chosen)
-    if method == "leverage":
+
+
+class LeverageCenters(CenterSelector):
+    """Approximate ridge leverage scores from a uniform pilot (module docstring)."""
+
+    def select(self, X, n_components, kernel_params, *, alpha, random_state):
+        m, M, rng = X.shape[0], int(n_components), random_state
         pilot = NystromFeatures(X[np.sort(rng.choice(m, M, replace=False))], kernel_params)
         k = pilot.n_features_out
         S = np.zeros((k, k))
@@ -82,29 +90,78 @@ def select_centers(X, n_components: int, kernel_params: dict, method: str = "uni
         scores = np.maximum(scores, np.finfo(float).tiny)
         keys = -np.log(rng.uniform(size=m)) / scores  # smallest M keys: weighted sampling
         return np.sort(np.argpartition(keys, M - 1)[:M])
-    raise ValueError(f"center_selection must be one of {list(CENTER_SELECTIONS)}; got "
-                     f"{method!r}")
+
+
+_SHORTHANDS: dict[str, Callable[[], CenterSelector]] = {
+    "uniform": UniformCenters, "kmeans++": KMeansPlusPlusCenters, "leverage": LeverageCenters}
+
+
+def check_center_selection(center_selection) -> CenterSelector:
+    """The :class:`CenterSelector` that ``center_selection`` names, or the object itself.
+
+    >>> type(check_center_selection("kmeans++")).__name__
+    'KMeansPlusPlusCenters'
+    """
+    if isinstance(center_selection, CenterSelector):
+        return center_selection
+    if isinstance(center_selection, str) and center_selection in _SHORTHANDS:
+        return _SHORTHANDS[center_selection]()
+    raise ValueError(f"center_selection must be one of {list(CENTER_SELECTIONS)} or a "
+                     f"CenterSelector; got {center_selection!r}")
+
+
+def select_centers(X, n_components: int, kernel_params: dict, method="uniform", *,
+                   alpha: float = 1e-3, random_state=None) -> np.ndarray:
+    """Indices (sorted) of ``n_components`` distinct training points to use as centres.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (m, p)
+    n_components : int in [1, m]
+    kernel_params : dict
+        The kernel (for ``"leverage"``).
+    method : {"uniform", "kmeans++", "leverage"} or CenterSelector
+    alpha : float, default=1e-3
+        The ridge :math:`\\lambda` of the leverage scores.
+    random_state : int, RandomState instance or None
+
+    Returns
+    -------
+    ndarray of int of shape (n_components,)
+
+    Examples
+    --------
+    >>> X = np.arange(10.0)[:, None]
+    >>> select_centers(X, 10, {"kernel": "linear"}, "kmeans++", random_state=0).tolist()
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    """
+    selector = check_center_selection(method)
+    rng = check_random_state(random_state)
+    if int(n_components) == X.shape[0]:  # every point: a uniform draw of all of them
+        selector = UniformCenters()
+    return selector.select(X, n_components, kernel_params, alpha=alpha, random_state=rng)
 
 
 def build_feature_map(solver: str, X, kernel_params: dict, n_components: int | None,
-                      center_selection: str, *, alpha: float, random_state=None):
+                      center_selection, *, alpha: float, random_state=None,
+                      centres=None):
     """The feature map of a checked primal ``solver`` ("primal" or "nystrom") on ``X``.
+
+    ``centres(X, M, kernel_params, method, alpha=..., random_state=...)`` returns the
+    Nystrom centres (the array backend's, :mod:`ecrm.solvers._backend`; default: the rows
+    :func:`select_centers` picks).
 
     >>> X = np.eye(3)
     >>> build_feature_map("primal", X, {"kernel": "linear"}, None, "uniform",
     ...                   alpha=1.0).n_features_out
     3
     """
-    from ecrm.solvers.features import LinearFeatures, NystromFeatures
-
     if solver == "primal":
         return LinearFeatures(X.shape[1])
     M = min(X.shape[0], 1000) if n_components is None else n_components
-    if is_dask_array(X):
-        from ecrm.solvers._dask import dask_centers
-
-        return NystromFeatures(dask_centers(X, M, kernel_params, center_selection, alpha=alpha,
-                                            random_state=random_state), kernel_params)
-    idx = select_centers(X, M, kernel_params, center_selection, alpha=alpha,
-                         random_state=random_state)
-    return NystromFeatures(X[idx], kernel_params)
+    if centres is None:
+        idx = select_centers(X, M, kernel_params, center_selection, alpha=alpha,
+                             random_state=random_state)
+        return NystromFeatures(X[idx], kernel_params)
+    return NystromFeatures(centres(X, M, kernel_params, center_selection, alpha=alpha,
+                                   random_state=random_state), kernel_params)

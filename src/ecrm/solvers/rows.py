@@ -4,10 +4,11 @@ Every pass of the primal solvers over the training data is one of three operatio
 blocks: accumulate the normal equations (:class:`~ecrm.solvers.NormalEquations`), sum a
 per-block array (the leave-one-out losses of every candidate), or stack a per-block array in
 row order (leave-one-out predictions). :class:`Rows` runs them over blocks of in-memory
-arrays sized by scikit-learn's ``working_memory``; :func:`training_rows` returns the Dask
-version when the inputs are Dask arrays, which runs the same block functions per chunk as a
-map-reduce on the active Dask scheduler. The regression targets of a block are
-:class:`RiskTargets`, a small picklable callable (it is shipped to Dask workers).
+arrays sized by scikit-learn's ``working_memory``; the Dask backend
+(:mod:`ecrm.solvers._backend`) gives the Dask version for Dask arrays, which runs the same
+block functions per chunk as a map-reduce on the active Dask scheduler. The regression
+targets of a block are :class:`RiskTargets`, a small picklable callable (it is shipped to
+Dask workers).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ecrm.solvers.features import FeatureMap
 from ecrm.solvers.normal_equations import NormalEquations
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["RiskTargets", "Rows", "is_dask_array", "training_rows", "validate_outputs"]
+__all__ = ["RiskTargets", "Rows", "is_dask_array", "validate_outputs"]
 
 
 def is_dask_array(X) -> bool:
@@ -45,6 +46,13 @@ class RiskTargets:
 
     def __init__(self, loss: Loss):
         self.loss = loss
+
+    def risk(self, Y) -> np.ndarray:
+        r""":math:`[\psi(Y), \mathrm{const}(Y)]` of the outputs ``Y`` as given (a linear loss)."""
+        loss = self.loss
+        if not isinstance(loss, LinearLoss):
+            raise TypeError(f"{type(loss).__name__} has no linear form, hence no risk targets")
+        return np.column_stack([loss.psi(Y), loss.const(Y)])
 
     def __call__(self, Y: np.ndarray) -> np.ndarray:
         Y = np.asarray(Y, dtype=float)  # compact (uint8, bool) outputs become floats per block
@@ -123,16 +131,3 @@ def validate_outputs(space: OutputSpace, Y, *, compact: bool) -> np.ndarray:
         if not same:
             return space.validate(Y)
     return Y.copy()
-
-
-def training_rows(X, Y, output_space: OutputSpace) -> Rows:
-    """:class:`Rows` for in-memory ``X``, ``Y``; the Dask version for Dask arrays.
-
-    For Dask arrays each chunk is checked as it is read (float inputs, outputs in
-    ``output_space``), so the checks run on the workers.
-    """
-    if is_dask_array(X):
-        from ecrm.solvers._dask import DaskRows
-
-        return DaskRows(X, Y, output_space)
-    return Rows(X, Y)

@@ -1,0 +1,169 @@
+"""The fitted state of an estimator checked against what its ``fit`` would have produced.
+
+:func:`check_fitted_state` is what :func:`ecrm.load` runs on a model built from a file: the
+parameters through the estimator's own ``_check_params`` (the checks of ``fit``), then every
+fitted attribute's type, dtype and shape against the parameters, the output space and the
+other attributes. Each failure is a ``ValueError`` or ``TypeError`` naming the attribute,
+what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from ecrm.kernels import check_kernel_params
+from ecrm.losses.base import LinearLoss
+from ecrm.solvers.base import RiskFit
+from ecrm.solvers.dual import KernelFit
+from ecrm.solvers.features import LinearFeatures, NystromFeatures
+from ecrm.solvers.primal import FeatureFit
+
+__all__ = ["check_fitted_state"]
+
+_REQUIRED = ("X_fit_", "Y_fit_", "n_features_in_", "label_names_", "kernel_params_", "_y_ndim",
+             "_fit")
+
+
+def _float_array(value, name: str, shape: tuple, *, finite: bool = True) -> None:
+    if not isinstance(value, np.ndarray) or value.dtype != np.float64:
+        found = value.dtype if isinstance(value, np.ndarray) else type(value).__name__
+        raise TypeError(f"{name} must be a float64 array; found {found}")
+    if value.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}; found {value.shape}")
+    if finite and not np.isfinite(value).all():
+        raise ValueError(f"{name} holds NaN or infinite values")
+
+
+def _int(value, name: str, low: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; found {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be at least {low}; found {value}")
+    return int(value)
+
+
+def _check_fit(model, fit, X, n_risk: int, d: int, kernel_params: dict) -> None:
+    if not isinstance(fit, RiskFit):
+        raise TypeError(f"_fit must be a solver's fit object; found {type(fit).__name__}")
+    c = n_risk + (d if model._fits_marginals else 0)
+    if fit.n_risk != n_risk:
+        raise ValueError(f"_fit has {fit.n_risk} risk regressions; the loss needs {n_risk}")
+    if isinstance(fit, KernelFit):
+        if fit.X_train is not X:
+            raise ValueError("_fit.X_train must be X_fit_ (the training inputs)")
+        if fit.kernel_params != kernel_params:
+            raise ValueError(f"_fit.kernel_params {fit.kernel_params} differ from "
+                             f"kernel_params_ {kernel_params}")
+        if fit.u is not None:
+            _float_array(fit.u, "_fit.u", (X.shape[0],))
+        if (fit.u is None) != (fit.s is None) or (fit.u is not None and not fit.fit_intercept):
+            raise ValueError("_fit.u and _fit.s are set together, and only with an intercept")
+    elif isinstance(fit, FeatureFit):
+        features = fit.features
+        if isinstance(features, LinearFeatures):
+            if kernel_params["kernel"] != "linear" or features.n_features_out != X.shape[1]:
+                raise ValueError(f"_fit.features: the identity of {features.n_features_out} "
+                                 f"features needs kernel='linear' on {X.shape[1]} features")
+        elif isinstance(features, NystromFeatures):
+            M = features.centres.shape[0]
+            if features.centres.ndim != 2 or features.centres.shape[1] != X.shape[1]:
+                raise ValueError(f"the Nystrom centres must have {X.shape[1]} columns; found "
+                                 f"shape {features.centres.shape}")
+            _float_array(features.projection, "the Nystrom projection",
+                         (M, features.n_features_out))
+            if features.kernel_params != kernel_params:
+                raise ValueError(f"the Nystrom kernel {features.kernel_params} differs from "
+                                 f"kernel_params_ {kernel_params}")
+        else:
+            raise TypeError(f"unknown feature map {type(features).__name__}")
+    else:
+        raise TypeError(f"unknown fit object {type(fit).__name__}")
+    _float_array(fit.coef, "_fit.coef", (fit.n_columns, c))
+    _float_array(fit.intercept, "_fit.intercept", (c,))
+    if not (np.isfinite(fit.ridge) and fit.ridge > 0):
+        raise ValueError(f"_fit.ridge must be a positive number; found {fit.ridge!r}")
+
+
+def _check_search(model, m: int, d: int, settings: list, alphas: list,
+                  intercepts: list) -> None:
+    if model.kernel_params_ not in settings:
+        raise ValueError(f"kernel_params_ {model.kernel_params_} is not among the kernel "
+                         f"settings {settings}")
+    if model.alpha_ not in alphas or model.fit_intercept_ not in intercepts:
+        raise ValueError(f"alpha_={model.alpha_!r}, fit_intercept_={model.fit_intercept_!r} "
+                         f"is not a candidate of the parameters")
+    rows = model.loo_rows_
+    if not (isinstance(rows, np.ndarray) and rows.ndim == 1 and rows.dtype.kind in "iu"
+            and len(rows) and rows.min() >= 0 and rows.max() < m
+            and (np.diff(rows) > 0).all()):
+        raise ValueError(f"loo_rows_ must be increasing row indices in [0, {m})")
+    for name in ("loo_predictions_", "loo_scores_"):
+        value = getattr(model, name)
+        if value is not None and (not isinstance(value, np.ndarray)
+                                  or value.shape != (len(rows), d)):
+            raise ValueError(f"{name} must have shape {(len(rows), d)}; found "
+                             f"{getattr(value, 'shape', type(value).__name__)}")
+    if model.calibration_ not in (None, "isotonic", "platt"):
+        raise ValueError(f"calibration_ must be None, 'isotonic' or 'platt'; found "
+                         f"{model.calibration_!r}")
+    if (model.calibration_ is None) != (model.score_calibration_ is None):
+        raise ValueError("calibration_ and score_calibration_ must be set together")
+
+
+def check_fitted_state(model) -> None:
+    """Raise ``ValueError``/``TypeError`` unless ``model``'s fitted state is one its ``fit``
+    could have produced (see the module docstring)."""
+    checked = model._check_params()
+    missing = [name for name in _REQUIRED if name not in vars(model)]
+    if missing:
+        raise ValueError(f"missing the fitted attributes {missing}")
+    X, Y, space = model.X_fit_, model.Y_fit_, model.output_space
+    if not ((isinstance(X, np.ndarray) and X.dtype == np.float64) or sp.issparse(X)) \
+            or X.ndim != 2:
+        raise TypeError(f"X_fit_ must be a 2-D float64 array or sparse matrix; found "
+                        f"{type(X).__name__} {getattr(X, 'dtype', '')}")
+    m = X.shape[0]
+    if _int(model.n_features_in_, "n_features_in_", 1) != X.shape[1]:
+        raise ValueError(f"n_features_in_={model.n_features_in_} but X_fit_ has "
+                         f"{X.shape[1]} columns")
+    d = space.n_outputs
+    if not isinstance(Y, np.ndarray) or Y.shape != (m, d) or Y.dtype.kind not in "biuf":
+        raise ValueError(f"Y_fit_ must be a numeric array of shape {(m, d)} (the rows of "
+                         f"X_fit_, the outputs of the space); found "
+                         f"{getattr(Y, 'shape', type(Y).__name__)}")
+    if not np.array_equal(space.validate(Y), Y):
+        raise ValueError("Y_fit_ holds outputs that are not in the output space")
+    names = model.label_names_
+    if not isinstance(names, np.ndarray) or names.shape != (d,) or \
+            list(names) != list(space.output_names):
+        raise ValueError(f"label_names_ must be the {d} output names of the output space; "
+                         f"found {getattr(names, 'shape', type(names).__name__)}")
+    params = model.kernel_params_
+    if not isinstance(params, dict) or set(params) != {"kernel", "gamma", "degree", "coef0"} \
+            or check_kernel_params(**params) != params:
+        raise ValueError(f"kernel_params_ must be checked kernel settings; found {params!r}")
+    if model._y_ndim not in (1, 2) or isinstance(model._y_ndim, bool) or \
+            (model._y_ndim == 1 and d != 1):
+        raise ValueError(f"_y_ndim must be 2, or 1 for one output; found {model._y_ndim!r}")
+    for name in ("feature_names_in_", "feature_columns_"):
+        value = getattr(model, name, None)
+        if value is not None and (len(value) != X.shape[1]
+                                  or not all(isinstance(v, str) for v in value)):
+            raise ValueError(f"{name} must hold {X.shape[1]} column names")
+    loss = model.loss
+    n_risk = (np.shape(loss.psi(np.asarray(Y[:1], dtype=float)))[1] + 1
+              if isinstance(loss, LinearLoss) else 0)
+    _check_fit(model, model._fit, X, n_risk, d, params)
+    if "task_kernel_" in model._fitted_attributes:
+        B, expected = model.task_kernel_, model._task_kernel(n_risk - 1)
+        if not isinstance(B, np.ndarray) or not np.array_equal(B, expected):
+            raise ValueError("task_kernel_ must be the checked task_kernel parameter")
+    if "alpha_" in model._fitted_attributes:
+        _, settings, alphas, candidates, _, _ = checked
+        _check_search(model, m, d, settings, alphas, sorted({b for _, b in candidates}))
+    elif params != checked[0]:
+        raise ValueError(f"kernel_params_ {params} differ from the kernel parameters "
+                         f"{checked[0]}")
