@@ -185,3 +185,53 @@ def test_bad_parameters_are_refused_and_set_nothing(params, match):
                                         random_state=0)])
 def test_sklearn_common_checks(estimator, check):
     check(estimator)
+
+
+def test_model_file_round_trip_and_tampered_state(tmp_path):
+    import json
+    import zipfile
+
+    from ecrm import load, save
+    from ecrm.io import ModelFileError
+
+    X, Y = _tree_data(60)
+    Xt = _tree_data(20, seed=3)[0]
+    svm = StructuredSVM(HierarchicalLoss(TREE), TREE, gamma=0.5, C=1.0, random_state=0).fit(X, Y)
+    path = tmp_path / "s.ecrm"
+    save(svm, path)
+    back = load(path)
+    np.testing.assert_array_equal(back.predict(Xt), svm.predict(Xt))
+    np.testing.assert_allclose(back.decision_function(Xt), svm.decision_function(Xt),
+                               atol=1e-12 * np.abs(svm.decision_function(Xt)).max())
+    assert back.duality_gap_ == svm.duality_gap_ and back.n_iter_ == svm.n_iter_
+    # a file whose support_ disagrees with dual_coef_ is refused, not loaded
+    with zipfile.ZipFile(path) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    meta = json.loads(members["ecrm-model.json"])
+    meta["fitted"]["n_iter_"] = "__class__"
+    meta["fitted"]["predict"] = 1
+    import hashlib
+
+    text = json.dumps(meta, sort_keys=True).encode()
+    members["ecrm-model.json"] = text
+    members["ecrm-model.sha256"] = hashlib.sha256(text).hexdigest().encode()
+    bad = tmp_path / "bad.ecrm"
+    with zipfile.ZipFile(bad, "w") as zf:
+        for name, blob in members.items():
+            zf.writestr(name, blob)
+    with pytest.raises(ModelFileError, match=r"\['predict'\] are not those of a fitted"):
+        load(bad)
+
+
+@pytest.mark.parametrize("attribute, value, match", [
+    ("support_", np.array([0]), "support_ must be"),
+    ("dual_coef_", np.zeros((3, 5)), "dual_coef_ must be"),
+    ("kernel_params_", {"kernel": "rbf", "gamma": 9.0, "degree": 3, "coef0": 1}, "do not match"),
+])
+def test_state_check_refuses_what_fit_could_not_have_made(attribute, value, match):
+    X, Y = _tree_data(30)
+    svm = StructuredSVM(HammingLoss(), TREE, gamma=0.5, random_state=0).fit(X, Y)
+    svm._check_fitted_state()  # the state fit made passes
+    setattr(svm, attribute, value)
+    with pytest.raises(ValueError, match=match):
+        svm._check_fitted_state()

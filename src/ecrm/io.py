@@ -64,7 +64,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from ecrm import _archive, estimator, joint
+from ecrm import _archive, estimator, joint, ssvm
 from ecrm._archive import ModelFileError
 from ecrm._state import check_fitted_state
 from ecrm.calibration import IsotonicCalibration, PlattCalibration
@@ -155,6 +155,7 @@ def _registry() -> dict[str, _Entry]:
         _Entry(estimator.ECRM, lambda e: e.get_params(deep=False)),
         _Entry(estimator.ECRMCV, lambda e: e.get_params(deep=False)),
         _Entry(joint.JointKernelECRM, lambda e: e.get_params(deep=False)),
+        _Entry(ssvm.StructuredSVM, lambda e: e.get_params(deep=False)),
     ]
     return {e.cls.__name__: e for e in entries}
 
@@ -269,7 +270,7 @@ def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
     name = type(model).__name__
     if name not in REGISTRY or type(model) is not REGISTRY[name].cls:
         raise ModelFileError(f"cannot save a {type(model).__module__}.{name}: a model file holds "
-                             "an ECRM, ECRMCV or JointKernelECRM")
+                             "an ECRM, ECRMCV, JointKernelECRM or StructuredSVM")
     check_is_fitted(model, "X_fit_")
     writer = _Writer()
     params: dict = REGISTRY[name].describe(model)
@@ -512,7 +513,11 @@ def load(path: str | os.PathLike):
     try:
         if isinstance(fitted.get("_fit"), RiskFit):  # the fit's training rows are X_fit_
             fitted["_fit"].X_train = fitted.get("X_fit_")
-        check_fitted_state(model)
+        own_check = getattr(model, "_check_fitted_state", None)  # the SSVM's own state
+        if own_check is None:
+            check_fitted_state(model)
+        else:
+            own_check()
     except (TypeError, ValueError) as exc:
         raise ModelFileError(f"{path}: not a model {name}.fit could have made: "
                              f"{exc}") from None

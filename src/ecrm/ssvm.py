@@ -172,6 +172,13 @@ class StructuredSVM(BaseEstimator):
     True
     """
 
+    #: What a fit sets and a model file holds (the dual's active sets, needed only by
+    #: ``warm_start``, are not saved: a loaded model warm-starts from its own outputs).
+    _fitted_attributes: tuple[str, ...] = (
+        "X_fit_", "Y_fit_", "n_features_in_", "feature_names_in_", "kernel_params_",
+        "_y_ndim", "dual_coef_", "support_", "primal_objective_", "dual_objective_",
+        "duality_gap_", "gap_history_", "n_iter_")
+
     def __init__(self, loss, output_space, *, kernel="rbf", gamma=None, degree=3, coef0=1,
                  C=1.0, fit_intercept=True, max_iter=100, tol=1e-3, warm_start=False,
                  random_state=None):
@@ -341,6 +348,36 @@ class StructuredSVM(BaseEstimator):
         norm2 = float(np.einsum("ij,ij->", B, F))
         primal = 0.5 * lam * norm2 + float(np.maximum(hinge, 0.0).sum()) / n
         return primal, -0.5 * lam * norm2 + float(ell.sum())
+
+    def _derive(self) -> None:
+        """Nothing is derived from the saved state (the hook :func:`ecrm.load` calls)."""
+
+    def _check_fitted_state(self) -> None:
+        """Raise ``ValueError``/``TypeError`` unless the fitted attributes are ones this
+        model's ``fit`` could have produced (:func:`ecrm.load` runs it on a file's state)."""
+        params = self._check_params()
+        missing = [a for a in self._fitted_attributes if a != "feature_names_in_"
+                   and a not in vars(self)]
+        if missing:
+            raise ValueError(f"missing the fitted attributes {missing}")
+        X, Y = self.X_fit_, self.Y_fit_
+        if getattr(X, "ndim", 0) != 2 or getattr(X, "dtype", None) != np.float64:
+            raise TypeError("X_fit_ must be a 2-D float64 array or sparse matrix")
+        n = X.shape[0]
+        if not isinstance(Y, np.ndarray) or Y.shape != (n, self.output_space.n_outputs) or \
+                not np.array_equal(self.output_space.validate(Y), Y):
+            raise ValueError(f"Y_fit_ must hold {n} outputs of the output space")
+        if self.kernel_params_ != params or self.n_features_in_ != X.shape[1] or \
+                self._y_ndim not in (1, 2):
+            raise ValueError("kernel_params_, n_features_in_ or _y_ndim do not match the "
+                             "parameters and X_fit_")
+        e = self.loss.phi(np.asarray(Y[:1], dtype=float)).shape[1]
+        B = self.dual_coef_
+        if not isinstance(B, np.ndarray) or B.dtype != np.float64 or B.shape != (n, e) or \
+                not np.isfinite(B).all():
+            raise ValueError(f"dual_coef_ must be a finite float64 array of shape {(n, e)}")
+        if not np.array_equal(self.support_, np.flatnonzero(np.any(B != 0, axis=1))):
+            raise ValueError("support_ must be the rows of dual_coef_ that are not 0")
 
     # -- prediction -----------------------------------------------------------------------
     def decision_function(self, X) -> np.ndarray:
