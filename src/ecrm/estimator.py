@@ -12,7 +12,9 @@ branches on which solver is behind the fit object.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import warnings
 
 import numpy as np
 from sklearn.model_selection import ParameterGrid
@@ -25,10 +27,12 @@ from ecrm.calibration import choose_calibration
 from ecrm.kernels import check_kernel_params
 from ecrm.model_selection import (
     SCORERS,
+    GridEdgeWarning,
     ScoreMetric,
     TaskLoss,
     check_scoring,
     gram_eigendecomposition,
+    grid_edges,
     leave_one_out_search,
 )
 from ecrm.ridge import check_ridge
@@ -264,8 +268,13 @@ class ECRMCV(_ECRMBase):
         calibrated leave-one-out scores score best by ``scoring`` (micro AU(PRC) when
         ``scoring="loss"``): training data only (:func:`ecrm.calibration.choose_calibration`).
     verbose : int >= 0, default=0
-        With 1 or more, write one line per kernel setting (its best alpha and leave-one-out
-        loss) and the selected model to standard error after the search.
+        With 1 or more, a progress bar over the candidates while the search runs (it says
+        which kernel is being factorised, so it moves from the first seconds) and, after it,
+        one line per kernel setting (its best alpha and leave-one-out loss) and the selected
+        model, on standard error. With 1 the bar shows on an interactive terminal only, with
+        2 also in logs. Whatever ``verbose``, a chosen alpha or gamma at an end of its grid
+        gives a :class:`~ecrm.model_selection.GridEdgeWarning` naming the parameter and the
+        grid.
     alpha_search : "grid" or "coarse-to-fine", default="grid"
         ``"grid"`` evaluates every alpha; ``"coarse-to-fine"`` (the dual solver) every other
         alpha of the sorted grid, then the two grid neighbours of the best of them, per
@@ -416,9 +425,13 @@ class ECRMCV(_ECRMBase):
             needs_scores=metric is not None or self.calibration is not None,
             refine=search_params["refine"])
         task = TaskLoss(self.loss, self.output_space)
-        search, stage1 = leave_one_out_search(
-            source, settings, candidates, task if metric is None else ScoreMetric(
-                metric, self.output_space), random_state=rng, oracle=task, **search_params)
+        with self._progress(len(settings), len(candidates), search_params) as bar:
+            search, stage1 = leave_one_out_search(
+                source, settings, candidates, task if metric is None else ScoreMetric(
+                    metric, self.output_space), random_state=rng, oracle=task, progress=bar,
+                **search_params)
+        for note in grid_edges(search.best, alphas, settings):
+            warnings.warn(f"ECRMCV: {note}", GridEdgeWarning, stacklevel=2)
         choice = None
         if self.calibration is not None:
             S = search.scores
@@ -455,6 +468,19 @@ class ECRMCV(_ECRMBase):
 
     def _calibration(self):
         return self.score_calibration_
+
+    def _progress(self, n_settings: int, n_candidates: int, search_params: dict):
+        """A progress bar over the search's candidates on standard error (``verbose``: 1 on
+        an interactive terminal only, 2 always), else a context that does nothing."""
+        if not self.verbose:
+            return contextlib.nullcontext()
+        from tqdm.auto import tqdm
+
+        subsample = search_params["kernel_subsample"] is not None and n_settings > 1
+        total = n_candidates * (n_settings + 1 if subsample else n_settings)
+        return tqdm(total=total, desc="ECRMCV leave-one-out", unit="candidate",
+                    file=sys.stderr, disable=None if self.verbose == 1 else False,
+                    leave=True)
 
     @staticmethod
     def _report(search) -> None:

@@ -29,9 +29,14 @@ from ecrm.solvers.base import Criterion, LooBasis, Outcome, Trial
 from ecrm.solvers.dual import gram_eigendecomposition
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["SCORERS", "CallableCriterion", "Candidate", "LeaveOneOutSearch", "ScoreMetric",
-           "TaskLoss", "candidates_table", "check_scoring", "gram_eigendecomposition",
-           "leave_one_out_search"]
+__all__ = ["SCORERS", "CallableCriterion", "Candidate", "GridEdgeWarning", "LeaveOneOutSearch",
+           "ScoreMetric", "TaskLoss", "candidates_table", "check_scoring", "grid_edges",
+           "gram_eigendecomposition", "leave_one_out_search"]
+
+
+class GridEdgeWarning(UserWarning):
+    """The selected value of a searched parameter lies at an end of its grid: the best value
+    may lie beyond it, so widen the grid on that side."""
 
 
 #: Ranking metrics of label scores, by name: ``f(Y_true, scores) -> float``, greater is better.
@@ -216,7 +221,7 @@ def leave_one_out_search(source, settings: Sequence[dict],
                          candidates: Sequence[tuple[float, bool]], criterion: Criterion, *,
                          random_state=None, loo_samples: int | None = None,
                          kernel_subsample: int | None = None, refine: bool = False,
-                         oracle: Criterion | None = None
+                         oracle: Criterion | None = None, progress=None
                          ) -> tuple[LeaveOneOutSearch, LeaveOneOutSearch | None]:
     r"""Exact leave-one-out criterion of every (kernel, alpha, intercept) candidate.
 
@@ -249,6 +254,9 @@ def leave_one_out_search(source, settings: Sequence[dict],
     oracle : Criterion, optional
         Gives the best candidate's leave-one-out ``predictions`` when ``criterion`` did not
         (e.g. :class:`TaskLoss` after a :class:`ScoreMetric` search).
+    progress : tqdm-like, optional
+        Told what is being done before each kernel's factorisation (``set_postfix_str``) and
+        advanced by one per evaluated candidate (``update``).
 
     Returns
     -------
@@ -261,15 +269,36 @@ def leave_one_out_search(source, settings: Sequence[dict],
         sub = np.sort(random_state.choice(m, kernel_subsample, replace=False))
         stage1 = _stage(lambda k: source.basis(k, sub), settings, indices, candidates,
                         criterion, _loo_rows(len(sub), loo_samples, random_state), refine,
-                        oracle)
+                        oracle, progress, f"kernel on {len(sub)} points")
         indices = [stage1.best.kernel_index]
     search = _stage(source.basis, settings, indices, candidates, criterion,
-                    _loo_rows(m, loo_samples, random_state), refine, oracle)
+                    _loo_rows(m, loo_samples, random_state), refine, oracle, progress,
+                    "alpha")
     return search, stage1
 
 
+def grid_edges(best: Candidate, alphas: Sequence[float], settings: Sequence[dict]) -> list[str]:
+    """What of ``best`` lies at an end of its grid: alpha, and gamma among the settings of
+    its kernel; one sentence each (empty when nothing does, or a grid has one value)."""
+    notes = []
+    more = {"smallest": "smaller", "largest": "larger"}
+    grid = sorted(set(alphas))
+    if len(grid) > 1 and best.alpha in (grid[0], grid[-1]):
+        end = "smallest" if best.alpha == grid[0] else "largest"
+        notes.append(f"the chosen alpha={best.alpha:g} is the {end} of the grid of alphas "
+                     f"[{grid[0]:g} .. {grid[-1]:g}]; add {more[end]} values")
+    kernel, gamma = best.kernel_params["kernel"], best.kernel_params.get("gamma")
+    gammas = sorted({s["gamma"] for s in settings
+                     if s["kernel"] == kernel and s.get("gamma") is not None})
+    if gamma is not None and len(gammas) > 1 and gamma in (gammas[0], gammas[-1]):
+        end = "smallest" if gamma == gammas[0] else "largest"
+        notes.append(f"the chosen gamma={gamma:g} ({kernel} kernel) is the {end} of the "
+                     f"gammas {[float(f'{g:.4g}') for g in gammas]}; add {more[end]} values")
+    return notes
+
+
 def _stage(basis_of: Callable, settings, indices, candidates, criterion, rows, refine,
-           oracle) -> LeaveOneOutSearch:
+           oracle, progress, what: str) -> LeaveOneOutSearch:
     evaluated: list[Candidate] = []
     found: tuple | None = None  # (candidate, basis, trial, outcome) of the best so far
     grid = sorted({alpha for alpha, _ in candidates})
@@ -277,7 +306,13 @@ def _stage(basis_of: Callable, settings, indices, candidates, criterion, rows, r
     if refine and len(grid) > 2:
         first = grid[::2] + ([grid[-1]] if len(grid) % 2 == 0 else [])
     for position, k in enumerate(indices):
+        if progress is not None:  # shown at once: a factorisation can take a while
+            progress.set_postfix_str(f"{what}: kernel {position + 1}/{len(indices)}, "
+                                     f"factorising", refresh=True)
         params, basis = settings[k], basis_of(k)
+        if progress is not None:
+            progress.set_postfix_str(f"{what}: kernel {position + 1}/{len(indices)}",
+                                     refresh=False)
         of_kernel: dict[int, Candidate] = {}
         pending, refined = first, first is grid
         while pending:
@@ -294,6 +329,8 @@ def _stage(basis_of: Callable, settings, indices, candidates, criterion, rows, r
                 of_kernel[c] = cand
                 if found is None or cand.sort_key < found[0].sort_key:
                     found = (cand, basis, trial, outcome)
+                if progress is not None:
+                    progress.update(1)
             pending = []
             if not refined:  # the grid neighbours of the best coarse alpha
                 refined = True

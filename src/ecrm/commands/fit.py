@@ -161,7 +161,8 @@ def run(args) -> int:
             calibration = None if args.calibration == "none" else args.calibration
             model = ECRMCV(loss, h, alphas=args.alphas, kernel_grid=grid,
                            fit_intercept="auto", scoring=args.scoring,
-                           calibration=calibration, loo_samples=args.loo_samples, **common)
+                           calibration=calibration, loo_samples=args.loo_samples,
+                           verbose=0 if args.quiet else 1, **common)
         else:
             model = ECRM(loss, h, alpha=args.alpha, **common)
         bar.set_postfix_str("fitting")

@@ -1,0 +1,84 @@
+"""Feedback while and after a search: the progress bar, the grid-edge warning."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from ecrm import ECRMCV, Hierarchy
+from ecrm.losses import HammingLoss
+from ecrm.model_selection import Candidate, GridEdgeWarning, grid_edges
+
+TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
+
+
+def _noise(m=40, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(m, 3)), TREE.close(rng.random((m, 5)) < 0.4)
+
+
+def _candidate(alpha, gamma, kernel="rbf"):
+    return Candidate({"kernel": kernel, "gamma": gamma, "degree": 3, "coef0": 1}, 0, alpha,
+                     True, -1.0, 1.0)
+
+
+@pytest.mark.parametrize("alpha, gamma, expected", [
+    (1e-3, 0.5, []),
+    (1e-6, 0.5, ["alpha=1e-06 is the smallest of the grid of alphas [1e-06 .. 1]; add "
+                 "smaller values"]),
+    (1.0, 0.1, ["alpha=1 is the largest", "gamma=0.1 (rbf kernel) is the smallest of the "
+                "gammas [0.1, 0.5, 2.0]; add smaller values"]),
+    (1e-3, 2.0, ["gamma=2 (rbf kernel) is the largest"]),
+])
+def test_grid_edges_names_the_parameter_and_the_grid(alpha, gamma, expected):
+    settings = [{"kernel": "rbf", "gamma": g, "degree": 3, "coef0": 1} for g in (0.1, 0.5, 2.0)]
+    settings.append({"kernel": "linear", "gamma": None, "degree": 3, "coef0": 1})
+    notes = grid_edges(_candidate(alpha, gamma), [1e-6, 1e-3, 1.0], settings)
+    assert len(notes) == len(expected)
+    for note, part in zip(notes, expected, strict=True):
+        assert part in note
+    # one value in a grid is no edge; a kernel without gamma has no gamma edge
+    assert grid_edges(_candidate(1e-3, None, "linear"), [1e-3], settings) == []
+
+
+def test_ecrmcv_warns_when_the_choice_is_at_an_end_of_its_grid():
+    X, Y = _noise()  # labels independent of X: the strongest regularisation wins
+    with pytest.warns(GridEdgeWarning, match=r"alpha=0\.01 is the largest of the grid"):
+        model = ECRMCV(HammingLoss(), TREE, alphas=[1e-6, 1e-4, 1e-2]).fit(X, Y)
+    assert model.alpha_ == 1e-2
+    rng = np.random.default_rng(0)  # labels with signal and noise: a middle alpha wins
+    X = rng.normal(size=(80, 3))
+    Y = TREE.close(X @ rng.normal(size=(3, 5)) + 0.7 * rng.normal(size=(80, 5)) > 0.2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GridEdgeWarning)  # an interior choice: no warning
+        model = ECRMCV(HammingLoss(), TREE, alphas=[1e-8, 1e-3, 1e4], gamma=0.5).fit(X, Y)
+    assert model.alpha_ == 1e-3
+
+
+def test_verbose_shows_progress_over_the_candidates(capsys):
+    X, Y = _noise()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        ECRMCV(HammingLoss(), TREE, alphas=[1e-4, 1e-2], kernel_grid={"gamma": [0.1, 1.0]},
+               fit_intercept="auto", verbose=2).fit(X, Y)
+    err = capsys.readouterr().err
+    assert "ECRMCV leave-one-out" in err and "factorising" in err
+    assert "8/8" in err  # 2 kernels x 2 alphas x 2 intercepts
+    assert "[ECRMCV] selected" in err
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        ECRMCV(HammingLoss(), TREE, alphas=[1e-4, 1e-2], verbose=1).fit(X, Y)
+    assert "ECRMCV leave-one-out" not in capsys.readouterr().err  # not a terminal here
+
+
+def test_ecrm_fit_says_when_the_choice_is_at_the_grid_edge(tmp_path):
+    from test_cli_files import TRAIN, ecrm_cmd
+
+    proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--cv", "--alphas", "1e-9,1e-8",
+                    "-o", "m.ecrm", "--quiet", cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 0, err
+    assert "ecrm: warning: ECRMCV: the chosen alpha=1e-08 is the largest of the grid" in err
+    assert "gamma=0.166667 (1/features)" in proc.stdout.decode()
