@@ -132,7 +132,10 @@ class StructuredSVM(BaseEstimator):
     C : float in (0, inf), default=1.0
         Weight of the summed structured hinge losses (:math:`\lambda = 1/(Cn)`).
     fit_intercept : bool, default=True
-        Add 1 to the kernel: a (regularised) bias per embedding coordinate.
+        A (regularised) bias per embedding coordinate: the kernel gets the constant
+        :math:`b^2` = the mean of its training diagonal added (1 for RBF), so the bias
+        feature has the size of a typical input's and is not penalised out of use when the
+        inputs' norms are large (liblinear's ``intercept_scaling`` chosen from the data).
     max_iter : int >= 1, default=100
         Passes over the training examples.
     tol : float in [0, inf), default=1e-3
@@ -145,7 +148,9 @@ class StructuredSVM(BaseEstimator):
     Attributes
     ----------
     dual_coef_ : ndarray of shape (n, e)
-        :math:`B`: the scores are ``(K(X, X_fit_) [+ 1]) @ dual_coef_``.
+        :math:`B`: the scores are ``(K(X, X_fit_) + intercept_scale_) @ dual_coef_``.
+    intercept_scale_ : float
+        :math:`b^2` added to the kernel (0 without an intercept).
     support_ : ndarray of int
         Training examples whose dual variables left their own output (rows of ``B`` not 0).
     primal_objective_, dual_objective_, duality_gap_ : float
@@ -177,7 +182,7 @@ class StructuredSVM(BaseEstimator):
     _fitted_attributes: tuple[str, ...] = (
         "X_fit_", "Y_fit_", "n_features_in_", "feature_names_in_", "kernel_params_",
         "_y_ndim", "dual_coef_", "support_", "primal_objective_", "dual_objective_",
-        "duality_gap_", "gap_history_", "n_iter_")
+        "duality_gap_", "gap_history_", "n_iter_", "intercept_scale_")
 
     def __init__(self, loss, output_space, *, kernel="rbf", gamma=None, degree=3, coef0=1,
                  C=1.0, fit_intercept=True, max_iter=100, tol=1e-3, warm_start=False,
@@ -220,9 +225,8 @@ class StructuredSVM(BaseEstimator):
         check_bool(self.warm_start, "warm_start")
         return check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
 
-    def _gram(self, X, Z, params) -> np.ndarray:
-        K = kernel_matrix(X, Z, **params, copy=True)
-        return K + 1.0 if self.fit_intercept else K
+    def _gram(self, X, Z, params, bias: float) -> np.ndarray:
+        return kernel_matrix(X, Z, **params, copy=True) + bias
 
     # -- fit ------------------------------------------------------------------------------
     def fit(self, X, Y):
@@ -253,7 +257,12 @@ class StructuredSVM(BaseEstimator):
         if n < 2:
             raise ValueError(f"StructuredSVM needs at least 2 training samples; got {n} "
                              f"(n_samples = {n})")
-        K = self._gram(X, X, params)
+        K = kernel_matrix(X, X, **params, copy=True)
+        bias = float(np.mean(np.diag(K))) if self.fit_intercept else 0.0
+        if not (np.isfinite(bias) and bias >= 0):
+            raise ValueError(f"the kernel's diagonal has mean {bias!r}: a kernel's diagonal "
+                             "must be finite and non-negative")
+        K += bias
         E, Psi = self.loss.phi(Y), self.loss.psi(Y)
         const = self.loss.const(Y)
         lam = 1.0 / (float(self.C) * n)
@@ -280,6 +289,7 @@ class StructuredSVM(BaseEstimator):
         self.gap_history_ = scale * np.array(history)
         self.n_iter_ = len(history)
         self.X_fit_, self.Y_fit_, self.kernel_params_ = X, Y, params
+        self.intercept_scale_ = bias
         self.n_features_in_, self._y_ndim = X.shape[1], y_ndim
         if hasattr(probe, "feature_names_in_"):
             self.feature_names_in_ = probe.feature_names_in_
@@ -378,6 +388,11 @@ class StructuredSVM(BaseEstimator):
             raise ValueError(f"dual_coef_ must be a finite float64 array of shape {(n, e)}")
         if not np.array_equal(self.support_, np.flatnonzero(np.any(B != 0, axis=1))):
             raise ValueError("support_ must be the rows of dual_coef_ that are not 0")
+        b = self.intercept_scale_
+        if not isinstance(b, float) or not (np.isfinite(b) and b >= 0) or \
+                (not self.fit_intercept and b != 0):
+            raise ValueError(f"intercept_scale_ must be a finite float >= 0, and 0 without "
+                             f"an intercept; found {b!r}")
 
     # -- prediction -----------------------------------------------------------------------
     def decision_function(self, X) -> np.ndarray:
@@ -397,10 +412,10 @@ class StructuredSVM(BaseEstimator):
         validate_data(self, X, reset=False, skip_check_array=True)
         s = self.support_
         if self.kernel_params_["kernel"] == "precomputed":
-            V = np.asarray(X[:, s].toarray() if hasattr(X, "toarray") else X[:, s], dtype=float)
-            V = V + 1.0 if self.fit_intercept else V
+            V = np.asarray(X[:, s].toarray() if hasattr(X, "toarray") else X[:, s],
+                           dtype=float) + self.intercept_scale_
         else:
-            V = self._gram(X, self.X_fit_[s], self.kernel_params_)
+            V = self._gram(X, self.X_fit_[s], self.kernel_params_, self.intercept_scale_)
         return V @ self.dual_coef_[s]
 
     def predict(self, X) -> np.ndarray:

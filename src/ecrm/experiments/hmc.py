@@ -50,7 +50,7 @@ ALPHAS = np.logspace(-8, 2, 21)
 METHODS = ("ecrm", "ecrm-scores", "br-svm", "ssvm")
 #: The methods run when ``--methods`` is not given (the SSVM is opt-in: it is the slowest).
 DEFAULT_METHODS = ("ecrm", "ecrm-scores", "br-svm")
-#: The structured SVM's C grid, in units of 1 / (mean kernel diagonal), its passes when
+#: The structured SVM's C grid, in units of 1 / (mean diagonal of its kernel, intercept included), its passes when
 #: tuning (3-fold, at most 2,000 points) and when refitting, and its relative duality gap.
 SSVM_CS = (0.01, 0.1, 1.0, 10.0)
 SSVM_PASSES = (20, 100)
@@ -236,7 +236,7 @@ def _tuned_ssvm(loss, h, X, Y, kernel: str, random_state):
         diag = np.asarray(Xs.multiply(Xs).sum(axis=1)).ravel()
     else:
         diag = np.einsum("ij,ij->i", Xs, Xs)
-    diag = diag + 1.0  # the intercept adds 1 to the kernel
+    diag = 2.0 * diag  # the intercept adds the mean diagonal to the kernel
     Cs = [c / float(diag.mean()) for c in SSVM_CS]
     base = StructuredSVM(loss, h, kernel=kernel, gamma=gamma, tol=SSVM_TOL,
                          max_iter=SSVM_PASSES[0], random_state=random_state)
