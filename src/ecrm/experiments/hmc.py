@@ -50,8 +50,9 @@ ALPHAS = np.logspace(-8, 2, 21)
 METHODS = ("ecrm", "ecrm-scores", "br-svm", "ssvm")
 #: The methods run when ``--methods`` is not given (the SSVM is opt-in: it is the slowest).
 DEFAULT_METHODS = ("ecrm", "ecrm-scores", "br-svm")
-#: The structured SVM's C grid, in units of 1 / (mean diagonal of its kernel, intercept included), its passes when
-#: tuning (3-fold, at most 2,000 points) and when refitting, and its relative duality gap.
+#: The structured SVM's C grid, in units of 1 / (mean diagonal of its kernel, intercept
+#: included), its passes when tuning (3-fold, at most 2,000 points) and when refitting, and
+#: its relative duality gap.
 SSVM_CS = (0.01, 0.1, 1.0, 10.0)
 SSVM_PASSES = (20, 100)
 SSVM_TOL = 1e-2
