@@ -82,3 +82,39 @@ def test_ecrm_fit_says_when_the_choice_is_at_the_grid_edge(tmp_path):
     assert proc.returncode == 0, err
     assert "ecrm: warning: ECRMCV: the chosen alpha=1e-08 is the largest of the grid" in err
     assert "gamma=0.166667 (1/features)" in proc.stdout.decode()
+
+
+def test_info_shows_the_solver_the_selection_and_every_label(tmp_path):
+    import json
+
+    from test_cli_files import TRAIN, ecrm_cmd
+
+    proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--cv", "--calibration", "isotonic",
+                    "-o", "m.ecrm", "--quiet", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()
+    info = json.loads(ecrm_cmd("info", "m.ecrm", "--json", cwd=tmp_path).stdout)
+    assert info["solver"] == "dual" and info["n_labels"] == len(info["labels"]) == 10
+    assert info["selection"]["calibration"] == "isotonic"
+    assert info["selection"]["scoring"] == "loss" and info["selection"]["n_candidates"] > 1
+    text = ecrm_cmd("info", "m.ecrm", cwd=tmp_path).stdout.decode()
+    assert "solver          dual" in text and ", ".join(info["labels"]) in text
+    proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--solver", "nystrom",
+                    "--n-components", "40", "--seed", "0", "-o", "n.ecrm", "--quiet",
+                    cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()
+    info = json.loads(ecrm_cmd("info", "n.ecrm", "--json", cwd=tmp_path).stdout)
+    assert info["solver"] == "nystrom" and info["n_components"] == 40
+
+
+def test_info_text_says_how_many_labels_there_are(capsys, monkeypatch):
+    from types import SimpleNamespace
+
+    from ecrm.commands import info
+
+    monkeypatch.setattr(info, "summary", lambda path: {"estimator": "ECRM",
+                                                        "labels": [f"l{i}" for i in range(25)]})
+    info.run(SimpleNamespace(model="x", json=False, all_labels=False))
+    out = capsys.readouterr().out
+    assert "l19, ... (25 in all)" in out and "l20" not in out
+    info.run(SimpleNamespace(model="x", json=False, all_labels=True))
+    assert "l24" in capsys.readouterr().out

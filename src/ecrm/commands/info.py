@@ -1,4 +1,10 @@
-"""``ecrm info``: what a model file holds (estimator, loss, output space, kernel, sizes)."""
+"""``ecrm info``: what a model file holds.
+
+The estimator, loss and output space, the kernel, the regularisation and intercept, the
+solver (with its Nystrom centres), the selection (criterion, calibration) of an ``ECRMCV``,
+the sizes, and the labels: all of them in ``--json``; in the text, the first 20 followed by
+"... (N in all)" when there are more (``--all-labels`` prints every one).
+"""
 
 from __future__ import annotations
 
@@ -22,11 +28,30 @@ def summary(path: str) -> dict:
            "n_outputs": space.n_outputs, "kernel": dict(model.kernel_params_),
            "alpha": float(getattr(model, "alpha_", getattr(model, "alpha", float("nan")))),
            "fit_intercept": bool(getattr(model, "fit_intercept_", model.fit_intercept)),
-           "n_train": int(model.X_fit_.shape[0]), "n_features": int(model.n_features_in_),
-           "labels": [str(v) for v in model.label_names_[:10]]}
+           "n_train": int(model.X_fit_.shape[0]), "n_features": int(model.n_features_in_)}
+    out.update(_solver(model))
+    if hasattr(model, "alpha_"):  # chosen by leave-one-out
+        out["selection"] = {"scoring": model.scoring if isinstance(model.scoring, str)
+                            else "callable", "best_score": float(model.best_score_),
+                            "n_candidates": len(model.cv_results_["params"]),
+                            "calibration": model.calibration_ or "none"}
     if hasattr(space, "edges"):
         out.update(n_edges=int(len(space.edges)), is_tree=bool(space.is_tree))
+    out["n_labels"] = len(model.label_names_)
+    out["labels"] = [str(v) for v in model.label_names_]
     return out
+
+
+def _solver(model) -> dict:
+    """How the risk regressions were solved: the solver behind the fit object."""
+    fit = getattr(model, "_fit", None)
+    features = getattr(fit, "features", None)
+    if features is None:
+        return {"solver": "dual"}
+    centres = getattr(features, "centres", None)
+    if centres is None:
+        return {"solver": "primal"}
+    return {"solver": "nystrom", "n_components": int(centres.shape[0])}
 
 
 def run(args) -> int:
@@ -40,14 +65,24 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
+    labels = info.pop("labels")
     for key, value in info.items():
         print(f"{key:<16}{value}")
+    shown = labels if args.all_labels else labels[:_SHOWN]
+    more = "" if len(shown) == len(labels) else f", ... ({len(labels)} in all)"
+    print(f"{'labels':<16}{', '.join(shown)}{more}")
     return 0
+
+
+#: Labels printed by the text output without ``--all-labels``.
+_SHOWN = 20
 
 
 def add_parser(subparsers) -> None:
     """Add the ``info`` sub-command."""
     p = subparsers.add_parser("info", help="describe a model file", description=__doc__)
     p.add_argument("model", type=existing_file_option("MODEL"), metavar="MODEL")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--json", action="store_true", help="print JSON (every label)")
+    p.add_argument("--all-labels", action="store_true",
+                   help="print every label (the text shows the first 20 and the count)")
     p.set_defaults(func=run)
