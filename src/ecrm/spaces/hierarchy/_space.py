@@ -686,7 +686,8 @@ class Hierarchy(OutputSpace):
 
     def _level_plan(self) -> LevelPlan:
         if self._levels is None:
-            self._levels = make_level_plan(self._parents, np.asarray(self._depth))
+            self._levels = make_level_plan(self._parents, np.asarray(self._depth),
+                                           self.ancestors_matrix())
         return self._levels
 
     def _make_forest_plan(self) -> tuple:
