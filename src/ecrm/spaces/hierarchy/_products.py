@@ -2,28 +2,39 @@ r"""The oracle of the hierarchical loss on a DAG: a closure with products of par
 
 For each row solve
 
-.. math:: \min_{y \in \mathcal Y} \sum_j c_j y_j + \sum_k p_k \prod_{q \in \mathcal P(m_k)} y_q
+.. math:: \min_{y \in \mathcal Y} f(y) = \sum_j c_j y_j + \sum_k p_k \pi_k(y), \qquad
+          \pi_k(y) = \prod_{q \in \mathcal P(m_k)} y_q
 
-(:math:`m_k` the labels with several parents) by exact reductions and, for the rows where a
-product is left, a mixed-integer programme (HiGHS ``milp``). The reductions, each keeping some
-optimum, applied in this order:
+(:math:`m_k` the labels with several parents). Split :math:`f = g + h` with
+:math:`g(y) = c^\top y + \sum_{p_k < 0} p_k \pi_k(y)` and :math:`h(y) = \sum_{p_k > 0} p_k
+\pi_k(y)`. A product is supermodular, so :math:`g` is submodular on the lattice of closed
+sets and :math:`\min g` is itself a closure problem: on the *augmented* DAG with one more node
+:math:`z_k` per product, child of the parents of :math:`m_k` and of cost :math:`\min(p_k, 0)`
+(at an optimum :math:`z_k = \pi_k(y)` when :math:`p_k < 0`). Only :math:`h` is hard (it makes
+the problem NP-hard in general); it is nondecreasing. Two closures on the augmented DAG bound
+the optimum from both sides (the *sandwich*), each keeping some optimum of :math:`f`:
 
-1. **Forcing.** With :math:`u_a = \max(0, c_a) + \sum_{k: a \in \mathcal P(m_k)} \max(0, p_k)`
-   (what switching :math:`a` on can cost at most) summed top-down over the paths to each label,
-   a label with :math:`c_j < 0` and :math:`c_j + \sum_{k \ni j} \max(0, p_k) + \sum_{p \in
-   \mathcal P(j)} U_p \le 0` is on with its ancestors in some optimum; repeated with the forced
-   labels' costs taken as paid.
-2. **Attraction.** A label can be on only if it is an ancestor-or-self of an *attractive* label
-   (negative cost, or a parent of a product with negative cost).
-3. **Switching off.** With :math:`D(j)` the descendants-or-self of an unforced :math:`j`,
-   switching :math:`D(j)` off lowers the objective by at least
-   :math:`c_j + \sum_{D(j) \setminus j} \min(0, c) + \sum_{q \in D(j)} \sum_{k \ni q}
-   \min(0, p_k)`; when that is not negative, :math:`D(j)` can be off.
+1. **Upper closure (forcing).** Charge each positive product to every one of its parents that
+   is still free, :math:`w_q = \sum_{k \ni q} \max(p_k, 0)`, and let :math:`T` minimise
+   :math:`g + w^\top y`. For an optimum :math:`y`, :math:`h(y \cup T) - h(y) \le w(T
+   \setminus y)` (a product that switches on has a parent in :math:`T \setminus y`) and, by
+   submodularity and the optimality of :math:`T` against :math:`y \cap T`,
+   :math:`g(y \cup T) - g(y) \le g(T) - g(y \cap T) \le -w(T \setminus y)`: so
+   :math:`y \cup T` is optimal and :math:`T` can be switched on.
+2. **Lower closure (switching off).** Let :math:`T'` minimise :math:`g` over the sets
+   containing the forced ones. For an optimum :math:`y \supseteq T`,
+   :math:`g(y \cap T') \le g(y) + g(T') - g(y \cup T') \le g(y)` and :math:`h(y \cap T') \le
+   h(y)` (:math:`h` nondecreasing): so :math:`y \cap T'` is optimal and every label outside
+   :math:`T'` can be off.
 
-A row with no product left (a product is a constant once all its parents are forced, zero
-once one is off) is a closure problem (:func:`ecrm.spaces.hierarchy._closure.closure_argmin`).
-The MILP's costs are scaled per row by a power of two to :math:`\max|c| \in (2^{19}, 2^{20}]`,
-so that HiGHS's absolute optimality gap (:math:`10^{-6}`) is :math:`10^{-12}` relative.
+Both steps are repeated (at most ``_SANDWICH_ROUNDS`` times) inside the interval
+:math:`[T, T']` they leave, the arguments above holding verbatim on that interval, with only
+the products that can still change charged, and only to their free parents. A row where no
+positive product is left to decide (each has a parent off or all parents forced) is solved by
+:math:`T'`: on the interval :math:`h` is then a constant. Otherwise a mixed-integer programme
+(HiGHS ``milp``) on the free labels and the products left; its costs are scaled per row by a
+power of two to :math:`\max|c| \in (2^{19}, 2^{20}]`, so that HiGHS's absolute optimality gap
+(:math:`10^{-6}`) is :math:`10^{-12}` relative.
 """
 
 from __future__ import annotations
@@ -31,61 +42,57 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm.spaces.hierarchy._closure import closure_argmin, sum_down, up_closure
+from ecrm.spaces.hierarchy._closure import closure_argmin
 
 __all__ = ["products_argmin"]
 
 # Rows solved together as one block-diagonal MILP: amortises HiGHS's per-call overhead.
 _MILP_ROWS = 10
-_FORCING_PASSES = 4
+# Rounds of the sandwich (each exact; later rounds charge fewer products, so bound tighter).
+_SANDWICH_ROUNDS = 3
 
 
 def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> np.ndarray:
-    """Exact minimisers (bool, (n, d)) for costs ``C`` (n, d) and product costs ``P`` (n, K)."""
-    plan, edges = h._level_plan(), h.edges
-    multi = h.multi_parent
-    K, d = len(multi), h.n_labels
-    n_parents = np.array([len(h.parents[m]) for m in multi])
-    of_product = sp.csr_array(  # of_product[k, q] = 1 iff q is a parent of multi[k]
-        (np.ones(n_parents.sum()), (np.repeat(np.arange(K), n_parents),
-                                    np.concatenate([h.parents[m] for m in multi]))),
-        shape=(K, d))
-    A = h.ancestors_matrix().astype(float)
-    # 1. forcing (node-major passes over the edges)
-    G = C.T
-    neg = G < 0
-    product_cost = np.asarray(of_product.T @ np.maximum(P, 0.0).T)  # (d, n)
-    forced = np.zeros(G.shape, dtype=bool)
-    for _ in range(_FORCING_PASSES):
-        unpaid = np.where(forced, 0.0, np.maximum(G, 0.0) + product_cost)
-        above = sum_down(plan, unpaid) - unpaid
-        new = neg & ~forced & (G + product_cost + above <= 0)
-        if not new.any():
+    """Exact minimisers (bool, (n, d)) for costs ``C`` (n, d) and product costs ``P`` (n, K).
+
+    ``h._product_closure()`` gives the augmented DAG (labels, then one node per product) and
+    ``of_product`` (K, d), ``of_product[k, q] = 1`` iff ``q`` is a parent of ``multi[k]``.
+    """
+    plus, of_product = h._product_closure()
+    plan, edges_plus = plus._level_plan(), plus.edges
+    d = h.n_labels
+    n_parents = np.diff(of_product.indptr)
+    positive = P > 0
+    G = np.hstack([C, np.minimum(P, 0.0)])  # the costs of g on the augmented DAG
+    charged = np.where(positive, P, 0.0)
+    on = allowed = None
+    for _ in range(_SANDWICH_ROUNDS):
+        W = charged @ of_product  # (n, d): the positive products charged to their parents
+        if allowed is not None:
+            W = W * (allowed[:, :d] & ~on[:, :d])  # only parents still free are charged
+        on = closure_argmin(plan, edges_plus, G + np.hstack([W, np.zeros_like(P)]), on=on,
+                            allowed=allowed, stats=stats)
+        allowed = closure_argmin(plan, edges_plus, G, on=on, allowed=allowed, stats=stats)
+        free = allowed[:, :d] & ~on[:, :d]
+        n_free = np.asarray(free.astype(float) @ of_product.T)
+        n_open = np.asarray(allowed[:, :d].astype(float) @ of_product.T)
+        live = (n_open == n_parents) & (n_free > 0) & (P != 0)
+        undecided = live & positive
+        if not np.array_equal(np.where(undecided, P, 0.0), charged):
+            charged = np.where(undecided, P, 0.0)
+        else:
             break
-        forced |= up_closure(plan, new)
-    F = forced.T
-    # 2. attraction, 3. switching off (exact descendant sums through the ancestor matrix)
-    attractive = (C < 0) | (np.asarray((P < 0) @ of_product) > 0)
-    negative = np.minimum(C, 0.0)
-    gain = np.asarray((negative + np.minimum(P, 0.0) @ of_product) @ A)
-    off_root = ((C + gain - negative) >= 0) & ~F
-    off = np.asarray(off_root.astype(float) @ A.T) > 0
-    free = (np.asarray(attractive.astype(float) @ A) > 0) & ~off & ~F
-    # a product is live when all its parents can be on, at least one is free, and p != 0
-    n_free = np.asarray(free.astype(float) @ of_product.T)
-    n_open = np.asarray((free | F).astype(float) @ of_product.T)
-    live = (n_open == n_parents) & (n_free > 0) & (P != 0)
-    Y = F.copy()
-    plain = ~live.any(axis=1)
-    if plain.any():
-        Y[plain] = closure_argmin(plan, edges, C[plain], on=F[plain], allowed=(free | F)[plain],
-                                  stats=stats)
-    hard = np.flatnonzero(~plain)
+    assert on is not None and allowed is not None
+    Y = allowed[:, :d].copy()  # the answer of the rows with no positive product left
+    hard = np.flatnonzero(undecided.any(axis=1))
+    if stats is not None:
+        stats["milp_rows"] = stats.get("milp_rows", 0) + len(hard)
+    edges = h.edges
     for start in range(0, len(hard), _MILP_ROWS):
         block = hard[start : start + _MILP_ROWS]
         problems = [_row_problem(edges, of_product, C[i], P[i], free[i], np.flatnonzero(live[i]))
                     for i in block]
-        Y[block] |= _solve_milps(problems, d)
+        Y[block] = on[block, :d] | _solve_milps(problems, d)
     return Y
 
 

@@ -246,6 +246,7 @@ class Hierarchy(OutputSpace):
         self._ancestors: sp.csr_array | None = None
         self._tree_plan: tuple | None = None
         self._levels: LevelPlan | None = None
+        self._plus: tuple | None = None
         self._cap_levels: list | None = None
         self._child_parent: sp.csr_array | None = None
         self._stats: dict = {}  # the DAG oracles' counts: cut components, exact re-solves
@@ -689,6 +690,26 @@ class Hierarchy(OutputSpace):
             self._levels = make_level_plan(self._parents, np.asarray(self._depth),
                                            self.ancestors_matrix())
         return self._levels
+
+    def _product_closure(self) -> tuple:
+        """The augmented DAG of :mod:`ecrm.spaces.hierarchy._products` and its product matrix.
+
+        ``(plus, of_product)``: a :class:`Hierarchy` on ``d + K`` labels (these ``d``, then one
+        node per multi-parent label ``multi_parent[k]``, child of that label's parents) and
+        the 0/1 CSR matrix (K, d) of the parents of each ``multi_parent[k]``. Built once.
+        """
+        if self._plus is None:
+            d, multi = self.n_labels, self._multi_parent
+            n_parents = np.array([len(self._parents[m]) for m in multi], dtype=np.intp)
+            owner = np.repeat(np.arange(len(multi)), n_parents)
+            parents = np.concatenate([self._parents[m] for m in multi]).astype(np.intp)
+            plus = Hierarchy([(int(p), int(c)) for p, c in self._edges]
+                             + [(int(p), d + int(k)) for p, k in zip(parents, owner)],
+                             labels=range(d + len(multi)))
+            of_product = sp.csr_array((np.ones(len(owner)), (owner, parents)),
+                                      shape=(len(multi), d))
+            self._plus = (plus, of_product)
+        return self._plus
 
     def _make_forest_plan(self) -> tuple:
         """Levels of the forest (the hierarchy, a tree): nodes, parents, DP sum matrices."""
