@@ -45,7 +45,8 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components, maxi
 
 from ecrm.spaces.hierarchy._exact_flow import min_closure_exact
 
-__all__ = ["LevelPlan", "closure_argmin", "make_level_plan", "sum_down", "up_closure"]
+__all__ = ["LevelPlan", "closure_argmin", "make_level_plan", "reduce_closure", "sum_down",
+           "up_closure"]
 
 # Integer budget of the cut: a component's capacities are scaled so that its flow is at most
 # its budget Q (between 2^22 and 2^27, growing with its size), and a call to maximum_flow holds
@@ -116,6 +117,22 @@ def closure_argmin(plan: LevelPlan, edges: np.ndarray, C: np.ndarray, on=None, a
     all). ``stats`` (optional) counts the cut components and the exact re-solves.
     """
     G = np.ascontiguousarray(C.T)  # node-major (d, n)
+    forced, cand = reduce_closure(plan, G, on, allowed)
+    Y = forced
+    rows = np.flatnonzero(cand.any(axis=0))
+    if len(rows):  # the cut on what is left
+        Y[:, rows] |= _cut(cand[:, rows], G[:, rows], edges, plan.depth, stats)
+    return Y.T
+
+
+def reduce_closure(plan: LevelPlan, G: np.ndarray, on=None, allowed=None) -> tuple:
+    """The exact reductions 1-2 of the module docstring, on node-major costs ``G`` (d, n).
+
+    Returns ``(forced, cand)``, bool (d, n): some optimum (among the closures containing ``on``
+    and inside ``allowed``, row-major (n, d) as in :func:`closure_argmin`) contains
+    ``forced`` (closed under parents) and lies inside ``forced | cand``; ``cand`` is what the
+    cut decides.
+    """
     ok = np.ones(G.shape, dtype=bool) if allowed is None else np.asarray(allowed.T, dtype=bool)
     neg = (G < 0) & ok
     forced = np.zeros(G.shape, dtype=bool) if on is None else np.array(on.T, dtype=bool)
@@ -130,11 +147,7 @@ def closure_argmin(plan: LevelPlan, edges: np.ndarray, C: np.ndarray, on=None, a
     negative = np.where(ok & ~forced, np.minimum(G, 0.0), 0.0)
     root = ~forced & (G - negative + plan.desc @ negative >= 0)
     cand = ok & ~forced & ((plan.anc @ root.astype(float)) == 0)
-    Y = forced
-    rows = np.flatnonzero(cand.any(axis=0))
-    if len(rows):  # 3. the cut on what is left
-        Y[:, rows] |= _cut(cand[:, rows], G[:, rows], edges, plan.depth, stats)
-    return Y.T
+    return forced, cand
 
 
 def _cut(cand: np.ndarray, G: np.ndarray, edges: np.ndarray, depth: np.ndarray,

@@ -44,7 +44,7 @@ import scipy.sparse as sp
 
 from ecrm.spaces.hierarchy._closure import closure_argmin
 
-__all__ = ["products_argmin"]
+__all__ = ["products_argmin", "sandwich"]
 
 # Rows solved together as one block-diagonal MILP: amortises HiGHS's per-call overhead.
 _MILP_ROWS = 10
@@ -57,6 +57,32 @@ def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) 
 
     ``h._product_closure()`` gives the augmented DAG (labels, then one node per product) and
     ``of_product`` (K, d), ``of_product[k, q] = 1`` iff ``q`` is a parent of ``multi[k]``.
+    """
+    on, allowed, live, undecided = sandwich(h, C, P, stats)
+    d = h.n_labels
+    of_product = h._product_closure()[1]
+    free = allowed[:, :d] & ~on[:, :d]
+    Y = allowed[:, :d].copy()  # the answer of the rows with no positive product left
+    hard = np.flatnonzero(undecided.any(axis=1))
+    if stats is not None:
+        stats["milp_rows"] = stats.get("milp_rows", 0) + len(hard)
+    edges = h.edges
+    for start in range(0, len(hard), _MILP_ROWS):
+        block = hard[start : start + _MILP_ROWS]
+        problems = [_row_problem(edges, of_product, C[i], P[i], free[i], np.flatnonzero(live[i]))
+                    for i in block]
+        Y[block] = on[block, :d] | _solve_milps(problems, d)
+    return Y
+
+
+def sandwich(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> tuple:
+    """The exact reductions of the module docstring (rounds of the upper and lower closures).
+
+    Returns ``(on, allowed, live, undecided)``: ``on`` and ``allowed`` bool (n, d + K) on the
+    augmented DAG, closed under parents, with some optimum ``y`` (its products appended) such
+    that ``on <= y <= allowed``; ``live`` (n, K) the products not constant on that interval
+    (nonzero, every parent allowed, one free); ``undecided = live & (P > 0)``. A row with
+    no undecided product is solved by ``allowed[:, :d]``.
     """
     plus, of_product = h._product_closure()
     plan, edges_plus = plus._level_plan(), plus.edges
@@ -78,22 +104,10 @@ def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) 
         n_open = np.asarray(allowed[:, :d].astype(float) @ of_product.T)
         live = (n_open == n_parents) & (n_free > 0) & (P != 0)
         undecided = live & positive
-        if not np.array_equal(np.where(undecided, P, 0.0), charged):
-            charged = np.where(undecided, P, 0.0)
-        else:
+        if np.array_equal(np.where(undecided, P, 0.0), charged):
             break
-    assert on is not None and allowed is not None
-    Y = allowed[:, :d].copy()  # the answer of the rows with no positive product left
-    hard = np.flatnonzero(undecided.any(axis=1))
-    if stats is not None:
-        stats["milp_rows"] = stats.get("milp_rows", 0) + len(hard)
-    edges = h.edges
-    for start in range(0, len(hard), _MILP_ROWS):
-        block = hard[start : start + _MILP_ROWS]
-        problems = [_row_problem(edges, of_product, C[i], P[i], free[i], np.flatnonzero(live[i]))
-                    for i in block]
-        Y[block] = on[block, :d] | _solve_milps(problems, d)
-    return Y
+        charged = np.where(undecided, P, 0.0)
+    return on, allowed, live, undecided
 
 
 def _row_problem(edges, of_product, c, p, free, products):
