@@ -183,7 +183,7 @@ def plain_milp(h: Hierarchy, C: np.ndarray, P: np.ndarray) -> np.ndarray:
     free = np.ones(h.n_labels, dtype=bool)
     return np.vstack([_products._solve_milps(
         [_products._row_problem(h.edges, of_product, c, p, free, np.flatnonzero(p != 0))],
-        h.n_labels) for c, p in zip(C, P)])
+        h.n_labels) for c, p in zip(C, P, strict=True)])
 
 
 def product_objective(h: Hierarchy, C, P, Y) -> np.ndarray:

@@ -94,7 +94,7 @@ def sandwich(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> tupl
     on = allowed = None
     for _ in range(_SANDWICH_ROUNDS):
         W = charged @ of_product  # (n, d): the positive products charged to their parents
-        if allowed is not None:
+        if on is not None and allowed is not None:
             W = W * (allowed[:, :d] & ~on[:, :d])  # only parents still free are charged
         on = closure_argmin(plan, edges_plus, G + np.hstack([W, np.zeros_like(P)]), on=on,
                             allowed=allowed, stats=stats)

@@ -704,7 +704,7 @@ class Hierarchy(OutputSpace):
             owner = np.repeat(np.arange(len(multi)), n_parents)
             parents = np.concatenate([self._parents[m] for m in multi]).astype(np.intp)
             plus = Hierarchy([(int(p), int(c)) for p, c in self._edges]
-                             + [(int(p), d + int(k)) for p, k in zip(parents, owner)],
+                             + [(int(p), d + int(k)) for p, k in zip(parents, owner, strict=True)],
                              labels=range(d + len(multi)))
             of_product = sp.csr_array((np.ones(len(owner)), (owner, parents)),
                                       shape=(len(multi), d))
