@@ -503,8 +503,13 @@ def test_sandwich_keeps_an_optimum(d, seed):
         if not undecided[i].any():
             mine = np.hstack([C[i], P[i]]) @ loss.phi(allowed[i : i + 1, :d].astype(float))[0]
             assert mine <= values[i].min() + slack
-    check_oracle(h, np.hstack([C, P]), loss=loss, rtol=1e-12, atol=0.0,
-                 oracle=lambda M: h.argmin_products(M[:, :d], M[:, d:]))
+    limit = _products._ENUMERATE
+    try:  # the parts left solved by enumeration (small) and by the MILP (large)
+        for _products._ENUMERATE in (limit, 0):
+            check_oracle(h, np.hstack([C, P]), loss=loss, rtol=1e-12, atol=0.0,
+                         oracle=lambda M: h.argmin_products(M[:, :d], M[:, d:]))
+    finally:
+        _products._ENUMERATE = limit
     M = np.hstack([C, P])
     for s in (1e-12, 1e12):  # optimal at every scale (ties may be broken either way)
         Y_s = h.argmin_products(s * C, s * P)

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from ecrm.spaces.hierarchy._closure import closure_argmin
 
@@ -48,6 +49,8 @@ __all__ = ["products_argmin", "sandwich"]
 
 # Rows solved together as one block-diagonal MILP: amortises HiGHS's per-call overhead.
 _MILP_ROWS = 10
+# Components of at most this many free labels are solved by enumeration, the others by MILP.
+_ENUMERATE = 12
 # Rounds of the sandwich (each exact; later rounds charge fewer products, so bound tighter).
 _SANDWICH_ROUNDS = 3
 
@@ -62,17 +65,99 @@ def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) 
     d = h.n_labels
     of_product = h._product_closure()[1]
     free = allowed[:, :d] & ~on[:, :d]
-    Y = allowed[:, :d].copy()  # the answer of the rows with no positive product left
-    hard = np.flatnonzero(undecided.any(axis=1))
+    Y = allowed[:, :d].copy()  # the answer of the parts with no positive product left
+    node, comp, hard, size = _parts(h.edges, of_product, free, live, undecided)
+    r, j = np.nonzero(free)
+    in_hard = hard[comp[: len(r)]]
+    Y[r[in_hard], j[in_hard]] = False  # decided below
+    small = np.flatnonzero(hard & (size <= _ENUMERATE))
+    big = hard & (size > _ENUMERATE)
+    if len(small):
+        _enumerate_parts(small, comp, r, j, h.parents, C, P, of_product, live, free, Y)
+    big_label = big[comp[: len(r)]]
+    free_big = np.zeros_like(free)
+    free_big[r[big_label], j[big_label]] = True
+    n_free_big = np.asarray(free_big.astype(float) @ of_product.T)
+    live_big = live & (n_free_big > 0)
+    rows = np.flatnonzero(free_big.any(axis=1))
     if stats is not None:
-        stats["milp_rows"] = stats.get("milp_rows", 0) + len(hard)
+        stats["milp_rows"] = stats.get("milp_rows", 0) + len(rows)
+        stats["enumerated"] = stats.get("enumerated", 0) + len(small)
     edges = h.edges
-    for start in range(0, len(hard), _MILP_ROWS):
-        block = hard[start : start + _MILP_ROWS]
-        problems = [_row_problem(edges, of_product, C[i], P[i], free[i], np.flatnonzero(live[i]))
-                    for i in block]
-        Y[block] = on[block, :d] | _solve_milps(problems, d)
+    for start in range(0, len(rows), _MILP_ROWS):
+        block = rows[start : start + _MILP_ROWS]
+        problems = [_row_problem(edges, of_product, C[i], P[i], free_big[i],
+                                 np.flatnonzero(live_big[i])) for i in block]
+        Y[block] |= _solve_milps(problems, d)
     return Y
+
+
+def _parts(edges, of_product, free, live, undecided) -> tuple:
+    """Independent parts of the problem left on the interval: connected components.
+
+    Nodes are the free (row, label) pairs (numbered in the order of ``np.nonzero(free)``)
+    followed by the live (row, product) pairs; a free label is linked to its free parents and
+    a live product to its free parents. On the interval the objective is a constant plus one
+    term per component (a product's free parents lie in one component), so the components are
+    solved apart. Returns ``(node, comp, hard, size)``: the node of each free pair (-1
+    elsewhere), the component of each node, whether a component holds an undecided (positive)
+    product, and its number of labels.
+    """
+    r, j = np.nonzero(free)
+    N = len(r)
+    node = np.full(free.shape, -1, dtype=np.intp)
+    node[r, j] = np.arange(N)
+    er, e = np.nonzero(free[:, edges[:, 0]] & free[:, edges[:, 1]])
+    a, b = node[er, edges[e, 1]], node[er, edges[e, 0]]
+    lr, lk = np.nonzero(live)
+    counts = np.diff(of_product.indptr)[lk]
+    owner = np.repeat(np.arange(len(lr)), counts)
+    first = np.repeat(of_product.indptr[lk] - (np.cumsum(counts) - counts), counts)
+    q = of_product.indices[first + np.arange(len(owner))]
+    keep = free[lr[owner], q]
+    a = np.concatenate([a, N + owner[keep]])
+    b = np.concatenate([b, node[lr[owner[keep]], q[keep]]])
+    total = N + len(lr)
+    n_comp, comp = connected_components(
+        sp.csr_array((np.ones(len(a)), (a, b)), shape=(total, total)), directed=False)
+    hard = np.zeros(n_comp, dtype=bool)
+    hard[comp[N:][undecided[lr, lk]]] = True
+    size = np.bincount(comp[:N], minlength=n_comp)
+    return node, comp, hard, size
+
+
+def _enumerate_parts(parts, comp, r, j, parents, C, P, of_product, live, free, Y) -> None:
+    """Solve small components by enumerating their label sets (at most ``2^_ENUMERATE``).
+
+    Every 0/1 vector of the component's labels is scored, the inconsistent ones (a label on,
+    a free parent off) excluded; a product counts when all its free parents are on (the
+    others are forced on). The best consistent vector is written into ``Y``.
+    """
+    N = len(r)
+    by_comp = np.argsort(comp[:N], kind="stable")
+    first = np.searchsorted(comp[:N][by_comp], np.arange(comp.max(initial=0) + 2))
+    lr, lk = np.nonzero(live)
+    prod_by_comp = np.argsort(comp[N:], kind="stable")
+    prod_first = np.searchsorted(comp[N:][prod_by_comp], np.arange(comp.max(initial=0) + 2))
+    for part in parts:
+        members = by_comp[first[part] : first[part + 1]]
+        row, labels = r[members[0]], j[members]
+        m = len(labels)
+        B = _all_vectors(m)
+        local = np.full(Y.shape[1], -1, dtype=np.intp)
+        local[labels] = np.arange(m)
+        child = np.repeat(np.arange(m), [len(parents[lab]) for lab in labels])
+        parent = local[np.concatenate([parents[lab] for lab in labels])]
+        inside = parent >= 0  # the other parents are forced on
+        bad = np.any(B[:, child[inside]] & ~B[:, parent[inside]], axis=1)
+        value = B @ C[row, labels]
+        for t in prod_by_comp[prod_first[part] : prod_first[part + 1]]:
+            k = lk[t]
+            q = of_product.indices[of_product.indptr[k] : of_product.indptr[k + 1]]
+            q = local[q[free[row, q]]]
+            value = value + P[row, k] * B[:, q].all(axis=1)
+        value[bad] = np.inf
+        Y[row, labels] = B[int(np.argmin(value))]
 
 
 def sandwich(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> tuple:
@@ -108,6 +193,16 @@ def sandwich(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> tupl
             break
         charged = np.where(undecided, P, 0.0)
     return on, allowed, live, undecided
+
+
+_VECTORS: dict = {}
+
+
+def _all_vectors(m: int) -> np.ndarray:
+    """Every 0/1 vector of length ``m`` as the rows of a bool (2^m, m) array (cached)."""
+    if m not in _VECTORS:
+        _VECTORS[m] = (np.arange(2**m)[:, None] >> np.arange(m)) & 1 == 1
+    return _VECTORS[m]
 
 
 def _row_problem(edges, of_product, c, p, free, products):
