@@ -49,6 +49,9 @@ __all__ = ["products_argmin", "sandwich"]
 
 # Rows solved together as one block-diagonal MILP: amortises HiGHS's per-call overhead.
 _MILP_ROWS = 10
+# An LP solution's label within this of 0 or 1 counts as integral: stricter than the MILP's
+# own integrality tolerance (HiGHS's mip_feasibility_tolerance, 1e-6), so no less exact.
+_INTEGRAL = 1e-9
 # Components of at most this many free labels are solved by enumeration, the others by MILP.
 _ENUMERATE = 12
 # Rounds of the sandwich (each exact; later rounds charge fewer products, so bound tighter).
@@ -83,11 +86,11 @@ def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) 
     if stats is not None:
         stats["milp_rows"] = stats.get("milp_rows", 0) + len(rows)
         stats["enumerated"] = stats.get("enumerated", 0) + len(small)
-    edges = h.edges
+    edges, anc = h.edges, h._level_plan().anc
     for start in range(0, len(rows), _MILP_ROWS):
         block = rows[start : start + _MILP_ROWS]
         problems = [_row_problem(edges, of_product, C[i], P[i], free_big[i],
-                                 np.flatnonzero(live_big[i])) for i in block]
+                                 np.flatnonzero(live_big[i]), anc) for i in block]
         Y[block] |= _solve_milps(problems, d)
     return Y
 
@@ -205,8 +208,16 @@ def _all_vectors(m: int) -> np.ndarray:
     return _VECTORS[m]
 
 
-def _row_problem(edges, of_product, c, p, free, products):
-    """MILP data ``(cost, A, ub, nodes, n_binary)`` of one row: free labels, live products."""
+def _row_problem(edges, of_product, c, p, free, products, anc=None):
+    r"""MILP data ``(cost, A, ub, nodes)`` of one row: free labels, live products.
+
+    With ``anc`` (the ancestor matrix, :meth:`Hierarchy.ancestors_matrix`) valid inequalities
+    :math:`y_j \le z_k` are added for each positive product :math:`k` and each free label
+    :math:`j` whose ancestors-or-self hold every free parent of :math:`m_k` (``j`` on switches
+    them on, and the other parents are forced on, so :math:`\pi_k = 1`); only the minimal such
+    ``j`` (no parent of ``j`` qualifies), as the others follow through the closure rows. They
+    tighten the relaxation where :math:`z_k` is pushed down (it is exact on most rows).
+    """
     nodes = np.flatnonzero(free)
     local = np.full(len(free), -1)
     local[nodes] = np.arange(len(nodes))
@@ -239,9 +250,24 @@ def _row_problem(edges, of_product, c, p, free, products):
     cols += [q[pos_pairs], len(nodes) + k_pos]
     vals += [np.ones(len(pos_pairs)), -np.ones(len(k_pos))]
     ub += [np.bincount(owner[pos_pairs], minlength=len(products))[k_pos] - 1.0]
+    r0 += len(k_pos)
+    if anc is not None and len(k_pos):
+        n = len(nodes)
+        pos_owner, pos_q = owner[pos_pairs], q[pos_pairs]
+        Q = sp.csr_array((np.ones(len(pos_q)), (pos_q, pos_owner)), shape=(n, len(products)))
+        need = np.bincount(pos_owner, minlength=len(products))
+        cover = np.asarray((anc[nodes][:, nodes] @ Q).toarray())  # free parents in A*(j)
+        J = (cover == need) & (need > 0)
+        up = sp.csr_array((np.ones(m), (local[E[:, 1]], local[E[:, 0]])), shape=(n, n))
+        j_cut, k_cut = np.nonzero(J & ~(up @ J.astype(float) > 0))
+        rows += [np.repeat(r0 + np.arange(len(j_cut)), 2)]
+        cols += [np.column_stack([j_cut, n + k_cut]).ravel()]
+        vals += [np.tile([1.0, -1.0], len(j_cut))]
+        ub += [np.zeros(len(j_cut))]
+        r0 += len(j_cut)
     n_var = len(nodes) + len(products)
     A = sp.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                     shape=(r0 + len(k_pos), n_var))
+                     shape=(r0, n_var))
     cost = np.concatenate([c[nodes], p[products]])
     top = np.abs(cost).max(initial=0.0)
     if top > 0:  # a power of two: max|cost| in (2^19, 2^20]
@@ -249,8 +275,13 @@ def _row_problem(edges, of_product, c, p, free, products):
     return cost, A, np.concatenate(ub), nodes
 
 
-def _solve_milps(problems, d: int) -> np.ndarray:
-    """Solve independent row problems as one block-diagonal HiGHS MILP; bool (rows, d)."""
+def _solve_milps(problems, d: int, relax_first: bool = True) -> np.ndarray:
+    """Solve independent row problems as one block-diagonal HiGHS MILP; bool (rows, d).
+
+    With ``relax_first``, the LP relaxation of the block is solved first: a row whose labels
+    come out integral (within ``_INTEGRAL``) is a feasible point of its MILP at the value of a
+    lower bound, hence optimal; only the other rows go on to the MILP.
+    """
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     cost = np.concatenate([c for c, _, _, _ in problems])
@@ -258,11 +289,26 @@ def _solve_milps(problems, d: int) -> np.ndarray:
     ub = np.concatenate([u for _, _, u, _ in problems])
     integrality = np.concatenate([np.r_[np.ones(len(nodes)), np.zeros(len(c) - len(nodes))]
                                   for c, _, _, nodes in problems])
+    Y = np.zeros((len(problems), d), dtype=bool)
+    if relax_first:
+        res = milp(cost, constraints=LinearConstraint(A, -np.inf, ub), bounds=Bounds(0, 1))
+        if res.status != 0:  # pragma: no cover - always feasible (y = 0) and bounded
+            raise RuntimeError(f"HiGHS failed: {res.message}")
+        left, offset = [], 0
+        for row, (c, _, _, nodes) in enumerate(problems):
+            x = res.x[offset : offset + len(nodes)]
+            if np.all(np.minimum(x, 1.0 - x) <= _INTEGRAL):
+                Y[row, nodes] = x > 0.5
+            else:
+                left.append(row)
+            offset += len(c)
+        if left:
+            Y[left] = _solve_milps([problems[i] for i in left], d, relax_first=False)
+        return Y
     res = milp(cost, constraints=LinearConstraint(A, -np.inf, ub), integrality=integrality,
                bounds=Bounds(0, 1), options={"mip_rel_gap": 0.0})
     if res.status != 0:  # pragma: no cover - always feasible (y = 0) and bounded
         raise RuntimeError(f"HiGHS failed: {res.message}")
-    Y = np.zeros((len(problems), d), dtype=bool)
     offset = 0
     for row, (c, _, _, nodes) in enumerate(problems):
         Y[row, nodes] = res.x[offset : offset + len(nodes)] > 0.5
