@@ -27,13 +27,22 @@ the optimum from both sides (the *sandwich*), each keeping some optimum of :math
    h(y)` (:math:`h` nondecreasing): so :math:`y \cap T'` is optimal and every label outside
    :math:`T'` can be off.
 
-Both steps are repeated (at most ``_SANDWICH_ROUNDS`` times) inside the interval
-:math:`[T, T']` they leave, the arguments above holding verbatim on that interval, with only
-the products that can still change charged, and only to their free parents. A row where no
-positive product is left to decide (each has a parent off or all parents forced) is solved by
-:math:`T'`: on the interval :math:`h` is then a constant. Otherwise a mixed-integer programme
-(HiGHS ``milp``) on the free labels and the products left; its costs are scaled per row by a
-power of two to :math:`\max|c| \in (2^{19}, 2^{20}]`, so that HiGHS's absolute optimality gap
+The order is: the lower closure alone (switching off; no label forced), then the upper closure
+inside the interval it leaves, then the lower closure again with the new forced labels; the
+arguments above hold verbatim on any interval known to hold an optimum, with only the
+products that can still change charged (every parent allowed, one free), and only to their
+free parents. (``_SANDWICH_ROUNDS`` upper-lower pairs; a second pair gave nothing more on
+the GO DAGs.)
+
+What is left is split into connected components (free labels linked to their free parents,
+live products to theirs); on the interval the objective is a constant plus one term per
+component, so each is solved apart: a component with no positive product left takes the
+lower closure :math:`T'` (there :math:`h` is constant, and :math:`T'` minimises :math:`g`);
+a small one (at most ``_ENUMERATE`` labels) is enumerated; the others go, per block of rows,
+to a mixed-integer programme (HiGHS ``milp``) tightened by the cover inequalities of
+:func:`_row_problem`, whose LP relaxation is solved first (an integral relaxed optimum is
+optimal). The programme's costs are scaled per row by a power of two to
+:math:`\max|c| \in (2^{19}, 2^{20}]`, so that HiGHS's absolute optimality gap
 (:math:`10^{-6}`) is :math:`10^{-12}` relative.
 """
 
@@ -54,8 +63,8 @@ _MILP_ROWS = 10
 _INTEGRAL = 1e-9
 # Components of at most this many free labels are solved by enumeration, the others by MILP.
 _ENUMERATE = 12
-# Rounds of the sandwich (each exact; later rounds charge fewer products, so bound tighter).
-_SANDWICH_ROUNDS = 3
+# Upper-lower pairs of the sandwich (each exact; later pairs charge fewer products).
+_SANDWICH_ROUNDS = 1
 
 
 def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> np.ndarray:
@@ -176,25 +185,26 @@ def sandwich(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> tupl
     plan, edges_plus = plus._level_plan(), plus.edges
     d = h.n_labels
     n_parents = np.diff(of_product.indptr)
-    positive = P > 0
     G = np.hstack([C, np.minimum(P, 0.0)])  # the costs of g on the augmented DAG
-    charged = np.where(positive, P, 0.0)
-    on = allowed = None
-    for _ in range(_SANDWICH_ROUNDS):
-        W = charged @ of_product  # (n, d): the positive products charged to their parents
-        if on is not None and allowed is not None:
-            W = W * (allowed[:, :d] & ~on[:, :d])  # only parents still free are charged
-        on = closure_argmin(plan, edges_plus, G + np.hstack([W, np.zeros_like(P)]), on=on,
-                            allowed=allowed, stats=stats)
-        allowed = closure_argmin(plan, edges_plus, G, on=on, allowed=allowed, stats=stats)
+    # the lower closure first, on its own: the upper closure then only charges the products
+    # whose parents can all be on
+    allowed = closure_argmin(plan, edges_plus, G, stats=stats)
+    on = np.zeros_like(allowed)
+    charged = None
+    for pair in range(_SANDWICH_ROUNDS + 1):
         free = allowed[:, :d] & ~on[:, :d]
         n_free = np.asarray(free.astype(float) @ of_product.T)
         n_open = np.asarray(allowed[:, :d].astype(float) @ of_product.T)
         live = (n_open == n_parents) & (n_free > 0) & (P != 0)
-        undecided = live & positive
-        if np.array_equal(np.where(undecided, P, 0.0), charged):
+        undecided = live & (P > 0)
+        now = np.where(undecided, P, 0.0)
+        if pair == _SANDWICH_ROUNDS or (charged is not None and np.array_equal(now, charged)):
             break
-        charged = np.where(undecided, P, 0.0)
+        charged = now
+        W = (charged @ of_product) * free  # each product charged to its free parents
+        on = closure_argmin(plan, edges_plus, G + np.hstack([W, np.zeros_like(P)]), on=on,
+                            allowed=allowed, stats=stats)
+        allowed = closure_argmin(plan, edges_plus, G, on=on, allowed=allowed, stats=stats)
     return on, allowed, live, undecided
 
 
