@@ -179,7 +179,13 @@ def plain_milp(h: Hierarchy, C: np.ndarray, P: np.ndarray) -> np.ndarray:
     """Baseline: one HiGHS MILP per row on every label and product, no reduction."""
     from ecrm.spaces.hierarchy import _products
 
-    of_product = h._product_closure()[1]
+    import scipy.sparse as sp
+
+    n_parents = [len(h.parents[m]) for m in h.multi_parent]
+    of_product = sp.csr_array(
+        (np.ones(sum(n_parents)), (np.repeat(np.arange(len(n_parents)), n_parents),
+                                   np.concatenate([h.parents[m] for m in h.multi_parent]))),
+        shape=(len(n_parents), h.n_labels))
     free = np.ones(h.n_labels, dtype=bool)
     return np.vstack([_products._solve_milps(
         [_products._row_problem(h.edges, of_product, c, p, free, np.flatnonzero(p != 0))],
