@@ -627,9 +627,11 @@ class Hierarchy(OutputSpace):
               top-down :math:`y_j = y_{p(j)} \\wedge [g_j < 0]`. Exact in floating point
               (up to the rounding of the sums).
             * ``"mincut"`` (any DAG): minimum-weight closure (Picard, 1976), exact for the
-              float costs given. Rows are processed in blocks; in each, two passes over the
-              edges in topological order (:math:`O(E)` per row) switch on the labels that are
-              on in some optimum and drop those that cannot be, and the rest splits into
+              float costs given. Rows are processed in blocks; in each, sparse products with
+              the cached ancestor relation switch on labels that are on in some optimum
+              (their cost plus their ancestors' unpaid positive costs is not positive) and
+              switch off labels with their descendants when that cannot gain (their cost
+              plus their descendants' negative costs is not negative), and the rest splits into
               connected components, each solved by a minimum s-t cut on integer capacities
               (``scipy.sparse.csgraph.maximum_flow``) whose optimality is then certified on the
               original costs; a component whose certificate fails (a near-tie finer than the
@@ -757,9 +759,12 @@ class Hierarchy(OutputSpace):
         .. math:: \\min_{y \\in \\mathcal{Y}} \\sum_j c_j y_j
                   + \\sum_k p_k \\prod_{q \\in \\mathcal{P}(m_k)} y_q ,
 
-        where :math:`m_k` = ``multi_parent[k]``: exact reductions in passes over the edges,
-        then, for the rows where a product is left, a mixed-integer programme (HiGHS
-        ``milp``) on the costs scaled per row (:mod:`ecrm.spaces.hierarchy._products`). This
+        where :math:`m_k` = ``multi_parent[k]``: exact reductions by two closures that
+        bound the optimum from both sides (cached augmented DAG with a node per product),
+        then, per connected component of what is left with a positive product in it,
+        enumeration (small components) or a mixed-integer programme (HiGHS ``milp``, its LP
+        relaxation first) on the costs scaled per row
+        (:mod:`ecrm.spaces.hierarchy._products`). This
         is the oracle of the hierarchical loss on a DAG. The answer is the same for
         ``(s * C, s * P)``, ``s > 0``.
 
