@@ -177,9 +177,9 @@ def per_row_in_batches(fn, n_batches, C, *more) -> np.ndarray:
 
 def plain_milp(h: Hierarchy, C: np.ndarray, P: np.ndarray) -> np.ndarray:
     """Baseline: one HiGHS MILP per row on every label and product, no reduction."""
-    from ecrm.spaces.hierarchy import _products
-
     import scipy.sparse as sp
+
+    from ecrm.spaces.hierarchy import _products
 
     n_parents = [len(h.parents[m]) for m in h.multi_parent]
     of_product = sp.csr_array(
