@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from ecrm.losses import HammingLoss, HierarchicalLoss
 from ecrm.spaces import MultilabelSpace
-from ecrm.spaces.hierarchy import Hierarchy, _closure
+from ecrm.spaces.hierarchy import Hierarchy, _closure, _products
 from ecrm.testing import check_oracle
 
 # --------------------------------------------------------------------------- generators
@@ -436,3 +436,82 @@ def test_cap_by_parents_equals_the_minimum_over_ancestors_on_random_dags(data, d
     np.testing.assert_array_equal(C, expected)
     np.testing.assert_array_equal(S, S0)  # the input is not modified
     np.testing.assert_array_equal(h.cap_by_parents(S[0]), expected[:1])
+
+
+# ------------------------------------------------- reductions of the DAG oracles (issue 21)
+
+
+def signed_costs(rng, n, d):
+    """Random signs at a random share of negatives (0-100%): half-integer grid rows (ties,
+    zeros), |N(0, 1)| rows and rows of magnitudes 1e-12..1e12."""
+    share = rng.random((n, 1))
+    sign = np.where(rng.random((n, d)) < share, -1.0, 1.0)
+    C = rng.integers(0, 5, size=(n, d)) * 0.5
+    kind = rng.integers(0, 3, size=n)
+    C[kind == 1] = np.abs(rng.normal(0, 1, size=((kind == 1).sum(), d)))
+    mixed = kind == 2
+    C[mixed] = np.abs(rng.normal(0, 1, size=(mixed.sum(), d))) * 10.0 ** rng.integers(
+        -12, 13, size=(mixed.sum(), d))
+    return sign * C
+
+
+def best_inside(values, Y, low, high):
+    """Minimum of ``values`` over the rows of ``Y`` with ``low <= y <= high``."""
+    inside = np.all(Y >= low, axis=1) & np.all(Y <= high, axis=1)
+    return values[inside].min(initial=np.inf)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 11), st.integers(0, 2**32 - 1))
+def test_closure_reductions_keep_an_optimum(d, seed):
+    # forcing and switching off must leave an optimum between forced and forced | cand
+    rng = np.random.default_rng(seed)
+    h = random_hierarchy(rng, d, tree=bool(rng.integers(0, 4) == 0))
+    Y = h.enumerate()
+    C = signed_costs(rng, 8, d)
+    forced, cand = _closure.reduce_closure(h._level_plan(), np.ascontiguousarray(C.T))
+    assert h.is_consistent(forced.T.astype(float)).all()
+    values = C @ Y.T  # (rows, outputs)
+    for i in range(len(C)):
+        slack = 1e-13 * np.abs(C[i]).sum()
+        best = best_inside(values[i], Y, forced[:, i], forced[:, i] | cand[:, i])
+        assert best <= values[i].min() + slack
+    check(h, C, "mincut")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 10), st.integers(0, 2**32 - 1))
+def test_sandwich_keeps_an_optimum(d, seed):
+    # the upper and lower closures of the hierarchical-loss oracle must leave an optimum
+    # between them, and solve the rows where no positive product is left undecided
+    rng = np.random.default_rng(seed)
+    h = random_hierarchy(rng, d, tree=False)
+    K = len(h.multi_parent)
+    if K == 0:
+        return
+    loss = HierarchicalLoss(h)
+    Y = h.enumerate()
+    C, P = signed_costs(rng, 8, d), signed_costs(rng, 8, K)
+    on, allowed, live, undecided = _products.sandwich(h, C, P)
+    assert h.is_consistent(on[:, :d].astype(float)).all()
+    assert h.is_consistent(allowed[:, :d].astype(float)).all()
+    assert np.all(on <= allowed) and not np.any(undecided & ~live)
+    values = np.hstack([C, P]) @ loss.phi(Y).T
+    for i in range(len(C)):
+        slack = 1e-13 * (np.abs(C[i]).sum() + np.abs(P[i]).sum())
+        assert best_inside(values[i], Y, on[i, :d], allowed[i, :d]) <= values[i].min() + slack
+        if not undecided[i].any():
+            mine = np.hstack([C[i], P[i]]) @ loss.phi(allowed[i : i + 1, :d].astype(float))[0]
+            assert mine <= values[i].min() + slack
+    limit = _products._ENUMERATE
+    try:  # the parts left solved by enumeration (small) and by the MILP (large)
+        for _products._ENUMERATE in (limit, 0):
+            check_oracle(h, np.hstack([C, P]), loss=loss, rtol=1e-12, atol=0.0,
+                         oracle=lambda M: h.argmin_products(M[:, :d], M[:, d:]))
+    finally:
+        _products._ENUMERATE = limit
+    M = np.hstack([C, P])
+    for s in (1e-12, 1e12):  # optimal at every scale (ties may be broken either way)
+        Y_s = h.argmin_products(s * C, s * P)
+        gap = np.einsum("ij,ij->i", M, loss.phi(Y_s)) - (M @ loss.phi(Y).T).min(axis=1)
+        assert np.all(gap <= 1e-12 * np.abs(M).sum(axis=1))

@@ -1,16 +1,28 @@
-r"""Exact minimum-weight closure on a DAG: reductions in O(edges), then a certified min cut.
+r"""Exact minimum-weight closure on a DAG: reductions by sparse passes, then a certified min cut.
 
 For a row of costs :math:`c` the problem is :math:`\min \sum_j c_j y_j` over label sets
 closed under parents. :func:`closure_argmin` solves it for a block of rows in three steps.
+Write :math:`\mathcal A^*(j)` and :math:`\mathcal D^*(j)` for the ancestors-or-self and the
+descendants-or-self of :math:`j` (the cached matrix of the ancestor relation gives every sum
+over them as one sparse product).
 
-1. **Forcing** (exact reduction). With :math:`U_j = \max(c_j, 0) + \sum_{p \in \mathcal
-   P(j)} U_p` (a top-down pass over the edges; on a DAG it counts an ancestor once per path,
-   an upper bound on the cost of switching :math:`j`'s ancestors on), a label with
-   :math:`c_j + \sum_{p} U_p \le 0` is on, with its ancestors, in some optimum. Repeated with
-   the costs of forced labels taken as paid.
-2. **Candidates.** Only ancestors-or-self of the negative labels left can be on (a bottom-up
-   pass). The rest of the problem, on the candidates, splits into connected components.
-3. **Certified cut.** Each component is a minimum s-t cut (Picard, 1976), solved with
+1. **Forcing** (exact reduction). For any optimum :math:`S` not containing :math:`j`, the set
+   :math:`S \cup \mathcal A^*(j)` is closed and costs at most
+   :math:`c_j + \sum_{a \in \mathcal A^*(j) \setminus j} \max(c_a, 0)` more; when that bound is
+   :math:`\le 0` it is an optimum too, so :math:`\mathcal A^*(j)` is on in some optimum (the
+   optimal closures form a lattice, so all such labels are on together in the largest one).
+   Repeated with the costs of the labels already forced taken as paid (zero).
+2. **Switching off** (exact reduction). For any optimum :math:`S \ni k`, the set
+   :math:`S \setminus \mathcal D^*(k)` is closed (a down-set is removed) and costs
+   :math:`-\sum_{\mathcal D^*(k) \cap S} c \le -(c_k + \sum_{\mathcal D^*(k) \setminus k}
+   \min(c, 0))` more; when :math:`c_k + \sum_{\mathcal D^*(k)\setminus k} \min(c, 0) \ge 0`,
+   :math:`\mathcal D^*(k)` is off in some optimum. A :math:`k` not forced has no forced
+   descendant (the forced set is closed under parents), so both reductions hold at once: from
+   any optimum, add every forced set, then remove every switched-off set. (A label with no
+   negative descendant-or-self is switched off: its bound is :math:`c_k \ge 0`.)
+3. **Certified cut.** The labels left (neither forced nor off) split into connected
+   components; trees among them are solved by a dynamic programme and the others by a
+   minimum s-t cut (Picard, 1976), solved with
    ``scipy.sparse.csgraph.maximum_flow`` on integer capacities: the costs of a component are
    scaled by a power of two to a budget :math:`Q` and rounded down. The cut :math:`S` found is
    then *certified on the original costs*: it is optimal iff some flow saturates every arc
@@ -33,7 +45,8 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components, maxi
 
 from ecrm.spaces.hierarchy._exact_flow import min_closure_exact
 
-__all__ = ["LevelPlan", "closure_argmin", "make_level_plan", "sum_down", "up_closure"]
+__all__ = ["LevelPlan", "closure_argmin", "make_level_plan", "reduce_closure", "sum_down",
+           "up_closure"]
 
 # Integer budget of the cut: a component's capacities are scaled so that its flow is at most
 # its budget Q (between 2^22 and 2^27, growing with its size), and a call to maximum_flow holds
@@ -42,7 +55,7 @@ __all__ = ["LevelPlan", "closure_argmin", "make_level_plan", "sum_down", "up_clo
 _Q_MIN, _Q_MAX, _CALL_BUDGET = 2**22, 2**27, 2**29
 # Forcing is repeated while it finds new labels, at most this many times (each pass is exact;
 # more passes only shrink the cut).
-_FORCING_PASSES = 4
+_FORCING_PASSES = 6
 
 
 @dataclass(frozen=True)
@@ -52,13 +65,18 @@ class LevelPlan:
     ``levels[L - 1] = (nodes, ups, K, KT)``: the labels of depth ``L``, the union of their
     parents, the 0/1 matrix ``K`` (len(nodes), len(ups)) with ``K[a, b] = 1`` iff ``ups[b]`` is
     a parent of ``nodes[a]``, and its transpose (CSR). ``depth`` is the depth of each label.
+    ``anc`` (float CSR, (d, d)): ``anc[j, k] = 1`` iff ``k`` is an ancestor-or-self of ``j``,
+    so ``anc @ v`` sums ``v`` over each label's ancestors-or-self and ``desc @ v``
+    (``desc = anc.T``, CSR) over its descendants-or-self, each in one sparse product.
     """
 
     levels: tuple
     depth: np.ndarray
+    anc: sp.csr_array
+    desc: sp.csr_array
 
 
-def make_level_plan(parents: tuple, depth: np.ndarray) -> LevelPlan:
+def make_level_plan(parents: tuple, depth: np.ndarray, ancestors: sp.csr_array) -> LevelPlan:
     levels = []
     by_depth = np.argsort(depth, kind="stable")
     bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max(initial=0)) + 2))
@@ -70,7 +88,8 @@ def make_level_plan(parents: tuple, depth: np.ndarray) -> LevelPlan:
         K = sp.csr_array((np.ones(len(par)), (np.repeat(np.arange(len(nodes)), counts), col)),
                          shape=(len(nodes), len(ups)))
         levels.append((nodes, ups, K, K.T.tocsr()))
-    return LevelPlan(tuple(levels), depth)
+    anc = sp.csr_array(ancestors, dtype=float)
+    return LevelPlan(tuple(levels), depth, anc, anc.T.tocsr())
 
 
 def sum_down(plan: LevelPlan, V: np.ndarray) -> np.ndarray:
@@ -98,25 +117,37 @@ def closure_argmin(plan: LevelPlan, edges: np.ndarray, C: np.ndarray, on=None, a
     all). ``stats`` (optional) counts the cut components and the exact re-solves.
     """
     G = np.ascontiguousarray(C.T)  # node-major (d, n)
-    neg = G < 0
-    if allowed is not None:
-        neg &= allowed.T
+    forced, cand = reduce_closure(plan, G, on, allowed)
+    Y = forced
+    rows = np.flatnonzero(cand.any(axis=0))
+    if len(rows):  # the cut on what is left
+        Y[:, rows] |= _cut(cand[:, rows], G[:, rows], edges, plan.depth, stats)
+    return Y.T
+
+
+def reduce_closure(plan: LevelPlan, G: np.ndarray, on=None, allowed=None) -> tuple:
+    """The exact reductions 1-2 of the module docstring, on node-major costs ``G`` (d, n).
+
+    Returns ``(forced, cand)``, bool (d, n): some optimum (among the closures containing ``on``
+    and inside ``allowed``, row-major (n, d) as in :func:`closure_argmin`) contains
+    ``forced`` (closed under parents) and lies inside ``forced | cand``; ``cand`` is what the
+    cut decides.
+    """
+    ok = np.ones(G.shape, dtype=bool) if allowed is None else np.asarray(allowed.T, dtype=bool)
+    neg = (G < 0) & ok
     forced = np.zeros(G.shape, dtype=bool) if on is None else np.array(on.T, dtype=bool)
     positive = np.maximum(G, 0.0)
-    for _ in range(_FORCING_PASSES):
-        unpaid = np.where(forced, 0.0, positive)
-        above = sum_down(plan, unpaid) - unpaid  # >= the unpaid cost of the ancestors
+    for _ in range(_FORCING_PASSES):  # 1. forcing, over exact ancestor sets
+        above = plan.anc @ np.where(forced, 0.0, positive)  # unpaid cost of A*(j)
         new = neg & ~forced & (G + above <= 0)
         if not new.any():
             break
-        forced |= up_closure(plan, new)
-    rest = neg & ~forced
-    Y = forced
-    rows = np.flatnonzero(rest.any(axis=0))
-    if len(rows):
-        cand = up_closure(plan, rest[:, rows]) & ~forced[:, rows]
-        Y[:, rows] |= _cut(cand, G[:, rows], edges, plan.depth, stats)
-    return Y.T
+        forced |= (plan.desc @ new.astype(float)) > 0  # with their ancestors
+    # 2. switching off: k's bound c_k + sum over D*(k) \ k of min(c, 0), then D*(k) off
+    negative = np.where(ok & ~forced, np.minimum(G, 0.0), 0.0)
+    root = ~forced & (G - negative + plan.desc @ negative >= 0)
+    cand = ok & ~forced & ((plan.anc @ root.astype(float)) == 0)
+    return forced, cand
 
 
 def _cut(cand: np.ndarray, G: np.ndarray, edges: np.ndarray, depth: np.ndarray,
@@ -146,7 +177,10 @@ def _cut(cand: np.ndarray, G: np.ndarray, edges: np.ndarray, depth: np.ndarray,
     if in_tree.any():
         keep = in_tree[child]
         on[in_tree] = _tree_dp(c, child[keep], parent[keep], depth[lab], in_tree)[in_tree]
-    flow = np.flatnonzero((pos_sum > 0) & ~tree)
+    # a component with nothing negative left stays off (its labels' negative descendants were
+    # switched off through other ancestors)
+    by_flow = (pos_sum > 0) & (neg_sum > 0) & ~tree
+    flow = np.flatnonzero(by_flow)
     budget = np.clip(2.0 ** np.ceil(np.log2(np.maximum(size, 1) * 2**16)), _Q_MIN, _Q_MAX)
     bound = np.minimum(neg_sum, pos_sum)  # the component's max flow is at most this
     scale = np.ones(n_comp)
@@ -154,7 +188,7 @@ def _cut(cand: np.ndarray, G: np.ndarray, edges: np.ndarray, depth: np.ndarray,
     call = np.zeros(n_comp, dtype=np.intp)
     call[flow] = (np.cumsum(budget[flow]) - budget[flow]) // _CALL_BUDGET
     # group the nodes and arcs of each call
-    node_call = np.where((pos_sum[comp] > 0) & ~tree[comp], call[comp], -1)
+    node_call = np.where(by_flow[comp], call[comp], -1)
     order = np.argsort(node_call, kind="stable")
     starts = np.searchsorted(node_call[order], np.arange(call.max(initial=0) + 2))
     arc_call = node_call[child]

@@ -2,95 +2,232 @@ r"""The oracle of the hierarchical loss on a DAG: a closure with products of par
 
 For each row solve
 
-.. math:: \min_{y \in \mathcal Y} \sum_j c_j y_j + \sum_k p_k \prod_{q \in \mathcal P(m_k)} y_q
+.. math:: \min_{y \in \mathcal Y} f(y) = \sum_j c_j y_j + \sum_k p_k \pi_k(y), \qquad
+          \pi_k(y) = \prod_{q \in \mathcal P(m_k)} y_q
 
-(:math:`m_k` the labels with several parents) by exact reductions and, for the rows where a
-product is left, a mixed-integer programme (HiGHS ``milp``). The reductions, each keeping some
-optimum, applied in this order:
+(:math:`m_k` the labels with several parents). Split :math:`f = g + h` with
+:math:`g(y) = c^\top y + \sum_{p_k < 0} p_k \pi_k(y)` and :math:`h(y) = \sum_{p_k > 0} p_k
+\pi_k(y)`. A product is supermodular, so :math:`g` is submodular on the lattice of closed
+sets and :math:`\min g` is itself a closure problem: on the *augmented* DAG with one more node
+:math:`z_k` per product, child of the parents of :math:`m_k` and of cost :math:`\min(p_k, 0)`
+(at an optimum :math:`z_k = \pi_k(y)` when :math:`p_k < 0`). Only :math:`h` is hard (it makes
+the problem NP-hard in general); it is nondecreasing. Two closures on the augmented DAG bound
+the optimum from both sides (the *sandwich*), each keeping some optimum of :math:`f`:
 
-1. **Forcing.** With :math:`u_a = \max(0, c_a) + \sum_{k: a \in \mathcal P(m_k)} \max(0, p_k)`
-   (what switching :math:`a` on can cost at most) summed top-down over the paths to each label,
-   a label with :math:`c_j < 0` and :math:`c_j + \sum_{k \ni j} \max(0, p_k) + \sum_{p \in
-   \mathcal P(j)} U_p \le 0` is on with its ancestors in some optimum; repeated with the forced
-   labels' costs taken as paid.
-2. **Attraction.** A label can be on only if it is an ancestor-or-self of an *attractive* label
-   (negative cost, or a parent of a product with negative cost).
-3. **Switching off.** With :math:`D(j)` the descendants-or-self of an unforced :math:`j`,
-   switching :math:`D(j)` off lowers the objective by at least
-   :math:`c_j + \sum_{D(j) \setminus j} \min(0, c) + \sum_{q \in D(j)} \sum_{k \ni q}
-   \min(0, p_k)`; when that is not negative, :math:`D(j)` can be off.
+1. **Upper closure (forcing).** Charge each positive product to every one of its parents that
+   is still free, :math:`w_q = \sum_{k \ni q} \max(p_k, 0)`, and let :math:`T` minimise
+   :math:`g + w^\top y`. For an optimum :math:`y`, :math:`h(y \cup T) - h(y) \le w(T
+   \setminus y)` (a product that switches on has a parent in :math:`T \setminus y`) and, by
+   submodularity and the optimality of :math:`T` against :math:`y \cap T`,
+   :math:`g(y \cup T) - g(y) \le g(T) - g(y \cap T) \le -w(T \setminus y)`: so
+   :math:`y \cup T` is optimal and :math:`T` can be switched on.
+2. **Lower closure (switching off).** Let :math:`T'` minimise :math:`g` over the sets
+   containing the forced ones. For an optimum :math:`y \supseteq T`,
+   :math:`g(y \cap T') \le g(y) + g(T') - g(y \cup T') \le g(y)` and :math:`h(y \cap T') \le
+   h(y)` (:math:`h` nondecreasing): so :math:`y \cap T'` is optimal and every label outside
+   :math:`T'` can be off.
 
-A row with no product left (a product is a constant once all its parents are forced, zero
-once one is off) is a closure problem (:func:`ecrm.spaces.hierarchy._closure.closure_argmin`).
-The MILP's costs are scaled per row by a power of two to :math:`\max|c| \in (2^{19}, 2^{20}]`,
-so that HiGHS's absolute optimality gap (:math:`10^{-6}`) is :math:`10^{-12}` relative.
+The order is: the lower closure alone (switching off; no label forced), then the upper closure
+inside the interval it leaves, then the lower closure again with the new forced labels; the
+arguments above hold verbatim on any interval known to hold an optimum, with only the
+products that can still change charged (every parent allowed, one free), and only to their
+free parents. (``_SANDWICH_ROUNDS`` upper-lower pairs; a second pair gave nothing more on
+the GO DAGs.)
+
+What is left is split into connected components (free labels linked to their free parents,
+live products to theirs); on the interval the objective is a constant plus one term per
+component, so each is solved apart: a component with no positive product left takes the
+lower closure :math:`T'` (there :math:`h` is constant, and :math:`T'` minimises :math:`g`);
+a small one (at most ``_ENUMERATE`` labels) is enumerated; the others go, per block of rows,
+to a mixed-integer programme (HiGHS ``milp``) tightened by the cover inequalities of
+:func:`_row_problem`, whose LP relaxation is solved first (an integral relaxed optimum is
+optimal). The programme's costs are scaled per row by a power of two to
+:math:`\max|c| \in (2^{19}, 2^{20}]`, so that HiGHS's absolute optimality gap
+(:math:`10^{-6}`) is :math:`10^{-12}` relative.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
-from ecrm.spaces.hierarchy._closure import closure_argmin, sum_down, up_closure
+from ecrm.spaces.hierarchy._closure import closure_argmin
 
-__all__ = ["products_argmin"]
+__all__ = ["products_argmin", "sandwich"]
 
 # Rows solved together as one block-diagonal MILP: amortises HiGHS's per-call overhead.
 _MILP_ROWS = 10
-_FORCING_PASSES = 4
+# An LP solution's label within this of 0 or 1 counts as integral: stricter than the MILP's
+# own integrality tolerance (HiGHS's mip_feasibility_tolerance, 1e-6), so no less exact.
+_INTEGRAL = 1e-9
+# Components of at most this many free labels are solved by enumeration, the others by MILP.
+_ENUMERATE = 12
+# Upper-lower pairs of the sandwich (each exact; later pairs charge fewer products).
+_SANDWICH_ROUNDS = 1
 
 
 def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> np.ndarray:
-    """Exact minimisers (bool, (n, d)) for costs ``C`` (n, d) and product costs ``P`` (n, K)."""
-    plan, edges = h._level_plan(), h.edges
-    multi = h.multi_parent
-    K, d = len(multi), h.n_labels
-    n_parents = np.array([len(h.parents[m]) for m in multi])
-    of_product = sp.csr_array(  # of_product[k, q] = 1 iff q is a parent of multi[k]
-        (np.ones(n_parents.sum()), (np.repeat(np.arange(K), n_parents),
-                                    np.concatenate([h.parents[m] for m in multi]))),
-        shape=(K, d))
-    A = h.ancestors_matrix().astype(float)
-    # 1. forcing (node-major passes over the edges)
-    G = C.T
-    neg = G < 0
-    product_cost = np.asarray(of_product.T @ np.maximum(P, 0.0).T)  # (d, n)
-    forced = np.zeros(G.shape, dtype=bool)
-    for _ in range(_FORCING_PASSES):
-        unpaid = np.where(forced, 0.0, np.maximum(G, 0.0) + product_cost)
-        above = sum_down(plan, unpaid) - unpaid
-        new = neg & ~forced & (G + product_cost + above <= 0)
-        if not new.any():
-            break
-        forced |= up_closure(plan, new)
-    F = forced.T
-    # 2. attraction, 3. switching off (exact descendant sums through the ancestor matrix)
-    attractive = (C < 0) | (np.asarray((P < 0) @ of_product) > 0)
-    negative = np.minimum(C, 0.0)
-    gain = np.asarray((negative + np.minimum(P, 0.0) @ of_product) @ A)
-    off_root = ((C + gain - negative) >= 0) & ~F
-    off = np.asarray(off_root.astype(float) @ A.T) > 0
-    free = (np.asarray(attractive.astype(float) @ A) > 0) & ~off & ~F
-    # a product is live when all its parents can be on, at least one is free, and p != 0
-    n_free = np.asarray(free.astype(float) @ of_product.T)
-    n_open = np.asarray((free | F).astype(float) @ of_product.T)
-    live = (n_open == n_parents) & (n_free > 0) & (P != 0)
-    Y = F.copy()
-    plain = ~live.any(axis=1)
-    if plain.any():
-        Y[plain] = closure_argmin(plan, edges, C[plain], on=F[plain], allowed=(free | F)[plain],
-                                  stats=stats)
-    hard = np.flatnonzero(~plain)
-    for start in range(0, len(hard), _MILP_ROWS):
-        block = hard[start : start + _MILP_ROWS]
-        problems = [_row_problem(edges, of_product, C[i], P[i], free[i], np.flatnonzero(live[i]))
-                    for i in block]
+    """Exact minimisers (bool, (n, d)) for costs ``C`` (n, d) and product costs ``P`` (n, K).
+
+    ``h._product_closure()`` gives the augmented DAG (labels, then one node per product) and
+    ``of_product`` (K, d), ``of_product[k, q] = 1`` iff ``q`` is a parent of ``multi[k]``.
+    """
+    on, allowed, live, undecided = sandwich(h, C, P, stats)
+    d = h.n_labels
+    of_product = h._product_closure()[1]
+    free = allowed[:, :d] & ~on[:, :d]
+    Y = allowed[:, :d].copy()  # the answer of the parts with no positive product left
+    node, comp, hard, size = _parts(h.edges, of_product, free, live, undecided)
+    r, j = np.nonzero(free)
+    in_hard = hard[comp[: len(r)]]
+    Y[r[in_hard], j[in_hard]] = False  # decided below
+    small = np.flatnonzero(hard & (size <= _ENUMERATE))
+    big = hard & (size > _ENUMERATE)
+    if len(small):
+        _enumerate_parts(small, comp, r, j, h.parents, C, P, of_product, live, free, Y)
+    big_label = big[comp[: len(r)]]
+    free_big = np.zeros_like(free)
+    free_big[r[big_label], j[big_label]] = True
+    n_free_big = np.asarray(free_big.astype(float) @ of_product.T)
+    live_big = live & (n_free_big > 0)
+    rows = np.flatnonzero(free_big.any(axis=1))
+    if stats is not None:
+        stats["milp_rows"] = stats.get("milp_rows", 0) + len(rows)
+        stats["enumerated"] = stats.get("enumerated", 0) + len(small)
+    edges, anc = h.edges, h._level_plan().anc
+    for start in range(0, len(rows), _MILP_ROWS):
+        block = rows[start : start + _MILP_ROWS]
+        problems = [_row_problem(edges, of_product, C[i], P[i], free_big[i],
+                                 np.flatnonzero(live_big[i]), anc) for i in block]
         Y[block] |= _solve_milps(problems, d)
     return Y
 
 
-def _row_problem(edges, of_product, c, p, free, products):
-    """MILP data ``(cost, A, ub, nodes, n_binary)`` of one row: free labels, live products."""
+def _parts(edges, of_product, free, live, undecided) -> tuple:
+    """Independent parts of the problem left on the interval: connected components.
+
+    Nodes are the free (row, label) pairs (numbered in the order of ``np.nonzero(free)``)
+    followed by the live (row, product) pairs; a free label is linked to its free parents and
+    a live product to its free parents. On the interval the objective is a constant plus one
+    term per component (a product's free parents lie in one component), so the components are
+    solved apart. Returns ``(node, comp, hard, size)``: the node of each free pair (-1
+    elsewhere), the component of each node, whether a component holds an undecided (positive)
+    product, and its number of labels.
+    """
+    r, j = np.nonzero(free)
+    N = len(r)
+    node = np.full(free.shape, -1, dtype=np.intp)
+    node[r, j] = np.arange(N)
+    er, e = np.nonzero(free[:, edges[:, 0]] & free[:, edges[:, 1]])
+    a, b = node[er, edges[e, 1]], node[er, edges[e, 0]]
+    lr, lk = np.nonzero(live)
+    counts = np.diff(of_product.indptr)[lk]
+    owner = np.repeat(np.arange(len(lr)), counts)
+    first = np.repeat(of_product.indptr[lk] - (np.cumsum(counts) - counts), counts)
+    q = of_product.indices[first + np.arange(len(owner))]
+    keep = free[lr[owner], q]
+    a = np.concatenate([a, N + owner[keep]])
+    b = np.concatenate([b, node[lr[owner[keep]], q[keep]]])
+    total = N + len(lr)
+    n_comp, comp = connected_components(
+        sp.csr_array((np.ones(len(a)), (a, b)), shape=(total, total)), directed=False)
+    hard = np.zeros(n_comp, dtype=bool)
+    hard[comp[N:][undecided[lr, lk]]] = True
+    size = np.bincount(comp[:N], minlength=n_comp)
+    return node, comp, hard, size
+
+
+def _enumerate_parts(parts, comp, r, j, parents, C, P, of_product, live, free, Y) -> None:
+    """Solve small components by enumerating their label sets (at most ``2^_ENUMERATE``).
+
+    Every 0/1 vector of the component's labels is scored, the inconsistent ones (a label on,
+    a free parent off) excluded; a product counts when all its free parents are on (the
+    others are forced on). The best consistent vector is written into ``Y``.
+    """
+    N = len(r)
+    by_comp = np.argsort(comp[:N], kind="stable")
+    first = np.searchsorted(comp[:N][by_comp], np.arange(comp.max(initial=0) + 2))
+    lr, lk = np.nonzero(live)
+    prod_by_comp = np.argsort(comp[N:], kind="stable")
+    prod_first = np.searchsorted(comp[N:][prod_by_comp], np.arange(comp.max(initial=0) + 2))
+    for part in parts:
+        members = by_comp[first[part] : first[part + 1]]
+        row, labels = r[members[0]], j[members]
+        m = len(labels)
+        B = _all_vectors(m)
+        local = np.full(Y.shape[1], -1, dtype=np.intp)
+        local[labels] = np.arange(m)
+        child = np.repeat(np.arange(m), [len(parents[lab]) for lab in labels])
+        parent = local[np.concatenate([parents[lab] for lab in labels])]
+        inside = parent >= 0  # the other parents are forced on
+        bad = np.any(B[:, child[inside]] & ~B[:, parent[inside]], axis=1)
+        value = B @ C[row, labels]
+        for t in prod_by_comp[prod_first[part] : prod_first[part + 1]]:
+            k = lk[t]
+            q = of_product.indices[of_product.indptr[k] : of_product.indptr[k + 1]]
+            q = local[q[free[row, q]]]
+            value = value + P[row, k] * B[:, q].all(axis=1)
+        value[bad] = np.inf
+        Y[row, labels] = B[int(np.argmin(value))]
+
+
+def sandwich(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> tuple:
+    """The exact reductions of the module docstring (rounds of the upper and lower closures).
+
+    Returns ``(on, allowed, live, undecided)``: ``on`` and ``allowed`` bool (n, d + K) on the
+    augmented DAG, closed under parents, with some optimum ``y`` (its products appended) such
+    that ``on <= y <= allowed``; ``live`` (n, K) the products not constant on that interval
+    (nonzero, every parent allowed, one free); ``undecided = live & (P > 0)``. A row with
+    no undecided product is solved by ``allowed[:, :d]``.
+    """
+    plus, of_product = h._product_closure()
+    plan, edges_plus = plus._level_plan(), plus.edges
+    d = h.n_labels
+    n_parents = np.diff(of_product.indptr)
+    G = np.hstack([C, np.minimum(P, 0.0)])  # the costs of g on the augmented DAG
+    # the lower closure first, on its own: the upper closure then only charges the products
+    # whose parents can all be on
+    allowed = closure_argmin(plan, edges_plus, G, stats=stats)
+    on = np.zeros_like(allowed)
+    charged = None
+    for pair in range(_SANDWICH_ROUNDS + 1):
+        free = allowed[:, :d] & ~on[:, :d]
+        n_free = np.asarray(free.astype(float) @ of_product.T)
+        n_open = np.asarray(allowed[:, :d].astype(float) @ of_product.T)
+        live = (n_open == n_parents) & (n_free > 0) & (P != 0)
+        undecided = live & (P > 0)
+        now = np.where(undecided, P, 0.0)
+        if pair == _SANDWICH_ROUNDS or (charged is not None and np.array_equal(now, charged)):
+            break
+        charged = now
+        W = (charged @ of_product) * free  # each product charged to its free parents
+        on = closure_argmin(plan, edges_plus, G + np.hstack([W, np.zeros_like(P)]), on=on,
+                            allowed=allowed, stats=stats)
+        allowed = closure_argmin(plan, edges_plus, G, on=on, allowed=allowed, stats=stats)
+    return on, allowed, live, undecided
+
+
+_VECTORS: dict = {}
+
+
+def _all_vectors(m: int) -> np.ndarray:
+    """Every 0/1 vector of length ``m`` as the rows of a bool (2^m, m) array (cached)."""
+    if m not in _VECTORS:
+        _VECTORS[m] = (np.arange(2**m)[:, None] >> np.arange(m)) & 1 == 1
+    return _VECTORS[m]
+
+
+def _row_problem(edges, of_product, c, p, free, products, anc=None):
+    r"""MILP data ``(cost, A, ub, nodes)`` of one row: free labels, live products.
+
+    With ``anc`` (the ancestor matrix, :meth:`Hierarchy.ancestors_matrix`) valid inequalities
+    :math:`y_j \le z_k` are added for each positive product :math:`k` and each free label
+    :math:`j` whose ancestors-or-self hold every free parent of :math:`m_k` (``j`` on switches
+    them on, and the other parents are forced on, so :math:`\pi_k = 1`); only the minimal such
+    ``j`` (no parent of ``j`` qualifies), as the others follow through the closure rows. They
+    tighten the relaxation where :math:`z_k` is pushed down (it is exact on most rows).
+    """
     nodes = np.flatnonzero(free)
     local = np.full(len(free), -1)
     local[nodes] = np.arange(len(nodes))
@@ -123,9 +260,24 @@ def _row_problem(edges, of_product, c, p, free, products):
     cols += [q[pos_pairs], len(nodes) + k_pos]
     vals += [np.ones(len(pos_pairs)), -np.ones(len(k_pos))]
     ub += [np.bincount(owner[pos_pairs], minlength=len(products))[k_pos] - 1.0]
+    r0 += len(k_pos)
+    if anc is not None and len(k_pos):
+        n = len(nodes)
+        pos_owner, pos_q = owner[pos_pairs], q[pos_pairs]
+        Q = sp.csr_array((np.ones(len(pos_q)), (pos_q, pos_owner)), shape=(n, len(products)))
+        need = np.bincount(pos_owner, minlength=len(products))
+        cover = np.asarray((anc[nodes][:, nodes] @ Q).toarray())  # free parents in A*(j)
+        J = (cover == need) & (need > 0)
+        up = sp.csr_array((np.ones(m), (local[E[:, 1]], local[E[:, 0]])), shape=(n, n))
+        j_cut, k_cut = np.nonzero(J & ~(up @ J.astype(float) > 0))
+        rows += [np.repeat(r0 + np.arange(len(j_cut)), 2)]
+        cols += [np.column_stack([j_cut, n + k_cut]).ravel()]
+        vals += [np.tile([1.0, -1.0], len(j_cut))]
+        ub += [np.zeros(len(j_cut))]
+        r0 += len(j_cut)
     n_var = len(nodes) + len(products)
     A = sp.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                     shape=(r0 + len(k_pos), n_var))
+                     shape=(r0, n_var))
     cost = np.concatenate([c[nodes], p[products]])
     top = np.abs(cost).max(initial=0.0)
     if top > 0:  # a power of two: max|cost| in (2^19, 2^20]
@@ -133,8 +285,13 @@ def _row_problem(edges, of_product, c, p, free, products):
     return cost, A, np.concatenate(ub), nodes
 
 
-def _solve_milps(problems, d: int) -> np.ndarray:
-    """Solve independent row problems as one block-diagonal HiGHS MILP; bool (rows, d)."""
+def _solve_milps(problems, d: int, relax_first: bool = True) -> np.ndarray:
+    """Solve independent row problems as one block-diagonal HiGHS MILP; bool (rows, d).
+
+    With ``relax_first``, the LP relaxation of the block is solved first: a row whose labels
+    come out integral (within ``_INTEGRAL``) is a feasible point of its MILP at the value of a
+    lower bound, hence optimal; only the other rows go on to the MILP.
+    """
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     cost = np.concatenate([c for c, _, _, _ in problems])
@@ -142,11 +299,26 @@ def _solve_milps(problems, d: int) -> np.ndarray:
     ub = np.concatenate([u for _, _, u, _ in problems])
     integrality = np.concatenate([np.r_[np.ones(len(nodes)), np.zeros(len(c) - len(nodes))]
                                   for c, _, _, nodes in problems])
+    Y = np.zeros((len(problems), d), dtype=bool)
+    if relax_first:
+        res = milp(cost, constraints=LinearConstraint(A, -np.inf, ub), bounds=Bounds(0, 1))
+        if res.status != 0:  # pragma: no cover - always feasible (y = 0) and bounded
+            raise RuntimeError(f"HiGHS failed: {res.message}")
+        left, offset = [], 0
+        for row, (c, _, _, nodes) in enumerate(problems):
+            x = res.x[offset : offset + len(nodes)]
+            if np.all(np.minimum(x, 1.0 - x) <= _INTEGRAL):
+                Y[row, nodes] = x > 0.5
+            else:
+                left.append(row)
+            offset += len(c)
+        if left:
+            Y[left] = _solve_milps([problems[i] for i in left], d, relax_first=False)
+        return Y
     res = milp(cost, constraints=LinearConstraint(A, -np.inf, ub), integrality=integrality,
                bounds=Bounds(0, 1), options={"mip_rel_gap": 0.0})
     if res.status != 0:  # pragma: no cover - always feasible (y = 0) and bounded
         raise RuntimeError(f"HiGHS failed: {res.message}")
-    Y = np.zeros((len(problems), d), dtype=bool)
     offset = 0
     for row, (c, _, _, nodes) in enumerate(problems):
         Y[row, nodes] = res.x[offset : offset + len(nodes)] > 0.5

@@ -246,6 +246,7 @@ class Hierarchy(OutputSpace):
         self._ancestors: sp.csr_array | None = None
         self._tree_plan: tuple | None = None
         self._levels: LevelPlan | None = None
+        self._plus: tuple | None = None
         self._cap_levels: list | None = None
         self._child_parent: sp.csr_array | None = None
         self._stats: dict = {}  # the DAG oracles' counts: cut components, exact re-solves
@@ -626,9 +627,11 @@ class Hierarchy(OutputSpace):
               top-down :math:`y_j = y_{p(j)} \\wedge [g_j < 0]`. Exact in floating point
               (up to the rounding of the sums).
             * ``"mincut"`` (any DAG): minimum-weight closure (Picard, 1976), exact for the
-              float costs given. Rows are processed in blocks; in each, two passes over the
-              edges in topological order (:math:`O(E)` per row) switch on the labels that are
-              on in some optimum and drop those that cannot be, and the rest splits into
+              float costs given. Rows are processed in blocks; in each, sparse products with
+              the cached ancestor relation switch on labels that are on in some optimum
+              (their cost plus their ancestors' unpaid positive costs is not positive) and
+              switch off labels with their descendants when that cannot gain (their cost
+              plus their descendants' negative costs is not negative), and the rest splits into
               connected components, each solved by a minimum s-t cut on integer capacities
               (``scipy.sparse.csgraph.maximum_flow``) whose optimality is then certified on the
               original costs; a component whose certificate fails (a near-tie finer than the
@@ -686,8 +689,29 @@ class Hierarchy(OutputSpace):
 
     def _level_plan(self) -> LevelPlan:
         if self._levels is None:
-            self._levels = make_level_plan(self._parents, np.asarray(self._depth))
+            self._levels = make_level_plan(self._parents, np.asarray(self._depth),
+                                           self.ancestors_matrix())
         return self._levels
+
+    def _product_closure(self) -> tuple:
+        """The augmented DAG of :mod:`ecrm.spaces.hierarchy._products` and its product matrix.
+
+        ``(plus, of_product)``: a :class:`Hierarchy` on ``d + K`` labels (these ``d``, then one
+        node per multi-parent label ``multi_parent[k]``, child of that label's parents) and
+        the 0/1 CSR matrix (K, d) of the parents of each ``multi_parent[k]``. Built once.
+        """
+        if self._plus is None:
+            d, multi = self.n_labels, self._multi_parent
+            n_parents = np.array([len(self._parents[m]) for m in multi], dtype=np.intp)
+            owner = np.repeat(np.arange(len(multi)), n_parents)
+            parents = np.concatenate([self._parents[m] for m in multi]).astype(np.intp)
+            plus = Hierarchy([(int(p), int(c)) for p, c in self._edges]
+                             + [(int(p), d + int(k)) for p, k in zip(parents, owner, strict=True)],
+                             labels=range(d + len(multi)))
+            of_product = sp.csr_array((np.ones(len(owner)), (owner, parents)),
+                                      shape=(len(multi), d))
+            self._plus = (plus, of_product)
+        return self._plus
 
     def _make_forest_plan(self) -> tuple:
         """Levels of the forest (the hierarchy, a tree): nodes, parents, DP sum matrices."""
@@ -735,9 +759,12 @@ class Hierarchy(OutputSpace):
         .. math:: \\min_{y \\in \\mathcal{Y}} \\sum_j c_j y_j
                   + \\sum_k p_k \\prod_{q \\in \\mathcal{P}(m_k)} y_q ,
 
-        where :math:`m_k` = ``multi_parent[k]``: exact reductions in passes over the edges,
-        then, for the rows where a product is left, a mixed-integer programme (HiGHS
-        ``milp``) on the costs scaled per row (:mod:`ecrm.spaces.hierarchy._products`). This
+        where :math:`m_k` = ``multi_parent[k]``: exact reductions by two closures that
+        bound the optimum from both sides (cached augmented DAG with a node per product),
+        then, per connected component of what is left with a positive product in it,
+        enumeration (small components) or a mixed-integer programme (HiGHS ``milp``, its LP
+        relaxation first) on the costs scaled per row
+        (:mod:`ecrm.spaces.hierarchy._products`). This
         is the oracle of the hierarchical loss on a DAG. The answer is the same for
         ``(s * C, s * P)``, ``s > 0``.
 
