@@ -247,3 +247,25 @@ def test_ecrm_selected_takes_the_smallest_leave_one_out_kendall_distance():
     models["ECRM-squared"] = model([0, 2], squared[[0, 2]])
     with pytest.raises(ValueError, match="ECRM-squared: its leave-one-out points"):
         ranking._select_by_loo(models, Rtr, space)
+
+
+def test_ssvm_kendall_column_ranks_better_than_chance_and_is_opt_in():
+    import argparse
+
+    from ecrm.datasets import make_label_ranking
+    from ecrm.experiments import ranking
+
+    data = make_label_ranking("iris")
+    order = np.random.default_rng(0).permutation(len(data.X))
+    train, test = order[:100], order[100:]
+    X, R = data.X, data.ranks
+    ranks, params = ranking._ssvm(X[train], R[train], X[test], [0.25, 1.0, 4.0], 0)
+    assert ranks.shape == (50, 3) and sorted(ranks[0]) == [0, 1, 2]
+    assert ranking._tau(ranks, R[test]).mean() > 0.5 and params["C"] in ranking.SSVM_CS
+    parser = argparse.ArgumentParser()
+    ranking.add_parser(parser.add_subparsers())
+    assert "SSVM-Kendall" not in parser.parse_args(["ranking"]).methods
+    assert parser.parse_args(["ranking", "--methods", "SSVM-Kendall"]).methods == (
+        "SSVM-Kendall",)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["ranking", "--methods", "SVM"])
