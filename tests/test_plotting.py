@@ -158,3 +158,27 @@ def test_evaluate_refuses_a_report_over_its_input_before_any_work(tmp_path):
     proc = ecrm_cmd("evaluate", "m.ecrm", "test.csv", "--plot", "afile", "--quiet",
                     cwd=tmp_path)
     assert proc.returncode == 2 and "is a file; expected a directory" in proc.stderr.decode()
+
+
+@pytest.mark.slow
+def test_report_renders_in_a_headless_browser(tmp_path):
+    """The page opens in Chromium (Debian's ``chromium``) and its screenshot is not blank."""
+    import shutil
+    import subprocess
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("no chromium on this machine (apt-get install chromium)")
+    from ecrm.report import write_report
+
+    T, P, S = _data()
+    page = write_report(tmp_path / "r.html", T, P, S, hierarchy=DAG)
+    shot = tmp_path / "shot.png"
+    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                    f"--screenshot={shot}", "--window-size=1000,1800", f"file://{page}"],
+                   capture_output=True, timeout=120, check=False)
+    import matplotlib.image
+
+    image = matplotlib.image.imread(shot)
+    assert image.shape[:2] == (1800, 1000)
+    assert image[..., :3].std() > 0.05  # text, tables and figures, not an empty page
