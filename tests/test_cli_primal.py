@@ -1,5 +1,6 @@
 """``ecrm fit --kernel linear``: with more rows than features, ``--solver auto`` fits, stores
-and predicts in the primal (weights p x d), through the real ``ecrm`` entry point."""
+and predicts in the primal (weights p x d), through the real ``ecrm`` entry point; and
+``ecrm predict --leaves-only``."""
 
 from __future__ import annotations
 
@@ -54,3 +55,23 @@ def test_other_kernels_and_wide_files_keep_the_dual(tmp_path):
                     cwd=tmp_path)
     assert proc.returncode == 0 and "primal" not in proc.stdout.decode()
     assert isinstance(ecrm.load(rbf)._fit, KernelFit)
+
+
+def test_predict_leaves_only_writes_the_most_specific_labels(tmp_path):
+    model, _ = _fit(tmp_path, "m.ecrm")
+    rows = {}
+    for flag in ((), ("--leaves-only",)):
+        out = tmp_path / f"p{len(flag)}.csv"
+        proc = ecrm_cmd("predict", str(model), str(TEST), *flag, "--quiet", "-o", str(out),
+                        cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr.decode()
+        rows[bool(flag)] = out.read_text().splitlines()
+    h = ecrm.load(model).output_space
+    assert len(rows[True]) == len(rows[False]) and rows[True] != rows[False]
+    for full, leaves in zip(rows[False][1:], rows[True][1:], strict=True):
+        full_set = set(full.rsplit(",", 1)[-1].split(";")) - {""}
+        leaf_set = set(leaves.rsplit(",", 1)[-1].split(";")) - {""}
+        assert leaf_set <= full_set
+        # every dropped label is an ancestor of a kept one: closing the leaves gives it back
+        closed = h.to_labels(h.close(h.to_matrix([sorted(leaf_set)])))[0]
+        assert set(closed) == full_set
