@@ -219,7 +219,8 @@ def test_kernel_grid_selects_by_loo_and_memory_shares_decompositions():
     X, Y, rng = _problem(TREE, m=50, seed=2)
     grid = [{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": [0.1, 1.0]}]
     memory = _CountingMemory()
-    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], kernel_grid=grid, memory=memory)
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], kernel_grid=grid, memory=memory,
+                fit_intercept=True)  # one intercept: 3 kernels x 2 alphas
     cv.fit(X, Y)
     assert memory.calls == 3 and len(cv.cv_results_["params"]) == 6
     best = cv.cv_results_["params"][int(np.argmin(cv.cv_results_["rank"]))]
@@ -228,7 +229,7 @@ def test_kernel_grid_selects_by_loo_and_memory_shares_decompositions():
     for params, loss in zip(cv.cv_results_["params"], cv.cv_results_["mean_loo_loss"],
                             strict=True):
         one = ECRMCV(HammingLoss(), TREE, alphas=[params["alpha"]], kernel=params["kernel"],
-                     gamma=params["gamma"]).fit(X, Y)
+                     gamma=params["gamma"], fit_intercept=True).fit(X, Y)
         assert -one.best_score_ == loss
     ECRMCV(HierarchicalLoss(TREE), TREE, alphas=[1e-3], kernel_grid=grid,
            memory=memory).fit(X, Y)
@@ -274,7 +275,7 @@ def test_kernel_subsample_chooses_the_kernel_first():
     X, Y, _ = _problem(TREE, m=80, seed=6)
     grid = {"kernel": ["rbf"], "gamma": [0.05, 0.5, 5.0]}
     cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], kernel_grid=grid,
-                kernel_subsample=40, random_state=0).fit(X, Y)
+                kernel_subsample=40, random_state=0, fit_intercept=True).fit(X, Y)
     stage1 = cv.kernel_search_results_
     assert len(stage1["params"]) == 6 and len(cv.cv_results_["params"]) == 2
     winner = stage1["params"][int(np.argmin(stage1["rank"]))]

@@ -66,7 +66,7 @@ def test_a_callable_scoring_is_used_as_given():
         return average_precision_score(Y_true[:, 0], S[:, 0])
 
     cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1.0], gamma=0.5,
-                scoring=first_label_ap).fit(X, Y)
+                scoring=first_label_ap, fit_intercept=True).fit(X, Y)  # 2 candidates
     assert calls == [Y.shape, Y.shape]
     assert cv.best_score_ == pytest.approx(first_label_ap(Y, cv.loo_scores_))
 

@@ -225,8 +225,11 @@ class ECRMCV(_ECRMBase):
     loss, output_space, kernel, gamma, degree, coef0 : see :class:`ECRM`.
     alphas : array-like of float, default=np.logspace(-6, 2, 17)
         Candidate values of the paper's :math:`\lambda`, each as ``alpha`` in :class:`ECRM`.
-    fit_intercept : bool or "auto", default=True
-        ``"auto"`` tries both and keeps the better by leave-one-out loss.
+    fit_intercept : bool or "auto", default="auto"
+        ``"auto"`` tries both and keeps the better by the leave-one-out criterion (so it can
+        only match or improve the training criterion of either fixed choice); the default,
+        and what ``ecrm fit --cv`` fits, so that the same data give the same model from
+        Python and from the command line.
     kernel_grid : dict or list of dicts, default=None
         Kernel settings to choose from, in :class:`sklearn.model_selection.ParameterGrid`
         form over the keys ``kernel``, ``gamma``, ``degree``, ``coef0`` (the others come from
@@ -311,7 +314,7 @@ class ECRMCV(_ECRMBase):
     """
 
     def __init__(self, loss, output_space, *, alphas=None, kernel="rbf", gamma=None, degree=3,
-                 coef0=1, fit_intercept=True, kernel_grid=None, memory=None,
+                 coef0=1, fit_intercept="auto", kernel_grid=None, memory=None,
                  loo_samples=None, kernel_subsample=None, random_state=None, solver="auto",
                  n_components=None, center_selection="uniform", memory_budget=None,
                  verbose=0, scoring="loss", calibration=None, alpha_search="grid"):

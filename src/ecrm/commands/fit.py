@@ -149,7 +149,8 @@ def run(args) -> int:
             return fail("--loss hierarchical needs a hierarchy: give --hierarchy FILE or label "
                         "paths with --path-sep (the labels of this file are flat)")
         loss = HierarchicalLoss(h) if args.loss == "hierarchical" else HammingLoss()
-        common = {"kernel": args.kernel, "gamma": args.gamma, "solver": args.solver,
+        solver = _solver(args, data.X.shape)
+        common = {"kernel": args.kernel, "gamma": args.gamma, "solver": solver,
                   "n_components": args.n_components,
                   "center_selection": args.center_selection,
                   "memory_budget": args.memory_budget, "random_state": args.seed}
@@ -199,11 +200,29 @@ def run(args) -> int:
     if args.solver != "auto":
         how += f", {args.solver} solver" + (f" with {args.n_components} centres"
                                             if args.n_components is not None else "")
+    elif solver == "primal":
+        how += ", primal solver (auto: linear kernel, more rows than features)"
     print(f"fitted ECRM ({args.loss} loss, {how}) on "
           f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {h.n_labels} labels "
           f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges): {chosen}", file=report)
     print(f"model written to {'standard output' if to_stdout else args.output}", file=report)
     return 0
+
+
+def _solver(args, shape: tuple[int, int]) -> str:
+    """The solver ``--solver auto`` means on the command line.
+
+    A linear kernel with more rows than features is fitted, stored and predicted in the
+    primal (weights p x d, exact): the dual's m x m work and its m-row coefficients buy
+    nothing there. The Python API's ``"auto"`` is left as it is (the dual while it fits the
+    memory budget). Metrics of the leave-one-out scores and their calibration need the dual.
+    """
+    if args.solver != "auto" or (args.cv and (args.scoring != "loss"
+                                              or args.calibration not in (None, "none"))):
+        return args.solver
+    kernels = (args.kernels or [args.kernel]) if args.cv else [args.kernel]
+    m, p = shape
+    return "primal" if set(kernels) == {"linear"} and m > p else "auto"
 
 
 def add_parser(subparsers) -> None:
@@ -241,7 +260,9 @@ def add_parser(subparsers) -> None:
     solver.add_argument("--solver", choices=SOLVERS, default="auto",
                         help="exact dual (m x m memory), exact primal (linear kernel, p x p) "
                         "or Nystrom features (an approximation, M x M); auto: the dual while "
-                        "it fits --memory-budget, else the primal for a linear kernel")
+                        "it fits --memory-budget; for --kernel linear with more rows than "
+                        "features always the primal, whose model file and prediction do not "
+                        "grow with the rows")
     solver.add_argument("--n-components", type=number_option("int", "--n-components", low=1),
                         default=None, metavar="M",
                         help="--solver nystrom: centres M (default: min(rows, 1000))")

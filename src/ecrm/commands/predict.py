@@ -84,11 +84,16 @@ def run(args) -> int:
         except ValueError as exc:
             return fail(str(exc))
         bar.update()
+        if args.leaves_only and not hasattr(model.output_space, "to_labels"):
+            return fail("--leaves-only needs a model of a label hierarchy; this model's "
+                        f"outputs are a {type(model.output_space).__name__}")
         Y = model.predict(data.X)
         scores = model.predict_scores(data.X) if args.scores else None
         bar.update()
         try:
-            write_predictions(args.output, fmt, row_labels(model, Y), model.label_names_,
+            labels = (model.output_space.to_labels(Y, leaves_only=True) if args.leaves_only
+                      else row_labels(model, Y))
+            write_predictions(args.output, fmt, labels, model.label_names_,
                               scores, args.label_sep)
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
@@ -113,6 +118,9 @@ def add_parser(subparsers) -> None:
                    "standard output)")
     p.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None)
     p.add_argument("--scores", action="store_true", help="add every label's score")
+    p.add_argument("--leaves-only", action="store_true",
+                   help="write each row's most specific labels only (those with no predicted "
+                        "child), as paths were given in training; the scores keep every label")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_data_options(p)
     p.set_defaults(func=run)
