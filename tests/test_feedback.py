@@ -46,14 +46,16 @@ def test_grid_edges_names_the_parameter_and_the_grid(alpha, gamma, expected):
 def test_ecrmcv_warns_when_the_choice_is_at_an_end_of_its_grid():
     X, Y = _noise()  # labels independent of X: the strongest regularisation wins
     with pytest.warns(GridEdgeWarning, match=r"alpha=0\.01 is the largest of the grid"):
-        model = ECRMCV(HammingLoss(), TREE, alphas=[1e-6, 1e-4, 1e-2]).fit(X, Y)
+        model = ECRMCV(HammingLoss(), TREE, alphas=[1e-6, 1e-4, 1e-2],
+                       fit_intercept=True).fit(X, Y)
     assert model.alpha_ == 1e-2
     rng = np.random.default_rng(0)  # labels with signal and noise: a middle alpha wins
     X = rng.normal(size=(80, 3))
     Y = TREE.close(X @ rng.normal(size=(3, 5)) + 0.7 * rng.normal(size=(80, 5)) > 0.2)
     with warnings.catch_warnings():
         warnings.simplefilter("error", GridEdgeWarning)  # an interior choice: no warning
-        model = ECRMCV(HammingLoss(), TREE, alphas=[1e-8, 1e-3, 1e4], gamma=0.5).fit(X, Y)
+        model = ECRMCV(HammingLoss(), TREE, alphas=[1e-8, 1e-3, 1e4], gamma=0.5,
+                       fit_intercept=True).fit(X, Y)
     assert model.alpha_ == 1e-3
 
 
