@@ -175,8 +175,12 @@ def test_bad_parameters_are_refused_and_set_nothing(params, match):
     with pytest.raises(ValueError, match=match):
         svm.fit(X, Y)
     assert not hasattr(svm, "dual_coef_") and not hasattr(svm, "n_features_in_")
-    with pytest.raises(TypeError, match="linear form"):
+    with pytest.raises(TypeError, match="must be an ecrm.losses.Loss"):
         StructuredSVM(object(), TREE).fit(X, Y)
+    from ecrm.losses import SquaredLoss
+
+    with pytest.raises(TypeError, match="needs a loss with a linear form"):
+        StructuredSVM(SquaredLoss(), TREE).fit(X, Y)
     assert clone(svm).get_params()["loss"] is not None
 
 

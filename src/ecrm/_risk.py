@@ -61,7 +61,55 @@ class _Seen:
 _DERIVED = ("dual_coef_", "coef_", "intercept_")
 
 
-class _RiskEstimator(BaseEstimator):
+class _StructuredEstimator(BaseEstimator):
+    """What every estimator of this package shares, ECRM's and the structured SVM: the
+    scikit-learn tags of a (loss, output space, kernel) estimator, the check of its loss and
+    output space, and ``score`` (minus the mean task loss)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = True  # outputs are vectors of the output space
+        tags.target_tags.single_output = getattr(self.output_space, "n_outputs", 0) == 1
+        return tags
+
+    def _check_components(self, *, linear: bool = False) -> None:
+        if not isinstance(self.loss, Loss):
+            raise TypeError(f"loss must be an ecrm.losses.Loss; got {type(self.loss).__name__}")
+        if not isinstance(self.output_space, OutputSpace):
+            raise TypeError(
+                "output_space must be an ecrm output space (e.g. ecrm.Hierarchy); "
+                f"got {type(self.output_space).__name__}"
+            )
+        if linear and not isinstance(self.loss, LinearLoss):
+            raise TypeError(f"{type(self).__name__} needs a loss with a linear form (an "
+                            f"ecrm.losses.LinearLoss); {type(self.loss).__name__} has none")
+        self.loss.check_space(self.output_space)
+
+
+    def score(self, X, y) -> float:
+        """Minus the mean task loss of :meth:`predict` on ``(X, y)`` (greater is better).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, p)
+        y : array-like of shape (n, d), or (n,) for one output coordinate
+            True outputs (named ``y`` as in scikit-learn's ``score``).
+
+        Returns
+        -------
+        score : float
+        """
+        P = self.predict(X)
+        if np.ndim(P) == 1:
+            P, y = P[:, None], np.reshape(y, (-1, 1))
+        return -float(np.mean(self.loss(P, y)))
+
+
+
+class _RiskEstimator(_StructuredEstimator):
     r"""Checks, the kernel block and prediction shared by every ECRM estimator.
 
     A fitted linear model keeps ``_coef`` (m, e + 1) and ``_intercept`` (e + 1,): the risk
@@ -77,29 +125,7 @@ class _RiskEstimator(BaseEstimator):
         "X_fit_", "Y_fit_", "n_features_in_", "feature_names_in_", "label_names_",
         "kernel_params_", "_y_ndim", "_fit", "feature_columns_")
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        tags.target_tags.required = True
-        tags.target_tags.multi_output = True  # outputs are vectors of the output space
-        tags.target_tags.single_output = getattr(self.output_space, "n_outputs", 0) == 1
-        return tags
-
     # -- checks, before any work (nothing is set on self) ---------------------------------
-    def _check_components(self, *, linear: bool = False) -> None:
-        if not isinstance(self.loss, Loss):
-            raise TypeError(f"loss must be an ecrm.losses.Loss; got {type(self.loss).__name__}")
-        if not isinstance(self.output_space, OutputSpace):
-            raise TypeError(
-                "output_space must be an ecrm output space (e.g. ecrm.Hierarchy); "
-                f"got {type(self.output_space).__name__}"
-            )
-        if linear and not isinstance(self.loss, LinearLoss):
-            raise TypeError(f"{type(self).__name__} needs a loss with a linear form (an "
-                            f"ecrm.losses.LinearLoss); {type(self.loss).__name__} has none")
-        self.loss.check_space(self.output_space)
-
     def _check_kernel_params(self) -> dict:
         return check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
 
@@ -265,24 +291,6 @@ class _RiskEstimator(BaseEstimator):
             Y = self._apply(X, lambda V: loss.minimize_risk(fit.weights(V), Y_fit, space),
                             fit, self.X_fit_.shape[0], d, one_dimensional)
         return Y
-
-    def score(self, X, y) -> float:
-        """Minus the mean task loss of :meth:`predict` on ``(X, y)`` (greater is better).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n, p)
-        y : array-like of shape (n, d), or (n,) for one output coordinate
-            True outputs (named ``y`` as in scikit-learn's ``score``).
-
-        Returns
-        -------
-        score : float
-        """
-        P = self.predict(X)
-        if np.ndim(P) == 1:
-            P, y = P[:, None], np.reshape(y, (-1, 1))
-        return -float(np.mean(self.loss(P, y)))
 
 
 class _ECRMBase(_RiskEstimator):

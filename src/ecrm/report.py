@@ -18,19 +18,20 @@ import numpy as np
 
 from ecrm.metrics import multilabel_report, per_level_report
 
-__all__ = ["html_report", "write_report"]
+__all__ = ["METRIC_NAMES", "html_report", "write_report"]
 
 _STYLE = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:980px;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 10px}
 td.n{text-align:right;font-variant-numeric:tabular-nums}img{max-width:100%;margin:1em 0}
 figure{margin:0}figcaption{color:#555;font-size:90%}"""
 
-_NAMES = {"hamming": "Hamming loss (labels wrong per row)",
-          "hamming_fraction": "Hamming loss (fraction of labels)",
-          "hierarchical": "hierarchical loss", "exact_match": "exact match",
-          "micro_f1": "micro F1", "macro_f1": "macro F1", "hP": "hierarchical precision",
-          "hR": "hierarchical recall", "hF": "hierarchical F1 (= micro F1 of closed sets)",
-          "micro_auprc": "micro AU(PRC)"}
+#: The long name of every key of :func:`ecrm.metrics.multilabel_report`.
+METRIC_NAMES = {"hamming": "Hamming loss (labels wrong per row)",
+                "hamming_fraction": "Hamming loss (fraction of labels)",
+                "hierarchical": "hierarchical loss", "exact_match": "exact match",
+                "micro_f1": "micro F1", "macro_f1": "macro F1", "hP": "hierarchical precision",
+                "hR": "hierarchical recall", "hF": "hierarchical F1 (= micro F1 of closed sets)",
+                "micro_auprc": "micro AU(PRC)"}
 
 
 def _table(header: list[str], rows: list[list]) -> str:
@@ -70,7 +71,7 @@ def html_report(title: str, metrics: dict, figures: list[str], *, levels: dict |
              f"</title><style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"]
     parts += [f"<p>{html.escape(line)}</p>" for line in notes or []]
     parts.append("<h2>Metrics</h2>" + _table(["metric", "value"], [
-        [_NAMES.get(k, k), float(v)] for k, v in metrics.items()]))
+        [METRIC_NAMES.get(k, k), float(v)] for k, v in metrics.items()]))
     if levels is not None:
         rows = [[int(lv), int(n), int(s), int(p), float(pr), float(rc), float(f)]
                 for lv, n, s, p, pr, rc, f in zip(

@@ -41,6 +41,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ecrm._risk import _StructuredEstimator
 from ecrm._validation import check_bool, check_int, check_real, check_same_rows
 from ecrm.kernels import check_kernel_input, check_kernel_params, kernel_matrix
 from ecrm.losses.base import LinearLoss
@@ -115,7 +116,7 @@ class _Block:
             self.losses, self.weights = self.losses[keep], self.weights[keep]
 
 
-class StructuredSVM(BaseEstimator):
+class StructuredSVM(_StructuredEstimator):
     r"""Kernel structured SVM (margin rescaling) trained by block-coordinate Frank-Wolfe.
 
     See the module docstring for the objective and the solver. The loss must have a linear
@@ -200,24 +201,9 @@ class StructuredSVM(BaseEstimator):
         self.warm_start = warm_start
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        tags.target_tags.required = True
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = getattr(self.output_space, "n_outputs", 0) == 1
-        return tags
-
     # -- checks ---------------------------------------------------------------------------
     def _check_params(self) -> dict:
-        if not isinstance(self.loss, LinearLoss):
-            raise TypeError(f"StructuredSVM needs a loss with a linear form (an "
-                            f"ecrm.losses.LinearLoss); got {type(self.loss).__name__}")
-        if not isinstance(self.output_space, OutputSpace):
-            raise TypeError("output_space must be an ecrm output space (e.g. ecrm.Hierarchy); "
-                            f"got {type(self.output_space).__name__}")
-        self.loss.check_space(self.output_space)
+        self._check_components(linear=True)
         check_real(self.C, "C", low=0.0, low_open=True)
         check_real(self.tol, "tol", low=0.0, low_open=False)
         check_int(self.max_iter, "max_iter", low=1)
@@ -432,20 +418,3 @@ class StructuredSVM(BaseEstimator):
         """
         Y = self.loss.argmin(-self.decision_function(X), self.output_space)
         return Y.ravel() if self._y_ndim == 1 else Y
-
-    def score(self, X, y) -> float:
-        """Minus the mean task loss of :meth:`predict` on ``(X, y)`` (greater is better).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n, p)
-        y : array-like of shape (n, d), or (n,) for one output coordinate
-
-        Returns
-        -------
-        score : float
-        """
-        P = self.predict(X)
-        if np.ndim(P) == 1:
-            P, y = P[:, None], np.reshape(y, (-1, 1))
-        return -float(np.mean(self.loss(P, y)))

@@ -121,14 +121,10 @@ def run(args) -> int:
                          indent=2))
         return 0
     print(f"{args.data}: {len(Y)} rows, {h.n_labels} labels")
-    names = {"hamming": "Hamming loss (labels wrong per row)",
-             "hamming_fraction": "Hamming loss (fraction of labels)",
-             "hierarchical": "hierarchical loss", "exact_match": "exact match",
-             "micro_f1": "micro F1", "macro_f1": "macro F1", "hP": "hierarchical precision",
-             "hR": "hierarchical recall", "hF": "hierarchical F1",
-             "micro_auprc": "micro AU(PRC)"}
+    from ecrm.report import METRIC_NAMES
+
     for key, value in report.items():
-        print(f"  {names[key]:<38}{value:>10.4f}")
+        print(f"  {METRIC_NAMES[key]:<44}{value:>10.4f}")
     if levels is not None:
         print(f"  {'level':<8}{'labels':>8}{'true':>9}{'predicted':>11}{'precision':>11}"
               f"{'recall':>9}{'F1':>9}")
