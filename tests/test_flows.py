@@ -502,6 +502,20 @@ def test_a_user_callable_is_the_absolute_risk_minimiser():
     np.testing.assert_array_equal(est.predict(X[30:]), np.repeat(Y[:1], 10, axis=0))
 
 
+def test_a_model_with_a_user_callable_is_refused_by_save(tmp_path):
+    from ecrm import save
+    from ecrm.io import ModelFileError
+
+    def nearest(W, Y_ref, space, **options):  # pragma: no cover - never called
+        raise AssertionError
+
+    X, Y = simulate_flows(30, random_state=0)
+    est = ECRM(AbsoluteLoss(nearest), paper_network(), gamma=0.05).fit(X, Y)
+    with pytest.raises(ModelFileError, match=r"AbsoluteLoss method is a function \(nearest\)"):
+        save(est, tmp_path / "m.ecrm")
+    assert not (tmp_path / "m.ecrm").exists()
+
+
 def test_losses_evaluate_their_definition():
     np.testing.assert_allclose(AbsoluteLoss()([[0, 1.5], [1, 1]], [[1, 1], [1, 1]]), [1.5, 0])
     np.testing.assert_allclose(SquaredLoss()([[0, 1.5]], [[1, 1]]), [1.25])

@@ -116,6 +116,14 @@ class _Entry:
         return tuple(getattr(self.cls, "_fitted_attributes", ()))
 
 
+def _absolute_loss(loss) -> dict:
+    if not isinstance(loss.method, str):  # a user's risk minimiser is code: not in a file
+        raise ModelFileError("cannot save a model whose AbsoluteLoss method is a function "
+                             f"({getattr(loss.method, '__name__', type(loss.method).__name__)}):"
+                             " a model file holds no code (use one of the named methods)")
+    return {"method": loss.method, "time_limit": loss.time_limit}
+
+
 def _registry() -> dict[str, _Entry]:
     def hierarchy(h) -> dict:
         labels = list(h.labels)
@@ -139,7 +147,7 @@ def _registry() -> dict[str, _Entry]:
         _Entry(KendallLoss, no_args),
         _Entry(HierarchicalLoss, lambda loss: {"hierarchy": loss.hierarchy}),
         _Entry(ZeroOneLoss, lambda loss: {"space": loss.space}),
-        _Entry(AbsoluteLoss, lambda loss: {"method": loss.method, "time_limit": loss.time_limit}),
+        _Entry(AbsoluteLoss, _absolute_loss),
         _Entry(SquaredLoss, no_args),
         _Entry(KernelFit, KernelFit.to_state),
         _Entry(FeatureFit, FeatureFit.to_state),
