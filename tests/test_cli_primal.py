@@ -16,6 +16,7 @@ from test_cli_files import TEST, TRAIN, ecrm_cmd
 def _fit(tmp_path, name: str, *flags: str):
     out = tmp_path / name
     proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--kernel", "linear", *flags,
+                    "--standardize", "no",
                     "--quiet", "-o", str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr.decode()
     return out, proc.stdout.decode()

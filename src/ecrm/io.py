@@ -62,9 +62,10 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from ecrm import _archive, estimator, joint, ssvm
+from ecrm import _archive, _steps, estimator, joint, ssvm
 from ecrm._archive import ModelFileError
 from ecrm._state import check_fitted_state
 from ecrm.calibration import IsotonicCalibration, PlattCalibration
@@ -107,13 +108,16 @@ _ARRAYS = "arrays/"
 # -- the registry of classes a model file may construct ------------------------------------
 @dataclasses.dataclass(frozen=True)
 class _Entry:
-    cls: type
-    describe: Callable[[Any], dict]  # the keyword arguments that rebuild the object
+    """How a registered class is written (``describe``: the keyword arguments that build it)
+    and, for a fitted one (an estimator, a preprocessing step, a pipeline), its declared
+    state: ``fitted`` names it, ``state`` reads it, ``rebuild`` checks it and sets it on an
+    instance built from the parameters."""
 
-    @property
-    def fitted(self) -> tuple[str, ...]:
-        """The declared fitted attributes of an estimator class (empty for the others)."""
-        return tuple(getattr(self.cls, "_fitted_attributes", ()))
+    cls: type
+    describe: Callable[[Any], dict]
+    fitted: tuple[str, ...] = ()
+    state: Callable[[Any], dict] | None = None
+    rebuild: Callable[[Any, dict], None] | None = None
 
 
 def _absolute_loss(loss) -> dict:
@@ -160,12 +164,86 @@ def _registry() -> dict[str, _Entry]:
         _Entry(LeverageCenters, no_args),
         _Entry(NystromFeatures, lambda f: {"centres": f.centres, "kernel_params": f.kernel_params,
                                            "projection": f.projection}),
-        _Entry(estimator.ECRM, lambda e: e.get_params(deep=False)),
-        _Entry(estimator.ECRMCV, lambda e: e.get_params(deep=False)),
-        _Entry(joint.JointKernelECRM, lambda e: e.get_params(deep=False)),
-        _Entry(ssvm.StructuredSVM, lambda e: e.get_params(deep=False)),
     ]
+    entries += [_Entry(cls, _estimator_params, cls._fitted_attributes, _estimator_state,
+                       _rebuild_estimator)
+                for cls in (estimator.ECRM, estimator.ECRMCV, joint.JointKernelECRM,
+                            ssvm.StructuredSVM)]
+    entries += [_Entry(cls, lambda s: s.get_params(deep=False), names, state, rebuild)
+                for cls, (names, state, rebuild) in _steps.STEPS.items()]
+    entries.append(_Entry(Pipeline, _pipeline_params, (), lambda _: {}, _check_pipeline))
     return {e.cls.__name__: e for e in entries}
+
+
+def _estimator_params(model) -> dict:
+    params = model.get_params(deep=False)
+    for key in _TRANSIENT_PARAMS:
+        if key in params:
+            params[key] = None
+    if callable(params.get("kernel")):
+        raise ModelFileError("cannot save a model with a callable kernel: a model file holds no "
+                             "code (use a named kernel or kernel='precomputed')")
+    return params
+
+
+def _estimator_state(model) -> dict:
+    state = vars(model)  # the declared state only, never all of vars(model)
+    return {key: state[key] for key in type(model)._fitted_attributes if key in state}
+
+
+def _rebuild_estimator(model, fitted: dict) -> None:
+    """Set an estimator's fitted state and check it is one its ``fit`` could have made."""
+    for key, value in fitted.items():
+        setattr(model, key, value)
+    if isinstance(fitted.get("_fit"), RiskFit):  # the fit's training rows are X_fit_
+        fitted["_fit"].X_train = fitted.get("X_fit_")
+    own_check = getattr(model, "_check_fitted_state", None)  # the SSVM's own state
+    if own_check is None:
+        check_fitted_state(model)
+    else:
+        own_check()
+    model._derive()
+
+
+def _pipeline_params(pipe) -> dict:
+    try:
+        _check_pipeline(pipe, {})
+    except ValueError as exc:
+        raise ModelFileError(f"cannot save the Pipeline: {exc}") from None
+    params = pipe.get_params(deep=False)
+    params["memory"] = None
+    if params.get("transform_input") is not None:
+        raise ModelFileError("cannot save a Pipeline with transform_input (metadata routing)")
+    return params
+
+
+def _check_pipeline(pipe, fitted: dict) -> None:
+    """A pipeline holds registered preprocessing steps, then a fitted ECRM estimator, each
+    step's output as wide as the next step's input."""
+    steps = pipe.steps
+    if not (isinstance(steps, list) and steps and all(
+            isinstance(s, tuple) and len(s) == 2 and isinstance(s[0], str) for s in steps)):
+        raise ValueError("steps must be a non-empty list of (name, step) pairs")
+    *transforms, (_, last) = steps
+    if type(last).__name__ not in _ESTIMATORS:
+        raise ValueError(f"the last step must be one of {list(_ESTIMATORS)}; found "
+                         f"{type(last).__name__}")
+    width = None
+    for name, step in transforms:
+        if type(step) not in _steps.STEPS:
+            raise ValueError(f"step {name!r} must be one of "
+                             f"{[c.__name__ for c in _steps.STEPS]}; found {type(step).__name__}")
+        if width is not None and step.n_features_in_ != width:
+            raise ValueError(f"step {name!r} takes {step.n_features_in_} columns; the step "
+                             f"before it gives {width}")
+        width = _steps.output_width(step)
+    if width is not None and last.n_features_in_ != width:
+        raise ValueError(f"the estimator takes {last.n_features_in_} columns; the step before "
+                         f"it gives {width}")
+
+
+#: The estimators a model file holds (alone or as a pipeline's last step).
+_ESTIMATORS = ("ECRM", "ECRMCV", "JointKernelECRM", "StructuredSVM")
 
 
 class _LazyRegistry(dict):
@@ -225,6 +303,8 @@ class _Writer:
             return value
         if isinstance(value, (int, float)) and type(value) in (int, float):
             return value
+        if isinstance(value, type) and issubclass(value, np.number):  # e.g. dtype=np.float64
+            return {"$type": "dtype", "dtype": np.dtype(value).str}
         if isinstance(value, np.generic):
             return {"$type": "scalar", "dtype": value.dtype.str, "value": value.item()}
         if isinstance(value, np.ndarray):
@@ -248,12 +328,27 @@ class _Writer:
             raise ModelFileError(f"cannot save {where}: a factorisation is never stored")
         name = type(value).__name__
         if name in REGISTRY and type(value) is REGISTRY[name].cls:
-            kwargs = REGISTRY[name].describe(value)
-            return {"$type": "object", "class": name,
-                    "kwargs": {k: self.encode(v, f"{where}.{k}") for k, v in kwargs.items()}}
+            return self.instance(value, where)
         raise ModelFileError(
             f"cannot save {where}: {type(value).__module__}.{name} is not a type a model file "
             f"can hold (JSON values, arrays, sparse matrices and {sorted(REGISTRY.keys())})")
+
+
+    def instance(self, value, where: str) -> dict:
+        """A registered object: its parameters, and for a fitted one its declared state."""
+        entry = REGISTRY[type(value).__name__]
+        kwargs = entry.describe(value)
+        out = {"$type": "object", "class": entry.cls.__name__,
+               "kwargs": {k: self.encode(v, f"{where}.{k}") for k, v in kwargs.items()}}
+        if entry.state is not None:
+            try:
+                state = entry.state(value)
+            except (AttributeError, TypeError, ValueError) as exc:
+                raise ModelFileError(f"cannot save {where} ({entry.cls.__name__}): "
+                                     f"{exc}") from None
+            out["$type"] = "fitted"
+            out["state"] = {k: self.encode(v, f"{where}.{k}") for k, v in state.items()}
+        return out
 
 
 def describe(model) -> dict:
@@ -276,26 +371,17 @@ def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
     from ecrm import __version__  # the package's, defined after it imports this module
 
     name = type(model).__name__
-    if name not in REGISTRY or type(model) is not REGISTRY[name].cls:
+    if name not in REGISTRY or type(model) is not REGISTRY[name].cls or \
+            REGISTRY[name].state is None or name not in _ESTIMATORS + ("Pipeline",):
         raise ModelFileError(f"cannot save a {type(model).__module__}.{name}: a model file holds "
-                             "an ECRM, ECRMCV, JointKernelECRM or StructuredSVM")
-    check_is_fitted(model, "X_fit_")
+                             f"an {', '.join(_ESTIMATORS)}, or a Pipeline of preprocessing "
+                             f"steps ({', '.join(c.__name__ for c in _steps.STEPS)}) before one")
+    check_is_fitted(model)
     writer = _Writer()
-    params: dict = REGISTRY[name].describe(model)
-    for key in _TRANSIENT_PARAMS:
-        if key in params:
-            params[key] = None
-    if callable(params.get("kernel")):
-        raise ModelFileError("cannot save a model with a callable kernel: a model file holds no "
-                             "code (use a named kernel or kernel='precomputed')")
+    entry = writer.instance(model, "the model")
     meta: dict = {"format": FORMAT, "format_version": FORMAT_VERSION, "ecrm_version": __version__,
-                  "estimator": name,
-                  "params": {k: writer.encode(v, f"parameter {k}") for k, v in params.items()},
-                  "fitted": {}, "rebuild": {}}
-    state = vars(model)
-    for key in REGISTRY[name].fitted:  # the declared state only, never all of vars(model)
-        if key in state:
-            meta["fitted"][key] = writer.encode(state[key], f"attribute {key}")
+                  "estimator": name, "params": entry["kwargs"], "fitted": entry["state"],
+                  "rebuild": {}}
     return meta, writer.arrays
 
 
@@ -380,6 +466,11 @@ class _Reader:
             if kind == "objarray":
                 return np.array(self.decode(value["items"]) + [None],
                                 dtype=object)[:-1].reshape(value["shape"])
+            if kind == "dtype":
+                dtype = np.dtype(value["dtype"])
+                if dtype.kind not in "iufc":
+                    raise ValueError(f"a numeric dtype, not {dtype}")
+                return dtype.type
             if kind == "scalar":
                 return np.dtype(value["dtype"]).type(value["value"])
             if kind == "tuple":
@@ -391,18 +482,41 @@ class _Reader:
                          self.array(value["indptr"]["name"]))
                 make = sp.csr_array if value["container"] == "array" else sp.csr_matrix
                 return make(parts, shape=tuple(value["shape"]))
-            if kind == "object":
-                name = value["class"]
-                if name not in REGISTRY:
-                    raise self.fail(f"unknown class {name!r}: a model file may only build "
-                                    f"{sorted(REGISTRY.keys())}")
-                kwargs = {k: self.decode(v) for k, v in value["kwargs"].items()}
-                return REGISTRY[name].cls(**kwargs)
+            if kind in ("object", "fitted"):
+                return self.instance(value["class"], value["kwargs"],
+                                     value["state"] if kind == "fitted" else None)
         except ModelFileError:
             raise
         except (KeyError, TypeError, ValueError) as exc:
             raise self.fail(f"unreadable metadata entry of type {kind!r}: {exc}") from None
         raise self.fail(f"unknown entry type {kind!r} in the metadata")
+
+
+    def instance(self, name, kwargs: dict, state: dict | None):
+        """Build a registered class from its decoded parameters; rebuild a fitted one's state
+        (only its declared names are decoded)."""
+        entry = REGISTRY[name] if isinstance(name, str) and name in REGISTRY else None
+        if entry is None:
+            raise self.fail(f"unknown class {name!r}: a model file may only build "
+                            f"{sorted(REGISTRY.keys())}")
+        if (state is None) != (entry.state is None) or not isinstance(kwargs, dict):
+            raise self.fail(f"a {name} entry {'without' if state is None else 'with'} a "
+                            "fitted state (tampered file)")
+        obj = entry.cls(**{k: self.decode(v) for k, v in kwargs.items()})
+        if state is None:
+            return obj
+        if not isinstance(state, dict):
+            raise self.fail(f"the fitted state of a {name} is not a mapping (tampered file)")
+        undeclared = sorted(str(k) for k in state if k not in entry.fitted)
+        if undeclared:
+            raise self.fail(f"fitted attributes {undeclared} are not those of a fitted {name} "
+                            f"({list(entry.fitted)}): a tampered or foreign file")
+        fitted = {k: self.decode(v) for k, v in state.items()}
+        try:
+            entry.rebuild(obj, fitted)  # type: ignore[misc]
+        except (TypeError, ValueError) as exc:
+            raise self.fail(f"not a model {name}.fit could have made: {exc}") from None
+        return obj
 
 
 def _hashable(v):
@@ -503,31 +617,9 @@ def load(path: str | os.PathLike):
                 f"{meta.get('ecrm_version')}), whose fitted state this ecrm no longer reads "
                 f"(the solvers now keep one fit object): refit the model and save it again")
         name = meta["estimator"]
-        if name not in REGISTRY or not hasattr(REGISTRY[name].cls, "fit"):
+        if name not in _ESTIMATORS + ("Pipeline",):
             raise reader.fail(f"unknown estimator class {name!r}")
-        params = {k: reader.decode(v) for k, v in meta["params"].items()}
         try:
-            model = REGISTRY[name].cls(**params)
+            return reader.instance(name, meta["params"], meta["fitted"])
         except TypeError as exc:
             raise reader.fail(f"parameters do not fit {name}: {exc}") from None
-        declared = REGISTRY[name].fitted
-        undeclared = sorted(str(k) for k in meta["fitted"] if k not in declared)
-        if undeclared:
-            raise reader.fail(f"fitted attributes {undeclared} are not those of a fitted "
-                              f"{name} ({list(declared)}): a tampered or foreign file")
-        fitted = {k: reader.decode(v) for k, v in meta["fitted"].items()}
-    for key, value in fitted.items():
-        setattr(model, key, value)
-    try:
-        if isinstance(fitted.get("_fit"), RiskFit):  # the fit's training rows are X_fit_
-            fitted["_fit"].X_train = fitted.get("X_fit_")
-        own_check = getattr(model, "_check_fitted_state", None)  # the SSVM's own state
-        if own_check is None:
-            check_fitted_state(model)
-        else:
-            own_check()
-    except (TypeError, ValueError) as exc:
-        raise ModelFileError(f"{path}: not a model {name}.fit could have made: "
-                             f"{exc}") from None
-    model._derive()
-    return model

@@ -12,7 +12,8 @@ import sys
 
 from ecrm.commands._options import add_data_options, existing_file_option
 
-__all__ = ["add_data_options", "existing_file_option", "fail", "load_for_model", "row_labels"]
+__all__ = ["add_data_options", "describe_step", "estimator_of", "existing_file_option", "fail",
+           "load_for_model", "preprocessing_of", "row_labels"]
 
 
 def fail(message: str) -> int:
@@ -21,27 +22,58 @@ def fail(message: str) -> int:
     return 2
 
 
+def estimator_of(model):
+    """The estimator of a model file's model: itself, or a pipeline's last step."""
+    return model.steps[-1][1] if hasattr(model, "steps") else model
+
+
+def preprocessing_of(model) -> list:
+    """The preprocessing steps of a model file's model (none for a bare estimator)."""
+    return [step for _, step in model.steps[:-1]] if hasattr(model, "steps") else []
+
+
+def describe_step(step) -> str:
+    """One line on a preprocessing step (``None``: the features as they are)."""
+    if step is None:
+        return "none (the features as they are)"
+    name = type(step).__name__
+    if name != "HMCPreprocessor":
+        return f"{name}({', '.join(f'{k}={v!r}' for k, v in step.get_params().items())})"
+    cats = step.categories or ()
+    nominal = sum(c is not None for c in cats)
+    what = {"numeric": "standardise the numeric columns", "all": "standardise every column",
+            "none": "no scaling"}[step.scale]
+    return (f"{what}; mean-impute missing values"
+            + (f"; one-hot {nominal} nominal columns" if nominal else "")
+            + f" ({step.n_features_in_} -> {step.n_features_out_} columns)")
+
+
 def load_for_model(model, args, *, require_labels: bool):
-    """Read ``args.data`` in the columns of ``model``: its hierarchy and its feature names.
+    """Read ``args.data`` in the columns of ``model`` (an estimator, or a pipeline of
+    preprocessing steps before one): its hierarchy and its feature names; the features are
+    returned preprocessed, ready for the estimator.
 
     With ``require_labels=False`` (predictions) a label column, if any, is not read: labels
-    never seen in training do not matter. Missing or infinite features are refused, naming
-    the file, line and column.
+    never seen in training do not matter. Infinite features are refused, naming the file,
+    line and column, and missing ones too unless the model imputes them.
     """
     import numpy as np
 
     from ecrm.datasets.formats import check_finite_features, load_data
     from ecrm.spaces.hierarchy import Hierarchy
 
-    space = model.output_space
+    steps = preprocessing_of(model)
+    first = steps[0] if steps else estimator_of(model)
+    space = estimator_of(model).output_space
     data = load_data(args.data, format=args.format,
                      hierarchy=space if isinstance(space, Hierarchy) else None,
                      label_column=args.label_column, label_sep=args.label_sep,
                      path_sep=args.path_sep, require_labels=require_labels,
                      ignore_labels=not require_labels,
-                     n_features=getattr(model, "n_features_in_", None))
-    check_finite_features(data)
-    names = getattr(model, "feature_columns_", None)  # set by ecrm fit
+                     n_features=getattr(first, "n_features_in_", None))
+    imputes = any(type(s).__name__ in ("HMCPreprocessor", "SimpleImputer") for s in steps)
+    check_finite_features(data, allow_missing=imputes)
+    names = getattr(first, "feature_names_in_" if steps else "feature_columns_", None)
     if names is not None and data.feature_names is not None and not data.filename.endswith(
             (".svm", ".svmlight", ".libsvm")):
         given = list(data.feature_names)
@@ -50,10 +82,12 @@ def load_for_model(model, args, *, require_labels: bool):
             raise ValueError(f"{args.data}: missing the feature columns {missing} the model was "
                              "fitted on")
         data.X = data.X[:, [given.index(n) for n in names]]  # reorder by name
-    if data.X.shape[1] != model.n_features_in_:
+    if data.X.shape[1] != first.n_features_in_:
         raise ValueError(f"{args.data}: {data.X.shape[1]} features, but the model was fitted "
-                         f"on {model.n_features_in_}")
+                         f"on {first.n_features_in_}")
     data.X = np.asarray(data.X) if not hasattr(data.X, "tocsr") else data.X
+    for step in steps:
+        data.X = step.transform(data.X)
     return data
 
 

@@ -16,7 +16,13 @@ from __future__ import annotations
 
 import sys
 
-from ecrm.commands import add_data_options, existing_file_option, fail, load_for_model
+from ecrm.commands import (
+    add_data_options,
+    estimator_of,
+    existing_file_option,
+    fail,
+    load_for_model,
+)
 
 __all__ = ["add_parser", "read_predictions", "run"]
 
@@ -86,11 +92,12 @@ def run(args) -> int:
         return fail(str(exc))
     with progress_bar(2, "ecrm evaluate", enabled=not args.quiet) as bar:
         try:
-            model = load(args.model)
+            loaded = load(args.model)
+            model = estimator_of(loaded)
             if not isinstance(model.output_space, Hierarchy):
                 return fail(f"{args.model}: evaluate needs a model of label sets (a Hierarchy "
                             f"output space); this one has {model.output_space!r}")
-            data = load_for_model(model, args, require_labels=True)
+            data = load_for_model(loaded, args, require_labels=True)
             bar.update()
             h = model.output_space
             if args.predictions is not None:

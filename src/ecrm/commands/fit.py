@@ -18,6 +18,7 @@ then not be a terminal; the summary goes to standard error.
 
 from __future__ import annotations
 
+import argparse
 import os
 
 from ecrm.commands import add_data_options, existing_file_option, fail
@@ -120,7 +121,6 @@ def run(args) -> int:
 
     from ecrm.commands._options import progress_bar
     from ecrm.datasets.formats import check_finite_features, load_data, load_hierarchy
-    from ecrm.estimator import ECRM, ECRMCV
     from ecrm.losses import HammingLoss, HierarchicalLoss
 
     try:
@@ -139,7 +139,8 @@ def run(args) -> int:
             data = load_data(args.train, format=args.format, hierarchy=hierarchy,
                              label_column=args.label_column, label_sep=args.label_sep,
                              path_sep=args.path_sep)
-            check_finite_features(data)
+            impute = _imputes(args)
+            check_finite_features(data, allow_missing=impute)
             _check_sparse_width(data)
         except ValueError as exc:
             return fail(str(exc))
@@ -154,29 +155,15 @@ def run(args) -> int:
                   "n_components": args.n_components,
                   "center_selection": args.center_selection,
                   "memory_budget": args.memory_budget, "random_state": args.seed}
-        if args.cv:
-            kernels = args.kernels or [args.kernel]
-            grid = None if args.gammas is None and args.kernels is None else [
-                {"kernel": [k], "gamma": args.gammas or [args.gamma]} if k != "linear"
-                else {"kernel": [k]} for k in kernels]
-            calibration = None if args.calibration == "none" else args.calibration
-            model = ECRMCV(loss, h, alphas=args.alphas, kernel_grid=grid,
-                           fit_intercept="auto", scoring=args.scoring,
-                           calibration=calibration, loo_samples=args.loo_samples,
-                           verbose=0 if args.quiet else 1, **common)
-        else:
-            model = ECRM(loss, h, alpha=args.alpha, **common)
         bar.set_postfix_str("fitting")
         try:
-            model.fit(data.X, data.Y)
+            model, step = _fit(args, data, lambda: _estimator(args, loss, h, common), impute)
         except ValueError as exc:
             return fail(f"fit failed: {_in_flags(str(exc))}")
-        if data.feature_names is not None:  # svmlight: none (the columns are the indices)
-            model.feature_columns_ = list(data.feature_names)  # the file's columns, by name
         bar.update()
         bar.set_postfix_str("saving")
         try:
-            _write_model(model, args.output)
+            _write_model(model if step is None else _pipeline(step, model), args.output)
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
                 raise
@@ -184,10 +171,97 @@ def run(args) -> int:
         except ValueError as exc:
             return fail(f"cannot save the model: {exc}")
         bar.update()
+    _print_summary(args, data, model, step, solver, report)
+    return 0
+
+
+def _imputes(args) -> bool:
+    """``--impute`` as given, else on for ARFF files (whose format declares missing values)."""
+    if args.impute is not None:
+        return args.impute
+    name = args.train.lower()
+    return args.format == "arff" or (args.format == "auto" and name.endswith((".arff",
+                                                                              ".arff.gz")))
+
+
+def _steps(args, data, impute: bool) -> list:
+    """The preprocessing candidates (``None``: the features as they are).
+
+    Nominal attributes are always one-hot encoded and, with ``impute``, missing values
+    replaced by the training means; ``--standardize auto`` offers the features both as they
+    are and standardised to the leave-one-out choice with ``--cv``, and keeps them as they
+    are without it (as the Python estimators do).
+    """
+    from ecrm.datasets import HMCPreprocessor
+
+    categories = data.get("categories")
+    nominal = categories is not None and any(c is not None for c in categories)
+    if args.standardize == "auto":
+        choices = [False, True] if args.cv else [False]
+    else:
+        choices = [args.standardize == "yes"]
+    return [HMCPreprocessor(categories if nominal else None,
+                            scale="numeric" if standardize else "none")
+            if standardize or nominal or impute else None for standardize in choices]
+
+
+def _fit(args, data, make_model, impute: bool):
+    """Fit a model on each preprocessing candidate; keep the best by the leave-one-out
+    criterion (the first on ties): ``(model, step)``."""
+    import warnings
+
+    import numpy as np
+
+    best = None
+    for step in _steps(args, data, impute):
+        X = data.X if step is None else step.fit_transform(data.X)
+        with warnings.catch_warnings(record=True) as caught:  # shown for the chosen one only
+            warnings.simplefilter("always")
+            model = make_model().fit(X, data.Y)
+        if best is None or model.best_score_ > best[0].best_score_:
+            best = (model, step, caught)
+    model, step, caught = best  # type: ignore[misc]
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if data.feature_names is not None:  # svmlight: none (the columns are the indices)
+        names = list(data.feature_names)  # the file's columns, by name
+        if step is None:
+            model.feature_columns_ = names
+        else:
+            step.feature_names_in_ = np.asarray(names, dtype=object)
+    return model, step
+
+
+def _pipeline(step, model):
+    from sklearn.pipeline import Pipeline
+
+    return Pipeline([("preprocess", step), ("ecrm", model)])
+
+
+def _estimator(args, loss, h, common: dict):
+    from ecrm.estimator import ECRM, ECRMCV
+
+    if args.cv:
+        kernels = args.kernels or [args.kernel]
+        grid = None if args.gammas is None and args.kernels is None else [
+            {"kernel": [k], "gamma": args.gammas or [args.gamma]} if k != "linear"
+            else {"kernel": [k]} for k in kernels]
+        calibration = None if args.calibration == "none" else args.calibration
+        return ECRMCV(loss, h, alphas=args.alphas, kernel_grid=grid,
+                      fit_intercept="auto", scoring=args.scoring,
+                      calibration=calibration, loo_samples=args.loo_samples,
+                      verbose=0 if args.quiet else 1, **common)
+    return ECRM(loss, h, alpha=args.alpha, **common)
+
+
+def _print_summary(args, data, model, step, solver: str, report) -> None:
+    from ecrm.commands import describe_step
+
+    h = data.hierarchy
     params = model.kernel_params_
     gamma = ("" if params["kernel"] in ("linear", "cosine", "precomputed") else
              f"gamma={params['gamma']:g}, " if params["gamma"] is not None else
-             f"gamma={1.0 / data.X.shape[1]:g} (1/features), ")
+             f"gamma={1.0 / model.n_features_in_:g} (1/features), ")
     if args.cv:
         criterion = (f"{args.loss} loss {-model.best_score_:.4f}" if args.scoring == "loss"
                      else f"{args.scoring} {model.best_score_:.4f}")
@@ -205,8 +279,10 @@ def run(args) -> int:
     print(f"fitted ECRM ({args.loss} loss, {how}) on "
           f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {h.n_labels} labels "
           f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges): {chosen}", file=report)
-    print(f"model written to {'standard output' if to_stdout else args.output}", file=report)
-    return 0
+    how = " (chosen by exact leave-one-out)" if args.cv and args.standardize == "auto" else ""
+    print(f"preprocessing: {describe_step(step)}{how}", file=report)
+    print(f"model written to "
+          f"{'standard output' if args.output == STDOUT else args.output}", file=report)
 
 
 def _solver(args, shape: tuple[int, int]) -> str:
@@ -278,6 +354,16 @@ def add_parser(subparsers) -> None:
                                                      high=2**32 - 1),
                         default=None, help="random seed of the Nystrom centres and of "
                         "--loo-samples (default: unseeded)")
+    pre = p.add_argument_group("preprocessing (stored in the model, applied by predict)")
+    pre.add_argument("--standardize", choices=("auto", "yes", "no"), default="auto",
+                     help="standardise the numeric features with the training means and "
+                     "deviations (sparse: deviations only); auto: with --cv, whichever of "
+                     "standardised or as they are gives the better exact leave-one-out "
+                     "criterion, without --cv as they are")
+    pre.add_argument("--impute", action=argparse.BooleanOptionalAction, default=None,
+                     help="replace missing feature values by the training means (default: on "
+                     "for ARFF files, whose '?' marks a missing value; elsewhere a missing "
+                     "value is an error naming its file, line and column)")
     p.add_argument("-o", "--output", type=output_file_option("-o"), required=True,
                    metavar="MODEL", help="model file to write (never an input file; '-': "
                    "standard output, redirected)")

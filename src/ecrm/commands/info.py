@@ -1,9 +1,10 @@
 """``ecrm info``: what a model file holds.
 
-The estimator, loss and output space, the kernel, the regularisation and intercept, the
-solver (with its Nystrom centres), the selection (criterion, calibration) of an ``ECRMCV``,
-the sizes, and the labels: all of them in ``--json``; in the text, the first 20 followed by
-"... (N in all)" when there are more (``--all-labels`` prints every one).
+The preprocessing steps stored with the estimator; the estimator, loss and output space, the
+kernel, the regularisation and intercept, the solver (with its Nystrom centres), the selection
+(criterion, calibration) of an ``ECRMCV``, the sizes, and the labels: all of them in
+``--json``; in the text, the first 20 followed by "... (N in all)" when there are more
+(``--all-labels`` prints every one).
 """
 
 from __future__ import annotations
@@ -17,13 +18,18 @@ def summary(path: str) -> dict:
     """A JSON-able summary of the model file at ``path``."""
     import os
 
+    from ecrm.commands import describe_step, estimator_of, preprocessing_of
     from ecrm.io import load, read_metadata
 
     meta = read_metadata(path)
-    model = load(path)
+    loaded = load(path)
+    model = estimator_of(loaded)
     space = model.output_space
     out = {"file": path, "bytes": os.path.getsize(path), "format_version": meta["format_version"],
-           "ecrm_version": meta["ecrm_version"], "estimator": meta["estimator"],
+           "ecrm_version": meta["ecrm_version"], "estimator": type(model).__name__,
+           "preprocessing": [{"step": type(step).__name__, "what": describe_step(step),
+                              "n_features_in": int(step.n_features_in_)}
+                             for step in preprocessing_of(loaded)],
            "loss": type(model.loss).__name__, "output_space": type(space).__name__,
            "n_outputs": space.n_outputs, "kernel": dict(model.kernel_params_),
            "alpha": float(getattr(model, "alpha_", getattr(model, "alpha", float("nan")))),
@@ -66,8 +72,12 @@ def run(args) -> int:
         print(json.dumps(info, indent=2))
         return 0
     labels = info.pop("labels")
+    steps = info.pop("preprocessing")
     for key, value in info.items():
         print(f"{key:<16}{value}")
+    for i, step in enumerate(steps or [None]):
+        print(f"{'preprocessing' if i == 0 else '':<16}"
+              f"{'none' if step is None else step['step'] + ': ' + step['what']}")
     shown = labels if args.all_labels else labels[:_SHOWN]
     more = "" if len(shown) == len(labels) else f", ... ({len(labels)} in all)"
     print(f"{'labels':<16}{', '.join(shown)}{more}")

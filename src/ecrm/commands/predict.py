@@ -16,7 +16,14 @@ from __future__ import annotations
 
 import argparse
 
-from ecrm.commands import add_data_options, existing_file_option, fail, load_for_model, row_labels
+from ecrm.commands import (
+    add_data_options,
+    estimator_of,
+    existing_file_option,
+    fail,
+    load_for_model,
+    row_labels,
+)
 from ecrm.commands._files import STDOUT, OutputError, atomic_text, check_output
 from ecrm.commands._options import output_file_option
 
@@ -79,8 +86,9 @@ def run(args) -> int:
         return fail(str(exc))
     with progress_bar(3, "ecrm predict", enabled=not args.quiet) as bar:
         try:
-            model = load(args.model)
-            data = load_for_model(model, args, require_labels=False)
+            loaded = load(args.model)
+            model = estimator_of(loaded)
+            data = load_for_model(loaded, args, require_labels=False)
         except ValueError as exc:
             return fail(str(exc))
         bar.update()

@@ -229,10 +229,18 @@ def _check_paths_in(hierarchy, raw: list[str], lines: list[int], path, label_sep
                                         f"under {parent!r}, but the hierarchy has it {where}")
 
 
+#: Feature cells read as missing values (lower case, stripped).
+MISSING_CELLS = frozenset({"", "?", "na", "n/a", "nan", "null"})
+
+
 def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str | None = None,
              label_sep: str = ";", path_sep: str | None = None, hierarchy=None,
              require_labels: bool = True, ignore_labels: bool = False) -> Bunch:
     """Read a CSV/TSV file of numeric features and one column of label names.
+
+    A feature cell that is empty or one of ``?``, ``NA``, ``N/A``, ``NaN``, ``null`` (any
+    case) is missing (NaN in ``X``); any other text that is not a finite number is an error
+    naming the file, line and column.
 
     Parameters
     ----------
@@ -317,6 +325,9 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
     X = np.empty((len(values), len(feature_names)))
     for r, (row, lineno) in enumerate(zip(values, lines, strict=True)):
         for c, f in enumerate(row):
+            if f.strip().lower() in MISSING_CELLS:
+                X[r, c] = np.nan  # missing: imputed by a model that imputes, else refused
+                continue
             try:
                 X[r, c] = float(f)
             except ValueError:
@@ -418,8 +429,11 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None,
     X: Any = A[:, others]
     X = X.tocsr() if sp.issparse(X) else X
     feature_names = tuple(attributes[j].name for j in feats if j not in label_idx)
+    categories = tuple(attributes[j].categories if attributes[j].kind == "nominal" else None
+                       for j in feats if j not in label_idx)  # nominal features: their codes
     if ignore_labels:
         return Bunch(X=X, Y=None, hierarchy=hierarchy, feature_names=feature_names,
+                     categories=categories,
                      label_names=None if hierarchy is None else tuple(hierarchy.labels),
                      label_lists=None, filename=str(path), relation=relation,
                      row_lines=np.asarray(p.row_lines))
@@ -451,8 +465,8 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None,
             raise DataFileError(path, int(p.row_lines[r]), "labels not closed under the "
                                 "hierarchy's parents")
     return Bunch(X=X, Y=Y.astype(float), hierarchy=hierarchy, label_names=tuple(hierarchy.labels),
-                 feature_names=feature_names, label_lists=None, filename=str(path),
-                 relation=relation, row_lines=np.asarray(p.row_lines))
+                 feature_names=feature_names, categories=categories, label_lists=None,
+                 filename=str(path), relation=relation, row_lines=np.asarray(p.row_lines))
 
 
 # -- svmlight ------------------------------------------------------------------------------
@@ -529,7 +543,7 @@ def load_svmlight_multilabel(path: str | os.PathLike, *, n_features: int | None 
     return bunch
 
 
-def check_finite_features(data: Bunch) -> None:
+def check_finite_features(data: Bunch, *, allow_missing: bool = False) -> None:
     """Refuse a missing (NaN) or infinite feature value, naming the file, line and column.
 
     Parameters
@@ -537,6 +551,9 @@ def check_finite_features(data: Bunch) -> None:
     data : sklearn.utils.Bunch
         As returned by :func:`load_data` (``X``, ``filename``, ``feature_names`` and
         ``row_lines`` are used).
+    allow_missing : bool, default=False
+        Let missing values (NaN) through, for a model that imputes them; infinite values
+        are still refused.
 
     Raises
     ------
@@ -545,14 +562,14 @@ def check_finite_features(data: Bunch) -> None:
     X = data.X
     if sp.issparse(X):
         X = sp.csr_matrix(X)
-        bad = np.flatnonzero(~np.isfinite(X.data))
+        bad = np.flatnonzero(~(np.isfinite(X.data) | (allow_missing & np.isnan(X.data))))
         if not bad.size:
             return
         r = int(np.searchsorted(X.indptr, bad[0], side="right") - 1)
         c, value = int(X.indices[bad[0]]), float(X.data[bad[0]])
     else:
         X = np.asarray(X, dtype=float)
-        finite = np.isfinite(X)
+        finite = np.isfinite(X) | (allow_missing & np.isnan(X))
         if finite.all():
             return
         r, c = (int(v) for v in np.argwhere(~finite)[0])
@@ -566,7 +583,8 @@ def check_finite_features(data: Bunch) -> None:
     what = "a missing value" if np.isnan(value) else f"the value {value!r}"
     where = "" if lineno is not None else f" (row {r})"
     raise DataFileError(data.filename, lineno, f"{column}{where}: {what}; ecrm needs a "
-                        "finite number in every feature (impute or drop it first)")
+                        "finite number in every feature (impute or drop it first"
+                        + (", or fit with --impute)" if np.isnan(value) else ")"))
 
 
 def _svmlight_feature(path, lineno: int | None, value: float) -> str | None:

@@ -69,6 +69,11 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
     ['x', 'colour=a', 'colour=b']
     """
 
+    #: The learned state (a model file holds these; the column layout derives from
+    #: ``categories``; ``feature_names_in_`` only when fitted on named columns).
+    _fitted_attributes = ("mean_", "scale_", "n_features_in_", "n_features_out_",
+                          "feature_names_in_")
+
     def __init__(self, categories: Sequence | None = None, *, scale: str = "numeric"):
         self.categories = categories
         self.scale = scale
@@ -128,6 +133,7 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
         """Learn means, frequencies and scales from training features ``X`` (n, p)."""
         if self.scale not in _SCALE_CHOICES:
             raise ValueError(f"scale must be one of {_SCALE_CHOICES}; got {self.scale!r}")
+        columns = getattr(X, "columns", None)  # a DataFrame's column names
         X = self._check_X(X)
         n, p = X.shape
         if n == 0:
@@ -177,7 +183,10 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
         self.scale_ = scale
         self.n_features_in_ = p
         self.n_features_out_ = q
-        self._widths, self._starts, self._nominal = widths, starts, nominal
+        if columns is not None and all(isinstance(c, str) for c in columns):
+            self.feature_names_in_ = np.asarray(list(columns), dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         return self
 
     def transform(self, X):
@@ -188,7 +197,7 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"X has {X.shape[1]} columns; expected {self.n_features_in_} as in fit"
             )
-        widths, starts, nominal = self._widths, self._starts, self._nominal
+        widths, starts, nominal = self._layout(self.n_features_in_)
         num = np.flatnonzero(~nominal)
         onum = starts[num]
         center = self.scale != "none" and not sp.issparse(X)
@@ -229,6 +238,8 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """Output column names: numeric names unchanged, ``"<name>=<category>"`` for one-hot."""
         check_is_fitted(self, "mean_")
+        if input_features is None:
+            input_features = getattr(self, "feature_names_in_", None)
         if input_features is None:
             input_features = [f"x{j}" for j in range(self.n_features_in_)]
         input_features = list(input_features)

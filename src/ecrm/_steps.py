@@ -1,0 +1,206 @@
+"""The preprocessing steps a model file can hold, and how each is rebuilt without pickle.
+
+A step is stored as its parameters (``get_params(deep=False)``) and its learned state: the
+public fitted attributes scikit-learn documents, never the private ones (those change between
+scikit-learn versions). Loading rebuilds the fitted step from them:
+
+* :class:`~sklearn.preprocessing.StandardScaler` and
+  :class:`~ecrm.datasets.HMCPreprocessor` by setting the attributes, once their types,
+  shapes and values are checked against the parameters;
+* :class:`~sklearn.impute.SimpleImputer` and :class:`~sklearn.preprocessing.OneHotEncoder` by
+  fitting the step on a small prototype table made from the stored state (one row of the
+  statistics; the categories in turn), whose fit gives exactly that state, so that their
+  private attributes are made by scikit-learn itself. :func:`save` makes the same rebuild
+  first and refuses a step whose state it would not reproduce (an imputer of strings, an
+  encoder with infrequent categories).
+
+Each rebuild raises ``ValueError`` or ``TypeError`` naming the attribute and what is wrong.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from sklearn.impute import SimpleImputer
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from ecrm._state import _int
+from ecrm.datasets.preprocessing import _SCALE_CHOICES, HMCPreprocessor
+
+__all__ = ["STEPS", "output_width"]
+
+
+def _vector(value, name: str, n: int, *, nan: bool = False, positive: bool = False):
+    if not isinstance(value, np.ndarray) or value.dtype != np.float64 or value.shape != (n,):
+        found = (f"{value.dtype} {value.shape}" if isinstance(value, np.ndarray)
+                 else type(value).__name__)
+        raise ValueError(f"{name} must be a float64 array of shape ({n},); found {found}")
+    finite = np.isfinite(value) | (np.isnan(value) if nan else False)
+    if not finite.all() or (positive and not (value[~np.isnan(value)] > 0).all()):
+        raise ValueError(f"{name} must hold {'positive ' if positive else ''}finite values")
+    return value
+
+
+def _names_in(step, state: dict, p: int) -> None:
+    names = state.get("feature_names_in_")
+    if names is None:
+        return
+    if not (isinstance(names, np.ndarray) and names.shape == (p,)
+            and all(isinstance(v, str) for v in names.tolist())):
+        raise ValueError(f"feature_names_in_ must hold {p} column names")
+    step.feature_names_in_ = names
+
+
+def _public(step, names) -> dict:
+    return {k: getattr(step, k) for k in names if hasattr(step, k)}
+
+
+def _only(state: dict, allowed) -> None:
+    unknown = sorted(str(k) for k in state if k not in allowed)
+    if unknown:
+        raise ValueError(f"unknown fitted attributes {unknown} (expected {list(allowed)})")
+
+
+# -- StandardScaler: the attributes its transform reads --------------------------------------
+_SCALER = ("n_features_in_", "n_samples_seen_", "mean_", "var_", "scale_", "feature_names_in_")
+
+
+def _rebuild_scaler(step: StandardScaler, state: dict) -> None:
+    _only(state, _SCALER)
+    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    for name, needed, positive in [("mean_", step.with_mean, False), ("var_", step.with_mean
+                                   or step.with_std, False), ("scale_", step.with_std, True)]:
+        value = state.get(name)
+        if value is None and needed:
+            raise ValueError(f"{name} is needed (with_mean={step.with_mean}, "
+                             f"with_std={step.with_std})")
+        if value is not None:
+            _vector(value, name, p, positive=positive)
+    seen = state.get("n_samples_seen_")  # a count, or per column when values were missing
+    counts = np.asarray(seen)
+    if isinstance(seen, (bool, np.bool_)) or not isinstance(seen, (numbers.Real, np.ndarray)) \
+            or counts.shape != (() if counts.ndim == 0 else (p,)) \
+            or counts.dtype.kind not in "iuf" or not (counts >= 0).all():
+        raise ValueError(f"n_samples_seen_ must be a count, or {p} counts")
+    for name in _SCALER[:-1]:
+        setattr(step, name, state.get(name))
+    _names_in(step, state, p)
+
+
+# -- HMCPreprocessor: ours -------------------------------------------------------------------
+def _rebuild_hmc(step: HMCPreprocessor, state: dict) -> None:
+    _only(state, HMCPreprocessor._fitted_attributes)
+    if step.scale not in _SCALE_CHOICES:
+        raise ValueError(f"scale must be one of {_SCALE_CHOICES}; found {step.scale!r}")
+    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    widths, _, _ = step._layout(p)
+    q = _int(state.get("n_features_out_"), "n_features_out_", 1)
+    if q != int(widths.sum()):
+        raise ValueError(f"n_features_out_={q}, but the categories make {int(widths.sum())}")
+    _vector(state.get("mean_"), "mean_", q)
+    _vector(state.get("scale_"), "scale_", q, positive=True)
+    for name in ("mean_", "scale_", "n_features_in_", "n_features_out_"):
+        setattr(step, name, state[name])
+    _names_in(step, state, p)
+
+
+# -- SimpleImputer: refitted on its statistics -----------------------------------------------
+_IMPUTER = ("n_features_in_", "statistics_", "indicator_features", "feature_names_in_")
+
+
+def _imputer_state(step: SimpleImputer) -> dict:
+    if not (isinstance(step.missing_values, float) and np.isnan(step.missing_values)) or \
+            not isinstance(step.strategy, str) or step.statistics_.dtype.kind != "f":
+        raise ValueError("a model file holds a SimpleImputer of numbers with "
+                         "missing_values=np.nan and a named strategy")
+    state = _public(step, ("n_features_in_", "feature_names_in_"))
+    state["statistics_"] = np.asarray(step.statistics_, dtype=np.float64)
+    state["indicator_features"] = (None if step.indicator_ is None
+                                   else np.asarray(step.indicator_.features_, dtype=np.intp))
+    return state
+
+
+def _rebuild_imputer(step: SimpleImputer, state: dict) -> None:
+    _only(state, _IMPUTER)
+    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    stats = _vector(state.get("statistics_"), "statistics_", p, nan=True)
+    features = state.get("indicator_features")
+    if (features is None) == bool(step.add_indicator):
+        raise ValueError("indicator_features must be given exactly when add_indicator=True")
+    prototype = stats[None, :].copy()
+    if features is not None:
+        if not (isinstance(features, np.ndarray) and features.ndim == 1
+                and features.dtype.kind in "iu" and np.all(np.diff(features) > 0)
+                and (not len(features) or (features[0] >= 0 and features[-1] < p))):
+            raise ValueError(f"indicator_features must be increasing column indices < {p}")
+        second = prototype.copy()
+        second[0, features] = np.nan  # the missing-only indicator sees these columns
+        prototype = np.vstack([prototype, second])
+    step.fit(prototype)
+    if not np.array_equal(step.statistics_, stats, equal_nan=True) or (
+            features is not None and not np.array_equal(step.indicator_.features_, features)):
+        raise ValueError("the SimpleImputer's statistics cannot be rebuilt exactly")
+    _names_in(step, state, p)
+
+
+# -- OneHotEncoder: refitted on its categories -----------------------------------------------
+_ENCODER = ("n_features_in_", "categories_", "feature_names_in_")
+
+
+def _encoder_state(step: OneHotEncoder) -> dict:
+    if step.min_frequency is not None or step.max_categories is not None:
+        raise ValueError("a model file holds no OneHotEncoder with infrequent categories "
+                         "(min_frequency or max_categories)")
+    state = _public(step, _ENCODER)
+    state["categories_"] = list(step.categories_)
+    return state
+
+
+def _same_categories(a, b) -> bool:
+    return len(a) == len(b) and all(
+        len(x) == len(y) and all(u == v or (u != u and v != v)
+                                 for u, v in zip(np.asarray(x).tolist(),
+                                                 np.asarray(y).tolist(), strict=True))
+        for x, y in zip(a, b, strict=True))
+
+
+def _rebuild_encoder(step: OneHotEncoder, state: dict) -> None:
+    _only(state, _ENCODER)
+    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    cats = state.get("categories_")
+    if not (isinstance(cats, list) and len(cats) == p and all(
+            isinstance(c, np.ndarray) and c.ndim == 1 and len(c) for c in cats)):
+        raise ValueError(f"categories_ must be {p} non-empty 1-D arrays")
+    if step.min_frequency is not None or step.max_categories is not None:
+        raise ValueError("min_frequency and max_categories must be None")
+    numeric = all(c.dtype.kind in "iuf" for c in cats)
+    n = max(len(c) for c in cats)
+    prototype = np.empty((n, p), dtype=np.float64 if numeric else object)
+    for j, c in enumerate(cats):
+        prototype[:, j] = np.resize(c.astype(prototype.dtype), n)  # each category appears
+    given = step.categories
+    step.set_params(categories=[c.astype(prototype.dtype) for c in cats]).fit(prototype)
+    step.set_params(categories=given)
+    if not _same_categories(step.categories_, cats):
+        raise ValueError("the OneHotEncoder's categories cannot be rebuilt exactly")
+    _names_in(step, state, p)
+
+
+Rebuild = Callable[[Any, dict], None]
+
+#: Step class -> (its declared state, how to read it, how to rebuild it).
+STEPS: dict[type, tuple[tuple[str, ...], Callable[[Any], dict], Rebuild]] = {
+    StandardScaler: (_SCALER, lambda s: _public(s, _SCALER), _rebuild_scaler),
+    HMCPreprocessor: (HMCPreprocessor._fitted_attributes,
+                      lambda s: _public(s, HMCPreprocessor._fitted_attributes), _rebuild_hmc),
+    SimpleImputer: (_IMPUTER, _imputer_state, _rebuild_imputer),
+    OneHotEncoder: (_ENCODER, _encoder_state, _rebuild_encoder),
+}
+
+
+def output_width(step) -> int:
+    """The number of columns ``step`` hands to the next one."""
+    return len(step.get_feature_names_out())

@@ -1,0 +1,229 @@
+"""Preprocessing stored in the model: pipelines in model files, and ``ecrm fit``'s defaults."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.decomposition import PCA
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from ecrm import ECRM, Hierarchy, load, save
+from ecrm.datasets import HMCPreprocessor
+from ecrm.io import ModelFileError
+from ecrm.losses import HammingLoss
+from test_cli_files import ecrm_cmd
+from test_model_state import _edited
+
+TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
+
+
+def _data(m=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 3)) * [1.0, 100.0, 0.01]
+    Y = TREE.close(np.c_[X[:, 0] > 0, X[:, 0] > 0.5, X[:, 0] < 0, X[:, 1] > 0,
+                         X[:, 1] > 50] > 0)
+    X[::7, 1] = np.nan
+    return X, Y
+
+
+def _ecrm():
+    return ECRM(HammingLoss(), TREE, gamma=0.5)
+
+
+STEPS = {
+    "imputer+scaler": lambda: [SimpleImputer(add_indicator=True), StandardScaler()],
+    "median+scaler": lambda: [SimpleImputer(strategy="median"), StandardScaler(with_mean=False)],
+    "hmc": lambda: [HMCPreprocessor([None, None, None], scale="all")],
+    "imputer+onehot": lambda: [SimpleImputer(strategy="most_frequent"),
+                               OneHotEncoder(handle_unknown="ignore", sparse_output=False)],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(STEPS))
+def test_pipeline_round_trip_predicts_and_transforms_as_saved(kind, tmp_path):
+    X, Y = _data()
+    if kind == "imputer+onehot":
+        X = np.round(X / [0.5, 50.0, 0.005])  # a few categories per column
+    pipe = make_pipeline(*STEPS[kind](), _ecrm()).fit(X, Y)
+    save(pipe, tmp_path / "m.ecrm")
+    back = load(tmp_path / "m.ecrm")
+    assert isinstance(back, Pipeline)
+    assert [type(s) for _, s in back.steps] == [type(s) for _, s in pipe.steps]
+    X_new, _ = _data(m=25, seed=1)
+    if kind == "imputer+onehot":
+        X_new = np.round(X_new / [0.5, 50.0, 0.005])
+    # the rebuilt steps compute from the same stored numbers: equal to rounding
+    assert_allclose(back[:-1].transform(X_new), pipe[:-1].transform(X_new), rtol=1e-13,
+                    atol=1e-13)
+    assert_array_equal(back.predict(X_new), pipe.predict(X_new))
+
+
+def test_onehot_of_strings_round_trips(tmp_path):
+    rng = np.random.default_rng(2)
+    X = rng.choice(np.array(["red", "green", "light blue"], dtype=object), size=(40, 2))
+    Y = TREE.close(np.c_[X[:, 0] == "red", X[:, 1] == "red", X[:, 0] == "green",
+                         X[:, 1] == "green", X[:, 0] == "light blue"])
+    pipe = make_pipeline(OneHotEncoder(drop="if_binary", sparse_output=False), _ecrm()).fit(X, Y)
+    save(pipe, tmp_path / "m.ecrm")
+    back = load(tmp_path / "m.ecrm")
+    assert [c.tolist() for c in back[0].categories_] == [c.tolist()
+                                                         for c in pipe[0].categories_]
+    assert_array_equal(back.predict(X), pipe.predict(X))
+
+
+@pytest.mark.parametrize("pipe, match", [
+    (lambda: make_pipeline(PCA(2), _ecrm()), "step .pca. must be one of .*; found PCA"),
+    (lambda: make_pipeline(SimpleImputer(missing_values=0.0), _ecrm()),
+     "SimpleImputer of numbers with missing_values=np.nan"),
+    (lambda: make_pipeline(SimpleImputer(), OneHotEncoder(min_frequency=3), _ecrm()),
+     "no OneHotEncoder with infrequent categories"),
+    (lambda: make_pipeline(SimpleImputer(), StandardScaler()), "the last step must be"),
+])
+def test_save_refuses_what_a_file_cannot_rebuild_and_writes_nothing(pipe, match, tmp_path):
+    X, Y = _data()
+    X = np.round(np.nan_to_num(X) / [0.5, 50.0, 0.005]) + 1.0
+    model = pipe()
+    model.fit(X, Y) if hasattr(model[-1], "loss") else model.fit(X)
+    with pytest.raises(ModelFileError, match=match):
+        save(model, tmp_path / "m.ecrm")
+    assert not list(tmp_path.iterdir())
+
+
+def _step_state(meta, k=0):
+    return meta["params"]["steps"][k]["items"][1]["state"]
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda meta: _step_state(meta).update(n_features_in_=4), "the categories make 4"),
+    (lambda meta: _step_state(meta).update(predict=1), r"fitted attributes \['predict'\]"),
+    (lambda meta: _step_state(meta).update(n_features_out_=7), "n_features_out_=7"),
+    (lambda meta: meta["params"]["steps"][0]["items"][1].update({"$type": "object"}),
+     "entry without a fitted state"),
+    (lambda meta: meta["params"]["steps"][0]["items"][1].update({"class": "PCA"}),
+     "unknown class 'PCA'"),
+])
+def test_load_refuses_a_tampered_step(edit, match, tmp_path):
+    X, Y = _data()
+    pipe = make_pipeline(HMCPreprocessor(), _ecrm()).fit(X, Y)
+    with pytest.raises(ModelFileError, match=match):
+        load(_edited(tmp_path, pipe, edit))
+
+
+# -- ecrm fit: the preprocessing it applies and stores ---------------------------------------
+ARFF_HEAD = """@relation toy
+@attribute x1 numeric
+@attribute size numeric
+@attribute colour {red,green,blue}
+@attribute class hierarchical a,a/a1,a/a2,b,b/b1
+@data
+"""
+
+
+def _write_arff(path, m=40, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(m):
+        x = rng.normal()
+        size = "?" if i % 9 == 0 else f"{1000 * rng.normal():.3f}"
+        colour = "?" if i % 11 == 0 else ("red", "green", "blue")[i % 3]
+        label = ("a/a1" if x > 0.3 else "a/a2") if x > 0 else ("b/b1" if x < -0.5 else "b")
+        rows.append(f"{x:.4f},{size},{colour},{label}")
+    path.write_text(ARFF_HEAD + "\n".join(rows) + "\n")
+
+
+def test_fit_on_arff_one_hots_imputes_and_standardises(tmp_path):
+    _write_arff(tmp_path / "train.arff")
+    fit = ecrm_cmd("fit", "train.arff", "--standardize", "yes", "-o", "m.ecrm", "--quiet",
+                   cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    assert ("preprocessing: standardise the numeric columns; mean-impute missing values; "
+            "one-hot 1 nominal columns (3 -> 5 columns)") in fit.stdout.decode()
+    info = json.loads(ecrm_cmd("info", "m.ecrm", "--json", cwd=tmp_path).stdout)
+    assert [s["step"] for s in info["preprocessing"]] == ["HMCPreprocessor"]
+    assert info["n_features"] == 5
+    text = ecrm_cmd("info", "m.ecrm", cwd=tmp_path).stdout.decode()
+    assert "preprocessing   HMCPreprocessor: standardise the numeric columns" in text
+    pred = ecrm_cmd("predict", "m.ecrm", "train.arff", "-o", "p.jsonl", "--quiet",
+                    cwd=tmp_path)
+    assert pred.returncode == 0, pred.stderr
+    # the same model from Python: the pipeline predicts the file's raw features
+    from ecrm.datasets import load_hmc_arff
+
+    data = load_hmc_arff(tmp_path / "train.arff")
+    model = load(tmp_path / "m.ecrm")
+    assert isinstance(model, Pipeline) and isinstance(model[0], HMCPreprocessor)
+    assert model[0].feature_names_in_.tolist() == ["x1", "size", "colour"]
+    rows = [json.loads(line)["labels"] for line in (tmp_path / "p.jsonl").read_text().split(
+        "\n") if line]
+    h = model[-1].output_space
+    assert rows == h.to_labels(model.predict(data.X))
+
+
+def test_fit_without_imputation_names_the_missing_value(tmp_path):
+    _write_arff(tmp_path / "train.arff")
+    proc = ecrm_cmd("fit", "train.arff", "--no-impute", "-o", "m.ecrm", "--quiet",
+                    cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "train.arff, line 7: column 'size': a missing value" in proc.stderr.decode()
+
+
+@pytest.mark.parametrize("flag, steps", [("no", []), ("auto", []), ("yes", ["HMCPreprocessor"])])
+def test_standardize_yes_and_no_on_a_csv(tmp_path, flag, steps):
+    X, Y = _data()
+    names = TREE.to_labels(Y)
+    lines = ["f0,f1,f2,labels"] + [f"{a:.6g},{np.nan_to_num(b):.6g},{c:.6g},{';'.join(r)}"
+                                   for (a, b, c), r in zip(X, names, strict=True)]
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "h.tsv").write_text("a\ta1\na\ta2\nb\tb1\n")
+    proc = ecrm_cmd("fit", "d.csv", "--hierarchy", "h.tsv", "--standardize", flag, "-o",
+                    "m.ecrm", "--quiet", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(ecrm_cmd("info", "m.ecrm", "--json", cwd=tmp_path).stdout)
+    assert [s["step"] for s in info["preprocessing"]] == steps
+
+
+def test_standardize_auto_keeps_the_lower_leave_one_out_loss(tmp_path):
+    # the label follows a feature in thousandths; another in thousands is noise: on the raw
+    # scale an RBF kernel sees only the noise, standardised it sees both
+    rng = np.random.default_rng(3)
+    signal, noise = rng.normal(size=80), rng.normal(size=80)
+    lines = ["s,n,labels"] + [f"{1e-3 * s:.6g},{1e3 * n:.6g},{'a;a1' if s > 0 else 'b'}"
+                              for s, n in zip(signal, noise, strict=True)]
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "h.tsv").write_text("a\ta1\na\ta2\nb\tb1\n")
+    proc = ecrm_cmd("fit", "d.csv", "--hierarchy", "h.tsv", "--cv", "-o", "m.ecrm",
+                    "--quiet", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode()
+    assert "preprocessing: standardise the numeric columns" in out
+    assert "(chosen by exact leave-one-out)" in out
+    model = load(tmp_path / "m.ecrm")
+    raw = type(model[-1])(**model[-1].get_params()).fit(
+        np.c_[1e-3 * signal, 1e3 * noise].round(9), model[-1].Y_fit_)
+    assert model[-1].best_score_ > raw.best_score_  # the chosen one is the better
+
+
+def test_impute_on_a_csv_with_missing_cells(tmp_path):
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=30)
+    cells = ["" if i % 5 == 0 else "NA" if i % 7 == 0 else f"{v:.4f}" for i, v in enumerate(x)]
+    lines = ["x,y,labels"] + [f"{c},{v:.4f},{'a' if v > 0 else 'b'}"
+                              for c, v in zip(cells, x, strict=True)]
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
+    refused = ecrm_cmd("fit", "d.csv", "-o", "m.ecrm", "--quiet", cwd=tmp_path)
+    assert refused.returncode == 2 and "d.csv, line 2: column 'x': a missing value" in \
+        refused.stderr.decode() and "--impute" in refused.stderr.decode()
+    fit = ecrm_cmd("fit", "d.csv", "--impute", "--standardize", "no", "-o", "m.ecrm",
+                   "--quiet", cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    assert "preprocessing: no scaling; mean-impute missing values" in fit.stdout.decode()
+    pred = ecrm_cmd("predict", "m.ecrm", "d.csv", "-o", "p.csv", "--quiet", cwd=tmp_path)
+    assert pred.returncode == 0, pred.stderr
+    step = load(tmp_path / "m.ecrm")[0]
+    observed = np.array([float(c) for c in cells if c not in ("", "NA")])
+    assert_allclose(step.mean_[0], observed.mean(), rtol=1e-4)  # the cells' 4 decimals
