@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ecrm._validation import check_same_rows
 from ecrm.kernels import check_kernel_input, check_kernel_params
+from ecrm.labels import as_label_matrix, labels_of
 from ecrm.losses.base import LinearLoss, Loss
 from ecrm.solvers._backend import Backend, ChunkCheck, get_backend
 from ecrm.solvers.base import RiskFit
@@ -89,6 +90,28 @@ class _StructuredEstimator(BaseEstimator):
         self.loss.check_space(self.output_space)
 
 
+    def predict_labels(self, X, *, leaves_only: bool = False, per_level: bool = False) -> list:
+        """The predicted label names of each row (a model of a label hierarchy).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, p)
+        leaves_only : bool, default=False
+            The most specific labels only (those with no predicted child).
+        per_level : bool, default=False
+            One list of labels per depth level of the hierarchy, for each row.
+
+        Returns
+        -------
+        labels : list of n lists
+            See :func:`ecrm.labels.labels_of`.
+        """
+        if not hasattr(self.output_space, "to_labels"):
+            raise TypeError(f"predict_labels needs a model of a label hierarchy; this one's "
+                            f"outputs are a {type(self.output_space).__name__}")
+        return labels_of(self.output_space, self.predict(X), leaves_only=leaves_only,
+                         per_level=per_level)
+
     def score(self, X, y) -> float:
         """Minus the mean task loss of :meth:`predict` on ``(X, y)`` (greater is better).
 
@@ -103,6 +126,7 @@ class _StructuredEstimator(BaseEstimator):
         score : float
         """
         P = self.predict(X)
+        y = as_label_matrix(self.output_space, y)
         if np.ndim(P) == 1:
             P, y = P[:, None], np.reshape(y, (-1, 1))
         return -float(np.mean(self.loss(P, y)))
@@ -133,6 +157,7 @@ class _RiskEstimator(_StructuredEstimator):
         if Y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
                              "is None")
+        Y = as_label_matrix(self.output_space, Y)  # names, paths or levels -> 0/1
         backend = get_backend(X, Y)  # chosen once per fit
         if backend.lazy:  # checked per chunk on the workers
             X, Y, y_ndim = backend.check_training_data(X, Y, self.loss, self.output_space,

@@ -44,6 +44,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ecrm._risk import _StructuredEstimator
 from ecrm._validation import check_bool, check_int, check_real, check_same_rows
 from ecrm.kernels import check_kernel_input, check_kernel_params, kernel_matrix
+from ecrm.labels import as_label_matrix
 from ecrm.losses.base import LinearLoss
 from ecrm.spaces.base import OutputSpace
 
@@ -234,6 +235,7 @@ class StructuredSVM(_StructuredEstimator):
         X = check_kernel_input(X, params["kernel"])
         probe = BaseEstimator()  # scikit-learn's reading of the feature names, set on success
         validate_data(probe, X, reset=True, skip_check_array=True)
+        Y = as_label_matrix(self.output_space, Y)  # names, paths or levels -> 0/1
         y_ndim = np.ndim(Y)
         if y_ndim == 1 and self.output_space.n_outputs == 1:
             Y = np.reshape(Y, (-1, 1))

@@ -68,8 +68,8 @@ def load_for_model(model, args, *, require_labels: bool):
     data = load_data(args.data, format=args.format,
                      hierarchy=space if isinstance(space, Hierarchy) else None,
                      label_column=args.label_column, label_sep=args.label_sep,
-                     path_sep=args.path_sep, require_labels=require_labels,
-                     ignore_labels=not require_labels,
+                     path_sep=args.path_sep, level_columns=args.level_columns,
+                     require_labels=require_labels, ignore_labels=not require_labels,
                      n_features=getattr(first, "n_features_in_", None))
     imputes = any(type(s).__name__ in ("HMCPreprocessor", "SimpleImputer") for s in steps)
     check_finite_features(data, allow_missing=imputes)

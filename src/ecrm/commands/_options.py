@@ -187,6 +187,10 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
                        help="separates the labels in the label column (default: ;)")
     group.add_argument("--path-sep", default=None, metavar="CHAR",
                        help="labels are paths a/b/c implying a tree (e.g. --path-sep /)")
+    group.add_argument("--level-columns", default=None, metavar="A,B,...",
+                       type=lambda text: [c.strip() for c in text.split(",") if c.strip()],
+                       help="CSV/TSV: the labels are these columns, one level of the path "
+                       "each (e.g. Cat1,Cat2,Cat3; an empty cell ends a shorter path)")
 
 
 def progress_bar(total: int, desc: str, *, enabled: bool = True, stream=None) -> Any:

@@ -5,7 +5,9 @@ by ``--label-sep``; ``--scores`` adds one ``score:<label>`` column per label) or
 (``{"row": 0, "labels": [...], "scores": {...}}``), chosen by the output's extension
 (``.csv``, ``.tsv``, ``.jsonl``/``.json``) or ``--output-format``. ``-o -`` writes to standard
 output (CSV unless ``--output-format`` says otherwise; the summary then goes to standard
-error).
+error). ``--leaves-only`` writes each row's most specific labels only; ``--per-level`` one
+column per depth level (``level_0, level_1, ...``; with ``--path-sep`` each label's last path
+step, the layout ``--level-columns`` reads). A label column in the data file is not read.
 
 The output path is checked before the model is read (it must not be the model or the data
 file, and its directory must accept a new file); the file is written atomically, so a failed
@@ -46,11 +48,13 @@ def _output_format(path: str, given: str | None) -> str:
 
 
 def write_predictions(path: str, fmt: str, labels: list[list], label_names, scores=None,
-                      label_sep: str = ";") -> None:
+                      label_sep: str = ";", per_level: bool = False) -> None:
     """Write one line per row: its predicted label names (and scores).
 
-    Written atomically (a complete file or none, see :func:`ecrm.commands._files.atomic_text`);
-    ``path="-"`` writes to standard output.
+    With ``per_level``, each row of ``labels`` is one list of names per depth level, written
+    as the columns ``level_0, level_1, ...`` (JSON lines: ``"levels"``). Written atomically
+    (a complete file or none, see :func:`ecrm.commands._files.atomic_text`); ``path="-"``
+    writes to standard output.
     """
     import csv
     import json
@@ -59,16 +63,21 @@ def write_predictions(path: str, fmt: str, labels: list[list], label_names, scor
     with atomic_text(path) as fh:
         if fmt == "jsonl":
             for i, row in enumerate(labels):
-                rec: dict = {"row": i, "labels": [str(v) for v in row]}
+                rec: dict = ({"row": i, "levels": [[str(v) for v in level] for level in row]}
+                             if per_level else {"row": i, "labels": [str(v) for v in row]})
                 if scores is not None:
                     rec["scores"] = dict(zip(names, map(float, scores[i]), strict=True))
                 fh.write(json.dumps(rec) + "\n")
             return
         writer = csv.writer(fh, delimiter="\t" if fmt == "tsv" else ",")
-        writer.writerow(["row", "labels"] + ([f"score:{n}" for n in names]
-                                             if scores is not None else []))
+        width = max((len(row) for row in labels), default=0) if per_level else 1
+        writer.writerow(["row"] + ([f"level_{k}" for k in range(width)] if per_level
+                                   else ["labels"])
+                        + ([f"score:{n}" for n in names] if scores is not None else []))
         for i, row in enumerate(labels):
-            writer.writerow([i, label_sep.join(str(v) for v in row)]
+            cells = ([label_sep.join(str(v) for v in level) for level in row] if per_level
+                     else [label_sep.join(str(v) for v in row)])
+            writer.writerow([i, *cells]
                             + ([f"{s:.6g}" for s in scores[i]] if scores is not None else []))
 
 
@@ -78,6 +87,7 @@ def run(args) -> int:
 
     from ecrm.commands._options import progress_bar
     from ecrm.io import load
+    from ecrm.labels import labels_of
 
     try:
         fmt = _output_format(args.output, args.output_format)
@@ -92,17 +102,25 @@ def run(args) -> int:
         except ValueError as exc:
             return fail(str(exc))
         bar.update()
-        if args.leaves_only and not hasattr(model.output_space, "to_labels"):
-            return fail("--leaves-only needs a model of a label hierarchy; this model's "
-                        f"outputs are a {type(model.output_space).__name__}")
+        if (args.leaves_only or args.per_level) and not hasattr(model.output_space,
+                                                                "to_labels"):
+            return fail(f"--{'leaves-only' if args.leaves_only else 'per-level'} needs a model "
+                        "of a label hierarchy; this model's outputs are a "
+                        f"{type(model.output_space).__name__}")
         Y = model.predict(data.X)
         scores = model.predict_scores(data.X) if args.scores else None
         bar.update()
         try:
-            labels = (model.output_space.to_labels(Y, leaves_only=True) if args.leaves_only
-                      else row_labels(model, Y))
+            if args.per_level:
+                step = ((lambda n: str(n).rsplit(args.path_sep, 1)[-1]) if args.path_sep
+                        else str)  # a path's last step, as in per-level input columns
+                labels = [[[step(v) for v in level] for level in row] for row in
+                          labels_of(model.output_space, Y, per_level=True)]
+            else:
+                labels = (labels_of(model.output_space, Y, leaves_only=True)
+                          if args.leaves_only else row_labels(model, Y))
             write_predictions(args.output, fmt, labels, model.label_names_,
-                              scores, args.label_sep)
+                              scores, args.label_sep, per_level=args.per_level)
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
                 raise
@@ -126,9 +144,15 @@ def add_parser(subparsers) -> None:
                    "standard output)")
     p.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None)
     p.add_argument("--scores", action="store_true", help="add every label's score")
-    p.add_argument("--leaves-only", action="store_true",
-                   help="write each row's most specific labels only (those with no predicted "
-                        "child), as paths were given in training; the scores keep every label")
+    shape = p.add_mutually_exclusive_group()
+    shape.add_argument("--leaves-only", action="store_true",
+                       help="write each row's most specific labels only (those with no "
+                       "predicted child), as paths were given in training; the scores keep "
+                       "every label")
+    shape.add_argument("--per-level", action="store_true",
+                       help="one column per depth level (level_0, level_1, ...) with that "
+                       "level's predicted labels; with --path-sep, each label's last path "
+                       "step (the layout --level-columns reads)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_data_options(p)
     p.set_defaults(func=run)

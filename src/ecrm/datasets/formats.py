@@ -229,14 +229,29 @@ def _check_paths_in(hierarchy, raw: list[str], lines: list[int], path, label_sep
                                         f"under {parent!r}, but the hierarchy has it {where}")
 
 
+def _level_path(path, lineno: int, cells: list[str], path_sep: str) -> str:
+    """One row's level cells as a path (an empty cell ends it), one label: no ``label_sep``."""
+    steps = []
+    for cell in (c.strip() for c in cells):
+        if not cell:
+            break
+        if path_sep in cell:
+            raise DataFileError(path, lineno, f"the level value {cell!r} holds the path "
+                                f"separator {path_sep!r}")
+        steps.append(cell)
+    return path_sep.join(steps)
+
+
 #: Feature cells read as missing values (lower case, stripped).
 MISSING_CELLS = frozenset({"", "?", "na", "n/a", "nan", "null"})
 
 
 def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str | None = None,
              label_sep: str = ";", path_sep: str | None = None, hierarchy=None,
-             require_labels: bool = True, ignore_labels: bool = False) -> Bunch:
-    """Read a CSV/TSV file of numeric features and one column of label names.
+             require_labels: bool = True, ignore_labels: bool = False,
+             level_columns=None) -> Bunch:
+    """Read a CSV/TSV file of numeric features and one column of label names (or one column
+    per level of the hierarchy).
 
     A feature cell that is empty or one of ``?``, ``NA``, ``N/A``, ``NaN``, ``null`` (any
     case) is missing (NaN in ``X``); any other text that is not a finite number is an error
@@ -263,6 +278,12 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
     ignore_labels : bool, default=False
         Drop the label column unread (``Y = None``), as for predictions: its labels need not
         be in ``hierarchy``.
+    level_columns : sequence of str, default=None
+        Instead of ``label_column``: the columns holding each row's path, one per level
+        (HiClass's ``Cat1, Cat2, Cat3`` layout; an empty cell ends a shorter path). The
+        labels are the paths joined by ``path_sep`` (default ``"/"``), or, with a
+        ``hierarchy`` of plain names, each row's deepest value (see
+        :func:`ecrm.labels.as_label_matrix`).
 
     Returns
     -------
@@ -298,12 +319,21 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
     if len(set(header)) != len(header):
         dup = next(h for h in header if header.count(h) > 1)
         raise DataFileError(path, 1, f"column {dup!r} appears twice in the header")
-    has_labels = label_column in header
-    if not has_labels and require_labels and not ignore_labels:
-        raise DataFileError(path, 1, f"no label column {label_column!r} in the header "
-                            f"{header} (choose it with label_column)")
-    li = header.index(label_column) if has_labels else -1
-    feature_names = [h for k, h in enumerate(header) if k != li]
+    if level_columns is not None:
+        level_columns = list(level_columns)
+        missing = [c for c in level_columns if c not in header]
+        if missing:
+            raise DataFileError(path, 1, f"no level columns {missing} in the header {header}")
+        path_sep = "/" if path_sep is None else path_sep
+        label_idx = [header.index(c) for c in level_columns]
+        has_labels = True
+    else:
+        has_labels = label_column in header
+        if not has_labels and require_labels and not ignore_labels:
+            raise DataFileError(path, 1, f"no label column {label_column!r} in the header "
+                                f"{header} (choose it with label_column, or level_columns)")
+        label_idx = [header.index(label_column)] if has_labels else []
+    feature_names = [h for k, h in enumerate(header) if k not in label_idx]
     values: list[list[str]] = []
     raw_labels: list[str] = []
     lines: list[int] = []
@@ -315,8 +345,11 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
             if len(row) != len(header):
                 raise DataFileError(path, lineno, f"expected {len(header)} fields (as in the "
                                     f"header); found {len(row)}")
-            values.append([f for k, f in enumerate(row) if k != li])
-            raw_labels.append(row[li] if has_labels else "")
+            values.append([f for k, f in enumerate(row) if k not in label_idx])
+            raw_labels.append("" if ignore_labels or not has_labels
+                              else row[label_idx[0]] if level_columns is None
+                              else _level_path(path, lineno, [row[k] for k in label_idx],
+                                               path_sep or "/"))
             lines.append(lineno)
     except csv.Error as exc:
         raise DataFileError(path, reader.line_num, str(exc)) from None
@@ -340,8 +373,23 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
                   label_lists=None, filename=str(path), row_lines=np.asarray(lines))
     if not has_labels or ignore_labels:
         return bunch
-    if hierarchy is None:
+    if hierarchy is None and level_columns is None:
         _warn_other_separator(path, label_column, raw_labels, label_sep, path_sep)
+    if level_columns is not None and hierarchy is not None and not all(
+            not r or r in hierarchy.index for r in raw_labels):  # a hierarchy of plain names
+        from ecrm.labels import LabelRowError, as_label_matrix
+
+        rows = [r.split(path_sep) if r else [] for r in raw_labels]
+        try:
+            Y = as_label_matrix(hierarchy, np.array([r + [""] * (len(level_columns) - len(r))
+                                                     for r in rows], dtype=object))
+        except LabelRowError as exc:
+            raise DataFileError(path, lines[exc.row], exc.reason) from None
+        bunch.update(Y=Y, hierarchy=hierarchy, label_lists=hierarchy.to_labels(Y),
+                     label_names=tuple(hierarchy.labels))
+        return bunch
+    if level_columns is not None:
+        label_sep = "\0"  # one path per row: no cell splits into several labels
     rows, edges, names = _label_rows(raw_labels, lines, path, label_sep, path_sep)
     if hierarchy is not None and path_sep is not None:
         _check_paths_in(hierarchy, raw_labels, lines, path, label_sep, path_sep)
@@ -621,7 +669,7 @@ def _format_of(path: Path) -> str:
 def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
               label_column: str = "labels", label_sep: str = ";", path_sep: str | None = None,
               require_labels: bool = True, n_features: int | None = None,
-              ignore_labels: bool = False) -> Bunch:
+              ignore_labels: bool = False, level_columns=None) -> Bunch:
     """Read a data file in any supported format (see the module docstring).
 
     Parameters
@@ -631,7 +679,7 @@ def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
         ``"auto"`` decides from the file name; an ARFF file is read as Clus hierarchical
         (:func:`ecrm.datasets.load_hmc_arff`) if it has a hierarchical attribute, else as
         MEKA.
-    hierarchy, label_column, label_sep, path_sep, require_labels
+    hierarchy, label_column, label_sep, path_sep, require_labels, level_columns
         See :func:`load_csv` (``hierarchy`` also for ARFF and svmlight).
     n_features : int, default=None
         For svmlight files: the number of features (e.g. the model's).
@@ -650,7 +698,11 @@ def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
     if fmt in ("csv", "tsv"):
         return load_csv(path, label_column=label_column, sep="\t" if fmt == "tsv" else ",",
                         label_sep=label_sep, path_sep=path_sep, hierarchy=hierarchy,
-                        require_labels=require_labels, ignore_labels=ignore_labels)
+                        require_labels=require_labels, ignore_labels=ignore_labels,
+                        level_columns=level_columns)
+    if level_columns is not None:
+        raise DataFileError(path, None, f"level columns are for CSV/TSV files; this is a "
+                            f"{fmt} file")
     if fmt == "svmlight":
         return load_svmlight_multilabel(path, hierarchy=hierarchy, n_features=n_features,
                                         ignore_labels=ignore_labels)

@@ -1,0 +1,167 @@
+"""Labels as users hold them: names, paths or one column per level, in and out.
+
+The estimators work on the 0/1 label matrix of a :class:`~ecrm.Hierarchy` (one column per
+label, in ``h.labels`` order). :func:`as_label_matrix` turns what a user holds into it, and
+the estimators' ``fit`` and ``score`` call it, so that ``fit(X, y)`` takes any of
+
+* a 0/1 matrix (kept as it is);
+* one collection of label names per row (``[["sport", "sport/tennis"], ["news"], []]``), or one
+  name per row (``["sport/tennis", "news"]``); ancestors are switched on;
+* one column per level (a pandas DataFrame or a 2-D array of strings, HiClass's
+  ``Cat1, Cat2, Cat3`` layout): each row is a path, empty or missing cells ending it early.
+  A path names the label ``"Cat1/Cat2/Cat3"`` when the hierarchy has such path labels (as
+  ``load_csv(..., path_sep="/")`` builds), else its deepest value (a hierarchy of plain
+  names), whose ancestors must then be the row's other values.
+
+:func:`labels_of` is the way back, for ``predict_labels``: the names on in each row, its most
+specific labels only, or one list per depth level.
+
+Integer label names are ambiguous with a 0/1 matrix: pass such labels through
+:meth:`ecrm.Hierarchy.to_matrix` yourself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+
+import numpy as np
+
+__all__ = ["LabelRowError", "as_label_matrix", "labels_of"]
+
+
+class LabelRowError(ValueError):
+    """A row's labels that the hierarchy does not have or contradicts (``row``, ``reason``)."""
+
+    def __init__(self, row: int, reason: str):
+        super().__init__(f"row {row}: {reason}")
+        self.row, self.reason = row, reason
+
+
+def _is_name(v) -> bool:
+    return isinstance(v, str)
+
+
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and v != v) or (isinstance(v, str) and not
+                                                                v.strip())
+
+
+def _level_rows(space, table) -> list[list]:
+    """The label of each row of a per-level table (rows of level values)."""
+    index = space.index
+    closed_names = space.labels
+    out: list[list] = []
+    for i, row in enumerate(table):
+        values = []
+        for v in row:
+            if _missing(v):
+                break
+            values.append(str(v).strip())
+        if not values:
+            out.append([])
+            continue
+        path = "/".join(values)
+        if path in index:
+            out.append([path])
+            continue
+        leaf = values[-1]
+        if leaf not in index:
+            raise LabelRowError(i, f"the levels {values} name neither the path label "
+                                   f"{path!r} nor a label {leaf!r} of the hierarchy")
+        on = space.to_matrix([[leaf]])[0] > 0
+        above = {closed_names[j] for j in np.flatnonzero(on)}
+        if not set(values) <= above:
+            raise LabelRowError(i, f"the levels {values} contradict the hierarchy, where "
+                                   f"{leaf!r} is under {sorted(above - {leaf})}")
+        out.append([leaf])
+    return out
+
+
+def as_label_matrix(space, y):
+    """The 0/1 label matrix of ``y`` given in any form the module docstring lists.
+
+    Parameters
+    ----------
+    space : OutputSpace
+        A space with label names (:class:`~ecrm.Hierarchy`); for other spaces ``y`` is
+        returned as it is.
+    y : array-like, list or DataFrame
+
+    Returns
+    -------
+    Y : ndarray of shape (n, d) or ``y`` itself
+
+    Raises
+    ------
+    ValueError
+        Naming the row and the label for a name not in the hierarchy, or levels that
+        contradict it.
+
+    Examples
+    --------
+    >>> from ecrm import Hierarchy
+    >>> h = Hierarchy([("animal", "dog"), ("animal", "cat")])
+    >>> as_label_matrix(h, [["dog"], "cat", []])
+    array([[1., 1., 0.],
+           [1., 0., 1.],
+           [0., 0., 0.]])
+    >>> as_label_matrix(h, [["animal", "dog"], ["animal", None]])
+    array([[1., 1., 0.],
+           [1., 0., 0.]])
+    """
+    if not hasattr(space, "to_matrix") or not hasattr(space, "index"):
+        return y
+    if hasattr(y, "columns") and hasattr(y, "to_numpy"):  # a DataFrame: one column per level
+        table = y.to_numpy(dtype=object)
+        if any(_is_name(v) for v in table.ravel()):
+            return space.to_matrix(_level_rows(space, table))
+        return y
+    if isinstance(y, np.ndarray):
+        if y.dtype.kind in "USO" and y.size and any(_is_name(v) for v in y.ravel().tolist()):
+            if y.ndim == 2:
+                return space.to_matrix(_level_rows(space, y.tolist()))
+            return space.to_matrix([[v] for v in y.tolist()])
+        return y
+    if not isinstance(y, (list, tuple)):
+        return y
+    rows = list(y)
+    names = [r if isinstance(r, (list, tuple, Set)) else [r] for r in rows]
+    if any(isinstance(r, Set) or (not isinstance(r, (list, tuple)) and _is_name(r))
+           or any(_is_name(v) for v in (r if isinstance(r, (list, tuple)) else ()))
+           for r in rows):
+        return space.to_matrix([list(r) for r in names])
+    return y
+
+
+def labels_of(space, Y, *, leaves_only: bool = False, per_level: bool = False) -> list:
+    """The label names switched on in each row of a 0/1 matrix ``Y`` of ``space``.
+
+    Parameters
+    ----------
+    space : Hierarchy
+    Y : array-like of shape (n, d)
+    leaves_only : bool, default=False
+        The most specific labels only (those with no child on).
+    per_level : bool, default=False
+        One list per depth level (:attr:`ecrm.Hierarchy.depth`) for each row: ``[[level-0
+        labels], [level-1 labels], ...]``, as many levels as the hierarchy has.
+
+    Returns
+    -------
+    labels : list
+    """
+    if per_level and leaves_only:
+        raise ValueError("choose one of leaves_only and per_level")
+    rows = space.to_labels(Y, leaves_only=leaves_only)
+    if not per_level:
+        return rows
+    depth = np.asarray(space.depth)
+    levels = int(depth.max()) + 1 if depth.size else 0
+    where = {name: int(d) for name, d in zip(space.labels, depth, strict=True)}
+    out = []
+    for row in rows:
+        by_level: list[list] = [[] for _ in range(levels)]
+        for name in row:
+            by_level[where[name]].append(name)
+        out.append(by_level)
+    return out

@@ -1,0 +1,132 @@
+"""Labels as users hold them: names, paths and per-level columns in; names, leaves and
+levels out, from Python and through the real ``ecrm`` entry point."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_array_equal
+
+from ecrm import ECRM, Hierarchy
+from ecrm.labels import LabelRowError, as_label_matrix, labels_of
+from ecrm.losses import HammingLoss
+from test_cli_files import ecrm_cmd
+
+NAMES = Hierarchy([("animal", "mammal"), ("mammal", "dog"), ("animal", "bird"),
+                   ("plant", "tree")])
+PATHS = Hierarchy([("animal", "animal/mammal"), ("animal/mammal", "animal/mammal/dog"),
+                   ("animal", "animal/bird"), ("plant", "plant/tree")])
+
+
+def test_names_single_names_and_sets_give_the_closed_matrix():
+    expected = NAMES.to_matrix([["dog"], ["bird", "plant"], []])
+    assert_array_equal(as_label_matrix(NAMES, [["dog"], ["bird", "plant"], []]), expected)
+    assert_array_equal(as_label_matrix(NAMES, [{"dog"}, ("bird", "plant"), []]), expected)
+    assert_array_equal(as_label_matrix(NAMES, ["dog", "tree"]),
+                       NAMES.to_matrix([["dog"], ["tree"]]))
+    assert_array_equal(as_label_matrix(NAMES, np.array(["dog", "tree"])),
+                       NAMES.to_matrix([["dog"], ["tree"]]))
+
+
+def test_a_matrix_passes_unchanged():
+    Y = NAMES.to_matrix([["dog"], []])
+    assert as_label_matrix(NAMES, Y) is Y
+    nested = Y.astype(int).tolist()
+    assert as_label_matrix(NAMES, nested) is nested
+
+
+@pytest.mark.parametrize("space", [NAMES, PATHS], ids=["plain names", "path names"])
+def test_per_level_columns_name_paths_or_deepest_values(space):
+    table = pd.DataFrame({"Cat1": ["animal", "animal", "plant", None],
+                          "Cat2": ["mammal", "bird", "", None],
+                          "Cat3": ["dog", None, None, None]})
+    Y = as_label_matrix(space, table)
+    leaves = [["dog"], ["bird"], ["plant"], []] if space is NAMES else \
+        [["animal/mammal/dog"], ["animal/bird"], ["plant"], []]
+    assert_array_equal(Y, space.to_matrix(leaves))
+    assert_array_equal(as_label_matrix(space, table.to_numpy(dtype=object)), Y)
+
+
+def test_levels_that_contradict_the_hierarchy_name_the_row():
+    table = np.array([["animal", "mammal"], ["plant", "dog"]], dtype=object)
+    with pytest.raises(LabelRowError, match=r"row 1: the levels \['plant', 'dog'\] contradict "
+                       r"the hierarchy, where 'dog' is under \['animal', 'mammal'\]"):
+        as_label_matrix(NAMES, table)
+    with pytest.raises(LabelRowError, match="row 0: the levels .* name neither"):
+        as_label_matrix(NAMES, np.array([["fungus"]], dtype=object))
+    with pytest.raises(ValueError, match="row 1 has the label 'cat'"):
+        as_label_matrix(NAMES, [["dog"], ["cat"]])
+
+
+def _data(m=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 2))
+    names = [["dog"] if x > 0.5 else ["bird"] if x > 0 else ["tree"] if y > 0 else []
+             for x, y in X]
+    return X, names
+
+
+def test_fit_and_score_take_label_names_as_the_matrix():
+    X, names = _data()
+    by_names = ECRM(HammingLoss(), NAMES, gamma=1.0).fit(X, names)
+    by_matrix = ECRM(HammingLoss(), NAMES, gamma=1.0).fit(X, NAMES.to_matrix(names))
+    assert_array_equal(by_names.predict(X), by_matrix.predict(X))
+    assert by_names.score(X, names) == by_matrix.score(X, NAMES.to_matrix(names))
+
+
+def test_predict_labels_names_leaves_and_levels():
+    X, names = _data()
+    model = ECRM(HammingLoss(), NAMES, gamma=1.0).fit(X, names)
+    Y = model.predict(X)
+    assert model.predict_labels(X) == NAMES.to_labels(Y)
+    assert model.predict_labels(X, leaves_only=True) == NAMES.to_labels(Y, leaves_only=True)
+    levels = model.predict_labels(X, per_level=True)
+    depth = dict(zip(NAMES.labels, NAMES.depth, strict=True))
+    for row, by_level in zip(NAMES.to_labels(Y), levels, strict=True):
+        assert len(by_level) == 3
+        assert sorted(v for level in by_level for v in level) == sorted(row)
+        assert all(depth[v] == k for k, level in enumerate(by_level) for v in level)
+    with pytest.raises(ValueError, match="choose one"):
+        labels_of(NAMES, Y, leaves_only=True, per_level=True)
+
+
+def _write_levels(path, m=50, seed=1):
+    rng = np.random.default_rng(seed)
+    rows = ["x,y,Cat1,Cat2,Cat3"]
+    for x, y in rng.normal(size=(m, 2)):
+        levels = (["animal", "mammal", "dog"] if x > 0.5 else ["animal", "bird", ""] if x > 0
+                  else ["plant", "tree", ""] if y > 0 else ["plant", "", ""])
+        rows.append(f"{x:.4f},{y:.4f},{','.join(levels)}")
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_cli_reads_level_columns_and_writes_levels(tmp_path):
+    _write_levels(tmp_path / "d.csv")
+    cols = ["--level-columns", "Cat1,Cat2,Cat3"]
+    fit = ecrm_cmd("fit", "d.csv", *cols, "-o", "m.ecrm", "--quiet", cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    assert "6 labels (tree, 4 edges)" in fit.stdout.decode()
+    pred = ecrm_cmd("predict", "m.ecrm", "d.csv", *cols, "--per-level", "--path-sep", "/",
+                    "-o", "p.csv", "--quiet", cwd=tmp_path)
+    assert pred.returncode == 0, pred.stderr
+    with open(tmp_path / "p.csv") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["row", "level_0", "level_1", "level_2"]
+    given = [line.split(",")[2:] for line in (tmp_path / "d.csv").read_text().split("\n")[1:]
+             if line]
+    agree = np.mean([row[1:] == levels for row, levels in zip(rows[1:], given, strict=True)])
+    assert agree > 0.8  # the training file, a well separated problem
+    ev = ecrm_cmd("evaluate", "m.ecrm", "d.csv", *cols, "--quiet", cwd=tmp_path)
+    assert ev.returncode == 0, ev.stderr
+
+
+def test_cli_refuses_a_level_value_holding_the_separator(tmp_path):
+    (tmp_path / "d.csv").write_text("x,Cat1,Cat2\n1,a,b/c\n")
+    proc = ecrm_cmd("fit", "d.csv", "--level-columns", "Cat1,Cat2", "-o", "m.ecrm",
+                    "--quiet", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "d.csv, line 2: the level value 'b/c' holds the path separator '/'" in \
+        proc.stderr.decode()
