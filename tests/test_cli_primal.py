@@ -29,9 +29,11 @@ def test_linear_kernel_auto_is_the_primal_and_predicts_as_the_dual(tmp_path, cv)
     assert "primal solver (auto" in summary
     p_model, d_model = ecrm.load(primal), ecrm.load(dual)
     assert isinstance(p_model._fit, FeatureFit) and isinstance(d_model._fit, KernelFit)
-    # weights p x (risk regressions), whatever the number of rows
+    # weights p x (risk regressions), whatever the number of rows: the file holds no rows
     p, width = p_model._fit.coef.shape
-    assert p == p_model.n_features_in_ and width <= 2 * p_model.Y_fit_.shape[1] + 1
+    assert p == p_model.n_features_in_ and width <= 2 * p_model.output_space.n_outputs + 1
+    assert p_model.X_fit_ is None and p_model.Y_fit_ is None
+    assert primal.stat().st_size < dual.stat().st_size / 3
     if cv:
         assert (p_model.alpha_, p_model.fit_intercept_) == (d_model.alpha_,
                                                             d_model.fit_intercept_)

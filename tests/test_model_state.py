@@ -190,3 +190,21 @@ def test_fit_state_round_trip_predicts_the_same(solver, kw):
     assert_array_equal(again.block(X[:5]) @ again.coef, fit.block(X[:5]) @ fit.coef)
     assert_allclose(again.weights(fit.block(X[:5])), fit.weights(fit.block(X[:5])),
                     rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("solver, kw", [("primal", {"kernel": "linear"}),
+                                        ("nystrom", {"n_components": 15, "random_state": 0})])
+def test_feature_fit_files_hold_no_training_rows(tmp_path, solver, kw):
+    sizes = []
+    for m in (60, 600):
+        X, Y = _data(m=m)
+        model = ECRM(HammingLoss(), TREE, solver=solver, **kw).fit(X, Y)
+        save(model, tmp_path / f"{m}.ecrm")
+        sizes.append((tmp_path / f"{m}.ecrm").stat().st_size)
+        back = load(tmp_path / f"{m}.ecrm")
+        assert back.X_fit_ is None and back.Y_fit_ is None and back._fit.n_train == m
+        assert_array_equal(back.predict(X), model.predict(X))
+        assert_allclose(back.predict_scores(X), model.predict_scores(X), rtol=1e-12, atol=1e-12)
+        with pytest.raises(ValueError, match="need the training rows, which this model"):
+            back.conditional_weights(X[:2])
+    assert sizes[1] < 1.1 * sizes[0]  # the file does not grow with m

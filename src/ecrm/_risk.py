@@ -209,11 +209,15 @@ class _RiskEstimator(_StructuredEstimator):
             setattr(self, fit.coef_name, fit.risk_coef[:, :-1])
             self.intercept_ = fit.risk_intercept[:-1]
 
+    @property
+    def _n_fit(self) -> int:
+        """m, the number of training rows (a loaded feature fit holds no ``X_fit_``)."""
+        return self.X_fit_.shape[0] if self.X_fit_ is not None else self._fit.n_train
+
     # -- prediction -----------------------------------------------------------------------
     def _check_input(self, X):
         check_is_fitted(self, "X_fit_")
-        checked = check_kernel_input(X, self.kernel_params_["kernel"],
-                                     n_train=self.X_fit_.shape[0])
+        checked = check_kernel_input(X, self.kernel_params_["kernel"], n_train=self._n_fit)
         validate_data(self, X, reset=False, skip_check_array=True)  # scikit-learn's messages
         return checked
 
@@ -229,7 +233,7 @@ class _RiskEstimator(_StructuredEstimator):
         nothing else; ``width`` is the floats a row of ``step`` takes."""
         check_is_fitted(self, "X_fit_")
         backend = get_backend(X)
-        chunk_check = ChunkCheck(self.kernel_params_["kernel"], self.X_fit_.shape[0],
+        chunk_check = ChunkCheck(self.kernel_params_["kernel"], self._n_fit,
                                  self.n_features_in_)
         return backend.map_rows(lambda Xb: step(fit.block(Xb)), X, check=self._check_input,
                                 chunk_check=chunk_check, block_width=2 * fit.n_columns + width,
@@ -305,7 +309,8 @@ class _RiskEstimator(_StructuredEstimator):
             A lazy Dask array (the features, costs and oracle per row chunk) if ``X`` is one.
         """
         check_is_fitted(self, "X_fit_")
-        fit, loss, space, d = self._slim_fit(), self.loss, self.output_space, self.Y_fit_.shape[1]
+        fit, loss, space = self._slim_fit(), self.loss, self.output_space
+        d = space.n_outputs
         one_dimensional = self._y_ndim == 1
         if isinstance(loss, LinearLoss):
             costs = _Costs(fit)

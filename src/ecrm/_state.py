@@ -45,7 +45,7 @@ def _int(value, name: str, low: int) -> int:
     return int(value)
 
 
-def _check_fit(model, fit, X, n_risk: int, d: int, kernel_params: dict) -> None:
+def _check_fit(model, fit, X, p: int, n_risk: int, d: int, kernel_params: dict) -> None:
     if not isinstance(fit, RiskFit):
         raise TypeError(f"_fit must be a solver's fit object; found {type(fit).__name__}")
     c = n_risk + (d if model._fits_marginals else 0)
@@ -62,15 +62,19 @@ def _check_fit(model, fit, X, n_risk: int, d: int, kernel_params: dict) -> None:
         if (fit.u is None) != (fit.s is None) or (fit.u is not None and not fit.fit_intercept):
             raise ValueError("_fit.u and _fit.s are set together, and only with an intercept")
     elif isinstance(fit, FeatureFit):
+        if fit.X_train is not X:
+            raise ValueError("_fit.X_train must be X_fit_ (the training inputs)")
+        if X is not None and fit.n_train != X.shape[0]:
+            raise ValueError(f"_fit.n_train={fit.n_train} but X_fit_ has {X.shape[0]} rows")
         features = fit.features
         if isinstance(features, LinearFeatures):
-            if kernel_params["kernel"] != "linear" or features.n_features_out != X.shape[1]:
+            if kernel_params["kernel"] != "linear" or features.n_features_out != p:
                 raise ValueError(f"_fit.features: the identity of {features.n_features_out} "
-                                 f"features needs kernel='linear' on {X.shape[1]} features")
+                                 f"features needs kernel='linear' on {p} features")
         elif isinstance(features, NystromFeatures):
             M = features.centres.shape[0]
-            if features.centres.ndim != 2 or features.centres.shape[1] != X.shape[1]:
-                raise ValueError(f"the Nystrom centres must have {X.shape[1]} columns; found "
+            if features.centres.ndim != 2 or features.centres.shape[1] != p:
+                raise ValueError(f"the Nystrom centres must have {p} columns; found "
                                  f"shape {features.centres.shape}")
             _float_array(features.projection, "the Nystrom projection",
                          (M, features.n_features_out))
@@ -121,21 +125,29 @@ def check_fitted_state(model) -> None:
     if missing:
         raise ValueError(f"missing the fitted attributes {missing}")
     X, Y, space = model.X_fit_, model.Y_fit_, model.output_space
-    if not ((isinstance(X, np.ndarray) and X.dtype == np.float64) or sp.issparse(X)) \
-            or X.ndim != 2:
-        raise TypeError(f"X_fit_ must be a 2-D float64 array or sparse matrix; found "
-                        f"{type(X).__name__} {getattr(X, 'dtype', '')}")
-    m = X.shape[0]
-    if _int(model.n_features_in_, "n_features_in_", 1) != X.shape[1]:
-        raise ValueError(f"n_features_in_={model.n_features_in_} but X_fit_ has "
-                         f"{X.shape[1]} columns")
-    d = space.n_outputs
-    if not isinstance(Y, np.ndarray) or Y.shape != (m, d) or Y.dtype.kind not in "biuf":
-        raise ValueError(f"Y_fit_ must be a numeric array of shape {(m, d)} (the rows of "
-                         f"X_fit_, the outputs of the space); found "
-                         f"{getattr(Y, 'shape', type(Y).__name__)}")
-    if not np.array_equal(space.validate(Y), Y):
-        raise ValueError("Y_fit_ holds outputs that are not in the output space")
+    p, d = _int(model.n_features_in_, "n_features_in_", 1), space.n_outputs
+    loss = model.loss
+    if X is None and Y is None and isinstance(model._fit, FeatureFit) \
+            and isinstance(loss, LinearLoss):  # stored without the training rows
+        m = _int(model._fit.n_train, "_fit.n_train", 2)
+        n_risk = loss.psi(np.zeros((1, d))).shape[1] + 1
+    else:
+        if not ((isinstance(X, np.ndarray) and X.dtype == np.float64) or sp.issparse(X)) \
+                or X.ndim != 2:
+            raise TypeError(f"X_fit_ must be a 2-D float64 array or sparse matrix; found "
+                            f"{type(X).__name__} {getattr(X, 'dtype', '')}")
+        m = X.shape[0]
+        if p != X.shape[1]:
+            raise ValueError(f"n_features_in_={model.n_features_in_} but X_fit_ has "
+                             f"{X.shape[1]} columns")
+        if not isinstance(Y, np.ndarray) or Y.shape != (m, d) or Y.dtype.kind not in "biuf":
+            raise ValueError(f"Y_fit_ must be a numeric array of shape {(m, d)} (the rows of "
+                             f"X_fit_, the outputs of the space); found "
+                             f"{getattr(Y, 'shape', type(Y).__name__)}")
+        if not np.array_equal(space.validate(Y), Y):
+            raise ValueError("Y_fit_ holds outputs that are not in the output space")
+        n_risk = (np.shape(loss.psi(np.asarray(Y[:1], dtype=float)))[1] + 1
+                  if isinstance(loss, LinearLoss) else 0)
     names = model.label_names_
     if not isinstance(names, np.ndarray) or names.shape != (d,) or \
             list(names) != list(space.output_names):
@@ -150,13 +162,10 @@ def check_fitted_state(model) -> None:
         raise ValueError(f"_y_ndim must be 2, or 1 for one output; found {model._y_ndim!r}")
     for name in ("feature_names_in_", "feature_columns_"):
         value = getattr(model, name, None)
-        if value is not None and (len(value) != X.shape[1]
+        if value is not None and (len(value) != p
                                   or not all(isinstance(v, str) for v in value)):
-            raise ValueError(f"{name} must hold {X.shape[1]} column names")
-    loss = model.loss
-    n_risk = (np.shape(loss.psi(np.asarray(Y[:1], dtype=float)))[1] + 1
-              if isinstance(loss, LinearLoss) else 0)
-    _check_fit(model, model._fit, X, n_risk, d, params)
+            raise ValueError(f"{name} must hold {p} column names")
+    _check_fit(model, model._fit, X, p, n_risk, d, params)
     if "task_kernel_" in model._fitted_attributes:
         B, expected = model.task_kernel_, model._task_kernel(n_risk - 1)
         if not isinstance(B, np.ndarray) or not np.array_equal(B, expected):

@@ -27,7 +27,11 @@ fit object (:class:`ecrm.solvers.dual.KernelFit`) rebuilds it from the training 
 its ridge the first time a prediction needs it (only losses without a linear form and
 :meth:`~ecrm.ECRM.conditional_weights` do; :meth:`~ecrm.ECRM.predict` with a linear loss
 and :meth:`~ecrm.ECRM.predict_scores` use stored coefficients). A file thus takes
-:math:`O(m(p + e))` space.
+:math:`O(m(p + e))` space. A model of a linear loss fitted in the primal or on Nystrom
+features is stored without its training rows and leave-one-out predictions (``X_fit_``,
+``Y_fit_``, ``loo_predictions_`` and ``loo_scores_`` load as ``None``): its file takes
+:math:`O(k(p + e))` whatever m, and loaded, it predicts, gives costs and scores, but has no
+risk weights (:meth:`~ecrm.ECRM.conditional_weights` asks for a refit).
 
 Errors are :class:`ModelFileError` (a ``ValueError``) naming the file and what is wrong: not a
 zip archive or truncated, a file of another kind, a newer format version, a digest that does
@@ -79,6 +83,7 @@ from ecrm.losses import (
     SquaredRankLoss,
     ZeroOneLoss,
 )
+from ecrm.losses.base import LinearLoss
 from ecrm.ridge import Factor
 from ecrm.solvers.base import RiskFit
 from ecrm.solvers.centers import KMeansPlusPlusCenters, LeverageCenters, UniformCenters
@@ -186,9 +191,17 @@ def _estimator_params(model) -> dict:
     return params
 
 
+#: What a file of a linear loss's feature fit (primal or Nystrom) leaves out: prediction
+#: needs only the features and the coefficients, so its size does not grow with m.
+_NOT_IN_FEATURE_FILES = ("X_fit_", "Y_fit_", "loo_predictions_", "loo_scores_")
+
+
 def _estimator_state(model) -> dict:
     state = vars(model)  # the declared state only, never all of vars(model)
-    return {key: state[key] for key in type(model)._fitted_attributes if key in state}
+    out = {key: state[key] for key in type(model)._fitted_attributes if key in state}
+    if isinstance(out.get("_fit"), FeatureFit) and isinstance(model.loss, LinearLoss):
+        out.update((key, None) for key in _NOT_IN_FEATURE_FILES if key in out)
+    return out
 
 
 def _rebuild_estimator(model, fitted: dict) -> None:

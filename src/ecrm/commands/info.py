@@ -34,7 +34,8 @@ def summary(path: str) -> dict:
            "n_outputs": space.n_outputs, "kernel": dict(model.kernel_params_),
            "alpha": float(getattr(model, "alpha_", getattr(model, "alpha", float("nan")))),
            "fit_intercept": bool(getattr(model, "fit_intercept_", model.fit_intercept)),
-           "n_train": int(model.X_fit_.shape[0]), "n_features": int(model.n_features_in_)}
+           "n_train": int(getattr(model, "_n_fit", None) or model.X_fit_.shape[0]),
+           "n_features": int(model.n_features_in_)}
     out.update(_solver(model))
     if hasattr(model, "alpha_"):  # chosen by leave-one-out
         out["selection"] = {"scoring": model.scoring if isinstance(model.scoring, str)

@@ -32,16 +32,20 @@ class FeatureFit(RiskFit):
     ridge : float
         :math:`m\lambda`.
     fit_intercept : bool
-    X_train : ndarray, sparse matrix or Dask array of shape (m, p)
+    n_train : int
+        m, the number of training rows.
+    X_train : ndarray, sparse matrix or Dask array of shape (m, p), optional
         The training inputs (read only by :meth:`weights`, in a pass over row blocks): the
-        estimator's ``X_fit_``, attached again when a model file is loaded.
+        estimator's ``X_fit_``. A model file of a linear loss's feature fit holds none
+        (prediction needs only the features and ``coef``); :meth:`weights` then refuses.
     """
 
     coef_name = "coef_"
 
     def __init__(self, features: FeatureMap, coef: np.ndarray, intercept: np.ndarray,
-                 n_risk: int, ridge: float, fit_intercept: bool, *, X_train=None):
-        self.features, self.X_train = features, X_train
+                 n_risk: int, ridge: float, fit_intercept: bool, n_train: int, *,
+                 X_train=None):
+        self.features, self.X_train, self.n_train = features, X_train, int(n_train)
         self.coef, self.intercept, self.n_risk = coef, intercept, int(n_risk)
         self.ridge, self.fit_intercept = float(ridge), bool(fit_intercept)
 
@@ -49,7 +53,7 @@ class FeatureFit(RiskFit):
     def from_solve(cls, features: FeatureMap, X_train, solved: PrimalFit, n_risk: int,
                    ridge: float, fit_intercept: bool) -> FeatureFit:
         return cls(features, solved.coef, solved.intercept, n_risk, ridge, fit_intercept,
-                   X_train=X_train)
+                   X_train.shape[0], X_train=X_train)
 
     @property
     def n_columns(self) -> int:
@@ -62,6 +66,10 @@ class FeatureFit(RiskFit):
         r""":math:`w(x) = F_c (C + m\lambda I)^{-1}(f(x) - \mu) + \mathbf 1/m`, in a pass over
         the training blocks (:func:`ecrm.solvers.normal_equations.primal_weights`)."""
         X = self.X_train
+        if X is None:
+            raise ValueError("the risk weights need the training rows, which this model does "
+                             "not hold (a model file of a primal or Nystrom fit keeps only "
+                             "what prediction needs): refit the model to get them")
         # only F'F and F'1 enter the weights: one dummy target column
         equations = NormalEquations.accumulate(self.features, X, np.zeros((X.shape[0], 1)),
                                                lambda Tb: Tb)
@@ -69,7 +77,8 @@ class FeatureFit(RiskFit):
 
     def to_state(self) -> dict:
         return {"features": self.features, "coef": self.coef, "intercept": self.intercept,
-                "n_risk": self.n_risk, "ridge": self.ridge, "fit_intercept": self.fit_intercept}
+                "n_risk": self.n_risk, "ridge": self.ridge, "fit_intercept": self.fit_intercept,
+                "n_train": self.n_train}
 
     @classmethod
     def from_state(cls, state: dict, X_train=None) -> FeatureFit:
@@ -77,7 +86,7 @@ class FeatureFit(RiskFit):
 
     def slim(self) -> FeatureFit:
         out = copy.copy(self)
-        out.X_train = np.empty((self.X_train.shape[0], 0))  # prediction never reads it
+        out.X_train = None  # prediction never reads it
         return out
 
 
