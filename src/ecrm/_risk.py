@@ -29,6 +29,7 @@ from ecrm.solvers.budget import (
     check_solver_params,
 )
 from ecrm.solvers.centers import check_center_selection
+from ecrm.solvers.primal import FeatureFit
 from ecrm.solvers.rows import validate_outputs
 from ecrm.spaces.base import OutputSpace
 
@@ -212,7 +213,11 @@ class _RiskEstimator(_StructuredEstimator):
     @property
     def _n_fit(self) -> int:
         """m, the number of training rows (a loaded feature fit holds no ``X_fit_``)."""
-        return self.X_fit_.shape[0] if self.X_fit_ is not None else self._fit.n_train
+        if self.X_fit_ is not None:
+            return self.X_fit_.shape[0]
+        if not isinstance(self._fit, FeatureFit):  # only a feature fit is stored without
+            raise AttributeError("X_fit_ is None but the fit is not a feature fit")
+        return self._fit.n_train
 
     # -- prediction -----------------------------------------------------------------------
     def _check_input(self, X):
