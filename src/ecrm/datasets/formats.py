@@ -229,6 +229,31 @@ def _check_paths_in(hierarchy, raw: list[str], lines: list[int], path, label_sep
                                         f"under {parent!r}, but the hierarchy has it {where}")
 
 
+def _numbers(path, values: list[list[str]], lines: list[int], feature_names) -> np.ndarray:
+    """The feature cells as floats: NaN for a missing cell (:data:`MISSING_CELLS`), an error
+    naming file, line and column for any other text or an infinite value."""
+    try:  # numpy parses the strings in C: the common case of numbers only
+        X = np.array(values, dtype=np.float64).reshape(len(values), len(feature_names))
+    except ValueError:
+        X = None
+    if X is not None and np.isfinite(X).all():
+        return X
+    X = np.empty((len(values), len(feature_names)))
+    for r, (row, lineno) in enumerate(zip(values, lines, strict=True)):
+        for c, f in enumerate(row):
+            if f.strip().lower() in MISSING_CELLS:
+                X[r, c] = np.nan  # missing: imputed by a model that imputes, else refused
+                continue
+            try:
+                X[r, c] = float(f)
+            except ValueError:
+                X[r, c] = np.nan
+            if not np.isfinite(X[r, c]):
+                raise DataFileError(path, lineno, f"column {feature_names[c]!r}: expected a "
+                                    f"finite number; found {f!r}")
+    return X
+
+
 def _level_path(path, lineno: int, cells: list[str], path_sep: str) -> str:
     """One row's level cells as a path (an empty cell ends it), one label: no ``label_sep``."""
     steps = []
@@ -355,19 +380,7 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
         raise DataFileError(path, reader.line_num, str(exc)) from None
     if not values:
         raise DataFileError(path, None, "no data rows after the header")
-    X = np.empty((len(values), len(feature_names)))
-    for r, (row, lineno) in enumerate(zip(values, lines, strict=True)):
-        for c, f in enumerate(row):
-            if f.strip().lower() in MISSING_CELLS:
-                X[r, c] = np.nan  # missing: imputed by a model that imputes, else refused
-                continue
-            try:
-                X[r, c] = float(f)
-            except ValueError:
-                X[r, c] = np.nan
-            if not np.isfinite(X[r, c]):
-                raise DataFileError(path, lineno, f"column {feature_names[c]!r}: expected a "
-                                    f"finite number; found {f!r}")
+    X = _numbers(path, values, lines, feature_names)
     bunch = Bunch(X=X, Y=None, hierarchy=hierarchy, feature_names=tuple(feature_names),
                   label_names=None if hierarchy is None else tuple(hierarchy.labels),
                   label_lists=None, filename=str(path), row_lines=np.asarray(lines))
