@@ -190,7 +190,10 @@ def test_svmlight_non_integer_label_names_the_line(tmp_path):
 @pytest.mark.parametrize("name, text, match", [
     ("d.svm", "1 1:0.5\n# c\n2 2:nan 3:1\n", "line 3: feature index 2: a missing value"),
     ("d.svm", "1 1:0.5\n2 2:1 3:inf\n", "line 2: feature index 3: the value inf"),
-    ("d.csv", "x,y,labels\n1,2,a\n3,,b\n", "line 3: column 'y': expected a finite number"),
+    ("d.csv", "x,y,labels\n1,2,a\n3,,b\n", "line 3: column 'y': a missing value"),
+    ("d.csv", "x,y,labels\n1,2,a\n3,inf,b\n", "line 3: column 'y': expected a finite number"),
+    ("d.csv", "x,y,labels\n1,2,a\n3,high,b\n",
+     "line 3: column 'y': expected a finite number; found 'high'"),
     ("d.arff", "@relation 'x: -C 1'\n@attribute L {0,1}\n@attribute f numeric\n"
      "@attribute g numeric\n@data\n1,2,3\n0,?,1\n", "line 7: column 'f': a missing value"),
     ("d.arff", "@relation 'x: -C 1'\n@attribute L {0,1}\n@attribute f numeric\n@data\n"
