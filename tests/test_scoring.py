@@ -266,8 +266,11 @@ def test_auto_calibration_compares_cross_fitted_scores_on_training_data_only():
         assert cv.calibration_results_[name] == pytest.approx(
             micro_auprc(Y, TREE.cap_by_parents(C)), abs=1e-12)
     assert cv.calibration_results_["none"] == pytest.approx(micro_auprc(Y, S), abs=1e-12)
-    best = max(cv.calibration_results_, key=cv.calibration_results_.get)
-    assert cv.calibration_ == (None if best == "none" else best)
+    options = {k: v for k, v in cv.calibration_results_.items() if k != "standard_error"}
+    best = max(options, key=options.get)
+    kept = best != "none" and options[best] - options["none"] > \
+        cv.calibration_results_["standard_error"]
+    assert cv.calibration_ == (best if kept else None)
     if cv.calibration_ is not None:  # refitted on all the leave-one-out scores
         ref = CALIBRATIONS[cv.calibration_]().fit(S, Y)
         Xt = rng.normal(size=(5, X.shape[1]))
@@ -328,3 +331,40 @@ def test_platt_calibration_is_fitted_on_leave_one_out_scores_only():
                fit_intercept=cv.fit_intercept_).fit(X, Y).predict_scores(Xt)
     np.testing.assert_allclose(cv.predict_scores(Xt),
                                TREE.cap_by_parents(ref.transform(raw)), atol=1e-7)
+
+
+def _fold_gains(S, Y, name, folds):
+    from ecrm.calibration import CALIBRATIONS
+
+    C = np.empty_like(S)
+    for k in np.unique(folds):
+        C[folds == k] = CALIBRATIONS[name]().fit(S[folds != k], Y[folds != k]).transform(
+            S[folds == k])
+    return C, np.array([micro_auprc(Y[folds == k], C[folds == k])
+                        - micro_auprc(Y[folds == k], S[folds == k]) for k in np.unique(folds)])
+
+
+@pytest.mark.parametrize("case, seed", [("miscalibrated", 5), ("mild", 3)])
+def test_auto_calibration_keeps_a_gain_only_beyond_one_standard_error(case, seed):
+    from ecrm.calibration import choose_calibration
+
+    rng = np.random.default_rng(seed)
+    p = rng.random((300, 3))
+    Y = rng.random((300, 3)) < p
+    # miscalibrated: each label's scores squeezed into its own band, which a pooled ranking
+    # metric punishes and a per-label map undoes; mild: one label's scores shrunk by 10%,
+    # a gain (here 0.001) well within its fold-to-fold noise
+    S = p * [0.01, 0.1, 1.0] + [0.9, 0.5, 0.0] if case == "miscalibrated" else p * [1, 0.9, 1]
+    choice = choose_calibration("auto", S, Y, metric=micro_auprc, consistent=lambda S: S,
+                                random_state=0)
+    folds = np.random.RandomState(0).permutation(300) % 5
+    best = max(("platt", "isotonic"), key=lambda n: choice.scores[n])
+    C, gains = _fold_gains(S, Y, best, folds)
+    se = np.std(gains, ddof=1) / np.sqrt(5)
+    gain = choice.scores[best] - choice.scores["none"]
+    assert choice.scores[best] == pytest.approx(micro_auprc(Y, C), abs=1e-12)
+    assert gain > 0 and choice.scores["standard_error"] == pytest.approx(se, rel=1e-9)
+    if case == "miscalibrated":  # a large, certain gain
+        assert choice.name == best and gain > 3 * se
+    else:  # the best by the metric, but within its noise: the scores stay as they are
+        assert choice.name is None and gain < se

@@ -279,7 +279,8 @@ class CalibrationChoice:
         Fitted on all the leave-one-out scores.
     scores : dict
         The cross-fitted metric of every option tried (``"none"``, ``"isotonic"``,
-        ``"platt"``); empty when a single option was given.
+        ``"platt"``) and, when a calibration scored best, ``"standard_error"`` of its gain;
+        empty when a single option was given.
     """
 
     name: str | None
@@ -296,8 +297,11 @@ def choose_calibration(method, S, Y, *, metric: Callable, consistent: Callable,
     Platt's logistic map *cross-fitted*: the points are split into ``n_folds`` random folds
     and each fold's scores go through a map fitted on the other folds' (then ``consistent``,
     the output space's consistency step, as at prediction). No score is calibrated by a map
-    that saw its own label, so the comparison is honest; the best option (ties: none, then
-    Platt, then isotonic) is refitted on all the points.
+    that saw its own label, so the comparison is honest. The best option (ties: none, then
+    Platt, then isotonic) is refitted on all the points if it beats the scores as they are by
+    more than one standard error of its gain (the spread of the per-fold gains over
+    :math:`\sqrt{n_{folds}}`); otherwise the scores stay as they are: a calibration whose gain
+    is within its own noise is not worth its variance.
 
     Parameters
     ----------
@@ -324,8 +328,8 @@ def choose_calibration(method, S, Y, *, metric: Callable, consistent: Callable,
     >>> S = rng.random((200, 3)); Y = rng.random((200, 3)) < S * [0.2, 0.5, 0.9]
     >>> choice = choose_calibration("auto", S, Y, metric=lambda Y, S: float(
     ...     np.mean(S[Y]) - np.mean(S[~Y])), consistent=lambda S: S, random_state=0)
-    >>> sorted(choice.scores), choice.name in (None, "isotonic", "platt")
-    (['isotonic', 'none', 'platt'], True)
+    >>> {"none", "isotonic", "platt"} <= set(choice.scores), choice.name
+    (True, 'isotonic')
     """
     from sklearn.utils import check_random_state
 
@@ -339,13 +343,24 @@ def choose_calibration(method, S, Y, *, metric: Callable, consistent: Callable,
     m = len(S)
     folds = check_random_state(random_state).permutation(m) % max(2, min(n_folds, m))
     scores = {"none": float(metric(Y, S))}
+    gains = {}  # per fold: the calibrated metric minus the uncalibrated one
     for name in ("platt", "isotonic"):
         C = np.empty_like(S, dtype=float)
         for k in np.unique(folds):
             train, held = folds != k, folds == k
             C[held] = CALIBRATIONS[name]().fit(S[train], Y[train]).transform(S[held])
-        scores[name] = float(metric(Y, consistent(C)))
+        C = consistent(C)
+        scores[name] = float(metric(Y, C))
+        gains[name] = np.array([metric(Y[folds == k], C[folds == k])
+                                - metric(Y[folds == k], S[folds == k])
+                                for k in np.unique(folds)])
     best = max(scores, key=scores.__getitem__)  # the first of equals: none, platt, isotonic
     if best == "none":
+        return CalibrationChoice(None, None, scores)
+    # one standard error: a calibration must beat the scores as they are by more than the
+    # noise of its fold-to-fold gains, or the choice is within its own noise
+    spread = float(np.std(gains[best], ddof=1) / np.sqrt(len(gains[best])))
+    scores["standard_error"] = spread
+    if scores[best] - scores["none"] <= spread:
         return CalibrationChoice(None, None, scores)
     return CalibrationChoice(best, CALIBRATIONS[best]().fit(S, Y), scores)
