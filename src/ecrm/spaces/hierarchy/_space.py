@@ -631,7 +631,10 @@ class Hierarchy(OutputSpace):
               the cached ancestor relation switch on labels that are on in some optimum
               (their cost plus their ancestors' unpaid positive costs is not positive) and
               switch off labels with their descendants when that cannot gain (their cost
-              plus their descendants' negative costs is not negative), and the rest splits into
+              plus their descendants' negative costs is not negative), degree-one arcs are
+              contracted (a label of cost <= 0 with one parent follows it, one of cost > 0
+              with one child follows that child), a small remainder is solved in exact
+              integer arithmetic and a large one splits into
               connected components, each solved by a minimum s-t cut on integer capacities
               (``scipy.sparse.csgraph.maximum_flow``) whose optimality is then certified on the
               original costs; a component whose certificate fails (a near-tie finer than the
