@@ -399,10 +399,12 @@ def test_equality_and_hash():
 def test_docstring_examples():
     import doctest
 
-    import ecrm.spaces.hierarchy._space as mod
+    import ecrm.spaces.hierarchy._labelsets as labelsets
+    import ecrm.spaces.hierarchy._space as space
 
-    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted >= 3 and result.failed == 0
+    for mod, examples in ((space, 3), (labelsets, 2)):
+        result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.attempted >= examples and result.failed == 0
 
 
 def test_dp_empty_batch_and_validate_sparse():
