@@ -13,20 +13,27 @@ Ontology DAGs of pheno_GO and spo_GO (3,127 and 4,119 labels, read from ``ECRM_D
 the same size used instead, when the directory is absent) with 1%, 30%, 50% and 93% negative
 costs. For each: the closure (``"mincut"``) and the hierarchical-loss oracle
 (``argmin_products``), batched and one row per call (median and 95th percentile of the time
-per row), side by side with the per-row HiGHS LP and a plain per-row HiGHS MILP on every
-label and product (no reduction); both baselines also check the answers' objectives.
+per row), side by side in the same process with the same oracles of an older commit
+(``--baseline``, default the code before issue 21's contraction; its hierarchy package is
+read with ``git show`` into a temporary package, skipped with a note without git), with the
+ratio old / new of the medians. The answers are checked against the old code's, the per-row
+HiGHS LP and a plain per-row HiGHS MILP on every label and product (no reduction).
 
 Usage::
 
     python benchmarks/bench_oracles.py [--quick] [--seed SEED] [--stress-only]
+                                       [--baseline COMMIT]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -34,7 +41,7 @@ import numpy as np
 import scipy
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median_time
+from _common import describe, median_time
 
 try:
     from ecrm.spaces.hierarchy import Hierarchy
@@ -68,9 +75,12 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller batches, fewer repeats")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--stress-only", action="store_true", help="only the DAG stress case")
+    parser.add_argument("--baseline", default=BASELINE,
+                        help="commit whose hierarchy oracles are timed side by side "
+                             f"(default {BASELINE}, before issue 21's contraction)")
     args = parser.parse_args(argv)
     if args.stress_only:
-        return stress(args.quick, args.seed)
+        return stress(args.quick, args.seed, args.baseline)
 
     if args.quick:
         sizes, n_batch, n_lp, repeats = (100, 1_000, 10_000), 100, 5, 2
@@ -126,7 +136,33 @@ def main(argv=None) -> int:
     if worst_gap > 1e-6:
         print("WARNING: the oracles disagree on the objective")
         return 1
-    return stress(args.quick, args.seed)
+    return stress(args.quick, args.seed, args.baseline)
+
+
+BASELINE = "f19d2b4"  # the DAG oracles before issue 21 (reductions, certified cut, MILP)
+
+
+def load_baseline(commit: str):
+    """The ``ecrm.spaces.hierarchy`` package of ``commit``, imported as a separate package
+    (its files read with ``git show``, imports renamed), or None with a note."""
+    repo = Path(__file__).resolve().parents[1]
+    folder = "src/ecrm/spaces/hierarchy/"
+    try:
+        names = subprocess.run(["git", "-C", str(repo), "ls-tree", "--name-only", commit,
+                                folder], capture_output=True, text=True, check=True).stdout
+        root = Path(tempfile.mkdtemp(prefix="ecrm_baseline_"))
+        package = root / f"ecrm_hierarchy_{commit}"
+        package.mkdir()
+        for name in names.split():
+            text = subprocess.run(["git", "-C", str(repo), "show", f"{commit}:{name}"],
+                                  capture_output=True, text=True, check=True).stdout
+            (package / Path(name).name).write_text(
+                text.replace("ecrm.spaces.hierarchy", package.name))
+    except (OSError, subprocess.CalledProcessError) as exc:
+        print(f"\nnote: no baseline ({commit}: {exc}); the old code is not timed")
+        return None
+    sys.path.insert(0, str(root))
+    return importlib.import_module(package.name)
 
 
 def data_dir() -> Path | None:
@@ -202,58 +238,92 @@ def pct(t: np.ndarray) -> str:
     return f"{np.median(t):>8.2f}{np.percentile(t, 95):>8.2f}"
 
 
-def stress(quick: bool, seed: int) -> int:
+def ratio(old: np.ndarray | None, new: np.ndarray) -> str:
+    return f"{'':>7}" if old is None else f"{np.median(old) / np.median(new):>6.1f}x"
+
+
+def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
     """Random signs on GO DAGs: closure and hierarchical MILP, batched and one row per call,
-    against the per-row HiGHS LP and a plain per-row HiGHS MILP (no reduction)."""
+    side by side with the oracles of ``baseline``, checked against them, the per-row HiGHS LP
+    and a plain per-row HiGHS MILP (no reduction)."""
     rng = np.random.default_rng(seed)
     n, n_single, n_lp, n_milp, n_plain = ((200, 40, 5, 40, 2) if quick
                                           else (1000, 200, 20, 200, 3))
-    print("\nDAG stress case (issue 21): |N(0, 1)| label costs and |N(0, 0.3)| product costs, "
-          "each negative with the probability shown; times per row in ms, median and 95th "
-          f"percentile (batched: over {10} batches; single: over the rows); load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    old = load_baseline(baseline)
+    print(f"\nDAG stress case (issue 21) on {describe()}; load average "
+          f"{os.getloadavg()[0]:.1f} at the start")
+    print("|N(0, 1)| label costs and |N(0, 0.3)| product costs, each negative with the "
+          "probability shown; times per row in ms, median and 95th percentile (batched: over "
+          f"10 batches; single: over the rows); old = commit {baseline} in the same process, "
+          "x = median old / median new")
     status = 0
     for h, name in stress_dags(rng):
         d, K = h.n_labels, len(h.multi_parent)
-        h.argmin(np.zeros((1, d)))
-        h.argmin_products(np.zeros((1, d)), np.zeros((1, K)))  # cached set-up
+        h_old = None if old is None else old.Hierarchy(h.edges.tolist(), labels=range(d))
+        for space in (h, h_old):
+            if space is not None:  # the cached set-up, not timed
+                space.argmin(np.zeros((1, d)))
+                space.argmin_products(np.zeros((1, d)), np.zeros((1, K)))
         print(f"\n{name}: {d} labels, {len(h.edges)} edges, {K} multi-parent; closure batch "
               f"{n} rows, {n_single} single; MILP batch {n_milp} rows, {n_milp // 2} single; "
               f"LP and plain MILP on {n_lp} and {n_plain} rows")
-        header = (f"{'negative':>9} | {'closure: batch':>16}{'single':>16}{'LP med':>9} | "
-                  f"{'MILP: batch':>16}{'single':>16}{'plain med':>10}{'left':>6}{'exact':>6}")
+        header = (f"{'negative':>9} | {'closure':>8} {'batch':>16}{'old':>16}{'':>7}"
+                  f"{'single':>16}{'old':>16}{'':>7}{'LP med':>8} | "
+                  f"{'MILP':>5} {'batch':>16}{'old':>16}{'':>7}{'single':>16}{'old':>16}{'':>7}"
+                  f"{'plain':>7}{'left':>6}")
         print(header)
-        print(f"{'':>9} | {'p50     p95':>16}{'p50     p95':>16}{'':>9} | "
-              f"{'p50     p95':>16}{'p50     p95':>16}")
+        print(f"{'':>9} | {'':>8} " + f"{'p50     p95':>16}{'p50     p95':>16}{'':>7}" * 2
+              + f"{'':>8} | {'':>5} " + f"{'p50     p95':>16}{'p50     p95':>16}{'':>7}" * 2)
         print("-" * len(header))
         for frac in (0.01, 0.3, 0.5, 0.93):
             C = np.abs(rng.normal(0, 1, size=(n, d))) * np.where(rng.random((n, d)) < frac, -1, 1)
             P = (np.abs(rng.normal(0, 0.3, size=(n, K)))
                  * np.where(rng.random((n, K)) < frac, -1, 1))
             h._stats.clear()
-            batch = per_row_in_batches(h.argmin, 10, C)
-            single = per_row_times(h.argmin, C[:n_single])
+            times = {}
+            for key, space in (("new", h), ("old", h_old)):
+                if space is None:
+                    times[key] = [None] * 4
+                    continue
+                times[key] = [
+                    per_row_in_batches(space.argmin, 10, C),
+                    per_row_times(space.argmin, C[:n_single]),
+                    per_row_in_batches(space.argmin_products, 10, C[:n_milp], P[:n_milp]),
+                    per_row_times(space.argmin_products, C[: n_milp // 2], P[: n_milp // 2])]
+            left = h._stats.get("milp_rows", 0)
+            new, was = times["new"], times["old"]
             lp = per_row_times(lambda c: h.argmin(c, method="lp"), C[:n_lp])
-            milp_batch = per_row_in_batches(h.argmin_products, 10, C[:n_milp], P[:n_milp])
-            milp_single = per_row_times(h.argmin_products, C[: n_milp // 2], P[: n_milp // 2])
             plain = per_row_times(lambda c, p: plain_milp(h, c, p), C[:n_plain], P[:n_plain])
-            # exactness on the shared rows: closure against the LP, MILP against the plain MILP
-            Y = h.argmin(C[:n_lp])
-            gap = np.abs(np.sum(C[:n_lp] * (Y - h.argmin(C[:n_lp], method="lp")), axis=1))
-            Yp = h.argmin_products(C[:n_plain], P[:n_plain])
-            gap_p = np.abs(product_objective(h, C[:n_plain], P[:n_plain], Yp)
-                           - product_objective(h, C[:n_plain], P[:n_plain],
-                                               plain_milp(h, C[:n_plain], P[:n_plain])))
-            scale = np.abs(C[:n_lp]).sum(axis=1)
-            if (np.any(gap > 1e-9 * scale) or np.any(gap_p > 1e-9 * scale[:n_plain])
-                    or not h.is_consistent(Y).all()):
+            # exactness: closure against the LP and the old code, MILP against the plain MILP
+            # and the old code
+            Y = h.argmin(C[:n_milp])
+            Yp = h.argmin_products(C[:n_milp], P[:n_milp])
+            obj = np.sum(C[:n_milp] * Y, axis=1)
+            obj_p = product_objective(h, C[:n_milp], P[:n_milp], Yp)
+            scale = np.abs(C[:n_milp]).sum(axis=1) + np.abs(P[:n_milp]).sum(axis=1)
+            gaps = [np.abs(obj[:n_lp] - np.sum(C[:n_lp] * h.argmin(C[:n_lp], method="lp"),
+                                               axis=1)) / scale[:n_lp],
+                    np.abs(obj_p[:n_plain] - product_objective(
+                        h, C[:n_plain], P[:n_plain], plain_milp(h, C[:n_plain], P[:n_plain])))
+                    / scale[:n_plain]]
+            if h_old is not None:
+                gaps += [np.abs(obj - np.sum(C[:n_milp] * h_old.argmin(C[:n_milp]), axis=1))
+                         / scale,
+                         np.abs(obj_p - product_objective(
+                             h, C[:n_milp], P[:n_milp],
+                             h_old.argmin_products(C[:n_milp], P[:n_milp]))) / scale]
+            if max(g.max() for g in gaps) > 1e-9 or not h.is_consistent(Y).all():
                 print(f"WARNING: the oracles disagree at {frac:.0%} negative")
                 status = 1
-            print(f"{frac:>9.0%} | {pct(batch)}{pct(single)}{np.median(lp):>9.1f} | "
-                  f"{pct(milp_batch)}{pct(milp_single)}{np.median(plain):>10.0f}"
-                  f"{h._stats.get('milp_rows', 0):>6}{h._stats.get('exact', 0):>6}")
-    print("left: rows that reached the MILP after the reductions; exact: cut components "
-          "re-solved in exact arithmetic (certificate failed)")
+            cells = []
+            for k in range(4):
+                cells.append(f"{pct(new[k])}{'':>16}" if was[k] is None
+                             else f"{pct(new[k])}{pct(was[k])}")
+                cells.append(ratio(was[k], new[k]))
+            print(f"{frac:>9.0%} | {'':>8} {''.join(cells[:4])}{np.median(lp):>8.1f} | "
+                  f"{'':>5} {''.join(cells[4:])}{np.median(plain):>7.0f}{left:>6}")
+    print("left: rows that reached the MILP after the reductions (new code); plain: median ms "
+          "of one HiGHS MILP per row on every label and product")
     return status
 
 

@@ -261,23 +261,32 @@ def test_mincut_exact_on_mixed_magnitudes_and_near_ties(d, tree, seed):
 @given(st.integers(2, 10), st.integers(0, 2**32 - 1))
 def test_exact_fallback_matches_brute_force(d, seed):
     # a tiny integer budget: most rounded cuts fail their certificate and are re-solved exactly
+    # (every contracted problem goes to the certified cut, none straight to the exact flow)
     rng = np.random.default_rng(seed)
     h = random_hierarchy(rng, d, tree=False)
     C = random_costs(rng, 12, d)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_closure, "_Q_MIN", 4)
         mp.setattr(_closure, "_Q_MAX", 4)
+        mp.setattr(_closure, "_SMALL_EXACT", 0)
         check(h, C, "mincut")
 
 
 def test_certificate_fails_only_on_near_ties():
-    h = Hierarchy([("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")])
-    C = np.array([[1.0, -0.2, -0.2, -0.6 - 4e-5], [1.0, -0.2, -0.2, -0.6 - 1e-14]])
+    # two parents of two children: nothing to force, switch off or contract, so the cut
+    # decides (with the exact flow for small problems switched off)
+    h = Hierarchy([("a", "c"), ("a", "d"), ("b", "c"), ("b", "d")], labels="abcd")
+    C = np.array([[1.0, 1.0, -1.0 - 4e-5, -1.0 - 4e-5], [1.0, 1.0, -1.0 - 1e-14, -1.0 - 1e-14]])
     h._stats.clear()
-    np.testing.assert_array_equal(h.argmin(C[:1]), [[1, 1, 1, 1]])
-    assert h._stats == {"components": 1, "exact": 0}
-    np.testing.assert_array_equal(h.argmin(C[1:]), [[1, 1, 1, 1]])  # margin 1e-14: exact
-    assert h._stats == {"components": 2, "exact": 1}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_closure, "_SMALL_EXACT", 0)
+        np.testing.assert_array_equal(h.argmin(C[:1]), [[1, 1, 1, 1]])
+        assert h._stats == {"components": 1, "exact": 0}
+        np.testing.assert_array_equal(h.argmin(C[1:]), [[1, 1, 1, 1]])  # margin 2e-14: exact
+        assert h._stats == {"components": 2, "exact": 1}
+    h._stats.clear()
+    np.testing.assert_array_equal(h.argmin(C), [[1, 1, 1, 1]] * 2)  # small: exact at once
+    assert h._stats == {"small": 1}
 
 
 def test_lp_is_scale_invariant():
@@ -390,10 +399,12 @@ def test_equality_and_hash():
 def test_docstring_examples():
     import doctest
 
-    import ecrm.spaces.hierarchy._space as mod
+    import ecrm.spaces.hierarchy._labelsets as labelsets
+    import ecrm.spaces.hierarchy._space as space
 
-    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted >= 3 and result.failed == 0
+    for mod, examples in ((space, 3), (labelsets, 2)):
+        result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.attempted >= examples and result.failed == 0
 
 
 def test_dp_empty_batch_and_validate_sparse():
@@ -477,6 +488,54 @@ def test_closure_reductions_keep_an_optimum(d, seed):
         best = best_inside(values[i], Y, forced[:, i], forced[:, i] | cand[:, i])
         assert best <= values[i].min() + slack
     check(h, C, "mincut")
+
+
+def brute_closure(c, child, parent):
+    """Minimum of ``c @ y`` over 0/1 vectors with ``y[child] <= y[parent]`` (enumerated)."""
+    Y = np.array(np.meshgrid(*[[0, 1]] * len(c), indexing="ij")).reshape(len(c), -1).T
+    Y = Y[np.all(Y[:, child] <= Y[:, parent], axis=1)]
+    return (Y @ c).min()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 11), st.integers(0, 2**32 - 1), st.sampled_from([0, 400]))
+def test_contraction_keeps_an_optimum(d, seed, sequential):
+    # the degree-one contractions (vectorised rounds, then one move at a time) must leave a
+    # problem whose every optimum, expanded, is a closed optimum of the original
+    rng = np.random.default_rng(seed)
+    h = random_hierarchy(rng, d, tree=bool(rng.integers(0, 4) == 0))
+    child, parent = h.edges[:, 1], h.edges[:, 0]
+    for c in signed_costs(rng, 6, d):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_closure, "_SEQUENTIAL", sequential)
+            group, gc, a, b = _closure.contract(c, child, parent)
+        assert len(gc) == 0 or group.max() == len(gc) - 1
+        assert np.all((a >= 0) & (a < len(gc)) & (b >= 0) & (b < len(gc)) & (a != b))
+        if len(gc):  # the groups' optimum (by the exact flow), expanded
+            Yg = _closure.min_closure_exact(gc, a, b)
+            y = np.where(group >= 0, Yg[np.maximum(group, 0)], group == -1)
+        else:
+            y = group == -1
+        assert np.all(y[child] <= y[parent])
+        slack = 1e-13 * np.abs(c).sum()
+        assert c @ y <= brute_closure(c, child, parent) + slack
+        if h.is_tree:
+            assert len(gc) == 0  # a forest is decided entirely
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(2, 12), st.integers(0, 2**32 - 1))
+def test_mincut_paths_match_brute_force(d, seed):
+    # every path of the closure: vectorised contraction rounds, the certified cut (no exact
+    # flow for small problems) and the exact flow, on mixed signs and ties
+    rng = np.random.default_rng(seed)
+    h = random_hierarchy(rng, d, tree=False)
+    C = signed_costs(rng, 10, d)
+    for sequential, small in ((0, 0), (0, 150), (400, 0)):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_closure, "_SEQUENTIAL", sequential)
+            mp.setattr(_closure, "_SMALL_EXACT", small)
+            check(h, C, "mincut")
 
 
 @settings(max_examples=60, deadline=None)

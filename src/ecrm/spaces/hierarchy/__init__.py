@@ -1,8 +1,10 @@
 """Hierarchical multilabel output space (trees and DAGs) with exact linear oracles.
 
-Modules: ``_space`` (the :class:`Hierarchy` class: structure, consistency, the oracles'
-front end), ``_closure`` (the DAG closure: reductions and the certified min cut),
-``_exact_flow`` (its exact integer fallback) and ``_products`` (the hierarchical loss's MILP).
+Modules: ``_space`` (the :class:`Hierarchy` class: its structure), ``_inputs`` (reading edges,
+parent maps and graphs), ``_labelsets`` (consistency, closing, names, capped scores),
+``_oracles`` (the oracles' front end and cached set-up, the tree DP), ``_closure`` (the DAG
+closure: reductions, contraction and the certified min cut), ``_exact_flow`` (its exact
+integer flow) and ``_products`` (the hierarchical loss's oracle: sandwich, enumeration, MILP).
 """
 
 from ecrm.spaces.hierarchy._space import Hierarchy
