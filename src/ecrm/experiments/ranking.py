@@ -71,7 +71,7 @@ import numpy as np
 __all__ = ["ALPHAS", "DEFAULT_DATASETS", "DUAL_MAX_TRAIN", "ECRM_LOSSES", "GAMMAS",
            "KENDALL_LOO_BUDGET", "KENDALL_LOO_MIN_ROWS", "LARGE_LOO_ROWS", "METHODS",
            "N_COMPONENTS", "NEIGHBOURS", "PUBLISHED", "add_parser", "fold_seed", "format_table",
-           "kendall_loo_rows", "large_loo_rows", "run", "run_dataset"]
+           "kendall_loo_rows", "large_loo_rows", "protocol_folds", "run", "run_dataset"]
 
 #: The benchmark in the usual order: 13 semi-synthetic sets, then the 5 yeast sets.
 DEFAULT_DATASETS = ("iris", "wine", "glass", "vehicle", "stock", "housing", "bodyfat",
@@ -458,8 +458,7 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
     from ecrm.experiments.cache import InMemoryCache
 
     rng = np.random.RandomState(seed)
-    if max_train is not None and len(train) > max_train:
-        train = np.sort(rng.choice(train, max_train, replace=False))
+    train = _cap(train, max_train, rng)
     scaler = StandardScaler().fit(X[train])
     Xtr, Xte, Rtr, Rte = scaler.transform(X[train]), scaler.transform(X[test]), R[train], R[test]
     results, seconds = {}, {}
@@ -485,6 +484,27 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
                 seconds[m] = time.perf_counter() - t0
     return {m: (float(_tau(results[m][0], Rte).mean()), results[m][1], seconds[m])
             for m in methods}
+
+
+def _cap(train, max_train, rng) -> np.ndarray:
+    """``train``, or ``max_train`` of its points drawn by ``rng`` when it has more."""
+    if max_train is not None and len(train) > max_train:
+        return np.sort(rng.choice(train, max_train, replace=False))
+    return train
+
+
+def protocol_folds(n_samples: int, *, repeats=5, folds=10, random_state=0, max_train=None):
+    """The folds of :func:`run_dataset`: ``(repeat, fold, train, test, seed)`` for each,
+    ``train`` already capped at ``max_train`` points as the fold capped it, ``seed`` its
+    :func:`fold_seed`. Other label rankers run on exactly these folds
+    (``benchmarks/ranking_sklr.py``)."""
+    from sklearn.model_selection import KFold
+
+    for rep in range(repeats):
+        split = KFold(folds, shuffle=True, random_state=random_state + rep)
+        for f, (train, test) in enumerate(split.split(np.empty((n_samples, 1)))):
+            seed = fold_seed(random_state, rep, f)
+            yield rep, f, _cap(train, max_train, np.random.RandomState(seed)), test, seed
 
 
 def fold_seed(random_state: int, repeat: int, fold: int) -> int:
