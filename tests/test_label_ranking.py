@@ -363,3 +363,21 @@ def test_max_train_option():
     for bad in ("0", "x"):
         with pytest.raises(SystemExit):
             parser.parse_args(["ranking", "--max-train", bad])
+
+
+def test_protocol_folds_are_the_folds_of_run_dataset():
+    """Other rankers (benchmarks/ranking_sklr.py) see the training points each fold used."""
+    from sklearn.model_selection import KFold
+
+    from ecrm.experiments import ranking
+
+    folds = list(ranking.protocol_folds(45, repeats=2, folds=3, random_state=4, max_train=25))
+    assert [(rep, f) for rep, f, *_ in folds] == [(r, f) for r in range(2) for f in range(3)]
+    for rep, f, train, test, seed in folds:
+        full, held = list(KFold(3, shuffle=True, random_state=4 + rep).split(np.empty(45)))[f]
+        np.testing.assert_array_equal(test, held)
+        assert seed == ranking.fold_seed(4, rep, f) and len(train) == 25
+        np.testing.assert_array_equal(train, ranking._cap(full, 25, np.random.RandomState(seed)))
+        assert np.all(np.isin(train, full)) and np.all(np.diff(train) > 0)
+    whole = list(ranking.protocol_folds(45, repeats=1, folds=3, max_train=None))
+    assert all(len(train) == 30 for _, _, train, _, _ in whole)
