@@ -269,3 +269,115 @@ def test_ssvm_kendall_column_ranks_better_than_chance_and_is_opt_in():
         "SSVM-Kendall",)
     with pytest.raises(SystemExit):
         parser.parse_args(["ranking", "--methods", "SVM"])
+
+
+def _write_toy(tmp_path, m, seed=0, name="toy"):
+    X, R = _toy_ranking(m, seed=seed)
+    lines = [f"{m},3,4"] + [",".join([*(f"{v:.6f}" for v in x), *(str(r + 1) for r in row)])
+                            for x, row in zip(X, R, strict=True)]
+    _write(tmp_path, "\n".join(lines) + "\n", name=name)
+
+
+def test_full_folds_agree_with_the_capped_protocol_under_the_cap(tmp_path):
+    """Training folds under the cap: the full-fold and the capped protocol fit the same
+    models on the same draws (whatever the cap, as long as no fold exceeds it)."""
+    from ecrm.experiments import ranking
+
+    _write_toy(tmp_path, 45)
+    kwargs = {"repeats": 1, "folds": 3, "gammas": [1.0]}
+    full = ranking.run_dataset("toy", tmp_path, max_train=None, **kwargs)
+    capped = ranking.run_dataset("toy", tmp_path, max_train=30, **kwargs)  # folds: 30 points
+    assert full["max_train"] is None and capped["max_train"] == 30
+    for a, b in zip(full["rows"], capped["rows"], strict=True):
+        assert a["method"] == b["method"] and a["params"] == b["params"]
+        assert a["fold_taus"] == b["fold_taus"]
+    # A cap below the fold size subsamples, so the protocols part there.
+    cut = ranking.run_dataset("toy", tmp_path, max_train=20, **kwargs)
+    assert any(a["fold_taus"] != b["fold_taus"] for a, b in zip(full["rows"], cut["rows"],
+                                                                 strict=True))
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason=f"benchmark data not present at {REAL}")
+def test_full_folds_agree_with_the_capped_protocol_on_iris(tmp_path):
+    """iris (150 points) is under the 1,000-point cap: both protocols give the same table."""
+    from ecrm.experiments import ranking
+
+    kwargs = {"repeats": 1, "folds": 3, "methods": ("ECRM-squared", "kNN-Borda")}
+    full = ranking.run_dataset("iris", REAL, max_train=None, **kwargs)
+    capped = ranking.run_dataset("iris", REAL, max_train=1000, **kwargs)
+    assert [r["fold_taus"] for r in full["rows"]] == [r["fold_taus"] for r in capped["rows"]]
+    assert [r["params"] for r in full["rows"]] == [r["params"] for r in capped["rows"]]
+
+
+def test_large_folds_go_low_rank_and_rank_like_the_exact_models(monkeypatch):
+    """A fold over the dual's limit: Nystrom features (RBF) or the exact primal (linear),
+    the three ECRM models on the same kernel, centres and leave-one-out points."""
+    import warnings
+
+    from ecrm.experiments import ranking
+
+    monkeypatch.setattr(ranking, "DUAL_MAX_TRAIN", 50)
+    monkeypatch.setattr(ranking, "KERNEL_SUBSAMPLE", 40)
+    monkeypatch.setattr(ranking, "LARGE_LOO_ROWS", 60)
+    monkeypatch.setattr(ranking, "ALPHAS", np.logspace(-4, 1, 6))
+    X, R = _toy_ranking(110, seed=3)
+    train, test = np.arange(90), np.arange(90, 110)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # grid edges of the tiny grids
+        low = ranking._fold(X, R, train, test, gammas=[0.3, 1.0], methods=ranking.METHODS,
+                            seed=5, max_train=None, n_components=30)
+        exact = ranking._fold(X, R, train, test, gammas=[0.3, 1.0], methods=ranking.METHODS,
+                              seed=5, max_train=None, n_components=90)
+    for label in (*ranking.ECRM_LOSSES, "KRR-positions"):
+        params = low[label][1]
+        assert params["solver"] == ("primal" if params["kernel"] == "linear" else "nystrom")
+        assert params.get("n_components", 30) == 30
+        assert "solver" not in exact[label][1]  # 90 points <= n_components: the dual
+    kernels = {tuple(sorted((k, str(v)) for k, v in low[label][1].items()
+                            if k in ("kernel", "gamma"))) for label in ranking.ECRM_LOSSES}
+    assert len(kernels) == 1  # one kernel for the three losses
+    assert low["ECRM-selected"][1]["loss"] in ranking.ECRM_LOSSES
+    for label in ranking.METHODS:  # a noisy linear-utility toy: both rank well
+        assert low[label][0] > 0.5 and abs(low[label][0] - exact[label][0]) < 0.15
+
+
+def test_large_loo_rows_are_shared_by_every_model():
+    from ecrm.experiments.ranking import LARGE_LOO_ROWS, kendall_loo_rows, large_loo_rows
+
+    assert large_loo_rows(LARGE_LOO_ROWS, 5) is None
+    assert large_loo_rows(36691, 5) == LARGE_LOO_ROWS
+    assert large_loo_rows(2218, 11) == kendall_loo_rows(2218, 11) < LARGE_LOO_ROWS  # spo
+
+
+def test_max_train_option():
+    import argparse
+
+    from ecrm.experiments import ranking
+
+    parser = argparse.ArgumentParser()
+    ranking.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["ranking"])
+    assert args.max_train is None and args.n_components == ranking.N_COMPONENTS
+    assert parser.parse_args(["ranking", "--max-train", "none"]).max_train is None
+    assert parser.parse_args(["ranking", "--max-train", "1000"]).max_train == 1000
+    for bad in ("0", "x"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["ranking", "--max-train", bad])
+
+
+def test_protocol_folds_are_the_folds_of_run_dataset():
+    """Other rankers (benchmarks/ranking_sklr.py) see the training points each fold used."""
+    from sklearn.model_selection import KFold
+
+    from ecrm.experiments import ranking
+
+    folds = list(ranking.protocol_folds(45, repeats=2, folds=3, random_state=4, max_train=25))
+    assert [(rep, f) for rep, f, *_ in folds] == [(r, f) for r in range(2) for f in range(3)]
+    for rep, f, train, test, seed in folds:
+        full, held = list(KFold(3, shuffle=True, random_state=4 + rep).split(np.empty(45)))[f]
+        np.testing.assert_array_equal(test, held)
+        assert seed == ranking.fold_seed(4, rep, f) and len(train) == 25
+        np.testing.assert_array_equal(train, ranking._cap(full, 25, np.random.RandomState(seed)))
+        assert np.all(np.isin(train, full)) and np.all(np.diff(train) > 0)
+    whole = list(ranking.protocol_folds(45, repeats=1, folds=3, max_train=None))
+    assert all(len(train) == 30 for _, _, train, _, _ in whole)

@@ -34,10 +34,25 @@ there.
   alpha)``, ``alpha`` in ``ALPHAS``) by the exact leave-one-out Kendall distance from the same
   eigendecompositions as ECRM, in the same two stages (:func:`_krr`).
 
-Large sets: a training fold with more than ``--max-train`` points (default 1,000) is replaced
-by a random subset of that size, drawn without replacement from the training fold. At ten
-folds that is every set with more than 1,111 instances: segment, cpu, elevators, calhousing,
-fried and the five yeast sets. The test fold is always complete.
+Large sets. By default every model trains on the whole training fold (the published
+protocol). A fold of at most ``DUAL_MAX_TRAIN`` points (1,000; or ``--n-components``, if
+larger) is fitted exactly as above. A larger one (at ten folds every set with more than 1,111
+instances: segment, cpu, elevators, calhousing, fried and the five yeast sets), where the
+m x m dual would cost minutes and gigabytes per fold, is fitted in low rank
+(:func:`_ecrm_large`, :func:`_krr_large`): the kernel is still chosen by the exact dual on
+``KERNEL_SUBSAMPLE`` random training points (by the squared-rank model, for all three ECRM
+losses, and by kernel ridge for itself), then every model is fitted on the whole fold through
+Nystrom features on ``--n-components`` (default 500) uniformly drawn centres
+(``solver="nystrom"``), or through the exact primal when the kernel is linear; ``alpha``, the
+intercept and kNN's ``k`` by the exact leave-one-out criterion averaged over
+``LARGE_LOO_ROWS`` (2,000) random training points (:func:`large_loo_rows`). Kendall's
+Kemeny oracle runs batched, as on small folds.
+
+The capped protocol (``--max-train 1000``): a training fold with more than ``--max-train``
+points is replaced by a random subset of that size, drawn without replacement from the
+training fold; every fold is then fitted exactly. The test fold is always complete. Where a
+training fold is under the cap the two protocols fit the same models on the same draws, so
+they agree.
 
 Time: the folds run in ``--n-jobs`` processes (joblib); every fold uses one BLAS thread, also
 with ``--n-jobs 1``, so that its floating-point results are the same either way. Every fold's
@@ -53,9 +68,10 @@ import time
 
 import numpy as np
 
-__all__ = ["ALPHAS", "DEFAULT_DATASETS", "ECRM_LOSSES", "GAMMAS", "KENDALL_LOO_BUDGET",
-           "KENDALL_LOO_MIN_ROWS", "METHODS", "NEIGHBOURS", "PUBLISHED", "add_parser",
-           "fold_seed", "format_table", "kendall_loo_rows", "run", "run_dataset"]
+__all__ = ["ALPHAS", "DEFAULT_DATASETS", "DUAL_MAX_TRAIN", "ECRM_LOSSES", "GAMMAS",
+           "KENDALL_LOO_BUDGET", "KENDALL_LOO_MIN_ROWS", "LARGE_LOO_ROWS", "METHODS",
+           "N_COMPONENTS", "NEIGHBOURS", "PUBLISHED", "add_parser", "fold_seed", "format_table",
+           "kendall_loo_rows", "large_loo_rows", "protocol_folds", "run", "run_dataset"]
 
 #: The benchmark in the usual order: 13 semi-synthetic sets, then the 5 yeast sets.
 DEFAULT_DATASETS = ("iris", "wine", "glass", "vehicle", "stock", "housing", "bodyfat",
@@ -65,6 +81,13 @@ ALPHAS = np.logspace(-6, 2, 17)
 GAMMAS = (0.25, 1.0, 4.0)  # times 1 / n_features
 NEIGHBOURS = (1, 3, 5, 7, 10, 15, 20, 30, 50)
 KERNEL_SUBSAMPLE = 600
+#: Training folds of at most this many points (or ``--n-components``, if larger) are fitted
+#: exactly, by the dual; the capped protocol's folds always are.
+DUAL_MAX_TRAIN = 1000
+#: Nystrom centres of a larger training fold (``--n-components``).
+N_COMPONENTS = 500
+#: Training points the leave-one-out criteria of a larger fold are averaged over.
+LARGE_LOO_ROWS = 2000
 #: Leave-one-out rows of the Kendall model: DP operations budget, and the floor.
 KENDALL_LOO_BUDGET = 2**25
 KENDALL_LOO_MIN_ROWS = 100
@@ -116,16 +139,21 @@ def _kemeny(neigh_ranks) -> np.ndarray:
     return np.argsort(linear_ordering(B).solution, axis=1)
 
 
-def _knn(Xtr, Rtr, Xte, aggregate):
-    """kNN with ``k`` chosen by exact leave-one-out tau on the training fold."""
+def _knn(Xtr, Rtr, Xte, aggregate, loo_samples=None, seed=None):
+    """kNN with ``k`` chosen by exact leave-one-out tau on the training fold (averaged over
+    ``loo_samples`` random training points drawn from ``seed``, when given)."""
     from sklearn.neighbors import NearestNeighbors
 
     ks = [k for k in NEIGHBOURS if k < len(Xtr)]
-    nn = NearestNeighbors(n_neighbors=max(ks) + 1).fit(Xtr)
-    loo = nn.kneighbors(Xtr, return_distance=False)
+    # a subsample marks a large fold: brute force (BLAS) beats the trees there
+    nn = NearestNeighbors(n_neighbors=max(ks) + 1,
+                          algorithm="auto" if loo_samples is None else "brute").fit(Xtr)
+    rows = np.arange(len(Xtr)) if loo_samples is None else np.sort(
+        np.random.RandomState(seed).choice(len(Xtr), loo_samples, replace=False))
+    loo = nn.kneighbors(Xtr[rows], return_distance=False)
     # Drop each point itself (it need not come first when there are duplicates).
-    loo = np.array([row[row != i][: max(ks)] for i, row in enumerate(loo)])
-    scores = [_tau(aggregate(Rtr[loo[:, :k]]), Rtr).mean() for k in ks]
+    loo = np.array([row[row != i][: max(ks)] for i, row in zip(rows, loo, strict=True)])
+    scores = [_tau(aggregate(Rtr[loo[:, :k]]), Rtr[rows]).mean() for k in ks]
     k = ks[int(np.argmax(scores))]
     idx = nn.kneighbors(Xte, n_neighbors=k, return_distance=False)
     return aggregate(Rtr[idx]), {"k": k}
@@ -173,6 +201,89 @@ def _krr(Xtr, Rtr, Xte, gammas, memory, seed):
     return _rank_labels(P), {**params, "alpha": alpha}
 
 
+def _krr_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components):
+    """:func:`_krr` on a training fold of more than ``n_components`` points: ridge
+    regression of the positions on the low-rank model's features.
+
+    The kernel by exact leave-one-out on the same ``KERNEL_SUBSAMPLE`` points as
+    :func:`_ecrm_large` (the exact dual, ``memory`` shared), then ``alpha`` on the whole fold
+    by the exact leave-one-out Kendall distance of the ridge regression (no intercept,
+    ridge ``m * alpha``) on the features of :func:`_ecrm_large`'s solver: the same Nystrom
+    centres (drawn from ``seed``), or the inputs themselves for a linear kernel. That is
+    scikit-learn's ``KernelRidge(alpha=m * alpha)`` on the Nystrom approximation of the
+    kernel, which ``KernelRidge`` itself cannot fit here (it needs the m x m kernel).
+    """
+    from ecrm.model_selection import (
+        CallableCriterion,
+        gram_eigendecomposition,
+        leave_one_out_search,
+    )
+    from ecrm.solvers.centers import build_feature_map
+    from ecrm.solvers.prepare import DualSource
+    from ecrm.solvers.primal import FeatureLooBasis
+    from ecrm.solvers.rows import Rows
+
+    settings = _kernel_settings(gammas)
+    sub = _kernel_subset(len(Xtr), seed)
+    source = DualSource(Xtr[sub], Rtr[sub], Rtr[sub].astype(float), settings,
+                        memory.cache(gram_eigendecomposition))
+    criterion = CallableCriterion(lambda R, P: -int(_discordant(_rank_labels(P), R).sum()))
+    stage1, _ = leave_one_out_search(source, settings, [(a, False) for a in ALPHAS],
+                                     criterion)
+    params = stage1.best.kernel_params
+    rng = np.random.RandomState(seed)  # as ECRMCV's: the centres, then the points
+    features = build_feature_map(_low_rank_solver(params), Xtr, params, n_components,
+                                 "uniform", alpha=float(np.median(ALPHAS)), random_state=rng)
+    rows = Rows(Xtr, Rtr)
+
+    def targets(R):
+        return np.asarray(R, dtype=float)
+
+    basis = FeatureLooBasis(features, rows, rows.equations(features, targets), targets,
+                            Rtr.shape[1])
+    search, _ = leave_one_out_search(_OneBasis(basis, len(Xtr)), [params],
+                                     [(a, False) for a in ALPHAS], _discordant_criterion(),
+                                     random_state=rng,
+                                     loo_samples=large_loo_rows(*Rtr.shape))
+    fit = basis.refit(search.trial)
+    P = fit.block(Xte) @ fit.coef + fit.intercept
+    return _rank_labels(P), {**params, "alpha": search.best.alpha,
+                             "solver": _low_rank_solver(params),
+                             **({} if params["kernel"] == "linear"
+                                else {"n_components": n_components})}
+
+
+class _OneBasis:
+    """A leave-one-out source of one prepared basis (:func:`leave_one_out_search`)."""
+
+    def __init__(self, basis, n_rows: int):
+        self._basis, self.n_rows = basis, n_rows
+
+    def basis(self, k: int, subset=None):
+        return self._basis
+
+
+def _discordant_criterion():
+    """Minus the mean number of discordant label pairs of the rankings by the leave-one-out
+    predicted positions: a sum over the points, so the primal solvers evaluate it block by
+    block."""
+    from ecrm.solvers.base import Criterion, Outcome
+
+    class DiscordantPairs(Criterion):
+        decomposable = True
+
+        def block_total(self, P, R, where):
+            return float(_discordant(_rank_labels(P), R).sum())
+
+        def from_total(self, total, n):
+            return Outcome(-total / n, total / n)
+
+        def evaluate(self, P, R, where):
+            return self.from_total(self.block_total(P, R, where), len(R))
+
+    return DiscordantPairs()
+
+
 def _kernel_settings(gammas) -> list[dict]:
     """:func:`_kernel_candidates` as :class:`ecrm.ECRMCV` expands them (same cache keys)."""
     from sklearn.model_selection import ParameterGrid
@@ -192,6 +303,17 @@ def kendall_loo_rows(m: int, k: int) -> int | None:
     return None if rows >= m else rows
 
 
+def large_loo_rows(m: int, k: int) -> int | None:
+    """Training points the leave-one-out losses of a large fold are averaged over.
+
+    ``LARGE_LOO_ROWS``, or fewer when :func:`kendall_loo_rows` asks for fewer (every model
+    of the fold takes the same number, so that they share the points); ``None`` (all of
+    them) when that is at least ``m``.
+    """
+    rows = min(LARGE_LOO_ROWS, kendall_loo_rows(m, k) or m)
+    return None if rows >= m else rows
+
+
 def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed):
     """ECRM with the three losses; every ``ECRMCV`` draws the same kernel subset (``seed``),
     so the eigendecompositions in ``memory`` serve every loss."""
@@ -202,7 +324,6 @@ def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed):
 
     space = PermutationSpace(Rtr.shape[1])
     Ytr = space.from_ranks(Rtr)
-    out = {}
     shared = {"alphas": ALPHAS, "memory": memory, "kernel_subsample": KERNEL_SUBSAMPLE,
               "random_state": seed}
     grid = {"fit_intercept": "auto", "kernel_grid": _kernel_candidates(gammas)}
@@ -215,13 +336,73 @@ def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed):
     own = {"fit_intercept": ref.fit_intercept_, **ref.kernel_params_,
            "loo_samples": kendall_loo_rows(len(Xtr), Rtr.shape[1])}
     chosen["ECRM-Kendall"] = ECRMCV(KendallLoss(), space, **own, **shared).fit(Xtr, Ytr)
+    return _ecrm_outputs(chosen, Rtr, Xte, space)
+
+
+def _ecrm_outputs(chosen: dict, Rtr, Xte, space) -> dict:
+    """Test rankings and parameters of the fitted models in ``chosen`` (keys
+    ``ECRM_LOSSES``) and of ``ECRM-selected``; a low-rank model's parameters also name its
+    solver and, for Nystrom, its number of centres."""
+    out = {}
     for label, est in chosen.items():
-        out[label] = (space.to_ranks(est.predict(Xte)),
-                      {**est.kernel_params_, "alpha": est.alpha_,
-                       "fit_intercept": est.fit_intercept_})
+        params = {**est.kernel_params_, "alpha": est.alpha_, "fit_intercept": est.fit_intercept_}
+        if est.solver != "auto":
+            params["solver"] = est.solver
+            if est.solver == "nystrom":
+                params["n_components"] = est.n_components
+        out[label] = (space.to_ranks(est.predict(Xte)), params)
     best = _select_by_loo(chosen, Rtr, space)
     out["ECRM-selected"] = (out[best][0], {"loss": best, **out[best][1]})
     return {m: out[m] for m in (*ECRM_LOSSES, "ECRM-selected")}
+
+
+def _low_rank_solver(kernel_params: dict) -> str:
+    """The estimators' solver of a large training fold: the exact primal for a linear
+    kernel, Nystrom features otherwise."""
+    return "primal" if kernel_params["kernel"] == "linear" else "nystrom"
+
+
+def _kernel_subset(m: int, seed) -> np.ndarray:
+    """The ``KERNEL_SUBSAMPLE`` training points a large fold chooses its kernels on."""
+    return np.sort(np.random.RandomState(seed).choice(m, KERNEL_SUBSAMPLE, replace=False))
+
+
+def _ecrm_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components):
+    """:func:`_ecrm` on a training fold of more than ``n_components`` points.
+
+    The kernel as in :func:`_ecrm`: the squared-rank model's, by exact leave-one-out on
+    ``KERNEL_SUBSAMPLE`` random training points (the exact dual, eigendecompositions shared
+    through ``memory``); the three models then use it on the whole fold, through Nystrom
+    features on ``n_components`` uniformly drawn centres (``solver="nystrom"``) or, for a
+    linear kernel, the exact primal (``solver="primal"``). ``alpha`` and the intercept of
+    each model by its exact leave-one-out task loss (of the low-rank model) averaged over
+    :func:`large_loo_rows` random training points, Kendall's intercept the squared-rank
+    model's. Every model draws its centres and those points from ``seed``: all three share
+    them, so ``ECRM-selected`` compares them on the same points.
+    """
+    from ecrm import ECRMCV
+    from ecrm.losses import FootruleLoss, SquaredRankLoss
+    from ecrm.losses.kendall import KendallLoss
+    from ecrm.spaces.permutations import PermutationSpace
+
+    m, k = Rtr.shape
+    space = PermutationSpace(k)
+    Ytr = space.from_ranks(Rtr)
+    sub = _kernel_subset(m, seed)
+    stage1 = ECRMCV(SquaredRankLoss(), space, alphas=ALPHAS, fit_intercept="auto",
+                    kernel_grid=_kernel_candidates(gammas), memory=memory,
+                    random_state=seed).fit(Xtr[sub], Ytr[sub])
+    params = stage1.kernel_params_
+    shared = {"alphas": ALPHAS, **params, "solver": _low_rank_solver(params),
+              "n_components": n_components, "loo_samples": large_loo_rows(m, k),
+              "random_state": seed}
+    chosen = {label: ECRMCV(loss, space, fit_intercept="auto", **shared).fit(Xtr, Ytr)
+              for label, loss in [("ECRM-squared", SquaredRankLoss()),
+                                  ("ECRM-footrule", FootruleLoss())]}
+    chosen["ECRM-Kendall"] = ECRMCV(
+        KendallLoss(), space, fit_intercept=chosen["ECRM-squared"].fit_intercept_,
+        **shared).fit(Xtr, Ytr)
+    return _ecrm_outputs(chosen, Rtr, Xte, space)
 
 
 def _ssvm(Xtr, Rtr, Xte, gammas, seed):
@@ -268,7 +449,8 @@ def _select_by_loo(models: dict, Rtr, space) -> str:
     return min(ECRM_LOSSES, key=errors.__getitem__)
 
 
-def _fold(X, R, train, test, *, gammas, methods, seed, max_train):
+def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
+          n_components=N_COMPONENTS):
     """Every method on one train/test split: (taus, params, seconds) per method."""
     from sklearn.preprocessing import StandardScaler
     from threadpoolctl import threadpool_limits
@@ -276,22 +458,25 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train):
     from ecrm.experiments.cache import InMemoryCache
 
     rng = np.random.RandomState(seed)
-    if max_train is not None and len(train) > max_train:
-        train = np.sort(rng.choice(train, max_train, replace=False))
+    train = _cap(train, max_train, rng)
     scaler = StandardScaler().fit(X[train])
     Xtr, Xte, Rtr, Rte = scaler.transform(X[train]), scaler.transform(X[test]), R[train], R[test]
     results, seconds = {}, {}
     memory = InMemoryCache()  # one eigendecomposition per kernel and subset, for every method
     fit_seed = rng.randint(2**31 - 1)
+    large = () if len(train) <= max(DUAL_MAX_TRAIN, n_components) else (n_components,)
+    ecrm, krr = (_ecrm_large, _krr_large) if large else (_ecrm, _krr)
     with threadpool_limits(1, user_api="blas"):  # one core per fold: folds run in parallel
         if any(m.startswith("ECRM") for m in methods):
             t0 = time.perf_counter()
-            results.update(_ecrm(Xtr, Rtr, Xte, gammas, memory, fit_seed))
+            results.update(ecrm(Xtr, Rtr, Xte, gammas, memory, fit_seed, *large))
             share = (time.perf_counter() - t0) / len(ECRM_LOSSES)
             seconds.update({m: share for m in ECRM_LOSSES})
             seconds["ECRM-selected"] = 0.0  # no fit of its own
-        for m, fn, extra in [("kNN-Borda", _knn, (_borda,)), ("kNN-Kemeny", _knn, (_kemeny,)),
-                             ("KRR-positions", _krr, (gammas, memory, fit_seed)),
+        knn = (large_loo_rows(*Rtr.shape), fit_seed) if large else ()
+        for m, fn, extra in [("kNN-Borda", _knn, (_borda, *knn)),
+                             ("kNN-Kemeny", _knn, (_kemeny, *knn)),
+                             ("KRR-positions", krr, (gammas, memory, fit_seed, *large)),
                              ("SSVM-Kendall", _ssvm, (gammas, fit_seed))]:
             if m in methods:
                 t0 = time.perf_counter()
@@ -301,17 +486,42 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train):
             for m in methods}
 
 
+def _cap(train, max_train, rng) -> np.ndarray:
+    """``train``, or ``max_train`` of its points drawn by ``rng`` when it has more."""
+    if max_train is not None and len(train) > max_train:
+        return np.sort(rng.choice(train, max_train, replace=False))
+    return train
+
+
+def protocol_folds(n_samples: int, *, repeats=5, folds=10, random_state=0, max_train=None):
+    """The folds of :func:`run_dataset`: ``(repeat, fold, train, test, seed)`` for each,
+    ``train`` already capped at ``max_train`` points as the fold capped it, ``seed`` its
+    :func:`fold_seed`. Other label rankers run on exactly these folds
+    (``benchmarks/ranking_sklr.py``)."""
+    from sklearn.model_selection import KFold
+
+    for rep in range(repeats):
+        split = KFold(folds, shuffle=True, random_state=random_state + rep)
+        for f, (train, test) in enumerate(split.split(np.empty((n_samples, 1)))):
+            seed = fold_seed(random_state, rep, f)
+            yield rep, f, _cap(train, max_train, np.random.RandomState(seed)), test, seed
+
+
 def fold_seed(random_state: int, repeat: int, fold: int) -> int:
     """The seed of one fold's random draws: the same whatever the number of jobs."""
     return int(np.random.SeedSequence([random_state, repeat, fold]).generate_state(1)[0])
 
 
-def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=1000, methods=METHODS,
-                progress=None, random_state=0, n_jobs=1, gammas=None) -> dict:
+def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=None, methods=METHODS,
+                progress=None, random_state=0, n_jobs=1, gammas=None,
+                n_components=N_COMPONENTS) -> dict:
     """Kendall's tau of every method on every test fold of one data set.
 
-    The folds run in ``n_jobs`` processes (joblib), each with one BLAS thread; every fold's
-    random draws come from :func:`fold_seed`, so the results do not depend on ``n_jobs``.
+    ``max_train=None`` trains on whole folds (Nystrom with ``n_components`` centres on folds
+    of more than ``max(DUAL_MAX_TRAIN, n_components)`` points); an integer caps every
+    training fold at that many random points. The folds run in ``n_jobs`` processes
+    (joblib), each with one BLAS thread; every fold's random draws come from
+    :func:`fold_seed`, so the results do not depend on ``n_jobs``.
     """
     from joblib import Parallel, delayed
     from sklearn.model_selection import KFold
@@ -324,15 +534,17 @@ def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=1000, methods=
     splits = [(rep, f, train, test) for rep in range(repeats) for f, (train, test) in
               enumerate(KFold(folds, shuffle=True, random_state=random_state + rep).split(X))]
     tasks = (delayed(_fold)(X, R, train, test, gammas=gammas, methods=methods,
-                            seed=fold_seed(random_state, rep, f), max_train=max_train)
+                            seed=fold_seed(random_state, rep, f), max_train=max_train,
+                            n_components=n_components)
              for rep, f, train, test in splits)
-    done = []
+    done, start = [], time.perf_counter()
     for out in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
         done.append(out)
         if progress is not None:
             progress.update()
     return {"dataset": name, "n": X.shape[0], "p": X.shape[1], "k": R.shape[1],
-            "max_train": max_train, "repeats": repeats, "folds": folds,
+            "max_train": max_train, "n_components": n_components, "repeats": repeats,
+            "folds": folds, "seconds_wall": time.perf_counter() - start,
             "rows": [{"method": m, "tau_mean": float(np.mean([d[m][0] for d in done])),
                       "tau_std": float(np.std([d[m][0] for d in done])),
                       "fold_taus": [d[m][0] for d in done],
@@ -380,7 +592,8 @@ def run(args) -> int:
             results.append(run_dataset(name, args.data_dir, repeats=args.repeats,
                                        folds=args.folds, max_train=args.max_train,
                                        progress=bar, n_jobs=args.n_jobs,
-                                       methods=args.methods))
+                                       methods=args.methods,
+                                       n_components=args.n_components))
             if args.json:  # after every data set, so that a long run keeps what it finished
                 with open(args.json, "w") as f:
                     json.dump(results, f, indent=1)
@@ -397,6 +610,19 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _max_train(text: str) -> int | None:
+    """``--max-train``: a positive integer, or ``none`` (whole training folds)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return _positive_int(text)
+    except ValueError:
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"must be a positive integer or 'none'; got "
+                                         f"{text!r}") from None
+
+
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "ranking", help="label ranking benchmark: ECRM (Kendall, footrule, squared rank) "
@@ -407,8 +633,13 @@ def add_parser(subparsers) -> None:
                         "of the benchmark found)")
     parser.add_argument("--repeats", type=_positive_int, default=5)
     parser.add_argument("--folds", type=_positive_int, default=10)
-    parser.add_argument("--max-train", type=_positive_int, default=1000,
-                        help="subsample larger training folds to this size (default 1000)")
+    parser.add_argument("--max-train", type=_max_train, default=None,
+                        help="cap every training fold at this many random points (the "
+                        "capped protocol, e.g. 1000); default 'none': whole training folds")
+    parser.add_argument("--n-components", type=_positive_int, default=N_COMPONENTS,
+                        help=f"Nystrom centres of a training fold of more than "
+                        f"max({DUAL_MAX_TRAIN}, this) points (default {N_COMPONENTS}); "
+                        f"smaller folds are fitted exactly")
     parser.add_argument("--n-jobs", type=_positive_int, default=1,
                         help="folds run in parallel in this many processes, one BLAS thread "
                         "per fold (default 1; the results do not depend on it)")
