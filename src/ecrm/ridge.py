@@ -276,19 +276,25 @@ def risk_weights(factor: Factor, fit: RidgeFit, V: np.ndarray) -> np.ndarray:
     return W
 
 
-def _weighted_row_norms(Q: np.ndarray, S: np.ndarray, block_bytes: int = 2**22) -> np.ndarray:
+def _weighted_row_norms(Q: np.ndarray, S: np.ndarray, block_bytes: int = 2**24,
+                        width: int = 8) -> np.ndarray:
     """``(Q * Q) @ S`` for ``Q`` (n, k) and ``S`` (k, r): one pass over ``Q``, squaring a
-    row block at a time (small enough to stay in cache for the ``r`` products). Column j is
-    one matrix-vector product per block whatever the other columns: bitwise the same value
-    whichever batch of ridges asks for it."""
+    row block at a time, and BLAS-3 products with ``width`` columns of ``S`` at a time (the
+    last group padded with zeros). Every product has the same shape, so column j is bitwise
+    the same value whichever batch of ridges asks for it (a coarse-to-fine search and the
+    full grid agree exactly)."""
     n, k = Q.shape
-    out = np.empty((S.shape[1], n))
+    r = S.shape[1]
+    groups = [np.zeros((k, width)) for _ in range(-(-r // width))]
+    for j in range(r):
+        groups[j // width][:, j % width] = S[:, j]
+    out = np.empty((len(groups), n, width))
     step = max(1, block_bytes // (8 * max(k, 1)))
     for start in range(0, n, step):
         block = np.square(Q[start:start + step])
-        for j in range(S.shape[1]):
-            np.matmul(block, S[:, j], out=out[j, start:start + step])
-    return out.T
+        for g, W in enumerate(groups):
+            np.matmul(block, W, out=out[g, start:start + step])
+    return np.concatenate(list(out), axis=1)[:, :r]
 
 
 class LeaveOneOut:
