@@ -158,3 +158,92 @@ def test_check_ridge_rule():
     check_ridge(eps * 1e4 / 10, 10, diagonal_max=1e4)
     with pytest.raises(ValueError, match=r"alphas\[2\]=.* is too small"):
         check_ridge(0.5 * eps * 1e4 / 10, 10, diagonal_max=1e4, name="alphas[2]")
+
+
+# -- the fast exact fit (issue 21, part 4) ------------------------------------------------------
+def test_gram_matrix_is_bitwise_the_kernel_matrix():
+    from ecrm.kernels import kernel_matrix
+    from ecrm.solvers.dual import gram_matrix
+
+    X = np.random.default_rng(0).normal(size=(120, 6))
+    for params in ({"kernel": "rbf", "gamma": None}, {"kernel": "rbf", "gamma": 0.37},
+                   {"kernel": "laplacian", "gamma": 0.2}, {"kernel": "poly", "gamma": 0.1}):
+        params = {"degree": 3, "coef0": 1.0, **params}
+        K = gram_matrix(X, params)
+        assert K.flags.c_contiguous and K.dtype == np.float64
+        np.testing.assert_array_equal(K, kernel_matrix(X, X, **params))
+    K = rbf_kernel(X)
+    own = gram_matrix(K, {"kernel": "precomputed", "gamma": None, "degree": 3, "coef0": 1.0})
+    assert not np.shares_memory(own, K)  # a precomputed matrix is copied, never overwritten
+    huge = np.array([[1e200], [-1e200], [3.0]])  # overflowing distances: as sklearn does
+    params = {"kernel": "rbf", "gamma": 1.0, "degree": 3, "coef0": 1.0}
+    np.testing.assert_array_equal(gram_matrix(huge, params), kernel_matrix(huge, huge, **params))
+
+
+def test_in_place_eigendecomposition_reads_the_lower_triangle_and_takes_K_memory():
+    rng = np.random.default_rng(2)
+    m = 80
+    K = rbf_kernel(rng.normal(size=(m, 4)), gamma=0.5)
+    lam_ref = np.linalg.eigvalsh(K)
+    garbage = K.copy()
+    garbage[np.triu_indices(m, 1)] = rng.normal(size=m * (m - 1) // 2)  # never read
+    copied = EigenFactor.from_kernel(garbage)
+    own = garbage.copy()
+    in_place = EigenFactor.from_kernel(own, overwrite_k=True)
+    assert np.shares_memory(in_place.Q, own)  # no second m x m array
+    # a backward-stable decomposition: |lam - lam_ref| <= c m eps ||K||
+    bound = 10 * m * np.finfo(float).eps * lam_ref[-1]
+    for eig in (copied, in_place):
+        np.testing.assert_allclose(eig.lam, np.maximum(lam_ref, 0.0), rtol=0, atol=bound)
+        np.testing.assert_allclose((eig.Q * eig.lam) @ eig.Q.T, K, rtol=0, atol=bound)
+        np.testing.assert_allclose(eig.diagonal(), np.diag(K), rtol=0, atol=bound)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("alpha", [1e-8, 1e-5, 1e-2, 10.0])
+def test_leave_one_out_to_the_perturbation_bound_of_the_direct_solve(fit_intercept, alpha):
+    """The leave-one-out predictions from one eigendecomposition against a float64 direct
+    solve without each point. The decomposition is exact for K + E with
+    ||E|| <= c m eps ||K||, which moves G^{-1} t by at most ||E|| / ridge relative to it: the
+    tolerance is that condition number times c m eps (c = 10), on the scale of the targets."""
+    rng = np.random.default_rng(4)
+    m = 40
+    X, T = rng.normal(size=(m, 3)), rng.normal(size=(m, 3))
+    K = rbf_kernel(X, gamma=0.3)
+    ridge = m * alpha
+    norm = np.linalg.eigvalsh(K)[-1]
+    tol = 10 * m * np.finfo(float).eps * (norm + ridge) / ridge * np.abs(T).max()
+    loo = LeaveOneOut(EigenFactor.from_kernel(K), T)
+    loo.prepare([ridge, 2 * ridge])
+    P = loo.predictions(ridge, fit_intercept)
+    for i in range(m):
+        keep = np.arange(m) != i
+        Kk = K[np.ix_(keep, keep)]
+        G = Kk + ridge * np.eye(m - 1)
+        if fit_intercept:  # [G 1; 1^T 0] [a; b] = [t; 0] (the stationarity conditions)
+            A = np.block([[G, np.ones((m - 1, 1))], [np.ones((1, m - 1)), np.zeros((1, 1))]])
+            sol = np.linalg.solve(A, np.vstack([T[keep], np.zeros((1, T.shape[1]))]))
+            direct = K[i, keep] @ sol[:-1] + sol[-1]
+        else:
+            direct = K[i, keep] @ np.linalg.solve(G, T[keep])
+        np.testing.assert_allclose(P[i], direct, rtol=0, atol=tol)
+
+
+def test_leave_one_out_is_bitwise_the_same_whatever_the_batch_of_ridges():
+    rng = np.random.default_rng(5)
+    m = 300
+    K = rbf_kernel(rng.normal(size=(m, 5)), gamma=0.2)
+    T = rng.normal(size=(m, 4))
+    eig = EigenFactor.from_kernel(K)
+    ridges = np.logspace(-3, 2, 11) * m
+    together = LeaveOneOut(eig, T)
+    together.prepare(ridges)
+    for r in ridges[::3]:
+        alone = LeaveOneOut(eig, T)
+        for icpt in (True, False):
+            np.testing.assert_array_equal(alone.predictions(r, icpt),
+                                          together.predictions(r, icpt))
+    rows = np.array([0, 17, 299])
+    np.testing.assert_allclose(LeaveOneOut(eig, T, rows).predictions(ridges[2], True),
+                               together.predictions(ridges[2], True)[rows], rtol=1e-12,
+                               atol=1e-12)

@@ -154,13 +154,27 @@ class EigenFactor(Factor):
     def __init__(self, lam: np.ndarray, Q: np.ndarray, ridge: float = 0.0):
         self.lam, self.Q, self.ridge = lam, Q, float(ridge)
         self.thin = Q.shape[1] < Q.shape[0]
+        self._shared: dict = {}  # computed once, shared with the copies of with_ridge
 
     @classmethod
-    def from_kernel(cls, K: np.ndarray) -> EigenFactor:
-        """Full decomposition of a PSD Gram matrix (round-off negatives clipped to 0)."""
-        # numpy's LAPACK driver (syevd) is several times faster here than scipy's default.
-        lam, Q = np.linalg.eigh(K)
-        return cls(np.maximum(lam, 0.0), Q)
+    def from_kernel(cls, K: np.ndarray, *, overwrite_k: bool = False) -> EigenFactor:
+        """Full decomposition of a PSD Gram matrix (round-off negatives clipped to 0).
+
+        Only the lower triangle of ``K`` is read. With ``overwrite_k=True`` and a C-ordered
+        float64 ``K`` the caller gives up, the eigenvectors take the memory of ``K`` (no
+        second m x m array); otherwise ``K`` is not modified.
+        """
+        if overwrite_k and K.dtype == np.float64 and K.flags.c_contiguous:
+            # K^T is Fortran-ordered: LAPACK works in it without a copy; its upper triangle
+            # is the lower triangle of K.
+            A, lower = K.T, False
+        else:
+            A, lower = np.array(K, dtype=float, order="F"), True
+        # The divide-and-conquer driver (syevd), as numpy.linalg.eigh; scipy's default
+        # (syevr) is slower here. The caller checked that K is finite.
+        lam, Q = linalg.eigh(A, lower=lower, driver="evd", overwrite_a=True,
+                             check_finite=False)
+        return cls(np.maximum(lam, 0.0, out=lam), Q)
 
     @classmethod
     def from_features(cls, X) -> EigenFactor:
@@ -172,7 +186,15 @@ class EigenFactor(Factor):
 
     def with_ridge(self, ridge: float) -> EigenFactor:
         """The same decomposition for another ridge value (no refactorisation)."""
-        return EigenFactor(self.lam, self.Q, ridge)
+        other = EigenFactor(self.lam, self.Q, ridge)
+        other._shared = self._shared
+        return other
+
+    def diagonal(self) -> np.ndarray:
+        """The diagonal of :math:`Q\\Lambda Q^\\top` (computed once, in row blocks)."""
+        if "diagonal" not in self._shared:
+            self._shared["diagonal"] = _weighted_row_norms(self.Q, self.lam[:, None])[:, 0]
+        return self._shared["diagonal"]
 
     def solve(self, B):
         B = np.asarray(B, dtype=float)
@@ -254,44 +276,97 @@ def risk_weights(factor: Factor, fit: RidgeFit, V: np.ndarray) -> np.ndarray:
     return W
 
 
+def _weighted_row_norms(Q: np.ndarray, S: np.ndarray, block_bytes: int = 2**24,
+                        width: int = 8) -> np.ndarray:
+    """``(Q * Q) @ S`` for ``Q`` (n, k) and ``S`` (k, r): one pass over ``Q``, squaring a
+    row block at a time, and BLAS-3 products with ``width`` columns of ``S`` at a time (the
+    last group padded with zeros). Every product has the same shape, so column j is bitwise
+    the same value whichever batch of ridges asks for it (a coarse-to-fine search and the
+    full grid agree exactly)."""
+    n, k = Q.shape
+    r = S.shape[1]
+    groups = [np.zeros((k, width)) for _ in range(-(-r // width))]
+    for j in range(r):
+        groups[j // width][:, j % width] = S[:, j]
+    out = np.empty((len(groups), n, width))
+    step = max(1, block_bytes // (8 * max(k, 1)))
+    for start in range(0, n, step):
+        block = np.square(Q[start:start + step])
+        for g, W in enumerate(groups):
+            np.matmul(block, W, out=out[g, start:start + step])
+    return np.concatenate(list(out), axis=1)[:, :r]
+
+
 class LeaveOneOut:
     """Exact leave-one-out predictions of the ridge regressions of every column of ``T``.
 
     ``eig`` is the eigendecomposition of ``K``; ``rows`` (default: all) are the points whose
-    leave-one-out predictions are wanted. :math:`Q^\\top T` is computed once, so each ridge
-    value then costs one product of ``len(rows)`` x k by k x e. Each refit keeps the same
-    ridge term on its diagonal (see the module docstring).
+    leave-one-out predictions are wanted. :math:`Q^\\top [T, \\mathbf 1]` is computed once, so
+    each ridge value then costs one product of ``len(rows)`` x k by k x (e + 1); the
+    leverages :math:`H_{ii}` of a batch of ridges (:meth:`prepare`) cost one pass over
+    ``Q``. Each refit keeps the same ridge term on its diagonal (see the module docstring).
     """
 
     def __init__(self, eig: EigenFactor, T: np.ndarray, rows=None):
         self.eig, self.T = eig, T
-        self.rows = np.arange(len(T)) if rows is None else np.asarray(rows)
-        self.QtT = eig.Q.T @ T
-        self.Q_rows = eig.Q[self.rows]
-        self._last: tuple | None = None  # (ridge, K G^{-1} T rows, its diagonal)
+        m = len(T)
+        self.rows = np.arange(m) if rows is None else np.asarray(rows)
+        every = len(self.rows) == m and bool(np.all(self.rows == np.arange(m)))
+        # Q^T [T, 1] in one product; all rows: Q itself (never a copy of the m x m array)
+        B = np.empty((m, T.shape[1] + 1), order="F")
+        B[:, :-1], B[:, -1] = T, 1.0
+        QtB = eig.Q.T @ B
+        self.QtT, self._Qt1 = QtB[:, :-1], QtB[:, -1]
+        self.Q_rows = eig.Q if every else eig.Q[self.rows]
+        self._leverage: dict[float, np.ndarray] = {}
+        self._last: tuple | None = None  # (ridge, K G^{-1} T rows, G^{-1} 1 rows)
 
-    def _shrunk(self, ridge: float) -> tuple[np.ndarray, np.ndarray]:
-        """Rows of :math:`K G^{-1} T` and of its diagonal; kept for the last ridge, so that
-        both intercept settings of one ridge share the product (the costly step)."""
+    def prepare(self, ridges) -> None:
+        """Compute the leverages :math:`(K G^{-1})_{ii}` of the rows for every ridge of
+        ``ridges`` at once (one pass over ``Q``); :meth:`predictions` then reuses them."""
+        todo = sorted({float(r) for r in ridges} - set(self._leverage))
+        if todo:
+            lam = self.eig.lam
+            # K G^{-1} vanishes on the complement of a thin Q
+            shrink = lam[:, None] / (lam[:, None] + np.asarray(todo)[None, :])
+            h = _weighted_row_norms(self.Q_rows, shrink)
+            self._leverage.update({r: h[:, j] for j, r in enumerate(todo)})
+
+    def _shrunk(self, ridge: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows of :math:`K G^{-1} T`, of its diagonal and of :math:`G^{-1}\\mathbf 1`
+        (without the complement of a thin ``Q``); kept for the last ridge, so that both
+        intercept settings of one ridge share the product (the costly step)."""
         if self._last is None or self._last[0] != ridge:
-            lam, Qr = self.eig.lam, self.Q_rows
-            shrink = lam / (lam + ridge)  # K G^{-1} vanishes on the complement of a thin Q
-            fitted = Qr @ (shrink[:, None] * self.QtT)
-            self._last = (ridge, fitted, np.einsum("ik,k,ik->i", Qr, shrink, Qr))
-        return self._last[1], self._last[2]
+            lam = self.eig.lam
+            e = self.QtT.shape[1]
+            # one product for K G^{-1} T and the part of G^{-1} 1 in span(Q)
+            C = np.empty((len(lam), e + 1), order="F")
+            np.multiply((lam / (lam + ridge))[:, None], self.QtT, out=C[:, :e])
+            np.divide(self._Qt1, lam + ridge, out=C[:, e])
+            product = self.Q_rows @ C
+            self._last = (ridge, product[:, :e], product[:, e])
+        self.prepare([ridge])
+        return self._last[1], self._leverage[ridge], self._last[2]
+
+    def _intercept_share(self, ridge: float, u_span: np.ndarray) -> tuple:
+        """``u`` on the rows, ``s = 1^T u`` and ``u^T T`` for :math:`u = G^{-1}\\mathbf 1`."""
+        if self.eig.thin:  # with the complement of span(Q), where G is ridge * I
+            u = self.eig.with_ridge(ridge).solve(np.ones(len(self.T)))
+            return u[self.rows], float(u.sum()), u @ self.T
+        # in the eigenbasis: s = sum_k (Q^T 1)_k^2 / (lam_k + ridge), a sum of positive terms
+        w = self._Qt1 / (self.eig.lam + ridge)
+        return u_span, float(self._Qt1 @ w), w @ self.QtT
 
     def predictions(self, ridge: float, fit_intercept: bool) -> np.ndarray:
         """``t_{-i}(x_i)`` for ``i`` in ``rows``: an array (len(rows), e)."""
-        fitted, h = self._shrunk(ridge)
+        fitted, h, u_span = self._shrunk(ridge)
         T = self.T[self.rows]
         if fit_intercept:
-            u = self.eig.with_ridge(ridge).solve(np.ones(len(self.T)))
-            s = u.sum()
-            fitted = fitted + np.outer(u[self.rows], (ridge / s) * (u @ self.T))
-            h = h + ridge * u[self.rows] ** 2 / s
+            u_rows, s, uT = self._intercept_share(ridge, u_span)
+            fitted = fitted + np.outer(u_rows, (ridge / s) * uT)
+            h = h + ridge * u_rows ** 2 / s
         else:
             fitted = fitted.copy()
         fitted -= h[:, None] * T
         fitted /= (1.0 - h)[:, None]
         return fitted
-

@@ -26,7 +26,8 @@ from ecrm.ridge import (
 )
 from ecrm.solvers.base import Criterion, LooBasis, Outcome, RiskFit, Trial
 
-__all__ = ["CholeskyBasis", "EigenBasis", "EigenLooBasis", "KernelFit", "gram_eigendecomposition"]
+__all__ = ["CholeskyBasis", "EigenBasis", "EigenLooBasis", "KernelFit", "gram_eigendecomposition",
+           "gram_matrix"]
 
 
 class KernelFit(RiskFit):
@@ -139,7 +140,7 @@ class EigenBasis:
 
     def __init__(self, X, kernel_params: dict, eig: EigenFactor):
         self.X, self.kernel_params, self.eig = X, dict(kernel_params), eig
-        self.diagonal_max = float(np.einsum("ik,k,ik->i", eig.Q, eig.lam, eig.Q).max())
+        self.diagonal_max = float(eig.diagonal().max())
 
     def loo(self, T: np.ndarray, rows=None) -> LeaveOneOut:
         """Exact leave-one-out predictions of the regressions of ``T`` for any ridge."""
@@ -172,7 +173,38 @@ def gram_eigendecomposition(X, kernel_params: dict) -> EigenFactor:
             raise ValueError(f"the kernel 'linear' gave infinite values on these inputs (largest "
                              f"|x| = {float(abs(X).max()):.3g}): rescale the inputs")
         return eig
-    return EigenFactor.from_kernel(kernel_matrix(X, X, **kernel_params))
+    # a fresh array (copied for "precomputed"): the eigenvectors overwrite it
+    return EigenFactor.from_kernel(gram_matrix(X, kernel_params), overwrite_k=True)
+
+
+def gram_matrix(X, kernel_params: dict) -> np.ndarray:
+    """The training Gram matrix of ``X`` as a new C-ordered float64 array.
+
+    For the RBF kernel on dense inputs it is built in place, in the operations and order of
+    :func:`sklearn.metrics.pairwise.rbf_kernel` (the same values), without its m x m
+    temporaries; every other kernel through :func:`ecrm.kernels.kernel_matrix`.
+    """
+    if kernel_params["kernel"] != "rbf" or not isinstance(X, np.ndarray):
+        return kernel_matrix(X, X, **kernel_params, copy=True)
+    X = np.asarray(X, dtype=float)
+    gamma = kernel_params.get("gamma")
+    gamma = 1.0 / X.shape[1] if gamma is None else float(gamma)
+    with np.errstate(over="ignore", invalid="ignore"):  # reported below, with the cause
+        sq = np.einsum("ij,ij->i", X, X)[:, None]
+        K = X @ X.T
+        K *= -2.0
+        K += sq
+        K += sq.T
+        np.maximum(K, 0.0, out=K)  # squared distances: round-off negatives clipped
+        np.fill_diagonal(K, 0.0)
+        K *= -gamma
+        np.exp(K, out=K)
+    if not np.isfinite(K.sum()):  # the kernel's values lie in [0, 1]: a NaN shows in the sum
+        raise ValueError(
+            f"the kernel 'rbf' gave NaN or infinite values on these inputs (largest "
+            f"|x| = {float(abs(X).max()):.3g}): rescale the inputs or check the kernel and its "
+            f"parameters")
+    return K
 
 
 class EigenLooBasis(LooBasis):
@@ -199,7 +231,7 @@ class EigenLooBasis(LooBasis):
         self.X, self.Y, self.T, self.eig = X, Y, T, eig
         self.kernel_params = dict(kernel_params)
         self.n_fit = int(X.shape[0])
-        self.diagonal_max = float(np.einsum("ik,k,ik->i", eig.Q, eig.lam, eig.Q).max())
+        self.diagonal_max = float(eig.diagonal().max())
         self._loo: dict[tuple, LeaveOneOut] = {}
 
     def _of(self, on_labels: bool, rows: np.ndarray) -> LeaveOneOut:
@@ -212,6 +244,7 @@ class EigenLooBasis(LooBasis):
     def loo_values(self, criterion: Criterion, trials: Sequence[Trial],
                    rows: np.ndarray) -> list[Outcome]:
         loo, Y_rows = self._of(criterion.on_labels, rows), self.Y[rows]
+        loo.prepare([t.ridge for t in trials])  # the leverages of every ridge in one pass
         return [criterion.evaluate(loo.predictions(t.ridge, t.fit_intercept), Y_rows, t.where)
                 for t in trials]
 
