@@ -138,7 +138,8 @@ def run(args) -> int:
             bar.set_postfix_str("reading data")
             data = load_data(args.train, format=args.format, hierarchy=hierarchy,
                              label_column=args.label_column, label_sep=args.label_sep,
-                             path_sep=args.path_sep, level_columns=args.level_columns)
+                             path_sep=args.path_sep, level_columns=args.level_columns,
+                             compact_labels=True)
             impute = _imputes(args)
             check_finite_features(data, allow_missing=impute)
             _check_sparse_width(data)
