@@ -60,8 +60,8 @@ def write_csv(path: str, rows: int, *, n_features: int = 50, n_labels: int = 500
             text = [",".join(f"{v:.5g}" for v in x) + "," + ";".join(names[y])
                     for x, y in zip(X, Y, strict=True)]
             fh.write("\n".join(text) + "\n")
-    edges = "\n".join(f"{h.labels[p]}\t{h.labels[c]}" for p, c in np.asarray(h.edges))
-    Path(path).with_suffix(".tsv").write_text(edges + "\n")
+    edges = [f"{h.labels[p]}\t{h.labels[c]}" for p, c in np.asarray(h.edges)]
+    Path(path).with_suffix(".tsv").write_text("\n".join(edges + list(h.labels)) + "\n")
 
 
 def run(*args: str) -> tuple[float, float]:
