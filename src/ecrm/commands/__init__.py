@@ -13,7 +13,7 @@ import sys
 from ecrm.commands._options import add_data_options, existing_file_option
 
 __all__ = ["add_data_options", "describe_step", "estimator_of", "existing_file_option", "fail",
-           "load_for_model", "preprocessing_of", "row_labels"]
+           "iter_for_model", "load_for_model", "preprocessing_of", "row_labels"]
 
 
 def fail(message: str) -> int:
@@ -57,9 +57,7 @@ def load_for_model(model, args, *, require_labels: bool):
     never seen in training do not matter. Infinite features are refused, naming the file,
     line and column, and missing ones too unless the model imputes them.
     """
-    import numpy as np
-
-    from ecrm.datasets.formats import check_finite_features, load_data
+    from ecrm.datasets.formats import load_data
     from ecrm.spaces.hierarchy import Hierarchy
 
     steps = preprocessing_of(model)
@@ -71,6 +69,39 @@ def load_for_model(model, args, *, require_labels: bool):
                      path_sep=args.path_sep, level_columns=args.level_columns,
                      require_labels=require_labels, ignore_labels=not require_labels,
                      n_features=getattr(first, "n_features_in_", None))
+    return _ready_for(model, data, args.data)
+
+
+def iter_for_model(model, args, *, chunk_rows: int | None = None):
+    """:func:`load_for_model` without labels (for predictions), as a stream: a CSV/TSV file
+    is read, checked and preprocessed ``chunk_rows`` rows at a time (default
+    :data:`ecrm.datasets.formats.CHUNK_ROWS`), so memory is bounded by a chunk whatever its
+    length; any other format is read whole (one chunk). Each chunk is a Bunch as
+    :func:`load_for_model` returns; errors name the file, line and column as there.
+    """
+    from ecrm.datasets.formats import CHUNK_ROWS, FORMATS, _check_path, _format_of, iter_csv
+
+    if args.format not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}; got {args.format!r}")
+    fmt = _format_of(_check_path(args.data)) if args.format == "auto" else args.format
+    if fmt not in ("csv", "tsv"):
+        yield load_for_model(model, args, require_labels=False)
+        return
+    for chunk in iter_csv(args.data, sep="\t" if fmt == "tsv" else ",",
+                          label_column=args.label_column, level_columns=args.level_columns,
+                          chunk_rows=chunk_rows or CHUNK_ROWS):
+        yield _ready_for(model, chunk, args.data)
+
+
+def _ready_for(model, data, filename):
+    """``data`` checked (finite features, unless the model imputes; the model's columns, by
+    name) and preprocessed by the model's steps, ready for its estimator."""
+    import numpy as np
+
+    from ecrm.datasets.formats import check_finite_features
+
+    steps = preprocessing_of(model)
+    first = steps[0] if steps else estimator_of(model)
     imputes = any(type(s).__name__ in ("HMCPreprocessor", "SimpleImputer") for s in steps)
     check_finite_features(data, allow_missing=imputes)
     names = getattr(first, "feature_names_in_" if steps else "feature_columns_", None)
@@ -79,11 +110,13 @@ def load_for_model(model, args, *, require_labels: bool):
         given = list(data.feature_names)
         missing = [n for n in names if n not in given]
         if missing:
-            raise ValueError(f"{args.data}: missing the feature columns {missing} the model was "
-                             "fitted on")
-        data.X = data.X[:, [given.index(n) for n in names]]  # reorder by name
+            raise ValueError(f"{filename}: missing the feature columns {missing} the model "
+                             "was fitted on")
+        order = [given.index(n) for n in names]
+        if order != list(range(len(given))):
+            data.X = data.X[:, order]  # reorder by name
     if data.X.shape[1] != first.n_features_in_:
-        raise ValueError(f"{args.data}: {data.X.shape[1]} features, but the model was fitted "
+        raise ValueError(f"{filename}: {data.X.shape[1]} features, but the model was fitted "
                          f"on {first.n_features_in_}")
     data.X = np.asarray(data.X) if not hasattr(data.X, "tocsr") else data.X
     for step in steps:

@@ -117,6 +117,7 @@ def _check_sparse_width(data) -> None:
 
 def run(args) -> int:
     """Run ``ecrm fit`` from parsed arguments."""
+    import contextlib
     import sys
 
     from ecrm.commands._options import progress_bar
@@ -132,16 +133,24 @@ def run(args) -> int:
         return fail("-o - writes the binary model file to standard output, which is a "
                     "terminal here: redirect it (ecrm fit ... -o - > model.ecrm)")
     report = sys.stderr if to_stdout else sys.stdout
-    with progress_bar(3, "ecrm fit", enabled=not args.quiet) as bar:
+    with contextlib.ExitStack() as stack, progress_bar(3, "ecrm fit",
+                                                       enabled=not args.quiet) as bar:
         try:
             hierarchy = None if args.hierarchy is None else load_hierarchy(args.hierarchy)
             bar.set_postfix_str("reading data")
-            data = load_data(args.train, format=args.format, hierarchy=hierarchy,
-                             label_column=args.label_column, label_sep=args.label_sep,
-                             path_sep=args.path_sep, level_columns=args.level_columns)
-            impute = _imputes(args)
-            check_finite_features(data, allow_missing=impute)
-            _check_sparse_width(data)
+            if args.scheduler is not None:
+                client = _connect(args)
+                stack.callback(client.close)
+                data = _load_dask(args, hierarchy)
+                impute = False
+            else:
+                data = load_data(args.train, format=args.format, hierarchy=hierarchy,
+                                 label_column=args.label_column, label_sep=args.label_sep,
+                                 path_sep=args.path_sep, level_columns=args.level_columns,
+                                 compact_labels=True)
+                impute = _imputes(args)
+                check_finite_features(data, allow_missing=impute)
+                _check_sparse_width(data)
         except ValueError as exc:
             return fail(str(exc))
         bar.update()
@@ -173,6 +182,33 @@ def run(args) -> int:
         bar.update()
     _print_summary(args, data, model, step, solver, report)
     return 0
+
+
+def _connect(args):
+    """A :class:`distributed.Client` of the scheduler at ``--scheduler`` (made the default
+    for the fit's Dask computations)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError("--scheduler needs Dask's distributed scheduler: pip install "
+                         "'dask[distributed]'") from None
+    try:
+        return Client(args.scheduler, timeout="20s", set_as_default=True)
+    except (OSError, TimeoutError) as exc:
+        raise ValueError(f"--scheduler {args.scheduler}: cannot connect: {exc}") from None
+
+
+def _load_dask(args, hierarchy):
+    """The training CSV/TSV read by Dask's own reader, in row chunks on the cluster."""
+    from ecrm.datasets.formats import _check_path, _format_of, load_csv_dask
+
+    fmt = _format_of(_check_path(args.train)) if args.format == "auto" else args.format
+    if fmt not in ("csv", "tsv") or args.level_columns is not None:
+        raise ValueError("--scheduler reads CSV/TSV files with a label column (not "
+                         f"{'--level-columns' if fmt in ('csv', 'tsv') else fmt + ' files'})")
+    return load_csv_dask(args.train, label_column=args.label_column,
+                         sep="\t" if fmt == "tsv" else ",", label_sep=args.label_sep,
+                         path_sep=args.path_sep, hierarchy=hierarchy)
 
 
 def _imputes(args) -> bool:
@@ -350,6 +386,12 @@ def add_parser(subparsers) -> None:
     solver.add_argument("--loo-samples", type=number_option("int", "--loo-samples", low=1),
                         default=None, metavar="N",
                         help="--cv: average the exact leave-one-out loss over N random rows")
+    solver.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="fit on this Dask cluster (e.g. tcp://10.0.0.5:8786): the CSV is "
+                        "read in row chunks by dask.dataframe on the workers, and the primal "
+                        "or Nystrom normal equations summed there (needs --solver primal or "
+                        "nystrom and --standardize no; the model is the one fitted without "
+                        "it, up to the order of the sums)")
     solver.add_argument("--seed", type=number_option("int", "--seed", low=0,
                                                      high=2**32 - 1),
                         default=None, help="random seed of the Nystrom centres and of "
@@ -380,6 +422,11 @@ def _checked(args) -> int:
         return fail("--loo-samples needs --cv")
     if args.solver != "nystrom" and (args.n_components, args.center_selection) != (None, None):
         return fail("--n-components and --center-selection need --solver nystrom")
+    if args.scheduler is not None and (args.solver not in ("primal", "nystrom")
+                                       or args.standardize == "yes" or args.impute
+                                       or (args.cv and args.standardize == "auto")):
+        return fail("--scheduler needs --solver primal or nystrom, and the features as they "
+                    "are (--standardize no, no --impute)")
     if args.center_selection is None:
         args.center_selection = "uniform"
     return run(args)

@@ -23,7 +23,7 @@ from ecrm.commands import (
     estimator_of,
     existing_file_option,
     fail,
-    load_for_model,
+    iter_for_model,
     row_labels,
 )
 from ecrm.commands._files import STDOUT, OutputError, atomic_text, check_output
@@ -47,6 +47,46 @@ def _output_format(path: str, given: str | None) -> str:
                                      ".tsv or .jsonl, or --output-format")
 
 
+class _Writer:
+    """Writes prediction rows to an open text file, a chunk at a time (rows numbered on)."""
+
+    def __init__(self, fh, fmt: str, label_names, *, scores: bool, label_sep: str,
+                 per_level: bool):
+        import csv
+
+        self.fh, self.fmt, self.label_sep, self.per_level = fh, fmt, label_sep, per_level
+        self.names = [str(n) for n in label_names]
+        self.scores, self.row = scores, 0
+        self.csv = csv.writer(fh, delimiter="\t" if fmt == "tsv" else ",") \
+            if fmt != "jsonl" else None
+
+    def header(self, width: int = 1) -> None:
+        """The CSV/TSV header (``width``: the level columns with ``per_level``)."""
+        if self.csv is not None:
+            self.csv.writerow(["row"] + ([f"level_{k}" for k in range(width)]
+                                         if self.per_level else ["labels"])
+                              + ([f"score:{n}" for n in self.names] if self.scores else []))
+
+    def rows(self, labels: list, scores=None) -> None:
+        """Write one line per row of ``labels`` (and of ``scores``)."""
+        import json
+
+        for k, row in enumerate(labels):
+            i = self.row + k
+            if self.csv is None:
+                rec: dict = ({"row": i, "levels": [[str(v) for v in level] for level in row]}
+                             if self.per_level else {"row": i, "labels": [str(v) for v in row]})
+                if scores is not None:
+                    rec["scores"] = dict(zip(self.names, map(float, scores[k]), strict=True))
+                self.fh.write(json.dumps(rec) + "\n")
+                continue
+            cells = ([self.label_sep.join(str(v) for v in level) for level in row]
+                     if self.per_level else [self.label_sep.join(str(v) for v in row)])
+            self.csv.writerow([i, *cells]
+                              + ([f"{s:.6g}" for s in scores[k]] if scores is not None else []))
+        self.row += len(labels)
+
+
 def write_predictions(path: str, fmt: str, labels: list[list], label_names, scores=None,
                       label_sep: str = ";", per_level: bool = False) -> None:
     """Write one line per row: its predicted label names (and scores).
@@ -56,78 +96,98 @@ def write_predictions(path: str, fmt: str, labels: list[list], label_names, scor
     (a complete file or none, see :func:`ecrm.commands._files.atomic_text`); ``path="-"``
     writes to standard output.
     """
-    import csv
-    import json
-
-    names = [str(n) for n in label_names]
     with atomic_text(path) as fh:
-        if fmt == "jsonl":
-            for i, row in enumerate(labels):
-                rec: dict = ({"row": i, "levels": [[str(v) for v in level] for level in row]}
-                             if per_level else {"row": i, "labels": [str(v) for v in row]})
-                if scores is not None:
-                    rec["scores"] = dict(zip(names, map(float, scores[i]), strict=True))
-                fh.write(json.dumps(rec) + "\n")
-            return
-        writer = csv.writer(fh, delimiter="\t" if fmt == "tsv" else ",")
-        width = max((len(row) for row in labels), default=0) if per_level else 1
-        writer.writerow(["row"] + ([f"level_{k}" for k in range(width)] if per_level
-                                   else ["labels"])
-                        + ([f"score:{n}" for n in names] if scores is not None else []))
-        for i, row in enumerate(labels):
-            cells = ([label_sep.join(str(v) for v in level) for level in row] if per_level
-                     else [label_sep.join(str(v) for v in row)])
-            writer.writerow([i, *cells]
-                            + ([f"{s:.6g}" for s in scores[i]] if scores is not None else []))
+        writer = _Writer(fh, fmt, label_names, scores=scores is not None,
+                         label_sep=label_sep, per_level=per_level)
+        writer.header(max((len(row) for row in labels), default=0) if per_level else 1)
+        writer.rows(labels, scores)
+
+
+def _labels(args, model, Y) -> list:
+    """The label names of the 0/1 predictions ``Y`` as ``--leaves-only``/``--per-level`` ask."""
+    from ecrm.labels import labels_of
+
+    if args.per_level:
+        step = ((lambda n: str(n).rsplit(args.path_sep, 1)[-1]) if args.path_sep
+                else str)  # a path's last step, as in per-level input columns
+        return [[[step(v) for v in level] for level in row] for row in
+                labels_of(model.output_space, Y, per_level=True)]
+    return (labels_of(model.output_space, Y, leaves_only=True) if args.leaves_only
+            else row_labels(model, Y))
+
+
+def _predict_into(args, loaded, model, fh, fmt: str, bar) -> int:
+    """Predict chunk by chunk and write as it goes; the number of rows.
+
+    ``--per-level`` needs the widest row before the header: its labels are kept and written
+    at the end (the features are still read a chunk at a time).
+    """
+    writer = _Writer(fh, fmt, model.label_names_, scores=args.scores,
+                     label_sep=args.label_sep, per_level=args.per_level)
+    if not args.per_level:
+        writer.header()
+    kept: list = []
+    kept_scores: list = []
+    n = 0
+    for chunk in iter_for_model(loaded, args):
+        Y = model.predict(chunk.X)
+        scores = model.predict_scores(chunk.X) if args.scores else None
+        labels = _labels(args, model, Y)
+        n += len(labels)
+        if args.per_level:
+            kept.extend(labels)
+            kept_scores.extend([] if scores is None else list(scores))
+        else:
+            writer.rows(labels, scores)
+        if bar is not None:
+            bar.set_postfix_str(f"{n:,} rows")
+    if args.per_level:
+        writer.header(max((len(row) for row in kept), default=0))
+        writer.rows(kept, kept_scores if args.scores else None)
+    return n
 
 
 def run(args) -> int:
-    """Run ``ecrm predict`` from parsed arguments."""
+    """Run ``ecrm predict`` from parsed arguments.
+
+    A CSV/TSV file is read, predicted and written in chunks of rows (memory bounded by a
+    chunk, whatever the file's length); the output stays atomic (a temporary file renamed
+    when complete).
+    """
     import sys
 
     from ecrm.commands._options import progress_bar
     from ecrm.io import load
-    from ecrm.labels import labels_of
 
     try:
         fmt = _output_format(args.output, args.output_format)
         check_output(args.output, [args.model, args.data])
     except (argparse.ArgumentTypeError, OutputError) as exc:
         return fail(str(exc))
-    with progress_bar(3, "ecrm predict", enabled=not args.quiet) as bar:
+    with progress_bar(2, "ecrm predict", enabled=not args.quiet) as bar:
         try:
             loaded = load(args.model)
             model = estimator_of(loaded)
-            data = load_for_model(loaded, args, require_labels=False)
         except ValueError as exc:
             return fail(str(exc))
-        bar.update()
         if (args.leaves_only or args.per_level) and not hasattr(model.output_space,
                                                                 "to_labels"):
             return fail(f"--{'leaves-only' if args.leaves_only else 'per-level'} needs a model "
                         "of a label hierarchy; this model's outputs are a "
                         f"{type(model.output_space).__name__}")
-        Y = model.predict(data.X)
-        scores = model.predict_scores(data.X) if args.scores else None
         bar.update()
         try:
-            if args.per_level:
-                step = ((lambda n: str(n).rsplit(args.path_sep, 1)[-1]) if args.path_sep
-                        else str)  # a path's last step, as in per-level input columns
-                labels = [[[step(v) for v in level] for level in row] for row in
-                          labels_of(model.output_space, Y, per_level=True)]
-            else:
-                labels = (labels_of(model.output_space, Y, leaves_only=True)
-                          if args.leaves_only else row_labels(model, Y))
-            write_predictions(args.output, fmt, labels, model.label_names_,
-                              scores, args.label_sep, per_level=args.per_level)
+            with atomic_text(args.output) as fh:
+                n = _predict_into(args, loaded, model, fh, fmt, bar)
+        except ValueError as exc:
+            return fail(str(exc))
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
                 raise
             return fail(f"cannot write the predictions to {args.output!r}: "
                         f"{exc.strerror or exc} (an existing file there is left as it was)")
         bar.update()
-    print(f"{len(Y)} predictions written to "
+    print(f"{n} predictions written to "
           f"{'standard output' if args.output == STDOUT else args.output}",
           file=sys.stderr if args.output == STDOUT else sys.stdout)
     return 0

@@ -37,8 +37,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
-__all__ = ["DataFileError", "check_finite_features", "load_csv", "load_data", "load_hierarchy",
-           "load_meka_arff", "load_svmlight_multilabel"]
+__all__ = ["CHUNK_ROWS", "DataFileError", "check_finite_features", "iter_csv", "load_csv",
+           "load_csv_dask",
+           "load_data", "load_hierarchy", "load_meka_arff", "load_svmlight_multilabel"]
 
 
 class DataFileError(ValueError):
@@ -159,32 +160,66 @@ def _text(path: Path) -> str:
 # -- CSV / TSV -----------------------------------------------------------------------------
 def _label_rows(raw: list[str], lines: list[int], path, label_sep: str,
                 path_sep: str | None) -> tuple[list[list[str]], list, list]:
-    """Label names per row, and (for paths) the implied edges and labels in order."""
+    """Label names per row, and (for paths) the implied edges and labels in order.
+
+    Each distinct label token is parsed once: the rows share their name strings, so a
+    million rows cost one small list each, not a new string per label and row.
+    """
     rows: list[list[str]] = []
     edges: dict = {}
     names: dict = {}
+    seen: dict[str, str] = {}  # label token as written -> its (interned) label name
     for text, lineno in zip(raw, lines, strict=True):
-        labels = [t.strip() for t in text.split(label_sep)] if text.strip() else []
-        if any(not t for t in labels):
-            raise DataFileError(path, lineno, f"empty label name in {text!r} (labels are "
-                                f"separated by {label_sep!r})")
         row = []
-        for lab in labels:
-            if path_sep is None:
-                names.setdefault(lab, None)
-                row.append(lab)
-                continue
-            parts = [p.strip() for p in lab.split(path_sep)]
-            if any(not p for p in parts):
-                raise DataFileError(path, lineno, f"empty step in the label path {lab!r}")
-            prefixes = [path_sep.join(parts[: k + 1]) for k in range(len(parts))]
-            for parent, child in zip(prefixes, prefixes[1:], strict=False):
-                edges.setdefault((parent, child), None)
-            for v in prefixes:
-                names.setdefault(v, None)
-            row.append(prefixes[-1])
+        if text.strip():
+            for token in text.split(label_sep):
+                name = seen.get(token)
+                if name is None:
+                    name = _label_name(token, text, lineno, path, label_sep, path_sep,
+                                       edges, names)
+                    seen[token] = name
+                row.append(name)
         rows.append(row)
     return rows, list(edges), list(names)
+
+
+def _label_name(token: str, text: str, lineno: int, path, label_sep: str,
+                path_sep: str | None, edges: dict, names: dict) -> str:
+    """The label name of one token of a label cell (recording the names and path edges)."""
+    lab = token.strip()
+    if not lab:
+        raise DataFileError(path, lineno, f"empty label name in {text!r} (labels are "
+                            f"separated by {label_sep!r})")
+    if path_sep is None:
+        names.setdefault(lab, None)
+        return lab
+    parts = [p.strip() for p in lab.split(path_sep)]
+    if any(not p for p in parts):
+        raise DataFileError(path, lineno, f"empty step in the label path {lab!r}")
+    prefixes = [path_sep.join(parts[: k + 1]) for k in range(len(parts))]
+    for parent, child in zip(prefixes, prefixes[1:], strict=False):
+        edges.setdefault((parent, child), None)
+    for v in prefixes:
+        names.setdefault(v, None)
+    return prefixes[-1]
+
+
+def _label_matrix(hierarchy, rows: list[list[str]], *, compact: bool,
+                  chunk_rows: int = 65_536) -> np.ndarray:
+    """The 0/1 matrix of ``rows`` closed under the ancestors (as ``hierarchy.to_matrix``),
+    built in row chunks: bool with ``compact`` (1 byte a cell), else float."""
+    index = hierarchy.index
+    Y = np.zeros((len(rows), hierarchy.n_labels), dtype=bool)
+    for start in range(0, len(rows), chunk_rows):
+        block = rows[start:start + chunk_rows]
+        counts = np.fromiter((len(r) for r in block), dtype=np.intp, count=len(block))
+        cols = np.fromiter((index[v] for r in block for v in r), dtype=np.intp,
+                           count=int(counts.sum()))
+        Y[start + np.repeat(np.arange(len(block)), counts), cols] = True
+    for j in reversed(hierarchy.order):  # children before their parents
+        for parent in hierarchy.parents[j]:
+            Y[:, parent] |= Y[:, j]
+    return Y if compact else Y.astype(np.float64)
 
 
 #: Separators a label column may use instead of the one given (warned about).
@@ -270,11 +305,169 @@ def _level_path(path, lineno: int, cells: list[str], path_sep: str) -> str:
 #: Feature cells read as missing values (lower case, stripped).
 MISSING_CELLS = frozenset({"", "?", "na", "n/a", "nan", "null"})
 
+#: Rows read and parsed at a time by :func:`load_csv` and :func:`iter_csv` (about 25 MB of
+#: cell text for 50 features).
+CHUNK_ROWS = 65_536
+
+
+def _encoding(path: Path) -> str:
+    """UTF-8 (a byte-order mark dropped) if the whole file decodes as UTF-8, else Latin-1
+    (as the whole-file readers decide), checked in 1 MiB blocks."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with _open_binary(path) as fh:
+        try:
+            while block := fh.read(1 << 20):
+                decoder.decode(block)
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            return "latin-1"
+        except (OSError, EOFError) as exc:
+            raise DataFileError(path, None, f"corrupt gzip data: {exc}") from None
+    return "utf-8-sig"
+
+
+def _open_binary(path: Path):
+    """The file's bytes, gunzipped if it starts with the gzip magic."""
+    import gzip
+
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rb") if gz else open(path, "rb")
+
+
+class _CsvTable:
+    """A CSV/TSV file's header and its data rows in chunks, read as a stream.
+
+    The header is read (and checked) on construction; :meth:`chunks` yields
+    ``(feature cells, label cells, line numbers)`` for ``chunk_rows`` data rows at a time,
+    so only one chunk's text is held. Errors name the file and line.
+    """
+
+    def __init__(self, path, *, sep: str | None, label_column: str, path_sep: str | None,
+                 require_labels: bool, ignore_labels: bool, level_columns):
+        self.path = path = _check_path(path)
+        self.sep = sep if sep is not None else (
+            "\t" if path.suffix.lower() in (".tsv", ".tab") else ",")
+        self.encoding = _encoding(path)
+        self.ignore_labels = ignore_labels
+        with self._reader() as reader:
+            try:
+                header = next(reader)
+            except StopIteration:
+                raise DataFileError(path, 1, "empty file: expected a header row") from None
+            except csv.Error as exc:
+                raise DataFileError(path, 1, str(exc)) from None
+        header = [h.strip() for h in header]
+        if len(set(header)) != len(header):
+            dup = next(h for h in header if header.count(h) > 1)
+            raise DataFileError(path, 1, f"column {dup!r} appears twice in the header")
+        if level_columns is not None:
+            level_columns = list(level_columns)
+            missing = [c for c in level_columns if c not in header]
+            if missing:
+                raise DataFileError(path, 1, f"no level columns {missing} in the header "
+                                    f"{header}")
+            path_sep = "/" if path_sep is None else path_sep
+            label_idx = [header.index(c) for c in level_columns]
+            has_labels = True
+        else:
+            has_labels = label_column in header
+            if not has_labels and require_labels and not ignore_labels:
+                raise DataFileError(path, 1, f"no label column {label_column!r} in the header "
+                                    f"{header} (choose it with label_column, or "
+                                    "level_columns)")
+            label_idx = [header.index(label_column)] if has_labels else []
+        self.header, self.label_idx, self.has_labels = header, label_idx, has_labels
+        self.level_columns, self.path_sep = level_columns, path_sep
+        self.feature_names = [h for k, h in enumerate(header) if k not in label_idx]
+
+    def _reader(self):
+        import contextlib
+        import io
+
+        @contextlib.contextmanager
+        def opened():
+            with _open_binary(self.path) as raw, io.TextIOWrapper(
+                    raw, encoding=self.encoding, newline="") as text:
+                yield csv.reader(text, delimiter=self.sep)
+
+        return opened()
+
+    def chunks(self, chunk_rows: int):
+        """Yield ``(values, raw_labels, lines)`` for each ``chunk_rows`` data rows."""
+        path, width = self.path, len(self.header)
+        label_idx, level = self.label_idx, self.level_columns is not None
+        keep = [k for k in range(width) if k not in label_idx]
+        read_labels = self.has_labels and not self.ignore_labels
+        with self._reader() as reader:
+            values: list[list[str]] = []
+            raw_labels: list[str] = []
+            lines: list[int] = []
+            try:
+                next(reader)  # the header
+                for row in reader:
+                    lineno = reader.line_num
+                    if not row or all(not f.strip() for f in row):
+                        continue
+                    if len(row) != width:
+                        raise DataFileError(path, lineno, f"expected {width} fields (as in "
+                                            f"the header); found {len(row)}")
+                    values.append(row if not label_idx else [row[k] for k in keep])
+                    if read_labels:
+                        raw_labels.append(
+                            row[label_idx[0]] if not level else
+                            _level_path(path, lineno, [row[k] for k in label_idx],
+                                        self.path_sep or "/"))
+                    lines.append(lineno)
+                    if len(values) == chunk_rows:
+                        yield values, raw_labels, lines
+                        values, raw_labels, lines = [], [], []
+            except csv.Error as exc:
+                raise DataFileError(path, reader.line_num, str(exc)) from None
+            except UnicodeDecodeError as exc:  # the file changed since its encoding was read
+                raise DataFileError(path, reader.line_num + 1, f"cannot decode: {exc}") from None
+            if values:
+                yield values, raw_labels, lines
+
+
+def iter_csv(path: str | os.PathLike, *, sep: str | None = None,
+             label_column: str = "labels", level_columns=None,
+             chunk_rows: int = CHUNK_ROWS):
+    """Read the features of a CSV/TSV file in chunks of rows, as a stream (for predictions).
+
+    The label column (or the ``level_columns``), if any, is skipped unread. Memory is bounded
+    by a chunk whatever the file's length; the chunks joined are :func:`load_csv`'s ``X``
+    with ``ignore_labels=True``, and a bad cell raises the same :class:`DataFileError`
+    (file, line and column).
+
+    Yields
+    ------
+    chunk : sklearn.utils.Bunch
+        ``X`` (rows, p), ``row_lines``, ``feature_names``, ``filename`` (as :func:`load_csv`,
+        ``Y = None``) for at most ``chunk_rows`` rows; a file without data rows is an error.
+    """
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be at least 1; got {chunk_rows!r}")
+    table = _CsvTable(path, sep=sep, label_column=label_column, path_sep=None,
+                      require_labels=False, ignore_labels=True, level_columns=level_columns)
+    names = tuple(table.feature_names)
+    empty = True
+    for values, _, lines in table.chunks(chunk_rows):
+        empty = False
+        yield Bunch(X=_numbers(table.path, values, lines, names), Y=None, hierarchy=None,
+                    feature_names=names, label_names=None, label_lists=None,
+                    filename=str(table.path), row_lines=np.asarray(lines))
+    if empty:
+        raise DataFileError(table.path, None, "no data rows after the header")
+
 
 def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str | None = None,
              label_sep: str = ";", path_sep: str | None = None, hierarchy=None,
              require_labels: bool = True, ignore_labels: bool = False,
-             level_columns=None) -> Bunch:
+             level_columns=None, compact_labels: bool = False,
+             chunk_rows: int = CHUNK_ROWS) -> Bunch:
     """Read a CSV/TSV file of numeric features and one column of label names (or one column
     per level of the hierarchy).
 
@@ -309,6 +502,12 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
         labels are the paths joined by ``path_sep`` (default ``"/"``), or, with a
         ``hierarchy`` of plain names, each row's deepest value (see
         :func:`ecrm.labels.as_label_matrix`).
+    compact_labels : bool, default=False
+        Return ``Y`` as bool (1 byte a cell instead of 8: 0.5 GB for a million rows and 500
+        labels), which the primal and Nystrom solvers keep as it is.
+    chunk_rows : int, default=CHUNK_ROWS
+        The file is read and its numbers parsed this many rows at a time (the memory of the
+        text is bounded by a chunk; the result does not depend on it).
 
     Returns
     -------
@@ -329,61 +528,29 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
     array([[1., 1., 0.],
            [0., 0., 1.]])
     """
-    path = _check_path(path)
-    if sep is None:
-        sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
-    text = _text(path)
-    reader = csv.reader(text.splitlines(), delimiter=sep)
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise DataFileError(path, 1, "empty file: expected a header row") from None
-    except csv.Error as exc:
-        raise DataFileError(path, 1, str(exc)) from None
-    header = [h.strip() for h in header]
-    if len(set(header)) != len(header):
-        dup = next(h for h in header if header.count(h) > 1)
-        raise DataFileError(path, 1, f"column {dup!r} appears twice in the header")
-    if level_columns is not None:
-        level_columns = list(level_columns)
-        missing = [c for c in level_columns if c not in header]
-        if missing:
-            raise DataFileError(path, 1, f"no level columns {missing} in the header {header}")
-        path_sep = "/" if path_sep is None else path_sep
-        label_idx = [header.index(c) for c in level_columns]
-        has_labels = True
-    else:
-        has_labels = label_column in header
-        if not has_labels and require_labels and not ignore_labels:
-            raise DataFileError(path, 1, f"no label column {label_column!r} in the header "
-                                f"{header} (choose it with label_column, or level_columns)")
-        label_idx = [header.index(label_column)] if has_labels else []
-    feature_names = [h for k, h in enumerate(header) if k not in label_idx]
-    values: list[list[str]] = []
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be at least 1; got {chunk_rows!r}")
+    table = _CsvTable(path, sep=sep, label_column=label_column, path_sep=path_sep,
+                      require_labels=require_labels, ignore_labels=ignore_labels,
+                      level_columns=level_columns)
+    path, path_sep, feature_names = table.path, table.path_sep, table.feature_names
+    has_labels, level_columns = table.has_labels, table.level_columns
+    blocks: list[np.ndarray] = []
     raw_labels: list[str] = []
-    lines: list[int] = []
-    try:
-        for row in reader:
-            lineno = reader.line_num
-            if not row or all(not f.strip() for f in row):
-                continue
-            if len(row) != len(header):
-                raise DataFileError(path, lineno, f"expected {len(header)} fields (as in the "
-                                    f"header); found {len(row)}")
-            values.append([f for k, f in enumerate(row) if k not in label_idx])
-            raw_labels.append("" if ignore_labels or not has_labels
-                              else row[label_idx[0]] if level_columns is None
-                              else _level_path(path, lineno, [row[k] for k in label_idx],
-                                               path_sep or "/"))
-            lines.append(lineno)
-    except csv.Error as exc:
-        raise DataFileError(path, reader.line_num, str(exc)) from None
-    if not values:
+    line_blocks: list[np.ndarray] = []
+    for values, raw, lines_ in table.chunks(chunk_rows):
+        blocks.append(_numbers(path, values, lines_, feature_names))
+        line_blocks.append(np.asarray(lines_))
+        raw_labels.extend(raw)
+    if not blocks:
         raise DataFileError(path, None, "no data rows after the header")
-    X = _numbers(path, values, lines, feature_names)
+    X = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+    del blocks
+    row_lines = line_blocks[0] if len(line_blocks) == 1 else np.concatenate(line_blocks)
+    lines: Any = row_lines.tolist() if has_labels and not ignore_labels else row_lines
     bunch = Bunch(X=X, Y=None, hierarchy=hierarchy, feature_names=tuple(feature_names),
                   label_names=None if hierarchy is None else tuple(hierarchy.labels),
-                  label_lists=None, filename=str(path), row_lines=np.asarray(lines))
+                  label_lists=None, filename=str(path), row_lines=row_lines)
     if not has_labels or ignore_labels:
         return bunch
     if hierarchy is None and level_columns is None:
@@ -398,8 +565,8 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
                                                      for r in rows], dtype=object))
         except LabelRowError as exc:
             raise DataFileError(path, lines[exc.row], exc.reason) from None
-        bunch.update(Y=Y, hierarchy=hierarchy, label_lists=hierarchy.to_labels(Y),
-                     label_names=tuple(hierarchy.labels))
+        bunch.update(Y=Y.astype(bool) if compact_labels else Y, hierarchy=hierarchy,
+                     label_lists=hierarchy.to_labels(Y), label_names=tuple(hierarchy.labels))
         return bunch
     if level_columns is not None:
         label_sep = "\0"  # one path per row: no cell splits into several labels
@@ -416,8 +583,8 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
             if lab not in index:
                 raise DataFileError(path, lineno, f"label {lab!r} is not in the hierarchy "
                                     f"({hierarchy.n_labels} labels)")
-    bunch.update(Y=hierarchy.to_matrix(rows), hierarchy=hierarchy, label_lists=rows,
-                 label_names=tuple(hierarchy.labels))
+    bunch.update(Y=_label_matrix(hierarchy, rows, compact=compact_labels), hierarchy=hierarchy,
+                 label_lists=rows, label_names=tuple(hierarchy.labels))
     return bunch
 
 
@@ -682,7 +849,8 @@ def _format_of(path: Path) -> str:
 def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
               label_column: str = "labels", label_sep: str = ";", path_sep: str | None = None,
               require_labels: bool = True, n_features: int | None = None,
-              ignore_labels: bool = False, level_columns=None) -> Bunch:
+              ignore_labels: bool = False, level_columns=None,
+              compact_labels: bool = False) -> Bunch:
     """Read a data file in any supported format (see the module docstring).
 
     Parameters
@@ -693,7 +861,9 @@ def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
         (:func:`ecrm.datasets.load_hmc_arff`) if it has a hierarchical attribute, else as
         MEKA.
     hierarchy, label_column, label_sep, path_sep, require_labels, level_columns
-        See :func:`load_csv` (``hierarchy`` also for ARFF and svmlight).
+    compact_labels
+        See :func:`load_csv` (``hierarchy`` also for ARFF and svmlight; ``compact_labels``
+        for CSV/TSV only: the other formats give a float ``Y``).
     n_features : int, default=None
         For svmlight files: the number of features (e.g. the model's).
     ignore_labels : bool, default=False
@@ -712,7 +882,7 @@ def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
         return load_csv(path, label_column=label_column, sep="\t" if fmt == "tsv" else ",",
                         label_sep=label_sep, path_sep=path_sep, hierarchy=hierarchy,
                         require_labels=require_labels, ignore_labels=ignore_labels,
-                        level_columns=level_columns)
+                        level_columns=level_columns, compact_labels=compact_labels)
     if level_columns is not None:
         raise DataFileError(path, None, f"level columns are for CSV/TSV files; this is a "
                             f"{fmt} file")
@@ -730,3 +900,101 @@ def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
                                 "given hierarchy")
         return data
     return load_meka_arff(path, hierarchy=hierarchy, ignore_labels=ignore_labels)
+
+
+def _parse_block(block: bytes, *, header: bool, sep: str, encoding: str, width: int,
+                 label_at: int, names: tuple, path: str):
+    """One byte block of a CSV file (whole lines) -> (features, label cells); any bad row is a
+    ``ValueError`` (its line is found by :func:`load_csv` on the client)."""
+    import io
+
+    reader = csv.reader(io.StringIO(block.decode(encoding), newline=""), delimiter=sep)
+    if header:
+        next(reader, None)
+    values, labels = [], []
+    for row in reader:
+        if not row or all(not f.strip() for f in row):
+            continue
+        if len(row) != width:
+            raise ValueError(f"a row has {len(row)} fields")
+        labels.append(row[label_at])
+        values.append(row[:label_at] + row[label_at + 1:])
+    X = _numbers(path, values, [0] * len(values), names) if values else np.empty(
+        (0, len(names)))
+    if not np.isfinite(X).all():
+        raise ValueError("a missing value")
+    return X, labels
+
+
+def load_csv_dask(path: str | os.PathLike, *, label_column: str = "labels",
+                  sep: str | None = None, label_sep: str = ";", path_sep: str | None = None,
+                  hierarchy=None, blocksize: int = 32 * 2**20) -> Bunch:
+    """Read a CSV/TSV file with Dask's own block reader, for a fit on a Dask cluster (the
+    active :class:`distributed.Client`'s).
+
+    :func:`dask.bytes.read_bytes` splits the file into blocks of whole lines, which the
+    workers parse (as :func:`load_csv` parses a chunk) and keep: the features become a Dask
+    array chunked by rows, persisted on the workers; only the label column comes to the
+    client, parsed as :func:`load_csv` parses it into a bool matrix. (``dask.dataframe``'s
+    reader would need pyarrow.) On any bad row -- text or a missing value in a feature, a
+    wrong number of fields -- the file is read by :func:`load_csv` on the client, whose
+    :class:`DataFileError` names the line and column (no imputation on a cluster).
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        As :func:`load_csv`, with ``X`` a Dask array; ``row_lines`` counts data rows from
+        line 2 (exact for files without blank lines or quoted line breaks).
+    """
+    import operator
+
+    import dask.array as da
+    from dask.bytes import read_bytes
+    from distributed import get_client, wait
+
+    table = _CsvTable(path, sep=sep, label_column=label_column, path_sep=path_sep,
+                      require_labels=True, ignore_labels=False, level_columns=None)
+    path, names = table.path, tuple(table.feature_names)
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    _, parts = read_bytes(str(path), delimiter=b"\n", blocksize=None if gz else blocksize,
+                          sample=False, compression="gzip" if gz else None)
+    client = get_client()
+    encoding = table.encoding
+    blocks = client.compute(parts[0])  # read on the workers; held until parsed
+    futures = [client.submit(_parse_block, block, header=k == 0, sep=table.sep,
+                             encoding="utf-8" if encoding == "utf-8-sig" and k else encoding,
+                             width=len(table.header), label_at=table.label_idx[0],
+                             names=names, path=str(path), pure=False)
+               for k, block in enumerate(blocks)]
+    try:
+        raw_parts = client.gather([client.submit(operator.itemgetter(1), f) for f in futures])
+    except ValueError as exc:
+        check_finite_features(load_csv(path, label_column=label_column, sep=table.sep,
+                                       label_sep=label_sep, path_sep=path_sep,
+                                       hierarchy=hierarchy, compact_labels=True))
+        raise DataFileError(path, None, f"cannot read the file in blocks: {exc}") from None
+    pieces = [client.submit(operator.itemgetter(0), f) for f in futures]
+    wait(pieces)  # before the blocks and parses they come from are released
+    del blocks, futures
+    X = da.concatenate([da.from_delayed(x, shape=(len(r), len(names)),
+                                        dtype=np.float64)
+                        for x, r in zip(pieces, raw_parts, strict=True) if r])
+    raw = [v for r in raw_parts for v in r]
+    lines = list(range(2, len(raw) + 2))
+    rows, edges, labels = _label_rows(raw, lines, path, label_sep, path_sep)
+    if hierarchy is not None and path_sep is not None:
+        _check_paths_in(hierarchy, raw, lines, path, label_sep, path_sep)
+    if hierarchy is None:
+        from ecrm.spaces.hierarchy import Hierarchy
+
+        hierarchy = Hierarchy(edges, labels=labels) if edges else _flat_hierarchy(labels)
+    index = hierarchy.index
+    for row, lineno in zip(rows, lines, strict=True):
+        for lab in row:
+            if lab not in index:
+                raise DataFileError(path, lineno, f"label {lab!r} is not in the hierarchy "
+                                    f"({hierarchy.n_labels} labels)")
+    return Bunch(X=X, Y=_label_matrix(hierarchy, rows, compact=True), hierarchy=hierarchy,
+                 feature_names=tuple(names), label_names=tuple(hierarchy.labels),
+                 label_lists=rows, filename=str(path), row_lines=np.asarray(lines))
