@@ -30,7 +30,10 @@ def _csv(path: str, X, Y, h) -> None:
     header = ",".join(f"x{j}" for j in range(X.shape[1])) + ",labels"
     rows = (",".join(f"{v:.5g}" for v in x) + "," + lab for x, lab in zip(X, names, strict=True))
     Path(path).write_text(header + "\n" + "\n".join(rows) + "\n")
-    hierarchy = "\n".join(f"{h.labels[p]}\t{h.labels[c]}" for p, c in np.asarray(h.edges))
+    edges = np.asarray(h.edges).reshape(-1, 2)
+    lone = set(range(h.n_labels)) - set(edges.ravel().tolist())  # a label on a line of its own
+    hierarchy = "\n".join([f"{h.labels[p]}\t{h.labels[c]}" for p, c in edges]
+                          + [str(h.labels[j]) for j in sorted(lone)])
     Path(path).with_suffix(".tsv").write_text(hierarchy + "\n")
 
 
