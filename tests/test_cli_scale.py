@@ -105,7 +105,7 @@ def test_predict_streams_the_same_predictions(hmc_csv, tmp_path, monkeypatch):
     # in-process with a tiny chunk: the same file
     from ecrm.cli import main
 
-    monkeypatch.setattr("ecrm.datasets.formats.CHUNK_ROWS", 7)
+    monkeypatch.setattr("ecrm.datasets._csv.CHUNK_ROWS", 7)
     small = tmp_path / "small.csv"
     assert main(["predict", model, hmc_csv, "-o", str(small), "--scores", "--quiet"]) == 0
     assert small.read_text() == out.read_text()

@@ -79,7 +79,8 @@ def iter_for_model(model, args, *, chunk_rows: int | None = None):
     length; any other format is read whole (one chunk). Each chunk is a Bunch as
     :func:`load_for_model` returns; errors name the file, line and column as there.
     """
-    from ecrm.datasets.formats import CHUNK_ROWS, FORMATS, _check_path, _format_of, iter_csv
+    from ecrm.datasets import _csv
+    from ecrm.datasets.formats import FORMATS, _check_path, _format_of, iter_csv
 
     if args.format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}; got {args.format!r}")
@@ -89,7 +90,7 @@ def iter_for_model(model, args, *, chunk_rows: int | None = None):
         return
     for chunk in iter_csv(args.data, sep="\t" if fmt == "tsv" else ",",
                           label_column=args.label_column, level_columns=args.level_columns,
-                          chunk_rows=chunk_rows or CHUNK_ROWS):
+                          chunk_rows=chunk_rows or _csv.CHUNK_ROWS):
         yield _ready_for(model, chunk, args.data)
 
 

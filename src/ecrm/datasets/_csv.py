@@ -1,0 +1,525 @@
+"""CSV/TSV data files: numeric feature columns and one label column (names or paths) or one
+column per level, read as a stream of row chunks; and the block reader of a fit on a Dask
+cluster. The public names are re-exported by :mod:`ecrm.datasets.formats`."""
+
+from __future__ import annotations
+
+import csv
+import os
+from typing import Any
+
+import numpy as np
+from sklearn.utils import Bunch
+
+from ecrm.datasets._files import (
+    DataFileError,
+    _check_path,
+    _encoding,
+    _flat_hierarchy,
+    _open_binary,
+    check_finite_features,
+)
+
+__all__ = ["CHUNK_ROWS", "MISSING_CELLS", "iter_csv", "load_csv", "load_csv_dask"]
+
+
+# -- CSV / TSV -----------------------------------------------------------------------------
+def _label_rows(raw: list[str], lines: list[int], path, label_sep: str,
+                path_sep: str | None) -> tuple[list[list[str]], list, list]:
+    """Label names per row, and (for paths) the implied edges and labels in order.
+
+    Each distinct label token is parsed once: the rows share their name strings, so a
+    million rows cost one small list each, not a new string per label and row.
+    """
+    rows: list[list[str]] = []
+    edges: dict = {}
+    names: dict = {}
+    seen: dict[str, str] = {}  # label token as written -> its (interned) label name
+    for text, lineno in zip(raw, lines, strict=True):
+        row = []
+        if text.strip():
+            for token in text.split(label_sep):
+                name = seen.get(token)
+                if name is None:
+                    name = _label_name(token, text, lineno, path, label_sep, path_sep,
+                                       edges, names)
+                    seen[token] = name
+                row.append(name)
+        rows.append(row)
+    return rows, list(edges), list(names)
+
+
+def _label_name(token: str, text: str, lineno: int, path, label_sep: str,
+                path_sep: str | None, edges: dict, names: dict) -> str:
+    """The label name of one token of a label cell (recording the names and path edges)."""
+    lab = token.strip()
+    if not lab:
+        raise DataFileError(path, lineno, f"empty label name in {text!r} (labels are "
+                            f"separated by {label_sep!r})")
+    if path_sep is None:
+        names.setdefault(lab, None)
+        return lab
+    parts = [p.strip() for p in lab.split(path_sep)]
+    if any(not p for p in parts):
+        raise DataFileError(path, lineno, f"empty step in the label path {lab!r}")
+    prefixes = [path_sep.join(parts[: k + 1]) for k in range(len(parts))]
+    for parent, child in zip(prefixes, prefixes[1:], strict=False):
+        edges.setdefault((parent, child), None)
+    for v in prefixes:
+        names.setdefault(v, None)
+    return prefixes[-1]
+
+
+def _label_matrix(hierarchy, rows: list[list[str]], *, compact: bool,
+                  chunk_rows: int = 65_536) -> np.ndarray:
+    """The 0/1 matrix of ``rows`` closed under the ancestors (as ``hierarchy.to_matrix``),
+    built in row chunks: bool with ``compact`` (1 byte a cell), else float."""
+    index = hierarchy.index
+    Y = np.zeros((len(rows), hierarchy.n_labels), dtype=bool)
+    for start in range(0, len(rows), chunk_rows):
+        block = rows[start:start + chunk_rows]
+        counts = np.fromiter((len(r) for r in block), dtype=np.intp, count=len(block))
+        cols = np.fromiter((index[v] for r in block for v in r), dtype=np.intp,
+                           count=int(counts.sum()))
+        Y[start + np.repeat(np.arange(len(block)), counts), cols] = True
+    for j in reversed(hierarchy.order):  # children before their parents
+        for parent in hierarchy.parents[j]:
+            Y[:, parent] |= Y[:, j]
+    return Y if compact else Y.astype(np.float64)
+
+
+#: Separators a label column may use instead of the one given (warned about).
+_OTHER_SEPARATORS = (",", "|", "/", ";")
+
+
+def _warn_other_separator(path, column: str, raw: list[str], label_sep: str,
+                          path_sep: str | None) -> None:
+    """Warn when every non-empty label value contains a common separator not in use."""
+    import warnings
+
+    values = [v for v in raw if v.strip()]
+    if len(values) < 2:
+        return
+    for other in _OTHER_SEPARATORS:
+        if other in (label_sep, path_sep) or not all(other in v for v in values):
+            continue
+        hint = "--path-sep /" if other == "/" else f"--label-sep '{other}'"
+        warnings.warn(f"{path}: every value of the label column {column!r} contains "
+                      f"{other!r}, which is not a separator here (labels are separated by "
+                      f"{label_sep!r}); if it separates labels or path steps, give {hint}",
+                      UserWarning, stacklevel=3)
+        return
+
+
+def _check_paths_in(hierarchy, raw: list[str], lines: list[int], path, label_sep: str,
+                    path_sep: str) -> None:
+    """Every step ``a/b`` of a label path must be an edge ``a -> a/b`` of ``hierarchy``."""
+    index, labels = hierarchy.index, hierarchy.labels
+    for text, lineno in zip(raw, lines, strict=True):
+        for lab in (t.strip() for t in text.split(label_sep) if t.strip()):
+            parts = [p.strip() for p in lab.split(path_sep)]
+            prefixes = [path_sep.join(parts[: k + 1]) for k in range(len(parts))]
+            for parent, child in zip(prefixes, prefixes[1:], strict=False):
+                if parent not in index or child not in index:
+                    continue  # reported as a label outside the hierarchy
+                above = [labels[j] for j in hierarchy.parents[index[child]]]
+                if parent not in above:
+                    where = (f"under {', '.join(repr(a) for a in above)}" if above
+                             else "at the top level")
+                    raise DataFileError(path, lineno, f"the label path {lab!r} puts {child!r} "
+                                        f"under {parent!r}, but the hierarchy has it {where}")
+
+
+def _numbers(path, values: list[list[str]], lines: list[int], feature_names) -> np.ndarray:
+    """The feature cells as floats: NaN for a missing cell (:data:`MISSING_CELLS`), an error
+    naming file, line and column for any other text or an infinite value."""
+    try:  # numpy parses the strings in C: the common case of numbers only
+        X = np.array(values, dtype=np.float64).reshape(len(values), len(feature_names))
+    except ValueError:
+        X = None
+    if X is not None and np.isfinite(X).all():
+        return X
+    X = np.empty((len(values), len(feature_names)))
+    for r, (row, lineno) in enumerate(zip(values, lines, strict=True)):
+        for c, f in enumerate(row):
+            if f.strip().lower() in MISSING_CELLS:
+                X[r, c] = np.nan  # missing: imputed by a model that imputes, else refused
+                continue
+            try:
+                X[r, c] = float(f)
+            except ValueError:
+                X[r, c] = np.nan
+            if not np.isfinite(X[r, c]):
+                raise DataFileError(path, lineno, f"column {feature_names[c]!r}: expected a "
+                                    f"finite number; found {f!r}")
+    return X
+
+
+def _level_path(path, lineno: int, cells: list[str], path_sep: str) -> str:
+    """One row's level cells as a path (an empty cell ends it), one label: no ``label_sep``."""
+    steps = []
+    for cell in (c.strip() for c in cells):
+        if not cell:
+            break
+        if path_sep in cell:
+            raise DataFileError(path, lineno, f"the level value {cell!r} holds the path "
+                                f"separator {path_sep!r}")
+        steps.append(cell)
+    return path_sep.join(steps)
+
+
+#: Feature cells read as missing values (lower case, stripped).
+MISSING_CELLS = frozenset({"", "?", "na", "n/a", "nan", "null"})
+
+#: Rows read and parsed at a time by :func:`load_csv` and :func:`iter_csv` (about 25 MB of
+#: cell text for 50 features).
+CHUNK_ROWS = 65_536
+
+
+class _CsvTable:
+    """A CSV/TSV file's header and its data rows in chunks, read as a stream.
+
+    The header is read (and checked) on construction; :meth:`chunks` yields
+    ``(feature cells, label cells, line numbers)`` for ``chunk_rows`` data rows at a time,
+    so only one chunk's text is held. Errors name the file and line.
+    """
+
+    def __init__(self, path, *, sep: str | None, label_column: str, path_sep: str | None,
+                 require_labels: bool, ignore_labels: bool, level_columns):
+        self.path = path = _check_path(path)
+        self.sep = sep if sep is not None else (
+            "\t" if path.suffix.lower() in (".tsv", ".tab") else ",")
+        self.encoding = _encoding(path)
+        self.ignore_labels = ignore_labels
+        with self._reader() as reader:
+            try:
+                header = next(reader)
+            except StopIteration:
+                raise DataFileError(path, 1, "empty file: expected a header row") from None
+            except csv.Error as exc:
+                raise DataFileError(path, 1, str(exc)) from None
+        header = [h.strip() for h in header]
+        if len(set(header)) != len(header):
+            dup = next(h for h in header if header.count(h) > 1)
+            raise DataFileError(path, 1, f"column {dup!r} appears twice in the header")
+        if level_columns is not None:
+            level_columns = list(level_columns)
+            missing = [c for c in level_columns if c not in header]
+            if missing:
+                raise DataFileError(path, 1, f"no level columns {missing} in the header "
+                                    f"{header}")
+            path_sep = "/" if path_sep is None else path_sep
+            label_idx = [header.index(c) for c in level_columns]
+            has_labels = True
+        else:
+            has_labels = label_column in header
+            if not has_labels and require_labels and not ignore_labels:
+                raise DataFileError(path, 1, f"no label column {label_column!r} in the header "
+                                    f"{header} (choose it with label_column, or "
+                                    "level_columns)")
+            label_idx = [header.index(label_column)] if has_labels else []
+        self.header, self.label_idx, self.has_labels = header, label_idx, has_labels
+        self.level_columns, self.path_sep = level_columns, path_sep
+        self.feature_names = [h for k, h in enumerate(header) if k not in label_idx]
+
+    def _reader(self):
+        import contextlib
+        import io
+
+        @contextlib.contextmanager
+        def opened():
+            with _open_binary(self.path) as raw, io.TextIOWrapper(
+                    raw, encoding=self.encoding, newline="") as text:
+                yield csv.reader(text, delimiter=self.sep)
+
+        return opened()
+
+    def chunks(self, chunk_rows: int):
+        """Yield ``(values, raw_labels, lines)`` for each ``chunk_rows`` data rows."""
+        path, width = self.path, len(self.header)
+        label_idx, level = self.label_idx, self.level_columns is not None
+        keep = [k for k in range(width) if k not in label_idx]
+        read_labels = self.has_labels and not self.ignore_labels
+        with self._reader() as reader:
+            values: list[list[str]] = []
+            raw_labels: list[str] = []
+            lines: list[int] = []
+            try:
+                next(reader)  # the header
+                for row in reader:
+                    lineno = reader.line_num
+                    if not row or all(not f.strip() for f in row):
+                        continue
+                    if len(row) != width:
+                        raise DataFileError(path, lineno, f"expected {width} fields (as in "
+                                            f"the header); found {len(row)}")
+                    values.append(row if not label_idx else [row[k] for k in keep])
+                    if read_labels:
+                        raw_labels.append(
+                            row[label_idx[0]] if not level else
+                            _level_path(path, lineno, [row[k] for k in label_idx],
+                                        self.path_sep or "/"))
+                    lines.append(lineno)
+                    if len(values) == chunk_rows:
+                        yield values, raw_labels, lines
+                        values, raw_labels, lines = [], [], []
+            except csv.Error as exc:
+                raise DataFileError(path, reader.line_num, str(exc)) from None
+            except UnicodeDecodeError as exc:  # the file changed since its encoding was read
+                raise DataFileError(path, reader.line_num + 1, f"cannot decode: {exc}") from None
+            if values:
+                yield values, raw_labels, lines
+
+
+def iter_csv(path: str | os.PathLike, *, sep: str | None = None,
+             label_column: str = "labels", level_columns=None,
+             chunk_rows: int = CHUNK_ROWS):
+    """Read the features of a CSV/TSV file in chunks of rows, as a stream (for predictions).
+
+    The label column (or the ``level_columns``), if any, is skipped unread. Memory is bounded
+    by a chunk whatever the file's length; the chunks joined are :func:`load_csv`'s ``X``
+    with ``ignore_labels=True``, and a bad cell raises the same :class:`DataFileError`
+    (file, line and column).
+
+    Yields
+    ------
+    chunk : sklearn.utils.Bunch
+        ``X`` (rows, p), ``row_lines``, ``feature_names``, ``filename`` (as :func:`load_csv`,
+        ``Y = None``) for at most ``chunk_rows`` rows; a file without data rows is an error.
+    """
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be at least 1; got {chunk_rows!r}")
+    table = _CsvTable(path, sep=sep, label_column=label_column, path_sep=None,
+                      require_labels=False, ignore_labels=True, level_columns=level_columns)
+    names = tuple(table.feature_names)
+    empty = True
+    for values, _, lines in table.chunks(chunk_rows):
+        empty = False
+        yield Bunch(X=_numbers(table.path, values, lines, names), Y=None, hierarchy=None,
+                    feature_names=names, label_names=None, label_lists=None,
+                    filename=str(table.path), row_lines=np.asarray(lines))
+    if empty:
+        raise DataFileError(table.path, None, "no data rows after the header")
+
+
+def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str | None = None,
+             label_sep: str = ";", path_sep: str | None = None, hierarchy=None,
+             require_labels: bool = True, ignore_labels: bool = False,
+             level_columns=None, compact_labels: bool = False,
+             chunk_rows: int = CHUNK_ROWS) -> Bunch:
+    """Read a CSV/TSV file of numeric features and one column of label names (or one column
+    per level of the hierarchy).
+
+    A feature cell that is empty or one of ``?``, ``NA``, ``N/A``, ``NaN``, ``null`` (any
+    case) is missing (NaN in ``X``); any other text that is not a finite number is an error
+    naming the file, line and column.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The first row names the columns.
+    label_column : str, default="labels"
+        The column holding each row's labels.
+    sep : str, default=None
+        Field separator; ``None``: a tab for ``*.tsv`` / ``*.tab`` files, else a comma.
+    label_sep : str, default=";"
+        Separates the labels within the label column.
+    path_sep : str, default=None
+        If given (e.g. ``"/"``), each label is a path ``a/b/c`` meaning the labels ``a``,
+        ``a/b`` and ``a/b/c`` of a tree (label names are the full paths).
+    hierarchy : ecrm.Hierarchy, default=None
+        The output space; every label must be one of its labels. Default: the tree implied
+        by the paths, or flat labels (an edgeless hierarchy) in order of first appearance.
+    require_labels : bool, default=True
+        With ``False``, a file without the label column gives ``Y = None``.
+    ignore_labels : bool, default=False
+        Drop the label column unread (``Y = None``), as for predictions: its labels need not
+        be in ``hierarchy``.
+    level_columns : sequence of str, default=None
+        Instead of ``label_column``: the columns holding each row's path, one per level
+        (HiClass's ``Cat1, Cat2, Cat3`` layout; an empty cell ends a shorter path). The
+        labels are the paths joined by ``path_sep`` (default ``"/"``), or, with a
+        ``hierarchy`` of plain names, each row's deepest value (see
+        :func:`ecrm.labels.as_label_matrix`).
+    compact_labels : bool, default=False
+        Return ``Y`` as bool (1 byte a cell instead of 8: 0.5 GB for a million rows and 500
+        labels), which the primal and Nystrom solvers keep as it is.
+    chunk_rows : int, default=CHUNK_ROWS
+        The file is read and its numbers parsed this many rows at a time (the memory of the
+        text is bounded by a chunk; the result does not depend on it).
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        ``X`` (n, p), ``Y`` (n, d), ``hierarchy``, ``label_names``, ``feature_names``,
+        ``label_lists`` (the names as given), ``filename``, ``row_lines`` (the line of each
+        row in the file).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "d.csv")
+    >>> _ = open(path, "w").write("x1,x2,labels\\n0.5,1,animal/dog\\n0.1,2,plant\\n")
+    >>> data = load_csv(path, path_sep="/")
+    >>> data.label_names
+    ('animal', 'animal/dog', 'plant')
+    >>> data.Y
+    array([[1., 1., 0.],
+           [0., 0., 1.]])
+    """
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be at least 1; got {chunk_rows!r}")
+    table = _CsvTable(path, sep=sep, label_column=label_column, path_sep=path_sep,
+                      require_labels=require_labels, ignore_labels=ignore_labels,
+                      level_columns=level_columns)
+    path, path_sep, feature_names = table.path, table.path_sep, table.feature_names
+    has_labels, level_columns = table.has_labels, table.level_columns
+    blocks: list[np.ndarray] = []
+    raw_labels: list[str] = []
+    line_blocks: list[np.ndarray] = []
+    for values, raw, lines_ in table.chunks(chunk_rows):
+        blocks.append(_numbers(path, values, lines_, feature_names))
+        line_blocks.append(np.asarray(lines_))
+        raw_labels.extend(raw)
+    if not blocks:
+        raise DataFileError(path, None, "no data rows after the header")
+    X = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+    del blocks
+    row_lines = line_blocks[0] if len(line_blocks) == 1 else np.concatenate(line_blocks)
+    lines: Any = row_lines.tolist() if has_labels and not ignore_labels else row_lines
+    bunch = Bunch(X=X, Y=None, hierarchy=hierarchy, feature_names=tuple(feature_names),
+                  label_names=None if hierarchy is None else tuple(hierarchy.labels),
+                  label_lists=None, filename=str(path), row_lines=row_lines)
+    if not has_labels or ignore_labels:
+        return bunch
+    if hierarchy is None and level_columns is None:
+        _warn_other_separator(path, label_column, raw_labels, label_sep, path_sep)
+    if level_columns is not None and hierarchy is not None and not all(
+            not r or r in hierarchy.index for r in raw_labels):  # a hierarchy of plain names
+        from ecrm.labels import LabelRowError, as_label_matrix
+
+        rows = [r.split(path_sep) if r else [] for r in raw_labels]
+        try:
+            Y = as_label_matrix(hierarchy, np.array([r + [""] * (len(level_columns) - len(r))
+                                                     for r in rows], dtype=object))
+        except LabelRowError as exc:
+            raise DataFileError(path, lines[exc.row], exc.reason) from None
+        bunch.update(Y=Y.astype(bool) if compact_labels else Y, hierarchy=hierarchy,
+                     label_lists=hierarchy.to_labels(Y), label_names=tuple(hierarchy.labels))
+        return bunch
+    if level_columns is not None:
+        label_sep = "\0"  # one path per row: no cell splits into several labels
+    rows, edges, names = _label_rows(raw_labels, lines, path, label_sep, path_sep)
+    if hierarchy is not None and path_sep is not None:
+        _check_paths_in(hierarchy, raw_labels, lines, path, label_sep, path_sep)
+    if hierarchy is None:
+        from ecrm.spaces.hierarchy import Hierarchy
+
+        hierarchy = Hierarchy(edges, labels=names) if edges else _flat_hierarchy(names)
+    index = hierarchy.index
+    for row, lineno in zip(rows, lines, strict=True):
+        for lab in row:
+            if lab not in index:
+                raise DataFileError(path, lineno, f"label {lab!r} is not in the hierarchy "
+                                    f"({hierarchy.n_labels} labels)")
+    bunch.update(Y=_label_matrix(hierarchy, rows, compact=compact_labels), hierarchy=hierarchy,
+                 label_lists=rows, label_names=tuple(hierarchy.labels))
+    return bunch
+
+
+def _parse_block(block: bytes, *, header: bool, sep: str, encoding: str, width: int,
+                 label_at: int, names: tuple, path: str):
+    """One byte block of a CSV file (whole lines) -> (features, label cells); any bad row is a
+    ``ValueError`` (its line is found by :func:`load_csv` on the client)."""
+    import io
+
+    reader = csv.reader(io.StringIO(block.decode(encoding), newline=""), delimiter=sep)
+    if header:
+        next(reader, None)
+    values, labels = [], []
+    for row in reader:
+        if not row or all(not f.strip() for f in row):
+            continue
+        if len(row) != width:
+            raise ValueError(f"a row has {len(row)} fields")
+        labels.append(row[label_at])
+        values.append(row[:label_at] + row[label_at + 1:])
+    X = _numbers(path, values, [0] * len(values), names) if values else np.empty(
+        (0, len(names)))
+    if not np.isfinite(X).all():
+        raise ValueError("a missing value")
+    return X, labels
+
+
+def load_csv_dask(path: str | os.PathLike, *, label_column: str = "labels",
+                  sep: str | None = None, label_sep: str = ";", path_sep: str | None = None,
+                  hierarchy=None, blocksize: int = 32 * 2**20) -> Bunch:
+    """Read a CSV/TSV file with Dask's own block reader, for a fit on a Dask cluster (the
+    active :class:`distributed.Client`'s).
+
+    :func:`dask.bytes.read_bytes` splits the file into blocks of whole lines, which the
+    workers parse (as :func:`load_csv` parses a chunk) and keep: the features become a Dask
+    array chunked by rows, persisted on the workers; only the label column comes to the
+    client, parsed as :func:`load_csv` parses it into a bool matrix. (``dask.dataframe``'s
+    reader would need pyarrow.) On any bad row -- text or a missing value in a feature, a
+    wrong number of fields -- the file is read by :func:`load_csv` on the client, whose
+    :class:`DataFileError` names the line and column (no imputation on a cluster).
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        As :func:`load_csv`, with ``X`` a Dask array; ``row_lines`` counts data rows from
+        line 2 (exact for files without blank lines or quoted line breaks).
+    """
+    import operator
+
+    import dask.array as da
+    from dask.bytes import read_bytes
+    from distributed import get_client, wait
+
+    table = _CsvTable(path, sep=sep, label_column=label_column, path_sep=path_sep,
+                      require_labels=True, ignore_labels=False, level_columns=None)
+    path, names = table.path, tuple(table.feature_names)
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    _, parts = read_bytes(str(path), delimiter=b"\n", blocksize=None if gz else blocksize,
+                          sample=False, compression="gzip" if gz else None)
+    client = get_client()
+    encoding = table.encoding
+    blocks = client.compute(parts[0])  # read on the workers; held until parsed
+    futures = [client.submit(_parse_block, block, header=k == 0, sep=table.sep,
+                             encoding="utf-8" if encoding == "utf-8-sig" and k else encoding,
+                             width=len(table.header), label_at=table.label_idx[0],
+                             names=names, path=str(path), pure=False)
+               for k, block in enumerate(blocks)]
+    try:
+        raw_parts = client.gather([client.submit(operator.itemgetter(1), f) for f in futures])
+    except ValueError as exc:
+        check_finite_features(load_csv(path, label_column=label_column, sep=table.sep,
+                                       label_sep=label_sep, path_sep=path_sep,
+                                       hierarchy=hierarchy, compact_labels=True))
+        raise DataFileError(path, None, f"cannot read the file in blocks: {exc}") from None
+    pieces = [client.submit(operator.itemgetter(0), f) for f in futures]
+    wait(pieces)  # before the blocks and parses they come from are released
+    del blocks, futures
+    X = da.concatenate([da.from_delayed(x, shape=(len(r), len(names)),
+                                        dtype=np.float64)
+                        for x, r in zip(pieces, raw_parts, strict=True) if r])
+    raw = [v for r in raw_parts for v in r]
+    lines = list(range(2, len(raw) + 2))
+    rows, edges, labels = _label_rows(raw, lines, path, label_sep, path_sep)
+    if hierarchy is not None and path_sep is not None:
+        _check_paths_in(hierarchy, raw, lines, path, label_sep, path_sep)
+    if hierarchy is None:
+        from ecrm.spaces.hierarchy import Hierarchy
+
+        hierarchy = Hierarchy(edges, labels=labels) if edges else _flat_hierarchy(labels)
+    index = hierarchy.index
+    for row, lineno in zip(rows, lines, strict=True):
+        for lab in row:
+            if lab not in index:
+                raise DataFileError(path, lineno, f"label {lab!r} is not in the hierarchy "
+                                    f"({hierarchy.n_labels} labels)")
+    return Bunch(X=X, Y=_label_matrix(hierarchy, rows, compact=True), hierarchy=hierarchy,
+                 feature_names=tuple(names), label_names=tuple(hierarchy.labels),
+                 label_lists=rows, filename=str(path), row_lines=np.asarray(lines))
