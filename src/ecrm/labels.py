@@ -105,7 +105,7 @@ def as_label_matrix(space, y):
     array([[1., 1., 0.],
            [1., 0., 1.],
            [0., 0., 0.]])
-    >>> as_label_matrix(h, [["animal", "dog"], ["animal", None]])
+    >>> as_label_matrix(h, np.array([["animal", "dog"], ["animal", None]], dtype=object))
     array([[1., 1., 0.],
            [1., 0., 0.]])
     """

@@ -73,7 +73,7 @@ def run(args) -> int:
         print(json.dumps(info, indent=2))
         return 0
     labels = info.pop("labels")
-    steps = info.pop("preprocessing")
+    steps = info.pop("preprocessing", [])
     for key, value in info.items():
         print(f"{key:<16}{value}")
     for i, step in enumerate(steps or [None]):
