@@ -42,12 +42,12 @@ from scipy import linalg
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import describe
 
+import ecrm._solvers.dual
 import ecrm.estimator
-import ecrm.solvers.dual
 from ecrm import ECRMCV
-from ecrm.kernels import kernel_matrix
+from ecrm._kernels import kernel_matrix
+from ecrm._ridge import EigenFactor
 from ecrm.losses import HammingLoss
-from ecrm.ridge import EigenFactor
 
 ALPHAS = np.logspace(-8, 2, 21)  # ecrm.experiments.hmc.ALPHAS
 DEFAULT_DATA = "/work/shared/data/hmc"
@@ -66,7 +66,7 @@ class PreviousEigenFactor(EigenFactor):
 
 def previous_gram_eigendecomposition(X, kernel_params):
     if kernel_params["kernel"] == "linear" and X.shape[1] < X.shape[0]:
-        return ecrm.solvers.dual.gram_eigendecomposition(X, kernel_params)
+        return ecrm._solvers.dual.gram_eigendecomposition(X, kernel_params)
     lam, Q = np.linalg.eigh(kernel_matrix(X, X, **kernel_params))  # copies K inside
     return PreviousEigenFactor(np.maximum(lam, 0.0), Q)
 
@@ -109,7 +109,7 @@ class PreviousLeaveOneOut:
 def previous_code_path():
     with mock.patch.object(ecrm.estimator, "gram_eigendecomposition",
                            previous_gram_eigendecomposition), \
-            mock.patch.object(ecrm.solvers.dual, "LeaveOneOut", PreviousLeaveOneOut):
+            mock.patch.object(ecrm._solvers.dual, "LeaveOneOut", PreviousLeaveOneOut):
         yield
 
 

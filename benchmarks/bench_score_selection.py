@@ -28,12 +28,12 @@ from sklearn.metrics import average_precision_score
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import describe, median_time
 
+from ecrm._kernels import check_kernel_params
+from ecrm._model_selection import gram_eigendecomposition
+from ecrm._ridge import LeaveOneOut
 from ecrm.datasets import HMCPreprocessor, load_hmc
 from ecrm.experiments.hmc import C_HMCNN_EXCLUDE
-from ecrm.kernels import check_kernel_params
 from ecrm.metrics import micro_auprc
-from ecrm.model_selection import gram_eigendecomposition
-from ecrm.ridge import LeaveOneOut
 
 
 def cap_by_parents_before(h, S):

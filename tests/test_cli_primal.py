@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import ecrm
-from ecrm.solvers.dual import KernelFit
-from ecrm.solvers.primal import FeatureFit
+from ecrm._solvers.dual import KernelFit
+from ecrm._solvers.primal import FeatureFit
 from test_cli_files import TEST, TRAIN, ecrm_cmd
 
 

@@ -1,7 +1,7 @@
 """Many threads predicting at once: every call returns the serial answer, none crashes.
 
 OpenBLAS aborts the process when more threads call it at once than its buffer table holds;
-prediction blocks therefore hold a slot of :data:`ecrm.solvers._backend.BLAS_SLOTS`.
+prediction blocks therefore hold a slot of :data:`ecrm._solvers._backend.BLAS_SLOTS`.
 """
 
 import threading
@@ -11,8 +11,8 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from ecrm import ECRM, Hierarchy
+from ecrm._solvers._backend import BLAS_SLOTS
 from ecrm.losses import HierarchicalLoss
-from ecrm.solvers._backend import BLAS_SLOTS
 
 TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1"), ("b", "b2")])
 CALLERS = 200

@@ -11,9 +11,9 @@ from sklearn.metrics.pairwise import laplacian_kernel, polynomial_kernel, rbf_ke
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 
 from ecrm import ECRM, ECRMCV, Hierarchy, MultilabelSpace
+from ecrm._ridge import EigenFactor, LeaveOneOut
 from ecrm.losses import HammingLoss, HierarchicalLoss
 from ecrm.losses.base import Loss
-from ecrm.ridge import EigenFactor, LeaveOneOut
 
 TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1"), ("b", "b2")])
 DAG = Hierarchy([("a", "c"), ("b", "c"), ("a", "d"), ("c", "e"), ("d", "e"), ("b", "f")])

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from ecrm import ECRMCV, Hierarchy
+from ecrm._model_selection import Candidate, GridEdgeWarning, grid_edges
 from ecrm.losses import HammingLoss
-from ecrm.model_selection import Candidate, GridEdgeWarning, grid_edges
 
 TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 

@@ -5,7 +5,7 @@ import pytest
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics.pairwise import rbf_kernel
 
-from ecrm.ridge import (
+from ecrm._ridge import (
     CholeskyFactor,
     EigenFactor,
     LeaveOneOut,
@@ -162,8 +162,8 @@ def test_check_ridge_rule():
 
 # -- the fast exact fit (issue 21, part 4) ------------------------------------------------------
 def test_gram_matrix_is_bitwise_the_kernel_matrix():
-    from ecrm.kernels import kernel_matrix
-    from ecrm.solvers.dual import gram_matrix
+    from ecrm._kernels import kernel_matrix
+    from ecrm._solvers.dual import gram_matrix
 
     X = np.random.default_rng(0).normal(size=(120, 6))
     for params in ({"kernel": "rbf", "gamma": None}, {"kernel": "rbf", "gamma": 0.37},

@@ -8,10 +8,10 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.metrics import average_precision_score
 
 from ecrm import ECRM, ECRMCV, Hierarchy
+from ecrm._model_selection import SCORERS, check_scoring
 from ecrm.calibration import IsotonicCalibration
 from ecrm.losses import HammingLoss
 from ecrm.metrics import macro_auprc, micro_auprc
-from ecrm.model_selection import SCORERS, check_scoring
 
 TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1"), ("b", "b2")])
 
@@ -170,8 +170,8 @@ def test_coarse_to_fine_needs_the_dual_solver():
 
 
 def test_one_alpha_shares_its_product_between_intercepts_bit_for_bit():
-    from ecrm.model_selection import gram_eigendecomposition
-    from ecrm.ridge import LeaveOneOut
+    from ecrm._model_selection import gram_eigendecomposition
+    from ecrm._ridge import LeaveOneOut
 
     X, Y, _ = _problem(m=25, seed=11)
     eig = gram_eigendecomposition(X, {"kernel": "rbf", "gamma": 0.5, "degree": 3, "coef0": 1})

@@ -9,16 +9,16 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn import config_context
 
 from ecrm import ECRM, ECRMCV, Hierarchy
-from ecrm.datasets.flows import simulate_flows
-from ecrm.losses import AbsoluteLoss, FootruleLoss, HammingLoss, HierarchicalLoss, SquaredLoss
-from ecrm.solvers import (
+from ecrm._solvers import (
     LinearFeatures,
     NormalEquations,
     NystromFeatures,
     check_solver_params,
     select_centers,
 )
-from ecrm.solvers.primal import PrimalLeaveOneOut
+from ecrm._solvers.primal import PrimalLeaveOneOut
+from ecrm.datasets.flows import simulate_flows
+from ecrm.losses import AbsoluteLoss, FootruleLoss, HammingLoss, HierarchicalLoss, SquaredLoss
 from ecrm.spaces.flows import paper_network
 from ecrm.spaces.permutations import PermutationSpace
 
@@ -267,7 +267,7 @@ def test_compact_outputs_inconsistent_row_named():
 
 
 def test_the_budget_counts_what_each_solver_states():
-    from ecrm.solvers.budget import DUAL_COPIES, check_solver_params, memory_need
+    from ecrm._solvers.budget import DUAL_COPIES, check_solver_params, memory_need
 
     # ECRMCV's dual peaks at about five m x m arrays (benchmarks/bench_memory.py measures
     # 5.09): at m = 3000 two copies (0.13 GiB) fit 0.25 GiB, its real peak (0.35 GiB) does not
@@ -284,7 +284,7 @@ def test_the_budget_counts_what_each_solver_states():
 
 def test_center_selection_takes_a_selector_object_or_its_shorthand(tmp_path):
     from ecrm import load, save
-    from ecrm.solvers.centers import CenterSelector, KMeansPlusPlusCenters
+    from ecrm._solvers.centers import CenterSelector, KMeansPlusPlusCenters
 
     class FirstRows(CenterSelector):
         def select(self, X, n_components, kernel_params, *, alpha, random_state):

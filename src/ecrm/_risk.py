@@ -4,9 +4,9 @@ r"""What every ECRM estimator shares: checks, declared fitted state, prediction.
 :class:`ecrm.joint.JointKernelECRM`: the checks of the components and the training data, the
 declared fitted attributes (``_fitted_attributes``, set together and only by a successful
 fit; :mod:`ecrm.io` writes exactly these), and prediction from the one fit object a fitted
-estimator holds (:class:`ecrm.solvers.base.RiskFit`: the block map, the regressions of a
+estimator holds (:class:`ecrm._solvers.base.RiskFit`: the block map, the regressions of a
 linear loss's targets :math:`[\psi(Y), \mathrm{const}(Y)]`, the risk weights), in row blocks
-on the array backend chosen at the call (:mod:`ecrm.solvers._backend`).
+on the array backend chosen at the call (:mod:`ecrm._solvers._backend`).
 :class:`_ECRMBase` adds the marginal regressions (:meth:`predict_scores`) and the weights.
 """
 
@@ -18,19 +18,19 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ecrm._validation import check_same_rows
-from ecrm.kernels import check_kernel_input, check_kernel_params
-from ecrm.labels import as_label_matrix, labels_of
-from ecrm.losses.base import LinearLoss, Loss
-from ecrm.solvers._backend import Backend, ChunkCheck, get_backend
-from ecrm.solvers.base import RiskFit
-from ecrm.solvers.budget import (
+from ecrm._kernels import check_kernel_input, check_kernel_params
+from ecrm._solvers._backend import Backend, ChunkCheck, get_backend
+from ecrm._solvers.base import RiskFit
+from ecrm._solvers.budget import (
     SolverChoice,
     check_solver_params,
 )
-from ecrm.solvers.centers import check_center_selection
-from ecrm.solvers.primal import FeatureFit
-from ecrm.solvers.rows import validate_outputs
+from ecrm._solvers.centers import check_center_selection
+from ecrm._solvers.primal import FeatureFit
+from ecrm._solvers.rows import validate_outputs
+from ecrm._validation import check_same_rows
+from ecrm.labels import as_label_matrix, labels_of
+from ecrm.losses.base import LinearLoss, Loss
 from ecrm.spaces.base import OutputSpace
 
 __all__: list[str] = []
@@ -233,7 +233,7 @@ class _RiskEstimator(_StructuredEstimator):
     def _apply(self, X, step, fit: RiskFit, width: int, out_width: int,
                one_dimensional: bool = False):
         """``step(fit.block(rows))`` over the row blocks of ``X``, stacked: the backend of
-        ``X`` (NumPy or Dask, :mod:`ecrm.solvers._backend`) is chosen here, once. ``step``
+        ``X`` (NumPy or Dask, :mod:`ecrm._solvers._backend`) is chosen here, once. ``step``
         holds only what prediction needs (never the estimator), so that a Dask graph ships
         nothing else; ``width`` is the floats a row of ``step`` takes."""
         check_is_fitted(self, "X_fit_")
@@ -329,7 +329,7 @@ class _RiskEstimator(_StructuredEstimator):
 
 
 class _ECRMBase(_RiskEstimator):
-    """ECRM's fitted state: the risk regressions of every solver (:mod:`ecrm.solvers`).
+    """ECRM's fitted state: the risk regressions of every solver (:mod:`ecrm._solvers`).
 
     A fitted model keeps what prediction needs: the training inputs (or the Nystrom
     centres), the coefficients and intercepts of the risk regressions and of the output
@@ -358,7 +358,7 @@ class _ECRMBase(_RiskEstimator):
 
         In the primal (``solver="primal"`` or ``"nystrom"``) the weights are
         :math:`w(x) = F_c (F_c^\top F_c + m\lambda I)^{-1}(f(x) - \mu) + \mathbf 1/m`
-        (:mod:`ecrm.solvers.normal_equations`), computed in a pass over the training blocks;
+        (:mod:`ecrm._solvers.normal_equations`), computed in a pass over the training blocks;
         in the dual from the factor of :math:`K + m\lambda I`, recomputed on demand for a
         linear loss (see the class docstring).
 

@@ -14,12 +14,12 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm.kernels import check_kernel_params
+from ecrm._kernels import check_kernel_params
+from ecrm._solvers.base import RiskFit
+from ecrm._solvers.dual import KernelFit
+from ecrm._solvers.features import LinearFeatures, NystromFeatures
+from ecrm._solvers.primal import FeatureFit
 from ecrm.losses.base import LinearLoss
-from ecrm.solvers.base import RiskFit
-from ecrm.solvers.dual import KernelFit
-from ecrm.solvers.features import LinearFeatures, NystromFeatures
-from ecrm.solvers.primal import FeatureFit
 
 __all__ = ["check_fitted_state"]
 

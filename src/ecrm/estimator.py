@@ -2,9 +2,9 @@ r"""ECRM and ECRMCV: scikit-learn estimators that compose risk weights, loss and
 
 Both rest on :mod:`ecrm._risk` (checks, declared fitted state, prediction from one fit
 object). :class:`ECRM` fits through the basis of the chosen solver
-(:func:`ecrm.solvers.prepare.prepare`); :class:`ECRMCV` runs the one exact leave-one-out
-search of :mod:`ecrm.model_selection` over the leave-one-out bases of the chosen solver
-(:func:`ecrm.solvers.prepare.prepare_search`), then refits the selected candidate. A fit
+(:func:`ecrm._solvers.prepare.prepare`); :class:`ECRMCV` runs the one exact leave-one-out
+search of :mod:`ecrm._model_selection` over the leave-one-out bases of the chosen solver
+(:func:`ecrm._solvers.prepare.prepare_search`), then refits the selected candidate. A fit
 checks every parameter and the data before any work and sets the fitted attributes (ending
 in ``_``) only once it has succeeded: a failed fit leaves the estimator as it was. Neither
 branches on which solver is behind the fit object.
@@ -21,11 +21,8 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_memory
 
-from ecrm._risk import _ECRMBase
-from ecrm._validation import check_bool, check_int, check_real
-from ecrm.calibration import choose_calibration
-from ecrm.kernels import check_kernel_params
-from ecrm.model_selection import (
+from ecrm._kernels import check_kernel_params
+from ecrm._model_selection import (
     SCORERS,
     GridEdgeWarning,
     ScoreMetric,
@@ -35,13 +32,16 @@ from ecrm.model_selection import (
     grid_edges,
     leave_one_out_search,
 )
-from ecrm.ridge import check_ridge
-from ecrm.solvers.budget import (
+from ecrm._ridge import check_ridge
+from ecrm._risk import _ECRMBase
+from ecrm._solvers.budget import (
     check_solver_names,
 )
-from ecrm.solvers.centers import check_center_selection
-from ecrm.solvers.prepare import prepare, prepare_search
-from ecrm.solvers.rows import RiskTargets
+from ecrm._solvers.centers import check_center_selection
+from ecrm._solvers.prepare import prepare, prepare_search
+from ecrm._solvers.rows import RiskTargets
+from ecrm._validation import check_bool, check_int, check_real
+from ecrm.calibration import choose_calibration
 
 __all__ = ["ECRM", "ECRMCV"]
 
@@ -80,12 +80,12 @@ callable, default="rbf"
         The paper's :math:`\lambda`. The solve adds ``m * alpha`` to the diagonal of the
         Gram matrix (scikit-learn's ``KernelRidge`` adds ``alpha`` itself); ``m * alpha``
         must be finite and at least the round-off of that diagonal
-        (:func:`ecrm.ridge.check_ridge`).
+        (:func:`ecrm._ridge.check_ridge`).
     fit_intercept : bool, default=True
         Model an unpenalised intercept in every risk regression (the risk weights then sum to
-        one); see :mod:`ecrm.ridge` for the derivation.
+        one); see :mod:`ecrm._ridge` for the derivation.
     solver : {"auto", "dual", "primal", "nystrom"}, default="auto"
-        How the risk regressions are solved (:mod:`ecrm.solvers`), all with the same
+        How the risk regressions are solved (:mod:`ecrm._solvers`), all with the same
         objective and ``alpha``. ``"dual"``: exact, on the m x m Gram matrix. ``"primal"``:
         exact for ``kernel="linear"`` (dense or sparse inputs) on the p x p matrix
         :math:`X^\top X`, accumulated over row blocks; predictions are
@@ -99,9 +99,10 @@ callable, default="rbf"
         Nystrom centres M, at most m (``None``: ``min(m, 1000)``); only for ``"nystrom"``.
     center_selection : {"uniform", "kmeans++", "leverage"} or CenterSelector, \
 default="uniform"
-        How the Nystrom centres are drawn: a :class:`ecrm.solvers.centers.CenterSelector`
+        How the Nystrom centres are drawn: a :class:`ecrm.CenterSelector`
         (its ``select`` method), or the name of one of the three built in
-        (:mod:`ecrm.solvers.centers`).
+        (:class:`ecrm.UniformCenters`, :class:`ecrm.KMeansPlusPlusCenters`,
+        :class:`ecrm.LeverageCenters`).
     memory_budget : float in (0, inf), default=None
         GiB the dual's m x m matrices may take (``None``: 8); also checked, before any
         allocation, for the primal's matrices. Row blocks follow scikit-learn's
@@ -175,7 +176,7 @@ default="uniform"
             Training outputs, in the output space.
             Dask arrays (chunked by rows, ``Y`` with the row chunks of ``X`` or in memory)
             fit as a map-reduce on the active Dask scheduler; they need
-            ``solver="nystrom"`` or ``"primal"`` (:mod:`ecrm.solvers._dask`).
+            ``solver="nystrom"`` or ``"primal"`` (:mod:`ecrm._solvers._dask`).
 
         Returns
         -------
@@ -201,7 +202,7 @@ class ECRMCV(_ECRMBase):
 
     .. math:: c_{-i}(x_i) = \frac{(H\Psi)_i - H_{ii}\,\psi(y_i)}{1 - H_{ii}},
 
-    with :math:`H` the hat matrix of the risk regressions (:mod:`ecrm.ridge`): because the
+    with :math:`H` the hat matrix of the risk regressions (:mod:`ecrm._ridge`): because the
     costs are linear in the regression targets :math:`\psi(y_j)`, the fit without point
     :math:`i` (same ridge term :math:`m\lambda` on the diagonal) has exactly these costs at
     :math:`x_i`. Its prediction is :math:`\hat y_{-i} = \arg\min_y \langle \phi(y),
@@ -253,13 +254,13 @@ class ECRMCV(_ECRMBase):
     solver, n_components, center_selection, memory_budget : see :class:`ECRM`.
         With ``"primal"``/``"nystrom"`` the exact leave-one-out loss is that
         of the low-rank model (same centres, same ridge), every alpha from one
-        eigendecomposition of :math:`F^\top F` (:class:`ecrm.solvers.primal.
+        eigendecomposition of :math:`F^\top F` (:class:`ecrm._solvers.primal.
         PrimalLeaveOneOut`); the leverage scores use the median alpha; ``kernel_subsample``
         then averages the kernel choice over that many points of the full-data fit (and
         ``loo_samples`` of them, as for the dual), and ``memory`` is not used.
     scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
         The selection criterion: the leave-one-out task loss, or a ranking metric of the
-        leave-one-out label scores (:data:`ecrm.model_selection.SCORERS`; a callable is
+        leave-one-out label scores (:data:`ecrm._model_selection.SCORERS`; a callable is
         ``f(Y_true, scores) -> float``, greater is better). scikit-learn's
         ``"average_precision"`` is ``"macro_auprc"``. Metrics of the scores need
         ``solver="dual"``.
@@ -276,12 +277,12 @@ class ECRMCV(_ECRMBase):
         one line per kernel setting (its best alpha and leave-one-out loss) and the selected
         model, on standard error. With 1 the bar shows on an interactive terminal only, with
         2 also in logs. Whatever ``verbose``, a chosen alpha or gamma at an end of its grid
-        gives a :class:`~ecrm.model_selection.GridEdgeWarning` naming the parameter and the
+        gives a :class:`~ecrm._model_selection.GridEdgeWarning` naming the parameter and the
         grid.
     alpha_search : "grid" or "coarse-to-fine", default="grid"
         ``"grid"`` evaluates every alpha; ``"coarse-to-fine"`` (the dual solver) every other
         alpha of the sorted grid, then the two grid neighbours of the best of them, per
-        kernel setting (:func:`ecrm.model_selection.leave_one_out_search`, ``refine``):
+        kernel setting (:func:`ecrm._model_selection.leave_one_out_search`, ``refine``):
         about half the work, the same choice when the criterion is unimodal in alpha at the
         grid's resolution. ``cv_results_`` then lists the evaluated candidates only.
 
@@ -409,7 +410,7 @@ class ECRMCV(_ECRMBase):
             Training outputs, in the output space.
             Dask arrays (chunked by rows, ``Y`` with the row chunks of ``X`` or in memory)
             fit as a map-reduce on the active Dask scheduler; they need
-            ``solver="nystrom"`` or ``"primal"`` (:mod:`ecrm.solvers._dask`).
+            ``solver="nystrom"`` or ``"primal"`` (:mod:`ecrm._solvers._dask`).
 
         Returns
         -------

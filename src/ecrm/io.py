@@ -23,7 +23,7 @@ parameters with the estimator's own checks (those of ``fit``) and every fitted a
 type, dtype and shape against them (:func:`ecrm._state.check_fitted_state`). Arrays keep
 their memory order (C or Fortran) through a round trip. The
 factorisation of :math:`K + m\lambda I` (an :math:`m \times m` object) is never written: the
-fit object (:class:`ecrm.solvers.dual.KernelFit`) rebuilds it from the training inputs and
+fit object (:class:`ecrm._solvers.dual.KernelFit`) rebuilds it from the training inputs and
 its ridge the first time a prediction needs it (only losses without a linear form and
 :meth:`~ecrm.ECRM.conditional_weights` do; :meth:`~ecrm.ECRM.predict` with a linear loss
 and :meth:`~ecrm.ECRM.predict_scores` use stored coefficients). A file thus takes
@@ -71,6 +71,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from ecrm import _archive, _steps, estimator, joint, ssvm
 from ecrm._archive import ModelFileError
+from ecrm._ridge import Factor
+from ecrm._solvers.base import RiskFit
+from ecrm._solvers.centers import KMeansPlusPlusCenters, LeverageCenters, UniformCenters
+from ecrm._solvers.dual import KernelFit
+from ecrm._solvers.features import LinearFeatures, NystromFeatures
+from ecrm._solvers.primal import FeatureFit
 from ecrm._state import check_fitted_state
 from ecrm.calibration import IsotonicCalibration, PlattCalibration
 from ecrm.losses import (
@@ -84,12 +90,6 @@ from ecrm.losses import (
     ZeroOneLoss,
 )
 from ecrm.losses.base import LinearLoss
-from ecrm.ridge import Factor
-from ecrm.solvers.base import RiskFit
-from ecrm.solvers.centers import KMeansPlusPlusCenters, LeverageCenters, UniformCenters
-from ecrm.solvers.dual import KernelFit
-from ecrm.solvers.features import LinearFeatures, NystromFeatures
-from ecrm.solvers.primal import FeatureFit
 from ecrm.spaces import (
     CandidateSpace,
     FlowPolytope,

@@ -26,8 +26,8 @@ kernel :math:`\sigma_k k` (the Gram matrix :math:`\sigma_k K`), decoupled from t
           b'_k \mathbf 1), \qquad b'_k = \frac{u_k^\top t'_k}{\mathbf 1^\top u_k},
 
 with :math:`u_k = (\sigma_k K + m\lambda I)^{-1}\mathbf 1` (the intercept formula of
-:mod:`ecrm.ridge`), and the costs are :math:`c(x) = f'(x) P^\top`: :math:`O(m^3 + e^3 + m^2 e)`
-time (:func:`ecrm.ridge.fit_multitask_ridge`). The estimated risk is linear in :math:`y`, so
+:mod:`ecrm._ridge`), and the costs are :math:`c(x) = f'(x) P^\top`: :math:`O(m^3 + e^3 + m^2 e)`
+time (:func:`ecrm._ridge.fit_multitask_ridge`). The estimated risk is linear in :math:`y`, so
 the output space's exact oracle applies unchanged. Checks and prediction are those of
 :class:`ecrm.ECRM` (a shared base class).
 """
@@ -38,11 +38,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 
+from ecrm._kernels import kernel_matrix
+from ecrm._ridge import EigenFactor, check_ridge, fit_multitask_ridge
 from ecrm._risk import _RiskEstimator
+from ecrm._solvers.dual import KernelFit
 from ecrm._validation import check_bool, check_real
-from ecrm.kernels import kernel_matrix
-from ecrm.ridge import EigenFactor, check_ridge, fit_multitask_ridge
-from ecrm.solvers.dual import KernelFit
 
 __all__ = ["JointKernelECRM", "check_task_kernel", "hierarchy_task_kernel"]
 

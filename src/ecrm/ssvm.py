@@ -41,9 +41,9 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ecrm._kernels import check_kernel_input, check_kernel_params, kernel_matrix
 from ecrm._risk import _StructuredEstimator
 from ecrm._validation import check_bool, check_int, check_real, check_same_rows
-from ecrm.kernels import check_kernel_input, check_kernel_params, kernel_matrix
 from ecrm.labels import as_label_matrix
 from ecrm.losses.base import LinearLoss
 from ecrm.spaces.base import OutputSpace

@@ -31,7 +31,7 @@ LOSSES = ("hamming", "hierarchical")
 KERNELS = ("rbf", "linear", "laplacian", "poly", "cosine")
 SCORINGS = ("loss", "micro_auprc", "macro_auprc", "lrap")
 CALIBRATIONS = ("none", "isotonic", "platt", "auto")
-#: :data:`ecrm.solvers.budget.SOLVERS` and :data:`ecrm.solvers.centers.CENTER_SELECTIONS`
+#: :data:`ecrm._solvers.budget.SOLVERS` and :data:`ecrm._solvers.centers.CENTER_SELECTIONS`
 #: (not imported: building the parser stays light).
 SOLVERS = ("auto", "dual", "primal", "nystrom")
 CENTER_SELECTIONS = ("uniform", "kmeans++", "leverage")

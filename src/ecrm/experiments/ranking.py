@@ -171,7 +171,7 @@ def _kernel_candidates(gammas) -> list[dict]:
 def _krr(Xtr, Rtr, Xte, gammas, memory, seed):
     """Kernel ridge on positions: kernel and ``alpha`` by exact leave-one-out tau.
 
-    ECRM's own search (:func:`ecrm.model_selection.leave_one_out_search` with the criterion
+    ECRM's own search (:func:`ecrm._model_selection.leave_one_out_search` with the criterion
     minus the discordant pairs): the kernel on a random subset of ``KERNEL_SUBSAMPLE``
     training points (the draw of :class:`ecrm.ECRMCV` with ``random_state=seed``, so that
     the eigendecompositions in ``memory`` are shared), then ``alpha`` in ``ALPHAS`` on all
@@ -179,12 +179,12 @@ def _krr(Xtr, Rtr, Xte, gammas, memory, seed):
     """
     from sklearn.kernel_ridge import KernelRidge
 
-    from ecrm.model_selection import (
+    from ecrm._model_selection import (
         CallableCriterion,
         gram_eigendecomposition,
         leave_one_out_search,
     )
-    from ecrm.solvers.prepare import DualSource
+    from ecrm._solvers.prepare import DualSource
 
     settings = _kernel_settings(gammas)
     source = DualSource(Xtr, Rtr, Rtr.astype(float), settings,
@@ -213,15 +213,15 @@ def _krr_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components):
     scikit-learn's ``KernelRidge(alpha=m * alpha)`` on the Nystrom approximation of the
     kernel, which ``KernelRidge`` itself cannot fit here (it needs the m x m kernel).
     """
-    from ecrm.model_selection import (
+    from ecrm._model_selection import (
         CallableCriterion,
         gram_eigendecomposition,
         leave_one_out_search,
     )
-    from ecrm.solvers.centers import build_feature_map
-    from ecrm.solvers.prepare import DualSource
-    from ecrm.solvers.primal import FeatureLooBasis
-    from ecrm.solvers.rows import Rows
+    from ecrm._solvers.centers import build_feature_map
+    from ecrm._solvers.prepare import DualSource
+    from ecrm._solvers.primal import FeatureLooBasis
+    from ecrm._solvers.rows import Rows
 
     settings = _kernel_settings(gammas)
     sub = _kernel_subset(len(Xtr), seed)
@@ -267,7 +267,7 @@ def _discordant_criterion():
     """Minus the mean number of discordant label pairs of the rankings by the leave-one-out
     predicted positions: a sum over the points, so the primal solvers evaluate it block by
     block."""
-    from ecrm.solvers.base import Criterion, Outcome
+    from ecrm._solvers.base import Criterion, Outcome
 
     class DiscordantPairs(Criterion):
         decomposable = True

@@ -6,8 +6,8 @@ three answers:
 
 * ``training_rows(X, Y, space)``: the training rows, whose passes (normal equations, sums
   and stacks of per-block arrays) run over ``working_memory`` blocks in memory, or per chunk
-  as a map-reduce on the active Dask scheduler (:mod:`ecrm.solvers._dask`);
-* ``centres(...)``: the Nystrom centres (:func:`ecrm.solvers.centers.select_centers`; on Dask
+  as a map-reduce on the active Dask scheduler (:mod:`ecrm._solvers._dask`);
+* ``centres(...)``: the Nystrom centres (:func:`ecrm._solvers.centers.select_centers`; on Dask
   pulled to the client);
 * ``map_rows(fn, X, width, check)``: ``fn`` of every row block of the inputs, stacked in row
   order (a lazy Dask array with the row chunks of ``X`` on Dask): the prediction methods run
@@ -28,12 +28,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ecrm.kernels import check_kernel_input
+from ecrm._kernels import check_kernel_input
+from ecrm._solvers import _dask
+from ecrm._solvers.budget import row_blocks
+from ecrm._solvers.centers import select_centers
+from ecrm._solvers.rows import Rows, is_dask_array
 from ecrm.losses.base import Loss
-from ecrm.solvers import _dask
-from ecrm.solvers.budget import row_blocks
-from ecrm.solvers.centers import select_centers
-from ecrm.solvers.rows import Rows, is_dask_array
 from ecrm.spaces.base import OutputSpace
 
 __all__ = ["BLAS_SLOTS", "DASK", "NUMPY", "Backend", "ChunkCheck", "get_backend"]
@@ -93,7 +93,7 @@ class _NumpyBackend:
 
 
 class _DaskBackend:
-    """Dask arrays chunked by rows (:mod:`ecrm.solvers._dask`)."""
+    """Dask arrays chunked by rows (:mod:`ecrm._solvers._dask`)."""
 
     name = "dask"
     lazy = True

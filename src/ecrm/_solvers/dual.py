@@ -1,7 +1,7 @@
 r"""The exact dual solver: ridge regressions on the m x m Gram matrix.
 
 The algebra (the intercept, the risk weights, the exact leave-one-out) is derived in
-:mod:`ecrm.ridge`. A basis factorises :math:`K` once: :class:`CholeskyBasis` for one ridge
+:mod:`ecrm._ridge`. A basis factorises :math:`K` once: :class:`CholeskyBasis` for one ridge
 value (:math:`K + m\lambda I = LL^\top`, the factor overwrites the Gram matrix),
 :class:`EigenBasis` for many (:math:`K = Q\Lambda Q^\top`, every ridge and the exact
 leave-one-out from it). Either fits a :class:`KernelFit`: predictions
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ecrm.kernels import kernel_matrix
-from ecrm.ridge import (
+from ecrm._kernels import kernel_matrix
+from ecrm._ridge import (
     CholeskyFactor,
     EigenFactor,
     Factor,
@@ -24,7 +24,7 @@ from ecrm.ridge import (
     fit_ridge,
     risk_weights,
 )
-from ecrm.solvers.base import Criterion, LooBasis, Outcome, RiskFit, Trial
+from ecrm._solvers.base import Criterion, LooBasis, Outcome, RiskFit, Trial
 
 __all__ = ["CholeskyBasis", "EigenBasis", "EigenLooBasis", "KernelFit", "gram_eigendecomposition",
            "gram_matrix"]
@@ -74,7 +74,7 @@ class KernelFit(RiskFit):
         return kernel_matrix(X, self.X_train, **self.kernel_params)
 
     def weights(self, V: np.ndarray) -> np.ndarray:
-        r""":math:`w(x) = G^{-1}v(x) + u(1 - u^\top v(x))/s` (:func:`ecrm.ridge.risk_weights`)."""
+        r""":math:`w(x) = G^{-1}v(x) + u(1 - u^\top v(x))/s` (:func:`ecrm._ridge.risk_weights`)."""
         factor = self.factor
         if factor is None:  # recomputed on demand: a fitted model keeps no m x m factor
             K = kernel_matrix(self.X_train, self.X_train, **self.kernel_params, copy=True)
@@ -128,7 +128,7 @@ class CholeskyBasis:
 
 class EigenBasis:
     """An eigendecomposition of the Gram matrix of ``X``: every ridge, and the exact
-    leave-one-out (:class:`ecrm.ridge.LeaveOneOut`), from one factorisation.
+    leave-one-out (:class:`ecrm._ridge.LeaveOneOut`), from one factorisation.
 
     Parameters
     ----------
@@ -160,7 +160,7 @@ def gram_eigendecomposition(X, kernel_params: dict) -> EigenFactor:
     X : ndarray or sparse matrix of shape (m, p)
         Training inputs (the training Gram matrix for ``kernel="precomputed"``).
     kernel_params : dict
-        ``kernel``, ``gamma``, ``degree`` and ``coef0`` (:func:`ecrm.kernels.kernel_matrix`).
+        ``kernel``, ``gamma``, ``degree`` and ``coef0`` (:func:`ecrm._kernels.kernel_matrix`).
 
     Returns
     -------
@@ -182,7 +182,7 @@ def gram_matrix(X, kernel_params: dict) -> np.ndarray:
 
     For the RBF kernel on dense inputs it is built in place, in the operations and order of
     :func:`sklearn.metrics.pairwise.rbf_kernel` (the same values), without its m x m
-    temporaries; every other kernel through :func:`ecrm.kernels.kernel_matrix`.
+    temporaries; every other kernel through :func:`ecrm._kernels.kernel_matrix`.
     """
     if kernel_params["kernel"] != "rbf" or not isinstance(X, np.ndarray):
         return kernel_matrix(X, X, **kernel_params, copy=True)
@@ -221,7 +221,7 @@ class EigenLooBasis(LooBasis):
     eig : EigenFactor
         The decomposition of the Gram matrix of ``X``.
 
-    Each leave-one-out object (:class:`ecrm.ridge.LeaveOneOut`: :math:`Q^\top T` once) is
+    Each leave-one-out object (:class:`ecrm._ridge.LeaveOneOut`: :math:`Q^\top T` once) is
     kept for the rows it was made for, so that the trials of a coarse-to-fine search share
     it, and the trials of one ridge share its product.
     """

@@ -4,7 +4,7 @@ With features :math:`F` (m x k), targets :math:`T` (m x c) and the paper's :math
 
 .. math:: \min_{W,\, b} \frac1m \|F W + \mathbf 1 b^\top - T\|_F^2 + \lambda \|W\|_F^2 .
 
-This is the dual objective of :mod:`ecrm.ridge` for the kernel :math:`K = F F^\top`: the
+This is the dual objective of :mod:`ecrm._ridge` for the kernel :math:`K = F F^\top`: the
 same ridge term :math:`m\lambda`, the same unpenalised intercept. Only the sums
 :math:`F^\top F`, :math:`F^\top T`, :math:`F^\top \mathbf 1`, :math:`T^\top\mathbf 1` enter:
 with :math:`\mu = F^\top\mathbf 1/m`, :math:`\bar t = T^\top \mathbf 1/m` and the centred
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from ecrm.solvers.budget import row_blocks
-from ecrm.solvers.features import FeatureMap
+from ecrm._solvers.budget import row_blocks
+from ecrm._solvers.features import FeatureMap
 
 __all__ = ["NormalEquations", "PrimalFit", "primal_weights"]
 
@@ -54,7 +54,7 @@ class NormalEquations:
 
     Examples
     --------
-    >>> from ecrm.solvers.features import LinearFeatures
+    >>> from ecrm._solvers.features import LinearFeatures
     >>> X = np.array([[0.0], [1.0], [2.0]]); T = np.array([[1.0], [3.0], [5.0]])
     >>> ne = NormalEquations.accumulate(LinearFeatures(1), X, T, lambda Tb: Tb)
     >>> fit = ne.solve(ridge=1e-12, fit_intercept=True)

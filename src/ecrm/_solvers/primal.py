@@ -1,7 +1,7 @@
 r"""The primal solvers: ridge regressions on an explicit feature map, streamed over rows.
 
 The feature map is the identity of a linear kernel (``solver="primal"``, exact) or Nystrom
-features (``solver="nystrom"``); :mod:`ecrm.solvers.normal_equations` accumulates
+features (``solver="nystrom"``); :mod:`ecrm._solvers.normal_equations` accumulates
 :math:`F^\top F` and :math:`F^\top T` over row blocks (per chunk on Dask) and solves the
 k x k system. The result is a :class:`FeatureFit`: predictions :math:`f(x)^\top W + b`.
 """
@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ecrm.solvers.base import Criterion, LooBasis, Outcome, RiskFit, Trial
-from ecrm.solvers.features import FeatureMap
-from ecrm.solvers.normal_equations import NormalEquations, PrimalFit, primal_weights
+from ecrm._solvers.base import Criterion, LooBasis, Outcome, RiskFit, Trial
+from ecrm._solvers.features import FeatureMap
+from ecrm._solvers.normal_equations import NormalEquations, PrimalFit, primal_weights
 
 __all__ = ["FeatureFit", "FeatureLooBasis", "PrimalLeaveOneOut"]
 
@@ -64,7 +64,7 @@ class FeatureFit(RiskFit):
 
     def weights(self, V: np.ndarray) -> np.ndarray:
         r""":math:`w(x) = F_c (C + m\lambda I)^{-1}(f(x) - \mu) + \mathbf 1/m`, in a pass over
-        the training blocks (:func:`ecrm.solvers.normal_equations.primal_weights`)."""
+        the training blocks (:func:`ecrm._solvers.normal_equations.primal_weights`)."""
         X = self.X_train
         if X is None:
             raise ValueError("the risk weights need the training rows, which this model does "
@@ -152,7 +152,7 @@ class FeatureLooBasis(LooBasis):
     features : FeatureMap
     data : Rows
         The training rows (in memory or Dask: the backend's ``training_rows``,
-        :mod:`ecrm.solvers._backend`).
+        :mod:`ecrm._solvers._backend`).
     equations : NormalEquations
         Of ``features`` and ``targets`` over every training row.
     targets : callable

@@ -1,6 +1,6 @@
 r"""The protocol every solver answers: a fitted batch of ridge regressions.
 
-A solver fits the ridge regressions of ECRM (:mod:`ecrm.ridge` for the objective) of the
+A solver fits the ridge regressions of ECRM (:mod:`ecrm._ridge` for the objective) of the
 columns of a target matrix :math:`T` (m, c): the risk targets
 :math:`[\psi(Y), \mathrm{const}(Y)]` of a linear loss first (``n_risk`` columns, 0 for a loss
 without a linear form), then the output columns :math:`Y` (the marginals of
@@ -169,7 +169,7 @@ class LooBasis(ABC):
     n_fit : int
         Training points of the fit (the ridge term is ``n_fit * alpha``).
     diagonal_max : float
-        The largest kernel diagonal entry (:func:`ecrm.ridge.check_ridge`).
+        The largest kernel diagonal entry (:func:`ecrm._ridge.check_ridge`).
     """
 
     n_fit: int

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm.kernels import kernel_matrix
+from ecrm._kernels import kernel_matrix
 
 __all__ = ["FeatureMap", "LinearFeatures", "NystromFeatures"]
 
@@ -53,7 +53,7 @@ class NystromFeatures(FeatureMap):
     ----------
     centres : ndarray or sparse matrix of shape (M, p)
     kernel_params : dict
-        ``kernel``, ``gamma``, ``degree``, ``coef0`` (:func:`ecrm.kernels.kernel_matrix`).
+        ``kernel``, ``gamma``, ``degree``, ``coef0`` (:func:`ecrm._kernels.kernel_matrix`).
     projection : ndarray of shape (M, r), optional
         A projection computed before (a model file restores it): coefficients fitted on these
         features are tied to this basis, which an eigendecomposition recomputed elsewhere

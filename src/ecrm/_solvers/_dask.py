@@ -11,11 +11,11 @@ so that no data moves silently between workers.
 * the Nystrom centres are pulled to the client: ``"uniform"`` draws the indices exactly as
   the in-memory fit does (same ``random_state``, same centres, the same model up to the
   summation order); ``"kmeans++"`` and ``"leverage"`` run
-  :func:`~ecrm.solvers.select_centers` on a uniform subsample of ``min(m, 20 M)`` rows
+  :func:`~ecrm._solvers.select_centers` on a uniform subsample of ``min(m, 20 M)`` rows
   (the in-memory fit draws its k-means++ pool the same size, but runs leverage scores over
   all rows);
 * each chunk computes its normal equations :math:`F_c^\top F_c`, :math:`F_c^\top T_c`, ...
-  (:class:`~ecrm.solvers.NormalEquations`, in ``working_memory`` blocks within the chunk);
+  (:class:`~ecrm._solvers.NormalEquations`, in ``working_memory`` blocks within the chunk);
   the M x M and M x c sums are added in a tree (8 at a time) on the workers, and the small
   solve (or, for :class:`~ecrm.ECRMCV`, the eigendecomposition) runs on the client;
 * :class:`~ecrm.ECRMCV`'s leave-one-out pass sums each chunk's leave-one-out losses of every
@@ -29,7 +29,7 @@ computed); prediction needs only the feature map and the coefficients.
 
 **Prediction** on a Dask array is lazy: ``predict``, ``predict_costs`` and
 ``predict_scores`` return Dask arrays with the same row chunks (:func:`map_row_chunks`: the
-in-memory pass of :mod:`ecrm.solvers._backend` per chunk, i.e. features, costs and the exact
+in-memory pass of :mod:`ecrm._solvers._backend` per chunk, i.e. features, costs and the exact
 oracle), computed on the active scheduler.
 
 Dask is imported only inside these functions, and only when Dask arrays are passed.
@@ -44,13 +44,13 @@ from functools import reduce
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ecrm._kernels import check_kernel_input
+from ecrm._solvers.centers import check_center_selection, select_centers
+from ecrm._solvers.features import FeatureMap
+from ecrm._solvers.normal_equations import NormalEquations
+from ecrm._solvers.rows import Rows, is_dask_array
 from ecrm._validation import check_same_rows
-from ecrm.kernels import check_kernel_input
 from ecrm.losses.base import LinearLoss, Loss
-from ecrm.solvers.centers import check_center_selection, select_centers
-from ecrm.solvers.features import FeatureMap
-from ecrm.solvers.normal_equations import NormalEquations
-from ecrm.solvers.rows import Rows, is_dask_array
 from ecrm.spaces.base import OutputSpace
 
 __all__ = ["DaskRows", "check_dask_training_data", "dask_centers", "map_row_chunks",
@@ -174,7 +174,7 @@ def _add(*parts):
 
 
 class DaskRows(Rows):
-    """Training rows as Dask arrays: :class:`~ecrm.solvers.rows.Rows`' passes per chunk.
+    """Training rows as Dask arrays: :class:`~ecrm._solvers.rows.Rows`' passes per chunk.
 
     Each pass is one Dask graph: a task per chunk, a tree of sums, computed on the active
     scheduler (a ``distributed.Client`` when one exists).

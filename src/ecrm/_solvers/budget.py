@@ -32,7 +32,7 @@ __all__ = ["DEFAULT_MEMORY_BUDGET_GIB", "DUAL_COPIES", "SOLVERS", "MemoryNeed", 
 
 #: Solver names accepted by ``ECRM(solver=...)`` and ``ECRMCV(solver=...)``.
 SOLVERS = ("auto", "dual", "primal", "nystrom")
-#: Shorthands of ``center_selection`` (:func:`ecrm.solvers.centers.select_centers`).
+#: Shorthands of ``center_selection`` (:func:`ecrm._solvers.centers.select_centers`).
 CENTER_SELECTIONS = ("uniform", "kmeans++", "leverage")
 #: Default ``memory_budget`` in GiB: the largest m x m working set the dual may allocate.
 DEFAULT_MEMORY_BUDGET_GIB = 8.0
@@ -131,7 +131,7 @@ def check_solver_params(solver, n_components, center_selection, memory_budget, *
     n_components : int >= 1 or None
         Nystrom centres M (``None``: ``min(m, 1000)``); must be at most ``m``.
     center_selection : CenterSelector or its shorthand (checked by
-        :func:`ecrm.solvers.centers.check_center_selection`)
+        :func:`ecrm._solvers.centers.check_center_selection`)
     memory_budget : float in (0, inf) or None
         GiB (``None``: :data:`DEFAULT_MEMORY_BUDGET_GIB`).
     m, p : int

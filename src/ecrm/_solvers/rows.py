@@ -1,11 +1,11 @@
 r"""The training rows of a streaming fit: in memory, or as a Dask array (:mod:`._dask`).
 
 Every pass of the primal solvers over the training data is one of three operations on row
-blocks: accumulate the normal equations (:class:`~ecrm.solvers.NormalEquations`), sum a
+blocks: accumulate the normal equations (:class:`~ecrm._solvers.NormalEquations`), sum a
 per-block array (the leave-one-out losses of every candidate), or stack a per-block array in
 row order (leave-one-out predictions). :class:`Rows` runs them over blocks of in-memory
 arrays sized by scikit-learn's ``working_memory``; the Dask backend
-(:mod:`ecrm.solvers._backend`) gives the Dask version for Dask arrays, which runs the same
+(:mod:`ecrm._solvers._backend`) gives the Dask version for Dask arrays, which runs the same
 block functions per chunk as a map-reduce on the active Dask scheduler. The regression
 targets of a block are :class:`RiskTargets`, a small picklable callable (it is shipped to
 Dask workers).
@@ -17,10 +17,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ecrm._solvers.budget import row_blocks
+from ecrm._solvers.features import FeatureMap
+from ecrm._solvers.normal_equations import NormalEquations
 from ecrm.losses.base import LinearLoss, Loss
-from ecrm.solvers.budget import row_blocks
-from ecrm.solvers.features import FeatureMap
-from ecrm.solvers.normal_equations import NormalEquations
 from ecrm.spaces.base import OutputSpace
 
 __all__ = ["RiskTargets", "Rows", "is_dask_array", "validate_outputs"]

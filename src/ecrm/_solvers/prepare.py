@@ -1,9 +1,9 @@
 r"""One entry to every solver: :func:`prepare` a basis on the training rows, then fit it.
 
-:func:`prepare` reads the checked :class:`~ecrm.solvers.budget.SolverChoice` once and
+:func:`prepare` reads the checked :class:`~ecrm._solvers.budget.SolverChoice` once and
 returns a basis with the same two answers whatever the solver: ``diagonal_max`` (the
-round-off floor of the ridge term, :func:`ecrm.ridge.check_ridge`) and
-``fit(ridge, fit_intercept) -> RiskFit`` (:class:`~ecrm.solvers.base.RiskFit`).
+round-off floor of the ridge term, :func:`ecrm._ridge.check_ridge`) and
+``fit(ridge, fit_intercept) -> RiskFit`` (:class:`~ecrm._solvers.base.RiskFit`).
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ecrm.solvers._backend import Backend
-from ecrm.solvers.base import LooBasis, RiskFit
-from ecrm.solvers.budget import SolverChoice
-from ecrm.solvers.centers import build_feature_map
-from ecrm.solvers.dual import CholeskyBasis, EigenLooBasis, gram_eigendecomposition
-from ecrm.solvers.features import FeatureMap
-from ecrm.solvers.normal_equations import NormalEquations
-from ecrm.solvers.primal import FeatureFit, FeatureLooBasis
-from ecrm.solvers.rows import RiskTargets
+from ecrm._solvers._backend import Backend
+from ecrm._solvers.base import LooBasis, RiskFit
+from ecrm._solvers.budget import SolverChoice
+from ecrm._solvers.centers import build_feature_map
+from ecrm._solvers.dual import CholeskyBasis, EigenLooBasis, gram_eigendecomposition
+from ecrm._solvers.features import FeatureMap
+from ecrm._solvers.normal_equations import NormalEquations
+from ecrm._solvers.primal import FeatureFit, FeatureLooBasis
+from ecrm._solvers.rows import RiskTargets
 from ecrm.spaces.base import OutputSpace
 
 __all__ = ["DualBasis", "DualSource", "FeatureBasis", "FeatureSource", "prepare",
@@ -66,7 +66,7 @@ def prepare(choice: SolverChoice, X, Y, kernel_params: dict, targets: RiskTarget
     Parameters
     ----------
     choice : SolverChoice
-        The checked solver settings (:func:`ecrm.solvers.check_solver_params`).
+        The checked solver settings (:func:`ecrm._solvers.check_solver_params`).
     X, Y : checked training inputs and outputs (in memory, or Dask arrays for a primal solver)
     kernel_params : dict
     targets : RiskTargets
@@ -77,7 +77,7 @@ def prepare(choice: SolverChoice, X, Y, kernel_params: dict, targets: RiskTarget
     random_state : RandomState
         Draws the Nystrom centres.
     backend : Backend
-        NumPy or Dask (:func:`ecrm.solvers._backend.get_backend`), chosen by the caller.
+        NumPy or Dask (:func:`ecrm._solvers._backend.get_backend`), chosen by the caller.
 
     Returns
     -------

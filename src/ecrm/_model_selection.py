@@ -1,10 +1,10 @@
 r"""The one exact leave-one-out search: :class:`ecrm.ECRMCV` and the ranking baseline use it.
 
-Every solver's leave-one-out basis (:class:`ecrm.solvers.base.LooBasis`) factorises its
+Every solver's leave-one-out basis (:class:`ecrm._solvers.base.LooBasis`) factorises its
 training problem once and evaluates a criterion on the exact leave-one-out predictions for
 every ridge and intercept: the dual from one eigendecomposition :math:`K = Q\Lambda Q^\top`
-(:class:`ecrm.ridge.LeaveOneOut`), the primal and Nystrom solvers from one of
-:math:`F^\top F`, block by block. The criterion is pluggable (:class:`ecrm.solvers.base.
+(:class:`ecrm._ridge.LeaveOneOut`), the primal and Nystrom solvers from one of
+:math:`F^\top F`, block by block. The criterion is pluggable (:class:`ecrm._solvers.base.
 Criterion`): :class:`TaskLoss`, the mean leave-one-out task loss through the output space's
 oracle; :class:`ScoreMetric`, a ranking metric of the leave-one-out *label scores* (the
 scores :math:`\hat p_j(x) = \sum_i w_i(x) y_{ij}` are ridge regressions of the label
@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.metrics import label_ranking_average_precision_score
 
+from ecrm._ridge import check_ridge
+from ecrm._solvers.base import Criterion, LooBasis, Outcome, Trial
+from ecrm._solvers.dual import gram_eigendecomposition
 from ecrm.losses.base import LinearLoss
 from ecrm.metrics import macro_auprc, micro_auprc
-from ecrm.ridge import check_ridge
-from ecrm.solvers.base import Criterion, LooBasis, Outcome, Trial
-from ecrm.solvers.dual import gram_eigendecomposition
 from ecrm.spaces.base import OutputSpace
 
 __all__ = ["SCORERS", "CallableCriterion", "Candidate", "GridEdgeWarning", "LeaveOneOutSearch",
@@ -232,7 +232,7 @@ def leave_one_out_search(source, settings: Sequence[dict],
     Parameters
     ----------
     source : DualSource, FeatureSource or any object with ``n_rows`` and ``basis(k, subset)``
-        The solver's leave-one-out bases (:func:`ecrm.solvers.prepare.prepare_search`).
+        The solver's leave-one-out bases (:func:`ecrm._solvers.prepare.prepare_search`).
     settings : sequence of dict
         The kernel settings ``source`` was made for.
     candidates : sequence of (float, bool)

@@ -21,8 +21,8 @@ from scipy import linalg
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
 
-from ecrm.solvers.budget import CENTER_SELECTIONS, row_blocks
-from ecrm.solvers.features import LinearFeatures, NystromFeatures
+from ecrm._solvers.budget import CENTER_SELECTIONS, row_blocks
+from ecrm._solvers.features import LinearFeatures, NystromFeatures
 
 __all__ = ["CENTER_SELECTIONS", "CenterSelector", "KMeansPlusPlusCenters", "LeverageCenters",
            "UniformCenters", "build_feature_map", "check_center_selection", "select_centers"]
@@ -148,7 +148,7 @@ def build_feature_map(solver: str, X, kernel_params: dict, n_components: int | N
     """The feature map of a checked primal ``solver`` ("primal" or "nystrom") on ``X``.
 
     ``centres(X, M, kernel_params, method, alpha=..., random_state=...)`` returns the
-    Nystrom centres (the array backend's, :mod:`ecrm.solvers._backend`; default: the rows
+    Nystrom centres (the array backend's, :mod:`ecrm._solvers._backend`; default: the rows
     :func:`select_centers` picks).
 
     >>> X = np.eye(3)
