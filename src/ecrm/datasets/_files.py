@@ -36,7 +36,7 @@ def _check_path(path) -> Path:
 
 def _text(path: Path) -> str:
     """The file's text (gunzipped if needed; UTF-8, else Latin-1), as the ARFF reader reads it."""
-    from ecrm.datasets.arff import ArffError, _read_text
+    from ecrm.datasets._arff_parse import ArffError, _read_text
 
     try:
         return _read_text(path).removeprefix("\ufeff")

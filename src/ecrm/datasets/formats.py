@@ -158,7 +158,7 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None,
     data : sklearn.utils.Bunch
         As :func:`load_csv`.
     """
-    from ecrm.datasets.arff import ArffError, _parse_data, _parse_header, _Parsed
+    from ecrm.datasets._arff_parse import ArffError, _parse_data, _parse_header, _Parsed
 
     path = _check_path(path)
     lines = _text(path).split("\n")
