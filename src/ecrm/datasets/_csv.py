@@ -409,9 +409,22 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
         return bunch
     if level_columns is not None:
         label_sep = "\0"  # one path per row: no cell splits into several labels
-    rows, edges, names = _label_rows(raw_labels, lines, path, label_sep, path_sep)
+    rows, hierarchy = _label_rows_in(raw_labels, lines, path, label_sep, path_sep, hierarchy)
+    bunch.update(Y=_label_matrix(hierarchy, rows, compact=compact_labels), hierarchy=hierarchy,
+                 label_lists=rows, label_names=tuple(hierarchy.labels))
+    return bunch
+
+
+def _label_rows_in(raw, lines, path, label_sep, path_sep, hierarchy):
+    """The label cells as lists of label names and the hierarchy they are checked against.
+
+    Without ``hierarchy`` it is built from the cells (paths give edges, plain names a flat
+    one); with one, paths must agree with it and every label must be in it. A row is
+    reported by its file line.
+    """
+    rows, edges, names = _label_rows(raw, lines, path, label_sep, path_sep)
     if hierarchy is not None and path_sep is not None:
-        _check_paths_in(hierarchy, raw_labels, lines, path, label_sep, path_sep)
+        _check_paths_in(hierarchy, raw, lines, path, label_sep, path_sep)
     if hierarchy is None:
         from ecrm.spaces.hierarchy import Hierarchy
 
@@ -422,9 +435,7 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
             if lab not in index:
                 raise DataFileError(path, lineno, f"label {lab!r} is not in the hierarchy "
                                     f"({hierarchy.n_labels} labels)")
-    bunch.update(Y=_label_matrix(hierarchy, rows, compact=compact_labels), hierarchy=hierarchy,
-                 label_lists=rows, label_names=tuple(hierarchy.labels))
-    return bunch
+    return rows, hierarchy
 
 
 def _parse_block(block: bytes, *, header: bool, sep: str, encoding: str, width: int,
@@ -507,19 +518,7 @@ def load_csv_dask(path: str | os.PathLike, *, label_column: str = "labels",
                         for x, r in zip(pieces, raw_parts, strict=True) if r])
     raw = [v for r in raw_parts for v in r]
     lines = list(range(2, len(raw) + 2))
-    rows, edges, labels = _label_rows(raw, lines, path, label_sep, path_sep)
-    if hierarchy is not None and path_sep is not None:
-        _check_paths_in(hierarchy, raw, lines, path, label_sep, path_sep)
-    if hierarchy is None:
-        from ecrm.spaces.hierarchy import Hierarchy
-
-        hierarchy = Hierarchy(edges, labels=labels) if edges else _flat_hierarchy(labels)
-    index = hierarchy.index
-    for row, lineno in zip(rows, lines, strict=True):
-        for lab in row:
-            if lab not in index:
-                raise DataFileError(path, lineno, f"label {lab!r} is not in the hierarchy "
-                                    f"({hierarchy.n_labels} labels)")
+    rows, hierarchy = _label_rows_in(raw, lines, path, label_sep, path_sep, hierarchy)
     return Bunch(X=X, Y=_label_matrix(hierarchy, rows, compact=True), hierarchy=hierarchy,
                  feature_names=tuple(names), label_names=tuple(hierarchy.labels),
                  label_lists=rows, filename=str(path), row_lines=np.asarray(lines))
