@@ -27,7 +27,6 @@ at the head of every arc). :class:`FlowPolytope` is this set, with
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Hashable, Iterable, Mapping
 
@@ -37,7 +36,7 @@ from scipy.optimize import linprog
 
 from ecrm.spaces._scaling import highs_costs, power_of_two
 from ecrm.spaces.base import CertifiedResult, OutputSpace
-from ecrm.spaces.flows import projection
+from ecrm.spaces.flows import _vertices, projection
 
 __all__ = ["PAPER_ARCS", "FlowPolytope", "InfeasibleNetworkError", "paper_network"]
 
@@ -470,36 +469,11 @@ class FlowPolytope(OutputSpace):
         :math:`s`-:math:`t` flow on an acyclic uncapacitated network the vertices are the
         :math:`s`-:math:`t` path flows.
         """
-        if self._vertices is not None:
-            return self._vertices.copy()
-        if not self.is_bounded:
-            raise ValueError("the flow polytope is unbounded (a directed cycle of "
-                             "uncapacitated arcs), so its vertices do not describe it")
-        d, r = self.n_arcs, len(self._rows)
-        capped = np.isfinite(self.capacity)
-        n_bases = math.comb(d, r) * 2 ** int(capped.sum())
-        if n_bases > max_bases:
-            raise ValueError(f"refusing to enumerate up to {n_bases} bases of a network with "
-                             f"{d} arcs (max_bases={max_bases})")
-        found = []
-        for basis in itertools.combinations(range(d), r):
-            B = self.A_eq[:, basis]
-            if abs(np.linalg.det(B)) < 0.5:  # incidence bases have determinant +-1
-                continue
-            others = [k for k in range(d) if k not in basis]
-            u = self._unit_capacity  # on the unit-scaled data: the tolerances are relative
-            options = [(0.0, u[k]) if capped[k] else (0.0,) for k in others]
-            for values in itertools.product(*options):
-                y = np.zeros(d)
-                y[others] = values
-                y[list(basis)] = np.linalg.solve(
-                    B, self._unit_b_eq - self.A_eq[:, others] @ y[others])
-                if np.all(y >= -1e-9) and np.all(y <= u + 1e-9):
-                    found.append(np.clip(y, 0.0, u))
-        V = self.clip(np.unique(np.round(np.array(found), 12), axis=0) * self.scale)
-        V.setflags(write=False)
-        self._vertices = V
-        return V.copy()
+        if self._vertices is None:
+            V = _vertices.basis_vertices(self, max_bases)
+            V.setflags(write=False)
+            self._vertices = V
+        return self._vertices.copy()
 
     def rescaled(self, factor: float) -> FlowPolytope:
         """The same network with supplies and capacities multiplied by ``factor`` > 0.
