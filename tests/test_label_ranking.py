@@ -265,7 +265,7 @@ def test_ssvm_kendall_column_ranks_better_than_chance_and_is_opt_in():
     parser = argparse.ArgumentParser()
     ranking.add_parser(parser.add_subparsers())
     assert "SSVM-Kendall" not in parser.parse_args(["ranking"]).methods
-    assert parser.parse_args(["ranking", "--methods", "SSVM-Kendall"]).methods == (
+    assert tuple(parser.parse_args(["ranking", "--methods", "SSVM-Kendall"]).methods) == (
         "SSVM-Kendall",)
     with pytest.raises(SystemExit):
         parser.parse_args(["ranking", "--methods", "SVM"])

@@ -68,6 +68,17 @@ import time
 
 import numpy as np
 
+from ecrm.experiments import names_option, number_option, output_file_option
+from ecrm.experiments._ranking_knn import (
+    NEIGHBOURS,
+    _borda,
+    _discordant,
+    _kemeny,
+    _knn,
+    _rank_labels,
+    _tau,
+)
+
 __all__ = ["ALPHAS", "DEFAULT_DATASETS", "DUAL_MAX_TRAIN", "ECRM_LOSSES", "GAMMAS",
            "KENDALL_LOO_BUDGET", "KENDALL_LOO_MIN_ROWS", "LARGE_LOO_ROWS", "METHODS",
            "N_COMPONENTS", "NEIGHBOURS", "PUBLISHED", "add_parser", "fold_seed", "format_table",
@@ -79,7 +90,6 @@ DEFAULT_DATASETS = ("iris", "wine", "glass", "vehicle", "stock", "housing", "bod
                     "cold", "diau", "dtt", "heat", "spo")
 ALPHAS = np.logspace(-6, 2, 17)
 GAMMAS = (0.25, 1.0, 4.0)  # times 1 / n_features
-NEIGHBOURS = (1, 3, 5, 7, 10, 15, 20, 30, 50)
 KERNEL_SUBSAMPLE = 600
 #: Training folds of at most this many points (or ``--n-components``, if larger) are fitted
 #: exactly, by the dual; the capped protocol's folds always are.
@@ -111,56 +121,6 @@ OPTIONAL_METHODS = ("SSVM-Kendall",)
 SSVM_CS = (0.005, 0.05, 0.5, 5.0)
 #: The ECRM models whose exact leave-one-out Kendall distance ``ECRM-selected`` compares.
 ECRM_LOSSES = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared")
-
-
-def _rank_labels(scores_low_first) -> np.ndarray:
-    """Positions (n, k) ranking labels by increasing score (ties by label index)."""
-    return np.argsort(np.argsort(scores_low_first, axis=1, kind="stable"), axis=1)
-
-
-def _discordant(R_pred, R_true) -> np.ndarray:
-    """Kendall's distance (discordant label pairs) of each row pair of positions (n, k)."""
-    a, b = np.triu_indices(R_true.shape[1], 1)
-    return ((R_pred[:, a] - R_pred[:, b]) * (R_true[:, a] - R_true[:, b]) < 0).sum(axis=1)
-
-
-def _tau(R_pred, R_true) -> np.ndarray:
-    """Kendall's tau of each row pair of position vectors (n, k)."""
-    k = R_true.shape[1]
-    return 1.0 - 4.0 * _discordant(R_pred, R_true) / (k * (k - 1))
-
-
-def _kemeny(neigh_ranks) -> np.ndarray:
-    """Exact Kemeny aggregation of the rankings of each row's neighbours: (n, m, k) -> (n, k)."""
-    from ecrm.spaces.linear_ordering import linear_ordering
-
-    # B[a, b] = number of neighbours that rank b before a: the cost of putting a first.
-    B = (neigh_ranks[:, :, None, :] < neigh_ranks[:, :, :, None]).sum(axis=1).astype(float)
-    return np.argsort(linear_ordering(B).solution, axis=1)
-
-
-def _knn(Xtr, Rtr, Xte, aggregate, loo_samples=None, seed=None):
-    """kNN with ``k`` chosen by exact leave-one-out tau on the training fold (averaged over
-    ``loo_samples`` random training points drawn from ``seed``, when given)."""
-    from sklearn.neighbors import NearestNeighbors
-
-    ks = [k for k in NEIGHBOURS if k < len(Xtr)]
-    # a subsample marks a large fold: brute force (BLAS) beats the trees there
-    nn = NearestNeighbors(n_neighbors=max(ks) + 1,
-                          algorithm="auto" if loo_samples is None else "brute").fit(Xtr)
-    rows = np.arange(len(Xtr)) if loo_samples is None else np.sort(
-        np.random.RandomState(seed).choice(len(Xtr), loo_samples, replace=False))
-    loo = nn.kneighbors(Xtr[rows], return_distance=False)
-    # Drop each point itself (it need not come first when there are duplicates).
-    loo = np.array([row[row != i][: max(ks)] for i, row in zip(rows, loo, strict=True)])
-    scores = [_tau(aggregate(Rtr[loo[:, :k]]), Rtr[rows]).mean() for k in ks]
-    k = ks[int(np.argmax(scores))]
-    idx = nn.kneighbors(Xte, n_neighbors=k, return_distance=False)
-    return aggregate(Rtr[idx]), {"k": k}
-
-
-def _borda(neigh_ranks) -> np.ndarray:
-    return _rank_labels(neigh_ranks.mean(axis=1))
 
 
 def _kernel_candidates(gammas) -> list[dict]:
@@ -601,26 +561,14 @@ def run(args) -> int:
     return 0
 
 
-def _positive_int(text: str) -> int:
-    import argparse
-
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text}")
-    return value
+def _count_option(name: str):
+    """A positive count (``--repeats``, ``--folds``, ...), checked at parse time."""
+    return number_option("int", name, low=1)
 
 
 def _max_train(text: str) -> int | None:
     """``--max-train``: a positive integer, or ``none`` (whole training folds)."""
-    if text.strip().lower() == "none":
-        return None
-    try:
-        return _positive_int(text)
-    except ValueError:
-        import argparse
-
-        raise argparse.ArgumentTypeError(f"must be a positive integer or 'none'; got "
-                                         f"{text!r}") from None
+    return None if text.strip().lower() == "none" else _count_option("--max-train")(text)
 
 
 def add_parser(subparsers) -> None:
@@ -631,32 +579,25 @@ def add_parser(subparsers) -> None:
                         "$ECRM_DATA_RANKING, else $ECRM_DATA)")
     parser.add_argument("--datasets", help="comma-separated names (default: every data set "
                         "of the benchmark found)")
-    parser.add_argument("--repeats", type=_positive_int, default=5)
-    parser.add_argument("--folds", type=_positive_int, default=10)
+    parser.add_argument("--repeats", type=_count_option("--repeats"), default=5)
+    parser.add_argument("--folds", type=_count_option("--folds"), default=10)
     parser.add_argument("--max-train", type=_max_train, default=None,
                         help="cap every training fold at this many random points (the "
                         "capped protocol, e.g. 1000); default 'none': whole training folds")
-    parser.add_argument("--n-components", type=_positive_int, default=N_COMPONENTS,
+    parser.add_argument("--n-components", type=_count_option("--n-components"),
+                        default=N_COMPONENTS,
                         help=f"Nystrom centres of a training fold of more than "
                         f"max({DUAL_MAX_TRAIN}, this) points (default {N_COMPONENTS}); "
                         f"smaller folds are fitted exactly")
-    parser.add_argument("--n-jobs", type=_positive_int, default=1,
+    parser.add_argument("--n-jobs", type=_count_option("--n-jobs"), default=1,
                         help="folds run in parallel in this many processes, one BLAS thread "
                         "per fold (default 1; the results do not depend on it)")
-    parser.add_argument("--methods", type=_methods, default=METHODS,
+    parser.add_argument("--methods", default=METHODS,
+                        type=names_option("--methods", METHODS + OPTIONAL_METHODS),
                         help="comma-separated methods (default: all of " + ", ".join(METHODS)
                         + "; also " + ", ".join(OPTIONAL_METHODS) + ")")
-    parser.add_argument("--json", help="write the results as JSON to this file")
+    parser.add_argument("--json", type=output_file_option("--json"),
+                        help="write the results as JSON to this file")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
-
-def _methods(text: str) -> tuple:
-    import argparse
-
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
-    unknown = [n for n in names if n not in METHODS + OPTIONAL_METHODS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown methods {unknown or 'none given'}; choose "
-                                         f"from {', '.join(METHODS + OPTIONAL_METHODS)}")
-    return names
