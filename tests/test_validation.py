@@ -37,6 +37,11 @@ class _PlainHamming(Loss):
         return np.abs(np.asarray(Y_pred, float) - np.asarray(Y_true, float)).sum(axis=1)
 
 
+def _id(value) -> str:
+    """A test id that is the same in every process (xdist): functions by name."""
+    return getattr(value, "__name__", None) or repr(value)
+
+
 def _nan_kernel(a, b):
     return np.nan
 
@@ -87,7 +92,7 @@ CASES = ([(name, p, msg) for name in ESTIMATORS for p, msg in KERNEL_CASES]
 
 
 @pytest.mark.parametrize(("name", "params", "message"), CASES,
-                         ids=[f"{n}-{next(iter(p))}={next(iter(p.values()))!r}"
+                         ids=[f"{n}-{next(iter(p))}={_id(next(iter(p.values())))}"
                               for n, p, _ in CASES])
 def test_bad_parameter_is_named_and_leaves_the_estimator_unfitted(name, params, message):
     X, Y = _data()
@@ -183,3 +188,43 @@ def test_conditional_risk_checks_Y_against_the_output_space(name):
         est.conditional_risk(X[:5], outside)
     with pytest.raises(ValueError, match="same number of rows; got 5 and 4"):
         est.conditional_risk(X[:5], Y[:4])
+
+
+#: Each declared constraint's edge: a value it accepts and one just past it.
+EDGES = {"alpha": (1e-12, 0.0), "gamma": (0.0, -1e-3), "degree": (1, 0), "coef0": (-1e300, np.inf),
+         "n_components": (1, 0), "memory_budget": (1e-3, 0.0), "loo_samples": (1, 0),
+         "kernel_subsample": (2, 1), "verbose": (0, -1)}
+#: The ``ecrm`` options of estimator parameters.
+OPTIONS = {"--alpha": "alpha", "--gamma": "gamma", "--n-components": "n_components",
+           "--memory-budget": "memory_budget", "--loo-samples": "loo_samples"}
+
+
+@pytest.mark.parametrize("parameter", sorted(EDGES))
+def test_fit_checks_every_declared_constraint(parameter):
+    """The estimators check each parameter by its one declaration (ecrm._parameters)."""
+    from ecrm._parameters import CONSTRAINTS
+
+    assert set(EDGES) == set(CONSTRAINTS)
+    X, Y = _data()
+    ok, bad = EDGES[parameter]
+    cls, extra = (ECRM, {}) if parameter == "alpha" else (ECRMCV, {"alphas": [1e-2]})
+    with pytest.raises(ValueError, match=re.escape(parameter)):
+        cls(HammingLoss(), TREE, **extra, **{parameter: bad}).fit(X, Y)
+    cls(HammingLoss(), TREE, **extra, **{parameter: ok}).fit(X, Y)
+
+
+@pytest.mark.parametrize("option", sorted(OPTIONS))
+def test_command_line_options_accept_what_the_estimators_accept(option, tmp_path):
+    import argparse
+
+    from ecrm.commands import fit
+
+    parser = argparse.ArgumentParser()
+    fit.add_parser(parser.add_subparsers())
+    train = tmp_path / "train.csv"
+    train.write_text("x,labels\n1,a\n")
+    ok, bad = EDGES[OPTIONS[option]]
+    assert getattr(parser.parse_args(["fit", str(train), "-o", "m.ecrm", option, str(ok)]),
+                   OPTIONS[option]) == ok
+    with pytest.raises(SystemExit):
+        parser.parse_args(["fit", str(train), "-o", "m.ecrm", option, str(bad)])

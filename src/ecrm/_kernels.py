@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils.validation import check_array
 
-from ecrm._validation import check_int, check_real
+from ecrm._parameters import check_parameter
 
 __all__ = ["KERNEL_PARAMS", "check_kernel", "check_kernel_input", "check_kernel_params",
            "kernel_matrix"]
@@ -54,10 +54,9 @@ def check_kernel_params(kernel, gamma=None, degree=3, coef0=1.0) -> dict:
     ValueError: degree must be an integer >= 1; got 2.5
     """
     check_kernel(kernel)
-    if gamma is not None:
-        check_real(gamma, "gamma", low_open=False)
-    check_int(degree, "degree", low=1)
-    check_real(coef0, "coef0", low=-np.inf)
+    check_parameter("gamma", gamma)
+    check_parameter("degree", degree)
+    check_parameter("coef0", coef0)
     return {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
 
 

@@ -32,6 +32,7 @@ from ecrm._model_selection import (
     grid_edges,
     leave_one_out_search,
 )
+from ecrm._parameters import check_parameter
 from ecrm._ridge import check_ridge
 from ecrm._risk import _ECRMBase
 from ecrm._solvers.budget import (
@@ -40,7 +41,7 @@ from ecrm._solvers.budget import (
 from ecrm._solvers.centers import check_center_selection
 from ecrm._solvers.prepare import prepare, prepare_search
 from ecrm._solvers.rows import RiskTargets
-from ecrm._validation import check_bool, check_int, check_real
+from ecrm._validation import check_bool
 from ecrm.calibration import choose_calibration
 
 __all__ = ["ECRM", "ECRMCV"]
@@ -158,7 +159,7 @@ default="uniform"
     def _check_params(self) -> tuple[dict, float, bool]:
         """Every parameter, checked before any work (fit and the model-file loader)."""
         params = self._check_kernel_params()
-        alpha = check_real(self.alpha, "alpha")
+        alpha = check_parameter("alpha", self.alpha)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         self._check_components()
         check_solver_names(self.solver)
@@ -345,7 +346,7 @@ class ECRMCV(_ECRMBase):
         alphas = np.logspace(-6, 2, 17) if self.alphas is None else np.atleast_1d(self.alphas)
         if alphas.size == 0:
             raise ValueError("alphas must not be empty")
-        return [check_real(a, f"alphas[{i}]") for i, a in enumerate(alphas.tolist())]
+        return [check_parameter("alpha", a, f"alphas[{i}]") for i, a in enumerate(alphas.tolist())]
 
     def _intercepts(self) -> list[bool]:
         if isinstance(self.fit_intercept, str) and self.fit_intercept == "auto":
@@ -386,7 +387,7 @@ class ECRMCV(_ECRMBase):
 
     def _check_search(self) -> dict:
         """Every parameter of the search, checked before any work."""
-        check_int(self.verbose, "verbose", low=0)
+        check_parameter("verbose", self.verbose)
         if not (isinstance(self.alpha_search, str)
                 and self.alpha_search in ("grid", "coarse-to-fine")):
             raise ValueError(f"alpha_search must be 'grid' or 'coarse-to-fine'; got "
@@ -394,9 +395,8 @@ class ECRMCV(_ECRMBase):
         if self.calibration not in (None, "isotonic", "platt", "auto"):
             raise ValueError(f"calibration must be None, 'isotonic', 'platt' or 'auto'; got "
                              f"{self.calibration!r}")
-        return {"loo_samples": check_int(self.loo_samples, "loo_samples", allow_none=True),
-                "kernel_subsample": check_int(self.kernel_subsample, "kernel_subsample", low=2,
-                                              allow_none=True),
+        return {"loo_samples": check_parameter("loo_samples", self.loo_samples),
+                "kernel_subsample": check_parameter("kernel_subsample", self.kernel_subsample),
                 "refine": self.alpha_search == "coarse-to-fine"}
 
     def fit(self, X, Y):

@@ -39,6 +39,7 @@ import scipy.sparse as sp
 from scipy import linalg
 
 from ecrm._kernels import kernel_matrix
+from ecrm._parameters import check_parameter
 from ecrm._ridge import EigenFactor, check_ridge, fit_multitask_ridge
 from ecrm._risk import _RiskEstimator
 from ecrm._solvers.dual import KernelFit
@@ -177,7 +178,7 @@ class JointKernelECRM(_RiskEstimator):
     def _check_params(self) -> tuple[dict, float, bool]:
         """Every parameter, checked before any work (fit and the model-file loader)."""
         params = self._check_kernel_params()
-        alpha = check_real(self.alpha, "alpha")
+        alpha = check_parameter("alpha", self.alpha)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         self._check_components(linear=True)
         return params, alpha, fit_intercept

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from sklearn import get_config
 from sklearn.utils import gen_batches
 
-from ecrm._validation import check_int, check_real
+from ecrm._parameters import check_parameter
 
 __all__ = ["DEFAULT_MEMORY_BUDGET_GIB", "DUAL_COPIES", "SOLVERS", "MemoryNeed", "SolverChoice",
            "check_solver_names", "memory_need",
@@ -156,10 +156,10 @@ n_components=M centres (an approximation; M x M memory), or raise memory_budget
     """
     check_solver_names(solver)
     requested = solver
-    budget = DEFAULT_MEMORY_BUDGET_GIB if memory_budget is None else check_real(
-        memory_budget, "memory_budget")
+    budget = check_parameter("memory_budget", memory_budget)
+    budget = DEFAULT_MEMORY_BUDGET_GIB if budget is None else budget
     budget_bytes = budget * _GIB
-    M = check_int(n_components, "n_components", allow_none=True)
+    M = check_parameter("n_components", n_components)
     if M is not None and M > m:
         raise ValueError(f"n_components={M} must be at most the number of training samples "
                          f"m={m}")

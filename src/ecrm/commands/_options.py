@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["FORMATS", "add_data_options", "directory_option", "existing_file_option",
-           "names_option", "number_option", "output_file_option", "progress_bar"]
+           "names_option", "number_option", "output_file_option", "parameter_option",
+           "progress_bar"]
 
 #: The ``--format`` choices (:data:`ecrm.datasets.formats.FORMATS`).
 FORMATS = ("auto", "csv", "tsv", "arff", "svmlight")
@@ -70,6 +71,23 @@ def number_option(check: Callable | str, name: str, **limits) -> Callable[[str],
             raise argparse.ArgumentTypeError(str(exc)) from None
 
     return parse
+
+
+def parameter_option(parameter: str, name: str) -> Callable[[str], object]:
+    """An argparse ``type=`` for an estimator parameter: its declared constraint
+    (:data:`ecrm._parameters.CONSTRAINTS`), so the option accepts what the estimator does.
+
+    >>> parameter_option("gamma", "--gamma")("0")
+    0.0
+    >>> parameter_option("alpha", "--alpha")("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: --alpha must be a real number in (0, inf); got 0.0
+    """
+    from ecrm._parameters import CONSTRAINTS
+
+    constraint = CONSTRAINTS[parameter]  # a KeyError here is a typo in a parser
+    return number_option(constraint.kind, name, **constraint.limits)
 
 
 def names_option(name: str, choices: Sequence[str] | None = None, *,

@@ -23,7 +23,12 @@ import os
 
 from ecrm.commands import add_data_options, existing_file_option, fail
 from ecrm.commands._files import STDOUT, OutputError, atomic_path, check_output
-from ecrm.commands._options import names_option, number_option, output_file_option
+from ecrm.commands._options import (
+    names_option,
+    number_option,
+    output_file_option,
+    parameter_option,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -53,8 +58,9 @@ def _in_flags(message: str) -> str:
     return message
 
 
-def _reals(name: str):
-    parse_one = number_option("real", name)
+def _reals(parameter: str, name: str):
+    """A comma-separated list of values of ``parameter`` (``--alphas``, ``--gammas``)."""
+    parse_one = parameter_option(parameter, name)
 
     def parse(text: str) -> list[float]:
         import argparse
@@ -62,7 +68,7 @@ def _reals(name: str):
         values = [part.strip() for part in text.split(",")]
         if not all(values):
             raise argparse.ArgumentTypeError(f"{name} has an empty value in {text!r}; "
-                                             "expected a comma-separated list of numbers > 0")
+                                             "expected a comma-separated list of numbers")
         return [float(parse_one(v)) for v in values]  # type: ignore[arg-type]
 
     return parse
@@ -347,17 +353,17 @@ def add_parser(subparsers) -> None:
     p.add_argument("--hierarchy", type=existing_file_option("--hierarchy"), metavar="FILE",
                    help="hierarchy file: TSV parent<TAB>child lines or JSON")
     p.add_argument("--kernel", choices=KERNELS, default="rbf")
-    p.add_argument("--gamma", type=number_option("real", "--gamma"), default=None,
+    p.add_argument("--gamma", type=parameter_option("gamma", "--gamma"), default=None,
                    help="kernel width (default: 1 / number of features)")
     choice = p.add_mutually_exclusive_group()
-    choice.add_argument("--alpha", type=number_option("real", "--alpha"), default=1e-3,
+    choice.add_argument("--alpha", type=parameter_option("alpha", "--alpha"), default=1e-3,
                         help="the paper's lambda (default: 1e-3)")
     choice.add_argument("--cv", action="store_true",
                         help="choose alpha (and the intercept, and gamma from --gammas) by "
                         "exact leave-one-out")
-    p.add_argument("--alphas", type=_reals("--alphas"), default=None,
+    p.add_argument("--alphas", type=_reals("alpha", "--alphas"), default=None,
                    help="--cv candidates, e.g. 1e-4,1e-3,1e-2 (default: 17 from 1e-6 to 100)")
-    p.add_argument("--gammas", type=_reals("--gammas"), default=None,
+    p.add_argument("--gammas", type=_reals("gamma", "--gammas"), default=None,
                    help="--cv candidate kernel widths, e.g. 0.1,0.3,1")
     p.add_argument("--kernels", type=names_option("--kernels", KERNELS, lower=True),
                    default=None, help="--cv candidate kernels, e.g. rbf,laplacian,linear")
@@ -375,15 +381,17 @@ def add_parser(subparsers) -> None:
                         "it fits --memory-budget; for --kernel linear with more rows than "
                         "features always the primal, whose model file and prediction do not "
                         "grow with the rows")
-    solver.add_argument("--n-components", type=number_option("int", "--n-components", low=1),
+    solver.add_argument("--n-components",
+                        type=parameter_option("n_components", "--n-components"),
                         default=None, metavar="M",
                         help="--solver nystrom: centres M (default: min(rows, 1000))")
     solver.add_argument("--center-selection", choices=CENTER_SELECTIONS, default=None,
                         help="--solver nystrom: how the centres are drawn (default: uniform)")
-    solver.add_argument("--memory-budget", type=number_option("real", "--memory-budget"),
+    solver.add_argument("--memory-budget",
+                        type=parameter_option("memory_budget", "--memory-budget"),
                         default=None, metavar="GIB",
                         help="GiB the solver's matrices may take (default: 8)")
-    solver.add_argument("--loo-samples", type=number_option("int", "--loo-samples", low=1),
+    solver.add_argument("--loo-samples", type=parameter_option("loo_samples", "--loo-samples"),
                         default=None, metavar="N",
                         help="--cv: average the exact leave-one-out loss over N random rows")
     solver.add_argument("--scheduler", default=None, metavar="ADDRESS",

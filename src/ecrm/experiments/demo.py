@@ -17,7 +17,7 @@ import sys
 import time
 
 from ecrm._validation import check_int, check_real
-from ecrm.experiments import number_option
+from ecrm.commands._options import number_option
 
 __all__ = ["GROUPS", "add_parser", "digits_hierarchy", "run"]
 

@@ -36,9 +36,9 @@ from threadpoolctl import threadpool_limits
 
 from ecrm._validation import check_int, check_real
 from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection, knn_weights
+from ecrm.commands._options import number_option
 from ecrm.datasets.flows import FlowModel, simulate_flows
 from ecrm.estimator import ECRM
-from ecrm.experiments import number_option
 from ecrm.experiments.progress import progress_bar
 from ecrm.losses.continuous import AbsoluteLoss, SquaredLoss
 from ecrm.spaces.flows import minimize_absolute_risk, minimize_squared_risk, paper_network

@@ -22,8 +22,12 @@ import time
 
 import numpy as np
 
-from ecrm._validation import check_int
-from ecrm.experiments import directory_option, names_option, number_option, output_file_option
+from ecrm.commands._options import (
+    directory_option,
+    names_option,
+    output_file_option,
+    parameter_option,
+)
 from ecrm.experiments.cache import InMemoryCache
 
 __all__ = ["ALPHAS", "C_HMCNN_AUPRC", "C_HMCNN_EXCLUDE", "DEFAULT_DATASETS", "PAPER",
@@ -365,7 +369,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--solver", choices=("auto", "dual", "nystrom"), default="auto",
                         help="ECRM's solver: auto (the exact dual while it fits memory), "
                         "dual, or nystrom (low rank; linear-kernel fits use the exact primal)")
-    parser.add_argument("--n-components", type=number_option(check_int, "--n-components"),
+    parser.add_argument("--n-components", type=parameter_option("n_components", "--n-components"),
                         help="Nystrom centres M (default: min(m, 1000); at most m)")
     parser.add_argument("--center-selection", choices=("uniform", "kmeans++", "leverage"),
                         default="uniform", help="how the Nystrom centres are drawn")

@@ -68,7 +68,7 @@ import time
 
 import numpy as np
 
-from ecrm.experiments import names_option, number_option, output_file_option
+from ecrm.commands._options import names_option, number_option, output_file_option, parameter_option
 from ecrm.experiments._ranking_knn import (
     NEIGHBOURS,
     _borda,
@@ -584,7 +584,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--max-train", type=_max_train, default=None,
                         help="cap every training fold at this many random points (the "
                         "capped protocol, e.g. 1000); default 'none': whole training folds")
-    parser.add_argument("--n-components", type=_count_option("--n-components"),
+    parser.add_argument("--n-components", type=parameter_option("n_components", "--n-components"),
                         default=N_COMPONENTS,
                         help=f"Nystrom centres of a training fold of more than "
                         f"max({DUAL_MAX_TRAIN}, this) points (default {N_COMPONENTS}); "
