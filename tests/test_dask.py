@@ -1,8 +1,6 @@
 """ECRM on Dask arrays (issue 13, item 6): the map-reduce fit and lazy prediction equal the
 in-memory ones; bad Dask inputs fail before any work and change nothing."""
 
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -147,13 +145,14 @@ def test_every_task_pickles():
     assert_allclose(costs, ref.predict_costs(Xt), rtol=0, atol=1e-10)
 
 
-def test_ecrm_imports_and_fits_without_dask():
+def test_ecrm_imports_and_fits_without_dask(run_python):
     code = ("import sys; sys.modules['dask'] = None; import numpy as np; import ecrm; "
             "from ecrm.losses import HammingLoss; h = ecrm.Hierarchy({'a': None, 'b': None}); "
             "X = np.arange(8.0).reshape(4, 2); Y = np.array([[1, 0], [0, 1], [1, 0], [0, 1]]); "
             "ecrm.ECRM(HammingLoss(), h, solver='primal', kernel='linear').fit(X, Y); "
             "assert 'dask.array' not in sys.modules")
-    subprocess.run([sys.executable, "-c", code], check=True)
+    proc = run_python("-c", code)
+    assert proc.returncode == 0, proc.stderr
 
 
 # -- bad input: a clear error before any work, and nothing fitted -------------------------

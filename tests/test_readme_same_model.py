@@ -7,24 +7,14 @@ of ``examples/data``; the chosen alpha, gamma and intercept must agree.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import ecrm
 
 ROOT = Path(__file__).resolve().parents[1]
-SRC = Path(ecrm.__file__).resolve().parents[1]
-
-
-def _env() -> dict:
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=str(SRC))
-    env.pop("PYTHONSTARTUP", None)
-    return env
 
 
 def _readme_blocks() -> tuple[list[str], str]:
@@ -40,7 +30,7 @@ def _chosen(path: Path) -> tuple[float, float, bool]:
     return model.alpha_, model.kernel_params_["gamma"], model.fit_intercept_
 
 
-def test_readme_python_and_cli_choose_the_same_model(tmp_path):
+def test_readme_python_and_cli_choose_the_same_model(tmp_path, run_python):
     shutil.copytree(ROOT / "examples" / "data", tmp_path / "examples" / "data")
     cli_args, python_block = _readme_blocks()
     assert "-o" in cli_args and cli_args[cli_args.index("-o") + 1] == "model.ecrm"
@@ -48,11 +38,9 @@ def test_readme_python_and_cli_choose_the_same_model(tmp_path):
     for d in (cli_dir, py_dir):
         d.mkdir()
         (d / "examples").symlink_to(tmp_path / "examples")
-    cli = subprocess.run([sys.executable, "-m", "ecrm", *cli_args], cwd=cli_dir, env=_env(),
-                         capture_output=True, text=True, timeout=300)
+    cli = run_python("-m", "ecrm", *cli_args, cwd=cli_dir)
     assert cli.returncode == 0, cli.stderr
-    py = subprocess.run([sys.executable, "-c", python_block], cwd=py_dir, env=_env(),
-                        capture_output=True, text=True, timeout=300)
+    py = run_python("-c", python_block, cwd=py_dir)
     assert py.returncode == 0, py.stderr
     from_cli, from_python = _chosen(cli_dir / "model.ecrm"), _chosen(py_dir / "model.ecrm")
     assert from_cli == from_python
