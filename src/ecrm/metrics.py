@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import average_precision_score
 
+from ecrm.losses import HierarchicalLoss
+
 __all__ = ["hierarchical_prf", "macro_auprc", "mean_loss", "micro_auprc", "multilabel_report",
            "per_level_report", "pooled_average_precision"]
 
@@ -244,8 +246,6 @@ def multilabel_report(Y_true, Y_pred, scores=None, *, hierarchy=None) -> dict[st
     out = {"hamming": float(wrong.mean()), "hamming_fraction": float(wrong.mean()
                                                                       / Y_true.shape[1])}
     if hierarchy is not None:
-        from ecrm.losses import HierarchicalLoss
-
         out["hierarchical"] = mean_loss(HierarchicalLoss(hierarchy), Y_pred, Y_true)
     out["exact_match"] = float(np.mean(wrong == 0))
     if hierarchy is None:  # with one, hF below is the same number on closed sets

@@ -19,6 +19,8 @@ from ecrm.datasets._files import (
     _open_binary,
     check_finite_features,
 )
+from ecrm.labels import LabelRowError, as_label_matrix
+from ecrm.spaces.hierarchy import Hierarchy
 
 __all__ = ["CHUNK_ROWS", "MISSING_CELLS", "iter_csv", "load_csv", "load_csv_dask"]
 
@@ -396,8 +398,6 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
         _warn_other_separator(path, label_column, raw_labels, label_sep, path_sep)
     if level_columns is not None and hierarchy is not None and not all(
             not r or r in hierarchy.index for r in raw_labels):  # a hierarchy of plain names
-        from ecrm.labels import LabelRowError, as_label_matrix
-
         rows = [r.split(path_sep) if r else [] for r in raw_labels]
         try:
             Y = as_label_matrix(hierarchy, np.array([r + [""] * (len(level_columns) - len(r))
@@ -426,8 +426,6 @@ def _label_rows_in(raw, lines, path, label_sep, path_sep, hierarchy):
     if hierarchy is not None and path_sep is not None:
         _check_paths_in(hierarchy, raw, lines, path, label_sep, path_sep)
     if hierarchy is None:
-        from ecrm.spaces.hierarchy import Hierarchy
-
         hierarchy = Hierarchy(edges, labels=names) if edges else _flat_hierarchy(names)
     index = hierarchy.index
     for row, lineno in zip(rows, lines, strict=True):

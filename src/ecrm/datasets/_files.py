@@ -9,6 +9,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
+from ecrm.datasets._arff_parse import ArffError, _read_text
+from ecrm.spaces.hierarchy import Hierarchy
+
 __all__ = ["DataFileError", "check_finite_features"]
 
 
@@ -22,7 +25,6 @@ class DataFileError(ValueError):
 
 
 def _flat_hierarchy(names: list):
-    from ecrm.spaces.hierarchy import Hierarchy
 
     return Hierarchy([], labels=names)
 
@@ -36,7 +38,6 @@ def _check_path(path) -> Path:
 
 def _text(path: Path) -> str:
     """The file's text (gunzipped if needed; UTF-8, else Latin-1), as the ARFF reader reads it."""
-    from ecrm.datasets._arff_parse import ArffError, _read_text
 
     try:
         return _read_text(path).removeprefix("\ufeff")

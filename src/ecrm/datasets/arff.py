@@ -60,6 +60,7 @@ import scipy.sparse as sp
 from sklearn.utils import Bunch
 
 from ecrm.datasets._arff_parse import _DAG_ROOT, ArffError, _HierarchySpec, _parse_file, _Parsed
+from ecrm.spaces.hierarchy import Hierarchy
 
 __all__ = ["DATA_HELP", "SPLITS", "ArffError", "list_hmc", "load_hmc", "load_hmc_arff"]
 
@@ -81,7 +82,6 @@ DATA_HELP = (
 
 
 def _build_hierarchy(spec: _HierarchySpec, path):
-    from ecrm.spaces.hierarchy import Hierarchy
 
     try:
         return Hierarchy(spec.edges, root=spec.root, labels=spec.labels)
