@@ -436,21 +436,23 @@ class ECRMCV(_ECRMBase):
                 **search_params)
         for note in grid_edges(search.best, alphas, settings):
             warnings.warn(f"ECRMCV: {note}", GridEdgeWarning, stacklevel=2)
-        choice = None
-        if self.calibration is not None:
-            S = search.scores
-            if S is None or len(search.rows) != X.shape[0]:
-                S = search.basis.loo_values(ScoreMetric(metric or SCORERS["micro_auprc"],
-                                                        self.output_space), [search.trial],
-                                            np.arange(X.shape[0]))[0].scores
-            choice = choose_calibration(
-                self.calibration, S, Y, metric=metric or SCORERS["micro_auprc"],
-                consistent=self.output_space.consistent_scores, random_state=rng)
+        choice = None if self.calibration is None else self._calibrate(search, Y, metric, rng)
         self._store(X, Y, search.best.kernel_params, search.basis.refit(search.trial),
                     search.best.alpha, seen, **self._search_state(search, stage1, choice))
         if self.verbose:  # checked at the start of fit
             self._report(search)
         return self
+
+    def _calibrate(self, search, Y, metric, rng):
+        """The score calibration chosen on the exact leave-one-out scores of every point."""
+        metric = metric or SCORERS["micro_auprc"]
+        S, m = search.scores, Y.shape[0]
+        if S is None or len(search.rows) != m:  # a subsample's scores: those of all points
+            S = search.basis.loo_values(ScoreMetric(metric, self.output_space), [search.trial],
+                                        np.arange(m))[0].scores
+        return choose_calibration(self.calibration, S, Y, metric=metric,
+                                  consistent=self.output_space.consistent_scores,
+                                  random_state=rng)
 
     _fitted_attributes = _ECRMBase._fitted_attributes + (
         "alpha_", "fit_intercept_", "best_score_", "cv_results_", "kernel_search_results_",
