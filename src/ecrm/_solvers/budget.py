@@ -2,8 +2,8 @@ r"""The memory budget, row blocks, and the choice of solver (checked before any 
 
 Each solver states the memory it needs at its peak (:func:`memory_need`, checked against
 the measured peak by ``benchmarks/bench_memory.py``): the exact dual about 1.25 m x m arrays
-for :class:`ecrm.ECRM`'s Cholesky factor and 5.25 for :class:`ecrm.ECRMCV`'s
-eigendecomposition (the matrix, LAPACK's copy and workspace, the eigenvectors).
+for :class:`ecrm.ECRM`'s Cholesky factor and 3.5 for :class:`ecrm.ECRMCV`'s
+eigendecomposition (in the matrix's own memory, with LAPACK's workspace and the eigenvectors).
 ``solver="auto"`` takes the dual while that fits ``memory_budget`` (GiB,
 default :data:`DEFAULT_MEMORY_BUDGET_GIB`); beyond it the exact primal when the kernel is
 linear, and otherwise a ``ValueError`` that names ``solver="nystrom"``: ECRM never
@@ -25,10 +25,9 @@ from sklearn.utils import gen_batches
 
 from ecrm._parameters import check_parameter
 
-__all__ = ["DEFAULT_MEMORY_BUDGET_GIB", "DUAL_COPIES", "SOLVERS", "MemoryNeed", "SolverChoice",
-           "check_solver_names", "memory_need",
-           "check_solver_params",
-           "row_blocks"]
+__all__ = ["BLOCK_FEATURE_COPIES", "DEFAULT_MEMORY_BUDGET_GIB", "DUAL_COPIES", "SOLVERS",
+           "MemoryNeed", "SolverChoice", "check_solver_names", "check_solver_params",
+           "memory_need", "row_blocks"]
 
 #: Solver names accepted by ``ECRM(solver=...)`` and ``ECRMCV(solver=...)``.
 SOLVERS = ("auto", "dual", "primal", "nystrom")
@@ -62,10 +61,16 @@ def row_blocks(n_rows: int, row_floats: int) -> Iterator[slice]:
 
 
 #: m x m arrays the dual holds at its peak: ECRM's Cholesky factor overwrites its own copy of
-#: the Gram matrix (plus the kernel's temporaries); ECRMCV's eigendecomposition holds the Gram
-#: matrix, LAPACK's copy, its workspace and the eigenvectors, then the eigenvectors and their
-#: leave-one-out rows (measured 1.14 and 5.09 by benchmarks/bench_memory.py).
-DUAL_COPIES = {False: 1.25, True: 5.25}
+#: the Gram matrix (plus the kernel's temporaries); ECRMCV's eigendecomposition runs in the
+#: Gram matrix's own memory (LAPACK's workspace and the eigenvectors beside it), then the
+#: eigenvectors and their leave-one-out blocks (measured 1.16 and 3.10 by
+#: benchmarks/bench_memory.py).
+DUAL_COPIES = {False: 1.25, True: 3.5}
+#: Feature-wide (k floats) arrays a row block of the primal and Nystrom passes holds at its
+#: peak: the fit's normal equations hold the features and a product; the leave-one-out pass
+#: the features, their centred copy and one projection per intercept option, plus a
+#: temporary of the feature map (measured by benchmarks/bench_memory.py).
+BLOCK_FEATURE_COPIES = {False: 2, True: 5}
 
 
 @dataclass(frozen=True)
@@ -99,19 +104,19 @@ def memory_need(solver: str, *, m: int, p: int, kernel, cv: bool, n_components: 
       the thin SVD of ``X``: three m x p arrays);
     * ``"primal"``: :math:`X^\top X`, its centred copy and factor (3 p x p), and the row
       blocks of the normal equations (2p + 3c floats a row, c = ``n_targets``) or, for
-      ECRMCV, of the leave-one-out pass (3p + 3c);
+      ECRMCV, of the leave-one-out pass (5p + 3c: :data:`BLOCK_FEATURE_COPIES`);
     * ``"nystrom"``: :math:`K_{MM}`, its eigenvectors, :math:`F^\top F` and its factor
       (4 M x M), and the row blocks as for the primal with M features.
 
     >>> memory_need("dual", m=1000, p=3, kernel="rbf", cv=True).matrices / 8e6
-    5.25
+    3.5
     """
     if solver == "dual":
         if cv and kernel == "linear" and p < m:  # thin SVD of X: m x p, never m x m
             return MemoryNeed(8.0 * m * p * 3)
         return MemoryNeed(8.0 * m * m * DUAL_COPIES[cv])
     k = p if solver == "primal" else (min(m, 1000) if n_components is None else n_components)
-    width = (3 if cv else 2) * k + 3 * n_targets
+    width = BLOCK_FEATURE_COPIES[cv] * k + 3 * n_targets
     return MemoryNeed(8.0 * k * k * (3 if solver == "primal" else 4), _pass_bytes(m, width))
 
 
@@ -138,7 +143,7 @@ def check_solver_params(solver, n_components, center_selection, memory_budget, *
         Training samples and input features.
     kernel : str or callable
     cv : bool
-        For :class:`ecrm.ECRMCV` (the dual then holds about five m x m arrays at its peak:
+        For :class:`ecrm.ECRMCV` (the dual then holds about three m x m arrays at its peak:
         :func:`memory_need`).
 
     Returns

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ecrm._solvers.base import Criterion, LooBasis, Outcome, RiskFit, Trial
+from ecrm._solvers.budget import BLOCK_FEATURE_COPIES
 from ecrm._solvers.features import FeatureMap
 from ecrm._solvers.normal_equations import NormalEquations, PrimalFit, primal_weights
 
@@ -185,7 +186,7 @@ class FeatureLooBasis(LooBasis):
 
     @property
     def _width(self) -> int:
-        return 3 * self.features.n_features_out + 3 * self.n_risk
+        return BLOCK_FEATURE_COPIES[True] * self.features.n_features_out + 3 * self.n_risk
 
     def loo_values(self, criterion: Criterion, trials: Sequence[Trial],
                    rows: np.ndarray) -> list[Outcome]:
