@@ -127,11 +127,13 @@ def run(args) -> int:
     import sys
 
     from ecrm.commands._options import progress_bar
-    from ecrm.datasets.formats import check_finite_features, load_data, load_hierarchy
+    from ecrm.datasets.formats import load_hierarchy
     from ecrm.losses import HammingLoss, HierarchicalLoss
 
+    if args.scheduler is not None and len(args.train) > 1:
+        return fail("--scheduler reads one training file; give it the rows of all")
     try:
-        check_output(args.output, [args.train, args.hierarchy])
+        check_output(args.output, [*args.train, args.hierarchy])
     except OutputError as exc:
         return fail(str(exc))
     to_stdout = args.output == STDOUT
@@ -150,13 +152,8 @@ def run(args) -> int:
                 data = _load_dask(args, hierarchy)
                 impute = False
             else:
-                data = load_data(args.train, format=args.format, hierarchy=hierarchy,
-                                 label_column=args.label_column, label_sep=args.label_sep,
-                                 path_sep=args.path_sep, level_columns=args.level_columns,
-                                 compact_labels=True)
                 impute = _imputes(args)
-                check_finite_features(data, allow_missing=impute)
-                _check_sparse_width(data)
+                data = _read_training(args, hierarchy, impute)
         except ValueError as exc:
             return fail(str(exc))
         bar.update()
@@ -208,20 +205,89 @@ def _load_dask(args, hierarchy):
     """The training CSV/TSV read by Dask's own reader, in row chunks on the cluster."""
     from ecrm.datasets.formats import _check_path, _format_of, load_csv_dask
 
-    fmt = _format_of(_check_path(args.train)) if args.format == "auto" else args.format
+    fmt = _format_of(_check_path(args.train[0])) if args.format == "auto" else args.format
     if fmt not in ("csv", "tsv") or args.level_columns is not None:
         raise ValueError("--scheduler reads CSV/TSV files with a label column (not "
                          f"{'--level-columns' if fmt in ('csv', 'tsv') else fmt + ' files'})")
-    return load_csv_dask(args.train, label_column=args.label_column,
+    return load_csv_dask(args.train[0], label_column=args.label_column,
                          sep="\t" if fmt == "tsv" else ",", label_sep=args.label_sep,
                          path_sep=args.path_sep, hierarchy=hierarchy)
+
+
+def _read_training(args, hierarchy, impute: bool):
+    """The rows of every TRAIN file, in order (the Clus protocol trains on train + valid),
+    each file checked on its own so that an error names its file and line."""
+    from ecrm.datasets.formats import check_finite_features, load_data
+
+    parts = []
+    for path in args.train:
+        data = load_data(path, format=args.format, hierarchy=hierarchy,
+                         label_column=args.label_column, label_sep=args.label_sep,
+                         path_sep=args.path_sep, level_columns=args.level_columns,
+                         compact_labels=True)
+        check_finite_features(data, allow_missing=impute)
+        _check_sparse_width(data)
+        parts.append(data)
+    return parts[0] if len(parts) == 1 else _concatenate(parts)
+
+
+def _concatenate(parts):
+    """One training set from several files of the same columns: their rows stacked.
+
+    The files must agree on the features (count, names, nominal categories). Their label
+    hierarchies must be the same when a file declares one (Clus ARFF); labels read from the
+    rows (CSV/TSV, svmlight) are united, each file's columns placed by label name.
+    """
+    import numpy as np
+    import scipy.sparse as sp
+    from sklearn.utils import Bunch
+
+    from ecrm.spaces.hierarchy import Hierarchy
+
+    first = parts[0]
+    for data in parts[1:]:
+        pair = f"{first.filename} and {data.filename}"
+        if data.X.shape[1] != first.X.shape[1]:
+            raise ValueError(f"{pair} have different numbers of features "
+                             f"({first.X.shape[1]} and {data.X.shape[1]})")
+        if (data.feature_names is None) != (first.feature_names is None):
+            raise ValueError(f"{pair} are not of the same format")
+        if first.feature_names is not None and tuple(data.feature_names) != tuple(
+                first.feature_names):
+            differ = next(f"{a!r} and {b!r}" for a, b in zip(
+                first.feature_names, data.feature_names, strict=True) if a != b)
+            raise ValueError(f"{pair} have different feature columns (first difference: "
+                             f"{differ})")
+        if data.get("categories") != first.get("categories"):
+            raise ValueError(f"{pair} declare different categories for their nominal "
+                             f"attributes")
+        if "categories" in data and data.hierarchy != first.hierarchy:
+            raise ValueError(f"{pair} declare different label hierarchies")
+    labels = list(dict.fromkeys(lab for data in parts for lab in data.hierarchy.labels))
+    edges = list(dict.fromkeys((data.hierarchy.labels[a], data.hierarchy.labels[b])
+                               for data in parts for a, b in data.hierarchy.edges))
+    hierarchy = first.hierarchy if all(d.hierarchy == first.hierarchy for d in parts) else (
+        Hierarchy(edges, labels=labels))
+    index = hierarchy.index
+    Y = np.zeros((sum(d.X.shape[0] for d in parts), hierarchy.n_labels), dtype=first.Y.dtype)
+    start = 0
+    for data in parts:
+        rows = slice(start, start + data.X.shape[0])
+        Y[rows, [index[lab] for lab in data.hierarchy.labels]] = (
+            data.Y.toarray() if sp.issparse(data.Y) else data.Y)
+        start = rows.stop
+    X = (sp.vstack([d.X for d in parts], format="csr") if any(sp.issparse(d.X) for d in parts)
+         else np.vstack([d.X for d in parts]))
+    return Bunch(X=X, Y=Y, hierarchy=hierarchy, feature_names=first.feature_names,
+                 categories=first.get("categories"),
+                 filename=" + ".join(d.filename for d in parts))
 
 
 def _imputes(args) -> bool:
     """``--impute`` as given, else on for ARFF files (whose format declares missing values)."""
     if args.impute is not None:
         return args.impute
-    name = args.train.lower()
+    name = args.train[0].lower()
     return args.format == "arff" or (args.format == "auto" and name.endswith((".arff",
                                                                               ".arff.gz")))
 
@@ -347,8 +413,9 @@ def add_parser(subparsers) -> None:
     """Add the ``fit`` sub-command."""
     p = subparsers.add_parser("fit", help="fit ECRM on a data file and write a model file",
                               description=__doc__.splitlines()[0])
-    p.add_argument("train", type=existing_file_option("TRAIN"), metavar="TRAIN",
-                   help="training data (.csv, .tsv, .arff[.gz], .svm)")
+    p.add_argument("train", type=existing_file_option("TRAIN"), metavar="TRAIN", nargs="+",
+                   help="training data (.csv, .tsv, .arff[.gz], .svm); several files of the "
+                   "same columns are fitted on together (e.g. Clus train and valid)")
     p.add_argument("--loss", choices=LOSSES, default="hamming")
     p.add_argument("--hierarchy", type=existing_file_option("--hierarchy"), metavar="FILE",
                    help="hierarchy file: TSV parent<TAB>child lines or JSON")
