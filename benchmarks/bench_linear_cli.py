@@ -6,7 +6,7 @@ do not grow with m; the dual (``--solver dual``, the earlier default) stores the
 rows and predicts through an m-column kernel block. Both through the real ``ecrm`` command,
 side by side on the same files (at 50,000 rows the dual needs 23 GiB and is refused by the
 default budget: the primal row alone is measured then). Run:
-``python benchmarks/bench_linear_cli.py [--rows 15000]``.
+``python benchmarks/bench_linear_cli.py [--rows 15000] [--memory-budget 8]``.
 """
 
 import argparse
@@ -48,6 +48,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=15_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--memory-budget", default="8",
+                        help="GiB for the dual's fit (e.g. 12 at 30,000 rows)")
     args = parser.parse_args()
     print(describe())
     folder = tempfile.mkdtemp()
@@ -61,7 +63,8 @@ def main() -> None:
     for solver in ("auto", "dual"):
         model = os.path.join(folder, f"{solver}.ecrm")
         try:
-            fit_s = _ecrm("fit", train, *common, "--solver", solver, "-o", model)
+            fit_s = _ecrm("fit", train, *common, "--solver", solver, "-o", model,
+                          "--memory-budget", args.memory_budget)
         except subprocess.CalledProcessError:
             print(f"{solver:<8} refused (over the memory budget)")
             return

@@ -4,8 +4,10 @@ Hypothesis runs derandomised under CI (``CI`` set, as ``.ci/run`` is run) or wit
 ``HYPOTHESIS_PROFILE=ci``: the same examples on every machine, so a red run can be replayed.
 Locally it explores new examples each run (``HYPOTHESIS_PROFILE=dev``, the default there).
 
-Fixtures shared by the test modules: :func:`subprocess_env` and :func:`run_python`, for the
-tests that run the command line, the examples or a fresh interpreter in a child process.
+Fixtures shared by the test modules: :func:`subprocess_env`, :func:`run_python` and
+:func:`ecrm_cmd`, for the tests that run the command line, the examples or a fresh
+interpreter in a child process, and :func:`train_csv` / :func:`test_csv`, the example data
+files of the command-line tests.
 """
 
 from __future__ import annotations
@@ -51,3 +53,26 @@ def run_python():
                               capture_output=True, text=True, timeout=timeout, **kwargs)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def ecrm_cmd():
+    """``ecrm_cmd(*args, cwd)``: the real ``ecrm`` command (``python -m ecrm ARGS``) on the
+    tree under test, output captured as bytes."""
+    def run(*args: str, cwd, **kwargs) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "ecrm", *args], cwd=cwd,
+                              env=_subprocess_env(), capture_output=True, timeout=300, **kwargs)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def train_csv() -> Path:
+    """The example training file of the command-line tests (label paths, 300 rows)."""
+    return SRC.parent / "examples" / "data" / "documents-train.csv"
+
+
+@pytest.fixture(scope="session")
+def test_csv() -> Path:
+    """The example test file beside :func:`train_csv`."""
+    return SRC.parent / "examples" / "data" / "documents-test.csv"

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from ecrm.cli import main
-from test_cli_files import TEST, TRAIN, ecrm_cmd
 
 
 @pytest.mark.parametrize("files, argv, message", [
@@ -29,7 +28,7 @@ from test_cli_files import TEST, TRAIN, ecrm_cmd
      "d.svm, line 3: the largest feature index makes 200,000,000 feature columns for 3 "
      "non-zero values"),
 ])
-def test_fit_refuses_bad_data_with_one_line(tmp_path, files, argv, message):
+def test_fit_refuses_bad_data_with_one_line(ecrm_cmd, tmp_path, files, argv, message):
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     proc = ecrm_cmd("fit", *argv, "-o", "m.ecrm", "--quiet", cwd=tmp_path)
@@ -40,7 +39,7 @@ def test_fit_refuses_bad_data_with_one_line(tmp_path, files, argv, message):
     assert "Traceback" not in err and not (tmp_path / "m.ecrm").exists()
 
 
-def test_fit_warns_about_another_separator_and_goes_on(tmp_path):
+def test_fit_warns_about_another_separator_and_goes_on(ecrm_cmd, tmp_path):
     (tmp_path / "d.csv").write_text("x,labels\n0,a|b\n1,b|c\n2,a|c\n")
     proc = ecrm_cmd("fit", "d.csv", "-o", "m.ecrm", "--quiet", cwd=tmp_path)
     err = proc.stderr.decode()
@@ -50,10 +49,10 @@ def test_fit_warns_about_another_separator_and_goes_on(tmp_path):
                            "by ';'); if it separates labels or path steps, give --label-sep '|'")
 
 
-def test_predict_ignores_the_label_column(tmp_path):
-    assert main(["fit", str(TRAIN), "--path-sep", "/", "-o", str(tmp_path / "m.ecrm"),
+def test_predict_ignores_the_label_column(ecrm_cmd, train_csv, test_csv, tmp_path):
+    assert main(["fit", str(train_csv), "--path-sep", "/", "-o", str(tmp_path / "m.ecrm"),
                  "--quiet"]) == 0
-    lines = TEST.read_text().splitlines()
+    lines = test_csv.read_text().splitlines()
     header = lines[0].split(",")
     k = header.index("labels")
     unseen = [lines[0]] + [",".join(f if j != k else "never/seen;x" for j, f in
@@ -61,12 +60,12 @@ def test_predict_ignores_the_label_column(tmp_path):
     (tmp_path / "unseen.csv").write_text("\n".join(unseen) + "\n")
     a = ecrm_cmd("predict", "m.ecrm", "unseen.csv", "-o", "a.csv", "--quiet", cwd=tmp_path)
     assert a.returncode == 0, a.stderr
-    assert main(["predict", str(tmp_path / "m.ecrm"), str(TEST), "-o",
+    assert main(["predict", str(tmp_path / "m.ecrm"), str(test_csv), "-o",
                  str(tmp_path / "b.csv"), "--quiet"]) == 0
     assert Path(tmp_path / "a.csv").read_bytes() == Path(tmp_path / "b.csv").read_bytes()
 
 
-def test_svmlight_with_a_huge_feature_index_stays_small(tmp_path):
+def test_svmlight_with_a_huge_feature_index_stays_small(ecrm_cmd, tmp_path):
     # the model holds no list of 10 million feature names (the issue's 234 MB file)
     (tmp_path / "d.svm").write_text("1 1:0.5 2:1\n2 2:2\n1,2 1:1 3:1\n2 3:1\n1 10000000:1\n")
     proc = ecrm_cmd("fit", "d.svm", "-o", "m.ecrm", "--quiet", cwd=tmp_path)
@@ -78,15 +77,15 @@ def test_svmlight_with_a_huge_feature_index_stays_small(tmp_path):
 
 
 # -- the solver flags (issue 18, item 1) ------------------------------------------------------
-def test_fit_refusal_for_the_dual_names_the_flags(tmp_path):
-    proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--memory-budget", "1e-5", "-o",
+def test_fit_refusal_for_the_dual_names_the_flags(ecrm_cmd, train_csv, tmp_path):
+    proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--memory-budget", "1e-5", "-o",
                     "m.ecrm", "--quiet", cwd=tmp_path)
     err = proc.stderr.decode()
     assert proc.returncode == 2 and len(err.strip().splitlines()) == 1, err
     for flag in ("--solver nystrom", "--n-components M", "--memory-budget"):
         assert flag in err
     assert "solver='" not in err and "n_components=" not in err
-    proc = ecrm_cmd("fit", str(TRAIN), "--kernel", "linear", "--solver", "dual",
+    proc = ecrm_cmd("fit", str(train_csv), "--kernel", "linear", "--solver", "dual",
                     "--memory-budget", "1e-5", "-o", "m.ecrm", "--quiet", cwd=tmp_path)
     assert "(or --solver primal with --kernel linear)" in proc.stderr.decode()
 
@@ -99,15 +98,15 @@ def test_fit_refusal_for_the_dual_names_the_flags(tmp_path):
     (["--solver", "nystrom", "--n-components", "0"], "--n-components must be an integer >= 1"),
     (["--memory-budget", "-1"], "--memory-budget must be a real number in (0, inf)"),
 ])
-def test_fit_solver_flags_checked_before_the_work(tmp_path, argv, message):
-    proc = ecrm_cmd("fit", str(TRAIN), *argv, "-o", "m.ecrm", "--quiet", cwd=tmp_path)
+def test_fit_solver_flags_checked_before_the_work(ecrm_cmd, train_csv, tmp_path, argv, message):
+    proc = ecrm_cmd("fit", str(train_csv), *argv, "-o", "m.ecrm", "--quiet", cwd=tmp_path)
     err = proc.stderr.decode()
     assert proc.returncode == 2 and message in err and "Traceback" not in err, err
     assert not (tmp_path / "m.ecrm").exists()
 
 
 @pytest.mark.parametrize("cv", [False, True])
-def test_fit_nystrom_is_the_python_model(tmp_path, cv):
+def test_fit_nystrom_is_the_python_model(ecrm_cmd, train_csv, tmp_path, cv):
     import numpy as np
 
     from ecrm import ECRM, ECRMCV, load
@@ -116,12 +115,12 @@ def test_fit_nystrom_is_the_python_model(tmp_path, cv):
 
     extra = ["--cv", "--alphas", "1e-3,1e-2", "--loo-samples", "120",
              "--standardize", "no"] if cv else []
-    proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--solver", "nystrom",
+    proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--solver", "nystrom",
                     "--n-components", "40", "--center-selection", "kmeans++", "--seed", "3",
                     "--memory-budget", "2", *extra, "-o", "m.ecrm", "--quiet", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "nystrom solver with 40 centres" in proc.stdout.decode()
-    data = load_csv(TRAIN, path_sep="/")
+    data = load_csv(train_csv, path_sep="/")
     common = dict(solver="nystrom", n_components=40, center_selection="kmeans++",
                   random_state=3, memory_budget=2.0)
     direct = (ECRMCV(HammingLoss(), data.hierarchy, alphas=[1e-3, 1e-2], loo_samples=120,

@@ -22,23 +22,6 @@ import pytest
 import ecrm
 from ecrm.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
-SRC = Path(ecrm.__file__).resolve().parents[1]
-TRAIN = ROOT / "examples" / "data" / "documents-train.csv"
-TEST = ROOT / "examples" / "data" / "documents-test.csv"
-
-
-def _env() -> dict:
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=str(SRC))
-    env.pop("PYTHONSTARTUP", None)
-    return env
-
-
-def ecrm_cmd(*args: str, cwd, **kwargs) -> subprocess.CompletedProcess:
-    """Run ``python -m ecrm ARGS`` on the tree under test."""
-    return subprocess.run([sys.executable, "-m", "ecrm", *args], cwd=cwd, env=_env(),
-                          capture_output=True, timeout=300, **kwargs)
-
 
 def _one_error_line(proc, message: str, status: int = 2) -> None:
     err = proc.stderr.decode()
@@ -48,22 +31,22 @@ def _one_error_line(proc, message: str, status: int = 2) -> None:
 
 
 @pytest.fixture(scope="module")
-def model_file(tmp_path_factory) -> Path:
+def model_file(train_csv, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("model") / "m.ecrm"
-    assert main(["fit", str(TRAIN), "--path-sep", "/", "-o", str(path), "--quiet"]) == 0
+    assert main(["fit", str(train_csv), "--path-sep", "/", "-o", str(path), "--quiet"]) == 0
     return path
 
 
 @pytest.fixture
-def train(tmp_path) -> Path:
+def train(train_csv, tmp_path) -> Path:
     path = tmp_path / "train.csv"
-    path.write_bytes(TRAIN.read_bytes())
+    path.write_bytes(train_csv.read_bytes())
     return path
 
 
 # -- never write over an input ---------------------------------------------------------------
 @pytest.mark.parametrize("link", ["same", "symlink", "hardlink"])
-def test_fit_refuses_to_write_over_its_training_file(tmp_path, train, link):
+def test_fit_refuses_to_write_over_its_training_file(ecrm_cmd, tmp_path, train, link):
     before = train.read_bytes()
     out = train
     if link == "symlink":
@@ -77,7 +60,7 @@ def test_fit_refuses_to_write_over_its_training_file(tmp_path, train, link):
     assert train.read_bytes() == before and not proc.stdout
 
 
-def test_fit_refuses_to_write_over_its_hierarchy_file(tmp_path, train):
+def test_fit_refuses_to_write_over_its_hierarchy_file(ecrm_cmd, tmp_path, train):
     (tmp_path / "h.tsv").write_text("science\tscience/physics\n")
     proc = ecrm_cmd("fit", "train.csv", "--hierarchy", "h.tsv", "-o", "h.tsv", cwd=tmp_path)
     _one_error_line(proc, "-o 'h.tsv' is the input file 'h.tsv'")
@@ -85,9 +68,9 @@ def test_fit_refuses_to_write_over_its_hierarchy_file(tmp_path, train):
 
 
 @pytest.mark.parametrize("target", ["model", "data"])
-def test_predict_refuses_to_write_over_its_inputs(tmp_path, model_file, target):
+def test_predict_refuses_to_write_over_its_inputs(ecrm_cmd, test_csv, tmp_path, model_file, target):
     data = tmp_path / "test.csv"
-    data.write_bytes(TEST.read_bytes())
+    data.write_bytes(test_csv.read_bytes())
     out = model_file if target == "model" else data
     before = out.read_bytes()
     proc = ecrm_cmd("predict", str(model_file), str(data), "-o", str(out),
@@ -108,7 +91,7 @@ def _unwritable_dir(tmp_path) -> Path:
     return folder
 
 
-def test_unwritable_output_directory_is_refused_before_reading_the_data(tmp_path):
+def test_unwritable_output_directory_is_refused_before_reading_the_data(ecrm_cmd, tmp_path):
     # the data file is malformed: an error about it would mean the data was read first
     (tmp_path / "bad.csv").write_text("x,labels\nfoo,a\n")
     folder = _unwritable_dir(tmp_path)
@@ -116,7 +99,7 @@ def test_unwritable_output_directory_is_refused_before_reading_the_data(tmp_path
     _one_error_line(proc, f"cannot create a file in '{folder}'")
 
 
-def test_predict_unwritable_output_is_refused_before_loading(tmp_path, train):
+def test_predict_unwritable_output_is_refused_before_loading(ecrm_cmd, tmp_path, train):
     folder = _unwritable_dir(tmp_path)
     # the model is not a model file: the output is checked first
     proc = ecrm_cmd("predict", "train.csv", "train.csv", "-o", str(folder / "p.csv"),
@@ -125,19 +108,19 @@ def test_predict_unwritable_output_is_refused_before_loading(tmp_path, train):
 
 
 # -- standard output, closed pipes ---------------------------------------------------------------
-def test_predict_dash_o_dash_writes_to_standard_output(tmp_path, model_file):
-    proc = ecrm_cmd("predict", str(model_file), str(TEST), "-o", "-", "--quiet", cwd=tmp_path)
+def test_predict_dash_o_dash_writes_to_standard_output(ecrm_cmd, test_csv, tmp_path, model_file):
+    proc = ecrm_cmd("predict", str(model_file), str(test_csv), "-o", "-", "--quiet", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert not (tmp_path / "-").exists()
     assert "100 predictions written to standard output" in proc.stderr.decode()
-    assert main(["predict", str(model_file), str(TEST), "-o", str(tmp_path / "p.csv"),
+    assert main(["predict", str(model_file), str(test_csv), "-o", str(tmp_path / "p.csv"),
                  "--quiet"]) == 0
     assert proc.stdout == (tmp_path / "p.csv").read_bytes()
     rows = list(csv.DictReader(io.StringIO(proc.stdout.decode())))
     assert len(rows) == 100
 
 
-def test_fit_dash_o_dash_writes_the_model_to_standard_output(tmp_path, train):
+def test_fit_dash_o_dash_writes_the_model_to_standard_output(ecrm_cmd, tmp_path, train):
     proc = ecrm_cmd("fit", "train.csv", "--path-sep", "/", "-o", "-", "--quiet", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.csv"]
@@ -149,13 +132,13 @@ def test_fit_dash_o_dash_writes_the_model_to_standard_output(tmp_path, train):
 
 @pytest.mark.parametrize("argv", [["info", "--json", "{model}"],
                                   ["predict", "{model}", "{data}", "-o", "-", "--scores"]])
-def test_closed_standard_output_ends_quietly(tmp_path, model_file, argv):
+def test_closed_standard_output_ends_quietly(test_csv, subprocess_env, tmp_path, model_file, argv):
     data = tmp_path / "many.csv"
-    lines = TEST.read_text().splitlines()
+    lines = test_csv.read_text().splitlines()
     data.write_text("\n".join(lines[:1] + lines[1:] * 30) + "\n")
     argv = [a.format(model=model_file, data=data) for a in argv]
     argv += ["--quiet"] if argv[0] == "predict" else []
-    proc = subprocess.Popen([sys.executable, "-m", "ecrm", *argv], cwd=tmp_path, env=_env(),
+    proc = subprocess.Popen([sys.executable, "-m", "ecrm", *argv], cwd=tmp_path, env=subprocess_env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()  # as `| head -c 0` would, before the command writes
     err = proc.stderr.read().decode()
@@ -164,8 +147,8 @@ def test_closed_standard_output_ends_quietly(tmp_path, model_file, argv):
 
 
 # -- atomic writes, interrupts ---------------------------------------------------------------
-def _slow_training_file(tmp_path) -> Path:
-    lines = TRAIN.read_text().splitlines()
+def _slow_training_file(train_csv, tmp_path) -> Path:
+    lines = train_csv.read_text().splitlines()
     path = tmp_path / "slow.csv"
     path.write_text("\n".join(lines[:1] + lines[1:] * 5) + "\n")  # 1,500 rows
     return path
@@ -173,13 +156,13 @@ def _slow_training_file(tmp_path) -> Path:
 
 @pytest.mark.parametrize("sig, status, line", [(signal.SIGTERM, 143, "ecrm: terminated"),
                                                 (signal.SIGINT, 130, "ecrm: interrupted")])
-def test_interrupted_fit_leaves_the_old_model_and_no_temporary_file(tmp_path, sig, status,
-                                                                    line):
-    _slow_training_file(tmp_path)
+def test_interrupted_fit_leaves_the_old_model_and_no_temporary_file(subprocess_env, train_csv,
+                                                                    tmp_path, sig, status, line):
+    _slow_training_file(train_csv, tmp_path)
     (tmp_path / "m.ecrm").write_bytes(b"the old model")
     proc = subprocess.Popen(
         [sys.executable, "-m", "ecrm", "fit", "slow.csv", "--cv", "-o", "m.ecrm"],
-        cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        cwd=tmp_path, env=subprocess_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     seen = b""
     deadline = time.monotonic() + 120
     while b"fitting" not in seen and time.monotonic() < deadline:  # the progress bar says so
@@ -198,7 +181,7 @@ def test_interrupted_fit_leaves_the_old_model_and_no_temporary_file(tmp_path, si
     assert (tmp_path / "m.ecrm").read_bytes() == b"the old model"
 
 
-def test_sigterm_while_the_model_is_saved_leaves_no_temporary_file(tmp_path, train):
+def test_sigterm_while_the_model_is_saved_leaves_no_temporary_file(subprocess_env, tmp_path, train):
     # SIGTERM arrives right after ecrm.save wrote the complete temporary model file
     script = (
         "import os, signal, sys\n"
@@ -211,7 +194,7 @@ def test_sigterm_while_the_model_is_saved_leaves_no_temporary_file(tmp_path, tra
         "    raise AssertionError('not reached')\n"
         "ecrm.io.save = slow_save\n"
         "sys.exit(main(['fit', 'train.csv', '-o', 'm.ecrm', '--quiet']))\n")
-    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=_env(),
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=subprocess_env,
                           capture_output=True, timeout=300)
     _one_error_line(proc, "ecrm: terminated", status=143)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.csv"]
@@ -235,7 +218,7 @@ class _FullDisk(io.StringIO):
         return super().__exit__(*exc)
 
 
-def test_predict_on_a_full_disk_keeps_the_old_output(tmp_path, model_file, monkeypatch,
+def test_predict_on_a_full_disk_keeps_the_old_output(test_csv, tmp_path, model_file, monkeypatch,
                                                      capsys):
     from ecrm.commands import _files
 
@@ -243,16 +226,16 @@ def test_predict_on_a_full_disk_keeps_the_old_output(tmp_path, model_file, monke
     out.write_text("the old predictions\n")
     monkeypatch.setattr(_files, "open", lambda *a, **k: _FullDisk(open(*a, **k)),
                         raising=False)
-    assert main(["predict", str(model_file), str(TEST), "-o", str(out), "--quiet"]) == 2
+    assert main(["predict", str(model_file), str(test_csv), "-o", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "cannot write the predictions" in err and "No space left on device" in err
     assert out.read_text() == "the old predictions\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.csv"]
 
 
-def test_output_keeps_the_permissions_of_the_file_it_replaces(tmp_path, model_file):
+def test_output_keeps_the_permissions_of_the_file_it_replaces(test_csv, tmp_path, model_file):
     out = tmp_path / "p.csv"
     out.write_text("old\n")
     out.chmod(0o640)
-    assert main(["predict", str(model_file), str(TEST), "-o", str(out), "--quiet"]) == 0
+    assert main(["predict", str(model_file), str(test_csv), "-o", str(out), "--quiet"]) == 0
     assert out.stat().st_mode & 0o777 == 0o640 and out.read_text().startswith("row,labels")

@@ -10,12 +10,11 @@ import pytest
 import ecrm
 from ecrm._solvers.dual import KernelFit
 from ecrm._solvers.primal import FeatureFit
-from test_cli_files import TEST, TRAIN, ecrm_cmd
 
 
-def _fit(tmp_path, name: str, *flags: str):
+def _fit(ecrm_cmd, train_csv, tmp_path, name: str, *flags: str):
     out = tmp_path / name
-    proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--kernel", "linear", *flags,
+    proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--kernel", "linear", *flags,
                     "--standardize", "no",
                     "--quiet", "-o", str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr.decode()
@@ -23,9 +22,10 @@ def _fit(tmp_path, name: str, *flags: str):
 
 
 @pytest.mark.parametrize("cv", [(), ("--cv",)], ids=["fixed-alpha", "cv"])
-def test_linear_kernel_auto_is_the_primal_and_predicts_as_the_dual(tmp_path, cv):
-    primal, summary = _fit(tmp_path, "auto.ecrm", *cv)
-    dual, _ = _fit(tmp_path, "dual.ecrm", "--solver", "dual", *cv)
+def test_linear_kernel_auto_is_the_primal_and_predicts_as_the_dual(ecrm_cmd, train_csv, test_csv,
+                                                                   tmp_path, cv):
+    primal, summary = _fit(ecrm_cmd, train_csv, tmp_path, "auto.ecrm", *cv)
+    dual, _ = _fit(ecrm_cmd, train_csv, tmp_path, "dual.ecrm", "--solver", "dual", *cv)
     assert "primal solver (auto" in summary
     p_model, d_model = ecrm.load(primal), ecrm.load(dual)
     assert isinstance(p_model._fit, FeatureFit) and isinstance(d_model._fit, KernelFit)
@@ -41,7 +41,7 @@ def test_linear_kernel_auto_is_the_primal_and_predicts_as_the_dual(tmp_path, cv)
     outs = []
     for model in (primal, dual):
         out = tmp_path / f"{model.stem}.csv"
-        proc = ecrm_cmd("predict", str(model), str(TEST), "--quiet", "-o", str(out),
+        proc = ecrm_cmd("predict", str(model), str(test_csv), "--quiet", "-o", str(out),
                         cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr.decode()
         outs.append(out.read_text())
@@ -50,22 +50,23 @@ def test_linear_kernel_auto_is_the_primal_and_predicts_as_the_dual(tmp_path, cv)
                                d_model.predict_costs(d_model.X_fit_[:5]), atol=1e-6)
 
 
-def test_other_kernels_and_wide_files_keep_the_dual(tmp_path):
-    _, summary = _fit(tmp_path, "given.ecrm", "--solver", "dual")
+def test_other_kernels_and_wide_files_keep_the_dual(ecrm_cmd, train_csv, tmp_path):
+    _, summary = _fit(ecrm_cmd, train_csv, tmp_path, "given.ecrm", "--solver", "dual")
     assert "primal" not in summary and ", dual solver" in summary
     rbf = tmp_path / "rbf.ecrm"
-    proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--quiet", "-o", str(rbf),
+    proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--quiet", "-o", str(rbf),
                     cwd=tmp_path)
     assert proc.returncode == 0 and "primal" not in proc.stdout.decode()
     assert isinstance(ecrm.load(rbf)._fit, KernelFit)
 
 
-def test_predict_leaves_only_writes_the_most_specific_labels(tmp_path):
-    model, _ = _fit(tmp_path, "m.ecrm")
+def test_predict_leaves_only_writes_the_most_specific_labels(ecrm_cmd, train_csv, test_csv,
+                                                            tmp_path):
+    model, _ = _fit(ecrm_cmd, train_csv, tmp_path, "m.ecrm")
     rows = {}
     for flag in ((), ("--leaves-only",)):
         out = tmp_path / f"p{len(flag)}.csv"
-        proc = ecrm_cmd("predict", str(model), str(TEST), *flag, "--quiet", "-o", str(out),
+        proc = ecrm_cmd("predict", str(model), str(test_csv), *flag, "--quiet", "-o", str(out),
                         cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr.decode()
         rows[bool(flag)] = out.read_text().splitlines()

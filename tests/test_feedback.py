@@ -75,10 +75,9 @@ def test_verbose_shows_progress_over_the_candidates(capsys):
     assert "ECRMCV leave-one-out" not in capsys.readouterr().err  # not a terminal here
 
 
-def test_ecrm_fit_says_when_the_choice_is_at_the_grid_edge(tmp_path):
-    from test_cli_files import TRAIN, ecrm_cmd
+def test_ecrm_fit_says_when_the_choice_is_at_the_grid_edge(ecrm_cmd, train_csv, tmp_path):
 
-    proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--cv", "--alphas", "1e-9,1e-8",
+    proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--cv", "--alphas", "1e-9,1e-8",
                     "-o", "m.ecrm", "--quiet", cwd=tmp_path)
     err = proc.stderr.decode()
     assert proc.returncode == 0, err
@@ -86,12 +85,11 @@ def test_ecrm_fit_says_when_the_choice_is_at_the_grid_edge(tmp_path):
     assert "gamma=0.166667 (1/features)" in proc.stdout.decode()
 
 
-def test_info_shows_the_solver_the_selection_and_every_label(tmp_path):
+def test_info_shows_the_solver_the_selection_and_every_label(ecrm_cmd, train_csv, tmp_path):
     import json
 
-    from test_cli_files import TRAIN, ecrm_cmd
 
-    proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--cv", "--calibration", "isotonic",
+    proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--cv", "--calibration", "isotonic",
                     "-o", "m.ecrm", "--quiet", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr.decode()
     info = json.loads(ecrm_cmd("info", "m.ecrm", "--json", cwd=tmp_path).stdout)
@@ -100,7 +98,7 @@ def test_info_shows_the_solver_the_selection_and_every_label(tmp_path):
     assert info["selection"]["scoring"] == "loss" and info["selection"]["n_candidates"] > 1
     text = ecrm_cmd("info", "m.ecrm", cwd=tmp_path).stdout.decode()
     assert "solver          dual" in text and ", ".join(info["labels"]) in text
-    proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--solver", "nystrom",
+    proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--solver", "nystrom",
                     "--n-components", "40", "--seed", "0", "-o", "n.ecrm", "--quiet",
                     cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr.decode()

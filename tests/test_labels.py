@@ -13,7 +13,6 @@ from numpy.testing import assert_array_equal
 from ecrm import ECRM, Hierarchy
 from ecrm.labels import LabelRowError, as_label_matrix, labels_of
 from ecrm.losses import HammingLoss
-from test_cli_files import ecrm_cmd
 
 NAMES = Hierarchy([("animal", "mammal"), ("mammal", "dog"), ("animal", "bird"),
                    ("plant", "tree")])
@@ -103,7 +102,7 @@ def _write_levels(path, m=50, seed=1):
     path.write_text("\n".join(rows) + "\n")
 
 
-def test_cli_reads_level_columns_and_writes_levels(tmp_path):
+def test_cli_reads_level_columns_and_writes_levels(ecrm_cmd, tmp_path):
     _write_levels(tmp_path / "d.csv")
     cols = ["--level-columns", "Cat1,Cat2,Cat3"]
     fit = ecrm_cmd("fit", "d.csv", *cols, "-o", "m.ecrm", "--quiet", cwd=tmp_path)
@@ -123,7 +122,7 @@ def test_cli_reads_level_columns_and_writes_levels(tmp_path):
     assert ev.returncode == 0, ev.stderr
 
 
-def test_cli_refuses_a_level_value_holding_the_separator(tmp_path):
+def test_cli_refuses_a_level_value_holding_the_separator(ecrm_cmd, tmp_path):
     (tmp_path / "d.csv").write_text("x,Cat1,Cat2\n1,a,b/c\n")
     proc = ecrm_cmd("fit", "d.csv", "--level-columns", "Cat1,Cat2", "-o", "m.ecrm",
                     "--quiet", cwd=tmp_path)

@@ -109,20 +109,20 @@ def test_write_report_is_one_self_contained_html_page(tmp_path):
 
 
 # -- ecrm evaluate --plot / --report through the real entry point ---------------------------
-def test_evaluate_writes_pictures_and_a_report_that_follow_the_model(tmp_path):
+def test_evaluate_writes_pictures_and_a_report_that_follow_the_model(ecrm_cmd, train_csv,
+                                                                     test_csv, tmp_path):
     import json
 
-    from test_cli_files import TEST, TRAIN, ecrm_cmd
 
     for name, extra in (("a", ["--gammas", "0.1"]), ("b", ["--gammas", "3"])):
-        proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "--cv", *extra, "-o",
+        proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--cv", *extra, "-o",
                         f"{name}.ecrm", "--quiet", cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr.decode()
-    proc = ecrm_cmd("predict", "b.ecrm", str(TEST), "--scores", "-o", "b.csv", cwd=tmp_path)
+    proc = ecrm_cmd("predict", "b.ecrm", str(test_csv), "--scores", "-o", "b.csv", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr.decode()
     pages = {}
     for name in ("a", "b"):
-        proc = ecrm_cmd("evaluate", f"{name}.ecrm", str(TEST), "--plot", f"fig-{name}",
+        proc = ecrm_cmd("evaluate", f"{name}.ecrm", str(test_csv), "--plot", f"fig-{name}",
                         "--report", f"{name}.html", "--baseline", "b.csv", "--json",
                         "--quiet", cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr.decode()
@@ -142,18 +142,18 @@ def test_evaluate_writes_pictures_and_a_report_that_follow_the_model(tmp_path):
     assert a_pr != (tmp_path / "fig-b" / "precision_recall.png").read_bytes()
 
 
-def test_evaluate_refuses_a_report_over_its_input_before_any_work(tmp_path):
-    from test_cli_files import TEST, TRAIN, ecrm_cmd
+def test_evaluate_refuses_a_report_over_its_input_before_any_work(ecrm_cmd, train_csv,
+                                                                  test_csv, tmp_path):
 
     data = tmp_path / "test.csv"
-    data.write_bytes(TEST.read_bytes())
-    proc = ecrm_cmd("fit", str(TRAIN), "--path-sep", "/", "-o", "m.ecrm", "--quiet",
+    data.write_bytes(test_csv.read_bytes())
+    proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "-o", "m.ecrm", "--quiet",
                     cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr.decode()
     proc = ecrm_cmd("evaluate", "m.ecrm", "test.csv", "--report", "test.csv", "--quiet",
                     cwd=tmp_path)
     assert proc.returncode == 2 and "refusing to write over it" in proc.stderr.decode()
-    assert data.read_bytes() == TEST.read_bytes()
+    assert data.read_bytes() == test_csv.read_bytes()
     (tmp_path / "afile").write_text("x")
     proc = ecrm_cmd("evaluate", "m.ecrm", "test.csv", "--plot", "afile", "--quiet",
                     cwd=tmp_path)

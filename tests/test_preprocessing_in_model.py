@@ -16,7 +16,6 @@ from ecrm import ECRM, Hierarchy, load, save
 from ecrm.datasets import HMCPreprocessor
 from ecrm.io import ModelFileError
 from ecrm.losses import HammingLoss
-from test_cli_files import ecrm_cmd
 from test_model_state import _edited
 
 TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
@@ -136,7 +135,7 @@ def _write_arff(path, m=40, seed=0):
     path.write_text(ARFF_HEAD + "\n".join(rows) + "\n")
 
 
-def test_fit_on_arff_one_hots_imputes_and_standardises(tmp_path):
+def test_fit_on_arff_one_hots_imputes_and_standardises(ecrm_cmd, tmp_path):
     _write_arff(tmp_path / "train.arff")
     fit = ecrm_cmd("fit", "train.arff", "--standardize", "yes", "-o", "m.ecrm", "--quiet",
                    cwd=tmp_path)
@@ -164,7 +163,7 @@ def test_fit_on_arff_one_hots_imputes_and_standardises(tmp_path):
     assert rows == h.to_labels(model.predict(data.X))
 
 
-def test_fit_without_imputation_names_the_missing_value(tmp_path):
+def test_fit_without_imputation_names_the_missing_value(ecrm_cmd, tmp_path):
     _write_arff(tmp_path / "train.arff")
     proc = ecrm_cmd("fit", "train.arff", "--no-impute", "-o", "m.ecrm", "--quiet",
                     cwd=tmp_path)
@@ -173,7 +172,7 @@ def test_fit_without_imputation_names_the_missing_value(tmp_path):
 
 
 @pytest.mark.parametrize("flag, steps", [("no", []), ("auto", []), ("yes", ["HMCPreprocessor"])])
-def test_standardize_yes_and_no_on_a_csv(tmp_path, flag, steps):
+def test_standardize_yes_and_no_on_a_csv(ecrm_cmd, tmp_path, flag, steps):
     X, Y = _data()
     names = TREE.to_labels(Y)
     lines = ["f0,f1,f2,labels"] + [f"{a:.6g},{np.nan_to_num(b):.6g},{c:.6g},{';'.join(r)}"
@@ -187,7 +186,7 @@ def test_standardize_yes_and_no_on_a_csv(tmp_path, flag, steps):
     assert [s["step"] for s in info["preprocessing"]] == steps
 
 
-def test_standardize_auto_keeps_the_lower_leave_one_out_loss(tmp_path):
+def test_standardize_auto_keeps_the_lower_leave_one_out_loss(ecrm_cmd, tmp_path):
     # the label follows a feature in thousandths; another in thousands is noise: on the raw
     # scale an RBF kernel sees only the noise, standardised it sees both
     rng = np.random.default_rng(3)
@@ -208,7 +207,7 @@ def test_standardize_auto_keeps_the_lower_leave_one_out_loss(tmp_path):
     assert model[-1].best_score_ > raw.best_score_  # the chosen one is the better
 
 
-def test_impute_on_a_csv_with_missing_cells(tmp_path):
+def test_impute_on_a_csv_with_missing_cells(ecrm_cmd, tmp_path):
     rng = np.random.default_rng(4)
     x = rng.normal(size=30)
     cells = ["" if i % 5 == 0 else "NA" if i % 7 == 0 else f"{v:.4f}" for i, v in enumerate(x)]
