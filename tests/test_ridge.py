@@ -160,6 +160,26 @@ def test_check_ridge_rule():
         check_ridge(0.5 * eps * 1e4 / 10, 10, diagonal_max=1e4, name="alphas[2]")
 
 
+# -- large products in row blocks -----------------------------------------------------------
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian", "linear", "poly", "cosine", "sigmoid"])
+def test_large_kernel_blocks_are_computed_in_row_blocks_with_the_same_values(kernel,
+                                                                           monkeypatch):
+    """Past MAX_PRODUCT_ENTRIES a Gram matrix is built in row blocks (one huge X @ X.T
+    crashes OpenBLAS at 27,000 rows): the entries are the one-block entries up to the
+    rounding of a different BLAS routine, a few ulps of p |x|^2."""
+    from ecrm import _kernels
+    from ecrm._solvers.dual import gram_matrix
+
+    X = np.random.default_rng(1).normal(size=(50, 4))
+    params = {"kernel": kernel, "gamma": 0.3, "degree": 2, "coef0": 1.0}
+    whole = _kernels.kernel_matrix(X, X, **params)
+    monkeypatch.setattr(_kernels, "MAX_PRODUCT_ENTRIES", 7 * 50)  # blocks of 7 rows
+    assert len(_kernels.large_product_rows(50, 50)) == 8
+    tol = 50 * np.finfo(float).eps * (1 + np.abs(whole).max())
+    np.testing.assert_allclose(_kernels.kernel_matrix(X, X, **params), whole, rtol=0, atol=tol)
+    np.testing.assert_allclose(gram_matrix(X, params), whole, rtol=0, atol=tol)
+
+
 # -- the fast exact fit (issue 21, part 4) ------------------------------------------------------
 def test_gram_matrix_is_bitwise_the_kernel_matrix():
     from ecrm._kernels import kernel_matrix

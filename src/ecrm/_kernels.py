@@ -15,7 +15,8 @@ from sklearn.utils.validation import check_array
 
 from ecrm._parameters import check_parameter
 
-__all__ = ["KERNEL_PARAMS", "check_kernel", "check_kernel_input", "check_kernel_params",
+__all__ = ["KERNEL_PARAMS", "MAX_PRODUCT_ENTRIES", "check_kernel", "check_kernel_input",
+           "check_kernel_params", "large_product_rows",
            "kernel_matrix"]
 
 #: Kernel names ECRM accepts, with the hyper-parameters each one uses.
@@ -94,6 +95,25 @@ def check_kernel_input(X, kernel, *, n_train: int | None = None,
     return X
 
 
+#: Products with more entries than this are computed in row blocks: one BLAS call with a very
+#: large output (``X @ X.T`` of 27,000 rows and more) crashes OpenBLAS here (a segmentation
+#: fault in its threaded rank-k update), while row blocks of the same product do not.
+MAX_PRODUCT_ENTRIES = 2**26
+
+
+def large_product_rows(n_rows: int, n_cols: int) -> list[slice]:
+    """Row slices of an (n_rows, n_cols) product: one slice unless it has more than
+    :data:`MAX_PRODUCT_ENTRIES` entries, else blocks of at most that many.
+
+    >>> large_product_rows(3, 4)
+    [slice(0, 3, None)]
+    """
+    if n_rows * n_cols <= MAX_PRODUCT_ENTRIES:
+        return [slice(0, n_rows)]
+    step = max(1, MAX_PRODUCT_ENTRIES // max(n_cols, 1))
+    return [slice(start, min(start + step, n_rows)) for start in range(0, n_rows, step)]
+
+
 def kernel_matrix(X, Z, kernel, *, gamma=None, degree=3, coef0=1.0,
                   copy: bool = False) -> np.ndarray:
     """The kernel block ``[k(x_i, z_j)]`` as a dense float array of shape (len(X), len(Z)).
@@ -126,9 +146,16 @@ def kernel_matrix(X, Z, kernel, *, gamma=None, degree=3, coef0=1.0,
         return np.array(X, dtype=float, copy=True) if copy else np.asarray(X, dtype=float)
     values = {"gamma": gamma, "degree": degree, "coef0": coef0}
     params = {} if callable(kernel) else {name: values[name] for name in KERNEL_PARAMS[kernel]}
+    blocks = large_product_rows(X.shape[0], Z.shape[0])
     with np.errstate(over="ignore", invalid="ignore"):  # reported below, with the cause
-        K = np.asarray(pairwise_kernels(X, Z, metric=kernel, filter_params=True, **params),
-                       dtype=float)
+        if len(blocks) == 1:
+            K = np.asarray(pairwise_kernels(X, Z, metric=kernel, filter_params=True, **params),
+                           dtype=float)
+        else:
+            K = np.empty((X.shape[0], Z.shape[0]))
+            for rows in blocks:
+                K[rows] = pairwise_kernels(X[rows], Z, metric=kernel, filter_params=True,
+                                           **params)
     if not np.isfinite(K).all():
         scale = max(float(abs(X).max()), float(abs(Z).max()))
         raise ValueError(

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ecrm._kernels import kernel_matrix
+from ecrm._kernels import kernel_matrix, large_product_rows
 from ecrm._ridge import (
     CholeskyFactor,
     EigenFactor,
@@ -191,7 +191,13 @@ def gram_matrix(X, kernel_params: dict) -> np.ndarray:
     gamma = 1.0 / X.shape[1] if gamma is None else float(gamma)
     with np.errstate(over="ignore", invalid="ignore"):  # reported below, with the cause
         sq = np.einsum("ij,ij->i", X, X)[:, None]
-        K = X @ X.T
+        blocks = large_product_rows(X.shape[0], X.shape[0])
+        if len(blocks) == 1:
+            K = X @ X.T
+        else:  # one huge product can crash OpenBLAS (ecrm._kernels.MAX_PRODUCT_ENTRIES)
+            K = np.empty((X.shape[0], X.shape[0]))
+            for rows in blocks:
+                np.matmul(X[rows], X.T, out=K[rows])
         K *= -2.0
         K += sq
         K += sq.T
