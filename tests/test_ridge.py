@@ -180,6 +180,22 @@ def test_large_kernel_blocks_are_computed_in_row_blocks_with_the_same_values(ker
     np.testing.assert_allclose(gram_matrix(X, params), whole, rtol=0, atol=tol)
 
 
+def test_huge_factorisations_run_on_one_blas_thread():
+    from threadpoolctl import threadpool_info
+
+    from ecrm._ridge import SINGLE_THREAD_ORDER, blas_threads_for
+
+    def blas_threads():
+        return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+
+    before = blas_threads()
+    with blas_threads_for(SINGLE_THREAD_ORDER - 1):
+        assert blas_threads() == before
+    with blas_threads_for(SINGLE_THREAD_ORDER):
+        assert set(blas_threads()) <= {1}
+    assert blas_threads() == before
+
+
 # -- the fast exact fit (issue 21, part 4) ------------------------------------------------------
 def test_gram_matrix_is_bitwise_the_kernel_matrix():
     from ecrm._kernels import kernel_matrix
