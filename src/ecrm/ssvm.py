@@ -385,22 +385,22 @@ class StructuredSVM(_StructuredEstimator):
                     break
             return
         last_gap, since = cache
-        # ask the oracle when the cached gap fell below _RHO times the last exact one (the
-        # cache has given what it had), strictly: a block exactly optimal at its last call
-        # (gap 0) waits for its _ORACLE_EVERY-th visit instead of calling on every one
-        ask = []
-        for k, i in enumerate(batch):
-            h = blocks[i].losses + blocks[i].embeddings @ F[k]
-            if since[i] + 1 >= _ORACLE_EVERY or \
-                    h.max() - blocks[i].weights @ h < _RHO * last_gap[i]:
-                ask.append(k)
         since[batch] += 1
-        if ask:
-            Y_star = loss_augmented_argmax(self.loss, self.output_space, F[ask],
-                                           Psi[batch[ask]])
-            self._add_to_caches(batch[ask], F[ask], self.loss.phi(Y_star), blocks, Psi,
-                                const, cache)
-        for _ in range(_INNER_STEPS):
+        for r in range(_INNER_STEPS):
+            # ask the oracle where the cached gap fell below _RHO times the last exact one
+            # (the cache has given what it had: right after a step towards a fresh output
+            # that output's gap is closed, so a block with nothing better cached asks again,
+            # as without the cache), or on the _ORACLE_EVERY-th visit. Strictly below: a
+            # block exactly optimal at its last call (gap 0) waits for that visit.
+            H = [blocks[i].losses + blocks[i].embeddings @ F[k] for k, i in enumerate(batch)]
+            ask = [k for k, i in enumerate(batch)
+                   if (r == 0 and since[i] >= _ORACLE_EVERY)
+                   or H[k].max() - blocks[i].weights @ H[k] < _RHO * last_gap[i]]
+            if ask:
+                Y_star = loss_augmented_argmax(self.loss, self.output_space, F[ask],
+                                               Psi[batch[ask]])
+                self._add_to_caches(batch[ask], F[ask], self.loss.phi(Y_star), blocks, Psi,
+                                    const, cache)
             moved = False
             for k, i in enumerate(batch):
                 h = blocks[i].losses + blocks[i].embeddings @ F[k]
