@@ -57,12 +57,8 @@ SSVM_CS = (0.01, 0.1, 1.0, 10.0)
 SSVM_PASSES = (20, 100)
 SSVM_TOL = 1e-2
 #: On the Gene Ontology DAGs (3,000-4,000 labels) the protocol is cut to fit a session: the
-#: C search on at most 500 training points with 10 passes, the refit with at most 20. The
-#: hierarchical loss there (its oracle a MILP of 5-100+ ms a row) gets no search: C = 1 /
-#: (mean diagonal), fitted on 300 random training points, at most 10 passes, the exact gap
-#: every 5 (and after the last).
+#: C search on at most 500 training points with 10 passes, the refit with at most 20.
 SSVM_DAG_SEARCH = {"points": 500, "passes": (10, 20)}
-SSVM_DAG_MILP = {"C": 1.0, "points": 300, "passes": 10, "gap_every": 5}
 #: Kernel settings searched for the label scores, as multiples of 1 / (number of features).
 SCORE_GAMMAS = {"rbf": (0.1, 0.25, 0.5, 1.0, 2.0, 4.0), "laplacian": (0.1, 0.3, 1.0, 3.0, 10.0)}
 #: "ECRM (scores)": the calibration (chosen among none, isotonic and Platt by the 5-fold
@@ -229,17 +225,15 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
 def _tuned_ssvm(loss, h, X, Y, kernel: str, random_state):
     """A :class:`ecrm.StructuredSVM` with C chosen by 3-fold cross-validation of the task loss
     on at most 2,000 random training points (as BR-SVM's C), and its parameters; on a DAG
-    the cut protocol of ``SSVM_DAG_SEARCH`` / ``SSVM_DAG_MILP``."""
+    the cut protocol of ``SSVM_DAG_SEARCH``."""
     from scipy import sparse
     from sklearn.model_selection import GridSearchCV, KFold
 
     from ecrm import StructuredSVM
-    from ecrm.losses import HierarchicalLoss
 
     dag = not h.is_tree
-    milp = dag and isinstance(loss, HierarchicalLoss)
     rng = np.random.default_rng(random_state)
-    cap = SSVM_DAG_MILP["points"] if milp else SSVM_DAG_SEARCH["points"] if dag else 2000
+    cap = SSVM_DAG_SEARCH["points"] if dag else 2000
     sub = np.sort(rng.choice(len(X), min(len(X), cap), replace=False))
     gamma = 1.0 / X.shape[1] if kernel == "rbf" else None
     Xs = X[sub]
@@ -250,14 +244,6 @@ def _tuned_ssvm(loss, h, X, Y, kernel: str, random_state):
     else:
         diag = np.einsum("ij,ij->i", Xs, Xs)
     diag = 2.0 * diag  # the intercept adds the mean diagonal to the kernel
-    if milp:  # no search; the fit sees only the rows ``sub``
-        C = SSVM_DAG_MILP["C"] / float(diag.mean())
-        model = _ssvm_row_subset()(loss, h, kernel=kernel, gamma=gamma, tol=SSVM_TOL, C=C,
-                                     max_iter=SSVM_DAG_MILP["passes"],
-                                     gap_every=SSVM_DAG_MILP["gap_every"],
-                                     random_state=random_state)
-        model.rows_ = sub
-        return model, {"kernel": kernel, "C": C, "fit_points": len(sub)}
     passes = SSVM_DAG_SEARCH["passes"] if dag else SSVM_PASSES
     Cs = [c / float(diag.mean()) for c in SSVM_CS]
     base = StructuredSVM(loss, h, kernel=kernel, gamma=gamma, tol=SSVM_TOL,
@@ -268,18 +254,6 @@ def _tuned_ssvm(loss, h, X, Y, kernel: str, random_state):
     C = search.best_params_["C"]
     params = {"kernel": kernel, "C": C}
     return base.set_params(C=C, max_iter=passes[1]), params
-
-
-def _ssvm_row_subset():
-    from ecrm import StructuredSVM
-
-    class RowSubset(StructuredSVM):
-        """A structured SVM fitted on the training rows ``rows_`` only (set before fit)."""
-
-        def fit(self, X, Y):
-            return super().fit(X[self.rows_], Y[self.rows_])
-
-    return RowSubset
 
 
 def _solver_settings(solver: str, grid, n_components, center_selection, m: int) -> dict:
