@@ -88,11 +88,13 @@ def _dual_qp(loss, space, K, Y, C):
     return dual, primal, lam
 
 
+@pytest.mark.parametrize("cached", [True, False])
 @pytest.mark.parametrize("case", ["hamming-multilabel", "hierarchical-tree",
-                                  "kendall-permutations"])
+                                  "hierarchical-dag", "kendall-permutations"])
 @settings(max_examples=6, deadline=None)
-@given(seed=st.integers(0, 10_000), C=st.sampled_from([0.1, 1.0, 10.0]))
-def test_dual_matches_a_generic_qp_to_the_reported_gap(case, seed, C):
+@given(seed=st.integers(0, 10_000), C=st.sampled_from([0.1, 1.0, 10.0]),
+       gap_every=st.sampled_from([1, 3]))
+def test_dual_matches_a_generic_qp_to_the_reported_gap(case, cached, seed, C, gap_every):
     loss, space = CASES[case]
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(5, 2))
@@ -103,7 +105,7 @@ def test_dual_matches_a_generic_qp_to_the_reported_gap(case, seed, C):
     low, high = scale * low, scale * high
     assert high - low <= 1e-4 * abs(high)  # the generic solver converged (certified)
     svm = StructuredSVM(loss, space, gamma=0.7, C=C, tol=1e-4, max_iter=1000,
-                        random_state=seed).fit(X, Y)
+                        cached_oracle=cached, gap_every=gap_every, random_state=seed).fit(X, Y)
     rounding = 1e-12 * abs(high)
     assert svm.dual_objective_ <= high + rounding  # a feasible dual point
     assert svm.primal_objective_ >= low - rounding  # weak duality
@@ -119,6 +121,58 @@ def test_dual_matches_a_generic_qp_to_the_reported_gap(case, seed, C):
     norm2 = float(np.einsum("ij,ij->", svm.dual_coef_, F))
     np.testing.assert_allclose(svm.primal_objective_, 0.5 * norm2 / (lam * scale) ** 2 * scale
                                * lam + C * float(np.sum(hinge)), rtol=1e-9)
+
+
+def _counting_oracle(monkeypatch):
+    """Count the rows the exact oracle is called on (loss-augmented inference)."""
+    import ecrm.ssvm
+
+    rows, exact = [0], ecrm.ssvm.loss_augmented_argmax
+
+    def counted(loss, space, F, Psi):
+        rows[0] += len(F)
+        return exact(loss, space, F, Psi)
+
+    monkeypatch.setattr(ecrm.ssvm, "loss_augmented_argmax", counted)
+    return rows
+
+
+@pytest.mark.parametrize("case", ["hierarchical-dag", "kendall-permutations"])
+def test_cached_oracle_reaches_the_same_optimum_with_fewer_calls(case, monkeypatch):
+    loss, space = CASES[case]
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 3))
+    Y = space.enumerate()[np.argmax(X @ rng.normal(size=(3, len(space.enumerate())))
+                                    + rng.gumbel(size=(120, len(space.enumerate()))), axis=1)]
+    rows = _counting_oracle(monkeypatch)
+    fits = {}
+    for cached in (False, True):
+        rows[0] = 0
+        fits[cached] = StructuredSVM(loss, space, gamma=0.5, C=1.0, tol=1e-3, max_iter=200,
+                                     cached_oracle=cached, random_state=0).fit(X, Y)
+        fits[cached].rows = rows[0]
+    plain, cached = fits[False], fits[True]
+    for svm in (plain, cached):
+        assert svm.duality_gap_ <= 1e-3 * svm.primal_objective_  # both converged
+    # each fit's dual is a lower bound on the other's primal (weak duality), so the two
+    # primal objectives agree to the larger reported gap
+    rounding = 1e-12 * plain.primal_objective_
+    assert cached.dual_objective_ <= plain.primal_objective_ + rounding
+    assert plain.dual_objective_ <= cached.primal_objective_ + rounding
+    assert abs(cached.primal_objective_ - plain.primal_objective_) <= \
+        max(plain.duality_gap_, cached.duality_gap_) + rounding
+    assert cached.rows < 0.5 * plain.rows  # the cache saves most oracle calls
+
+
+def test_gap_every_computes_the_gap_on_its_passes_and_the_last(monkeypatch):
+    X, Y = _tree_data(40)
+    rows = _counting_oracle(monkeypatch)
+    svm = StructuredSVM(HammingLoss(), TREE, gamma=0.5, tol=0.0, max_iter=7, gap_every=3,
+                        random_state=0).fit(X, Y)
+    assert svm.n_iter_ == 7 and len(svm.gap_history_) == 3  # after passes 3, 6 and 7
+    assert rows[0] >= 3 * len(X)
+    assert svm.duality_gap_ == pytest.approx(svm.gap_history_[-1])
+    assert svm.duality_gap_ == pytest.approx(svm.primal_objective_ - svm.dual_objective_)
 
 
 def _tree_data(m=80, seed=0):
@@ -168,6 +222,8 @@ def test_precomputed_kernel_gives_the_same_model():
 
 @pytest.mark.parametrize("params, match", [({"C": 0}, "C must"), ({"tol": -1}, "tol must"),
                                            ({"max_iter": 0}, "max_iter must"),
+                                           ({"gap_every": 0}, "gap_every must"),
+                                           ({"cached_oracle": "yes"}, "cached_oracle"),
                                            ({"gamma": -0.5}, "gamma")])
 def test_bad_parameters_are_refused_and_set_nothing(params, match):
     X, Y = _tree_data(20)

@@ -21,10 +21,21 @@ kernelised: with :math:`\lambda = 1 / (C n)`, the iterate is
 distribution, so the scores of any input are :math:`f(x) = \sum_i k(x, x_i) B_i` (one kernel
 block times ``dual_coef_``). A step on block :math:`i` calls the oracle once and moves
 :math:`B_i` towards :math:`(\phi(y_i) - \phi(y^*))/(\lambda n)` with the optimal step size.
-After each pass the exact duality gap is computed from one batched oracle call over all
-examples (the Frank-Wolfe gap equals the primal-dual gap here), and fitting stops when it is
-at most ``tol`` times the primal objective. The reported gap bounds the primal
-suboptimality: ``primal_objective_ - min_w P(w) <= duality_gap_``.
+After every ``gap_every``-th pass (and the last) the exact duality gap is computed from one
+batched oracle call over all examples (the Frank-Wolfe gap equals the primal-dual gap here),
+and fitting stops when it is at most ``tol`` times the primal objective. The reported gap
+bounds the primal suboptimality: ``primal_objective_ - min_w P(w) <= duality_gap_``.
+
+**Cached oracle** (``cached_oracle=True``; the multi-plane block Frank-Wolfe of Shah,
+Kolmogorov and Lampert, CVPR 2015). Where the oracle is costly (the DAG hierarchical loss's
+MILP) each example keeps the outputs already found for it, up to ``_CACHE`` of them, active
+or not. A visit steps between the cached output of highest loss-augmented value and the
+active one of lowest value (a few inner products), and calls the exact oracle only when that
+cached gap has fallen below ``_RHO`` times the block's last exact gap, or on every
+``_ORACLE_EVERY``-th visit. The outputs of the full-gap oracle call join the caches too. A
+cached output is a vertex of the block's simplex and every step size is exact for the
+current scores, so the dual still never decreases; only the stopping rule needs the exact
+oracle, and it always has it.
 
 References
 ----------
@@ -79,42 +90,69 @@ def loss_augmented_argmax(loss: LinearLoss, space: OutputSpace, F, Psi) -> np.nd
 _BATCH = 32
 _INNER_STEPS = 5
 _BLOCK_TOL = 1e-9
+#: The cached oracle: outputs kept per example, the fraction of the last exact block gap
+#: below which the cached gap no longer vouches for progress, and the visits after which the
+#: exact oracle is called anyway (so a stale cache cannot stall a block for long).
+_CACHE = 16
+_RHO = 0.25
+_ORACLE_EVERY = 10
+
+
+def _compact(embeddings: np.ndarray) -> np.ndarray:
+    """``embeddings`` as int8 when that is exact (0/1 or small integer embeddings): the caches
+    of a few thousand examples x 16 outputs x thousands of coordinates then fit in memory."""
+    small = embeddings.astype(np.int8)
+    return small if np.array_equal(small, embeddings) else embeddings
 
 
 class _Block:
-    """One example's dual distribution: active outputs, their embeddings, losses, weights."""
+    """One example's dual distribution over its cached outputs: their embeddings (the outputs
+    themselves are never needed), losses and weights (0 for a cached output not active)."""
 
-    def __init__(self, outputs, embeddings, losses, weights):
-        self.outputs, self.embeddings = outputs, embeddings
-        self.losses, self.weights = losses, weights
+    def __init__(self, embeddings, losses, weights):
+        self.embeddings, self.losses, self.weights = embeddings, losses, weights
 
     @classmethod
-    def own(cls, embedding, loss: float, n_outputs: int) -> _Block:
-        # the training output itself (its loss ~ 0); its value in ``outputs`` is not needed
-        return cls(np.full((1, n_outputs), np.nan), embedding[None].copy(),
-                   np.array([loss]), np.ones(1))
+    def own(cls, embedding, loss: float) -> _Block:
+        # the training output itself (its loss ~ 0)
+        return cls(_compact(embedding[None]), np.array([loss]), np.ones(1))
 
     def copy(self) -> _Block:
-        return _Block(self.outputs.copy(), self.embeddings.copy(), self.losses.copy(),
-                      self.weights.copy())
+        return _Block(self.embeddings.copy(), self.losses.copy(), self.weights.copy())
 
-    def move(self, away: int, y, embedding, loss: float, delta: float) -> None:
-        """Move ``delta`` of the weight from atom ``away`` to output ``y``."""
+    def index(self, embedding, loss: float) -> int:
+        """Where the output of ``embedding`` is cached, added with weight 0 if it is new."""
         same = np.flatnonzero((self.embeddings == embedding).all(axis=1))
         if same.size:
-            k = int(same[0])
-        else:
-            k = len(self.weights)
-            self.outputs = np.vstack([self.outputs, y[None]])
-            self.embeddings = np.vstack([self.embeddings, embedding[None]])
-            self.losses = np.append(self.losses, loss)
-            self.weights = np.append(self.weights, 0.0)
+            return int(same[0])
+        # vstack keeps int8 only if the new row is int8-exact too (else all go float)
+        self.embeddings = np.vstack([self.embeddings, _compact(embedding[None])])
+        self.losses = np.append(self.losses, loss)
+        self.weights = np.append(self.weights, 0.0)
+        return len(self.weights) - 1
+
+    def move(self, away: int, k: int, delta: float, keep: bool) -> None:
+        """Move ``delta`` of the weight from output ``away`` to output ``k``; an emptied
+        ``away`` stays cached with weight 0 if ``keep``, else it leaves (a drop step)."""
         self.weights[k] += delta
         self.weights[away] -= delta
-        if self.weights[away] <= 0:  # a drop step: the away atom leaves the active set
-            keep = np.arange(len(self.weights)) != away
-            self.outputs, self.embeddings = self.outputs[keep], self.embeddings[keep]
-            self.losses, self.weights = self.losses[keep], self.weights[keep]
+        if self.weights[away] <= 0:
+            self.weights[away] = 0.0
+            if not keep:
+                self._keep(np.arange(len(self.weights)) != away)
+
+    def trim(self, h, size: int) -> None:
+        """Keep at most ``size`` outputs: drop the inactive ones of lowest value ``h``."""
+        extra = len(self.weights) - size
+        if extra > 0:
+            idle = np.flatnonzero(self.weights <= 0)
+            keep = np.ones(len(self.weights), dtype=bool)
+            keep[idle[np.argsort(h[idle], kind="stable")[:extra]]] = False
+            self._keep(keep)
+
+    def _keep(self, mask) -> None:
+        self.embeddings, self.losses = self.embeddings[mask], self.losses[mask]
+        self.weights = self.weights[mask]
 
 
 class StructuredSVM(_StructuredEstimator):
@@ -144,6 +182,14 @@ class StructuredSVM(_StructuredEstimator):
         Stop when the duality gap is at most ``tol`` times the primal objective.
     warm_start : bool, default=False
         Start from the previous fit's dual variables (same training set size and outputs).
+    cached_oracle : bool, default=True
+        Keep each example's outputs found so far and step against the best of them, calling
+        the exact oracle only when that step's gap is small (module docstring). The same
+        optimum; far fewer oracle calls where the oracle is costly. ``False``: the exact
+        oracle on every block step.
+    gap_every : int >= 1, default=1
+        Passes between two computations of the exact duality gap (one oracle call per
+        example each); the last pass always computes it, and ``tol`` is checked only then.
     random_state : int, RandomState instance or None, default=None
         The order of the blocks in each pass.
 
@@ -159,7 +205,8 @@ class StructuredSVM(_StructuredEstimator):
         At the last pass, in the units of the objective above (``C`` times the summed
         hinge plus half the squared norm).
     gap_history_ : ndarray
-        The duality gap after each pass.
+        The exact duality gap after each pass that computed it (every ``gap_every``-th, and
+        the last).
     n_iter_ : int
         Passes run.
     X_fit_, Y_fit_ : the training inputs and outputs.
@@ -188,7 +235,7 @@ class StructuredSVM(_StructuredEstimator):
 
     def __init__(self, loss, output_space, *, kernel="rbf", gamma=None, degree=3, coef0=1,
                  C=1.0, fit_intercept=True, max_iter=100, tol=1e-3, warm_start=False,
-                 random_state=None):
+                 cached_oracle=True, gap_every=1, random_state=None):
         self.loss = loss
         self.output_space = output_space
         self.kernel = kernel
@@ -200,6 +247,8 @@ class StructuredSVM(_StructuredEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.warm_start = warm_start
+        self.cached_oracle = cached_oracle
+        self.gap_every = gap_every
         self.random_state = random_state
 
     # -- checks ---------------------------------------------------------------------------
@@ -210,6 +259,8 @@ class StructuredSVM(_StructuredEstimator):
         check_int(self.max_iter, "max_iter", low=1)
         check_bool(self.fit_intercept, "fit_intercept")
         check_bool(self.warm_start, "warm_start")
+        check_bool(self.cached_oracle, "cached_oracle")
+        check_int(self.gap_every, "gap_every", low=1)
         return check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
 
     def _gram(self, X, Z, params, bias: float) -> np.ndarray:
@@ -254,18 +305,23 @@ class StructuredSVM(_StructuredEstimator):
         E, Psi = self.loss.phi(Y), self.loss.psi(Y)
         const = self.loss.const(Y)
         lam = 1.0 / (float(self.C) * n)
-        blocks = self._start(E, np.einsum("ij,ij->i", E, Psi) + const, Y.shape[1])
+        blocks = self._start(E, np.einsum("ij,ij->i", E, Psi) + const)
         B = np.stack([(E[i] - blk.weights @ blk.embeddings) / (lam * n)
                       for i, blk in enumerate(blocks)])
         ell = np.array([blk.weights @ blk.losses for blk in blocks]) / n
         rng = check_random_state(self.random_state)
-        history = []
-        for _ in range(int(self.max_iter)):
+        # the cached oracle's bookkeeping: each block's exact gap at its last oracle call
+        # (inf: never called) and its visits since
+        cache = (np.full(n, np.inf), np.zeros(n, dtype=int)) if self.cached_oracle else None
+        history, max_iter, every = [], int(self.max_iter), int(self.gap_every)
+        for it in range(max_iter):
             order = rng.permutation(n)
             for start in range(0, n, _BATCH):
                 self._visit(order[start:start + _BATCH], K, B, ell, blocks, E, Psi, const,
-                            lam)
-            primal, dual = self._objectives(K, B, ell, E, Psi, const, lam)
+                            lam, cache)
+            if (it + 1) % every and it + 1 < max_iter:
+                continue
+            primal, dual = self._objectives(K, B, ell, blocks, E, Psi, const, lam, cache)
             history.append(primal - dual)
             if primal - dual <= float(self.tol) * abs(primal):
                 break
@@ -275,7 +331,7 @@ class StructuredSVM(_StructuredEstimator):
         self.primal_objective_, self.dual_objective_ = scale * primal, scale * dual
         self.duality_gap_ = scale * (primal - dual)
         self.gap_history_ = scale * np.array(history)
-        self.n_iter_ = len(history)
+        self.n_iter_ = it + 1
         self.X_fit_, self.Y_fit_, self.kernel_params_ = X, Y, params
         self.intercept_scale_ = bias
         self.n_features_in_, self._y_ndim = X.shape[1], y_ndim
@@ -285,14 +341,14 @@ class StructuredSVM(_StructuredEstimator):
             del self.feature_names_in_
         return self
 
-    def _start(self, E, own_loss, n_outputs: int) -> list[_Block]:
+    def _start(self, E, own_loss) -> list[_Block]:
         """Each example's dual distribution: its own output, or the last fit's."""
         old = getattr(self, "_blocks", None) if self.warm_start else None
-        if old is not None and len(old) == len(E) and old[0].outputs.shape[1] == n_outputs:
+        if old is not None and len(old) == len(E) and old[0].embeddings.shape[1] == E.shape[1]:
             return [blk.copy() for blk in old]
-        return [_Block.own(e, loss, n_outputs) for e, loss in zip(E, own_loss, strict=True)]
+        return [_Block.own(e, loss) for e, loss in zip(E, own_loss, strict=True)]
 
-    def _visit(self, batch, K, B, ell, blocks, E, Psi, const, lam) -> None:
+    def _visit(self, batch, K, B, ell, blocks, E, Psi, const, lam, cache) -> None:
         r"""Pairwise Frank-Wolfe steps on the blocks of ``batch``, in place.
 
         For block :math:`i` the Frank-Wolfe atom is a loss-augmented output :math:`y^*`, the
@@ -304,39 +360,95 @@ class StructuredSVM(_StructuredEstimator):
         convergence where plain block Frank-Wolfe zig-zags).
 
         The scores of the batch come from one kernel product and follow every step exactly
-        (:math:`f_j \mathrel{+}= k_{ji} \Delta B_i`), and the oracle runs on the whole batch
-        once per round, ``_INNER_STEPS`` rounds. An atom found before earlier steps of the
-        round is still a feasible direction and every step size is exact for the current
-        scores, so the dual never decreases; the stopping rule uses the exact gap.
+        (:math:`f_j \mathrel{+}= k_{ji} \Delta B_i`), ``_INNER_STEPS`` rounds. Without the
+        cache the oracle runs on the whole batch once per round; with it (``cache`` not
+        None) once per visit, on the blocks whose cached gap is small or stale, and the
+        rounds step towards each block's best cached output. Any output is a feasible
+        direction and every step size is exact for the current scores, so the dual never
+        decreases; the stopping rule uses the exact gap.
         """
-        n = len(ell)
         F = K[batch] @ B  # the batch's scores under the current w, kept exact below
         Kb = K[np.ix_(batch, batch)]
-        for _ in range(_INNER_STEPS):
-            Y_star = loss_augmented_argmax(self.loss, self.output_space, F, Psi[batch])
-            E_star = self.loss.phi(Y_star)
+        if cache is None:
+            for _ in range(_INNER_STEPS):
+                Y_star = loss_augmented_argmax(self.loss, self.output_space, F, Psi[batch])
+                E_star = self.loss.phi(Y_star)
+                moved = False
+                for k, i in enumerate(batch):
+                    blk, e_star = blocks[i], E_star[k]
+                    loss_star = e_star @ Psi[i] + const[i]
+                    h = blk.losses + blk.embeddings @ F[k]
+                    moved |= self._pairwise(k, i, None, (e_star, loss_star,
+                                                         loss_star + e_star @ F[k]),
+                                            h, F, Kb, K, B, E, ell, blocks, lam)
+                if not moved:
+                    break
+            return
+        last_gap, since = cache
+        since[batch] += 1
+        for r in range(_INNER_STEPS):
+            # ask the oracle where the cached gap fell below _RHO times the last exact one
+            # (the cache has given what it had: right after a step towards a fresh output
+            # that output's gap is closed, so a block with nothing better cached asks again,
+            # as without the cache), or on the _ORACLE_EVERY-th visit. Strictly below: a
+            # block exactly optimal at its last call (gap 0) waits for that visit.
+            H = [blocks[i].losses + blocks[i].embeddings @ F[k] for k, i in enumerate(batch)]
+            ask = [k for k, i in enumerate(batch)
+                   if (r == 0 and since[i] >= _ORACLE_EVERY)
+                   or H[k].max() - blocks[i].weights @ H[k] < _RHO * last_gap[i]]
+            if ask:
+                Y_star = loss_augmented_argmax(self.loss, self.output_space, F[ask],
+                                               Psi[batch[ask]])
+                self._add_to_caches(batch[ask], F[ask], self.loss.phi(Y_star), blocks, Psi,
+                                    const, cache)
             moved = False
             for k, i in enumerate(batch):
-                blk, f, e_star = blocks[i], F[k], E_star[k]
-                loss_star = e_star @ Psi[i] + const[i]
-                h_star, h = loss_star + e_star @ f, blk.losses + blk.embeddings @ f
-                away = int(np.argmin(h))
-                diff = e_star - blk.embeddings[away]
-                curvature = K[i, i] * (diff @ diff)
-                if blk.weights @ (h_star - h) <= _BLOCK_TOL * abs(h_star) or curvature <= 0:
-                    continue  # this block's Frank-Wolfe gap (times n) is closed
-                delta = min(blk.weights[away], lam * n * (h_star - h[away]) / curvature)
-                blk.move(away, Y_star[k], e_star, loss_star, delta)
-                new = (E[i] - blk.weights @ blk.embeddings) / (lam * n)
-                F += np.outer(Kb[:, k], new - B[i])
-                B[i] = new
-                ell[i] = (blk.weights @ blk.losses) / n
-                moved = True
+                h = blocks[i].losses + blocks[i].embeddings @ F[k]
+                moved |= self._pairwise(k, i, int(np.argmax(h)), None, h, F, Kb, K, B, E,
+                                        ell, blocks, lam)
             if not moved:
                 break
+        for k, i in enumerate(batch):
+            blocks[i].trim(blocks[i].losses + blocks[i].embeddings @ F[k], _CACHE)
 
-    def _objectives(self, K, B, ell, E, Psi, const, lam) -> tuple[float, float]:
-        """Primal and dual objectives (the lambda form), from one batched oracle call."""
+    @staticmethod
+    def _add_to_caches(rows, F, E_star, blocks, Psi, const, cache) -> None:
+        """Cache the exact oracle's outputs ``E_star`` of ``rows`` (scores ``F``) and record
+        each block's exact Frank-Wolfe gap."""
+        last_gap, since = cache
+        for k, i in enumerate(rows):
+            blk = blocks[i]
+            t = blk.index(E_star[k], E_star[k] @ Psi[i] + const[i])
+            h = blk.losses + blk.embeddings @ F[k]
+            last_gap[i], since[i] = max(h[t] - blk.weights @ h, 0.0), 0
+            blk.trim(h, _CACHE)
+
+    @staticmethod
+    def _pairwise(k, i, t, new, h, F, Kb, K, B, E, ell, blocks, lam) -> bool:
+        """One pairwise step on block ``i`` (row ``k`` of the batch) towards its cached
+        output ``t``, or towards ``new = (embedding, loss, value)`` (cached only if the step
+        is taken); ``h`` holds the values of the cached outputs. Returns whether it moved."""
+        blk, n = blocks[i], len(ell)
+        active = np.flatnonzero(blk.weights > 0)
+        away = int(active[np.argmin(h[active])])
+        e_t, h_t = (blk.embeddings[t], h[t]) if new is None else (new[0], new[2])
+        diff = np.asarray(e_t, dtype=float) - blk.embeddings[away]  # no int8 overflow
+        curvature = K[i, i] * (diff @ diff)
+        if blk.weights @ (h_t - h) <= _BLOCK_TOL * abs(h_t) or curvature <= 0:
+            return False  # this block's Frank-Wolfe gap (times n) is closed
+        delta = min(blk.weights[away], lam * n * (h_t - h[away]) / curvature)
+        if new is not None:
+            t = blk.index(new[0], new[1])
+        blk.move(away, t, delta, keep=new is None)
+        moved = (E[i] - blk.weights @ blk.embeddings) / (lam * n)
+        F += np.outer(Kb[:, k], moved - B[i])
+        B[i] = moved
+        ell[i] = (blk.weights @ blk.losses) / n
+        return True
+
+    def _objectives(self, K, B, ell, blocks, E, Psi, const, lam, cache) -> tuple[float, float]:
+        """Primal and dual objectives (the lambda form), from one batched oracle call over
+        every example; with the cache, its outputs join the caches."""
         n = len(ell)
         F = K @ B
         Y_star = loss_augmented_argmax(self.loss, self.output_space, F, Psi)
@@ -345,6 +457,8 @@ class StructuredSVM(_StructuredEstimator):
                  - np.einsum("ij,ij->i", F, E - E_star))
         norm2 = float(np.einsum("ij,ij->", B, F))
         primal = 0.5 * lam * norm2 + float(np.maximum(hinge, 0.0).sum()) / n
+        if cache is not None:
+            self._add_to_caches(np.arange(n), F, E_star, blocks, Psi, const, cache)
         return primal, -0.5 * lam * norm2 + float(ell.sum())
 
     def _derive(self) -> None:
