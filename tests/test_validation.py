@@ -193,7 +193,8 @@ def test_conditional_risk_checks_Y_against_the_output_space(name):
 #: Each declared constraint's edge: a value it accepts and one just past it.
 EDGES = {"alpha": (1e-12, 0.0), "gamma": (0.0, -1e-3), "degree": (1, 0), "coef0": (-1e300, np.inf),
          "n_components": (1, 0), "memory_budget": (1e-3, 0.0), "loo_samples": (1, 0),
-         "kernel_subsample": (2, 1), "verbose": (0, -1)}
+         "kernel_subsample": (2, 1), "verbose": (0, -1), "C": (1e-12, 0.0), "tol": (0.0, -1e-3),
+         "max_iter": (1, 0), "gap_every": (1, 0)}
 #: The ``ecrm`` options of estimator parameters.
 OPTIONS = {"--alpha": "alpha", "--gamma": "gamma", "--n-components": "n_components",
            "--memory-budget": "memory_budget", "--loo-samples": "loo_samples"}
@@ -207,7 +208,12 @@ def test_fit_checks_every_declared_constraint(parameter):
     assert set(EDGES) == set(CONSTRAINTS)
     X, Y = _data()
     ok, bad = EDGES[parameter]
-    cls, extra = (ECRM, {}) if parameter == "alpha" else (ECRMCV, {"alphas": [1e-2]})
+    from ecrm import StructuredSVM
+
+    cls, extra = ((ECRM, {}) if parameter == "alpha" else
+                  (StructuredSVM, {"max_iter": 2}) if parameter in ("C", "tol", "gap_every") else
+                  (StructuredSVM, {}) if parameter == "max_iter" else
+                  (ECRMCV, {"alphas": [1e-2]}))
     with pytest.raises(ValueError, match=re.escape(parameter)):
         cls(HammingLoss(), TREE, **extra, **{parameter: bad}).fit(X, Y)
     cls(HammingLoss(), TREE, **extra, **{parameter: ok}).fit(X, Y)

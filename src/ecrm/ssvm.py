@@ -53,8 +53,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ecrm._kernels import check_kernel_input, check_kernel_params, kernel_matrix
+from ecrm._parameters import check_parameter
 from ecrm._risk import _StructuredEstimator
-from ecrm._validation import check_bool, check_int, check_real, check_same_rows
+from ecrm._validation import check_bool, check_same_rows
 from ecrm.labels import as_label_matrix
 from ecrm.losses.base import LinearLoss
 from ecrm.spaces.base import OutputSpace
@@ -254,13 +255,11 @@ class StructuredSVM(_StructuredEstimator):
     # -- checks ---------------------------------------------------------------------------
     def _check_params(self) -> dict:
         self._check_components(linear=True)
-        check_real(self.C, "C", low=0.0, low_open=True)
-        check_real(self.tol, "tol", low=0.0, low_open=False)
-        check_int(self.max_iter, "max_iter", low=1)
+        for name in ("C", "tol", "max_iter", "gap_every"):
+            check_parameter(name, getattr(self, name))
         check_bool(self.fit_intercept, "fit_intercept")
         check_bool(self.warm_start, "warm_start")
         check_bool(self.cached_oracle, "cached_oracle")
-        check_int(self.gap_every, "gap_every", low=1)
         return check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
 
     def _gram(self, X, Z, params, bias: float) -> np.ndarray:
