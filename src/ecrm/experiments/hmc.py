@@ -62,7 +62,8 @@ SSVM_PASSES = (20, 100)
 SSVM_TOL = 1e-2
 #: On the Gene Ontology DAGs (3,000-4,000 labels) the protocol is cut to fit a session: the
 #: C search on at most 500 training points with 10 passes, the refit with at most 20.
-SSVM_DAG_SEARCH = {"points": 500, "passes": (10, 20)}
+SSVM_DAG_POINTS = 500
+SSVM_DAG_PASSES = (10, 20)
 #: Kernel settings searched for the label scores, as multiples of 1 / (number of features).
 SCORE_GAMMAS = {"rbf": (0.1, 0.25, 0.5, 1.0, 2.0, 4.0), "laplacian": (0.1, 0.3, 1.0, 3.0, 10.0)}
 #: "ECRM (scores)": the calibration (chosen among none, isotonic and Platt by the 5-fold
@@ -229,7 +230,7 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
 def _tuned_ssvm(loss, h, X, Y, kernel: str, random_state):
     """A :class:`ecrm.StructuredSVM` with C chosen by 3-fold cross-validation of the task loss
     on at most 2,000 random training points (as BR-SVM's C), and its parameters; on a DAG
-    the cut protocol of ``SSVM_DAG_SEARCH``."""
+    the cut protocol of ``SSVM_DAG_POINTS`` / ``SSVM_DAG_PASSES``."""
     from scipy import sparse
     from sklearn.model_selection import GridSearchCV, KFold
 
@@ -237,7 +238,7 @@ def _tuned_ssvm(loss, h, X, Y, kernel: str, random_state):
 
     dag = not h.is_tree
     rng = np.random.default_rng(random_state)
-    cap = SSVM_DAG_SEARCH["points"] if dag else 2000
+    cap = SSVM_DAG_POINTS if dag else 2000
     sub = np.sort(rng.choice(len(X), min(len(X), cap), replace=False))
     gamma = 1.0 / X.shape[1] if kernel == "rbf" else None
     Xs = X[sub]
@@ -248,7 +249,7 @@ def _tuned_ssvm(loss, h, X, Y, kernel: str, random_state):
     else:
         diag = np.einsum("ij,ij->i", Xs, Xs)
     diag = 2.0 * diag  # the intercept adds the mean diagonal to the kernel
-    passes = SSVM_DAG_SEARCH["passes"] if dag else SSVM_PASSES
+    passes = SSVM_DAG_PASSES if dag else SSVM_PASSES
     Cs = [c / float(diag.mean()) for c in SSVM_CS]
     base = StructuredSVM(loss, h, kernel=kernel, gamma=gamma, tol=SSVM_TOL,
                          max_iter=passes[0], random_state=random_state)
