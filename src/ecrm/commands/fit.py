@@ -263,19 +263,19 @@ def _concatenate(parts):
                              f"attributes")
         if "categories" in data and data.hierarchy != first.hierarchy:
             raise ValueError(f"{pair} declare different label hierarchies")
-    labels = list(dict.fromkeys(lab for data in parts for lab in data.hierarchy.labels))
-    edges = list(dict.fromkeys((data.hierarchy.labels[a], data.hierarchy.labels[b])
-                               for data in parts for a, b in data.hierarchy.edges))
-    hierarchy = first.hierarchy if all(d.hierarchy == first.hierarchy for d in parts) else (
-        Hierarchy(edges, labels=labels))
-    index = hierarchy.index
-    Y = np.zeros((sum(d.X.shape[0] for d in parts), hierarchy.n_labels), dtype=first.Y.dtype)
-    start = 0
-    for data in parts:
-        rows = slice(start, start + data.X.shape[0])
-        Y[rows, [index[lab] for lab in data.hierarchy.labels]] = (
-            data.Y.toarray() if sp.issparse(data.Y) else data.Y)
-        start = rows.stop
+    dense = [d.Y.toarray() if sp.issparse(d.Y) else d.Y for d in parts]
+    if all(d.hierarchy == first.hierarchy for d in parts):
+        hierarchy, Y = first.hierarchy, np.vstack(dense)
+    else:  # the union of the labels, each file's columns placed by name
+        hierarchy = Hierarchy(
+            list(dict.fromkeys((d.hierarchy.labels[a], d.hierarchy.labels[b])
+                               for d in parts for a, b in d.hierarchy.edges)),
+            labels=list(dict.fromkeys(lab for d in parts for lab in d.hierarchy.labels)))
+        Y = np.zeros((sum(len(y) for y in dense), hierarchy.n_labels), dtype=first.Y.dtype)
+        start = 0
+        for data, y in zip(parts, dense, strict=True):
+            Y[start:start + len(y), [hierarchy.index[lab] for lab in data.hierarchy.labels]] = y
+            start += len(y)
     X = (sp.vstack([d.X for d in parts], format="csr") if any(sp.issparse(d.X) for d in parts)
          else np.vstack([d.X for d in parts]))
     return Bunch(X=X, Y=Y, hierarchy=hierarchy, feature_names=first.feature_names,
