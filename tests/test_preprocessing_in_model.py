@@ -15,6 +15,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from ecrm import ECRM, Hierarchy, load, save
 from ecrm.datasets import HMCPreprocessor
 from ecrm.io import ModelFileError
+from ecrm.length_scales import LeaveOneOutLengthScales
 from ecrm.losses import HammingLoss
 from test_model_state import _edited
 
@@ -38,6 +39,8 @@ STEPS = {
     "imputer+scaler": lambda: [SimpleImputer(add_indicator=True), StandardScaler()],
     "median+scaler": lambda: [SimpleImputer(strategy="median"), StandardScaler(with_mean=False)],
     "hmc": lambda: [HMCPreprocessor([None, None, None], scale="all")],
+    "imputer+length-scales": lambda: [SimpleImputer(), StandardScaler(),
+                                      LeaveOneOutLengthScales(max_iter=5)],
     "imputer+onehot": lambda: [SimpleImputer(strategy="most_frequent"),
                                OneHotEncoder(handle_unknown="ignore", sparse_output=False)],
 }
@@ -226,3 +229,16 @@ def test_impute_on_a_csv_with_missing_cells(ecrm_cmd, tmp_path):
     step = load(tmp_path / "m.ecrm")[0]
     observed = np.array([float(c) for c in cells if c not in ("", "NA")])
     assert_allclose(step.mean_[0], observed.mean(), rtol=1e-4)  # the cells' 4 decimals
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda meta: _step_state(meta).update(alpha_=-1.0), "alpha_ must be a finite non-negative"),
+    (lambda meta: _step_state(meta).update(n_iter_=2.5), "n_iter_ must be an integer"),
+    (lambda meta: _step_state(meta).update(n_features_in_=4), r"scales_ must be a float64 "
+     r"array of shape \(4,\)"),
+])
+def test_load_refuses_tampered_length_scales(edit, match, tmp_path):
+    X, Y = _data()
+    pipe = make_pipeline(LeaveOneOutLengthScales(max_iter=2), _ecrm()).fit(np.nan_to_num(X), Y)
+    with pytest.raises(ModelFileError, match=match):
+        load(_edited(tmp_path, pipe, edit))

@@ -133,3 +133,31 @@ def test_reproduce_hmc_rejects_a_bad_n_components(data_dir, no_work, capsys):
     with pytest.raises(SystemExit):
         main(["reproduce", "hmc", "--data-dir", str(data_dir), "--n-components", "0"])
     assert "--n-components" in capsys.readouterr().err
+
+
+def test_length_scales_for_the_scores_are_kept_only_past_a_standard_error():
+    import functools
+
+    from ecrm import ECRMCV
+    from ecrm.datasets import make_hmc
+    from ecrm.experiments.hmc import ALPHAS, _length_scales
+    from ecrm.losses import HammingLoss
+    from ecrm.metrics import micro_auprc
+
+    X, Y, h = make_hmc(160, n_features=3, n_labels=8, noise=0.2, random_state=0)
+    X = np.c_[X, np.random.default_rng(1).normal(size=(160, 5))]  # five irrelevant features
+    metric = functools.partial(micro_auprc, labels=h.labels)
+
+    def search(grid):
+        return ECRMCV(HammingLoss(), h, alphas=ALPHAS[::4], kernel_grid=grid, scoring=metric,
+                      random_state=0)
+
+    assert _length_scales(search({"kernel": ["linear"]}).fit(X, Y), X, Y, search, metric,
+                          0) is None
+    isotropic = search({"kernel": ["rbf"], "gamma": [1 / 8]}).fit(X, Y)
+    out = _length_scales(isotropic, X, Y, search, metric, 0)
+    choice, scaled = out["choice"], out["estimator"]
+    assert choice["gain"] == pytest.approx(scaled.best_score_ - isotropic.best_score_, abs=1e-5)
+    assert out["chosen"] == (choice["gain"] > choice["standard_error"])
+    assert choice["loo_error_ratio"] < 1
+    assert scaled.kernel_params_["kernel"] == "rbf" and out["transform"](X).shape == X.shape

@@ -4,9 +4,9 @@ A step is stored as its parameters (``get_params(deep=False)``) and its learned 
 public fitted attributes scikit-learn documents, never the private ones (those change between
 scikit-learn versions). Loading rebuilds the fitted step from them:
 
-* :class:`~sklearn.preprocessing.StandardScaler` and
-  :class:`~ecrm.datasets.HMCPreprocessor` by setting the attributes, once their types,
-  shapes and values are checked against the parameters;
+* :class:`~sklearn.preprocessing.StandardScaler`, :class:`~ecrm.datasets.HMCPreprocessor`
+  and :class:`~ecrm.length_scales.LeaveOneOutLengthScales` by setting the attributes, once
+  their types, shapes and values are checked against the parameters;
 * :class:`~sklearn.impute.SimpleImputer` and :class:`~sklearn.preprocessing.OneHotEncoder` by
   fitting the step on a small prototype table made from the stored state (one row of the
   statistics; the categories in turn), whose fit gives exactly that state, so that their
@@ -29,6 +29,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from ecrm._state import _int
 from ecrm.datasets.preprocessing import _SCALE_CHOICES, HMCPreprocessor
+from ecrm.length_scales import KERNELS, LeaveOneOutLengthScales
 
 __all__ = ["STEPS", "output_width"]
 
@@ -103,6 +104,23 @@ def _rebuild_hmc(step: HMCPreprocessor, state: dict) -> None:
     _vector(state.get("mean_"), "mean_", q)
     _vector(state.get("scale_"), "scale_", q, positive=True)
     for name in ("mean_", "scale_", "n_features_in_", "n_features_out_"):
+        setattr(step, name, state[name])
+    _names_in(step, state, p)
+
+
+# -- LeaveOneOutLengthScales: ours, the scales its transform reads --------------------------
+def _rebuild_length_scales(step: LeaveOneOutLengthScales, state: dict) -> None:
+    _only(state, LeaveOneOutLengthScales._fitted_attributes)
+    if step.kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}; found {step.kernel!r}")
+    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    _vector(state.get("scales_"), "scales_", p, positive=True)
+    for name in ("alpha_", "loo_error_", "initial_loo_error_"):
+        value = state.get(name)
+        if not isinstance(value, float) or not (np.isfinite(value) and value >= 0):
+            raise ValueError(f"{name} must be a finite non-negative float; found {value!r}")
+    _int(state.get("n_iter_"), "n_iter_", 0)
+    for name in LeaveOneOutLengthScales._fitted_attributes[:-1]:
         setattr(step, name, state[name])
     _names_in(step, state, p)
 
@@ -196,6 +214,9 @@ STEPS: dict[type, tuple[tuple[str, ...], Callable[[Any], dict], Rebuild]] = {
     StandardScaler: (_SCALER, lambda s: _public(s, _SCALER), _rebuild_scaler),
     HMCPreprocessor: (HMCPreprocessor._fitted_attributes,
                       lambda s: _public(s, HMCPreprocessor._fitted_attributes), _rebuild_hmc),
+    LeaveOneOutLengthScales: (LeaveOneOutLengthScales._fitted_attributes,
+                              lambda s: _public(s, LeaveOneOutLengthScales._fitted_attributes),
+                              _rebuild_length_scales),
     SimpleImputer: (_IMPUTER, _imputer_state, _rebuild_imputer),
     OneHotEncoder: (_ENCODER, _encoder_state, _rebuild_encoder),
 }

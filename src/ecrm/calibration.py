@@ -27,7 +27,7 @@ from sklearn._isotonic import _make_unique
 from sklearn.isotonic import isotonic_regression
 
 __all__ = ["CALIBRATIONS", "CalibrationChoice", "IsotonicCalibration", "PlattCalibration",
-           "choose_calibration"]
+           "choose_calibration", "fold_gains", "standard_error"]
 
 
 def _fit_arrays(S, Y) -> tuple[np.ndarray, np.ndarray]:
@@ -288,6 +288,20 @@ class CalibrationChoice:
     scores: dict = field(default_factory=dict)
 
 
+def fold_gains(metric: Callable, Y, new, old, folds) -> np.ndarray:
+    """``metric(Y, new) - metric(Y, old)`` on the rows of each fold (``folds``: a fold number
+    per row), in the order of the sorted fold numbers."""
+    return np.array([metric(Y[folds == k], new[folds == k]) - metric(Y[folds == k], old[folds == k])
+                     for k in np.unique(folds)])
+
+
+def standard_error(gains) -> float:
+    """One standard error of the mean of per-fold gains: their spread over the root of their
+    number (the threshold of the one-standard-error rule)."""
+    gains = np.asarray(gains, dtype=float)
+    return float(np.std(gains, ddof=1) / np.sqrt(len(gains)))
+
+
 def choose_calibration(method, S, Y, *, metric: Callable, consistent: Callable,
                        n_folds: int = 5, random_state=None) -> CalibrationChoice:
     r"""Fit the calibration ``method`` on leave-one-out scores, or (``"auto"``) choose it.
@@ -351,15 +365,13 @@ def choose_calibration(method, S, Y, *, metric: Callable, consistent: Callable,
             C[held] = CALIBRATIONS[name]().fit(S[train], Y[train]).transform(S[held])
         C = consistent(C)
         scores[name] = float(metric(Y, C))
-        gains[name] = np.array([metric(Y[folds == k], C[folds == k])
-                                - metric(Y[folds == k], S[folds == k])
-                                for k in np.unique(folds)])
+        gains[name] = fold_gains(metric, Y, C, S, folds)
     best = max(scores, key=scores.__getitem__)  # the first of equals: none, platt, isotonic
     if best == "none":
         return CalibrationChoice(None, None, scores)
     # one standard error: a calibration must beat the scores as they are by more than the
     # noise of its fold-to-fold gains, or the choice is within its own noise
-    spread = float(np.std(gains[best], ddof=1) / np.sqrt(len(gains[best])))
+    spread = standard_error(gains[best])
     scores["standard_error"] = spread
     if scores[best] - scores["none"] <= spread:
         return CalibrationChoice(None, None, scores)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import linalg, optimize, sparse
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.metrics.pairwise import euclidean_distances, manhattan_distances
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -108,7 +108,7 @@ def leave_one_out_error(X, T, scales, ridge, kernel="rbf", *, gradient=False):
     return loss, -scales * weighted, ridge * float(np.trace(M))
 
 
-class LeaveOneOutLengthScales(TransformerMixin, BaseEstimator):
+class LeaveOneOutLengthScales(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     r"""Learn per-feature kernel scales by the exact leave-one-out error (see the module).
 
     Parameters
@@ -154,6 +154,10 @@ class LeaveOneOutLengthScales(TransformerMixin, BaseEstimator):
     True
     """
 
+    #: The fitted state (what a model file stores).
+    _fitted_attributes = ("n_features_in_", "scales_", "alpha_", "loo_error_",
+                          "initial_loo_error_", "n_iter_", "feature_names_in_")
+
     def __init__(self, kernel="rbf", *, gamma=None, alpha=1e-3, subsample=1500,
                  bounds=(1e-4, 1e2), max_iter=100, random_state=None):
         self.kernel = kernel
@@ -197,20 +201,26 @@ class LeaveOneOutLengthScales(TransformerMixin, BaseEstimator):
         m, p = X.shape
         low, high = self.bounds
 
-        def objective(theta):
-            loss, grad_s, grad_r = leave_one_out_error(
-                X, T, np.exp(theta[:p]), np.exp(theta[p]), self.kernel, gradient=True)
-            return loss, np.append(grad_s, grad_r)
+        def error(theta, gradient=False):
+            return leave_one_out_error(X, T, np.exp(theta[:p]), np.exp(theta[p]), self.kernel,
+                                       gradient=gradient)
 
         start = np.append(np.full(p, np.log(gamma)), np.log(m * float(self.alpha)))
+        initial = error(start)
+
+        def objective(theta):  # relative to the start: the tolerances below mean the same
+            loss, grad_s, grad_r = error(theta, gradient=True)  # on every scale of targets
+            return loss / initial, np.append(grad_s, grad_r) / initial
+
         box = [(np.log(gamma * low), np.log(gamma * high))] * p + [(np.log(m * 1e-8),
                                                                   np.log(m * 1e2))]
         result = optimize.minimize(objective, start, jac=True, method="L-BFGS-B", bounds=box,
-                                   options={"maxiter": int(self.max_iter)})
+                                   options={"maxiter": int(self.max_iter), "ftol": 1e-9,
+                                            "gtol": 1e-7})
         self.scales_ = np.exp(result.x[:p])
         self.alpha_ = float(np.exp(result.x[p]) / m)
-        self.loo_error_ = float(result.fun)
-        self.initial_loo_error_ = float(objective(start)[0])
+        self.loo_error_ = float(result.fun) * initial
+        self.initial_loo_error_ = float(initial)
         self.n_iter_ = int(result.nit)
         return self
 
