@@ -113,3 +113,12 @@ def test_transform_checks_the_width():
     ard = LeaveOneOutLengthScales(max_iter=2).fit(np.eye(6)[:, :3], np.arange(6.0))
     with pytest.raises(ValueError, match="3 features"):
         ard.transform(np.zeros((2, 4)))
+
+
+def test_constant_targets_leave_the_start_and_one_point_is_refused():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    ard = LeaveOneOutLengthScales(gamma=0.5, max_iter=5).fit(X, np.ones(10))
+    assert ard.loo_error_ == ard.initial_loo_error_ == 0.0
+    np.testing.assert_allclose(ard.scales_, [0.5, 0.5], rtol=1e-14)
+    with pytest.raises(ValueError, match="at least 2 samples; got 1"):
+        LeaveOneOutLengthScales().fit(X[:1], [1.0])

@@ -192,6 +192,8 @@ class LeaveOneOutLengthScales(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         X, Y = validate_data(self, X, Y, accept_sparse="csr", multi_output=True, y_numeric=True)
         T = np.asarray(Y, dtype=float).reshape(len(Y), -1)
         gamma = self._check_params(X.shape[1])
+        if len(T) < 2:
+            raise ValueError(f"leave-one-out needs at least 2 samples; got {len(T)} sample")
         rng = np.random.default_rng(self.random_state)
         if self.subsample is not None and len(T) > self.subsample:
             keep = np.sort(rng.choice(len(T), int(self.subsample), replace=False))
@@ -207,10 +209,11 @@ class LeaveOneOutLengthScales(OneToOneFeatureMixin, TransformerMixin, BaseEstima
 
         start = np.append(np.full(p, np.log(gamma)), np.log(m * float(self.alpha)))
         initial = error(start)
+        unit = initial if initial > 0 else 1.0  # 0: constant targets, nothing to learn
 
         def objective(theta):  # relative to the start: the tolerances below mean the same
             loss, grad_s, grad_r = error(theta, gradient=True)  # on every scale of targets
-            return loss / initial, np.append(grad_s, grad_r) / initial
+            return loss / unit, np.append(grad_s, grad_r) / unit
 
         box = [(np.log(gamma * low), np.log(gamma * high))] * p + [(np.log(m * 1e-8),
                                                                   np.log(m * 1e2))]
@@ -219,7 +222,7 @@ class LeaveOneOutLengthScales(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                                             "gtol": 1e-7})
         self.scales_ = np.exp(result.x[:p])
         self.alpha_ = float(np.exp(result.x[p]) / m)
-        self.loo_error_ = float(result.fun) * initial
+        self.loo_error_ = float(result.fun) * unit
         self.initial_loo_error_ = float(initial)
         self.n_iter_ = int(result.nit)
         return self
