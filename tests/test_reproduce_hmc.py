@@ -157,7 +157,12 @@ def test_length_scales_for_the_scores_are_kept_only_past_a_standard_error():
     isotropic = search({"kernel": ["rbf"], "gamma": [1 / 8]}).fit(X, Y)
     out = _length_scales(isotropic, X, Y, search, metric, 0)
     choice, scaled = out["choice"], out["estimator"]
-    assert choice["gain"] == pytest.approx(scaled.best_score_ - isotropic.best_score_, abs=1e-5)
+    assert choice["judged_on"] == 80  # the half the scales were not learned on
+    judged = np.ones(160, dtype=bool)
+    judged[np.random.default_rng(0).choice(160, 80, replace=False)] = False
+    gain = (metric(Y[judged], scaled.loo_scores_[judged])
+            - metric(Y[judged], isotropic.loo_scores_[judged]))
+    assert choice["gain"] == pytest.approx(gain, abs=1e-5)
     assert out["chosen"] == (choice["gain"] > choice["standard_error"])
     assert choice["loo_error_ratio"] < 1
     assert scaled.kernel_params_["kernel"] == "rbf" and out["transform"](X).shape == X.shape

@@ -10,8 +10,9 @@ the exact leave-one-out task loss, and "ECRM (scores)" is chosen for its label s
 kernel (linear, RBF or Laplacian over a range of gammas), alpha and the intercept by the exact
 leave-one-out micro AU(PRC) of the scores (every other alpha, then the neighbours of the
 best); for an RBF or Laplacian choice, per-feature length-scales learned by the gradient of
-the exact leave-one-out squared error replace the single gamma if that raises the same
-criterion by more than one standard error; the scores are then calibrated per label on the
+the exact leave-one-out squared error on half of the training points replace the single
+gamma if that raises the same criterion on the other half by more than one standard error;
+the scores are then calibrated per label on the
 same leave-one-out scores by isotonic regression, Platt's logistic map or not at all,
 whichever scores best when cross-fitted (training data only).
 """
@@ -73,8 +74,10 @@ SCORE_GAMMAS = {"rbf": (0.1, 0.25, 0.5, 1.0, 2.0, 4.0), "laplacian": (0.1, 0.3, 
 #: cross-fitted leave-one-out micro AU(PRC) on the training set) and the alpha search.
 SCORE_CALIBRATION = "auto"
 SCORE_ALPHA_SEARCH = "coarse-to-fine"
-#: L-BFGS-B steps of the per-feature length-scales tried for the label scores.
+#: The per-feature length-scales tried for the label scores: L-BFGS-B steps, and the most
+#: training points they are learned on (at most half; the others judge them).
 SCORE_LENGTH_SCALE_STEPS = 40
+SCORE_LENGTH_SCALE_POINTS = 1500
 DEFAULT_DATASETS = ("enron", "imclef07a", "imclef07d", "pheno_FUN", "spo_FUN", "pheno_GO",
                     "spo_GO")
 
@@ -97,32 +100,43 @@ def _timed(fn):
 
 def _length_scales(isotropic, Xtr, Ytr, score_search, metric, random_state) -> dict | None:
     """Per-feature length-scales for the kernel family the isotropic search chose (none for
-    the linear kernel): learned by the exact leave-one-out squared error of the labels
-    (:class:`ecrm.length_scales.LeaveOneOutLengthScales`, from the chosen gamma and alpha,
-    on at most 1,500 points), then gamma in {1/2, 1, 2} times them, alpha and the intercept
-    chosen by the same leave-one-out micro AU(PRC). Kept only if that beats the isotropic
-    model's by more than one standard error of the gain over 5 random folds of the
-    leave-one-out scores (training data only)."""
+    the linear kernel), judged on points they were not learned on.
+
+    The scales are learned by the exact leave-one-out squared error of the labels
+    (:class:`ecrm.length_scales.LeaveOneOutLengthScales`, from the chosen gamma and alpha)
+    on a random half of the training points (at most 1,500); then gamma in {1/2, 1, 2} times
+    them, alpha and the intercept are chosen by the same leave-one-out micro AU(PRC) as the
+    isotropic model. The two models' exact leave-one-out scores are compared on the *other*
+    points only (p scales fitted to some points would flatter the leave-one-out scores of
+    those very points): the scales are kept if their gain there exceeds one standard error
+    of the gain over 5 random folds of those points (training data only).
+    """
     from ecrm.calibration import fold_gains, standard_error
     from ecrm.length_scales import LeaveOneOutLengthScales
 
     kernel = isotropic.kernel_params_["kernel"]
     if kernel not in ("rbf", "laplacian"):
         return None
+    m = len(Ytr)
+    rng = np.random.default_rng(random_state)
+    learn = np.zeros(m, dtype=bool)
+    learn[rng.choice(m, min(SCORE_LENGTH_SCALE_POINTS, m // 2), replace=False)] = True
     ard = LeaveOneOutLengthScales(kernel, gamma=isotropic.kernel_params_["gamma"],
-                                  alpha=isotropic.alpha_, max_iter=SCORE_LENGTH_SCALE_STEPS,
-                                  random_state=random_state).fit(Xtr, Ytr)
+                                  alpha=isotropic.alpha_, subsample=None,
+                                  max_iter=SCORE_LENGTH_SCALE_STEPS).fit(Xtr[learn], Ytr[learn])
     scaled = score_search({"kernel": [kernel], "gamma": [0.5, 1.0, 2.0]}).fit(
         ard.transform(Xtr), Ytr)
     rows = isotropic.loo_rows_
     if not np.array_equal(rows, scaled.loo_rows_):  # the same seed and m: never
         raise RuntimeError("the two searches scored different leave-one-out rows")
-    Y = np.asarray(Ytr)[rows]
-    folds = np.random.default_rng(random_state).permutation(len(rows)) % 5
-    gains = fold_gains(metric, Y, scaled.loo_scores_, isotropic.loo_scores_, folds)
-    gain, error = scaled.best_score_ - isotropic.best_score_, standard_error(gains)
+    judged = ~learn[rows]
+    Y, new, old = (np.asarray(Ytr)[rows][judged], scaled.loo_scores_[judged],
+                   isotropic.loo_scores_[judged])
+    gains = fold_gains(metric, Y, new, old, rng.permutation(len(Y)) % 5)
+    gain, error = metric(Y, new) - metric(Y, old), standard_error(gains)
     return {"chosen": bool(gain > error), "estimator": scaled, "transform": ard.transform,
             "choice": {"gain": round(gain, 5), "standard_error": round(error, 5),
+                       "judged_on": int(judged.sum()),
                        "loo_error_ratio": round(ard.loo_error_ / ard.initial_loo_error_, 4),
                        "steps": ard.n_iter_}}
 
