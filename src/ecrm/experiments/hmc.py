@@ -135,8 +135,8 @@ def _length_scales(isotropic, Xtr, Ytr, score_search, metric, random_state) -> d
     gains = fold_gains(metric, Y, new, old, rng.permutation(len(Y)) % 5)
     gain, error = metric(Y, new) - metric(Y, old), standard_error(gains)
     return {"chosen": bool(gain > error), "estimator": scaled, "transform": ard.transform,
-            "choice": {"gain": round(gain, 5), "standard_error": round(error, 5),
-                       "judged_on": int(judged.sum()),
+            "choice": {"kept": bool(gain > error), "gain": round(gain, 5),
+                       "standard_error": round(error, 5), "judged_on": int(judged.sum()),
                        "loo_error_ratio": round(ard.loo_error_ / ard.initial_loo_error_, 4),
                        "steps": ard.n_iter_}}
 
@@ -252,7 +252,9 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
             params["length_scales"] = scaled["choice"]
             if scaled["chosen"]:
                 est, Xte_scores = scaled["estimator"], scaled["transform"](Xte)
-                params["gamma"] = est.kernel_params_["gamma"]
+                # gamma now multiplies every learned scale: reported with them
+                del params["gamma"]
+                params["length_scales"]["gamma_times_scales"] = est.kernel_params_["gamma"]
         fit_s = time.perf_counter() - t0
         P, pred_s = _timed(lambda: est.predict(Xte_scores))
         params.update(alpha=est.alpha_, fit_intercept=est.fit_intercept_,
