@@ -40,6 +40,7 @@ import numpy as np
 from scipy import linalg, optimize, sparse
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.metrics.pairwise import euclidean_distances, manhattan_distances
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = ["LeaveOneOutLengthScales", "leave_one_out_error"]
@@ -194,8 +195,8 @@ class LeaveOneOutLengthScales(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         gamma = self._check_params(X.shape[1])
         if len(T) < 2:
             raise ValueError(f"leave-one-out needs at least 2 samples; got {len(T)} sample")
-        rng = np.random.default_rng(self.random_state)
         if self.subsample is not None and len(T) > self.subsample:
+            rng = check_random_state(self.random_state)
             keep = np.sort(rng.choice(len(T), int(self.subsample), replace=False))
             X, T = X[keep], T[keep]
         X = X.toarray() if sparse.issparse(X) else X
