@@ -163,6 +163,6 @@ def test_length_scales_for_the_scores_are_kept_only_past_a_standard_error():
     gain = (metric(Y[judged], scaled.loo_scores_[judged])
             - metric(Y[judged], isotropic.loo_scores_[judged]))
     assert choice["gain"] == pytest.approx(gain, abs=1e-5)
-    assert out["chosen"] == (choice["gain"] > choice["standard_error"])
+    assert choice["kept"] == (choice["gain"] > choice["standard_error"])
     assert choice["loo_error_ratio"] < 1
     assert scaled.kernel_params_["kernel"] == "rbf" and out["transform"](X).shape == X.shape

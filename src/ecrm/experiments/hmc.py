@@ -12,9 +12,9 @@ leave-one-out micro AU(PRC) of the scores (every other alpha, then the neighbour
 best); for an RBF or Laplacian choice, per-feature length-scales learned by the gradient of
 the exact leave-one-out squared error on half of the training points replace the single
 gamma if that raises the same criterion on the other half by more than one standard error;
-the scores are then calibrated per label on the
-same leave-one-out scores by isotonic regression, Platt's logistic map or not at all,
-whichever scores best when cross-fitted (training data only).
+the scores are then calibrated per label on the same leave-one-out scores by isotonic
+regression, Platt's logistic map or not at all, whichever scores best when cross-fitted
+(training data only).
 """
 
 from __future__ import annotations
@@ -134,11 +134,11 @@ def _length_scales(isotropic, Xtr, Ytr, score_search, metric, random_state) -> d
                    isotropic.loo_scores_[judged])
     gains = fold_gains(metric, Y, new, old, rng.permutation(len(Y)) % 5)
     gain, error = metric(Y, new) - metric(Y, old), standard_error(gains)
-    return {"chosen": bool(gain > error), "estimator": scaled, "transform": ard.transform,
+    ratio = ard.loo_error_ / ard.initial_loo_error_ if ard.initial_loo_error_ > 0 else 1.0
+    return {"estimator": scaled, "transform": ard.transform,
             "choice": {"kept": bool(gain > error), "gain": round(gain, 5),
                        "standard_error": round(error, 5), "judged_on": int(judged.sum()),
-                       "loo_error_ratio": round(ard.loo_error_ / ard.initial_loo_error_, 4),
-                       "steps": ard.n_iter_}}
+                       "loo_error_ratio": round(ratio, 4), "steps": ard.n_iter_}}
 
 
 def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
@@ -229,8 +229,9 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
     if "ecrm-scores" in methods:
         # Chosen for the label scores: kernel, alpha and intercept by the exact leave-one-out
         # micro AU(PRC) of the scores on the training set (C-HMCNN's convention), then
-        # per-feature length-scales for the chosen kernel family, kept if they win by more
-        # than a standard error, then a calibration per label on the same leave-one-out scores.
+        # per-feature length-scales for the chosen kernel family, kept if they win on the
+        # training points they were not learned on, then a calibration per label on the same
+        # leave-one-out scores.
         p = Xtr.shape[1]
         grid = [{"kernel": ["linear"]}] + [{"kernel": [k], "gamma": [g / p for g in gs]}
                                            for k, gs in SCORE_GAMMAS.items()]
@@ -250,7 +251,7 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
         scaled = _length_scales(est, Xtr, Ytr, score_search, metric, random_state)
         if scaled is not None:
             params["length_scales"] = scaled["choice"]
-            if scaled["chosen"]:
+            if scaled["choice"]["kept"]:
                 est, Xte_scores = scaled["estimator"], scaled["transform"](Xte)
                 # gamma now multiplies every learned scale: reported with them
                 del params["gamma"]
