@@ -86,7 +86,7 @@ def test_an_irrelevant_feature_is_switched_off(kernel):
     assert 1e-8 <= ard.alpha_ <= 1e2
 
 
-def test_subsample_draws_at_most_that_many_points():
+def test_the_subsample_is_drawn_by_random_state():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(60, 2)), rng.normal(size=60)
     a = LeaveOneOutLengthScales(subsample=30, max_iter=3, random_state=1).fit(X, y)
