@@ -194,7 +194,11 @@ def test_conditional_risk_checks_Y_against_the_output_space(name):
 EDGES = {"alpha": (1e-12, 0.0), "gamma": (0.0, -1e-3), "degree": (1, 0), "coef0": (-1e300, np.inf),
          "n_components": (1, 0), "memory_budget": (1e-3, 0.0), "loo_samples": (1, 0),
          "kernel_subsample": (2, 1), "verbose": (0, -1), "C": (1e-12, 0.0), "tol": (0.0, -1e-3),
-         "max_iter": (1, 0), "gap_every": (1, 0)}
+         "max_iter": (1, 0), "gap_every": (1, 0), "n_estimators": (1, 0),
+         "max_features": (1.0, 1.5), "min_samples_leaf": (1, 0), "max_depth": (1, 0),
+         "n_split_targets": (1, 0)}
+#: The forest's parameters (ecrm.ForestECRM).
+FOREST = ("n_estimators", "max_features", "min_samples_leaf", "max_depth", "n_split_targets")
 #: The ``ecrm`` options of estimator parameters.
 OPTIONS = {"--alpha": "alpha", "--gamma": "gamma", "--n-components": "n_components",
            "--memory-budget": "memory_budget", "--loo-samples": "loo_samples"}
@@ -208,9 +212,11 @@ def test_fit_checks_every_declared_constraint(parameter):
     assert set(EDGES) == set(CONSTRAINTS)
     X, Y = _data()
     ok, bad = EDGES[parameter]
-    from ecrm import StructuredSVM
+    from ecrm import ForestECRM, StructuredSVM
 
     cls, extra = ((ECRM, {}) if parameter == "alpha" else
+                  (ForestECRM, {"n_estimators": 2} if parameter != "n_estimators" else {})
+                  if parameter in FOREST else
                   (StructuredSVM, {"max_iter": 2}) if parameter in ("C", "tol", "gap_every") else
                   (StructuredSVM, {}) if parameter == "max_iter" else
                   (ECRMCV, {"alphas": [1e-2]}))

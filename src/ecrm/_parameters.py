@@ -61,6 +61,12 @@ CONSTRAINTS: dict[str, Number] = {
     "tol": Number("real", {"low_open": False}),
     "max_iter": Number("int", {"low": 1}),
     "gap_every": Number("int", {"low": 1}),
+    # the forest's (ecrm.forest)
+    "n_estimators": Number("int", {"low": 1}),
+    "max_features": Number("real", {"high": 1.0, "high_open": False}),
+    "min_samples_leaf": Number("int", {"low": 1}),
+    "max_depth": Number("int", {"low": 1}, none=True),
+    "n_split_targets": Number("int", {"low": 1}, none=True),
 }
 
 

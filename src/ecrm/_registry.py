@@ -16,12 +16,13 @@ from typing import Any
 import numpy as np
 from sklearn.pipeline import Pipeline
 
-from ecrm import _steps, estimator, joint, ssvm
+from ecrm import _steps, estimator, forest, joint, ssvm
 from ecrm._archive import ModelFileError
 from ecrm._solvers.base import RiskFit
 from ecrm._solvers.centers import KMeansPlusPlusCenters, LeverageCenters, UniformCenters
 from ecrm._solvers.dual import KernelFit
 from ecrm._solvers.features import LinearFeatures, NystromFeatures
+from ecrm._solvers.forest import ForestFit, Trees
 from ecrm._solvers.primal import FeatureFit
 from ecrm._state import check_fitted_state
 from ecrm.calibration import IsotonicCalibration, PlattCalibration
@@ -94,6 +95,9 @@ def _registry() -> dict[str, _Entry]:
         _Entry(SquaredLoss, no_args),
         _Entry(KernelFit, KernelFit.to_state),
         _Entry(FeatureFit, FeatureFit.to_state),
+        _Entry(ForestFit, ForestFit.to_state),
+        _Entry(Trees, lambda t: {"left": t.left, "right": t.right, "feature": t.feature,
+                                 "threshold": t.threshold, "roots": t.roots}),
         _Entry(IsotonicCalibration, lambda c: {"breakpoints": c.breakpoints_,
                                                "values": c.values_, "indptr": c.indptr_}),
         _Entry(PlattCalibration, lambda c: {"a": c.a_, "b": c.b_}),
@@ -107,7 +111,7 @@ def _registry() -> dict[str, _Entry]:
     entries += [_Entry(cls, _estimator_params, cls._fitted_attributes, _estimator_state,
                        _rebuild_estimator)
                 for cls in (estimator.ECRM, estimator.ECRMCV, joint.JointKernelECRM,
-                            ssvm.StructuredSVM)]
+                            ssvm.StructuredSVM, forest.ForestECRM, forest.ForestECRMCV)]
     entries += [_Entry(cls, lambda s: s.get_params(deep=False), names, state, rebuild)
                 for cls, (names, state, rebuild) in _steps.STEPS.items()]
     entries.append(_Entry(Pipeline, _pipeline_params, (), lambda _: {}, _check_pipeline))
@@ -190,7 +194,8 @@ def _check_pipeline(pipe, fitted: dict) -> None:
 
 
 #: The estimators a model file holds (alone or as a pipeline's last step).
-_ESTIMATORS = ("ECRM", "ECRMCV", "JointKernelECRM", "StructuredSVM")
+_ESTIMATORS = ("ECRM", "ECRMCV", "JointKernelECRM", "StructuredSVM", "ForestECRM",
+               "ForestECRMCV")
 
 
 class _LazyRegistry(dict):

@@ -71,7 +71,7 @@ class _StructuredEstimator(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.input_tags.pairwise = getattr(self, "kernel", None) == "precomputed"
         tags.target_tags.required = True
         tags.target_tags.multi_output = True  # outputs are vectors of the output space
         tags.target_tags.single_output = getattr(self.output_space, "n_outputs", 0) == 1
@@ -195,7 +195,8 @@ class _RiskEstimator(_StructuredEstimator):
             self.feature_names_in_ = seen.feature_names
         names = list(self.output_space.output_names)
         self.label_names_ = np.array(names + [None], dtype=object)[:-1]  # tuples stay items
-        self.kernel_params_ = kernel_params
+        if "kernel_params_" in self._fitted_attributes:
+            self.kernel_params_ = kernel_params
         self._fit = fit
         for name, value in extra.items():
             if name not in self._fitted_attributes:
@@ -220,9 +221,14 @@ class _RiskEstimator(_StructuredEstimator):
         return self._fit.n_train
 
     # -- prediction -----------------------------------------------------------------------
+    @property
+    def _input_kernel(self):
+        """The kernel the inputs are checked for (``"precomputed"`` takes kernel blocks)."""
+        return self.kernel_params_["kernel"]
+
     def _check_input(self, X):
         check_is_fitted(self, "X_fit_")
-        checked = check_kernel_input(X, self.kernel_params_["kernel"], n_train=self._n_fit)
+        checked = check_kernel_input(X, self._input_kernel, n_train=self._n_fit)
         validate_data(self, X, reset=False, skip_check_array=True)  # scikit-learn's messages
         return checked
 
@@ -238,7 +244,7 @@ class _RiskEstimator(_StructuredEstimator):
         nothing else; ``width`` is the floats a row of ``step`` takes."""
         check_is_fitted(self, "X_fit_")
         backend = get_backend(X)
-        chunk_check = ChunkCheck(self.kernel_params_["kernel"], self._n_fit,
+        chunk_check = ChunkCheck(self._input_kernel, self._n_fit,
                                  self.n_features_in_)
         return backend.map_rows(lambda Xb: step(fit.block(Xb)), X, check=self._check_input,
                                 chunk_check=chunk_check, block_width=2 * fit.n_columns + width,

@@ -21,7 +21,7 @@ from ecrm._solvers.features import LinearFeatures, NystromFeatures
 from ecrm._solvers.primal import FeatureFit
 from ecrm.losses.base import LinearLoss
 
-__all__ = ["check_fitted_state"]
+__all__ = ["check_fitted_state", "check_training_state"]
 
 _REQUIRED = ("X_fit_", "Y_fit_", "n_features_in_", "label_names_", "kernel_params_", "_y_ndim",
              "_fit")
@@ -117,11 +117,11 @@ def _check_search(model, m: int, d: int, settings: list, alphas: list,
         raise ValueError("calibration_ and score_calibration_ must be set together")
 
 
-def check_fitted_state(model) -> None:
-    """Raise ``ValueError``/``TypeError`` unless ``model``'s fitted state is one its ``fit``
-    could have produced (see the module docstring)."""
-    checked = model._check_params()
-    missing = [name for name in _REQUIRED if name not in vars(model)]
+def check_training_state(model) -> tuple:
+    """The checks every ECRM estimator's state shares: the training rows and outputs, the
+    output names, ``_y_ndim`` and the feature names; returns ``(X, Y, p, d, n_risk)``."""
+    required = [name for name in _REQUIRED if name in model._fitted_attributes]
+    missing = [name for name in required if name not in vars(model)]
     if missing:
         raise ValueError(f"missing the fitted attributes {missing}")
     X, Y, space = model.X_fit_, model.Y_fit_, model.output_space
@@ -153,10 +153,6 @@ def check_fitted_state(model) -> None:
             list(names) != list(space.output_names):
         raise ValueError(f"label_names_ must be the {d} output names of the output space; "
                          f"found {getattr(names, 'shape', type(names).__name__)}")
-    params = model.kernel_params_
-    if not isinstance(params, dict) or set(params) != {"kernel", "gamma", "degree", "coef0"} \
-            or check_kernel_params(**params) != params:
-        raise ValueError(f"kernel_params_ must be checked kernel settings; found {params!r}")
     if model._y_ndim not in (1, 2) or isinstance(model._y_ndim, bool) or \
             (model._y_ndim == 1 and d != 1):
         raise ValueError(f"_y_ndim must be 2, or 1 for one output; found {model._y_ndim!r}")
@@ -165,6 +161,18 @@ def check_fitted_state(model) -> None:
         if value is not None and (len(value) != p
                                   or not all(isinstance(v, str) for v in value)):
             raise ValueError(f"{name} must hold {p} column names")
+    return X, Y, m, p, d, n_risk
+
+
+def check_fitted_state(model) -> None:
+    """Raise ``ValueError``/``TypeError`` unless ``model``'s fitted state is one its ``fit``
+    could have produced (see the module docstring)."""
+    checked = model._check_params()
+    X, _, m, p, d, n_risk = check_training_state(model)
+    params = model.kernel_params_
+    if not isinstance(params, dict) or set(params) != {"kernel", "gamma", "degree", "coef0"} \
+            or check_kernel_params(**params) != params:
+        raise ValueError(f"kernel_params_ must be checked kernel settings; found {params!r}")
     _check_fit(model, model._fit, X, p, n_risk, d, params)
     if "task_kernel_" in model._fitted_attributes:
         B, expected = model.task_kernel_, model._task_kernel(n_risk - 1)

@@ -1,0 +1,262 @@
+r"""Forest risk weights: a fitted forest as a :class:`~ecrm._solvers.base.RiskFit`.
+
+A forest of :math:`T` trees, each grown on a bootstrap sample (tree :math:`t` draws point
+:math:`i` :math:`b_{ti}` times), weighs the training points by leaf co-membership:
+
+.. math:: w_i(x) = \frac1T \sum_{t=1}^T \frac{b_{ti}\, \mathbb 1[\ell_t(x_i) = \ell_t(x)]}
+          {\sum_j b_{tj}\, \mathbb 1[\ell_t(x_j) = \ell_t(x)]},
+
+with :math:`\ell_t(x)` the leaf of :math:`x` in tree :math:`t`. The weights are non-negative and
+sum to one, and :math:`\sum_i w_i(x)\,\psi(y_i)` is exactly the prediction of a multi-output
+forest whose leaves average :math:`\psi(Y)` (Lin & Jeon, 2006; Meinshausen, 2006): growing
+the trees on a loss's embedding and handing this prediction to the exact oracle is ECRM with
+forest weights. The out-of-bag weights of a training point average only the trees that did
+not draw it (:meth:`ForestFit.oob_weights`), an honest estimate of its risk.
+
+The trees are grown by scikit-learn and kept as plain arrays (:class:`Trees`), so that a model
+file holds no pickle and is checked at load like every other fit. Prediction maps inputs to
+their leaves (:meth:`Trees.apply`, scikit-learn's rule: a float32 input goes left when at most
+the threshold) and the *block* of a row is its sparse weight vector :math:`w(x)`, so that the
+estimators' costs ``block @ coef`` are the weighted sums of the targets
+:math:`[\psi(Y), \mathrm{const}(Y), Y]` and nothing above this module knows it is a forest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ecrm._solvers.base import RiskFit
+
+__all__ = ["ForestFit", "Trees", "grow_forest"]
+
+
+class Trees:
+    """The split structure of a forest, all trees in one set of node arrays.
+
+    Node ``n`` of the packed arrays is a leaf when ``left[n] == -1``; otherwise a row goes to
+    ``left[n]`` when ``x[feature[n]] <= threshold[n]`` (compared in float32, as scikit-learn
+    grows and applies its trees) and to ``right[n]`` otherwise. Tree ``t``'s root is
+    ``roots[t]``; children have larger indices than their parent within their own tree, which
+    makes every path finite.
+
+    Parameters
+    ----------
+    left, right, feature : ndarray of int64, shape (n_nodes,)
+    threshold : ndarray of float64, shape (n_nodes,)
+    roots : ndarray of int64, shape (n_trees,)
+    """
+
+    def __init__(self, left, right, feature, threshold, roots):
+        self.left, self.right, self.feature = left, right, feature
+        self.threshold, self.roots = threshold, roots
+
+    @classmethod
+    def from_estimators(cls, estimators) -> Trees:
+        """Pack fitted scikit-learn decision trees."""
+        parts, offset = [], 0
+        for est in estimators:
+            tree = est.tree_
+            leaf = tree.children_left == -1
+            shift = np.where(leaf, 0, offset)
+            parts.append((np.where(leaf, -1, tree.children_left + shift),
+                          np.where(leaf, -1, tree.children_right + shift),
+                          np.where(leaf, 0, tree.feature), np.where(leaf, 0.0, tree.threshold),
+                          offset))
+            offset += tree.node_count
+        left, right, feature, threshold, roots = zip(*parts, strict=True)
+        return cls(np.concatenate(left).astype(np.int64), np.concatenate(right).astype(np.int64),
+                   np.concatenate(feature).astype(np.int64),
+                   np.concatenate(threshold).astype(np.float64), np.array(roots, np.int64))
+
+    @property
+    def n_trees(self) -> int:
+        return len(self.roots)
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.left)
+
+    def apply(self, X) -> np.ndarray:
+        """The leaf (packed node index) of every row of ``X`` in every tree: (n, n_trees).
+
+        One vectorised step per tree level; sparse inputs are densified by the caller's row
+        blocks."""
+        X32 = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float32)
+        nodes = np.broadcast_to(self.roots, (X32.shape[0], self.n_trees)).copy()
+        rows = np.arange(X32.shape[0])[:, None]
+        active = self.left[nodes] != -1
+        while active.any():
+            r, t = np.nonzero(active)
+            n = nodes[r, t]
+            go_left = X32[rows[r, 0], self.feature[n]] <= self.threshold[n]
+            nodes[r, t] = np.where(go_left, self.left[n], self.right[n])
+            active[r, t] = self.left[nodes[r, t]] != -1
+        return nodes
+
+    def check(self, n_features: int) -> None:
+        """``ValueError`` unless these are trees that fit could have grown on
+        ``n_features`` inputs (the model-file check)."""
+        left, right, feature, threshold, roots = (self.left, self.right, self.feature,
+                                                  self.threshold, self.roots)
+        n = len(left)
+        for name, a in (("left", left), ("right", right), ("feature", feature),
+                        ("roots", roots)):
+            if not (isinstance(a, np.ndarray) and a.dtype == np.int64 and a.ndim == 1):
+                raise ValueError(f"the trees' {name} must be a 1-D int64 array")
+        if not (isinstance(threshold, np.ndarray) and threshold.dtype == np.float64
+                and threshold.shape == (n,) and np.isfinite(threshold).all()):
+            raise ValueError("the trees' thresholds must be finite float64, one per node")
+        if right.shape != (n,) or feature.shape != (n,) or n == 0 or len(roots) == 0:
+            raise ValueError("the trees' node arrays must have one entry per node")
+        if roots[0] != 0 or (np.diff(roots) <= 0).any() or roots[-1] >= n:
+            raise ValueError("the trees' roots must be increasing node indices from 0")
+        ends = np.append(roots[1:], n)
+        tree_end = np.repeat(ends, np.diff(np.append(roots, n)))  # the end of each node's tree
+        leaf = left == -1
+        if ((right == -1) != leaf).any():
+            raise ValueError("a node has exactly one child")
+        inner = ~leaf
+        idx = np.arange(n)
+        for name, child in (("left", left), ("right", right)):
+            if ((child[inner] <= idx[inner]) | (child[inner] >= tree_end[inner])).any():
+                raise ValueError(f"a {name} child index is outside its tree or not after its "
+                                 "parent")
+        if ((feature[inner] < 0) | (feature[inner] >= n_features)).any():
+            raise ValueError(f"a split feature is outside [0, {n_features})")
+        # every non-root node is the child of exactly one node: the nodes form trees
+        parents = np.bincount(np.concatenate([left[inner], right[inner]]), minlength=n)
+        is_root = np.zeros(n, bool)
+        is_root[roots] = True
+        if (parents[~is_root] != 1).any() or (parents[is_root] != 0).any():
+            raise ValueError("the nodes do not form trees (a node with no or several parents)")
+
+
+class ForestFit(RiskFit):
+    r"""Forest weights over the training points (see the module docstring).
+
+    The block of an input row is its weight vector :math:`w(x)` (a sparse row of length m),
+    and ``coef`` holds the targets :math:`[\psi(Y), \mathrm{const}(Y), Y]` of the training
+    points, so ``block(X) @ coef`` is the forest's prediction of every target.
+
+    Parameters
+    ----------
+    trees : Trees
+    bag : ndarray of shape (m, n_trees), dtype uint16
+        How many times each tree drew each training point (0: out of bag).
+    n_risk : int
+        Leading target columns that are the risk targets (0 for a loss without a linear
+        form).
+    X_train : ndarray or sparse matrix of shape (m, p), optional
+        The training inputs; their leaves weigh the points (set again on load).
+    coef : ndarray of shape (m, c), optional
+        The targets of the training points (set on load by the estimator, from its outputs).
+    """
+
+    coef_name = "risk_targets_"
+    ridge = 0.0
+    fit_intercept = False
+
+    def __init__(self, trees: Trees, bag: np.ndarray, n_risk: int, *, X_train=None, coef=None):
+        self.trees, self.bag, self.n_risk = trees, bag, n_risk
+        self.X_train = X_train
+        self.coef = coef
+        self._leaf_weights: sp.csr_array | None = None
+        self._train_leaves: np.ndarray | None = None
+
+    # -- state ------------------------------------------------------------------------------
+    def to_state(self) -> dict:
+        return {"trees": self.trees, "bag": self.bag, "n_risk": self.n_risk}
+
+    @classmethod
+    def from_state(cls, state: dict, X_train=None) -> ForestFit:
+        return cls(**state, X_train=X_train)
+
+    def slim(self) -> ForestFit:
+        self.leaf_weights()  # built once, then shipped with the trees
+        return self
+
+    @property
+    def intercept(self) -> np.ndarray:  # type: ignore[override]
+        return np.zeros(self.coef.shape[1])
+
+    @property
+    def n_columns(self) -> int:
+        """The average number of training points a row's weights touch (sizes row blocks)."""
+        L = self.leaf_weights()
+        leaves = np.diff(L.indptr) > 0
+        return max(1, int(self.trees.n_trees * L.nnz / max(1, leaves.sum())))
+
+    # -- weights ----------------------------------------------------------------------------
+    def train_leaves(self) -> np.ndarray:
+        """The leaf of every training point in every tree, (m, n_trees)."""
+        if self._train_leaves is None:
+            self._train_leaves = self.trees.apply(self.X_train)
+        return self._train_leaves
+
+    def leaf_weights(self) -> sp.csr_array:
+        r"""The sparse (n_nodes, m) matrix whose row of a leaf holds
+        :math:`b_{ti} / \sum_j b_{tj}` over the points the leaf's tree drew into it."""
+        if self._leaf_weights is None:
+            leaves, bag = self.train_leaves(), self.bag
+            i, t = np.nonzero(bag)
+            node, count = leaves[i, t], bag[i, t].astype(np.float64)
+            mass = np.bincount(node, weights=count, minlength=self.trees.n_nodes)
+            L = sp.csr_array((count / mass[node], (node, i)),
+                             shape=(self.trees.n_nodes, bag.shape[0]))
+            L.sum_duplicates()
+            self._leaf_weights = L
+        return self._leaf_weights
+
+    def _average(self, leaves: np.ndarray, include: np.ndarray | None = None) -> sp.csr_array:
+        """Rows of the leaf weights averaged over the trees (only those in ``include``)."""
+        n, T = leaves.shape
+        keep = np.ones((n, T), bool) if include is None else include
+        per_row = keep.sum(axis=1)
+        r, t = np.nonzero(keep)
+        scale = np.divide(1.0, per_row, out=np.zeros(n), where=per_row > 0)
+        A = sp.csr_array((scale[r], (r, leaves[r, t])), shape=(n, self.trees.n_nodes))
+        return A @ self.leaf_weights()
+
+    def block(self, X) -> sp.csr_array:
+        """The forest weights w(x) of the rows of ``X``: a sparse (n, m) array."""
+        return self._average(self.trees.apply(X))
+
+    def weights(self, V) -> np.ndarray:
+        return V.toarray() if sp.issparse(V) else np.asarray(V)
+
+    def oob_weights(self) -> tuple[sp.csr_array, np.ndarray]:
+        """The out-of-bag weights of the training points, (m, m), each row averaged over the
+        trees that did not draw the point, and which rows have any such tree."""
+        out = self.bag == 0
+        return self._average(self.train_leaves(), out), out.any(axis=1)
+
+    def check_leaves(self) -> None:
+        """``ValueError`` unless every leaf holds some drawn training point (else a row
+        reaching it would get weights that do not sum to one)."""
+        leaf = self.trees.left == -1
+        mass = np.diff(self.leaf_weights().indptr)
+        if (mass[leaf] == 0).any():
+            raise ValueError(f"{int((mass[leaf] == 0).sum())} leaves hold no drawn training "
+                             "point")
+
+
+def grow_forest(X, G: np.ndarray, *, flavour: str, n_estimators: int, max_features,
+                min_samples_leaf: int, max_depth, n_jobs, random_state) -> tuple[Trees, np.ndarray]:
+    """Grow scikit-learn's multi-output random forest (``flavour="random"``) or extremely
+    randomised trees (``"extra"``, with bootstrap samples) on the targets ``G``; the packed
+    trees and each tree's bootstrap counts (m, n_estimators)."""
+    from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
+
+    cls = RandomForestRegressor if flavour == "random" else ExtraTreesRegressor
+    forest = cls(n_estimators=n_estimators, max_features=max_features,
+                 min_samples_leaf=min_samples_leaf, max_depth=max_depth, bootstrap=True,
+                 n_jobs=n_jobs, random_state=random_state).fit(X, G)
+    m = X.shape[0]
+    bag = np.empty((m, n_estimators), np.uint16)
+    for t, drawn in enumerate(forest.estimators_samples_):
+        counts = np.bincount(drawn, minlength=m)
+        if counts.max() > np.iinfo(np.uint16).max:  # pragma: no cover - needs 65,536 draws
+            raise ValueError("a bootstrap sample drew one point more than 65,535 times")
+        bag[:, t] = counts
+    return Trees.from_estimators(forest.estimators_), bag

@@ -1,0 +1,332 @@
+r"""ECRM with forest weights: the conditional risk estimated by a random forest.
+
+:class:`ForestECRM` estimates the conditional risk with the leaf co-membership weights of a
+forest (:mod:`ecrm._solvers.forest`),
+
+.. math:: \hat R(y|x) = \sum_{i=1}^m w_i(x)\, \ell(y, y_i), \qquad
+          w_i(x) = \frac1T \sum_{t=1}^T \frac{b_{ti}\, \mathbb 1[\ell_t(x_i) = \ell_t(x)]}
+          {\sum_j b_{tj}\, \mathbb 1[\ell_t(x_j) = \ell_t(x)]},
+
+and predicts its exact minimiser over the output space, as :class:`ecrm.ECRM` does with kernel
+ridge weights. For a loss linear in an embedding the trees are grown on :math:`\psi(Y)` (a
+multi-output regression forest whose leaves average :math:`\psi`), so the costs
+:math:`c(x) = \sum_i w_i(x)\psi(y_i)` are the forest's prediction; a loss without a linear
+form hands the weights to its risk minimiser. Its honest criterion is out of bag: every
+training point is predicted by the trees that never drew it (``oob_loss_``), and
+:class:`ForestECRMCV` chooses the forest's settings by it.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ecrm._parameters import check_parameter
+from ecrm._risk import _ECRMBase
+from ecrm._solvers.forest import ForestFit, Trees, grow_forest
+from ecrm._solvers.rows import RiskTargets
+from ecrm._validation import check_int
+from ecrm.losses.base import LinearLoss
+
+__all__ = ["ForestECRM", "ForestECRMCV"]
+
+FLAVOURS = ("random", "extra")
+
+
+def _check_max_features(value):
+    if value is None or value in ("sqrt", "log2"):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"max_features must be a float in (0, 1], an int >= 1, 'sqrt', 'log2' "
+                        f"or None; got {value!r}")
+    if isinstance(value, numbers.Integral):
+        return check_int(value, "max_features")  # a count of features
+    return check_parameter("max_features", value)
+
+
+class ForestECRM(_ECRMBase):
+    r"""Structured prediction by conditional risk minimisation with forest weights.
+
+    See the module docstring for the weights. Fitting grows ``n_estimators`` trees of
+    scikit-learn's :class:`~sklearn.ensemble.RandomForestRegressor` (``flavour="random"``) or
+    :class:`~sklearn.ensemble.ExtraTreesRegressor` (``"extra"``, on bootstrap samples) on the
+    loss's embedding :math:`\psi(Y)` (a loss without a linear form: on the outputs ``Y``);
+    prediction is the forest's weighted sum of :math:`\psi(y_i)` followed by the output
+    space's exact oracle, or the loss's risk minimiser on the weights. Inputs are the features
+    as they are: trees need no scaling.
+
+    Parameters
+    ----------
+    loss : ecrm.losses.Loss
+    output_space : ecrm.spaces.base.OutputSpace
+    flavour : {"random", "extra"}, default="random"
+        Random forest (best split of a random subset of features) or extremely randomised
+        trees (random thresholds), both on bootstrap samples.
+    n_estimators : int >= 1, default=100
+    max_features : float in (0, 1], int >= 1, "sqrt", "log2" or None, default=0.5
+        Features tried at each split (scikit-learn's meaning).
+    min_samples_leaf : int >= 1, default=1
+    max_depth : int >= 1, default=None
+    n_split_targets : int >= 1, default=64
+        When the embedding is wider, the trees choose their splits on a Gaussian random
+        projection of it to this many columns (the leaves still average the whole
+        embedding), so that wide embeddings (DAG hierarchies) grow in the time of narrow ones.
+        ``None``: always the whole embedding.
+    n_jobs : int, default=None
+        Trees grown in parallel (scikit-learn's ``n_jobs``).
+    random_state : int, RandomState instance or None, default=None
+        The bootstrap samples, the feature subsets and the projection.
+
+    Attributes
+    ----------
+    oob_loss_ : float
+        The mean task loss of the out-of-bag predictions: each training point predicted from
+        the trees that did not draw it (the points every tree drew are left out).
+    oob_predictions_ : ndarray of shape (m, d)
+        Those predictions (rows of points with no out-of-bag tree are NaN).
+    risk_targets_ : ndarray of shape (m, e)
+        :math:`\psi(Y)` of the training outputs, which the weights average (a linear loss).
+    X_fit_, Y_fit_, label_names_ : as :class:`ecrm.ECRM`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ecrm import Hierarchy
+    >>> from ecrm.forest import ForestECRM
+    >>> from ecrm.losses import HammingLoss
+    >>> h = Hierarchy([("a", "a1"), ("a", "a2")])
+    >>> X = np.array([[0.0], [0.1], [0.2], [1.0], [1.1], [1.2]])
+    >>> Y = np.array([[1, 1, 0]] * 3 + [[1, 0, 1]] * 3)
+    >>> model = ForestECRM(HammingLoss(), h, n_estimators=20, random_state=0).fit(X, Y)
+    >>> model.predict([[0.05], [1.05]])
+    array([[1., 1., 0.],
+           [1., 0., 1.]])
+    """
+
+    _fitted_attributes = tuple(
+        name for name in _ECRMBase._fitted_attributes if name != "kernel_params_"
+    ) + ("oob_loss_", "oob_predictions_")
+
+    def __init__(self, loss, output_space, *, flavour="random", n_estimators=100,
+                 max_features=0.5, min_samples_leaf=1, max_depth=None, n_split_targets=64,
+                 n_jobs=None, random_state=None):
+        self.loss = loss
+        self.output_space = output_space
+        self.flavour = flavour
+        self.n_estimators = n_estimators
+        self.max_features = max_features
+        self.min_samples_leaf = min_samples_leaf
+        self.max_depth = max_depth
+        self.n_split_targets = n_split_targets
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    _input_kernel = None  # the trees read the features as they are
+
+    def _check_params(self) -> dict:
+        """Every parameter, checked before any work (fit and the model-file loader)."""
+        self._check_components()
+        if self.flavour not in FLAVOURS:
+            raise ValueError(f"flavour must be one of {FLAVOURS}; got {self.flavour!r}")
+        return {"flavour": self.flavour,
+                "n_estimators": check_parameter("n_estimators", self.n_estimators),
+                "max_features": _check_max_features(self.max_features),
+                "min_samples_leaf": check_parameter("min_samples_leaf", self.min_samples_leaf),
+                "max_depth": check_parameter("max_depth", self.max_depth),
+                "n_split_targets": check_parameter("n_split_targets", self.n_split_targets)}
+
+    def fit(self, X, Y):
+        """Grow the forest on the loss's embedding and judge it out of bag.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (m, p)
+        Y : array-like of shape (m, d)
+            Training outputs, in the output space (as :meth:`ecrm.ECRM.fit` takes them).
+
+        Returns
+        -------
+        self : ForestECRM
+        """
+        params = self._check_params()
+        X, Y, seen = self._check_training_data(X, Y, None)
+        if seen.backend.lazy:
+            raise TypeError("ForestECRM fits in-memory arrays; compute the Dask arrays first")
+        targets = RiskTargets(self.loss)(Y)
+        linear = isinstance(self.loss, LinearLoss)
+        n_risk = targets.shape[1] - Y.shape[1] if linear else 0
+        rng = check_random_state(self.random_state)
+        grow_on = targets[:, :n_risk - 1] if linear else targets
+        q = params["n_split_targets"]
+        if q is not None and grow_on.shape[1] > q:  # splits on a random projection
+            grow_on = grow_on @ rng.standard_normal((grow_on.shape[1], q)) / np.sqrt(q)
+        trees, bag = grow_forest(X, grow_on, flavour=params["flavour"],
+                                 n_estimators=params["n_estimators"],
+                                 max_features=params["max_features"],
+                                 min_samples_leaf=params["min_samples_leaf"],
+                                 max_depth=params["max_depth"], n_jobs=self.n_jobs,
+                                 random_state=rng.randint(np.iinfo(np.int32).max))
+        fit = ForestFit(trees, bag, n_risk, X_train=X, coef=targets)
+        predictions = _oob_predictions(fit, self.loss, self.output_space, Y)
+        seen_rows = ~np.isnan(predictions).any(axis=1)
+        loss = self.loss(predictions[seen_rows], Y[seen_rows]) if seen_rows.any() else [np.nan]
+        self._set_fitted(X, Y, None, fit, seen, oob_loss_=float(np.mean(loss)),
+                         oob_predictions_=predictions)
+        return self
+
+    def oob_costs(self) -> np.ndarray:
+        r"""Out-of-bag costs :math:`c(x_i)` of the training points (m, e), a linear loss
+        (rows of points with no out-of-bag tree are NaN)."""
+        self._require_linear()
+        W, seen = self._forest_fit().oob_weights()
+        C = W @ self._fit.risk_coef[:, :-1]
+        C[~seen] = np.nan
+        return C
+
+    def oob_scores(self) -> np.ndarray:
+        """Out-of-bag label scores of the training points (m, d), as :meth:`predict_scores`
+        computes them (rows of points with no out-of-bag tree are NaN)."""
+        W, seen = self._forest_fit().oob_weights()
+        S = self.output_space.consistent_scores(
+            np.clip(W @ self._fit.marginal_coef, 0.0, 1.0))
+        S[~seen] = np.nan
+        return S
+
+    def _forest_fit(self) -> ForestFit:
+        check_is_fitted(self, "X_fit_")
+        fit = self._fit
+        assert isinstance(fit, ForestFit)  # set only by fit or the checked loader
+        return fit
+
+    def _check_fitted_state(self) -> None:
+        """``ValueError``/``TypeError`` unless the fitted state is one :meth:`fit` could
+        have produced (the model-file check)."""
+        from ecrm._state import check_training_state
+
+        self._check_params()
+        X, Y, m, p, d, n_risk = check_training_state(self)
+        fit = self._fit
+        if not isinstance(fit, ForestFit) or not isinstance(fit.trees, Trees):
+            raise TypeError(f"_fit must be a forest fit; found {type(fit).__name__}")
+        if fit.n_risk != n_risk:
+            raise ValueError(f"_fit has {fit.n_risk} risk targets; the loss needs {n_risk}")
+        fit.trees.check(p)
+        bag = fit.bag
+        if not (isinstance(bag, np.ndarray) and bag.dtype == np.uint16
+                and bag.shape == (m, fit.trees.n_trees)):
+            raise ValueError(f"_fit.bag must be a uint16 array of shape "
+                             f"{(m, fit.trees.n_trees)} (points x trees)")
+        if (bag.sum(axis=0, dtype=np.int64) != m).any():
+            raise ValueError(f"every tree's bootstrap sample must draw {m} points")
+        fit.X_train, fit.coef = X, RiskTargets(self.loss)(Y)
+        fit.check_leaves()
+        if not (isinstance(self.oob_loss_, float) and self.oob_loss_ >= 0):
+            raise ValueError(f"oob_loss_ must be a non-negative float; found "
+                             f"{self.oob_loss_!r}")
+        P = self.oob_predictions_
+        if not (isinstance(P, np.ndarray) and P.shape == (m, d) and P.dtype == np.float64):
+            raise ValueError(f"oob_predictions_ must be a float64 array of shape {(m, d)}")
+
+
+def _oob_predictions(fit: ForestFit, loss, space, Y) -> np.ndarray:
+    """The exact risk minimisers of the training points' out-of-bag risks (NaN rows where
+    every tree drew the point)."""
+    W, seen = fit.oob_weights()
+    P = np.full(Y.shape, np.nan)
+    if not seen.any():
+        return P
+    if isinstance(loss, LinearLoss):
+        C = W[seen] @ fit.risk_coef[:, :-1]
+        P[seen] = loss.argmin(C, space)
+    else:
+        P[seen] = loss.minimize_risk(W[seen].toarray(), Y, space)
+    return P
+
+
+class ForestECRMCV(ForestECRM):
+    """:class:`ForestECRM` with its settings chosen by the out-of-bag task loss.
+
+    Every setting of ``param_grid`` (keys among ``flavour``, ``max_features``,
+    ``min_samples_leaf``, ``max_depth``) grows one forest on all the training points; the one
+    with the smallest ``oob_loss_`` is kept, as it is (its out-of-bag loss is an honest
+    estimate for it: no refit).
+
+    Parameters
+    ----------
+    loss, output_space, n_estimators, n_split_targets, n_jobs, random_state :
+        As :class:`ForestECRM`; the other parameters of :class:`ForestECRM` are the defaults
+        of the settings ``param_grid`` does not name.
+    param_grid : dict or list of dicts, default=None
+        scikit-learn's :class:`~sklearn.model_selection.ParameterGrid` format. ``None``:
+        ``{"flavour": ["random", "extra"], "min_samples_leaf": [1, 3],
+        "max_features": [0.5, 1.0]}``.
+
+    Attributes
+    ----------
+    best_params_ : dict
+    cv_results_ : dict of lists
+        ``params`` and ``oob_loss`` of every setting, in grid order.
+    """
+
+    _fitted_attributes = ForestECRM._fitted_attributes + ("best_params_", "cv_results_")
+    DEFAULT_GRID = {"flavour": ["random", "extra"], "min_samples_leaf": [1, 3],
+                    "max_features": [0.5, 1.0]}
+
+    def __init__(self, loss, output_space, *, param_grid=None, flavour="random",
+                 n_estimators=100, max_features=0.5, min_samples_leaf=1, max_depth=None,
+                 n_split_targets=64, n_jobs=None, random_state=None):
+        super().__init__(loss, output_space, flavour=flavour, n_estimators=n_estimators,
+                         max_features=max_features, min_samples_leaf=min_samples_leaf,
+                         max_depth=max_depth, n_split_targets=n_split_targets, n_jobs=n_jobs,
+                         random_state=random_state)
+        self.param_grid = param_grid
+
+    def _grid(self) -> list[dict]:
+        grid = list(ParameterGrid(self.DEFAULT_GRID if self.param_grid is None
+                                  else self.param_grid))
+        allowed = {"flavour", "max_features", "min_samples_leaf", "max_depth"}
+        for setting in grid:
+            unknown = set(setting) - allowed
+            if unknown:
+                raise ValueError(f"param_grid may set {sorted(allowed)}; got {sorted(unknown)}")
+        return grid
+
+    def fit(self, X, Y):
+        """Grow one forest per setting and keep the one with the smallest out-of-bag loss.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (m, p)
+        Y : array-like of shape (m, d)
+
+        Returns
+        -------
+        self : ForestECRMCV
+        """
+        grid = self._grid()
+        rng = check_random_state(self.random_state)
+        seeds = rng.randint(np.iinfo(np.int32).max, size=len(grid))
+        base = {k: v for k, v in self.get_params(deep=False).items() if k != "param_grid"}
+        best, losses = None, []
+        for setting, seed in zip(grid, seeds, strict=True):
+            model = ForestECRM(**{**base, **setting, "random_state": int(seed)}).fit(X, Y)
+            losses.append(model.oob_loss_)
+            if best is None or model.oob_loss_ < best[1].oob_loss_:
+                best = (setting, model)
+        assert best is not None  # the grid is never empty
+        setting, model = best
+        state = {name: vars(model)[name] for name in ForestECRM._fitted_attributes
+                 if name in vars(model)}
+        for name in self._fitted_attributes:
+            if name in vars(self):
+                delattr(self, name)
+        for name, value in state.items():
+            setattr(self, name, value)
+        self.best_params_ = dict(setting)
+        self.cv_results_ = {"params": grid, "oob_loss": losses}
+        self._derive()
+        return self

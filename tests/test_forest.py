@@ -1,0 +1,305 @@
+"""Forest weights (ecrm.forest, ecrm._solvers.forest) against their definitions.
+
+The weights of a row are computed here from scratch, tree by tree, with scikit-learn's own
+``apply`` and bootstrap draws; the costs, the out-of-bag criterion, every oracle on forest
+costs and the model files are checked against that, against scikit-learn's forest
+predictions and against brute force.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
+
+from ecrm import (
+    CandidateSpace,
+    FlowPolytope,
+    ForestECRM,
+    ForestECRMCV,
+    Hierarchy,
+    MultilabelSpace,
+    PermutationSpace,
+    load,
+    save,
+)
+from ecrm._archive import ModelFileError
+from ecrm._solvers.forest import ForestFit, grow_forest
+from ecrm.losses import (
+    AbsoluteLoss,
+    FootruleLoss,
+    HammingLoss,
+    HierarchicalLoss,
+    KendallLoss,
+    SquaredRankLoss,
+    ZeroOneLoss,
+)
+from ecrm.testing import check_oracle
+
+TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
+DAG = Hierarchy([("a", "c"), ("b", "c"), ("a", "d"), ("c", "e")])
+
+
+def _explicit_weights(forest, X_train, X) -> np.ndarray:
+    """w_i(x) = 1/T sum_t b_ti 1[leaf_t(x_i) = leaf_t(x)] / sum_j b_tj 1[...], tree by tree."""
+    m, W = len(X_train), np.zeros((len(X), len(X_train)))
+    for est, drawn in zip(forest.estimators_, forest.estimators_samples_, strict=True):
+        b = np.bincount(drawn, minlength=m)
+        lx, lt = est.apply(X.astype(np.float32)), est.apply(X_train.astype(np.float32))
+        same = (lx[:, None] == lt[None, :]) * b[None, :]
+        W += same / same.sum(axis=1, keepdims=True)
+    return W / len(forest.estimators_)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**16), flavour=st.sampled_from(["random", "extra"]),
+       leaf=st.integers(1, 4))
+@pytest.mark.filterwarnings("ignore:Some inputs do not have OOB scores")
+def test_weights_are_the_definition_and_the_costs_the_forest_prediction(seed, flavour, leaf):
+    rng = np.random.default_rng(seed)
+    X, Xt = rng.normal(size=(40, 3)), rng.normal(size=(15, 3))
+    G = rng.normal(size=(40, 2))
+    trees, bag = grow_forest(X, G, flavour=flavour, n_estimators=7, max_features=0.5,
+                             min_samples_leaf=leaf, max_depth=None, n_jobs=None,
+                             random_state=seed)
+    cls = RandomForestRegressor if flavour == "random" else ExtraTreesRegressor
+    forest = cls(7, max_features=0.5, min_samples_leaf=leaf, bootstrap=True, oob_score=True,
+                 random_state=seed).fit(X, G)
+    fit = ForestFit(trees, bag, 3, X_train=X, coef=G)
+    W = fit.weights(fit.block(Xt))
+    assert (W >= 0).all()
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(W, _explicit_weights(forest, X, Xt), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(fit.block(Xt) @ G, forest.predict(Xt), rtol=1e-10, atol=1e-12)
+    W_oob, seen = fit.oob_weights()
+    np.testing.assert_array_equal(seen, (bag == 0).any(axis=1))
+    np.testing.assert_allclose((W_oob @ G)[seen], forest.oob_prediction_[seen], rtol=1e-10,
+                               atol=1e-12)
+    assert np.all(W_oob.diagonal() == 0)  # a point never weighs itself out of bag
+
+
+def _ranking_data(m=60, k=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 3))
+    ranks = np.argsort(np.argsort(X[:, :1] * rng.normal(size=k) + rng.normal(size=(m, k)),
+                                  axis=1), axis=1)
+    space = PermutationSpace(k)
+    return X, space.from_ranks(ranks), space
+
+
+def _tree_data(m=60, seed=0, space=TREE):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 3))
+    scores = X @ rng.normal(size=(3, space.n_outputs)) + rng.normal(size=(m, space.n_outputs))
+    return X, space.close(scores > 0)
+
+
+CASES = [
+    ("tree-hamming", lambda: (*_tree_data(), TREE, HammingLoss())),
+    ("tree-hierarchical", lambda: (*_tree_data(), TREE, HierarchicalLoss(TREE))),
+    ("dag-hierarchical", lambda: (*_tree_data(space=DAG), DAG, HierarchicalLoss(DAG))),
+    ("ranking-kendall", lambda: (*_ranking_data(), KendallLoss())),
+    ("ranking-footrule", lambda: (*_ranking_data(), FootruleLoss())),
+    ("ranking-squared", lambda: (*_ranking_data(), SquaredRankLoss())),
+]
+
+
+@pytest.mark.parametrize("name", [c[0] for c in CASES])
+def test_costs_are_the_weighted_embedding_and_every_oracle_is_exact_on_them(name):
+    X, Y, space, loss = dict(CASES)[name]()
+    model = ForestECRM(loss, space, n_estimators=15, random_state=0).fit(X, Y)
+    Xt = np.random.default_rng(1).normal(size=(12, 3))
+    W = model.conditional_weights(Xt)
+    C = model.predict_costs(Xt)
+    np.testing.assert_allclose(C, W @ loss.psi(Y.astype(float)), rtol=1e-10, atol=1e-12)
+    P = check_oracle(space, C, loss=loss)
+    np.testing.assert_array_equal(model.predict(Xt), P)
+    # the estimated risk is the weighted loss to the training outputs
+    risk = model.conditional_risk(Xt, P)
+    direct = [W[k] @ loss(np.repeat(P[k:k + 1], len(Y), 0), Y) for k in range(len(Xt))]
+    np.testing.assert_allclose(risk, direct, rtol=1e-10, atol=1e-10)
+
+
+def _explicit_oob_costs(model, Y, loss) -> np.ndarray:
+    """The out-of-bag costs from scratch: per point, the trees that did not draw it."""
+    fit = model._fit
+    leaves, bag, m = fit.train_leaves(), fit.bag, len(Y)
+    psi = loss.psi(Y.astype(float))
+    C = np.full((m, psi.shape[1]), np.nan)
+    for i in range(m):
+        trees = np.flatnonzero(bag[i] == 0)
+        if len(trees):
+            w = sum((leaves[:, t] == leaves[i, t]) * bag[:, t]
+                    / ((leaves[:, t] == leaves[i, t]) * bag[:, t]).sum() for t in trees)
+            C[i] = (w / len(trees)) @ psi
+    return C
+
+
+@pytest.mark.parametrize("name", ["tree-hierarchical", "dag-hierarchical", "ranking-kendall"])
+def test_out_of_bag_criterion_is_the_explicit_computation(name):
+    X, Y, space, loss = dict(CASES)[name]()
+    model = ForestECRM(loss, space, n_estimators=10, random_state=3).fit(X, Y)
+    C = _explicit_oob_costs(model, Y, loss)
+    seen = ~np.isnan(C).any(axis=1)
+    np.testing.assert_array_equal(seen, ~np.isnan(model.oob_predictions_).any(axis=1))
+    np.testing.assert_allclose(model.oob_costs()[seen], C[seen], rtol=1e-12, atol=1e-14)
+    # the predictions minimise those costs (forest costs tie often: compare objectives)
+    P = model.oob_predictions_[seen]
+    best = check_oracle(space, C[seen], loss=loss)
+    value = np.einsum("ij,ij->i", loss.phi(P), C[seen])
+    np.testing.assert_allclose(value, np.einsum("ij,ij->i", loss.phi(best), C[seen]),
+                               atol=1e-12 * np.abs(C[seen]).sum(axis=1).max())
+    np.testing.assert_allclose(model.oob_loss_, np.mean(loss(P, Y[seen])), rtol=1e-12)
+
+
+def test_scores_are_weighted_marginals_and_consistent():
+    X, Y = _tree_data()
+    model = ForestECRM(HammingLoss(), TREE, n_estimators=10, random_state=0).fit(X, Y)
+    Xt = X[:7] + 0.1
+    S = model.predict_scores(Xt)
+    np.testing.assert_allclose(S, TREE.consistent_scores(model.conditional_weights(Xt) @ Y),
+                               rtol=1e-12, atol=1e-15)
+    oob = model.oob_scores()
+    assert oob.shape == Y.shape and np.nanmax(oob) <= 1 and np.nanmin(oob) >= 0
+
+
+def test_a_loss_without_linear_form_predicts_through_the_weights():
+    arcs = [("s", "a"), ("s", "b"), ("a", "t"), ("b", "t")]
+    space = FlowPolytope(arcs, {"s": 2, "t": -2}, capacity=2)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    Y = np.where(X[:, :1] > 0, [2, 0, 2, 0], [0, 2, 0, 2]).astype(float)
+    model = ForestECRM(AbsoluteLoss(), space, n_estimators=10, random_state=0).fit(X, Y)
+    P = model.predict([[1.0, 0.0], [-1.0, 0.0]])
+    np.testing.assert_allclose(P, [[2, 0, 2, 0], [0, 2, 0, 2]], atol=1e-9)
+    assert model.oob_loss_ >= 0
+
+
+def test_the_cv_choice_is_the_smallest_out_of_bag_loss_of_separate_fits():
+    X, Y, space, loss = dict(CASES)["ranking-kendall"]()
+    grid = {"flavour": ["random", "extra"], "min_samples_leaf": [1, 4]}
+    cv = ForestECRMCV(loss, space, param_grid=grid, n_estimators=8, random_state=5).fit(X, Y)
+    seeds = np.random.RandomState(5).randint(np.iinfo(np.int32).max, size=4)
+    from sklearn.model_selection import ParameterGrid
+
+    losses = [ForestECRM(loss, space, n_estimators=8, random_state=int(s), **p).fit(X, Y)
+              .oob_loss_ for p, s in zip(ParameterGrid(grid), seeds, strict=True)]
+    np.testing.assert_allclose(cv.cv_results_["oob_loss"], losses, rtol=1e-12)
+    assert cv.best_params_ == list(ParameterGrid(grid))[int(np.argmin(losses))]
+    assert cv.oob_loss_ == min(losses)
+
+
+def test_wide_embeddings_split_on_a_projection_but_average_the_whole():
+    space = MultilabelSpace(5)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    Y = (X @ rng.normal(size=(3, 5)) > 0).astype(float)
+    model = ForestECRM(HammingLoss(), space, n_estimators=5, n_split_targets=2,
+                       random_state=0).fit(X, Y)
+    W = model.conditional_weights(X[:4])
+    np.testing.assert_allclose(model.predict_costs(X[:4]), W @ (1 - 2 * Y), rtol=1e-12)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"flavour": "gradient"}, "flavour"), ({"n_estimators": 0}, "n_estimators"),
+    ({"max_features": 1.5}, "max_features"), ({"max_features": True}, "max_features"),
+    ({"min_samples_leaf": 0}, "min_samples_leaf"), ({"n_split_targets": 0}, "n_split_targets"),
+])
+def test_bad_parameters_are_refused_before_any_work(bad, match):
+    X, Y = _tree_data()
+    model = ForestECRM(HammingLoss(), TREE, **bad)
+    with pytest.raises((ValueError, TypeError), match=match):
+        model.fit(X, Y)
+    assert not hasattr(model, "X_fit_")
+
+
+# -- model files -----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def forest_file(tmp_path_factory):
+    X, Y = _tree_data(m=30)
+    model = ForestECRM(HierarchicalLoss(TREE), TREE, n_estimators=4, random_state=0).fit(X, Y)
+    path = tmp_path_factory.mktemp("forest") / "forest.ecrm"
+    save(model, path)
+    return path, model, X
+
+
+def test_a_forest_file_predicts_as_the_model(forest_file):
+    path, model, X = forest_file
+    loaded = load(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    np.testing.assert_array_equal(loaded.predict_scores(X), model.predict_scores(X))
+    assert loaded.oob_loss_ == model.oob_loss_
+
+
+def _tamper(path, out, field, edit):
+    """Rewrite one array of the forest's fit (``field`` of the trees, or ``bag``) with
+    ``edit`` and recompute every digest, as a careful forger would."""
+    with zipfile.ZipFile(path) as zf:
+        members = {name: zf.read(name) for name in zf.namelist()}
+    meta = json.loads(members["ecrm-model.json"])
+    fit = meta["fitted"]["_fit"]["kwargs"]
+    ref = fit["bag"] if field == "bag" else fit["trees"]["kwargs"][field]
+    name = f"arrays/{ref['name']}.npy"
+    array = edit(np.load(io.BytesIO(members[name])).copy())
+    buf = io.BytesIO()
+    np.save(buf, array)
+    members[name] = buf.getvalue()
+    entry = meta["arrays"][ref["name"]]
+    entry["sha256"] = hashlib.sha256(members[name]).hexdigest()
+    for key in ("dtype", "shape"):
+        if key in entry:
+            entry[key] = str(array.dtype) if key == "dtype" else list(array.shape)
+    members["ecrm-model.json"] = json.dumps(meta).encode()
+    members["ecrm-model.sha256"] = hashlib.sha256(members["ecrm-model.json"]).hexdigest().encode()
+    with zipfile.ZipFile(out, "w") as zf:
+        for key, data in members.items():
+            zf.writestr(key, data)
+    return out
+
+
+def _set(index, value):
+    def edit(a):
+        a[index] = value
+        return a
+    return edit
+
+
+def _first_inner(a):
+    return int(np.flatnonzero(a != -1)[0])
+
+
+@pytest.mark.parametrize("field, edit", [
+    ("left", lambda a: _set(_first_inner(a), 10**6)(a)),  # child out of range
+    ("left", lambda a: _set(_first_inner(a), 0)(a)),  # a cycle: back to the root
+    ("right", lambda a: _set(_first_inner(a), -1)(a)),  # one child only
+    ("feature", lambda a: a + 7),  # feature beyond n_features_in_
+    ("threshold", _set(0, np.nan)),
+    ("threshold", lambda a: a.astype(np.float32)),
+    ("roots", lambda a: a[::-1].copy()),
+    ("bag", lambda a: a[:-1]),
+    ("bag", lambda a: a.astype(np.int64)),
+    ("bag", _set((0, 0), 60000)),
+    ("bag", lambda a: np.roll(a, 7, axis=0)),  # leaves left with no drawn point
+])
+def test_a_tampered_forest_is_refused_at_load(forest_file, tmp_path, field, edit):
+    path, _, _ = forest_file
+    bad = _tamper(path, tmp_path / "bad.ecrm", field, edit)
+    with pytest.raises(ModelFileError):
+        load(bad)
+
+
+def test_classes_and_zero_one_loss_as_multiclass():
+    classes = CandidateSpace.from_classes(range(3))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 1)
+    model = ForestECRM(ZeroOneLoss(classes), classes, n_estimators=20, random_state=0).fit(X, y)
+    assert model.predict(X).shape == (60,)
+    assert model.score(X, y) > -0.1
