@@ -60,18 +60,20 @@ def _explicit_weights(forest, X_train, X) -> np.ndarray:
 
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**16), flavour=st.sampled_from(["random", "extra"]),
-       leaf=st.integers(1, 4))
+       leaf=st.integers(1, 4), draws=st.integers(10, 40))
 @pytest.mark.filterwarnings("ignore:Some inputs do not have OOB scores")
-def test_weights_are_the_definition_and_the_costs_the_forest_prediction(seed, flavour, leaf):
+def test_weights_are_the_definition_and_the_costs_the_forest_prediction(seed, flavour, leaf,
+                                                                        draws):
     rng = np.random.default_rng(seed)
     X, Xt = rng.normal(size=(40, 3)), rng.normal(size=(15, 3))
     G = rng.normal(size=(40, 2))
     trees, bag = grow_forest(X, G, flavour=flavour, n_estimators=7, max_features=0.5,
-                             min_samples_leaf=leaf, max_depth=None, n_jobs=None,
+                             min_samples_leaf=leaf, max_depth=None, n_draws=draws, n_jobs=None,
                              random_state=seed)
     cls = RandomForestRegressor if flavour == "random" else ExtraTreesRegressor
     forest = cls(7, max_features=0.5, min_samples_leaf=leaf, bootstrap=True, oob_score=True,
-                 random_state=seed).fit(X, G)
+                 max_samples=draws, random_state=seed).fit(X, G)
+    np.testing.assert_array_equal(bag.sum(axis=0), draws)
     fit = ForestFit(trees, bag, 3, X_train=X, coef=G)
     W = fit.weights(fit.block(Xt))
     assert (W >= 0).all()
@@ -145,7 +147,8 @@ def _explicit_oob_costs(model, Y, loss) -> np.ndarray:
 @pytest.mark.parametrize("name", ["tree-hierarchical", "dag-hierarchical", "ranking-kendall"])
 def test_out_of_bag_criterion_is_the_explicit_computation(name):
     X, Y, space, loss = dict(CASES)[name]()
-    model = ForestECRM(loss, space, n_estimators=10, random_state=3).fit(X, Y)
+    model = ForestECRM(loss, space, n_estimators=10, max_samples=0.7,
+                       random_state=3).fit(X, Y)
     C = _explicit_oob_costs(model, Y, loss)
     seen = ~np.isnan(C).any(axis=1)
     np.testing.assert_array_equal(seen, ~np.isnan(model.oob_predictions_).any(axis=1))

@@ -147,6 +147,7 @@ def test_ecrm_kendall_reuses_the_squared_rank_kernel_and_intercept():
         {k: v for k, v in squared.items() if k != "alpha"}
     P, params = out["ECRM-selected"]  # one of the three, with its parameters
     loss = params.pop("loss")
+    assert params.pop("loo_discordant") >= 0
     assert params == out[loss][1]
     np.testing.assert_array_equal(P, out[loss][0])
     for P, _ in out.values():  # rankings: a permutation of 0..3 per test row
@@ -239,14 +240,38 @@ def test_ecrm_selected_takes_the_smallest_leave_one_out_kendall_distance():
     models = {"ECRM-Kendall": model(rows, reverse[rows]),
               "ECRM-footrule": model(np.arange(4), footrule),
               "ECRM-squared": model(np.arange(4), squared)}
-    assert ranking._select_by_loo(models, Rtr, space) == "ECRM-footrule"
+    assert ranking._select_by_loo(models, Rtr, space) == ("ECRM-footrule", 0.0)
     # A tie goes to the earlier name in ECRM_LOSSES: Kendall.
     models["ECRM-Kendall"] = model(rows, perfect[rows])
-    assert ranking._select_by_loo(models, Rtr, space) == "ECRM-Kendall"
+    assert ranking._select_by_loo(models, Rtr, space) == ("ECRM-Kendall", 0.0)
+    # The distance is the mean over the Kendall model's points: reversing the positions
+    # (2, 1, 0) and (0, 2, 1) gives 3 and 1 discordant pairs.
+    models["ECRM-Kendall"] = model(rows, reverse[rows])
+    models["ECRM-footrule"] = model(np.arange(4), reverse)
+    models["ECRM-squared"] = model(np.arange(4), reverse)
+    assert ranking._select_by_loo(models, Rtr, space) == ("ECRM-Kendall", 2.0)
     # Points the other model lacks are refused, not silently misaligned.
     models["ECRM-squared"] = model([0, 2], squared[[0, 2]])
     with pytest.raises(ValueError, match="ECRM-squared: its leave-one-out points"):
         ranking._select_by_loo(models, Rtr, space)
+
+
+def test_forest_rankers_and_the_honest_choice():
+    from ecrm.experiments import _ranking_peers as peers
+    from ecrm.experiments import ranking
+
+    X, R = _toy_ranking(80)
+    for fn in (peers._forest, peers._lwrf, peers._pwrf):
+        ranks, params = fn(X[:60], R[:60], X[60:], 0)
+        np.testing.assert_array_equal(np.sort(ranks, axis=1), np.tile(np.arange(4), (20, 1)))
+        assert ranking._tau(ranks, R[60:]).mean() > 0.3
+    forest = peers._forest(X[:60], R[:60], X[60:], 0)
+    assert forest[1]["flavour"] in ("random", "extra") and forest[1]["oob_discordant"] >= 0
+    kernel = (R[60:], {"loss": "ECRM-Kendall", "loo_discordant": forest[1]["oob_discordant"]})
+    assert peers._honest(kernel, forest)[1]["family"] == "kernel"  # a tie goes to the kernel
+    kernel[1]["loo_discordant"] += 0.01
+    honest = peers._honest(kernel, forest)
+    assert honest[1]["family"] == "forest" and honest[0] is forest[0]
 
 
 def test_ssvm_kendall_column_ranks_better_than_chance_and_is_opt_in():

@@ -196,9 +196,10 @@ EDGES = {"alpha": (1e-12, 0.0), "gamma": (0.0, -1e-3), "degree": (1, 0), "coef0"
          "kernel_subsample": (2, 1), "verbose": (0, -1), "C": (1e-12, 0.0), "tol": (0.0, -1e-3),
          "max_iter": (1, 0), "gap_every": (1, 0), "n_estimators": (1, 0),
          "max_features": (1.0, 1.5), "min_samples_leaf": (1, 0), "max_depth": (1, 0),
-         "n_split_targets": (1, 0)}
+         "n_split_targets": (1, 0), "max_samples": (1.0, 1.5)}
 #: The forest's parameters (ecrm.ForestECRM).
-FOREST = ("n_estimators", "max_features", "min_samples_leaf", "max_depth", "n_split_targets")
+FOREST = ("n_estimators", "max_features", "min_samples_leaf", "max_depth", "n_split_targets",
+          "max_samples")
 #: The ``ecrm`` options of estimator parameters.
 OPTIONS = {"--alpha": "alpha", "--gamma": "gamma", "--n-components": "n_components",
            "--memory-budget": "memory_budget", "--loo-samples": "loo_samples"}

@@ -66,6 +66,7 @@ CONSTRAINTS: dict[str, Number] = {
     "max_features": Number("real", {"high": 1.0, "high_open": False}),
     "min_samples_leaf": Number("int", {"low": 1}),
     "max_depth": Number("int", {"low": 1}, none=True),
+    "max_samples": Number("real", {"high": 1.0, "high_open": False}),
     "n_split_targets": Number("int", {"low": 1}, none=True),
 }
 

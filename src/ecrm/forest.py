@@ -37,6 +37,21 @@ __all__ = ["ForestECRM", "ForestECRMCV"]
 FLAVOURS = ("random", "extra")
 
 
+def _check_max_samples(value):
+    if value is None or isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return None if value is None else check_int(value, "max_samples")
+    return check_parameter("max_samples", value)
+
+
+def n_draws(m: int, max_samples) -> int:
+    """Bootstrap draws per tree: ``m``, ``max_samples`` (at most ``m``) or a share of ``m``."""
+    if max_samples is None:
+        return m
+    if isinstance(max_samples, int):
+        return min(m, max_samples)
+    return max(1, round(m * max_samples))
+
+
 def _check_max_features(value):
     if value is None or value in ("sqrt", "log2"):
         return value
@@ -71,6 +86,9 @@ class ForestECRM(_ECRMBase):
         Features tried at each split (scikit-learn's meaning).
     min_samples_leaf : int >= 1, default=1
     max_depth : int >= 1, default=None
+    max_samples : int >= 1, float in (0, 1] or None, default=None
+        Bootstrap draws per tree: ``m`` (``None``), at most this many, or this share of
+        ``m``. Smaller samples grow large forests faster and leave more trees out of bag.
     n_split_targets : int >= 1, default=64
         When the embedding is wider, the trees choose their splits on a Gaussian random
         projection of it to this many columns (the leaves still average the whole
@@ -112,8 +130,8 @@ class ForestECRM(_ECRMBase):
     ) + ("oob_loss_", "oob_predictions_")
 
     def __init__(self, loss, output_space, *, flavour="random", n_estimators=100,
-                 max_features=0.5, min_samples_leaf=1, max_depth=None, n_split_targets=64,
-                 n_jobs=None, random_state=None):
+                 max_features=0.5, min_samples_leaf=1, max_depth=None, max_samples=None,
+                 n_split_targets=64, n_jobs=None, random_state=None):
         self.loss = loss
         self.output_space = output_space
         self.flavour = flavour
@@ -121,6 +139,7 @@ class ForestECRM(_ECRMBase):
         self.max_features = max_features
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
+        self.max_samples = max_samples
         self.n_split_targets = n_split_targets
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -137,6 +156,7 @@ class ForestECRM(_ECRMBase):
                 "max_features": _check_max_features(self.max_features),
                 "min_samples_leaf": check_parameter("min_samples_leaf", self.min_samples_leaf),
                 "max_depth": check_parameter("max_depth", self.max_depth),
+                "max_samples": _check_max_samples(self.max_samples),
                 "n_split_targets": check_parameter("n_split_targets", self.n_split_targets)}
 
     def fit(self, X, Y):
@@ -168,7 +188,9 @@ class ForestECRM(_ECRMBase):
                                  n_estimators=params["n_estimators"],
                                  max_features=params["max_features"],
                                  min_samples_leaf=params["min_samples_leaf"],
-                                 max_depth=params["max_depth"], n_jobs=self.n_jobs,
+                                 max_depth=params["max_depth"],
+                                 n_draws=n_draws(X.shape[0], params["max_samples"]),
+                                 n_jobs=self.n_jobs,
                                  random_state=rng.randint(np.iinfo(np.int32).max))
         fit = ForestFit(trees, bag, n_risk, X_train=X, coef=targets)
         predictions = _oob_predictions(fit, self.loss, self.output_space, Y)
@@ -220,8 +242,9 @@ class ForestECRM(_ECRMBase):
                 and bag.shape == (m, fit.trees.n_trees)):
             raise ValueError(f"_fit.bag must be a uint16 array of shape "
                              f"{(m, fit.trees.n_trees)} (points x trees)")
-        if (bag.sum(axis=0, dtype=np.int64) != m).any():
-            raise ValueError(f"every tree's bootstrap sample must draw {m} points")
+        draws = n_draws(m, self._check_params()["max_samples"])
+        if (bag.sum(axis=0, dtype=np.int64) != draws).any():
+            raise ValueError(f"every tree's bootstrap sample must draw {draws} points")
         fit.X_train, fit.coef = X, RiskTargets(self.loss)(Y)
         fit.check_leaves()
         if not (isinstance(self.oob_loss_, float) and self.oob_loss_ >= 0):
@@ -278,10 +301,11 @@ class ForestECRMCV(ForestECRM):
 
     def __init__(self, loss, output_space, *, param_grid=None, flavour="random",
                  n_estimators=100, max_features=0.5, min_samples_leaf=1, max_depth=None,
-                 n_split_targets=64, n_jobs=None, random_state=None):
+                 max_samples=None, n_split_targets=64, n_jobs=None, random_state=None):
         super().__init__(loss, output_space, flavour=flavour, n_estimators=n_estimators,
                          max_features=max_features, min_samples_leaf=min_samples_leaf,
-                         max_depth=max_depth, n_split_targets=n_split_targets, n_jobs=n_jobs,
+                         max_depth=max_depth, max_samples=max_samples,
+                         n_split_targets=n_split_targets, n_jobs=n_jobs,
                          random_state=random_state)
         self.param_grid = param_grid
 

@@ -80,19 +80,22 @@ class Trees:
     def apply(self, X) -> np.ndarray:
         """The leaf (packed node index) of every row of ``X`` in every tree: (n, n_trees).
 
-        One vectorised step per tree level; sparse inputs are densified by the caller's row
-        blocks."""
+        All (row, tree) paths advance one level per step; those that reached a leaf drop out,
+        so the work is the total path length. Sparse inputs are densified (callers pass row
+        blocks)."""
         X32 = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float32)
-        nodes = np.broadcast_to(self.roots, (X32.shape[0], self.n_trees)).copy()
-        rows = np.arange(X32.shape[0])[:, None]
-        active = self.left[nodes] != -1
-        while active.any():
-            r, t = np.nonzero(active)
-            n = nodes[r, t]
-            go_left = X32[rows[r, 0], self.feature[n]] <= self.threshold[n]
-            nodes[r, t] = np.where(go_left, self.left[n], self.right[n])
-            active[r, t] = self.left[nodes[r, t]] != -1
-        return nodes
+        n, T = X32.shape[0], self.n_trees
+        pair = np.arange(n * T)
+        row, node = pair // T, np.tile(self.roots, n)
+        out = np.empty(n * T, np.int64)
+        while len(pair):
+            at_leaf = self.left[node] == -1
+            out[pair[at_leaf]] = node[at_leaf]
+            inner = ~at_leaf
+            pair, row, node = pair[inner], row[inner], node[inner]
+            go_left = X32[row, self.feature[node]] <= self.threshold[node]
+            node = np.where(go_left, self.left[node], self.right[node])
+        return out.reshape(n, T)
 
     def check(self, n_features: int) -> None:
         """``ValueError`` unless these are trees that fit could have grown on
@@ -242,16 +245,17 @@ class ForestFit(RiskFit):
 
 
 def grow_forest(X, G: np.ndarray, *, flavour: str, n_estimators: int, max_features,
-                min_samples_leaf: int, max_depth, n_jobs, random_state) -> tuple[Trees, np.ndarray]:
+                min_samples_leaf: int, max_depth, n_draws: int, n_jobs,
+                random_state) -> tuple[Trees, np.ndarray]:
     """Grow scikit-learn's multi-output random forest (``flavour="random"``) or extremely
-    randomised trees (``"extra"``, with bootstrap samples) on the targets ``G``; the packed
-    trees and each tree's bootstrap counts (m, n_estimators)."""
+    randomised trees (``"extra"``, with bootstrap samples of ``n_draws`` points) on the
+    targets ``G``; the packed trees and each tree's bootstrap counts (m, n_estimators)."""
     from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 
     cls = RandomForestRegressor if flavour == "random" else ExtraTreesRegressor
     forest = cls(n_estimators=n_estimators, max_features=max_features,
                  min_samples_leaf=min_samples_leaf, max_depth=max_depth, bootstrap=True,
-                 n_jobs=n_jobs, random_state=random_state).fit(X, G)
+                 max_samples=n_draws, n_jobs=n_jobs, random_state=random_state).fit(X, G)
     m = X.shape[0]
     bag = np.empty((m, n_estimators), np.uint16)
     for t, drawn in enumerate(forest.estimators_samples_):

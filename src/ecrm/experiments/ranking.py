@@ -23,8 +23,12 @@ there.
 * **ECRM-selected**: of those three models, the one with the smallest exact leave-one-out
   Kendall distance on the training fold (on the Kendall model's leave-one-out points; ties go
   to Kendall, then footrule). Model selection on the task loss, nothing fitted anew; each
-  model's leave-one-out loss is the minimum over its own candidates, so the comparison is
-  slightly optimistic for the models with more candidates (footrule and squared rank).
+  model's leave-one-out loss is the minimum over its candidates (slightly optimistic for
+  footrule and squared rank, which have more).
+* **ECRM-forest**: ECRM with forest weights and the Kendall loss, its settings by the
+  out-of-bag Kendall distance (:mod:`._ranking_peers`); **ECRM-honest**: of ECRM-selected's
+  model and the forest, the one with the smaller honest training-fold Kendall distance
+  (exact leave-one-out against out-of-bag). Nothing fitted anew.
 * **kNN + Borda** and **kNN + Kemeny**: the rankings of the ``k`` nearest training points,
   aggregated by mean position or exactly by Kemeny's rule
   (:func:`ecrm.spaces.linear_ordering.linear_ordering`); ``k`` in ``NEIGHBOURS`` by the exact
@@ -78,11 +82,13 @@ from ecrm.experiments._ranking_knn import (
     _rank_labels,
     _tau,
 )
+from ecrm.experiments._ranking_peers import SSVM_CS, _forest, _honest, _lwrf, _pwrf, _ssvm
 
 __all__ = ["ALPHAS", "DEFAULT_DATASETS", "DUAL_MAX_TRAIN", "ECRM_LOSSES", "GAMMAS",
            "KENDALL_LOO_BUDGET", "KENDALL_LOO_MIN_ROWS", "LARGE_LOO_ROWS", "METHODS",
-           "N_COMPONENTS", "NEIGHBOURS", "PUBLISHED", "add_parser", "fold_seed", "format_table",
-           "kendall_loo_rows", "large_loo_rows", "protocol_folds", "run", "run_dataset"]
+           "N_COMPONENTS", "NEIGHBOURS", "PUBLISHED", "SSVM_CS", "add_parser", "fold_seed",
+           "format_table", "kendall_loo_rows", "large_loo_rows", "protocol_folds", "run",
+           "run_dataset"]
 
 #: The benchmark in the usual order: 13 semi-synthetic sets, then the 5 yeast sets.
 DEFAULT_DATASETS = ("iris", "wine", "glass", "vehicle", "stock", "housing", "bodyfat",
@@ -102,25 +108,26 @@ LARGE_LOO_ROWS = 2000
 KENDALL_LOO_BUDGET = 2**25
 KENDALL_LOO_MIN_ROWS = 100
 
-#: Best published Kendall's tau per data set: (tau, method, source). Empty: the search tool
-#: available when this module was written returns only the opening of each stored paper
-#: (abstracts and introductions), never the result tables of Cheng, Hühn & Hüllermeier (ICML
-#: 2009: IB-PL, IB-M, LRT), Cheng, Dembczyński & Hüllermeier (ICML 2010: Plackett-Luce),
-#: Korba, Garcia & d'Alché-Buc (NeurIPS 2018) or Zhou & Qiu (Expert Systems with
-#: Applications 2018, arXiv:1608.07710: label ranking forests), and the public repositories
-#: of these papers hold code and data but no result tables. Fill it from those tables (never
-#: from memory); the report prints "n/a" until then.
-PUBLISHED: dict[str, tuple[float, str, str]] = {}
+#: Best published tau per set: the best of label-wise / pairwise random forests and
+#: label-wise linear regression in a 2023 study of nonparametric label ranking (5 x 10-fold
+#: CV), as issue 29 quotes them (the study's tables were not in the search tool).
+_BEST_2023 = {"iris": 0.968, "wine": 0.956, "glass": 0.906, "vehicle": 0.886, "stock": 0.926,
+              "housing": 0.833, "bodyfat": 0.283, "wisconsin": 0.619, "cpu": 0.519,
+              "elevators": 0.803, "calhousing": 0.491, "fried": 0.995, "segment": 0.977,
+              "cold": 0.108, "diau": 0.220, "dtt": 0.141, "heat": 0.067, "spo": 0.137}
+PUBLISHED: dict[str, tuple[float, str, str]] = {
+    name: (tau, "LWRF/PWRF/LWLR", "2023 study") for name, tau in _BEST_2023.items()}
 
-METHODS = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "ECRM-selected", "kNN-Borda",
-           "kNN-Kemeny", "KRR-positions")
+METHODS = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "ECRM-selected", "ECRM-forest",
+           "ECRM-honest", "kNN-Borda", "kNN-Kemeny", "KRR-positions")
 #: Methods run only when asked for (``--methods``): the structured SVM with the Kendall loss
-#: (loss-augmented inference by the exact Kemeny oracle), C by 3-fold cross-validation.
-OPTIONAL_METHODS = ("SSVM-Kendall",)
-#: Its C grid (RBF kernel with gamma = 1/p, intercept included: the diagonal is 2).
-SSVM_CS = (0.005, 0.05, 0.5, 5.0)
+#: (loss-augmented inference by the exact Kemeny oracle), C by 3-fold cross-validation; the
+#: label-wise and pairwise random-forest peers (:mod:`._ranking_forest`).
+OPTIONAL_METHODS = ("SSVM-Kendall", "LWRF", "PWRF")
 #: The ECRM models whose exact leave-one-out Kendall distance ``ECRM-selected`` compares.
 ECRM_LOSSES = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared")
+#: The methods that need the kernel ECRM models of a fold.
+KERNEL_ECRM = (*ECRM_LOSSES, "ECRM-selected", "ECRM-honest")
 
 
 def _kernel_candidates(gammas) -> list[dict]:
@@ -311,8 +318,9 @@ def _ecrm_outputs(chosen: dict, Rtr, Xte, space) -> dict:
             if est.solver == "nystrom":
                 params["n_components"] = est.n_components
         out[label] = (space.to_ranks(est.predict(Xte)), params)
-    best = _select_by_loo(chosen, Rtr, space)
-    out["ECRM-selected"] = (out[best][0], {"loss": best, **out[best][1]})
+    best, distance = _select_by_loo(chosen, Rtr, space)
+    out["ECRM-selected"] = (out[best][0], {"loss": best, **out[best][1],
+                                           "loo_discordant": distance})
     return {m: out[m] for m in (*ECRM_LOSSES, "ECRM-selected")}
 
 
@@ -365,32 +373,10 @@ def _ecrm_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components):
     return _ecrm_outputs(chosen, Rtr, Xte, space)
 
 
-def _ssvm(Xtr, Rtr, Xte, gammas, seed):
-    """:class:`ecrm.StructuredSVM` with the Kendall loss: the RBF kernel with the middle of
-    ``gammas``, C in ``SSVM_CS`` by 3-fold cross-validation of the Kendall loss on the
-    training fold (20 passes), refitted with up to 100 passes (duality gap 1% of the primal)."""
-    from sklearn.model_selection import GridSearchCV, KFold
-
-    from ecrm import StructuredSVM
-    from ecrm.losses.kendall import KendallLoss
-    from ecrm.spaces.permutations import PermutationSpace
-
-    space = PermutationSpace(Rtr.shape[1])
-    Ytr = space.from_ranks(Rtr)
-    gamma = sorted(gammas)[len(gammas) // 2]
-    base = StructuredSVM(KendallLoss(), space, gamma=gamma, tol=1e-2, max_iter=20,
-                         random_state=seed)
-    search = GridSearchCV(base, {"C": list(SSVM_CS)},
-                          cv=KFold(3, shuffle=True, random_state=seed)).fit(Xtr, Ytr)
-    C = search.best_params_["C"]
-    model = base.set_params(C=C, max_iter=100).fit(Xtr, Ytr)
-    return space.to_ranks(model.predict(Xte)), {"kernel": "rbf", "gamma": gamma, "C": C,
-                                                "passes": model.n_iter_}
-
-
-def _select_by_loo(models: dict, Rtr, space) -> str:
+def _select_by_loo(models: dict, Rtr, space) -> tuple[str, float]:
     """The name of the fitted :class:`ecrm.ECRMCV` in ``models`` (keys ``ECRM_LOSSES``) with
-    the smallest exact leave-one-out Kendall distance; ties go to the earlier name.
+    the smallest exact leave-one-out Kendall distance (ties go to the earlier name), and its
+    mean distance per point.
 
     The distances are summed over the Kendall model's leave-one-out points (``loo_rows_``:
     every training point, or a subset for ``k = 16``), which every other model's points
@@ -406,7 +392,8 @@ def _select_by_loo(models: dict, Rtr, space) -> str:
                              f"model's")
         errors[label] = int(_discordant(space.to_ranks(est.loo_predictions_[at]),
                                         Rtr[rows]).sum())
-    return min(ECRM_LOSSES, key=errors.__getitem__)
+    best = min(ECRM_LOSSES, key=errors.__getitem__)
+    return best, errors[best] / len(rows)
 
 
 def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
@@ -427,21 +414,26 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
     large = () if len(train) <= max(DUAL_MAX_TRAIN, n_components) else (n_components,)
     ecrm, krr = (_ecrm_large, _krr_large) if large else (_ecrm, _krr)
     with threadpool_limits(1, user_api="blas"):  # one core per fold: folds run in parallel
-        if any(m.startswith("ECRM") for m in methods):
+        if any(m in KERNEL_ECRM for m in methods):
             t0 = time.perf_counter()
             results.update(ecrm(Xtr, Rtr, Xte, gammas, memory, fit_seed, *large))
             share = (time.perf_counter() - t0) / len(ECRM_LOSSES)
             seconds.update({m: share for m in ECRM_LOSSES})
             seconds["ECRM-selected"] = 0.0  # no fit of its own
         knn = (large_loo_rows(*Rtr.shape), fit_seed) if large else ()
-        for m, fn, extra in [("kNN-Borda", _knn, (_borda, *knn)),
+        for m, fn, extra in [("ECRM-forest", _forest, (fit_seed,)),
+                             ("kNN-Borda", _knn, (_borda, *knn)),
                              ("kNN-Kemeny", _knn, (_kemeny, *knn)),
                              ("KRR-positions", krr, (gammas, memory, fit_seed, *large)),
-                             ("SSVM-Kendall", _ssvm, (gammas, fit_seed))]:
-            if m in methods:
+                             ("SSVM-Kendall", _ssvm, (gammas, fit_seed)),
+                             ("LWRF", _lwrf, (fit_seed,)), ("PWRF", _pwrf, (fit_seed,))]:
+            if m in methods or (m == "ECRM-forest" and "ECRM-honest" in methods):
                 t0 = time.perf_counter()
                 results[m] = fn(Xtr, Rtr, Xte, *extra)
                 seconds[m] = time.perf_counter() - t0
+        if "ECRM-honest" in methods:
+            results["ECRM-honest"] = _honest(results["ECRM-selected"], results["ECRM-forest"])
+            seconds["ECRM-honest"] = 0.0  # no fit of its own
     return {m: (float(_tau(results[m][0], Rte).mean()), results[m][1], seconds[m])
             for m in methods}
 

@@ -1,0 +1,115 @@
+"""The rankers of the benchmark fitted by other estimators than ECRMCV: ECRM with forest
+weights, the label-wise and pairwise random forests, and the structured SVM.
+
+:mod:`ecrm.experiments.ranking` runs them on its folds. Rankings are position vectors
+(n, k): entry ``j`` is label ``j``'s place, 0 first.
+
+* **ECRM-forest**: :class:`ecrm.ForestECRMCV` with the Kendall loss: ``FOREST_TREES`` trees
+  grown on the Kendall embedding (pairwise orders), the flavour and ``max_features`` in
+  ``FOREST_GRID`` chosen by the out-of-bag Kendall distance, exact Kemeny aggregation of the
+  forest-weighted training rankings. A training fold of more than ``FOREST_MAX_DRAWS``
+  points draws that many points per tree (``max_samples``), so the large sets grow in
+  seconds.
+* **LWRF** (label-wise random forest): one scikit-learn ``RandomForestRegressor`` per label
+  on its position, labels ranked by predicted position.
+* **PWRF** (pairwise random forest): one ``RandomForestClassifier`` per label pair on which
+  of the two comes first; the rankings are the exact Kemeny aggregation of the predicted
+  pairwise probabilities.
+* **SSVM-Kendall**: :class:`ecrm.StructuredSVM` with the Kendall loss (loss-augmented
+  inference by the exact Kemeny oracle).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ecrm.experiments._ranking_knn import _rank_labels
+
+__all__ = ["FOREST_GRID", "FOREST_MAX_DRAWS", "FOREST_TREES", "SSVM_CS"]
+
+FOREST_TREES = 100
+FOREST_GRID = {"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}
+#: Bootstrap draws per tree on larger training folds.
+FOREST_MAX_DRAWS = 3000
+#: The structured SVM's C grid (RBF kernel with gamma = 1/p, intercept included: the diagonal
+#: is 2).
+SSVM_CS = (0.005, 0.05, 0.5, 5.0)
+
+
+def _forest(Xtr, Rtr, Xte, seed):
+    """ECRM-forest: test rankings and the chosen settings, with the out-of-bag mean Kendall
+    distance (``oob_discordant``) that ECRM-honest compares."""
+    from ecrm import ForestECRMCV
+    from ecrm.losses.kendall import KendallLoss
+    from ecrm.spaces.permutations import PermutationSpace
+
+    space = PermutationSpace(Rtr.shape[1])
+    draws = FOREST_MAX_DRAWS if len(Xtr) > FOREST_MAX_DRAWS else None
+    model = ForestECRMCV(KendallLoss(), space, param_grid=FOREST_GRID,
+                         n_estimators=FOREST_TREES, max_samples=draws,
+                         random_state=seed).fit(Xtr, space.from_ranks(Rtr))
+    return space.to_ranks(model.predict(Xte)), {**model.best_params_, "max_samples": draws,
+                                                "oob_discordant": model.oob_loss_}
+
+
+def _honest(kernel, forest):
+    """ECRM-honest: of the kernel model ECRM-selected chose and the forest, the one with the
+    smaller honest mean Kendall distance on the training fold (exact leave-one-out against
+    out-of-bag; ties go to the kernel)."""
+    if forest[1]["oob_discordant"] < kernel[1]["loo_discordant"]:
+        return forest[0], {"family": "forest", **forest[1]}
+    return kernel[0], {"family": "kernel", **kernel[1]}
+
+
+def _lwrf(Xtr, Rtr, Xte, seed):
+    """LWRF: one regression forest per label on its position."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    P = np.column_stack([
+        RandomForestRegressor(FOREST_TREES, random_state=seed + j).fit(Xtr, Rtr[:, j])
+        .predict(Xte) for j in range(Rtr.shape[1])])
+    return _rank_labels(P), {"n_estimators": FOREST_TREES}
+
+
+def _pwrf(Xtr, Rtr, Xte, seed):
+    """PWRF: one classification forest per pair (a, b) on whether a comes before b, then the
+    exact Kemeny ranking of the predicted probabilities (placing a first costs P(b before a))."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from ecrm.spaces.linear_ordering import linear_ordering
+
+    k = Rtr.shape[1]
+    before = np.zeros((len(Xte), k, k))  # before[:, a, b] = P(a before b)
+    for a, b in zip(*np.triu_indices(k, 1), strict=True):
+        z = Rtr[:, a] < Rtr[:, b]
+        if z.all() or not z.any():  # one order in the training fold
+            p = np.full(len(Xte), float(z[0]))
+        else:
+            clf = RandomForestClassifier(FOREST_TREES, random_state=seed + a * k + b)
+            p = clf.fit(Xtr, z).predict_proba(Xte)[:, list(clf.classes_).index(True)]
+        before[:, a, b], before[:, b, a] = p, 1 - p
+    order = linear_ordering(np.transpose(before, (0, 2, 1))).solution
+    return np.argsort(order, axis=1), {"n_estimators": FOREST_TREES}
+
+
+def _ssvm(Xtr, Rtr, Xte, gammas, seed):
+    """:class:`ecrm.StructuredSVM` with the Kendall loss: the RBF kernel with the middle of
+    ``gammas``, C in ``SSVM_CS`` by 3-fold cross-validation of the Kendall loss on the
+    training fold (20 passes), refitted with up to 100 passes (duality gap 1% of the primal)."""
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    from ecrm import StructuredSVM
+    from ecrm.losses.kendall import KendallLoss
+    from ecrm.spaces.permutations import PermutationSpace
+
+    space = PermutationSpace(Rtr.shape[1])
+    Ytr = space.from_ranks(Rtr)
+    gamma = sorted(gammas)[len(gammas) // 2]
+    base = StructuredSVM(KendallLoss(), space, gamma=gamma, tol=1e-2, max_iter=20,
+                         random_state=seed)
+    search = GridSearchCV(base, {"C": list(SSVM_CS)},
+                          cv=KFold(3, shuffle=True, random_state=seed)).fit(Xtr, Ytr)
+    C = search.best_params_["C"]
+    model = base.set_params(C=C, max_iter=100).fit(Xtr, Ytr)
+    return space.to_ranks(model.predict(Xte)), {"kernel": "rbf", "gamma": gamma, "C": C,
+                                                "passes": model.n_iter_}
