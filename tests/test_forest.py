@@ -196,7 +196,21 @@ def test_the_cv_choice_is_the_smallest_out_of_bag_loss_of_separate_fits():
               .oob_loss_ for p, s in zip(ParameterGrid(grid), seeds, strict=True)]
     np.testing.assert_allclose(cv.cv_results_["oob_loss"], losses, rtol=1e-12)
     assert cv.best_params_ == list(ParameterGrid(grid))[int(np.argmin(losses))]
-    assert cv.oob_loss_ == min(losses)
+    assert cv.oob_loss_ == min(losses) and cv.best_score_ == -min(losses)
+
+
+def test_the_cv_choice_by_a_score_metric_is_the_metric_of_the_out_of_bag_scores():
+    from ecrm.metrics import micro_auprc
+
+    X, Y = _tree_data()
+    grid = {"max_features": [0.5, 1.0]}
+    cv = ForestECRMCV(HammingLoss(), TREE, param_grid=grid, scoring="micro_auprc",
+                      n_estimators=8, random_state=1).fit(X, Y)
+    S = cv.oob_scores()
+    seen = ~np.isnan(S).any(axis=1)
+    np.testing.assert_allclose(cv.best_score_, micro_auprc(Y[seen].astype(float), S[seen]),
+                               rtol=1e-12)
+    assert cv.best_score_ == max(cv.cv_results_["score"])
 
 
 def test_wide_embeddings_split_on_a_projection_but_average_the_whole():
@@ -306,3 +320,33 @@ def test_classes_and_zero_one_loss_as_multiclass():
     model = ForestECRM(ZeroOneLoss(classes), classes, n_estimators=20, random_state=0).fit(X, y)
     assert model.predict(X).shape == (60,)
     assert model.score(X, y) > -0.1
+
+
+def test_select_honestly_keeps_the_best_honest_score_and_refuses_mixed_criteria():
+    from ecrm import ECRMCV
+    from ecrm.selection import select_honestly
+
+    X, Y, space, loss = dict(CASES)["ranking-kendall"]()
+    kernel = ECRMCV(loss, space, alphas=[1e-3, 1e-1])
+    forest = ForestECRMCV(loss, space, n_estimators=10, random_state=0)
+    choice = select_honestly([kernel, forest], X, Y)
+    k, f = (est.best_score_ for est in choice.estimators)
+    assert choice.scores == [k, f] and choice.best_index == int(f > k)
+    assert choice.best_estimator is choice.estimators[choice.best_index]
+    assert not hasattr(kernel, "best_score_")  # the candidates were cloned
+    # minus the leave-one-out and the out-of-bag mean Kendall distance
+    np.testing.assert_allclose(f, -choice.estimators[1].oob_loss_)
+    with pytest.raises(ValueError, match="share one scoring"):
+        select_honestly([kernel, ForestECRMCV(loss, space, scoring="lrap")], X, Y)
+
+
+def test_a_cv_forest_file_round_trips_and_its_choice_is_checked(tmp_path):
+    X, Y = _tree_data(m=30)
+    model = ForestECRMCV(HammingLoss(), TREE, n_estimators=3, random_state=0).fit(X, Y)
+    save(model, tmp_path / "cv.ecrm")
+    loaded = load(tmp_path / "cv.ecrm")
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    assert loaded.best_params_ == model.best_params_
+    loaded.best_params_ = {**loaded.best_params_, "flavour": "other"}
+    with pytest.raises(ValueError, match="best setting"):
+        loaded._check_fitted_state()

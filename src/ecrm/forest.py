@@ -25,6 +25,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ecrm._model_selection import check_scoring
 from ecrm._parameters import check_parameter
 from ecrm._risk import _ECRMBase
 from ecrm._solvers.forest import ForestFit, Trees, grow_forest
@@ -271,43 +272,50 @@ def _oob_predictions(fit: ForestFit, loss, space, Y) -> np.ndarray:
 
 
 class ForestECRMCV(ForestECRM):
-    """:class:`ForestECRM` with its settings chosen by the out-of-bag task loss.
+    """:class:`ForestECRM` with its settings chosen out of bag.
 
     Every setting of ``param_grid`` (keys among ``flavour``, ``max_features``,
     ``min_samples_leaf``, ``max_depth``) grows one forest on all the training points; the one
-    with the smallest ``oob_loss_`` is kept, as it is (its out-of-bag loss is an honest
-    estimate for it: no refit).
+    with the best out-of-bag criterion is kept as it is (that criterion is an honest estimate
+    for it: no refit). The criterion is minus the out-of-bag task loss (``scoring="loss"``)
+    or a ranking metric of the out-of-bag label scores, as in :class:`ecrm.ECRMCV`, so the two
+    families' ``best_score_`` compare (:func:`ecrm.selection.select_honestly`).
 
     Parameters
     ----------
-    loss, output_space, n_estimators, n_split_targets, n_jobs, random_state :
+    loss, output_space, n_estimators, max_samples, n_split_targets, n_jobs, random_state :
         As :class:`ForestECRM`; the other parameters of :class:`ForestECRM` are the defaults
         of the settings ``param_grid`` does not name.
     param_grid : dict or list of dicts, default=None
         scikit-learn's :class:`~sklearn.model_selection.ParameterGrid` format. ``None``:
-        ``{"flavour": ["random", "extra"], "min_samples_leaf": [1, 3],
-        "max_features": [0.5, 1.0]}``.
+        ``{"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}``.
+    scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
+        As :class:`ecrm.ECRMCV`'s.
 
     Attributes
     ----------
     best_params_ : dict
+    best_score_ : float
+        The chosen setting's criterion (greater is better).
     cv_results_ : dict of lists
-        ``params`` and ``oob_loss`` of every setting, in grid order.
+        ``params``, ``oob_loss`` and ``score`` of every setting, in grid order.
     """
 
-    _fitted_attributes = ForestECRM._fitted_attributes + ("best_params_", "cv_results_")
-    DEFAULT_GRID = {"flavour": ["random", "extra"], "min_samples_leaf": [1, 3],
-                    "max_features": [0.5, 1.0]}
+    _fitted_attributes = ForestECRM._fitted_attributes + ("best_params_", "best_score_",
+                                                          "cv_results_")
+    DEFAULT_GRID = {"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}
 
-    def __init__(self, loss, output_space, *, param_grid=None, flavour="random",
-                 n_estimators=100, max_features=0.5, min_samples_leaf=1, max_depth=None,
-                 max_samples=None, n_split_targets=64, n_jobs=None, random_state=None):
+    def __init__(self, loss, output_space, *, param_grid=None, scoring="loss",
+                 flavour="random", n_estimators=100, max_features=0.5, min_samples_leaf=1,
+                 max_depth=None, max_samples=None, n_split_targets=64, n_jobs=None,
+                 random_state=None):
         super().__init__(loss, output_space, flavour=flavour, n_estimators=n_estimators,
                          max_features=max_features, min_samples_leaf=min_samples_leaf,
                          max_depth=max_depth, max_samples=max_samples,
                          n_split_targets=n_split_targets, n_jobs=n_jobs,
                          random_state=random_state)
         self.param_grid = param_grid
+        self.scoring = scoring
 
     def _grid(self) -> list[dict]:
         grid = list(ParameterGrid(self.DEFAULT_GRID if self.param_grid is None
@@ -319,8 +327,15 @@ class ForestECRMCV(ForestECRM):
                 raise ValueError(f"param_grid may set {sorted(allowed)}; got {sorted(unknown)}")
         return grid
 
+    def _check_params(self) -> dict:
+        params = super()._check_params()
+        check_scoring(self.scoring)
+        for setting in self._grid():  # every setting's values, before any forest grows
+            ForestECRM(self.loss, self.output_space, **setting)._check_params()
+        return params
+
     def fit(self, X, Y):
-        """Grow one forest per setting and keep the one with the smallest out-of-bag loss.
+        """Grow one forest per setting and keep the one with the best out-of-bag criterion.
 
         Parameters
         ----------
@@ -331,18 +346,21 @@ class ForestECRMCV(ForestECRM):
         -------
         self : ForestECRMCV
         """
-        grid = self._grid()
+        self._check_params()
+        grid, metric = self._grid(), check_scoring(self.scoring)
         rng = check_random_state(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=len(grid))
-        base = {k: v for k, v in self.get_params(deep=False).items() if k != "param_grid"}
-        best, losses = None, []
+        base = {k: v for k, v in self.get_params(deep=False).items()
+                if k not in ("param_grid", "scoring")}
+        best, losses, scores = None, [], []
         for setting, seed in zip(grid, seeds, strict=True):
             model = ForestECRM(**{**base, **setting, "random_state": int(seed)}).fit(X, Y)
             losses.append(model.oob_loss_)
-            if best is None or model.oob_loss_ < best[1].oob_loss_:
-                best = (setting, model)
+            scores.append(-model.oob_loss_ if metric is None else _oob_metric(model, metric))
+            if best is None or scores[-1] > best[2]:
+                best = (setting, model, scores[-1])
         assert best is not None  # the grid is never empty
-        setting, model = best
+        setting, model, score = best
         state = {name: vars(model)[name] for name in ForestECRM._fitted_attributes
                  if name in vars(model)}
         for name in self._fitted_attributes:
@@ -350,7 +368,30 @@ class ForestECRMCV(ForestECRM):
                 delattr(self, name)
         for name, value in state.items():
             setattr(self, name, value)
-        self.best_params_ = dict(setting)
-        self.cv_results_ = {"params": grid, "oob_loss": losses}
+        self.best_params_, self.best_score_ = dict(setting), float(score)
+        self.cv_results_ = {"params": grid, "oob_loss": losses, "score": scores}
         self._derive()
         return self
+
+    def _check_fitted_state(self) -> None:
+        super()._check_fitted_state()
+        grid, results = self._grid(), self.cv_results_
+        if not (isinstance(results, dict) and set(results) == {"params", "oob_loss", "score"}
+                and results["params"] == grid
+                and all(isinstance(results[k], list) and len(results[k]) == len(grid)
+                        and all(isinstance(v, float) for v in results[k])
+                        for k in ("oob_loss", "score"))):
+            raise ValueError("cv_results_ must hold params (the grid), oob_loss and score, one "
+                             "float per setting")
+        best = int(np.argmax(results["score"]))
+        if self.best_params_ != grid[best] or self.best_score_ != results["score"][best] \
+                or self.oob_loss_ != results["oob_loss"][best]:
+            raise ValueError("best_params_, best_score_ and oob_loss_ must be the best "
+                             "setting's of cv_results_")
+
+
+def _oob_metric(model: ForestECRM, metric) -> float:
+    """``metric`` of the out-of-bag label scores of the points some tree left out."""
+    S = model.oob_scores()
+    seen = ~np.isnan(S).any(axis=1)
+    return float(metric(np.asarray(model.Y_fit_[seen], dtype=float), S[seen]))
