@@ -33,6 +33,8 @@ from ecrm.commands._options import (
 __all__ = ["add_parser", "run"]
 
 LOSSES = ("hamming", "hierarchical")
+#: The weight families: kernel ridge, a forest, or the one with the better honest criterion.
+FAMILIES = ("auto", "kernel", "forest")
 KERNELS = ("rbf", "linear", "laplacian", "poly", "cosine")
 SCORINGS = ("loss", "micro_auprc", "macro_auprc", "lrap")
 CALIBRATIONS = ("none", "isotonic", "platt", "auto")
@@ -169,7 +171,7 @@ def run(args) -> int:
                   "memory_budget": args.memory_budget, "random_state": args.seed}
         bar.set_postfix_str("fitting")
         try:
-            model, step = _fit(args, data, lambda: _estimator(args, loss, h, common), impute)
+            model, step, tried = _fit(args, data, _families(args, loss, h, common), impute)
         except ValueError as exc:
             return fail(f"fit failed: {_in_flags(str(exc))}")
         bar.update()
@@ -184,7 +186,21 @@ def run(args) -> int:
             return fail(f"cannot save the model: {exc}")
         bar.update()
     _print_summary(args, data, model, step, solver, report)
+    if len(tried) > 1:
+        how = {"kernel": "exact leave-one-out", "forest": "out-of-bag"}
+        loss = args.scoring == "loss"
+        print(f"weights: {'kernel' if _family_of(model) == 'kernel' else 'forest'} chosen by "
+              f"the honest {args.loss + ' loss' if loss else args.scoring} ("
+              + "; ".join(f"{f}, {how[f]}: {-v if loss else v:.4f}" for f, v in tried.items())
+              + ")", file=report)
     return 0
+
+
+def _family_of(model) -> str:
+    """The weight family of a fitted estimator."""
+    from ecrm.forest import ForestECRM
+
+    return "forest" if isinstance(model, ForestECRM) else "kernel"
 
 
 def _connect(args):
@@ -313,21 +329,45 @@ def _steps(args, data, impute: bool) -> list:
             if standardize or nominal or impute else None for standardize in choices]
 
 
-def _fit(args, data, make_model, impute: bool):
-    """Fit a model on each preprocessing candidate; keep the best by the leave-one-out
-    criterion (the first on ties): ``(model, step)``."""
+def _families(args, loss, h, common: dict) -> dict:
+    """The estimator factory of each weight family ``--family`` asks for: ``auto`` is both
+    with ``--cv`` (each judged honestly: exact leave-one-out, out of bag) and the kernel
+    without it (a fixed ``--alpha`` has no honest criterion)."""
+    families = {"kernel": lambda: _estimator(args, loss, h, common),
+                "forest": lambda: _forest(args, loss, h)}
+    if args.family == "auto":
+        return families if args.cv else {"kernel": families["kernel"]}
+    return {args.family: families[args.family]}
+
+
+def _forest(args, loss, h):
+    from ecrm.forest import ForestECRMCV
+
+    return ForestECRMCV(loss, h, scoring=args.scoring, n_estimators=args.trees,
+                        random_state=args.seed)
+
+
+def _fit(args, data, families: dict, impute: bool):
+    """Fit each family on each of its preprocessing candidates (a forest: the features as
+    they are, trees need no scaling); keep the best by the honest criterion (the first on
+    ties): ``(model, step, tried)``, ``tried`` the best honest score of each family."""
     import warnings
 
     import numpy as np
 
     best = None
-    for step in _steps(args, data, impute):
-        X = data.X if step is None else step.fit_transform(data.X)
-        with warnings.catch_warnings(record=True) as caught:  # shown for the chosen one only
-            warnings.simplefilter("always")
-            model = make_model().fit(X, data.Y)
-        if best is None or model.best_score_ > best[0].best_score_:
-            best = (model, step, caught)
+    tried: dict[str, float | None] = {}
+    steps = _steps(args, data, impute)
+    for family, make_model in families.items():
+        for step in steps if family == "kernel" else steps[:1]:
+            X = data.X if step is None else step.fit_transform(data.X)
+            with warnings.catch_warnings(record=True) as caught:  # shown for the chosen one
+                warnings.simplefilter("always")
+                model = make_model().fit(X, data.Y)
+            score = getattr(model, "best_score_", None)  # none for a fixed --alpha
+            tried[family] = max(tried.get(family, score), score) if score is not None else None
+            if best is None or model.best_score_ > best[0].best_score_:
+                best = (model, step, caught)
     model, step, caught = best  # type: ignore[misc]
     for w in caught:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -337,7 +377,7 @@ def _fit(args, data, make_model, impute: bool):
             model.feature_columns_ = names
         else:
             step.feature_names_in_ = np.asarray(names, dtype=object)
-    return model, step
+    return model, step, tried
 
 
 def _pipeline(step, model):
@@ -364,8 +404,26 @@ def _estimator(args, loss, h, common: dict):
 
 def _print_summary(args, data, model, step, solver: str, report) -> None:
     from ecrm.commands import describe_step
+    from ecrm.forest import ForestECRM
 
     h = data.hierarchy
+    shape = (f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {h.n_labels} labels "
+             f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges)")
+    if isinstance(model, ForestECRM):
+        criterion = (f"{args.loss} loss {model.oob_loss_:.4f}" if args.scoring == "loss"
+                     else f"{args.scoring} {model.best_score_:.4f}")
+        settings = ", ".join(f"{k}={v}" for k, v in model.best_params_.items())
+        print(f"fitted ECRM with forest weights ({args.loss} loss, {model.n_estimators} "
+              f"trees) on {shape}: {settings} (out-of-bag {criterion})", file=report)
+    else:
+        _print_kernel(args, model, solver, shape, report)
+    how = " (chosen by exact leave-one-out)" if args.cv and args.standardize == "auto" else ""
+    print(f"preprocessing: {describe_step(step)}{how}", file=report)
+    print(f"model written to "
+          f"{'standard output' if args.output == STDOUT else args.output}", file=report)
+
+
+def _print_kernel(args, model, solver: str, shape: str, report) -> None:
     params = model.kernel_params_
     gamma = ("" if params["kernel"] in ("linear", "cosine", "precomputed") else
              f"gamma={params['gamma']:g}, " if params["gamma"] is not None else
@@ -384,13 +442,7 @@ def _print_summary(args, data, model, step, solver: str, report) -> None:
                                             if args.n_components is not None else "")
     elif solver == "primal":
         how += ", primal solver (auto: linear kernel, more rows than features)"
-    print(f"fitted ECRM ({args.loss} loss, {how}) on "
-          f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {h.n_labels} labels "
-          f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges): {chosen}", file=report)
-    how = " (chosen by exact leave-one-out)" if args.cv and args.standardize == "auto" else ""
-    print(f"preprocessing: {describe_step(step)}{how}", file=report)
-    print(f"model written to "
-          f"{'standard output' if args.output == STDOUT else args.output}", file=report)
+    print(f"fitted ECRM ({args.loss} loss, {how}) on {shape}: {chosen}", file=report)
 
 
 def _solver(args, shape: tuple[int, int]) -> str:
@@ -419,6 +471,13 @@ def add_parser(subparsers) -> None:
     p.add_argument("--loss", choices=LOSSES, default="hamming")
     p.add_argument("--hierarchy", type=existing_file_option("--hierarchy"), metavar="FILE",
                    help="hierarchy file: TSV parent<TAB>child lines or JSON")
+    p.add_argument("--family", choices=FAMILIES, default="auto",
+                   help="risk weights: kernel ridge, a forest grown on the loss's embedding "
+                   "(its settings by the out-of-bag criterion), or auto: with --cv both, the "
+                   "one with the better honest criterion (exact leave-one-out against out of "
+                   "bag), without --cv the kernel")
+    p.add_argument("--trees", type=number_option("int", "--trees", low=1), default=100,
+                   help="trees of a forest (default 100)")
     p.add_argument("--kernel", choices=KERNELS, default="rbf")
     p.add_argument("--gamma", type=parameter_option("gamma", "--gamma"), default=None,
                    help="kernel width (default: 1 / number of features)")
@@ -502,6 +561,10 @@ def _checked(args) -> int:
                                        or (args.cv and args.standardize == "auto")):
         return fail("--scheduler needs --solver primal or nystrom, and the features as they "
                     "are (--standardize no, no --impute)")
+    if args.family == "forest" and (args.calibration != "none" or args.scheduler is not None):
+        return fail("--calibration and --scheduler need --family kernel (or auto)")
+    if args.family == "auto" and (args.calibration != "none" or args.scheduler is not None):
+        args.family = "kernel"  # leave-one-out calibration and Dask fits: a kernel's
     if args.center_selection is None:
         args.center_selection = "uniform"
     return run(args)

@@ -31,12 +31,9 @@ def summary(path: str) -> dict:
                               "n_features_in": int(step.n_features_in_)}
                              for step in preprocessing_of(loaded)],
            "loss": type(model.loss).__name__, "output_space": type(space).__name__,
-           "n_outputs": space.n_outputs, "kernel": dict(model.kernel_params_),
-           "alpha": float(getattr(model, "alpha_", getattr(model, "alpha", float("nan")))),
-           "fit_intercept": bool(getattr(model, "fit_intercept_", model.fit_intercept)),
+           "n_outputs": space.n_outputs, **_weights(model),
            "n_train": int(getattr(model, "_n_fit", None) or model.X_fit_.shape[0]),
            "n_features": int(model.n_features_in_)}
-    out.update(_solver(model))
     if hasattr(model, "alpha_"):  # chosen by leave-one-out
         out["selection"] = {"scoring": model.scoring if isinstance(model.scoring, str)
                             else "callable", "best_score": float(model.best_score_),
@@ -47,6 +44,28 @@ def summary(path: str) -> dict:
     out["n_labels"] = len(model.label_names_)
     out["labels"] = [str(v) for v in model.label_names_]
     return out
+
+
+def _weights(model) -> dict:
+    """The family of risk weights and its settings: a forest's, or a kernel's with its
+    regularisation, intercept and solver."""
+    from ecrm.forest import ForestECRM
+
+    if isinstance(model, ForestECRM):
+        params = {**model.get_params(deep=False), **getattr(model, "best_params_", {})}
+        out = {"weights": "forest", **{k: params[k] for k in (
+            "flavour", "n_estimators", "max_features", "min_samples_leaf", "max_depth",
+            "max_samples")}, "oob_loss": float(model.oob_loss_)}
+        if hasattr(model, "best_score_"):
+            out["selection"] = {"scoring": "out-of-bag " + (
+                model.scoring if isinstance(model.scoring, str) else "callable"),
+                "best_score": float(model.best_score_),
+                "n_candidates": len(model.cv_results_["params"])}
+        return out
+    return {"weights": "kernel", "kernel": dict(model.kernel_params_),
+            "alpha": float(getattr(model, "alpha_", getattr(model, "alpha", float("nan")))),
+            "fit_intercept": bool(getattr(model, "fit_intercept_", model.fit_intercept)),
+            **_solver(model)}
 
 
 def _solver(model) -> dict:

@@ -1,0 +1,48 @@
+"""The forest weight family through the real ``ecrm`` command: fit, info, predict, evaluate."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.slow  # subprocesses
+
+
+def test_forest_family_end_to_end(ecrm_cmd, train_csv, test_csv, tmp_path):
+    fit = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--loss", "hierarchical",
+                   "--family", "forest", "--trees", "20", "--seed", "0", "-o", "f.ecrm",
+                   "--quiet", cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr.decode()
+    assert b"forest weights" in fit.stdout and b"out-of-bag hierarchical loss" in fit.stdout
+    info = json.loads(ecrm_cmd("info", "f.ecrm", "--json", cwd=tmp_path).stdout)
+    assert info["estimator"] == "ForestECRMCV" and info["weights"] == "forest"
+    assert info["n_estimators"] == 20 and info["selection"]["n_candidates"] == 4
+    pred = ecrm_cmd("predict", "f.ecrm", str(test_csv), "-o", "p.csv", "--scores", "--quiet",
+                    cwd=tmp_path)
+    assert pred.returncode == 0, pred.stderr.decode()
+    assert len((tmp_path / "p.csv").read_text().splitlines()) == 101
+    ev = ecrm_cmd("evaluate", "f.ecrm", str(test_csv), "--json", "--quiet", cwd=tmp_path)
+    assert ev.returncode == 0, ev.stderr.decode()
+    assert "micro AU(PRC)" in ev.stdout.decode() or "micro_auprc" in ev.stdout.decode()
+
+
+def test_auto_family_reports_both_honest_criteria(ecrm_cmd, train_csv, tmp_path):
+    fit = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--loss", "hierarchical", "--cv",
+                   "--gammas", "0.1,0.3,1", "--trees", "20", "--seed", "0", "-o", "m.ecrm",
+                   "--quiet", cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr.decode()
+    line = [s for s in fit.stdout.decode().splitlines() if s.startswith("weights:")]
+    assert len(line) == 1 and "kernel, exact leave-one-out" in line[0] \
+        and "forest, out-of-bag" in line[0]
+    info = json.loads(ecrm_cmd("info", "m.ecrm", "--json", cwd=tmp_path).stdout)
+    chosen = line[0].split()[1]
+    assert info["weights"] == chosen
+
+
+def test_forest_refuses_calibration(ecrm_cmd, train_csv, tmp_path):
+    fit = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--family", "forest", "--cv",
+                   "--calibration", "isotonic", "-o", "m.ecrm", cwd=tmp_path)
+    assert fit.returncode != 0 and b"--calibration and --scheduler need --family kernel" in \
+        fit.stderr
+    assert not (tmp_path / "m.ecrm").exists()
