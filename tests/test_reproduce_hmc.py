@@ -51,6 +51,22 @@ def test_reproduce_hmc_prints_table_and_writes_json(data_dir, tmp_path, capsys):
         assert 0 <= row["hierarchical"] <= 1 and row["hamming"] >= 0
 
 
+def test_forest_scores_and_the_honestly_selected_row(data_dir, tmp_path, capsys):
+    out = tmp_path / "rows.json"
+    assert main(["reproduce", "hmc", "--data-dir", str(data_dir), "--datasets", "toytree",
+                 "--methods", "ecrm-scores,forest-scores", "--json", str(out), "--quiet"]) == 0
+    assert "ECRM forest (scores)" in capsys.readouterr().out
+    kernel, forest, selected = json.loads(out.read_text())
+    assert (kernel["method"], forest["method"], selected["method"]) == (
+        "ECRM", "ECRM forest", "ECRM selected")
+    family = selected["params"].pop("family")
+    better = "forest" if forest["params"]["oob_auprc"] > kernel["params"]["loo_auprc"] \
+        else "kernel"
+    assert family == better
+    assert selected["params"] == {"kernel": kernel, "forest": forest}[family]["params"]
+    assert selected["auprc"] == {"kernel": kernel, "forest": forest}[family]["auprc"]
+
+
 def test_reproduce_hmc_without_data_says_where_to_get_it(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("ECRM_DATA", raising=False)
     assert main(["reproduce", "hmc"]) == 2
@@ -77,7 +93,7 @@ def no_work(monkeypatch):
 
 @pytest.mark.parametrize("argv, message", [
     (["--methods", "ecrm,svm"], "--methods has unknown names svm; expected a comma-separated "
-     "list of ecrm, ecrm-scores, br-svm"),
+     "list of ecrm, ecrm-scores, forest-scores, br-svm"),
     (["--methods", "ecrm,,br-svm"], "--methods has an empty name"),
     (["--methods", "ecrm, ECRM"], "--methods repeats ecrm"),
     (["--datasets", "toytree,"], "--datasets has an empty name"),
