@@ -205,19 +205,17 @@ class ForestECRM(_ECRMBase):
         r"""Out-of-bag costs :math:`c(x_i)` of the training points (m, e), a linear loss
         (rows of points with no out-of-bag tree are NaN)."""
         self._require_linear()
-        W, seen = self._forest_fit().oob_weights()
-        C = W @ self._fit.risk_coef[:, :-1]
-        C[~seen] = np.nan
-        return C
+        fit = self._forest_fit()
+        psi = fit.risk_coef[:, :-1]
+        return fit.oob_map(lambda W, seen: _unseen_nan(W @ psi, seen), psi.shape[1])
 
     def oob_scores(self) -> np.ndarray:
         """Out-of-bag label scores of the training points (m, d), as :meth:`predict_scores`
         computes them (rows of points with no out-of-bag tree are NaN)."""
-        W, seen = self._forest_fit().oob_weights()
-        S = self.output_space.consistent_scores(
-            np.clip(W @ self._fit.marginal_coef, 0.0, 1.0))
-        S[~seen] = np.nan
-        return S
+        fit, space = self._forest_fit(), self.output_space
+        Y = fit.marginal_coef
+        return fit.oob_map(lambda W, seen: _unseen_nan(
+            space.consistent_scores(np.clip(W @ Y, 0.0, 1.0)), seen), Y.shape[1])
 
     def _forest_fit(self) -> ForestFit:
         check_is_fitted(self, "X_fit_")
@@ -256,19 +254,26 @@ class ForestECRM(_ECRMBase):
             raise ValueError(f"oob_predictions_ must be a float64 array of shape {(m, d)}")
 
 
+def _unseen_nan(A: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    A[~seen] = np.nan
+    return A
+
+
 def _oob_predictions(fit: ForestFit, loss, space, Y) -> np.ndarray:
     """The exact risk minimisers of the training points' out-of-bag risks (NaN rows where
-    every tree drew the point)."""
-    W, seen = fit.oob_weights()
-    P = np.full(Y.shape, np.nan)
-    if not seen.any():
+    every tree drew the point), in row blocks."""
+    d = Y.shape[1]
+
+    def predict(W, seen):
+        P = np.full((W.shape[0], d), np.nan)
+        if seen.any():
+            W = W[seen]
+            P[seen] = (loss.argmin(W @ fit.risk_coef[:, :-1], space)
+                       if isinstance(loss, LinearLoss)
+                       else loss.minimize_risk(W.toarray(), Y, space))
         return P
-    if isinstance(loss, LinearLoss):
-        C = W[seen] @ fit.risk_coef[:, :-1]
-        P[seen] = loss.argmin(C, space)
-    else:
-        P[seen] = loss.minimize_risk(W[seen].toarray(), Y, space)
-    return P
+
+    return fit.oob_map(predict, fit.coef.shape[1])
 
 
 class ForestECRMCV(ForestECRM):

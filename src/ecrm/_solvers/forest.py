@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ecrm._solvers.base import RiskFit
+from ecrm._solvers.budget import row_blocks
 
 __all__ = ["ForestFit", "Trees", "grow_forest"]
 
@@ -80,9 +81,15 @@ class Trees:
     def apply(self, X) -> np.ndarray:
         """The leaf (packed node index) of every row of ``X`` in every tree: (n, n_trees).
 
-        All (row, tree) paths advance one level per step; those that reached a leaf drop out,
-        so the work is the total path length. Sparse inputs are densified (callers pass row
-        blocks)."""
+        In row blocks (sparse inputs densified block by block); within a block all (row,
+        tree) paths advance one level per step and those that reached a leaf drop out, so
+        the work is the total path length."""
+        out = np.empty((X.shape[0], self.n_trees), np.int64)
+        for blk in row_blocks(X.shape[0], 8 * self.n_trees):
+            out[blk] = self._apply_block(X[blk])
+        return out
+
+    def _apply_block(self, X) -> np.ndarray:
         X32 = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float32)
         n, T = X32.shape[0], self.n_trees
         pair = np.arange(n * T)
@@ -228,11 +235,19 @@ class ForestFit(RiskFit):
     def weights(self, V) -> np.ndarray:
         return V.toarray() if sp.issparse(V) else np.asarray(V)
 
-    def oob_weights(self) -> tuple[sp.csr_array, np.ndarray]:
-        """The out-of-bag weights of the training points, (m, m), each row averaged over the
-        trees that did not draw the point, and which rows have any such tree."""
-        out = self.bag == 0
-        return self._average(self.train_leaves(), out), out.any(axis=1)
+    def oob_weights(self, rows=slice(None)) -> tuple[sp.csr_array, np.ndarray]:
+        """The out-of-bag weights of the training points ``rows``, (n, m), each row averaged
+        over the trees that did not draw the point, and which rows have any such tree."""
+        out = self.bag[rows] == 0
+        return self._average(self.train_leaves()[rows], out), out.any(axis=1)
+
+    def oob_map(self, fn, width: int) -> np.ndarray:
+        """``fn(W, seen)`` of the out-of-bag weights of the training points, in row blocks
+        (``width``: floats a row of ``fn`` holds), stacked: the m x m weights are never
+        held at once."""
+        m = self.bag.shape[0]
+        return np.concatenate([fn(*self.oob_weights(blk))
+                               for blk in row_blocks(m, self.n_columns + width)])
 
     def check_leaves(self) -> None:
         """``ValueError`` unless every leaf holds some drawn training point (else a row
