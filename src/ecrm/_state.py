@@ -165,6 +165,10 @@ def check_fitted_state(model) -> None:
         if value is not None and (len(value) != p
                                   or not all(isinstance(v, str) for v in value)):
             raise ValueError(f"{name} must hold {p} column names")
+    for name in ("output_mean_", "output_mode_"):
+        value = getattr(model, name, None)
+        if value is not None:
+            _float_array(value, name, (d,))
     _check_fit(model, model._fit, X, p, n_risk, d, params)
     if "task_kernel_" in model._fitted_attributes:
         B, expected = model.task_kernel_, model._task_kernel(n_risk - 1)
