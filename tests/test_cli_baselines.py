@@ -126,3 +126,35 @@ def test_report_has_the_model_summary_the_baselines_and_a_sortable_label_table(
     first = cells.index("training frequency") + 6  # the first label's row
     assert cells[first] == str(h.labels[0])
     assert all(str(label) in cells for label in h.labels)
+
+
+def test_the_per_label_table_sorts_by_the_clicked_column(tmp_path):
+    """The report's sort script on a stand-in of the page's table (Node, when installed)."""
+    import shutil
+    import subprocess
+
+    from ecrm.report import _SORT
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node on this machine")
+    fake_page = """
+const cell = t => ({textContent: t});
+const row = (...ts) => ({cells: ts.map(cell)});
+const body = {rows: [row("label", "F1"), row("b", "0.5"), row("a", "10.0"), row("c", "2")],
+              appendChild(r) { this.rows.splice(this.rows.indexOf(r), 1); this.rows.push(r); }};
+const table = {tBodies: [body]};
+const heads = [0, 1].map(() => ({dataset: {}, closest: () => table}));
+const document = {querySelectorAll: () => heads};
+""" + _SORT + """
+const order = () => body.rows.map(r => r.cells[0].textContent).join(" ");
+heads[1].onclick(); console.log(order());
+heads[1].onclick(); console.log(order());
+heads[0].onclick(); console.log(order());
+"""
+    (tmp_path / "sort.js").write_text(fake_page)
+    out = subprocess.run([node, "sort.js"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    # by F1 as numbers (0.5 < 2 < 10), then the other way; by name; the heads stay first
+    assert out.stdout.splitlines() == ["label b c a", "label a c b", "label a b c"]

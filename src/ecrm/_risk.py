@@ -201,7 +201,7 @@ class _RiskEstimator(_StructuredEstimator):
         self.label_names_ = np.array(names + [None], dtype=object)[:-1]  # tuples stay items
         self.kernel_params_ = kernel_params
         self._fit = fit
-        if isinstance(Y, np.ndarray):  # the trivial baselines' statistics (not of Dask arrays)
+        if isinstance(Y, np.ndarray) and Y.ndim == 2:  # the baselines' statistics (not Dask)
             from ecrm.baselines.trivial import output_statistics
 
             self.output_mean_, self.output_mode_ = output_statistics(Y)
