@@ -27,5 +27,7 @@ class FeatureScaleWarning(UserWarning):
     :class:`ecrm.JointKernelECRM` (and ``ecrm fit``): a kernel on such features sees only the
     widest ones, and the model often predicts one constant output. Standardise the features
     (a :class:`~sklearn.pipeline.Pipeline` with a
-    :class:`~sklearn.preprocessing.StandardScaler`; ``ecrm fit --standardize yes``).
+    :class:`~sklearn.preprocessing.StandardScaler`; ``ecrm fit --standardize yes``). After a
+    step that learns one scale per feature (:class:`ecrm.length_scales.LeaveOneOutLengthScales`)
+    the spread is intended: ignore the warning there (``warnings.catch_warnings``).
     """
