@@ -25,7 +25,7 @@ __all__ = ["METRIC_NAMES", "html_report", "model_line", "summary_rows", "write_r
 _STYLE = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:980px;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 10px}
 td.n{text-align:right;font-variant-numeric:tabular-nums}img{max-width:100%;margin:1em 0}
-figure{margin:0}figcaption{color:#555;font-size:90%}th{cursor:pointer}
+figure{margin:0}figcaption{color:#555;font-size:90%}table.sortable th{cursor:pointer}
 p.warn{background:#fff3cd;border:1px solid #e0c36c;padding:6px 10px}"""
 
 #: Sorts a ``sortable`` table by the column whose head is clicked (again: the other way).
@@ -33,8 +33,8 @@ _SORT = """document.querySelectorAll("table.sortable th").forEach((th, i) => {
  th.onclick = () => {
   const body = th.closest("table").tBodies[0], rows = [...body.rows].slice(1);
   const up = th.dataset.up !== "1"; th.dataset.up = up ? "1" : "0";
-  const key = r => { const t = r.cells[i].textContent, v = parseFloat(t);
-                     return isNaN(v) ? t : v; };
+  const key = r => { const t = r.cells[i].textContent, v = Number(t);
+                     return t.trim() === "" || isNaN(v) ? t : v; };
   rows.sort((a, b) => { const x = key(a), y = key(b);
     const c = typeof x === "number" && typeof y === "number" ? x - y
               : String(x).localeCompare(String(y));
