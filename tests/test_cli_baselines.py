@@ -69,8 +69,11 @@ def test_unscaled_features_warn_at_fit_and_the_trivial_model_at_evaluate(ecrm_cm
                   "-o", "std.ecrm", "--quiet", cwd=unscaled)
     assert "standard deviations" not in err
     out, err = _run(ecrm_cmd, "evaluate", "raw.ecrm", "test.csv", "--json", "--quiet",
-                    cwd=unscaled)
+                    "--report", "raw.html", cwd=unscaled)
     got = json.loads(out)
+    page = (unscaled / "raw.html").read_text(encoding="utf-8")
+    assert page.count("<p class=warn>warning: the model&#x27;s Hamming loss") == \
+        sum("Hamming loss" in w for w in got["warnings"])
     # the model fitted on raw features predicts nearly one set: no better than the empty set
     assert any("no better than" in w and "the empty set" in w for w in got["warnings"])
     assert got["hamming"] >= got["baselines"]["empty"]["hamming"]
