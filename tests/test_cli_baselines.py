@@ -165,3 +165,22 @@ heads[0].onclick(); console.log(order());
     assert out.stdout.splitlines() == ["label 01/02 01/01 01/01/03",
                                        "label 01/01/03 01/01 01/02",
                                        "label 01/01 01/01/03 01/02"]
+
+
+def test_a_file_without_training_outputs_or_their_statistics_says_so(ecrm_cmd, train_csv,
+                                                                      test_csv, tmp_path):
+    from ecrm import save
+
+    _run(ecrm_cmd, "fit", str(train_csv), "--path-sep", "/", "--kernel", "linear", "--solver",
+         "primal", "-o", "m.ecrm", "--quiet", cwd=tmp_path)
+    old = load(tmp_path / "m.ecrm")  # as written before the statistics were kept
+    assert old.Y_fit_ is None
+    del old.output_mean_, old.output_mode_
+    save(old, tmp_path / "old.ecrm")
+    out, err = _run(ecrm_cmd, "evaluate", "old.ecrm", str(test_csv), "--quiet", cwd=tmp_path)
+    assert "ecrm: warning: old.ecrm holds neither the training outputs nor their " \
+           "statistics: no trivial baselines" in err
+    assert out.splitlines()[2].split() == ["model"]  # no baseline columns
+    out, _ = _run(ecrm_cmd, "evaluate", "m.ecrm", str(test_csv), "--json", "--quiet",
+                  cwd=tmp_path)
+    assert list(json.loads(out)["baselines"]) == ["empty", "most_frequent", "majority"]
