@@ -99,7 +99,7 @@ def test_write_report_is_one_self_contained_html_page(tmp_path):
     page = _Page()
     page.feed(text)
     page.close()
-    assert page.open == [] and page.tables == 2 and len(page.images) == 4
+    assert page.open == [] and page.tables == 3 and len(page.images) == 4  # 3: per label
     for src in page.images:
         assert src.startswith("data:image/png;base64,")
         assert _is_png(base64.b64decode(src.split(",", 1)[1]))

@@ -17,13 +17,14 @@ __all__ = ["ECRM", "ECRMCV", "CandidateSpace", "CenterSelector", "FlowPolytope",
            "ForestECRM", "ForestECRMCV", "Hierarchy",
            "JointKernelECRM", "KMeansPlusPlusCenters", "LeverageCenters", "LinearConstraintSpace",
            "MultilabelSpace", "OutputSpace", "PermutationSpace", "StructuredSVM",
-           "UniformCenters", "bounds", "load", "losses", "save", "__version__"]
+           "UniformCenters", "bounds", "exceptions", "load", "losses", "save", "__version__"]
 
 #: Where each public name is defined (``None``: a sub-module of that name).
 _SOURCES: dict[str, str | None] = {
     "ECRM": "ecrm.estimator", "ECRMCV": "ecrm.estimator", "JointKernelECRM": "ecrm.joint",
     "load": "ecrm.io", "save": "ecrm.io", "StructuredSVM": "ecrm.ssvm", "bounds": None,
-    "losses": None, "ForestECRM": "ecrm.forest", "ForestECRMCV": "ecrm.forest",
+    "exceptions": None, "losses": None, "ForestECRM": "ecrm.forest",
+    "ForestECRMCV": "ecrm.forest",
     **{name: "ecrm._solvers.centers" for name in ("CenterSelector", "KMeansPlusPlusCenters",
                                                    "LeverageCenters", "UniformCenters")},
     **{name: "ecrm.spaces" for name in ("CandidateSpace", "FlowPolytope", "Hierarchy",
@@ -32,7 +33,7 @@ _SOURCES: dict[str, str | None] = {
 }
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
-    from ecrm import bounds, losses
+    from ecrm import bounds, exceptions, losses
     from ecrm._solvers.centers import (
         CenterSelector,
         KMeansPlusPlusCenters,

@@ -28,7 +28,7 @@ from ecrm._solvers.budget import (
 from ecrm._solvers.centers import check_center_selection
 from ecrm._solvers.primal import FeatureFit
 from ecrm._solvers.rows import validate_outputs
-from ecrm._validation import check_same_rows
+from ecrm._validation import check_feature_scales, check_same_rows
 from ecrm.labels import as_label_matrix, labels_of
 from ecrm.losses.base import LinearLoss, Loss
 from ecrm.spaces.base import OutputSpace
@@ -148,7 +148,8 @@ class _RiskEstimator(_StructuredEstimator):
     #: model file holds (``feature_columns_``: the input file's columns, set by ``ecrm fit``).
     _fitted_attributes: tuple[str, ...] = (
         "X_fit_", "Y_fit_", "n_features_in_", "feature_names_in_", "label_names_",
-        "kernel_params_", "_y_ndim", "_fit", "feature_columns_")
+        "kernel_params_", "_y_ndim", "_fit", "feature_columns_", "output_mean_",
+        "output_mode_")
 
     # -- checks, before any work (nothing is set on self) ---------------------------------
     def _check_kernel_params(self) -> dict:
@@ -179,6 +180,9 @@ class _RiskEstimator(_StructuredEstimator):
         if X.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 training samples; got "
                              f"{X.shape[0]} (n_samples = {X.shape[0]})")
+        if kernel not in (None, "precomputed"):  # None: trees, which need no scaling
+            check_feature_scales(X, type(self).__name__,
+                                 names=getattr(probe, "feature_names_in_", None))
         # what the inputs say about the fitted model, applied by _set_fitted on success
         return X, Y, _Seen(getattr(probe, "feature_names_in_", None), y_ndim, backend)
 
@@ -198,6 +202,10 @@ class _RiskEstimator(_StructuredEstimator):
         if "kernel_params_" in self._fitted_attributes:
             self.kernel_params_ = kernel_params
         self._fit = fit
+        if isinstance(Y, np.ndarray) and Y.ndim == 2:  # the baselines' statistics (not Dask)
+            from ecrm.baselines.trivial import output_statistics
+
+            self.output_mean_, self.output_mode_ = output_statistics(Y)
         for name, value in extra.items():
             if name not in self._fitted_attributes:
                 raise AttributeError(f"{name!r} is not a declared fitted attribute")

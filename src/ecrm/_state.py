@@ -161,6 +161,10 @@ def check_training_state(model) -> tuple:
         if value is not None and (len(value) != p
                                   or not all(isinstance(v, str) for v in value)):
             raise ValueError(f"{name} must hold {p} column names")
+    for name in ("output_mean_", "output_mode_"):
+        value = getattr(model, name, None)
+        if value is not None:
+            _float_array(value, name, (d,))
     return X, Y, m, p, d, n_risk
 
 

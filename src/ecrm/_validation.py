@@ -11,7 +11,7 @@ from typing import Literal, overload
 
 import numpy as np
 
-__all__ = ["check_bool", "check_int", "check_real", "check_same_rows"]
+__all__ = ["check_bool", "check_feature_scales", "check_int", "check_real", "check_same_rows"]
 
 
 def check_real(value, name: str, *, low: float = 0.0, high: float = np.inf,
@@ -82,3 +82,66 @@ def check_same_rows(first, second, names: tuple[str, str] = ("X", "Y")) -> None:
     if n1 != n2:
         raise ValueError(f"{names[0]} and {names[1]} must have the same number of rows; "
                          f"got {n1} and {n2}")
+
+
+def check_feature_scales(X, owner: str, *, names=None, max_ratio: float = 1e3) -> float:
+    """Warn if the non-constant features' standard deviations span more than ``max_ratio``.
+
+    A kernel on such features sees only the widest (income in dollars beside ratios), and
+    the model often predicts one constant output: a
+    :class:`~ecrm.exceptions.FeatureScaleWarning` names the widest and narrowest columns.
+    Constant columns (maximum equal to minimum) are left out.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (m, p), float
+    owner : str
+        Who checks (the estimator's name), to start the message.
+    names : sequence of p str, optional
+        The columns' names (else their indices) for the message.
+    max_ratio : float, default=1e3
+
+    Returns
+    -------
+    ratio : float
+        The largest standard deviation over the smallest (1 if fewer than two features vary).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> X = np.array([[0.1, 20000.0], [0.5, 90000.0], [0.3, 45000.0]])
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     ratio = check_feature_scales(X, "ECRM")
+    >>> f"{ratio:.3g}", w[0].category.__name__
+    ('1.77e+05', 'FeatureScaleWarning')
+    """
+    import warnings
+
+    import scipy.sparse as sp
+
+    from ecrm.exceptions import FeatureScaleWarning
+
+    if sp.issparse(X):
+        X = sp.csc_array(X)
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        std = np.sqrt(np.maximum(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean ** 2, 0))
+        varies = X.max(axis=0).toarray().ravel() != X.min(axis=0).toarray().ravel()
+    else:
+        X = np.asarray(X)
+        std, varies = X.std(axis=0), X.max(axis=0) != X.min(axis=0)
+    std = np.where(varies, std, np.nan)
+    if np.count_nonzero(varies) < 2:
+        return 1.0
+    wide, narrow = int(np.nanargmax(std)), int(np.nanargmin(std))
+    ratio = float(std[wide] / std[narrow])
+    if ratio > max_ratio:
+        col = (lambda j: f"feature {j}") if names is None else (lambda j: repr(str(names[j])))
+        warnings.warn(
+            f"{owner}: the features' standard deviations differ by a factor of {ratio:.3g} "
+            f"({col(wide)}: {std[wide]:.3g}, {col(narrow)}: {std[narrow]:.3g}); a kernel "
+            "on them sees mostly the widest, and the model may predict nearly one output for "
+            "every row. Standardise them: a Pipeline with sklearn.preprocessing.StandardScaler "
+            "(ecrm fit --standardize yes, or --cv to choose by leave-one-out)",
+            FeatureScaleWarning, stacklevel=4)
+    return ratio

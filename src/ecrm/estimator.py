@@ -125,6 +125,11 @@ default="uniform"
         The name of each output column (``output_space.output_names``: a hierarchy's labels,
         a flow polytope's arcs, else ``0 .. d-1``); ``output_space.to_labels`` (hierarchies)
         turns predictions into names.
+    output_mean_, output_mode_ : ndarray of shape (d,)
+        The mean training output (for label sets, each label's frequency) and the most
+        frequent one (:func:`ecrm.baselines.output_statistics`): what the trivial baselines
+        of ``ecrm evaluate`` predict (:func:`ecrm.baselines.trivial_baselines`). Kept in
+        model files that leave out ``Y_fit_``; absent after a fit on Dask arrays.
 
     Examples
     --------

@@ -8,7 +8,7 @@ from sklearn.metrics import average_precision_score
 from ecrm.losses import HierarchicalLoss
 
 __all__ = ["hierarchical_prf", "macro_auprc", "mean_loss", "micro_auprc", "multilabel_report",
-           "per_level_report", "pooled_average_precision"]
+           "per_label_report", "per_level_report", "pooled_average_precision"]
 
 
 def mean_loss(loss, Y_pred, Y_true) -> float:
@@ -308,4 +308,46 @@ def per_level_report(Y_true, Y_pred, hierarchy) -> dict[str, np.ndarray]:
     f1 = np.divide(2 * precision * recall, total, out=np.zeros_like(total), where=total > 0)
     return {"level": levels, "n_labels": onehot.sum(axis=0).astype(int),
             "support": support.astype(int), "predicted": predicted.astype(int),
+            "precision": precision, "recall": recall, "f1": f1}
+
+
+def per_label_report(Y_true, Y_pred, hierarchy=None) -> dict[str, np.ndarray]:
+    """Support, predictions, precision, recall and F1 of each label.
+
+    With a hierarchy both label sets are first closed under ancestors (as in
+    :func:`per_level_report`). Precision (recall) is 0 for a label never predicted (never
+    true), as scikit-learn's ``precision_recall_fscore_support(..., zero_division=0)``.
+
+    Parameters
+    ----------
+    Y_true, Y_pred : array-like of shape (n, d), 0/1
+    hierarchy : ecrm.Hierarchy, optional
+
+    Returns
+    -------
+    report : dict of ndarrays of shape (d,)
+        ``support`` (true memberships), ``predicted``, ``precision``, ``recall``, ``f1``.
+
+    Examples
+    --------
+    >>> r = per_label_report([[1, 0], [1, 1], [0, 1]], [[1, 0], [0, 0], [1, 1]])
+    >>> r["support"].tolist(), r["predicted"].tolist(), r["precision"].tolist()
+    ([2, 2], [2, 1], [0.5, 1.0])
+    >>> r["recall"].tolist(), r["f1"].tolist()
+    ([0.5, 0.5], [0.5, 0.6666666666666666])
+    """
+    Y_true = np.asarray(Y_true, dtype=float)
+    Y_pred = np.asarray(Y_pred, dtype=float)
+    if Y_true.shape != Y_pred.shape or Y_true.ndim != 2:
+        raise ValueError(f"Y_true and Y_pred must have one 2-D shape; got {Y_true.shape} and "
+                         f"{Y_pred.shape}")
+    if hierarchy is not None:
+        Y_true, Y_pred = hierarchy.close(Y_true), hierarchy.close(Y_pred)
+    both = (Y_true * Y_pred).sum(axis=0)
+    support, predicted = Y_true.sum(axis=0), Y_pred.sum(axis=0)
+    precision = np.divide(both, predicted, out=np.zeros_like(both), where=predicted > 0)
+    recall = np.divide(both, support, out=np.zeros_like(both), where=support > 0)
+    total = precision + recall
+    f1 = np.divide(2 * precision * recall, total, out=np.zeros_like(total), where=total > 0)
+    return {"support": support.astype(int), "predicted": predicted.astype(int),
             "precision": precision, "recall": recall, "f1": f1}

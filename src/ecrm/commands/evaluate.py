@@ -4,12 +4,18 @@ Hamming loss (mean number of wrong labels, and as a fraction), hierarchical loss
 match, micro and macro F1, hierarchical precision/recall/F1 (hP/hR/hF) and micro AU(PRC) of
 the label scores (:func:`ecrm.metrics.multilabel_report`), and precision, recall and F1 per
 level of the hierarchy (:func:`ecrm.metrics.per_level_report`); a table on standard output,
-or JSON with ``--json``. With ``--predictions FILE`` (as written by ``ecrm predict``) the
-model is not run: the labels are read from the file (AU(PRC) needs its score columns).
-``--plot DIR`` writes the pictures of :func:`ecrm.plotting.evaluation_figures` as PNG files,
-``--report FILE`` one self-contained HTML page with the tables and the pictures
-(:func:`ecrm.report.write_report`); ``--baseline FILE`` (another model's ``ecrm predict
---scores`` output) adds its precision-recall curve. Output paths are checked before any work.
+or JSON with ``--json``. Beside the model's metrics stand those of three trivial baselines of
+its training outputs (:func:`ecrm.baselines.trivial_baselines`: the empty set, the most
+frequent label set, the per-label majority), with a warning (``ecrm: warning: ...``, and
+``warnings`` in the JSON) when the model is no better than one of them or predicts the empty
+set for many rows; a line on the model (``model`` in the JSON: ``ecrm info``) heads them.
+With ``--predictions FILE`` (as written by ``ecrm predict``) the model is not run: the
+labels are read from the file (AU(PRC) needs its score columns). ``--plot DIR`` writes the
+pictures of :func:`ecrm.plotting.evaluation_figures` as PNG files, ``--report FILE`` one
+self-contained HTML page with the model, the tables (also one row per label, sortable) and
+the pictures (:func:`ecrm.report.write_report`); ``--baseline FILE`` (another model's
+``ecrm predict --scores`` output) adds its precision-recall curve. Output paths are checked
+before any work.
 """
 
 from __future__ import annotations
@@ -116,22 +122,20 @@ def run(args) -> int:
     tree = h if h.edges.size else None
     report = multilabel_report(data.Y, Y, S, hierarchy=tree)
     levels = None if tree is None else per_level_report(data.Y, Y, tree)
+    context = _context(args, loaded, model, data.Y, Y, report, tree)
     if args.plot is not None or args.report is not None:
         try:
-            _pictures(args, data.Y, Y, S, tree, baseline)
+            _pictures(args, data.Y, Y, S, tree, baseline, model, h, context)
         except ImportError as exc:
             return fail(str(exc))
     if args.json:
         extra = {} if levels is None else {"per_level": {k: v.tolist()
                                                          for k, v in levels.items()}}
-        print(json.dumps({"n_rows": len(Y), "n_labels": h.n_labels, **report, **extra},
-                         indent=2))
+        print(json.dumps({"n_rows": len(Y), "n_labels": h.n_labels, **report, **extra,
+                          **context}, indent=2))
         return 0
     print(f"{args.data}: {len(Y)} rows, {h.n_labels} labels")
-    from ecrm.report import METRIC_NAMES
-
-    for key, value in report.items():
-        print(f"  {METRIC_NAMES[key]:<44}{value:>10.4f}")
+    _print_metrics(report, context)
     if levels is not None:
         print(f"  {'level':<8}{'labels':>8}{'true':>9}{'predicted':>11}{'precision':>11}"
               f"{'recall':>9}{'F1':>9}")
@@ -157,7 +161,56 @@ def _check_plot_directory(path: str) -> None:
         raise OutputError(f"--plot {path!r}: not writable")
 
 
-def _pictures(args, Y_true, Y, S, hierarchy, baseline) -> None:
+def _context(args, loaded, model, Y_true, Y_pred, report: dict, tree) -> dict:
+    """What is read beside the metrics: the model's summary (``ecrm info``), the trivial
+    baselines of its training outputs and the warnings when it is no better than one of
+    them (each also issued, as an :class:`ecrm.exceptions.TrivialModelWarning`: a line
+    ``ecrm: warning: ...`` on standard error)."""
+    import warnings
+
+    from ecrm.baselines import check_against_baselines, output_statistics, trivial_baselines
+    from ecrm.commands.info import summary
+
+    try:
+        about = summary(args.model, loaded)
+        about.pop("labels", None)
+    except AttributeError:  # an estimator that does not describe itself as ECRM's do
+        about = None
+    stats = (getattr(model, "output_mean_", None), getattr(model, "output_mode_", None))
+    if stats[0] is None and getattr(model, "Y_fit_", None) is not None:  # an older file
+        stats = output_statistics(model.Y_fit_)
+    if stats[0] is None:
+        message = (f"{args.model} holds neither the training outputs nor their statistics: "
+                   "no trivial baselines to compare with (refit it with this version of ecrm)")
+        warnings.warn(message, UserWarning, stacklevel=2)
+        return {"model": about, "baselines": None, "warnings": [message]}
+    baselines = trivial_baselines(Y_true, *stats, hierarchy=tree)
+    own = {"HierarchicalLoss": "hierarchical", "HammingLoss": "hamming"}.get(
+        type(model.loss).__name__)  # the loss the model was fitted for, if a label-set one
+    messages = check_against_baselines(Y_true, Y_pred, report, baselines,
+                                       metric=own if own in report else None)
+    return {"model": about, "baselines": baselines, "warnings": messages}
+
+
+def _print_metrics(report: dict, context: dict) -> None:
+    """The metrics table of the text output: the model's, then each baseline's."""
+    from ecrm.baselines.trivial import BASELINE_NAMES
+    from ecrm.report import METRIC_NAMES, model_line
+
+    about, baselines = context["model"], context["baselines"] or {}
+    if about is not None:
+        print(f"  model: {model_line(about)}")
+    heads = {"empty": "empty set", "most_frequent": "most freq.", "majority": "majority"}
+    print(f"  {'':<44}{'model':>10}" + "".join(f"{heads.get(b, b):>12}" for b in baselines))
+    for key, value in report.items():
+        print(f"  {METRIC_NAMES[key]:<44}{value:>10.4f}" + "".join(
+            f"{r[key]:>12.4f}" if key in r else f"{'':>12}" for r in baselines.values()))
+    if baselines:
+        print("  baselines (one prediction for every row): " + ", ".join(
+            BASELINE_NAMES[b] for b in baselines) + " of the training outputs")
+
+
+def _pictures(args, Y_true, Y, S, hierarchy, baseline, model, h, context) -> None:
     """Write ``--plot`` PNGs and the ``--report`` page (matplotlib from the plot extra)."""
     from ecrm.commands._files import atomic_path
     from ecrm.plotting import evaluation_figures
@@ -169,8 +222,11 @@ def _pictures(args, Y_true, Y, S, hierarchy, baseline) -> None:
             print(f"wrote {path}", file=sys.stderr)
     if args.report is not None:
         with atomic_path(args.report) as tmp:
-            write_report(tmp, Y_true, Y, S, hierarchy=hierarchy, baseline=baseline,
+            write_report(tmp, Y_true, Y, S, hierarchy=h, baseline=baseline,
                          title=f"ecrm evaluate: {args.data}",
+                         train_frequency=getattr(model, "output_mean_", None),
+                         baselines=context["baselines"],
+                         summary=context["model"], warnings=context["warnings"],
                          notes=[f"model {args.model}, data {args.data}"
                                 + ("" if args.predictions is None
                                    else f", predictions {args.predictions}")])

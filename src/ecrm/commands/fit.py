@@ -355,6 +355,9 @@ def _fit(args, data, families: dict, impute: bool):
 
     import numpy as np
 
+    from ecrm._validation import check_feature_scales
+    from ecrm.exceptions import FeatureScaleWarning
+
     best = None
     tried: dict[str, float | None] = {}
     steps = _steps(args, data, impute)
@@ -370,6 +373,10 @@ def _fit(args, data, families: dict, impute: bool):
                 best = (model, step, caught)
     model, step, caught = best  # type: ignore[misc]
     for w in caught:
+        if issubclass(w.category, FeatureScaleWarning) and step is None \
+                and data.feature_names is not None:  # again, naming the file's columns
+            check_feature_scales(data.X, "ecrm fit", names=list(data.feature_names))
+            continue
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if data.feature_names is not None:  # svmlight: none (the columns are the indices)
         names = list(data.feature_names)  # the file's columns, by name

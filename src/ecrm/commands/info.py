@@ -14,15 +14,15 @@ from ecrm.commands import existing_file_option, fail
 __all__ = ["add_parser", "run", "summary"]
 
 
-def summary(path: str) -> dict:
-    """A JSON-able summary of the model file at ``path``."""
+def summary(path: str, loaded=None) -> dict:
+    """A JSON-able summary of the model file at ``path`` (``loaded``: its model, if read)."""
     import os
 
     from ecrm.commands import describe_step, estimator_of, preprocessing_of
     from ecrm.io import load, read_metadata
 
     meta = read_metadata(path)
-    loaded = load(path)
+    loaded = load(path) if loaded is None else loaded
     model = estimator_of(loaded)
     space = model.output_space
     out = {"file": path, "bytes": os.path.getsize(path), "format_version": meta["format_version"],

@@ -117,7 +117,10 @@ def _length_scales(isotropic, Xtr, Ytr, score_search, metric, random_state) -> d
     those very points): the scales are kept if their gain there exceeds one standard error
     of the gain over 5 random folds of those points (training data only).
     """
+    import warnings
+
     from ecrm.calibration import fold_gains, standard_error
+    from ecrm.exceptions import FeatureScaleWarning
     from ecrm.length_scales import LeaveOneOutLengthScales
 
     kernel = isotropic.kernel_params_["kernel"]
@@ -130,8 +133,10 @@ def _length_scales(isotropic, Xtr, Ytr, score_search, metric, random_state) -> d
     ard = LeaveOneOutLengthScales(kernel, gamma=isotropic.kernel_params_["gamma"],
                                   alpha=isotropic.alpha_, subsample=None,
                                   max_iter=SCORE_LENGTH_SCALE_STEPS).fit(Xtr[learn], Ytr[learn])
-    scaled = score_search({"kernel": [kernel], "gamma": [0.5, 1.0, 2.0]}).fit(
-        ard.transform(Xtr), Ytr)
+    with warnings.catch_warnings():  # the scales were learned: their spread is intended
+        warnings.simplefilter("ignore", FeatureScaleWarning)
+        scaled = score_search({"kernel": [kernel], "gamma": [0.5, 1.0, 2.0]}).fit(
+            ard.transform(Xtr), Ytr)
     rows = isotropic.loo_rows_
     if not np.array_equal(rows, scaled.loo_rows_):  # the same seed and m: never
         raise RuntimeError("the two searches scored different leave-one-out rows")
