@@ -64,22 +64,33 @@ def model_line(summary: dict) -> str:
     """One line on a model from its ``ecrm info --json`` summary: estimator, loss, kernel,
     alpha, preprocessing steps, training size."""
     steps = ", ".join(s["step"] for s in summary["preprocessing"]) or "none"
-    return (f"{summary['estimator']}, {summary['loss']}, {_kernel(summary['kernel'])}, "
-            f"alpha={summary['alpha']:g}; preprocessing: {steps}; {summary['n_train']} "
-            "training rows")
+    weights = (_forest(summary) if summary.get("weights") == "forest" else
+               f"{_kernel(summary['kernel'])}, alpha={summary['alpha']:g}")
+    return (f"{summary['estimator']}, {summary['loss']}, {weights}; preprocessing: {steps}; "
+            f"{summary['n_train']} training rows")
+
+
+def _forest(summary: dict) -> str:
+    return (f"forest weights ({summary['flavour']}, {summary['n_estimators']} trees, "
+            f"max_features={summary['max_features']}, "
+            f"min_samples_leaf={summary['min_samples_leaf']})")
 
 
 def summary_rows(summary: dict) -> list[list[str]]:
     """The model table of a report: (what, value) rows from an ``ecrm info --json`` summary."""
     chosen = " (chosen by exact leave-one-out)" if "selection" in summary else ""
     steps = "; ".join(f"{s['step']}: {s['what']}" for s in summary["preprocessing"])
-    rows = [["estimator", summary["estimator"]], ["loss", summary["loss"]],
-            ["kernel", _kernel(summary["kernel"])],
-            ["alpha", f"{summary['alpha']:g}{chosen}"],
-            ["intercept", str(summary["fit_intercept"])],
-            ["solver", summary["solver"] + (f", {summary['n_components']} components"
-                                            if "n_components" in summary else "")],
-            ["preprocessing", steps or "none (the features as they are)"],
+    rows = [["estimator", summary["estimator"]], ["loss", summary["loss"]]]
+    if summary.get("weights") == "forest":
+        rows += [["weights", _forest(summary)],
+                 ["out-of-bag loss", f"{summary['oob_loss']:.4g}"]]
+    else:
+        rows += [["kernel", _kernel(summary["kernel"])],
+                 ["alpha", f"{summary['alpha']:g}{chosen}"],
+                 ["intercept", str(summary["fit_intercept"])],
+                 ["solver", summary["solver"] + (f", {summary['n_components']} components"
+                                                 if "n_components" in summary else "")]]
+    rows += [["preprocessing", steps or "none (the features as they are)"],
             ["training rows", str(summary["n_train"])],
             ["features", str(summary["n_features"])]]
     if "n_edges" in summary:
@@ -89,7 +100,7 @@ def summary_rows(summary: dict) -> list[list[str]]:
         sel = summary["selection"]
         rows.append(["selection", f"{sel['scoring']}: best {sel['best_score']:.4g} of "
                                   f"{sel['n_candidates']} candidates, calibration "
-                                  f"{sel['calibration']}"])
+                                  f"{sel.get('calibration', 'none')}"])
     rows.append(["file", f"{summary['file']} ({summary['bytes']} bytes, ecrm "
                          f"{summary['ecrm_version']})"])
     return rows
