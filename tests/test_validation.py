@@ -194,7 +194,7 @@ def test_conditional_risk_checks_Y_against_the_output_space(name):
 EDGES = {"alpha": (1e-12, 0.0), "gamma": (0.0, -1e-3), "degree": (1, 0), "coef0": (-1e300, np.inf),
          "n_components": (1, 0), "memory_budget": (1e-3, 0.0), "loo_samples": (1, 0),
          "kernel_subsample": (2, 1), "verbose": (0, -1), "C": (1e-12, 0.0), "tol": (0.0, -1e-3),
-         "max_iter": (1, 0), "gap_every": (1, 0)}
+         "max_iter": (1, 0), "gap_every": (1, 0), "max_added_gammas": (0, -1)}
 #: The ``ecrm`` options of estimator parameters.
 OPTIONS = {"--alpha": "alpha", "--gamma": "gamma", "--n-components": "n_components",
            "--memory-budget": "memory_budget", "--loo-samples": "loo_samples"}

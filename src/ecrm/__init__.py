@@ -13,16 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["ECRM", "ECRMCV", "CandidateSpace", "CenterSelector", "FlowPolytope", "Hierarchy",
-           "JointKernelECRM", "KMeansPlusPlusCenters", "LeverageCenters", "LinearConstraintSpace",
-           "MultilabelSpace", "OutputSpace", "PermutationSpace", "StructuredSVM",
-           "UniformCenters", "bounds", "load", "losses", "save", "__version__"]
+__all__ = ["ECRM", "ECRMCV", "CandidateSpace", "CenterSelector", "FlowPolytope",
+           "GridEdgeWarning", "Hierarchy", "JointKernelECRM", "KMeansPlusPlusCenters",
+           "LeverageCenters", "LinearConstraintSpace", "MultilabelSpace", "OutputSpace",
+           "PermutationSpace", "StructuredSVM", "UniformCenters", "bounds", "exceptions",
+           "load", "losses", "save", "__version__"]
 
 #: Where each public name is defined (``None``: a sub-module of that name).
 _SOURCES: dict[str, str | None] = {
     "ECRM": "ecrm.estimator", "ECRMCV": "ecrm.estimator", "JointKernelECRM": "ecrm.joint",
     "load": "ecrm.io", "save": "ecrm.io", "StructuredSVM": "ecrm.ssvm", "bounds": None,
-    "losses": None,
+    "losses": None, "exceptions": None, "GridEdgeWarning": "ecrm.exceptions",
     **{name: "ecrm._solvers.centers" for name in ("CenterSelector", "KMeansPlusPlusCenters",
                                                    "LeverageCenters", "UniformCenters")},
     **{name: "ecrm.spaces" for name in ("CandidateSpace", "FlowPolytope", "Hierarchy",
@@ -31,7 +32,7 @@ _SOURCES: dict[str, str | None] = {
 }
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
-    from ecrm import bounds, losses
+    from ecrm import bounds, exceptions, losses
     from ecrm._solvers.centers import (
         CenterSelector,
         KMeansPlusPlusCenters,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         UniformCenters,
     )
     from ecrm.estimator import ECRM, ECRMCV
+    from ecrm.exceptions import GridEdgeWarning
     from ecrm.io import load, save
     from ecrm.joint import JointKernelECRM
     from ecrm.spaces import (
