@@ -199,3 +199,25 @@ def test_grid_edge_warning_is_public_under_its_old_name_too():
     from ecrm.exceptions import GridEdgeWarning as new
 
     assert old is new is GridEdgeWarning and issubclass(new, UserWarning)
+
+
+def test_reproduce_ranking_extends_the_grids_only_when_asked(tmp_path):
+    import argparse
+
+    from ecrm.experiments import ranking
+    from ecrm.experiments.cache import InMemoryCache
+
+    parser = argparse.ArgumentParser()
+    ranking.add_parser(parser.add_subparsers())
+    assert not parser.parse_args(["ranking"]).extend_grid  # the protocol's fixed grids
+    assert parser.parse_args(["ranking", "--extend-grid"]).extend_grid
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 3)
+    R = np.argsort(np.argsort(np.sin(3 * X) @ rng.randn(3, 4), axis=1), axis=1)  # wiggly
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        fixed = ranking._ecrm(X[:50], R[:50], X[50:], [0.01, 0.02], InMemoryCache(), 0)
+        grown = ranking._ecrm(X[:50], R[:50], X[50:], [0.01, 0.02], InMemoryCache(), 0,
+                              extend_grid=True)
+    assert fixed["ECRM-squared"][1]["gamma"] == 0.02  # the largest: every width tried is too wide
+    assert grown["ECRM-squared"][1]["gamma"] > 0.02  # gamma grows past it

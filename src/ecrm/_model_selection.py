@@ -405,8 +405,7 @@ def _extend_widths(search: LeaveOneOutSearch, source, settings: list[dict], most
                 f"{most} stopped the extension")})
             break
         ratio = gammas[1] / gammas[0] if smallest else gammas[-1] / gammas[-2]
-        params = {**best.kernel_params,
-                  "gamma": float(f"{gamma / ratio if smallest else gamma * ratio:.12g}")}
+        params = {**best.kernel_params, "gamma": gamma / ratio if smallest else gamma * ratio}
         k = source.add_setting(params)
         settings.append(params)
         added += 1
@@ -443,9 +442,9 @@ def _extend_alphas(basis: LooBasis, params: dict, tried: list[Candidate],
         top = min(tried, key=lambda c: c.sort_key)
         alphas = sorted({c.alpha for c in tried})
         if top.alpha == alphas[0]:
-            step, end = float(f"{top.alpha / ALPHA_STEP:.12g}"), "smallest"
+            step, end = top.alpha / ALPHA_STEP, "smallest"
         elif top.alpha == alphas[-1]:
-            step, end = float(f"{top.alpha * ALPHA_STEP:.12g}"), "largest"
+            step, end = top.alpha * ALPHA_STEP, "largest"
         else:
             return None
         if not low <= step <= high:
