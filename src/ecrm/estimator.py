@@ -302,6 +302,9 @@ class ECRMCV(_ECRMBase):
         when a bound stopped an extension at the selected value, once per fit, naming the
         bound. ``False``: the fixed grid (to reproduce a published protocol), with a
         :class:`~ecrm.exceptions.GridEdgeWarning` whenever the choice is an end of its grid.
+        The default by measurement: on the label-ranking benchmark the extension moved
+        Kendall's tau within the fold-to-fold noise for about a third more fit time
+        (the model-selection guide, "Grids that follow the data").
     max_added_gammas : int >= 0, default=3
         The most kernel widths ``extend_grid`` adds per fit.
 
