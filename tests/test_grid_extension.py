@@ -221,3 +221,26 @@ def test_reproduce_ranking_extends_the_grids_only_when_asked(tmp_path):
                               extend_grid=True)
     assert fixed["ECRM-squared"][1]["gamma"] == 0.02  # the largest: every width tried is too wide
     assert grown["ECRM-squared"][1]["gamma"] > 0.02  # gamma grows past it
+
+
+@pytest.mark.parametrize("kw", [
+    {"kernel_subsample": 40},  # the widths grow in stage 1, alpha in both stages
+    {"solver": "nystrom", "n_components": 30},  # a new width draws its own centres
+    {"scoring": "micro_auprc"},  # the oracle runs once, on the merged best
+], ids=["kernel_subsample", "nystrom", "scores"])
+def test_extension_through_every_path_of_the_search(kw):
+    X, Y = _labels()
+    grid = {"kernel": ["rbf"], "gamma": [0.05, 0.1]}  # two widths: one is an end that wins
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        model = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-2], kernel_grid=grid,
+                       extend_grid=True, random_state=0, **kw).fit(X, Y)
+    table = model.kernel_search_results_ or model.cv_results_  # where the kernel was chosen
+    widths = {p["gamma"] for p, a in zip(table["params"], table["added"], strict=True) if a}
+    assert widths - {0.05, 0.1}  # a width was added past an end (and alphas, marked too)
+    best = table["params"][int(np.argmin(table["rank"]))]
+    assert model.kernel_params_["gamma"] == best["gamma"]
+    ranked = model.cv_results_["params"][int(np.argmin(model.cv_results_["rank"]))]
+    assert (model.alpha_, model.fit_intercept_) == (ranked["alpha"], ranked["fit_intercept"])
+    assert model.loo_predictions_.shape == (len(model.loo_rows_), Y.shape[1])
+    assert model.predict(X[:5]).shape == (5, Y.shape[1])
