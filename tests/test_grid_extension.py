@@ -244,3 +244,38 @@ def test_extension_through_every_path_of_the_search(kw):
     assert (model.alpha_, model.fit_intercept_) == (ranked["alpha"], ranked["fit_intercept"])
     assert model.loo_predictions_.shape == (len(model.loo_rows_), Y.shape[1])
     assert model.predict(X[:5]).shape == (5, Y.shape[1])
+
+
+def test_ecrm_fit_extends_the_grid_when_asked(ecrm_cmd, train_csv, tmp_path):
+    args = ["fit", str(train_csv), "--path-sep", "/", "--cv", "--alphas", "1e-9,1e-8",
+            "-o", "m.ecrm", "--quiet"]
+    fixed = ecrm_cmd(*args, cwd=tmp_path)  # the fixed grid's choice is its largest alpha
+    assert "the chosen alpha=1e-08 is the largest of the grid" in fixed.stderr.decode()
+    grown = ecrm_cmd(*args, "--extend-grid", cwd=tmp_path)
+    err = grown.stderr.decode()
+    assert grown.returncode == 0, err
+    assert "is the largest of the grid" not in err
+    info = ecrm_cmd("info", "m.ecrm", "--json", cwd=tmp_path)
+    assert info.returncode == 0
+    proc = ecrm_cmd("fit", str(train_csv), "--extend-grid", "-o", "n.ecrm", cwd=tmp_path)
+    assert proc.returncode != 0 and "--extend-grid needs --cv" in proc.stderr.decode()
+
+
+def test_a_model_file_keeps_a_choice_the_extension_added(tmp_path):
+    import ecrm
+
+    X, Y = _labels()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        model = ECRMCV(HammingLoss(), TREE, alphas=[1e-6, 1e-5], extend_grid=True,
+                       kernel_grid={"gamma": [0.05, 0.1]}).fit(X, Y)
+    assert model.alpha_ not in (1e-6, 1e-5) and model.kernel_params_["gamma"] > 0.1
+    ecrm.save(model, tmp_path / "m.ecrm")
+    loaded = ecrm.load(tmp_path / "m.ecrm")
+    np.testing.assert_array_equal(loaded.predict_costs(X), model.predict_costs(X))
+    fixed = ECRMCV(HammingLoss(), TREE, alphas=[1e-6, 1e-5], kernel_grid={"gamma": [0.05, 0.1]})
+    fixed.__dict__.update({k: v for k, v in vars(model).items()
+                           if k not in model.get_params()})  # the fitted state alone
+    with pytest.raises(ValueError, match="is not among the kernel settings"):
+        ecrm.save(fixed, tmp_path / "f.ecrm")  # without the extension: not a fit it makes
+        ecrm.load(tmp_path / "f.ecrm")
