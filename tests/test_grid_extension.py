@@ -227,13 +227,14 @@ def test_reproduce_ranking_extends_the_grids_only_when_asked(tmp_path):
     {"kernel_subsample": 40},  # the widths grow in stage 1, alpha in both stages
     {"solver": "nystrom", "n_components": 30},  # a new width draws its own centres
     {"scoring": "micro_auprc"},  # the oracle runs once, on the merged best
-], ids=["kernel_subsample", "nystrom", "scores"])
+    {"alpha_search": "coarse-to-fine"},  # the decades follow the refined grid
+], ids=["kernel_subsample", "nystrom", "scores", "coarse-to-fine"])
 def test_extension_through_every_path_of_the_search(kw):
     X, Y = _labels()
     grid = {"kernel": ["rbf"], "gamma": [0.05, 0.1]}  # two widths: one is an end that wins
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        model = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-2], kernel_grid=grid,
+        model = ECRMCV(HammingLoss(), TREE, alphas=[1e-4, 1e-3, 1e-2], kernel_grid=grid,
                        extend_grid=True, random_state=0, **kw).fit(X, Y)
     table = model.kernel_search_results_ or model.cv_results_  # where the kernel was chosen
     widths = {p["gamma"] for p, a in zip(table["params"], table["added"], strict=True) if a}
