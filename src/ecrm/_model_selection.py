@@ -447,6 +447,7 @@ def _extend_alphas(basis: LooBasis, params: dict, tried: list[Candidate],
             step, end = top.alpha * ALPHA_STEP, "largest"
         else:
             return None
+        step = float(f"{step:.15g}")  # 1e-06, not 1.0000000000000002e-06 after 4 steps
         if not low <= step <= high:
             bound = (f"the numerical floor sqrt(eps) * max K_ii = {low:.3g}" if step < low
                      else f"the ceiling max K_ii / sqrt(eps) = {high:.3g}")
