@@ -194,9 +194,9 @@ def test_conditional_risk_checks_Y_against_the_output_space(name):
 EDGES = {"alpha": (1e-12, 0.0), "gamma": (0.0, -1e-3), "degree": (1, 0), "coef0": (-1e300, np.inf),
          "n_components": (1, 0), "memory_budget": (1e-3, 0.0), "loo_samples": (1, 0),
          "kernel_subsample": (2, 1), "verbose": (0, -1), "C": (1e-12, 0.0), "tol": (0.0, -1e-3),
-         "max_iter": (1, 0), "gap_every": (1, 0), "n_estimators": (1, 0),
-         "max_features": (1.0, 1.5), "min_samples_leaf": (1, 0), "max_depth": (1, 0),
-         "n_split_targets": (1, 0), "max_samples": (1.0, 1.5)}
+         "max_iter": (1, 0), "gap_every": (1, 0), "max_added_gammas": (0, -1),
+         "n_estimators": (1, 0), "max_features": (1.0, 1.5), "min_samples_leaf": (1, 0),
+         "max_depth": (1, 0), "n_split_targets": (1, 0), "max_samples": (1.0, 1.5)}
 #: The forest's parameters (ecrm.ForestECRM).
 FOREST = ("n_estimators", "max_features", "min_samples_leaf", "max_depth", "n_split_targets",
           "max_samples")

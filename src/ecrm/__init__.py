@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = ["ECRM", "ECRMCV", "CandidateSpace", "CenterSelector", "FlowPolytope",
-           "ForestECRM", "ForestECRMCV", "Hierarchy",
-           "JointKernelECRM", "KMeansPlusPlusCenters", "LeverageCenters", "LinearConstraintSpace",
+           "ForestECRM", "ForestECRMCV", "GridEdgeWarning", "Hierarchy", "JointKernelECRM",
+           "KMeansPlusPlusCenters", "LeverageCenters", "LinearConstraintSpace",
            "MultilabelSpace", "OutputSpace", "PermutationSpace", "StructuredSVM",
            "UniformCenters", "bounds", "exceptions", "load", "losses", "save", "__version__"]
 
@@ -24,7 +24,7 @@ _SOURCES: dict[str, str | None] = {
     "ECRM": "ecrm.estimator", "ECRMCV": "ecrm.estimator", "JointKernelECRM": "ecrm.joint",
     "load": "ecrm.io", "save": "ecrm.io", "StructuredSVM": "ecrm.ssvm", "bounds": None,
     "exceptions": None, "losses": None, "ForestECRM": "ecrm.forest",
-    "ForestECRMCV": "ecrm.forest",
+    "ForestECRMCV": "ecrm.forest", "GridEdgeWarning": "ecrm.exceptions",
     **{name: "ecrm._solvers.centers" for name in ("CenterSelector", "KMeansPlusPlusCenters",
                                                    "LeverageCenters", "UniformCenters")},
     **{name: "ecrm.spaces" for name in ("CandidateSpace", "FlowPolytope", "Hierarchy",
@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         UniformCenters,
     )
     from ecrm.estimator import ECRM, ECRMCV
+    from ecrm.exceptions import GridEdgeWarning
     from ecrm.forest import ForestECRM, ForestECRMCV
     from ecrm.io import load, save
     from ecrm.joint import JointKernelECRM

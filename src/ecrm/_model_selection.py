@@ -17,7 +17,7 @@ best from its basis.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from sklearn.metrics import label_ranking_average_precision_score
@@ -25,18 +25,15 @@ from sklearn.metrics import label_ranking_average_precision_score
 from ecrm._ridge import check_ridge
 from ecrm._solvers.base import Criterion, LooBasis, Outcome, Trial
 from ecrm._solvers.dual import gram_eigendecomposition
+from ecrm.exceptions import GridEdgeWarning
 from ecrm.losses.base import LinearLoss
 from ecrm.metrics import macro_auprc, micro_auprc
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["SCORERS", "CallableCriterion", "Candidate", "GridEdgeWarning", "LeaveOneOutSearch",
-           "ScoreMetric", "TaskLoss", "candidates_table", "check_scoring", "grid_edges",
-           "gram_eigendecomposition", "leave_one_out_search"]
-
-
-class GridEdgeWarning(UserWarning):
-    """The selected value of a searched parameter lies at an end of its grid: the best value
-    may lie beyond it, so widen the grid on that side."""
+__all__ = ["ALPHA_STEP", "SCORERS", "WIDTH_KERNELS", "CallableCriterion", "Candidate",
+           "GridEdgeWarning", "LeaveOneOutSearch", "ScoreMetric", "TaskLoss", "alpha_limits",
+           "candidates_table", "check_scoring", "grid_edges", "gram_eigendecomposition",
+           "leave_one_out_search"]
 
 
 #: Ranking metrics of label scores, by name: ``f(Y_true, scores) -> float``, greater is better.
@@ -81,7 +78,8 @@ class Candidate:
     ``score`` is minus the mean leave-one-out task loss (``mean_loss``), or the metric of the
     leave-one-out label scores (``mean_loss`` is then NaN: no oracle ran). Candidates are
     ranked by :attr:`sort_key`: higher score, then the earlier kernel setting, then stronger
-    regularisation, then the intercept.
+    regularisation, then the intercept. ``added``: tried by an extension of the grid (its
+    alpha, or its kernel setting), not given in it.
     """
 
     kernel_params: dict
@@ -90,6 +88,7 @@ class Candidate:
     fit_intercept: bool
     score: float
     mean_loss: float = float("nan")
+    added: bool = False
 
     @property
     def sort_key(self) -> tuple:
@@ -108,6 +107,7 @@ def candidates_table(candidates: Sequence[Candidate]) -> dict:
         "fit_intercept": np.array([c.fit_intercept for c in candidates]),
         "mean_loo_score": np.array([c.score for c in candidates]),
         "mean_loo_loss": np.array([c.mean_loss for c in candidates]),
+        "added": np.array([c.added for c in candidates], dtype=bool),
         "rank": rank,
     }
 
@@ -174,6 +174,38 @@ def _scores(raw: np.ndarray, output_space: OutputSpace) -> np.ndarray:
 
 
 # -- the search ------------------------------------------------------------------------------
+#: Kernels whose ``gamma`` is a width the search extends (by the grid's own ratio).
+WIDTH_KERNELS = ("rbf", "laplacian")
+#: Alpha is extended one decade at a time.
+ALPHA_STEP = 10.0
+_SQRT_EPS = float(np.sqrt(np.finfo(float).eps))
+
+
+def alpha_limits(diagonal_max: float) -> tuple[float, float]:
+    r"""The alphas an extended search stays within: ``(sqrt(eps) * d, d / sqrt(eps))``.
+
+    With :math:`d = \max_i K_{ii}` (``diagonal_max``; for the primal solvers the largest
+    squared feature-row norm, the diagonal of :math:`FF^\top`), the largest eigenvalue obeys
+    :math:`\lambda_{\max} \le \operatorname{tr} K \le m d`. Hence
+
+    * the floor :math:`\alpha \ge \sqrt\varepsilon\, d` keeps the condition number of
+      :math:`K + m\alpha I` below :math:`1 + 1/\sqrt\varepsilon \approx 6.7\times 10^7` and
+      every leave-one-out denominator :math:`1 - H_{ii} \ge m\alpha / (\lambda_{\max} +
+      m\alpha)` above :math:`\sqrt\varepsilon`: the solves and the exact leave-one-out values
+      keep about half of the float64 digits (eigenvalue round-off is about
+      :math:`\varepsilon\lambda_{\max}`, below :math:`\sqrt\varepsilon\, m\alpha`);
+    * the ceiling :math:`\alpha \le d / \sqrt\varepsilon` is where every eigendirection is
+      shrunk by :math:`\lambda_k / (\lambda_k + m\alpha) \le \sqrt\varepsilon`: the fit is the
+      intercept alone (or zero) to about eight digits, and larger alphas change nothing.
+
+    >>> low, high = alpha_limits(1.0)  # an RBF kernel
+    >>> f"{low:.3g} {high:.3g}"
+    '1.49e-08 6.71e+07'
+    """
+    d = abs(float(diagonal_max))
+    return _SQRT_EPS * d, d / _SQRT_EPS
+
+
 @dataclass(frozen=True)
 class LeaveOneOutSearch:
     """The result of one stage of :func:`leave_one_out_search`.
@@ -181,7 +213,8 @@ class LeaveOneOutSearch:
     Attributes
     ----------
     candidates : list of Candidate
-        In evaluation order (kernel settings, then intercepts, then alphas).
+        In evaluation order (kernel settings, then intercepts, then alphas; then the
+        candidates an extension added).
     best : Candidate
         The first candidate with the smallest :attr:`Candidate.sort_key`.
     basis : LooBasis
@@ -194,6 +227,9 @@ class LeaveOneOutSearch:
         The training points the criterion is averaged over.
     scores : ndarray of shape (len(rows), d) or None
         The best candidate's leave-one-out label scores, when they were the criterion.
+    stopped : dict
+        Why an extension of the grid stopped at a bound while its end still won: by kernel
+        position (alpha) and under ``"gamma"``; one sentence each.
     """
 
     candidates: list[Candidate]
@@ -203,12 +239,20 @@ class LeaveOneOutSearch:
     predictions: np.ndarray | None = field(repr=False)
     rows: np.ndarray = field(repr=False)
     scores: np.ndarray | None = field(default=None, repr=False)
+    stopped: dict = field(default_factory=dict, repr=False)
 
     def table(self) -> dict:
         """The candidates as a ``cv_results_`` dict: ``params``, ``alpha``,
         ``fit_intercept``, ``mean_loo_score``, ``mean_loo_loss`` (NaN when the criterion is
-        a metric of the scores) and ``rank`` (1 = best)."""
+        a metric of the scores), ``added`` (tried by an extension of the grid) and ``rank``
+        (1 = best)."""
         return candidates_table(self.candidates)
+
+    def bounds_hit(self) -> list[str]:
+        """The bounds that stopped an extension at the selected candidate (its alpha, its
+        gamma): what :class:`~ecrm.exceptions.GridEdgeWarning` says."""
+        return [self.stopped[key] for key in (self.best.kernel_index, "gamma")
+                if key in self.stopped]
 
 
 def _loo_rows(m: int, loo_samples: int | None, rng) -> np.ndarray:
@@ -221,7 +265,8 @@ def leave_one_out_search(source, settings: Sequence[dict],
                          candidates: Sequence[tuple[float, bool]], criterion: Criterion, *,
                          random_state=None, loo_samples: int | None = None,
                          kernel_subsample: int | None = None, refine: bool = False,
-                         oracle: Criterion | None = None, progress=None
+                         oracle: Criterion | None = None, progress=None, extend: bool = False,
+                         max_added_gammas: int = 0
                          ) -> tuple[LeaveOneOutSearch, LeaveOneOutSearch | None]:
     r"""Exact leave-one-out criterion of every (kernel, alpha, intercept) candidate.
 
@@ -232,7 +277,8 @@ def leave_one_out_search(source, settings: Sequence[dict],
     Parameters
     ----------
     source : DualSource, FeatureSource or any object with ``n_rows`` and ``basis(k, subset)``
-        The solver's leave-one-out bases (:func:`ecrm._solvers.prepare.prepare_search`).
+        The solver's leave-one-out bases (:func:`ecrm._solvers.prepare.prepare_search`);
+        with ``add_setting(params) -> k`` too, the kernel widths can be extended.
     settings : sequence of dict
         The kernel settings ``source`` was made for.
     candidates : sequence of (float, bool)
@@ -257,6 +303,20 @@ def leave_one_out_search(source, settings: Sequence[dict],
     progress : tqdm-like, optional
         Told what is being done before each kernel's factorisation (``set_postfix_str``) and
         advanced by one per evaluated candidate (``update``).
+    extend : bool, default=False
+        Extend a grid (of more than one value) past an end that wins. Alpha, per kernel
+        setting: while the best alpha of the kernel is the smallest (largest) tried and the
+        last step strictly improved the criterion, the next decade, ``alpha / 10``
+        (``* 10``), every intercept setting, from the same factorisation; never past
+        :func:`alpha_limits`. The width ``gamma`` of an RBF or laplacian kernel, in the
+        stage that chooses the kernel: while the selected gamma is the smallest (largest)
+        of its kernel's and the last step strictly improved, one more setting at ``gamma``
+        divided (multiplied) by the ratio of the two end values of its grid, with the whole
+        alpha search (one more factorisation each); at most ``max_added_gammas`` of them.
+        A bound that stops an extension whose end still wins is recorded in
+        :attr:`LeaveOneOutSearch.stopped`.
+    max_added_gammas : int, default=0
+        The most kernel settings ``extend`` may add.
 
     Returns
     -------
@@ -264,17 +324,32 @@ def leave_one_out_search(source, settings: Sequence[dict],
     """
     m = source.n_rows
     indices = list(range(len(settings)))
+    settings = list(settings)
     stage1 = None
+    widths = extend and hasattr(source, "add_setting")
+
+    def stage(basis_of, indices, rows, what, **kw):
+        return _stage(basis_of, settings, indices, candidates, criterion, rows, refine,
+                      progress, what, extend=extend, **kw)
+
     if kernel_subsample is not None and len(settings) > 1 and kernel_subsample < m:
         sub = np.sort(random_state.choice(m, kernel_subsample, replace=False))
-        stage1 = _stage(lambda k: source.basis(k, sub), settings, indices, candidates,
-                        criterion, _loo_rows(len(sub), loo_samples, random_state), refine,
-                        oracle, progress, f"kernel on {len(sub)} points")
+        rows = _loo_rows(len(sub), loo_samples, random_state)
+        what = f"kernel on {len(sub)} points"
+        stage1 = stage(lambda k: source.basis(k, sub), indices, rows, what)
+        if widths:
+            stage1 = _extend_widths(stage1, source, settings, max_added_gammas, lambda k: stage(
+                lambda j: source.basis(j, sub), [k], rows, what, added=True))
+        stage1 = _with_oracle(stage1, oracle)
         indices = [stage1.best.kernel_index]
-    search = _stage(source.basis, settings, indices, candidates, criterion,
-                    _loo_rows(m, loo_samples, random_state), refine, oracle, progress,
-                    "alpha")
-    return search, stage1
+    search = stage(source.basis, indices, _loo_rows(m, loo_samples, random_state), "alpha")
+    if widths and stage1 is None:
+        search = _extend_widths(search, source, settings, max_added_gammas,
+                                lambda k: stage(source.basis, [k], search.rows, "alpha",
+                                                added=True))
+    elif stage1 is not None and "gamma" in stage1.stopped:
+        search = replace(search, stopped={**search.stopped, "gamma": stage1.stopped["gamma"]})
+    return _with_oracle(search, oracle), stage1
 
 
 def grid_edges(best: Candidate, alphas: Sequence[float], settings: Sequence[dict]) -> list[str]:
@@ -288,8 +363,7 @@ def grid_edges(best: Candidate, alphas: Sequence[float], settings: Sequence[dict
         notes.append(f"the chosen alpha={best.alpha:g} is the {end} of the grid of alphas "
                      f"[{grid[0]:g} .. {grid[-1]:g}]; add {more[end]} values")
     kernel, gamma = best.kernel_params["kernel"], best.kernel_params.get("gamma")
-    gammas = sorted({s["gamma"] for s in settings
-                     if s["kernel"] == kernel and s.get("gamma") is not None})
+    gammas = _gammas(settings, kernel)
     if gamma is not None and len(gammas) > 1 and gamma in (gammas[0], gammas[-1]):
         end = "smallest" if gamma == gammas[0] else "largest"
         notes.append(f"the chosen gamma={gamma:g} ({kernel} kernel) is the {end} of the "
@@ -297,52 +371,152 @@ def grid_edges(best: Candidate, alphas: Sequence[float], settings: Sequence[dict
     return notes
 
 
+def _gammas(settings: Sequence[dict], kernel: str) -> list[float]:
+    return sorted({s["gamma"] for s in settings
+                   if s["kernel"] == kernel and s.get("gamma") is not None})
+
+
+def _with_oracle(search: LeaveOneOutSearch, oracle: Criterion | None) -> LeaveOneOutSearch:
+    """The best candidate's leave-one-out predictions by ``oracle`` (run once, on the best)."""
+    if search.predictions is not None or oracle is None:
+        return search
+    return replace(search, predictions=search.basis.loo_predictions(oracle, search.trial,
+                                                                    search.rows))
+
+
+def _extend_widths(search: LeaveOneOutSearch, source, settings: list[dict], most: int,
+                   run: Callable[[int], LeaveOneOutSearch]) -> LeaveOneOutSearch:
+    """``search`` with kernel widths added past the winning end (``extend`` of
+    :func:`leave_one_out_search`); ``run(k)`` searches the new setting ``k``."""
+    added, improved = 0, True
+    while improved:
+        best = search.best
+        kernel, gamma = best.kernel_params["kernel"], best.kernel_params.get("gamma")
+        gammas = _gammas(settings, kernel)
+        if kernel not in WIDTH_KERNELS or gamma is None or len(gammas) < 2 or \
+                gamma not in (gammas[0], gammas[-1]):
+            break
+        smallest = gamma == gammas[0]
+        if added >= most:
+            end = "smallest" if smallest else "largest"
+            search = replace(search, stopped={**search.stopped, "gamma": (
+                f"the chosen gamma={gamma:g} ({kernel} kernel) is the {end} of the gammas "
+                f"tried {[float(f'{g:.4g}') for g in gammas]}: the bound max_added_gammas="
+                f"{most} stopped the extension")})
+            break
+        ratio = gammas[1] / gammas[0] if smallest else gammas[-1] / gammas[-2]
+        params = {**best.kernel_params, "gamma": gamma / ratio if smallest else gamma * ratio}
+        k = source.add_setting(params)
+        settings.append(params)
+        added += 1
+        more = run(k)
+        improved = more.best.score > best.score
+        winner = more if more.best.sort_key < best.sort_key else search
+        search = replace(winner, candidates=search.candidates + more.candidates,
+                         stopped={**search.stopped, **more.stopped})
+    return search
+
+
+def _evaluate(basis: LooBasis, params: dict, position: int, pairs, criterion: Criterion,
+              rows: np.ndarray, progress, added: bool) -> list[tuple[Candidate, Trial, Outcome]]:
+    """The candidates of ``pairs`` ((alpha, intercept), sorted by alpha) on one basis."""
+    trials = [Trial(a, b, check_ridge(a, basis.n_fit, basis.diagonal_max),
+                    f"the kernel {params} with alpha={a!r}") for a, b in pairs]
+    out = []
+    for trial, outcome in zip(trials, basis.loo_values(criterion, trials, rows), strict=True):
+        out.append((Candidate(params, position, trial.alpha, trial.fit_intercept,
+                              outcome.score, outcome.mean_loss, added), trial, outcome))
+        if progress is not None:
+            progress.update(1)
+    return out
+
+
+def _extend_alphas(basis: LooBasis, params: dict, tried: list[Candidate],
+                   evaluate: Callable) -> str | None:
+    """Add decades of alpha past the winning end of ``tried`` (one kernel's candidates,
+    extended in place) until an end no longer wins, a step does not strictly improve, or
+    :func:`alpha_limits` stops it (the sentence returned then)."""
+    low, high = alpha_limits(basis.diagonal_max)
+    intercepts = list(dict.fromkeys(c.fit_intercept for c in tried))
+    while True:
+        top = min(tried, key=lambda c: c.sort_key)
+        alphas = sorted({c.alpha for c in tried})
+        if top.alpha == alphas[0]:
+            step, end = top.alpha / ALPHA_STEP, "smallest"
+        elif top.alpha == alphas[-1]:
+            step, end = top.alpha * ALPHA_STEP, "largest"
+        else:
+            return None
+        step = float(f"{step:.15g}")  # 1e-06, not 1.0000000000000002e-06 after 4 steps
+        if not low <= step <= high:
+            bound = (f"the numerical floor sqrt(eps) * max K_ii = {low:.3g}" if step < low
+                     else f"the ceiling max K_ii / sqrt(eps) = {high:.3g}")
+            return (f"the chosen alpha={top.alpha:g} is the {end} tried for the kernel "
+                    f"{params}: the next decade, {step:g}, lies beyond {bound} "
+                    f"(ecrm._model_selection.alpha_limits), which stopped the extension")
+        new = evaluate([(step, b) for b in intercepts])
+        tried.extend(new)
+        if max(c.score for c in new) <= top.score:
+            return None
+
+
 def _stage(basis_of: Callable, settings, indices, candidates, criterion, rows, refine,
-           oracle, progress, what: str) -> LeaveOneOutSearch:
+           progress, what: str, *, extend: bool = False,
+           added: bool = False) -> LeaveOneOutSearch:
     evaluated: list[Candidate] = []
     found: tuple | None = None  # (candidate, basis, trial, outcome) of the best so far
+    stopped: dict = {}
     grid = sorted({alpha for alpha, _ in candidates})
     first = grid
     if refine and len(grid) > 2:
         first = grid[::2] + ([grid[-1]] if len(grid) % 2 == 0 else [])
-    for position, k in enumerate(indices):
+    for number, k in enumerate(indices):
+        # a kernel's position: its index in ``settings`` (stage 1 and a single stage); in
+        # stage 2, 0 (the one kernel of the stage)
+        position = k if added else number
         if progress is not None:  # shown at once: a factorisation can take a while
-            progress.set_postfix_str(f"{what}: kernel {position + 1}/{len(indices)}, "
+            progress.set_postfix_str(f"{what}: kernel {number + 1}/{len(indices)}, "
                                      f"factorising", refresh=True)
         params, basis = settings[k], basis_of(k)
         if progress is not None:
-            progress.set_postfix_str(f"{what}: kernel {position + 1}/{len(indices)}",
+            progress.set_postfix_str(f"{what}: kernel {number + 1}/{len(indices)}",
                                      refresh=False)
         of_kernel: dict[int, Candidate] = {}
+        extra: list[Candidate] = []
+
+        def keep(results):
+            nonlocal found
+            for cand, trial, outcome in results:
+                if found is None or cand.sort_key < found[0].sort_key:
+                    found = (cand, basis, trial, outcome)  # noqa: B023 - used in this pass
+            return [cand for cand, _, _ in results]
+
         pending, refined = first, first is grid
         while pending:
             # one alpha's intercept settings one after the other: they share the product
             order = sorted((c for c, (a, _) in enumerate(candidates) if a in pending),
                            key=lambda c: candidates[c][0])
-            trials = [Trial(a, b, check_ridge(a, basis.n_fit, basis.diagonal_max),
-                            f"the kernel {params} with alpha={a!r}")
-                      for a, b in (candidates[c] for c in order)]
-            for c, trial, outcome in zip(order, trials, basis.loo_values(criterion, trials, rows),
-                                         strict=True):
-                cand = Candidate(params, position, trial.alpha, trial.fit_intercept,
-                                 outcome.score, outcome.mean_loss)
-                of_kernel[c] = cand
-                if found is None or cand.sort_key < found[0].sort_key:
-                    found = (cand, basis, trial, outcome)
-                if progress is not None:
-                    progress.update(1)
+            results = keep(_evaluate(basis, params, position, [candidates[c] for c in order],
+                                     criterion, rows, progress, added))
+            of_kernel.update(zip(order, results, strict=True))
             pending = []
             if not refined:  # the grid neighbours of the best coarse alpha
                 refined = True
                 top = grid.index(min(of_kernel.values(), key=lambda c: c.sort_key).alpha)
                 pending = [grid[i] for i in (top - 1, top + 1)
                            if 0 <= i < len(grid) and grid[i] not in first]
+        if extend and len(grid) > 1:
+            tried = list(of_kernel.values())
+            note = _extend_alphas(basis, params, tried, lambda pairs: keep(_evaluate(
+                basis, params, position, pairs, criterion, rows, progress, True)))  # noqa: B023
+            extra = tried[len(of_kernel):]
+            if note is not None:
+                stopped[position] = note
         evaluated.extend(of_kernel[c] for c in range(len(candidates)) if c in of_kernel)
+        evaluated.extend(extra)
     if found is None:
         raise ValueError("leave_one_out_search needs at least one kernel setting and one "
                          "candidate")
     best, basis, trial, outcome = found
-    predictions = outcome.predictions
-    if predictions is None and oracle is not None:  # the oracle runs once, on the best
-        predictions = basis.loo_predictions(oracle, trial, rows)
-    return LeaveOneOutSearch(evaluated, best, basis, trial, predictions, rows, outcome.scores)
+    return LeaveOneOutSearch(evaluated, best, basis, trial, outcome.predictions, rows,
+                             outcome.scores, stopped)

@@ -57,6 +57,7 @@ CONSTRAINTS: dict[str, Number] = {
     "loo_samples": Number("int", {"low": 1}, none=True),
     "kernel_subsample": Number("int", {"low": 2}, none=True),
     "verbose": Number("int", {"low": 0}),
+    "max_added_gammas": Number("int", {"low": 0}),
     "C": Number("real"),  # the structured SVM's
     "tol": Number("real", {"low_open": False}),
     "max_iter": Number("int", {"low": 1}),

@@ -91,8 +91,25 @@ def _check_fit(model, fit, X, p: int, n_risk: int, d: int, kernel_params: dict) 
         raise ValueError(f"_fit.ridge must be a positive number; found {fit.ridge!r}")
 
 
+def _added(model) -> tuple[list, list]:
+    """The kernel settings and alphas an extension of the grid (``extend_grid``) tried: the
+    rows of ``cv_results_`` and ``kernel_search_results_`` marked ``added``."""
+    settings, alphas = [], []
+    for table in (model.cv_results_, model.kernel_search_results_):
+        if isinstance(table, dict) and "params" in table and "added" in table:
+            for params, added in zip(table["params"], table["added"], strict=False):
+                if added and isinstance(params, dict):
+                    alphas.append(params.get("alpha"))
+                    settings.append({k: v for k, v in params.items()
+                                     if k not in ("alpha", "fit_intercept")})
+    return settings, alphas
+
+
 def _check_search(model, m: int, d: int, settings: list, alphas: list,
                   intercepts: list) -> None:
+    if model.extend_grid:  # checked by _check_params: a bool
+        more_settings, more_alphas = _added(model)
+        settings, alphas = settings + more_settings, alphas + more_alphas
     if model.kernel_params_ not in settings:
         raise ValueError(f"kernel_params_ {model.kernel_params_} is not among the kernel "
                          f"settings {settings}")

@@ -282,15 +282,36 @@ class ECRMCV(_ECRMBase):
         which kernel is being factorised, so it moves from the first seconds) and, after it,
         one line per kernel setting (its best alpha and leave-one-out loss) and the selected
         model, on standard error. With 1 the bar shows on an interactive terminal only, with
-        2 also in logs. Whatever ``verbose``, a chosen alpha or gamma at an end of its grid
-        gives a :class:`~ecrm._model_selection.GridEdgeWarning` naming the parameter and the
-        grid.
+        2 also in logs. Whatever ``verbose``, :class:`~ecrm.exceptions.GridEdgeWarning`
+        says when the choice is at an end of what was searched (see ``extend_grid``).
     alpha_search : "grid" or "coarse-to-fine", default="grid"
         ``"grid"`` evaluates every alpha; ``"coarse-to-fine"`` (the dual solver) every other
         alpha of the sorted grid, then the two grid neighbours of the best of them, per
         kernel setting (:func:`ecrm._model_selection.leave_one_out_search`, ``refine``):
         about half the work, the same choice when the criterion is unimodal in alpha at the
         grid's resolution. ``cv_results_`` then lists the evaluated candidates only.
+    extend_grid : bool, default=False
+        Extend a grid of more than one value past an end that wins, until the choice is
+        interior, a step no longer strictly improves the criterion, or a stated bound stops
+        it (:func:`ecrm._model_selection.leave_one_out_search`, ``extend``). ``alphas``, per
+        kernel setting, by decades (every alpha from the same factorisation: almost free)
+        within :math:`\sqrt\varepsilon\, d \le \alpha \le d / \sqrt\varepsilon`, with
+        :math:`d = \max_i K_{ii}` (:func:`ecrm._model_selection.alpha_limits`): below, the
+        condition number of :math:`K + m\alpha I` would pass :math:`1/\sqrt\varepsilon`
+        (about half the float64 digits lost); above, every eigendirection is shrunk below
+        :math:`\sqrt\varepsilon` and the model no longer changes. The ``gamma`` of an RBF
+        or laplacian kernel in ``kernel_grid`` (two values or more) by the ratio of the
+        grid's two end values, in the stage that chooses the kernel, one more factorisation
+        per width, at most ``max_added_gammas`` widths. ``cv_results_["added"]`` marks the
+        candidates it tried. A :class:`~ecrm.exceptions.GridEdgeWarning` then fires only
+        when a bound stopped an extension at the selected value, once per fit, naming the
+        bound. ``False``: the fixed grid (to reproduce a published protocol), with a
+        :class:`~ecrm.exceptions.GridEdgeWarning` whenever the choice is an end of its grid.
+        The default by measurement: on the label-ranking benchmark the extension moved
+        Kendall's tau within the fold-to-fold noise for about a third more fit time
+        (the model-selection guide, "Grids that follow the data").
+    max_added_gammas : int >= 0, default=3
+        The most kernel widths ``extend_grid`` adds per fit.
 
     Attributes
     ----------
@@ -302,8 +323,8 @@ class ECRMCV(_ECRMBase):
         The best criterion: minus the mean leave-one-out task loss, or the metric.
     cv_results_ : dict
         ``params`` (a list of dicts) and the arrays ``alpha``, ``fit_intercept``,
-        ``mean_loo_score``, ``mean_loo_loss`` (NaN where not computed) and ``rank`` for
-        every candidate.
+        ``mean_loo_score``, ``mean_loo_loss`` (NaN where not computed), ``added`` (tried by
+        ``extend_grid``, not given in the grid) and ``rank`` for every candidate.
     loo_scores_ : ndarray of shape (len(loo_rows_), d) or None
         The selected model's leave-one-out label scores, when ``scoring`` is a metric.
     score_calibration_ : IsotonicCalibration, PlattCalibration or None
@@ -324,7 +345,8 @@ class ECRMCV(_ECRMBase):
                  coef0=1, fit_intercept="auto", kernel_grid=None, memory=None,
                  loo_samples=None, kernel_subsample=None, random_state=None, solver="auto",
                  n_components=None, center_selection="uniform", memory_budget=None,
-                 verbose=0, scoring="loss", calibration=None, alpha_search="grid"):
+                 verbose=0, scoring="loss", calibration=None, alpha_search="grid",
+                 extend_grid=False, max_added_gammas=3):
         self.loss = loss
         self.output_space = output_space
         self.alphas = alphas
@@ -346,6 +368,8 @@ class ECRMCV(_ECRMBase):
         self.scoring = scoring
         self.calibration = calibration
         self.alpha_search = alpha_search
+        self.extend_grid = extend_grid
+        self.max_added_gammas = max_added_gammas
 
     def _alphas(self) -> list[float]:
         alphas = np.logspace(-6, 2, 17) if self.alphas is None else np.atleast_1d(self.alphas)
@@ -402,7 +426,9 @@ class ECRMCV(_ECRMBase):
                              f"{self.calibration!r}")
         return {"loo_samples": check_parameter("loo_samples", self.loo_samples),
                 "kernel_subsample": check_parameter("kernel_subsample", self.kernel_subsample),
-                "refine": self.alpha_search == "coarse-to-fine"}
+                "refine": self.alpha_search == "coarse-to-fine",
+                "extend": check_bool(self.extend_grid, "extend_grid"),
+                "max_added_gammas": check_parameter("max_added_gammas", self.max_added_gammas)}
 
     def fit(self, X, Y):
         """Select the regularisation and kernel by exact leave-one-out task loss, then refit.
@@ -439,8 +465,13 @@ class ECRMCV(_ECRMBase):
                 source, settings, candidates, task if metric is None else ScoreMetric(
                     metric, self.output_space), random_state=rng, oracle=task, progress=bar,
                 **search_params)
-        for note in grid_edges(search.best, alphas, settings):
-            warnings.warn(f"ECRMCV: {note}", GridEdgeWarning, stacklevel=2)
+        if search_params["extend"]:
+            if search.bounds_hit():  # once per fit, naming the bounds
+                warnings.warn(f"ECRMCV: {'; '.join(search.bounds_hit())}", GridEdgeWarning,
+                              stacklevel=2)
+        else:
+            for note in grid_edges(search.best, alphas, settings):
+                warnings.warn(f"ECRMCV: {note}", GridEdgeWarning, stacklevel=2)
         choice = None if self.calibration is None else self._calibrate(search, Y, metric, rng)
         self._store(X, Y, search.best.kernel_params, search.basis.refit(search.trial),
                     search.best.alpha, seen, **self._search_state(search, stage1, choice))

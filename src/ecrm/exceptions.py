@@ -2,12 +2,16 @@
 
 As :mod:`sklearn.exceptions` does, each is a :class:`UserWarning` subclass, so that a user can
 turn one kind into an error or silence it (``warnings.simplefilter("error",
-TrivialModelWarning)``) without touching the others.
+TrivialModelWarning)``) without touching the others. Importable without NumPy.
+
+>>> from ecrm.exceptions import GridEdgeWarning
+>>> issubclass(GridEdgeWarning, UserWarning)
+True
 """
 
 from __future__ import annotations
 
-__all__ = ["FeatureScaleWarning", "TrivialModelWarning"]
+__all__ = ["FeatureScaleWarning", "GridEdgeWarning", "TrivialModelWarning"]
 
 
 class TrivialModelWarning(UserWarning):
@@ -30,4 +34,14 @@ class FeatureScaleWarning(UserWarning):
     :class:`~sklearn.preprocessing.StandardScaler`; ``ecrm fit --standardize yes``). After a
     step that learns one scale per feature (:class:`ecrm.length_scales.LeaveOneOutLengthScales`)
     the spread is intended: ignore the warning there (``warnings.catch_warnings``).
+    """
+
+
+class GridEdgeWarning(UserWarning):
+    """The selected value of a searched parameter lies at an end of the values searched.
+
+    With a fixed grid (``ECRMCV(extend_grid=False)``) it fires when the choice is an end of
+    its grid: the best value may lie beyond it, so widen the grid on that side. With the
+    grid extended by the search it fires only when a stated bound stopped the extension
+    (the numerical limits of alpha, or ``max_added_gammas``), once per fit, naming it.
     """

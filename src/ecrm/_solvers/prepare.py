@@ -97,8 +97,14 @@ class DualSource:
 
     def __init__(self, X, Y: np.ndarray, T: np.ndarray, settings: Sequence[dict],
                  decompose: Callable):
-        self.X, self.Y, self.T, self.settings, self.decompose = X, Y, T, settings, decompose
+        self.X, self.Y, self.T, self.decompose = X, Y, T, decompose
+        self.settings = list(settings)
         self.n_rows = int(X.shape[0])
+
+    def add_setting(self, params: dict) -> int:
+        """One more kernel setting (an extended grid); its index."""
+        self.settings.append(params)
+        return len(self.settings) - 1
 
     def basis(self, k: int, subset: np.ndarray | None = None) -> LooBasis:
         """Kernel setting ``k`` on every point, or refactorised on ``subset`` alone."""
@@ -116,14 +122,23 @@ class FeatureSource:
     def __init__(self, choice: SolverChoice, X, Y, settings: Sequence[dict],
                  targets: RiskTargets, n_risk: int, *, space: OutputSpace, alpha: float,
                  random_state, backend: Backend):
-        self.maps = [build_feature_map(choice.solver, X, params, choice.n_components,
-                                       choice.center_selection, alpha=alpha,
-                                       random_state=random_state, centres=backend.centres)
-                     for params in settings]
+        self._draw = (choice, X, alpha, random_state, backend)
+        self.maps = [self._map(params) for params in settings]
         self.data = backend.training_rows(X, Y, space)
         self.targets, self.n_risk = targets, n_risk
         self.n_rows = int(self.data.n_rows)
         self._equations: dict[int, NormalEquations] = {}
+
+    def _map(self, params: dict) -> FeatureMap:
+        choice, X, alpha, random_state, backend = self._draw
+        return build_feature_map(choice.solver, X, params, choice.n_components,
+                                 choice.center_selection, alpha=alpha,
+                                 random_state=random_state, centres=backend.centres)
+
+    def add_setting(self, params: dict) -> int:
+        """One more kernel setting (an extended grid), its centres drawn now; its index."""
+        self.maps.append(self._map(params))
+        return len(self.maps) - 1
 
     def basis(self, k: int, subset: np.ndarray | None = None) -> LooBasis:
         if k not in self._equations:

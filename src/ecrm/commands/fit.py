@@ -405,7 +405,7 @@ def _estimator(args, loss, h, common: dict):
         return ECRMCV(loss, h, alphas=args.alphas, kernel_grid=grid,
                       fit_intercept="auto", scoring=args.scoring,
                       calibration=calibration, loo_samples=args.loo_samples,
-                      verbose=0 if args.quiet else 1, **common)
+                      extend_grid=args.extend_grid, verbose=0 if args.quiet else 1, **common)
     return ECRM(loss, h, alpha=args.alpha, **common)
 
 
@@ -500,6 +500,10 @@ def add_parser(subparsers) -> None:
                    help="--cv candidate kernel widths, e.g. 0.1,0.3,1")
     p.add_argument("--kernels", type=names_option("--kernels", KERNELS, lower=True),
                    default=None, help="--cv candidate kernels, e.g. rbf,laplacian,linear")
+    p.add_argument("--extend-grid", action="store_true",
+                   help="with --cv: extend alpha by decades and the RBF/laplacian --gammas by "
+                        "their ratio past an end of the grid that wins (default: the fixed "
+                        "grid)")
     p.add_argument("--scoring", choices=SCORINGS, default="loss",
                    help="with --cv: choose by the leave-one-out task loss (default) or by this "
                         "metric of the leave-one-out label scores")
@@ -559,6 +563,8 @@ def _checked(args) -> int:
     if not args.cv and ((args.alphas, args.gammas, args.kernels) != (None, None, None)
                         or args.scoring != "loss" or args.calibration != "none"):
         return fail("--alphas, --gammas, --kernels, --scoring and --calibration need --cv")
+    if not args.cv and args.extend_grid:
+        return fail("--extend-grid needs --cv")
     if not args.cv and args.loo_samples is not None:
         return fail("--loo-samples needs --cv")
     if args.solver != "nystrom" and (args.n_components, args.center_selection) != (None, None):
