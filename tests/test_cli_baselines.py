@@ -107,7 +107,7 @@ class _Tables(HTMLParser):
 def test_report_has_the_model_summary_the_baselines_and_a_sortable_label_table(
         ecrm_cmd, unscaled):
     _run(ecrm_cmd, "fit", "train.csv", "--path-sep", "/", "--cv", "--alphas", "1e-3,1e-2",
-         "-o", "cv.ecrm", "--quiet", cwd=unscaled)
+         "--family", "kernel", "-o", "cv.ecrm", "--quiet", cwd=unscaled)
     _run(ecrm_cmd, "evaluate", "cv.ecrm", "test.csv", "--report", "r.html", "--quiet",
          cwd=unscaled)
     page = _Tables()
