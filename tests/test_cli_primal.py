@@ -21,7 +21,7 @@ def _fit(ecrm_cmd, train_csv, tmp_path, name: str, *flags: str):
     return out, proc.stdout.decode()
 
 
-@pytest.mark.parametrize("cv", [(), ("--cv",)], ids=["fixed-alpha", "cv"])
+@pytest.mark.parametrize("cv", [(), ("--cv", "--family", "kernel")], ids=["fixed-alpha", "cv"])
 def test_linear_kernel_auto_is_the_primal_and_predicts_as_the_dual(ecrm_cmd, train_csv, test_csv,
                                                                    tmp_path, cv):
     primal, summary = _fit(ecrm_cmd, train_csv, tmp_path, "auto.ecrm", *cv)

@@ -77,7 +77,8 @@ def test_verbose_shows_progress_over_the_candidates(capsys):
 
 def test_ecrm_fit_says_when_the_choice_is_at_the_grid_edge(ecrm_cmd, train_csv, tmp_path):
 
-    proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--cv", "--alphas", "1e-9,1e-8",
+    proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--cv", "--family", "kernel",
+                    "--alphas", "1e-9,1e-8",
                     "-o", "m.ecrm", "--quiet", cwd=tmp_path)
     err = proc.stderr.decode()
     assert proc.returncode == 0, err

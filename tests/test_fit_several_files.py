@@ -30,7 +30,7 @@ def _csv(path, rows, header="x1,x2,labels") -> None:
 
 
 def _fit(tmp_path, *argv) -> int:
-    return main(["fit", *map(str, argv), "--quiet", "--path-sep", "/", "--cv",
+    return main(["fit", *map(str, argv), "--quiet", "--path-sep", "/", "--cv", "--family", "kernel",
                  "--alphas", "1e-3,1e-2,1e-1", "--standardize", "no"])
 
 
@@ -65,7 +65,8 @@ def test_clus_train_and_valid_arff_files(tmp_path):
     (tmp_path / "t.train.arff").write_text(ARFF_HEAD + "".join(lines[:30]))
     (tmp_path / "t.valid.arff").write_text(ARFF_HEAD + "".join(lines[30:]))
     (tmp_path / "t.trainvalid.arff").write_text(ARFF_HEAD + "".join(lines))
-    argv = ["--loss", "hierarchical", "--cv", "--alphas", "1e-2,1e-1", "--quiet"]
+    argv = ["--loss", "hierarchical", "--cv", "--family", "kernel", "--alphas", "1e-2,1e-1",
+            "--quiet"]
     assert main(["fit", str(tmp_path / "t.train.arff"), str(tmp_path / "t.valid.arff"),
                  "-o", str(tmp_path / "two"), *argv]) == 0
     assert main(["fit", str(tmp_path / "t.trainvalid.arff"), "-o", str(tmp_path / "one"),

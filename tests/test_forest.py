@@ -350,3 +350,15 @@ def test_a_cv_forest_file_round_trips_and_its_choice_is_checked(tmp_path):
     loaded.best_params_ = {**loaded.best_params_, "flavour": "other"}
     with pytest.raises(ValueError, match="best setting"):
         loaded._check_fitted_state()
+
+
+def test_sparse_inputs_give_the_dense_model():
+    import scipy.sparse as sp
+
+    X, Y = _tree_data()
+    X[np.abs(X) < 0.5] = 0.0
+    dense = ForestECRM(HammingLoss(), TREE, n_estimators=5, random_state=0).fit(X, Y)
+    sparse = ForestECRM(HammingLoss(), TREE, n_estimators=5, random_state=0).fit(
+        sp.csr_matrix(X), Y)
+    np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
+    assert sparse.oob_loss_ == dense.oob_loss_

@@ -198,7 +198,8 @@ def test_standardize_auto_keeps_the_lower_leave_one_out_loss(ecrm_cmd, tmp_path)
                               for s, n in zip(signal, noise, strict=True)]
     (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
     (tmp_path / "h.tsv").write_text("a\ta1\na\ta2\nb\tb1\n")
-    proc = ecrm_cmd("fit", "d.csv", "--hierarchy", "h.tsv", "--cv", "-o", "m.ecrm",
+    proc = ecrm_cmd("fit", "d.csv", "--hierarchy", "h.tsv", "--cv", "--family", "kernel",
+                    "-o", "m.ecrm",
                     "--quiet", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.decode()

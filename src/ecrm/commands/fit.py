@@ -344,7 +344,7 @@ def _forest(args, loss, h):
     from ecrm.forest import ForestECRMCV
 
     return ForestECRMCV(loss, h, scoring=args.scoring, n_estimators=args.trees,
-                        random_state=args.seed)
+                        random_state=0 if args.seed is None else args.seed)  # reproducible
 
 
 def _fit(args, data, families: dict, impute: bool):
@@ -540,7 +540,8 @@ def add_parser(subparsers) -> None:
     solver.add_argument("--seed", type=number_option("int", "--seed", low=0,
                                                      high=2**32 - 1),
                         default=None, help="random seed of the Nystrom centres and of "
-                        "--loo-samples (default: unseeded)")
+                        "--loo-samples (default: unseeded), and of a forest's trees "
+                        "(default: 0)")
     pre = p.add_argument_group("preprocessing (stored in the model, applied by predict)")
     pre.add_argument("--standardize", choices=("auto", "yes", "no"), default="auto",
                      help="standardise the numeric features with the training means and "

@@ -1,0 +1,105 @@
+"""ECRM with forest weights at scale, beside the kernel's streaming Nystrom fit.
+
+The synthetic hierarchical multi-label data of ``bench_scale.py`` (make_hmc's label model,
+generated in chunks: X float64, Y uint8), the Hamming loss. For each m, in a fresh process
+each (so that its peak RSS is its own):
+
+* ``forest``: ``ForestECRM(n_estimators=--trees, max_samples=min(m, --max-draws),
+  min_samples_leaf=--min-leaf, n_jobs=--n-jobs)``: fit (the trees, the training leaves, the
+  out-of-bag criterion), predict on the test rows, the model file written and its size;
+* ``nystrom``: ``ECRM(solver="nystrom", n_components=--n-components)`` at one alpha, RBF
+  gamma = 1/p (``bench_scale.py``'s fit), predict, the model file.
+
+The ratio is forest / Nystrom fit time; test Hamming loss of both.
+
+    python benchmarks/bench_forest.py [--sizes 10000,100000,1000000] [--quick]
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import describe
+from bench_scale import ALPHA, _data
+
+
+def child(task, m, p, labels, n_test, args) -> dict:
+    from ecrm import ECRM, ForestECRM, save
+    from ecrm.losses import HammingLoss
+
+    X, Y, Xt, Yt, h = _data(m, n_test, p, labels)
+    if task == "forest":
+        est = ForestECRM(HammingLoss(), h, n_estimators=args.trees,
+                         max_samples=min(m, args.max_draws), min_samples_leaf=args.min_leaf,
+                         n_jobs=args.n_jobs, random_state=0)
+    else:
+        est = ECRM(HammingLoss(), h, alpha=ALPHA, gamma=1.0 / p, solver="nystrom",
+                   n_components=args.n_components, random_state=0)
+    t0 = time.perf_counter()
+    est.fit(X, Y)
+    out = {"fit_s": time.perf_counter() - t0}
+    t0 = time.perf_counter()
+    P = est.predict(Xt)
+    out["predict_rows_per_s"] = len(Xt) / (time.perf_counter() - t0)
+    out["test_hamming"] = float(np.mean(HammingLoss()(P, Yt)))
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.ecrm")
+        save(est, path)
+        out["file_mb"] = os.path.getsize(path) / 2**20
+    out["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="10000,100000,1000000")
+    ap.add_argument("--features", type=int, default=20)
+    ap.add_argument("--labels", type=int, default=50)
+    ap.add_argument("--n-test", type=int, default=10000)
+    ap.add_argument("--trees", type=int, default=100)
+    ap.add_argument("--max-draws", type=int, default=100000)
+    ap.add_argument("--min-leaf", type=int, default=5)
+    ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--n-components", type=int, default=500)
+    ap.add_argument("--quick", action="store_true", help="sizes 2000,10000, 20 trees")
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.quick:
+        args.sizes, args.trees = "2000,10000", 20
+    if args.child:
+        task, m = args.child
+        print(json.dumps(child(task, int(m), args.features, args.labels, args.n_test, args)))
+        return
+    print(describe())
+    print(f"p={args.features}, {args.labels} labels, {args.trees} trees, at most "
+          f"{args.max_draws} draws a tree, min_samples_leaf={args.min_leaf}, "
+          f"n_jobs={args.n_jobs}; Nystrom M={args.n_components}")
+    print(f"{'m':>9} {'method':<8}{'fit s':>9}{'rows/s':>10}{'Hamming':>9}{'file MB':>9}"
+          f"{'peak GB':>9}")
+    passthrough = [a for a in sys.argv[1:] if a != "--quick"]
+    if args.quick:
+        passthrough += ["--trees", str(args.trees)]
+    for m in map(int, args.sizes.split(",")):
+        rows = {}
+        for task in ("forest", "nystrom"):
+            cmd = [sys.executable, __file__, *passthrough, "--child", task, str(m)]
+            res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            rows[task] = r = json.loads(res.stdout.strip().splitlines()[-1])
+            print(f"{m:>9} {task:<8}{r['fit_s']:>9.1f}{r['predict_rows_per_s']:>10.0f}"
+                  f"{r['test_hamming']:>9.3f}{r['file_mb']:>9.1f}{r['peak_rss_gb']:>9.2f}",
+                  flush=True)
+        print(f"{'':>9} forest / Nystrom fit time: "
+              f"{rows['forest']['fit_s'] / rows['nystrom']['fit_s']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
