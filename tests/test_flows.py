@@ -631,13 +631,15 @@ def test_reproduce_flow_smoke(tmp_path, capsys, monkeypatch):
                               "--figure-log-sizes", "1.7", "2", "--figure-repeats", "2",
                               "--jobs", "1", "--quiet"])
     monkeypatch.setattr(flow, "GRIDS", {"gamma": (0.03,), "ecrm_alpha": (1e-3,),
-                                        "krr_ridge": (0.1,), "k": (5,)})
+                                        "krr_ridge": (0.1,), "k": (5,),
+                                        "forest_min_samples_leaf": (5,)})
     assert args.func(args) == 0
     text = capsys.readouterr().out
     assert "paper mean" in text and "Bayes risk" in text
     rows = json.loads(out.read_text())
     assert {(r["method"], r["loss"]) for r in rows} == {
-        (m, loss) for m in ("ECRM", "kNN", "KRR") for loss in ("absolute", "square")}
+        (m, loss) for m in ("ECRM", "kNN", "KRR", "ECRM-forest")
+        for loss in ("absolute", "square")}
     assert all(set(r) == {"method", "loss", "mean", "std", "trials", "n_train"} for r in rows)
     assert all(r["trials"] == 2 and r["n_train"] == 50 for r in rows)
     assert (tmp_path / "flow_conditional_risk.png").stat().st_size > 1000
