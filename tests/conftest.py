@@ -76,3 +76,15 @@ def train_csv() -> Path:
 def test_csv() -> Path:
     """The example test file beside :func:`train_csv`."""
     return SRC.parent / "examples" / "data" / "documents-test.csv"
+
+
+#: Fixtures that start a child process, or read the benchmark data sets: a test using one
+#: is marked ``slow`` here, so that ``pytest -m "not slow"`` is the fast inner loop.
+_SLOW_FIXTURES = {"ecrm_cmd", "run_python", "subprocess_env"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) \
+                or item.get_closest_marker("data") is not None:
+            item.add_marker(pytest.mark.slow)
