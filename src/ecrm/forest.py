@@ -246,9 +246,10 @@ class ForestECRM(_ECRMBase):
             raise ValueError(f"every tree's bootstrap sample must draw {draws} points")
         fit.X_train, fit.coef = X, RiskTargets(self.loss)(Y)
         fit.check_leaves()
-        if not (isinstance(self.oob_loss_, float) and self.oob_loss_ >= 0):
-            raise ValueError(f"oob_loss_ must be a non-negative float; found "
-                             f"{self.oob_loss_!r}")
+        loss = self.oob_loss_
+        if not (isinstance(loss, float) and (loss >= 0 or np.isnan(loss))):
+            raise ValueError(f"oob_loss_ must be a non-negative float (NaN: no point out of "
+                             f"bag); found {loss!r}")
         P = self.oob_predictions_
         if not (isinstance(P, np.ndarray) and P.shape == (m, d) and P.dtype == np.float64):
             raise ValueError(f"oob_predictions_ must be a float64 array of shape {(m, d)}")
