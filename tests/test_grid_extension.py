@@ -248,8 +248,8 @@ def test_extension_through_every_path_of_the_search(kw):
 
 
 def test_ecrm_fit_extends_the_grid_when_asked(ecrm_cmd, train_csv, tmp_path):
-    args = ["fit", str(train_csv), "--path-sep", "/", "--cv", "--alphas", "1e-9,1e-8",
-            "-o", "m.ecrm", "--quiet"]
+    args = ["fit", str(train_csv), "--path-sep", "/", "--cv", "--family", "kernel",
+            "--alphas", "1e-9,1e-8", "-o", "m.ecrm", "--quiet"]
     fixed = ecrm_cmd(*args, cwd=tmp_path)  # the fixed grid's choice is its largest alpha
     assert "the chosen alpha=1e-08 is the largest of the grid" in fixed.stderr.decode()
     grown = ecrm_cmd(*args, "--extend-grid", cwd=tmp_path)
