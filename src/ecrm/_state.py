@@ -37,6 +37,16 @@ def _float_array(value, name: str, shape: tuple, *, finite: bool = True) -> None
         raise ValueError(f"{name} holds NaN or infinite values")
 
 
+def _check_rows(X) -> None:
+    """The training rows as fit's input checks leave them: float64 values, all finite (a NaN
+    loaded here would fail at predict, blaming the caller's data)."""
+    values = X.data if sp.issparse(X) else X
+    if values.dtype != np.float64:
+        raise TypeError(f"X_fit_ must hold float64 values; found {values.dtype}")
+    if not np.isfinite(values).all():
+        raise ValueError("X_fit_ holds NaN or infinite values (fit refuses them)")
+
+
 def _int(value, name: str, low: int) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer; found {type(value).__name__}")
@@ -136,6 +146,7 @@ def check_fitted_state(model) -> None:
                 or X.ndim != 2:
             raise TypeError(f"X_fit_ must be a 2-D float64 array or sparse matrix; found "
                             f"{type(X).__name__} {getattr(X, 'dtype', '')}")
+        _check_rows(X)
         m = X.shape[0]
         if p != X.shape[1]:
             raise ValueError(f"n_features_in_={model.n_features_in_} but X_fit_ has "

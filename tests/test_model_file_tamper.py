@@ -1,0 +1,161 @@
+"""Tampered model files: a value ``fit`` could not have produced is one ModelFileError at load.
+
+Each file is a small fitted model saved with :func:`ecrm.save`, then edited as a careful forger
+would: the JSON metadata or an array changed, every array digest, shape and dtype recorded
+again and the metadata signed again, so that only the checks of the fitted state can refuse it
+(issue 31). Every refusal must name the field it found wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from ecrm import ECRM, Hierarchy, _archive, load, save
+from ecrm.io import ModelFileError
+from ecrm.losses import HammingLoss
+from test_model_file_hostile import META, _members, _sign, _write
+
+TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
+
+
+def _xy(m=16, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 4))
+    X[np.abs(X) < 0.6] = 0.0  # about half zeros: a sparse matrix worth its name
+    Y = TREE.close(X @ rng.normal(size=(4, TREE.n_outputs)) > 0.2)
+    return X, Y
+
+
+def _save(model, tmp_path_factory, name):
+    path = tmp_path_factory.mktemp(name) / f"{name}.ecrm"
+    save(model, path)
+    return path
+
+
+def _tampered(path, out, edit):
+    """``path`` with ``edit(meta, arrays)`` applied (``arrays``: name -> ndarray, edited or
+    replaced in place), every array's digest, shape and dtype recorded and the metadata
+    signed again."""
+    members = _members(path)
+    meta = json.loads(members[META])
+    arrays = {name[len("arrays/"):-len(".npy")]: np.load(io.BytesIO(blob))
+              for name, blob in members.items() if name.startswith("arrays/")}
+    edit(meta, arrays)
+    for name, a in arrays.items():
+        blob = _archive.npy_bytes(np.asarray(a))
+        members[f"arrays/{name}.npy"] = blob
+        meta["arrays"][name] = {"sha256": hashlib.sha256(blob).hexdigest(),
+                                "shape": list(np.shape(a)), "dtype": np.asarray(a).dtype.str}
+    members[META] = json.dumps(meta).encode()
+    return _write(out, _sign(members))
+
+
+def _refused(path, *fields):
+    """Load ``path``: one ModelFileError naming the file and every one of ``fields``."""
+    with pytest.raises(ModelFileError) as info:
+        load(path)
+    message = str(info.value)
+    assert str(path) in message
+    for field in fields:
+        assert field in message, message
+    assert len(message) < 2000  # never a whole array
+    return message
+
+
+# -- 1. a sparse X_fit_ (CSR) ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def sparse_file(tmp_path_factory):
+    X, Y = _xy()
+    return _save(ECRM(HammingLoss(), TREE, gamma=0.3).fit(sp.csr_matrix(X), Y),
+                 tmp_path_factory, "sparse")
+
+
+def _csr_part(part, change):
+    def edit(meta, arrays):
+        name = meta["fitted"]["X_fit_"][part]["name"]
+        change(arrays, name)
+    return edit
+
+
+def _set(index, value):
+    def change(arrays, name):
+        arrays[name] = arrays[name].astype(np.int64)
+        arrays[name][index] = value
+    return change
+
+
+def _repeat_in_row(duplicate):
+    """The first row holding two entries gets its first column twice (``duplicate``) or its
+    first two columns swapped (unsorted)."""
+    def edit(meta, arrays):
+        X = meta["fitted"]["X_fit_"]
+        indptr, indices = arrays[X["indptr"]["name"]], arrays[X["indices"]["name"]]
+        start = int(indptr[np.flatnonzero(np.diff(indptr) >= 2)[0]])
+        if duplicate:
+            indices[start + 1] = indices[start]
+        else:
+            indices[[start, start + 1]] = indices[[start + 1, start]]
+    return edit
+
+
+@pytest.mark.parametrize("part, change", [
+    ("indices", _set(0, 10**9)),
+    ("indices", _set(0, -1)),
+    ("indptr", _set(2, 1)),
+    ("indptr", _set(0, 1)),
+    ("indptr", _set(-1, 10**6)),
+    ("indices", lambda arrays, name: arrays.__setitem__(name, arrays[name].astype(np.float64))),
+    ("indices", lambda arrays, name: arrays.__setitem__(name, arrays[name].astype(np.uint64))),
+    ("indptr", lambda arrays, name: arrays.__setitem__(name, arrays[name][:-1])),
+    ("data", lambda arrays, name: arrays.__setitem__(name, arrays[name][:-1])),
+    ("data", lambda arrays, name: arrays[name].__setitem__(0, np.nan)),
+    ("data", lambda arrays, name: arrays.__setitem__(name, arrays[name].astype(np.float32))),
+], ids=["index-1e9", "negative-index", "indptr-decreasing", "indptr-not-from-0",
+        "indptr-past-nnz", "float-indices", "uint64-indices", "short-indptr", "short-data",
+        "nan-data", "float32-data"])
+def test_tampered_sparse_training_rows_are_refused(sparse_file, tmp_path, part, change):
+    path = _tampered(sparse_file, tmp_path / "bad.ecrm", _csr_part(part, change))
+    _refused(path, "X_fit_")
+
+
+@pytest.mark.parametrize("duplicate", [True, False], ids=["duplicate", "unsorted"])
+def test_duplicate_or_unsorted_sparse_indices_are_refused(sparse_file, tmp_path, duplicate):
+    _refused(_tampered(sparse_file, tmp_path / "bad.ecrm", _repeat_in_row(duplicate)),
+             "X_fit_")
+
+
+@pytest.mark.parametrize("shape", [[10**30, 4], [16, 10**30], [16, float("inf")], [16],
+                                   [16, -4], [16, 4.0], [16, True], "16x4"])
+def test_tampered_sparse_shape_is_refused(sparse_file, tmp_path, shape):
+    def edit(meta, arrays):
+        meta["fitted"]["X_fit_"]["shape"] = shape
+    _refused(_tampered(sparse_file, tmp_path / "bad.ecrm", edit), "X_fit_")
+
+
+def test_untampered_sparse_file_predicts_as_saved(sparse_file):
+    X, _ = _xy(6, seed=1)
+    loaded = load(sparse_file)
+    assert sp.issparse(loaded.X_fit_) and loaded.X_fit_.has_canonical_format
+    assert loaded.predict(sp.csr_matrix(X)).shape == (6, TREE.n_outputs)
+
+
+def test_non_canonical_training_rows_are_saved_canonical(tmp_path):
+    # fit keeps what the user gave (unsorted, duplicated entries of one CSR); the file holds
+    # the canonical form of the same matrix, the only form load accepts
+    X, Y = _xy()
+    csr = sp.csr_matrix(X)
+    rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+    order = np.lexsort((-csr.indices, rows))  # every row's columns in decreasing order
+    messy = sp.csr_matrix((csr.data[order], csr.indices[order], csr.indptr), shape=csr.shape)
+    assert not messy.has_sorted_indices
+    model = ECRM(HammingLoss(), TREE, gamma=0.3).fit(messy, Y)
+    save(model, tmp_path / "m.ecrm")
+    loaded = load(tmp_path / "m.ecrm")
+    np.testing.assert_array_equal(loaded.X_fit_.toarray(), X)
+    np.testing.assert_allclose(loaded.predict_scores(X), model.predict_scores(X), atol=1e-12)
