@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from ecrm import ECRM, Hierarchy, _archive, load, save
+from ecrm import ECRM, ECRMCV, Hierarchy, _archive, load, save
 from ecrm.io import ModelFileError
 from ecrm.losses import HammingLoss
 from test_model_file_hostile import META, _members, _sign, _write
@@ -159,3 +159,114 @@ def test_non_canonical_training_rows_are_saved_canonical(tmp_path):
     loaded = load(tmp_path / "m.ecrm")
     np.testing.assert_array_equal(loaded.X_fit_.toarray(), X)
     np.testing.assert_allclose(loaded.predict_scores(X), model.predict_scores(X), atol=1e-12)
+
+
+# -- 4. the calibration of the label scores ----------------------------------------------------
+@pytest.fixture(scope="module", params=["isotonic", "platt"])
+def calibrated_file(request, tmp_path_factory):
+    X, Y = _xy(30)
+    model = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1, 1.0], gamma=0.3,
+                   calibration=request.param).fit(X, Y)
+    assert model.calibration_ == request.param
+    return request.param, _save(model, tmp_path_factory, request.param)
+
+
+def _calibration_array(key, change):
+    def edit(meta, arrays):
+        entry = meta["fitted"]["score_calibration_"]["kwargs"]
+        if isinstance(entry[key], dict) and entry[key].get("$type") == "ndarray":
+            name = entry[key]["name"]
+            out = change(arrays[name])
+            if out is not None:
+                arrays[name] = out
+        else:  # pragma: no cover - save always writes arrays
+            raise AssertionError(entry[key])
+    return edit
+
+
+def _first(value):
+    def change(a):
+        a[0] = value
+    return change
+
+
+def _first_label_reversed(a):
+    # the first label's first two entries swapped: decreasing (fit makes them increase)
+    a[[0, 1]] = a[[1, 0]] if a[0] != a[1] else (a[0] + 1, a[0])
+
+
+_ARRAY_TAMPERS = {
+    "nan": _first(np.nan),
+    "inf": _first(np.inf),
+    "float16": lambda a: a.astype(np.float16),
+    "float32": lambda a: a.astype(np.float32),
+    "strings": lambda a: a.astype("U32"),
+    "bools": lambda a: a > a.mean(),
+    "dates": lambda a: np.zeros(a.shape, dtype="M8[D]"),
+    "ints": lambda a: a.astype(np.int64),
+    "complex": lambda a: a.astype(np.complex128),
+    "2-d": lambda a: a.reshape(1, -1),
+}
+
+
+@pytest.mark.parametrize("tamper", list(_ARRAY_TAMPERS))
+def test_tampered_calibration_arrays_are_refused(calibrated_file, tmp_path, tamper):
+    kind, path = calibrated_file
+    for key in (("breakpoints", "values") if kind == "isotonic" else ("a", "b")):
+        bad = _tampered(path, tmp_path / f"{key}.ecrm",
+                        _calibration_array(key, _ARRAY_TAMPERS[tamper]))
+        _refused(bad, "score_calibration_", key)
+
+
+@pytest.mark.parametrize("calibrated_file", ["isotonic"], indirect=True)
+@pytest.mark.parametrize("key, change", [
+    ("values", _first(1.5)),
+    ("values", _first(-0.25)),
+    ("values", _first_label_reversed),
+    ("breakpoints", _first_label_reversed),
+    ("indptr", _first(1)),
+    ("indptr", lambda a: a.astype(np.float64)),
+    ("indptr", lambda a: a[:1]),
+], ids=["value-over-1", "negative-value", "values-decreasing", "breakpoints-decreasing",
+        "indptr-from-1", "float-indptr", "no-label"])
+def test_isotonic_maps_fit_could_not_make_are_refused(calibrated_file, tmp_path, key, change):
+    _, path = calibrated_file
+    _refused(_tampered(path, tmp_path / "bad.ecrm", _calibration_array(key, change)),
+             "score_calibration_", key)
+
+
+@pytest.mark.parametrize("value", [[0.5, 0.5], 0.5, "0.5", None, True])
+def test_calibration_arrays_replaced_by_json_values_are_refused(calibrated_file, tmp_path,
+                                                                value):
+    kind, path = calibrated_file
+    key = "breakpoints" if kind == "isotonic" else "a"
+
+    def edit(meta, arrays):
+        meta["fitted"]["score_calibration_"]["kwargs"][key] = value
+    _refused(_tampered(path, tmp_path / "bad.ecrm", edit), "score_calibration_")
+
+
+def test_calibration_of_another_number_of_labels_is_refused(calibrated_file, tmp_path):
+    kind, path = calibrated_file
+
+    def edit(meta, arrays):
+        kwargs = meta["fitted"]["score_calibration_"]["kwargs"]
+        if kind == "platt":
+            for key in ("a", "b"):
+                name = kwargs[key]["name"]
+                arrays[name] = arrays[name][:-1]
+        else:  # the last label's map dropped
+            ptr = kwargs["indptr"]["name"]
+            end = int(arrays[ptr][-2])
+            arrays[ptr] = arrays[ptr][:-1]
+            for key in ("breakpoints", "values"):
+                name = kwargs[key]["name"]
+                arrays[name] = arrays[name][:end]
+    _refused(_tampered(path, tmp_path / "bad.ecrm", edit), "score_calibration_")
+
+
+def test_untampered_calibrated_file_scores_as_saved(calibrated_file):
+    _, path = calibrated_file
+    X, _ = _xy(5, seed=2)
+    scores = load(path).predict_scores(X)
+    assert np.isfinite(scores).all() and ((scores >= 0) & (scores <= 1)).all()

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from sklearn.pipeline import Pipeline
 
-from ecrm import _steps, estimator, joint, ssvm
+from ecrm import _state, _steps, estimator, joint, ssvm
 from ecrm._archive import ModelFileError
 from ecrm._solvers.base import RiskFit
 from ecrm._solvers.centers import KMeansPlusPlusCenters, LeverageCenters, UniformCenters
@@ -57,6 +57,9 @@ class _Entry:
     fitted: tuple[str, ...] = ()
     state: Callable[[Any], dict] | None = None
     rebuild: Callable[[Any, dict], None] | None = None
+    #: Checks the decoded keyword arguments before the class is built (its constructor may
+    #: cast them: a file's strings must not become numbers).
+    check: Callable[[dict], None] | None = None
 
 
 def _absolute_loss(loss) -> dict:
@@ -95,8 +98,10 @@ def _registry() -> dict[str, _Entry]:
         _Entry(KernelFit, KernelFit.to_state),
         _Entry(FeatureFit, FeatureFit.to_state),
         _Entry(IsotonicCalibration, lambda c: {"breakpoints": c.breakpoints_,
-                                               "values": c.values_, "indptr": c.indptr_}),
-        _Entry(PlattCalibration, lambda c: {"a": c.a_, "b": c.b_}),
+                                               "values": c.values_, "indptr": c.indptr_},
+               check=_state.check_isotonic_kwargs),
+        _Entry(PlattCalibration, lambda c: {"a": c.a_, "b": c.b_},
+               check=_state.check_platt_kwargs),
         _Entry(LinearFeatures, lambda f: {"n_features": f.n_features_out}),
         _Entry(UniformCenters, no_args),
         _Entry(KMeansPlusPlusCenters, no_args),

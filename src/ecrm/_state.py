@@ -19,6 +19,7 @@ from ecrm._solvers.base import RiskFit
 from ecrm._solvers.dual import KernelFit
 from ecrm._solvers.features import LinearFeatures, NystromFeatures
 from ecrm._solvers.primal import FeatureFit
+from ecrm.calibration import CALIBRATIONS
 from ecrm.losses.base import LinearLoss
 
 __all__ = ["check_fitted_state"]
@@ -35,6 +36,52 @@ def _float_array(value, name: str, shape: tuple, *, finite: bool = True) -> None
         raise ValueError(f"{name} must have shape {shape}; found {value.shape}")
     if finite and not np.isfinite(value).all():
         raise ValueError(f"{name} holds NaN or infinite values")
+
+
+def _finite_floats(value, name: str, ndim: int) -> np.ndarray:
+    """``value`` as fit leaves it: a finite float64 array of ``ndim`` dimensions (checked
+    before a constructor's ``np.asarray(..., dtype=float)`` could cast strings, bools,
+    dates or float16 into other numbers)."""
+    if not isinstance(value, np.ndarray) or value.dtype != np.float64:
+        found = value.dtype if isinstance(value, np.ndarray) else type(value).__name__
+        raise TypeError(f"{name} must be a float64 array; found {found}")
+    if value.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D; found shape {value.shape}")
+    if not np.isfinite(value).all():
+        raise ValueError(f"{name} holds NaN or infinite values")
+    return value
+
+
+def check_isotonic_kwargs(kwargs: dict) -> None:
+    """An :class:`~ecrm.calibration.IsotonicCalibration` as its ``fit`` makes it: per label
+    (``indptr``), increasing breakpoints and non-decreasing values in [0, 1]."""
+    b = _finite_floats(kwargs.get("breakpoints"), "breakpoints", 1)
+    v = _finite_floats(kwargs.get("values"), "values", 1)
+    ptr = kwargs.get("indptr")
+    if not isinstance(ptr, np.ndarray) or ptr.dtype.kind != "i" or ptr.ndim != 1:
+        raise TypeError(f"indptr must be a 1-D integer array; found "
+                        f"{getattr(ptr, 'dtype', type(ptr).__name__)}")
+    if len(v) != len(b) or len(ptr) < 2 or ptr[0] != 0 or ptr[-1] != len(b) \
+            or (np.diff(ptr) < 1).any():
+        raise ValueError(f"indptr must increase from 0 to {len(b)}, the common length of "
+                         f"breakpoints and values ({len(v)}), for at least one label")
+    if ((v < 0) | (v > 1)).any():
+        raise ValueError("values must lie in [0, 1]")
+    within = np.ones(len(b) - 1, dtype=bool)  # consecutive entries of one label
+    within[ptr[1:-1] - 1] = False
+    if (np.diff(b)[within] <= 0).any():
+        raise ValueError("breakpoints must increase within each label")
+    if (np.diff(v)[within] < 0).any():
+        raise ValueError("values must not decrease within each label")
+
+
+def check_platt_kwargs(kwargs: dict) -> None:
+    """A :class:`~ecrm.calibration.PlattCalibration` as its ``fit`` makes it: finite slopes
+    ``a`` and offsets ``b``, one of each per label."""
+    a = _finite_floats(kwargs.get("a"), "a", 1)
+    b = _finite_floats(kwargs.get("b"), "b", 1)
+    if a.shape != b.shape or not len(a):
+        raise ValueError(f"a and b must have one entry per label; found {len(a)} and {len(b)}")
 
 
 def _check_rows(X) -> None:
@@ -125,6 +172,12 @@ def _check_search(model, m: int, d: int, settings: list, alphas: list,
                          f"{model.calibration_!r}")
     if (model.calibration_ is None) != (model.score_calibration_ is None):
         raise ValueError("calibration_ and score_calibration_ must be set together")
+    calibration = model.score_calibration_
+    labels = getattr(calibration, "n_labels", None)
+    if calibration is not None and (
+            type(calibration) is not CALIBRATIONS[model.calibration_] or labels != d):
+        raise ValueError(f"score_calibration_ must be the {model.calibration_} calibration "
+                         f"of {d} labels; found {type(calibration).__name__} of {labels}")
 
 
 def check_fitted_state(model) -> None:

@@ -325,7 +325,14 @@ class _Reader:
         if (state is None) != (entry.state is None) or not isinstance(kwargs, dict):
             raise self.fail(f"a {name} entry {'without' if state is None else 'with'} a "
                             "fitted state (tampered file)")
-        obj = entry.cls(**{k: self.field(k, v) for k, v in kwargs.items()})
+        decoded = {k: self.field(k, v) for k, v in kwargs.items()}
+        field = f"{'.'.join(self.fields)}: " if self.fields else ""
+        try:
+            if entry.check is not None:
+                entry.check(decoded)
+            obj = entry.cls(**decoded)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise self.fail(f"{field}{name}: {exc} (not what fit makes)") from None
         if state is None:
             return obj
         if not isinstance(state, dict):
