@@ -17,8 +17,10 @@ import pytest
 import scipy.sparse as sp
 
 from ecrm import ECRM, ECRMCV, Hierarchy, _archive, load, save
+from ecrm.datasets.flows import simulate_flows
 from ecrm.io import ModelFileError
-from ecrm.losses import HammingLoss
+from ecrm.losses import AbsoluteLoss, HammingLoss
+from ecrm.spaces import paper_network
 from test_model_file_hostile import META, _members, _sign, _write
 
 TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
@@ -270,3 +272,88 @@ def test_untampered_calibrated_file_scores_as_saved(calibrated_file):
     X, _ = _xy(5, seed=2)
     scores = load(path).predict_scores(X)
     assert np.isfinite(scores).all() and ((scores >= 0) & (scores <= 1)).all()
+
+
+# -- 5. the flow model's fit: ridge = m * alpha, s = sum(u) ------------------------------------
+@pytest.fixture(scope="module")
+def flow_file(tmp_path_factory):
+    X, Y = simulate_flows(20, random_state=0)
+    model = ECRM(AbsoluteLoss(), paper_network(), gamma=0.3, alpha=1e-2).fit(X, Y)
+    return _save(model, tmp_path_factory, "flows")
+
+
+def _fit_kwarg(key, value):
+    def edit(meta, arrays):
+        kwargs = meta["fitted"]["_fit"]["kwargs"]
+        kwargs[key] = value(kwargs[key]) if callable(value) else value
+    return edit
+
+
+@pytest.mark.parametrize("key, value", [
+    ("ridge", 1e-300),
+    ("ridge", lambda r: r * (1 + 1e-9)),
+    ("ridge", lambda r: r / 2),
+    ("ridge", float("inf")),
+    ("ridge", "0.2"),
+    ("s", -1.0),
+    ("s", 0.0),
+    ("s", lambda s: s * (1 + 1e-9)),
+    ("s", float("nan")),
+    ("s", "2.5"),
+    ("fit_intercept", False),
+    ("fit_intercept", "yes"),
+], ids=["ridge-1e-300", "ridge-1e-9-off", "ridge-halved", "ridge-inf", "ridge-string",
+        "s-negative", "s-zero", "s-1e-9-off", "s-nan", "s-string", "no-intercept",
+        "intercept-string"])
+def test_flow_fit_values_fit_could_not_make_are_refused(flow_file, tmp_path, key, value):
+    _refused(_tampered(flow_file, tmp_path / "bad.ecrm", _fit_kwarg(key, value)),
+             "_fit", key)
+
+
+def test_flow_fit_u_is_checked(flow_file, tmp_path):
+    def edit(meta, arrays):
+        name = meta["fitted"]["_fit"]["kwargs"]["u"]["name"]
+        arrays[name] = arrays[name].astype("U32")
+    _refused(_tampered(flow_file, tmp_path / "bad.ecrm", edit), "_fit", "u")
+
+
+def test_untampered_flow_file_predicts_as_saved(flow_file):
+    X, _ = simulate_flows(3, random_state=1)
+    assert load(flow_file).predict(X).shape == (3, paper_network().n_outputs)
+
+
+# -- 7. integer fields set to inf or 10**30 --------------------------------------------------------
+@pytest.fixture(scope="module")
+def feature_files(tmp_path_factory):
+    X, Y = _xy(30)
+    primal = ECRM(HammingLoss(), TREE, solver="primal", kernel="linear").fit(X, Y)
+    nystrom = ECRM(HammingLoss(), TREE, solver="nystrom", n_components=8, gamma=0.3,
+                   random_state=0).fit(X, Y)
+    return {"primal": _save(primal, tmp_path_factory, "primal"),
+            "nystrom": _save(nystrom, tmp_path_factory, "nystrom")}
+
+
+_HUGE = [float("inf"), -float("inf"), float("nan"), 10**30, 1e30, -(10**30), "3", True, 2.0]
+
+
+@pytest.mark.parametrize("value", _HUGE, ids=repr)
+@pytest.mark.parametrize("kind, where", [
+    ("flow", ("_fit", "n_risk")),
+    ("primal", ("_fit", "n_risk")),
+    ("primal", ("_fit", "n_train")),
+    ("primal", ("_fit", "features", "n_features")),
+    ("nystrom", ("_fit", "n_train")),
+    ("primal", ("n_features_in_",)),
+    ("nystrom", ("n_features_in_",)),
+    ("flow", ("n_features_in_",)),
+], ids=lambda v: v if isinstance(v, str) else ".".join(v))
+def test_integer_fields_out_of_range_are_refused(flow_file, feature_files, tmp_path, kind,
+                                                 where, value):
+    path = flow_file if kind == "flow" else feature_files[kind]
+
+    def edit(meta, arrays):
+        node = meta["fitted"]
+        for key in where[:-1]:
+            node = node[key]["kwargs"]
+        node[where[-1]] = value
+    _refused(_tampered(path, tmp_path / "bad.ecrm", edit), where[-1])

@@ -94,12 +94,63 @@ def _check_rows(X) -> None:
         raise ValueError("X_fit_ holds NaN or infinite values (fit refuses them)")
 
 
-def _int(value, name: str, low: int) -> int:
+def _int(value, name: str, low: int, high: int = 2**62) -> int:
+    # the upper bound keeps a forged 10**30 out of NumPy's int64 (an OverflowError later)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer; found {type(value).__name__}")
     if value < low:
         raise ValueError(f"{name} must be at least {low}; found {value}")
+    if int(value) > high:
+        raise ValueError(f"{name} must be at most {high}; found {str(value)[:40]}")
     return int(value)
+
+
+def _positive_float(value, name: str) -> float:
+    if type(value) is not float:  # what fit stores (JSON keeps a float a float)
+        raise TypeError(f"{name} must be a float; found {type(value).__name__}")
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive finite number; found {value!r}")
+    return value
+
+
+def check_fit_kwargs(kwargs: dict) -> None:
+    """The scalars and ``u`` of a :class:`~ecrm._solvers.dual.KernelFit` or
+    :class:`~ecrm._solvers.primal.FeatureFit`, checked before its constructor's ``int()`` and
+    ``float()`` (an ``inf`` would raise ``OverflowError``, a string would be converted);
+    :func:`check_fitted_state` then ties them to the estimator."""
+    _int(kwargs.get("n_risk"), "n_risk", 0)
+    _positive_float(kwargs.get("ridge"), "ridge")
+    if not isinstance(kwargs.get("fit_intercept"), bool):
+        raise TypeError(f"fit_intercept must be a bool; found "
+                        f"{type(kwargs.get('fit_intercept')).__name__}")
+    if "n_train" in kwargs:
+        _int(kwargs["n_train"], "n_train", 2)
+    if kwargs.get("u") is not None:
+        _finite_floats(kwargs["u"], "u", 1)
+    if kwargs.get("s") is not None:
+        _positive_float(kwargs["s"], "s")  # 1'(K + ridge I)^-1 1 > 0
+
+
+def check_linear_features_kwargs(kwargs: dict) -> None:
+    _int(kwargs.get("n_features"), "n_features", 1)
+
+
+def _check_ridge(fit, m: int, alpha, fit_intercept) -> None:
+    """``fit.ridge`` is the ``m * alpha`` of fit (one rounding: a few ulps allowed), its
+    intercept the estimator's, and ``s`` the sum of ``u`` as the solve computed it."""
+    ridge = m * float(alpha)
+    if abs(fit.ridge - ridge) > 4 * np.finfo(float).eps * ridge:
+        raise ValueError(f"_fit.ridge={fit.ridge!r} must be m * alpha = {m} * {alpha!r} = "
+                         f"{ridge!r}")
+    if fit.fit_intercept != fit_intercept:
+        raise ValueError(f"_fit.fit_intercept={fit.fit_intercept} differs from the "
+                         f"estimator's {fit_intercept}")
+    u, s = getattr(fit, "u", None), getattr(fit, "s", None)
+    if u is not None and s is not None:
+        # a sum of m terms: off by at most about m * eps * sum|u| whatever the order
+        total = float(u.sum())
+        if abs(s - total) > 4 * len(u) * np.finfo(float).eps * float(np.abs(u).sum()):
+            raise ValueError(f"_fit.s={s!r} must be the sum of _fit.u, {total!r}")
 
 
 def _check_fit(model, fit, X, p: int, n_risk: int, d: int, kernel_params: dict) -> None:
@@ -117,7 +168,8 @@ def _check_fit(model, fit, X, p: int, n_risk: int, d: int, kernel_params: dict) 
         if fit.u is not None:
             _float_array(fit.u, "_fit.u", (X.shape[0],))
         if (fit.u is None) != (fit.s is None) or (fit.u is not None and not fit.fit_intercept):
-            raise ValueError("_fit.u and _fit.s are set together, and only with an intercept")
+            raise ValueError("_fit.u and _fit.s are set together, and only with an intercept "
+                             "(_fit.fit_intercept)")
     elif isinstance(fit, FeatureFit):
         if fit.X_train is not X:
             raise ValueError("_fit.X_train must be X_fit_ (the training inputs)")
@@ -127,11 +179,13 @@ def _check_fit(model, fit, X, p: int, n_risk: int, d: int, kernel_params: dict) 
         if isinstance(features, LinearFeatures):
             if kernel_params["kernel"] != "linear" or features.n_features_out != p:
                 raise ValueError(f"_fit.features: the identity of {features.n_features_out} "
-                                 f"features needs kernel='linear' on {p} features")
+                                 f"features needs kernel='linear' on {p} features "
+                                 f"(n_features_in_)")
         elif isinstance(features, NystromFeatures):
             M = features.centres.shape[0]
             if features.centres.ndim != 2 or features.centres.shape[1] != p:
-                raise ValueError(f"the Nystrom centres must have {p} columns; found "
+                raise ValueError(f"the Nystrom centres must have {p} columns "
+                                 f"(n_features_in_); found "
                                  f"shape {features.centres.shape}")
             _float_array(features.projection, "the Nystrom projection",
                          (M, features.n_features_out))
@@ -188,7 +242,7 @@ def check_fitted_state(model) -> None:
     if missing:
         raise ValueError(f"missing the fitted attributes {missing}")
     X, Y, space = model.X_fit_, model.Y_fit_, model.output_space
-    p, d = _int(model.n_features_in_, "n_features_in_", 1), space.n_outputs
+    p, d = _int(model.n_features_in_, "n_features_in_", 1, 2**62), space.n_outputs
     loss = model.loss
     if X is None and Y is None and isinstance(model._fit, FeatureFit) \
             and isinstance(loss, LinearLoss):  # stored without the training rows
@@ -240,3 +294,7 @@ def check_fitted_state(model) -> None:
     elif params != checked[0]:
         raise ValueError(f"kernel_params_ {params} differ from the kernel parameters "
                          f"{checked[0]}")
+    if "alpha_" in model._fitted_attributes:  # the search's choice (checked above)
+        _check_ridge(model._fit, m, model.alpha_, model.fit_intercept_)
+    else:
+        _check_ridge(model._fit, m, checked[1], checked[2])

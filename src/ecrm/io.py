@@ -356,8 +356,8 @@ def _checked_csr(data, indices, indptr, shape, container):
     if container not in ("array", "matrix"):
         raise ValueError(f"a sparse container is 'array' or 'matrix', not {container!r}")
     if not (isinstance(shape, list) and len(shape) == 2 and all(
-            type(n) is int and 0 <= n < 2**31 for n in shape)):  # is int: a bool is no size
-        raise ValueError(f"a sparse shape is two integers in [0, 2**31); found "
+            type(n) is int and 0 <= n < 2**62 for n in shape)):  # is int: a bool is no size
+        raise ValueError(f"a sparse shape is two integers in [0, 2**62); found "
                          f"{str(shape)[:80]}")
     for name, part in (("indices", indices), ("indptr", indptr)):
         if part.ndim != 1 or part.dtype not in (np.int32, np.int64):
