@@ -357,3 +357,42 @@ def test_integer_fields_out_of_range_are_refused(flow_file, feature_files, tmp_p
             node = node[key]["kwargs"]
         node[where[-1]] = value
     _refused(_tampered(path, tmp_path / "bad.ecrm", edit), where[-1])
+
+
+# -- 6. Nystrom centres and projection; training rows ----------------------------------------------
+def _nystrom_array(key, change):
+    def edit(meta, arrays):
+        name = meta["fitted"]["_fit"]["kwargs"]["features"]["kwargs"][key]["name"]
+        out = change(arrays[name])
+        if out is not None:
+            arrays[name] = out
+    return edit
+
+
+@pytest.mark.parametrize("tamper", list(_ARRAY_TAMPERS))
+@pytest.mark.parametrize("key", ["centres", "projection"])
+def test_tampered_nystrom_arrays_are_refused(feature_files, tmp_path, key, tamper):
+    if tamper == "2-d" and key == "centres":  # a 3-D array, as the centres are 2-D already
+        change = _ARRAY_TAMPERS["2-d"]
+        tamper_fn = lambda a: change(a)[None]  # noqa: E731
+    else:
+        tamper_fn = _ARRAY_TAMPERS[tamper]
+    path = _tampered(feature_files["nystrom"], tmp_path / "bad.ecrm",
+                     _nystrom_array(key, tamper_fn))
+    _refused(path, key)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_non_finite_training_rows_are_refused(flow_file, tmp_path, value):
+    def edit(meta, arrays):
+        arrays[meta["fitted"]["X_fit_"]["name"]][3, 1] = value
+    _refused(_tampered(flow_file, tmp_path / "bad.ecrm", edit), "X_fit_", "NaN or infinite")
+
+
+def test_untampered_nystrom_files_predict_as_saved(feature_files, tmp_path):
+    X, Y = _xy(30)
+    sparse = ECRM(HammingLoss(), TREE, solver="nystrom", n_components=8, gamma=0.3,
+                  random_state=0).fit(sp.csr_matrix(X), Y)
+    save(sparse, tmp_path / "sparse.ecrm")  # sparse centres
+    np.testing.assert_array_equal(load(tmp_path / "sparse.ecrm").predict(X), sparse.predict(X))
+    assert load(feature_files["nystrom"]).predict(X).shape == Y.shape

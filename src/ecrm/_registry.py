@@ -108,7 +108,8 @@ def _registry() -> dict[str, _Entry]:
         _Entry(KMeansPlusPlusCenters, no_args),
         _Entry(LeverageCenters, no_args),
         _Entry(NystromFeatures, lambda f: {"centres": f.centres, "kernel_params": f.kernel_params,
-                                           "projection": f.projection}),
+                                           "projection": f.projection},
+               check=_state.check_nystrom_kwargs),
     ]
     entries += [_Entry(cls, _estimator_params, cls._fitted_attributes, _estimator_state,
                        _rebuild_estimator)

@@ -135,6 +135,18 @@ def check_linear_features_kwargs(kwargs: dict) -> None:
     _int(kwargs.get("n_features"), "n_features", 1)
 
 
+def check_nystrom_kwargs(kwargs: dict) -> None:
+    """Nystrom centres (training rows: a float64 array or sparse matrix) and projection as fit
+    computes them, finite, checked before the constructor casts the projection."""
+    centres = kwargs["centres"]  # the constructor's required argument
+    _finite_floats(centres.data if sp.issparse(centres) else centres, "centres",
+                   1 if sp.issparse(centres) else 2)  # a file's sparse matrix is CSR: 2-D
+    projection = _finite_floats(kwargs.get("projection"), "projection", 2)
+    if projection.shape[0] != centres.shape[0] or not projection.shape[1]:
+        raise ValueError(f"projection must have shape ({centres.shape[0]}, r) with r >= 1 "
+                         f"(one row per centre); found {projection.shape}")
+
+
 def _check_ridge(fit, m: int, alpha, fit_intercept) -> None:
     """``fit.ridge`` is the ``m * alpha`` of fit (one rounding: a few ulps allowed), its
     intercept the estimator's, and ``s`` the sum of ``u`` as the solve computed it."""

@@ -331,7 +331,7 @@ class _Reader:
             if entry.check is not None:
                 entry.check(decoded)
             obj = entry.cls(**decoded)
-        except (TypeError, ValueError, OverflowError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise self.fail(f"{field}{name}: {exc} (not what fit makes)") from None
         if state is None:
             return obj
