@@ -15,8 +15,10 @@ import json
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
-from ecrm import ECRM, ECRMCV, Hierarchy, _archive, load, save
+from ecrm import ECRM, ECRMCV, Hierarchy, StructuredSVM, _archive, load, save
 from ecrm.datasets.flows import simulate_flows
 from ecrm.io import ModelFileError
 from ecrm.losses import AbsoluteLoss, HammingLoss
@@ -396,3 +398,41 @@ def test_untampered_nystrom_files_predict_as_saved(feature_files, tmp_path):
     save(sparse, tmp_path / "sparse.ecrm")  # sparse centres
     np.testing.assert_array_equal(load(tmp_path / "sparse.ecrm").predict(X), sparse.predict(X))
     assert load(feature_files["nystrom"]).predict(X).shape == Y.shape
+
+
+# -- 9. duplicated column names ----------------------------------------------------------------
+def _names(items):
+    return {"$type": "objarray", "shape": [len(items)], "items": items}
+
+
+@pytest.fixture(scope="module")
+def named_files(tmp_path_factory):
+    X, Y = _xy(20)
+    ecrm = ECRM(HammingLoss(), TREE, gamma=0.3).fit(X, Y)
+    pipe = make_pipeline(StandardScaler(), ECRM(HammingLoss(), TREE, gamma=0.3)).fit(X, Y)
+    ssvm = StructuredSVM(HammingLoss(), TREE, max_iter=3).fit(X, Y)
+    return {name: _save(model, tmp_path_factory, name)
+            for name, model in [("ecrm", ecrm), ("pipeline", pipe), ("ssvm", ssvm)]}
+
+
+@pytest.mark.parametrize("kind, field", [("ecrm", "feature_names_in_"),
+                                         ("ecrm", "feature_columns_"),
+                                         ("pipeline", "feature_names_in_"),
+                                         ("ssvm", "feature_names_in_")])
+def test_duplicated_column_names_are_refused(named_files, tmp_path, kind, field):
+    def fitted(meta):
+        if kind != "pipeline":
+            return meta["fitted"]
+        return meta["params"]["steps"][0]["items"][1]["state"]  # the scaler's
+
+    def edit_with(names):
+        def edit(meta, arrays):
+            fitted(meta)[field] = _names(names)
+        return edit
+
+    path = named_files[kind]
+    distinct = _tampered(path, tmp_path / "ok.ecrm", edit_with(["w", "x", "y", "z"]))
+    assert list(getattr(load(distinct), field, None) if kind != "pipeline" else
+                load(distinct).steps[0][1].feature_names_in_) == ["w", "x", "y", "z"]
+    bad = _tampered(path, tmp_path / "bad.ecrm", edit_with(["w", "x", "w", "z"]))
+    _refused(bad, field, "'w' twice")

@@ -84,6 +84,18 @@ def check_platt_kwargs(kwargs: dict) -> None:
         raise ValueError(f"a and b must have one entry per label; found {len(a)} and {len(b)}")
 
 
+def check_unique_names(names, name: str) -> None:
+    """Column names are distinct, as fit finds them (scikit-learn and the file readers refuse
+    duplicates): a repeated one would make ``ecrm predict`` read one column twice."""
+    if names is None:
+        return
+    seen: set = set()
+    for v in names:
+        if v in seen:
+            raise ValueError(f"{name} holds the column name {str(v)[:80]!r} twice")
+        seen.add(v)
+
+
 def _check_rows(X) -> None:
     """The training rows as fit's input checks leave them: float64 values, all finite (a NaN
     loaded here would fail at predict, blaming the caller's data)."""
@@ -295,6 +307,7 @@ def check_fitted_state(model) -> None:
         if value is not None and (len(value) != p
                                   or not all(isinstance(v, str) for v in value)):
             raise ValueError(f"{name} must hold {p} column names")
+        check_unique_names(value, name)
     _check_fit(model, model._fit, X, p, n_risk, d, params)
     if "task_kernel_" in model._fitted_attributes:
         B, expected = model.task_kernel_, model._task_kernel(n_risk - 1)

@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.impute import SimpleImputer
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from ecrm._state import _int
+from ecrm._state import _int, check_unique_names
 from ecrm.datasets.preprocessing import _SCALE_CHOICES, HMCPreprocessor
 from ecrm.length_scales import KERNELS, LeaveOneOutLengthScales
 
@@ -52,6 +52,7 @@ def _names_in(step, state: dict, p: int) -> None:
     if not (isinstance(names, np.ndarray) and names.shape == (p,)
             and all(isinstance(v, str) for v in names.tolist())):
         raise ValueError(f"feature_names_in_ must hold {p} column names")
+    check_unique_names(names.tolist(), "feature_names_in_")
     step.feature_names_in_ = names
 
 
