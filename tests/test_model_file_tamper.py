@@ -436,3 +436,82 @@ def test_duplicated_column_names_are_refused(named_files, tmp_path, kind, field)
                 load(distinct).steps[0][1].feature_names_in_) == ["w", "x", "y", "z"]
     bad = _tampered(path, tmp_path / "bad.ecrm", edit_with(["w", "x", "w", "z"]))
     _refused(bad, field, "'w' twice")
+
+
+# -- 11. summaries of the fit ------------------------------------------------------------------
+def _fitted_value(key, value):
+    def edit(meta, arrays):
+        meta["fitted"][key] = value(meta["fitted"][key]) if callable(value) else value
+    return edit
+
+
+_NOT_A_SCORE = [[0.5], "0.5", None, True, float("inf"), {"$type": "dict", "items": []}]
+
+
+@pytest.mark.parametrize("calibrated_file", ["isotonic"], indirect=True)
+@pytest.mark.parametrize("value", _NOT_A_SCORE + [12345.0], ids=repr)
+def test_best_score_must_be_a_score_of_the_search(calibrated_file, tmp_path, value):
+    _, path = calibrated_file
+    _refused(_tampered(path, tmp_path / "bad.ecrm", _fitted_value("best_score_", value)),
+             "best_score_")
+
+
+def _results_edit(change):
+    def edit(meta, arrays):
+        items = dict((k, v) for k, v in meta["fitted"]["cv_results_"]["items"])
+        change(items, arrays)
+        meta["fitted"]["cv_results_"]["items"] = [[k, v] for k, v in items.items()]
+    return edit
+
+
+@pytest.mark.parametrize("calibrated_file", ["isotonic"], indirect=True)
+@pytest.mark.parametrize("change", [
+    lambda items, arrays: items.pop("params"),
+    lambda items, arrays: items.__setitem__("params", "all of them"),
+    lambda items, arrays: items.__setitem__("params", items["params"][:-1]),
+    lambda items, arrays: items.__setitem__("extra", 1),
+    lambda items, arrays: arrays.__setitem__(items["rank"]["name"],
+                                             arrays[items["rank"]["name"]] * 0),
+    lambda items, arrays: arrays.__setitem__(items["alpha"]["name"],
+                                             arrays[items["alpha"]["name"]].astype("U9")),
+    lambda items, arrays: arrays.__setitem__(items["mean_loo_score"]["name"],
+                                             arrays[items["mean_loo_score"]["name"]][:1]),
+], ids=["no-params", "params-string", "params-short", "extra-key", "rank-zero",
+        "alpha-strings", "scores-short"])
+def test_cv_results_must_be_a_table_of_the_search(calibrated_file, tmp_path, change):
+    _, path = calibrated_file
+    _refused(_tampered(path, tmp_path / "bad.ecrm", _results_edit(change)), "cv_results_")
+
+
+@pytest.mark.parametrize("calibrated_file", ["isotonic"], indirect=True)
+@pytest.mark.parametrize("value", [[0.5], "x", {"$type": "dict", "items": [["none", "high"]]},
+                                   {"$type": "dict", "items": [[1, 0.5]]}], ids=repr)
+def test_calibration_results_must_be_scores_by_name(calibrated_file, tmp_path, value):
+    _, path = calibrated_file
+    _refused(_tampered(path, tmp_path / "bad.ecrm",
+                       _fitted_value("calibration_results_", value)), "calibration_results_")
+
+
+@pytest.mark.parametrize("key, value", [
+    *[("duality_gap_", v) for v in _NOT_A_SCORE + [-1.0, lambda g: g * 2]],
+    *[("primal_objective_", v) for v in _NOT_A_SCORE + [lambda p: p + 1]],
+    *[("dual_objective_", v) for v in _NOT_A_SCORE],
+    *[("gap_history_", v) for v in [[1.0], "x", None, 2.0]],
+    *[("n_iter_", v) for v in [0, 10**30, float("inf"), "3", True, 1000]],
+], ids=repr)
+def test_ssvm_summaries_must_be_those_of_its_fit(named_files, tmp_path, key, value):
+    _refused(_tampered(named_files["ssvm"], tmp_path / "bad.ecrm", _fitted_value(key, value)),
+             key)
+
+
+@pytest.mark.parametrize("change", [
+    lambda a: a.astype("U9"), lambda a: a[:-1], lambda a: a * 2, _first(np.nan),
+    lambda a: np.concatenate([a, a]), lambda a: a.reshape(1, -1)],
+    ids=["strings", "short", "doubled", "nan", "too-long", "2-d"])
+def test_ssvm_gap_history_must_end_at_the_gap(named_files, tmp_path, change):
+    def edit(meta, arrays):
+        name = meta["fitted"]["gap_history_"]["name"]
+        out = change(arrays[name])
+        if out is not None:
+            arrays[name] = out
+    _refused(_tampered(named_files["ssvm"], tmp_path / "bad.ecrm", edit), "gap_history_")

@@ -159,6 +159,79 @@ def check_nystrom_kwargs(kwargs: dict) -> None:
                          f"(one row per centre); found {projection.shape}")
 
 
+def _real(value, name: str, *, nan: bool = False) -> float:
+    """A summary as fit stores it: a float (NumPy's or Python's), finite (or NaN if
+    ``nan``), never a list, a string or a bool that ``ecrm info`` would choke on."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (float, np.floating)):
+        raise TypeError(f"{name} must be a float; found {type(value).__name__}")
+    if not (np.isfinite(value) or (nan and np.isnan(value))):
+        raise ValueError(f"{name} must be finite; found {value!r}")
+    return float(value)
+
+
+#: The columns of a leave-one-out table (``cv_results_``), besides ``params``.
+_TABLE = {"alpha": "f", "fit_intercept": "b", "mean_loo_score": "f", "mean_loo_loss": "f",
+          "rank": "i"}
+
+
+def _check_table(table, name: str) -> np.ndarray:
+    """A table of candidates as the search writes it; returns its scores."""
+    if not isinstance(table, dict) or set(table) != {"params", *_TABLE}:
+        raise ValueError(f"{name} must be a dict of {sorted(['params', *_TABLE])}; found "
+                         f"{sorted(map(str, table)) if isinstance(table, dict) else table!r}"
+                         [:300])
+    params = table["params"]
+    if not (isinstance(params, list) and params and all(isinstance(p, dict) for p in params)):
+        raise ValueError(f"{name}['params'] must be a non-empty list of dicts")
+    n = len(params)
+    for key, kind in _TABLE.items():
+        value = table[key]
+        if not (isinstance(value, np.ndarray) and value.dtype.kind == kind
+                and value.shape == (n,)):
+            raise ValueError(f"{name}[{key!r}] must be a 1-D array of kind {kind!r} with "
+                             f"{n} entries; found {getattr(value, 'dtype', type(value))} "
+                             f"{getattr(value, 'shape', '')}")
+    if not np.array_equal(np.sort(table["rank"]), np.arange(1, n + 1)):
+        raise ValueError(f"{name}['rank'] must rank the {n} candidates 1 to {n}")
+    if not np.isfinite(table["alpha"]).all() or (table["alpha"] <= 0).any():
+        raise ValueError(f"{name}['alpha'] must hold positive alphas")
+    return table["mean_loo_score"]
+
+
+def _check_summaries(model) -> None:
+    """ECRMCV's summaries: its tables, its best score one of the table's, the calibration's
+    scores by name."""
+    scores = _check_table(model.cv_results_, "cv_results_")
+    best = _real(model.best_score_, "best_score_", nan=True)
+    if not np.isin(best, scores) and not (np.isnan(best) and np.isnan(scores).any()):
+        raise ValueError(f"best_score_={best!r} is not a score of cv_results_")
+    if model.kernel_search_results_ is not None:
+        _check_table(model.kernel_search_results_, "kernel_search_results_")
+    results = model.calibration_results_
+    if results is not None:
+        if not isinstance(results, dict) or not all(isinstance(k, str) for k in results):
+            raise ValueError("calibration_results_ must map option names to scores")
+        for key, value in results.items():
+            _real(value, f"calibration_results_[{key!r}]", nan=True)
+
+
+def check_ssvm_summaries(model) -> None:
+    """A StructuredSVM's objectives, gap and history as its fit computes them: the gap is
+    the primal minus the dual objective, the history's last entry, after ``n_iter_``
+    (at most ``max_iter``) epochs."""
+    primal = _real(model.primal_objective_, "primal_objective_")
+    dual = _real(model.dual_objective_, "dual_objective_")
+    gap = _real(model.duality_gap_, "duality_gap_")
+    if abs(gap - (primal - dual)) > 4 * np.finfo(float).eps * (abs(primal) + abs(dual)):
+        raise ValueError(f"duality_gap_={gap!r} must be primal_objective_ - dual_objective_ "
+                         f"= {primal - dual!r}")
+    n_iter = _int(model.n_iter_, "n_iter_", 1, model.max_iter)
+    history = _finite_floats(model.gap_history_, "gap_history_", 1)
+    if not 1 <= len(history) <= n_iter or history[-1] != gap:
+        raise ValueError(f"gap_history_ must hold at most n_iter_={n_iter} gaps, the last "
+                         f"duality_gap_; found {len(history)}")
+
+
 def _check_ridge(fit, m: int, alpha, fit_intercept) -> None:
     """``fit.ridge`` is the ``m * alpha`` of fit (one rounding: a few ulps allowed), its
     intercept the estimator's, and ``s`` the sum of ``u`` as the solve computed it."""
@@ -251,6 +324,7 @@ def _check_search(model, m: int, d: int, settings: list, alphas: list,
     if (model.calibration_ is None) != (model.score_calibration_ is None):
         raise ValueError("calibration_ and score_calibration_ must be set together")
     calibration = model.score_calibration_
+    _check_summaries(model)
     labels = getattr(calibration, "n_labels", None)
     if calibration is not None and (
             type(calibration) is not CALIBRATIONS[model.calibration_] or labels != d):

@@ -55,7 +55,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ecrm._kernels import check_kernel_input, check_kernel_params, kernel_matrix
 from ecrm._parameters import check_parameter
 from ecrm._risk import _StructuredEstimator
-from ecrm._state import check_unique_names
+from ecrm._state import check_ssvm_summaries, check_unique_names
 from ecrm._validation import check_bool, check_same_rows
 from ecrm.labels import as_label_matrix
 from ecrm.losses.base import LinearLoss
@@ -481,6 +481,7 @@ class StructuredSVM(_StructuredEstimator):
                 X.shape[1],) and all(isinstance(v, str) for v in names.tolist())):
             raise ValueError(f"feature_names_in_ must hold {X.shape[1]} column names")
         check_unique_names(names, "feature_names_in_")
+        check_ssvm_summaries(self)
         if not isinstance(Y, np.ndarray) or Y.shape != (n, self.output_space.n_outputs) or \
                 not np.array_equal(self.output_space.validate(Y), Y):
             raise ValueError(f"Y_fit_ must hold {n} outputs of the output space")
