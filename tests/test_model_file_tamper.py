@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import zipfile
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ from ecrm.datasets.flows import simulate_flows
 from ecrm.io import ModelFileError
 from ecrm.losses import AbsoluteLoss, HammingLoss
 from ecrm.spaces import paper_network
-from test_model_file_hostile import META, _members, _sign, _write
+from test_model_file_hostile import META, _members, _npy_header, _sign, _write
 
 TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 
@@ -515,3 +516,41 @@ def test_ssvm_gap_history_must_end_at_the_gap(named_files, tmp_path, change):
         if out is not None:
             arrays[name] = out
     _refused(_tampered(named_files["ssvm"], tmp_path / "bad.ecrm", edit), "gap_history_")
+
+
+# -- 12. a member inflating to more than its metadata declares -------------------------------------
+def test_member_larger_than_its_metadata_declares_is_refused_before_inflating(
+        sparse_file, tmp_path, monkeypatch):
+    # 16 MiB of zeros deflate about 1000:1, under the ratio floor (64 MiB): only the shape the
+    # metadata declares bounds it. Correctly signed, it would be refused only after inflating.
+    members = _members(sparse_file)
+    meta = json.loads(members[META])
+    name = meta["fitted"]["X_fit_"]["data"]["name"]
+    blob = _npy_header((2**21,)) + bytes(2**24)
+    members[f"arrays/{name}.npy"] = blob
+    meta["arrays"][name]["sha256"] = hashlib.sha256(blob).hexdigest()
+    members[META] = json.dumps(meta).encode()
+    path = _write(tmp_path / "bomb.ecrm", _sign(members))
+    assert path.stat().st_size < 2**20
+    opened = []
+    real_open = zipfile.ZipFile.open
+
+    def spy(self, member, *args, **kwargs):
+        opened.append(getattr(member, "filename", member))
+        return real_open(self, member, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", spy)
+    _refused(path, f"member 'arrays/{name}.npy' declares {len(blob)} bytes uncompressed, "
+                   "over the limit")
+    assert f"arrays/{name}.npy" not in opened
+
+
+@pytest.mark.parametrize("shape, dtype", [([10**30], "<f8"), (["3"], "<f8"), ([3], "|O"),
+                                          ([3], "nonsense"), (None, "<f8"), ([-1], "<f8")])
+def test_array_metadata_must_declare_a_shape_and_dtype(sparse_file, tmp_path, shape, dtype):
+    members = _members(sparse_file)
+    meta = json.loads(members[META])
+    name = meta["fitted"]["X_fit_"]["data"]["name"]
+    meta["arrays"][name].update(shape=shape, dtype=dtype)
+    members[META] = json.dumps(meta).encode()
+    _refused(_write(tmp_path / "bad.ecrm", _sign(members)), f"'{name}'")

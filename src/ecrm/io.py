@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import zipfile
 from typing import Any
@@ -255,7 +256,7 @@ class _Reader:
             raise self.fail(f"the metadata refers to an array {name!r} it does not list "
                             "(tampered file)")
         member = f"{_ARRAYS}{name}.npy"
-        blob = _archive.read_member(self.path, self.zf, member)
+        blob = _archive.read_member(self.path, self.zf, member, self.declared_bytes(name, info))
         if hashlib.sha256(blob).hexdigest() != info.get("sha256"):
             raise self.fail(f"array {name!r} does not match its SHA-256 digest "
                             "(the file was modified or corrupted)")
@@ -265,6 +266,25 @@ class _Reader:
                             f"metadata says {info.get('shape')} and {info.get('dtype')}")
         self.cache[name] = a
         return a
+
+    def declared_bytes(self, name: str, info: dict) -> int:
+        """The most bytes array ``name``'s member may inflate to: the data its metadata
+        declares (shape times item size) and a ``.npy`` header. Checked against the zip
+        directory before inflating, so a member far larger than its metadata says (a zip bomb
+        under the ratio bound) costs nothing."""
+        shape, dtype = info.get("shape"), info.get("dtype")
+        if not (isinstance(shape, list) and all(type(n) is int and n >= 0 for n in shape)
+                and isinstance(dtype, str)):
+            raise self.fail(f"array {name!r}: the metadata declares no valid shape and dtype "
+                            f"({str(shape)[:80]}, {str(dtype)[:40]})")
+        try:
+            itemsize = np.dtype(dtype).itemsize
+        except (TypeError, ValueError):
+            raise self.fail(f"array {name!r}: the metadata declares an unknown dtype "
+                            f"{dtype[:40]!r}") from None
+        # a .npy header is at most 64 KiB (MAX_NPY_HEADER_BYTES) plus its fixed preamble
+        size = math.prod(shape) * itemsize + _archive.MAX_NPY_HEADER_BYTES + 16
+        return min(size, _archive.MAX_MEMBER_BYTES)
 
     def decode(self, value):
         if value is None or isinstance(value, (bool, str, int, float)):
