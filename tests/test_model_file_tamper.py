@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from ecrm import ECRM, ECRMCV, Hierarchy, StructuredSVM, _archive, load, save
 from ecrm.datasets.flows import simulate_flows
@@ -554,3 +554,61 @@ def test_array_metadata_must_declare_a_shape_and_dtype(sparse_file, tmp_path, sh
     meta["arrays"][name].update(shape=shape, dtype=dtype)
     members[META] = json.dumps(meta).encode()
     _refused(_write(tmp_path / "bad.ecrm", _sign(members)), f"'{name}'")
+
+
+# -- 8. OneHotEncoder categories, SSVM support_, complex arrays ------------------------------------
+@pytest.fixture(scope="module")
+def encoder_file(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(24, 2)).astype(float)
+    Y = TREE.close(rng.random((24, TREE.n_outputs)) > 0.5)
+    pipe = make_pipeline(OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+                         ECRM(HammingLoss(), TREE, gamma=0.3)).fit(X, Y)
+    return _save(pipe, tmp_path_factory, "encoder")
+
+
+_CATEGORIES = {
+    "complex": lambda c: c.astype(np.complex128),
+    "bools": lambda c: np.array([False, True, True][:len(c)]),
+    "dates": lambda c: np.arange(len(c)).astype("M8[D]"),
+    "bytes": lambda c: c.astype("S8"),
+    "float16": lambda c: c.astype(np.float16),
+    "unsorted": lambda c: c[::-1],
+    "repeated": lambda c: np.repeat(c[:1], len(c)),
+    "2-d": lambda c: c.reshape(1, -1),
+}
+
+
+@pytest.mark.parametrize("tamper", list(_CATEGORIES))
+def test_encoder_categories_fit_could_not_make_are_refused(encoder_file, tmp_path, tamper):
+    def edit(meta, arrays):
+        cats = meta["params"]["steps"][0]["items"][1]["state"]["categories_"]
+        name = cats[0]["name"]
+        arrays[name] = _CATEGORIES[tamper](arrays[name])
+    _refused(_tampered(encoder_file, tmp_path / "bad.ecrm", edit), "categories_")
+
+
+@pytest.mark.parametrize("items", [[0.0, "1.0", 2.0], [0.0, [1.0], 2.0], [0.0, None, 2.0],
+                                   ["a", 1, "c"]], ids=repr)
+def test_encoder_categories_of_mixed_json_values_are_refused(encoder_file, tmp_path, items):
+    def edit(meta, arrays):
+        cats = meta["params"]["steps"][0]["items"][1]["state"]["categories_"]
+        cats[0] = {"$type": "objarray", "shape": [len(items)], "items": items}
+    _refused(_tampered(encoder_file, tmp_path / "bad.ecrm", edit), "categories_")
+
+
+@pytest.mark.parametrize("change", [lambda s: s.astype(np.float64), lambda s: s.astype("U8"),
+                                    lambda s: s.astype(np.complex128)],
+                         ids=["floats", "strings", "complex"])
+def test_ssvm_support_must_be_integer_rows(named_files, tmp_path, change):
+    def edit(meta, arrays):
+        name = meta["fitted"]["support_"]["name"]
+        arrays[name] = change(arrays[name])
+    _refused(_tampered(named_files["ssvm"], tmp_path / "bad.ecrm", edit), "support_")
+
+
+@pytest.mark.parametrize("calibrated_file", ["isotonic"], indirect=True)
+def test_messages_never_dump_a_whole_array(calibrated_file, tmp_path):
+    def edit(meta, arrays):
+        meta["fitted"]["alpha_"] = list(range(5000))
+    _refused(_tampered(calibrated_file[1], tmp_path / "bad.ecrm", edit), "alpha_")

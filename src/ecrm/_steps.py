@@ -186,6 +186,18 @@ def _same_categories(a, b) -> bool:
         for x, y in zip(a, b, strict=True))
 
 
+def _check_categories(c: np.ndarray, j: int) -> None:
+    """One column's categories as the encoder's fit finds them: float64 or int64 numbers, or
+    strings (a string array, or objects that are all ``str``); never dates, bytes, float16,
+    or a mix that would fail only at transform."""
+    if c.dtype in (np.float64, np.int64) or c.dtype.kind == "U":
+        return
+    if c.dtype.kind == "O" and all(isinstance(v, str) for v in c.tolist()):
+        return
+    raise ValueError(f"categories_[{j}] must hold float64 or int64 numbers or strings; "
+                     f"found {c.dtype}")
+
+
 def _rebuild_encoder(step: OneHotEncoder, state: dict) -> None:
     _only(state, _ENCODER)
     p = _int(state.get("n_features_in_"), "n_features_in_", 1)
@@ -193,6 +205,8 @@ def _rebuild_encoder(step: OneHotEncoder, state: dict) -> None:
     if not (isinstance(cats, list) and len(cats) == p and all(
             isinstance(c, np.ndarray) and c.ndim == 1 and len(c) for c in cats)):
         raise ValueError(f"categories_ must be {p} non-empty 1-D arrays")
+    for j, c in enumerate(cats):
+        _check_categories(c, j)
     if step.min_frequency is not None or step.max_categories is not None:
         raise ValueError("min_frequency and max_categories must be None")
     numeric = all(c.dtype.kind in "iuf" for c in cats)

@@ -246,6 +246,8 @@ class _Reader:
         self.fields: list[str] = []  # the parameter or attribute being decoded, for messages
 
     def fail(self, message: str) -> ModelFileError:
+        if len(message) > 1000:  # a check may quote a forged value: never a whole array
+            message = message[:1000] + " ..."
         return ModelFileError(f"{self.path}: {message}")
 
     def array(self, name) -> np.ndarray:

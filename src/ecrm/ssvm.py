@@ -494,7 +494,9 @@ class StructuredSVM(_StructuredEstimator):
         if not isinstance(B, np.ndarray) or B.dtype != np.float64 or B.shape != (n, e) or \
                 not np.isfinite(B).all():
             raise ValueError(f"dual_coef_ must be a finite float64 array of shape {(n, e)}")
-        if not np.array_equal(self.support_, np.flatnonzero(np.any(B != 0, axis=1))):
+        support = self.support_
+        if not isinstance(support, np.ndarray) or support.dtype.kind != "i" or \
+                not np.array_equal(support, np.flatnonzero(np.any(B != 0, axis=1))):
             raise ValueError("support_ must be the rows of dual_coef_ that are not 0")
         b = self.intercept_scale_
         if not isinstance(b, float) or not (np.isfinite(b) and b >= 0) or \
