@@ -22,6 +22,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from ecrm import ECRM, ECRMCV, Hierarchy, StructuredSVM, _archive, load, save
 from ecrm.datasets.flows import simulate_flows
 from ecrm.io import ModelFileError
+from ecrm.length_scales import LeaveOneOutLengthScales
 from ecrm.losses import AbsoluteLoss, HammingLoss
 from ecrm.spaces import paper_network
 from test_model_file_hostile import META, _members, _npy_header, _sign, _write
@@ -612,3 +613,61 @@ def test_messages_never_dump_a_whole_array(calibrated_file, tmp_path):
     def edit(meta, arrays):
         meta["fitted"]["alpha_"] = list(range(5000))
     _refused(_tampered(calibrated_file[1], tmp_path / "bad.ecrm", edit), "alpha_")
+
+
+# -- 10. preprocessing and pipeline parameters --------------------------------------------------
+@pytest.fixture(scope="module")
+def scales_file(tmp_path_factory):
+    X, Y = _xy(20)
+    pipe = make_pipeline(LeaveOneOutLengthScales(gamma=0.3, max_iter=5, random_state=0),
+                         ECRM(HammingLoss(), TREE, gamma=0.3)).fit(X, Y)
+    return _save(pipe, tmp_path_factory, "scales")
+
+
+def _step_param(key, value):
+    def edit(meta, arrays):
+        meta["params"]["steps"][0]["items"][1]["kwargs"][key] = value
+    return edit
+
+
+@pytest.mark.parametrize("kind, key, value", [
+    ("pipeline", "copy", None),
+    ("pipeline", "with_std", "maybe"),
+    ("pipeline", "with_mean", 1),
+    ("scales", "max_iter", -5),
+    ("scales", "max_iter", 2.5),
+    ("scales", "gamma", "0.5"),
+    ("scales", "alpha", -1.0),
+    ("scales", "subsample", 1),
+    ("scales", "bounds", {"$type": "tuple", "items": [2.0, 3.0]}),
+    ("scales", "kernel", "cosine"),
+    ("encoder", "sparse_output", "no"),
+    ("encoder", "handle_unknown", "explode"),
+], ids=lambda v: repr(v) if not isinstance(v, str) else v)
+def test_step_parameters_fit_would_refuse_are_refused(named_files, scales_file, encoder_file,
+                                                      tmp_path, kind, key, value):
+    path = {"pipeline": named_files["pipeline"], "scales": scales_file,
+            "encoder": encoder_file}[kind]
+    _refused(_tampered(path, tmp_path / "bad.ecrm", _step_param(key, value)), key)
+
+
+@pytest.mark.parametrize("names, match", [
+    (["a__b", "ecrm"], "a__b"), (["x", "x"], "'x'"), (["steps", "ecrm"], "steps")],
+    ids=["dunder", "duplicate", "parameter-name"])
+def test_pipeline_step_names_sklearn_would_refuse_are_refused(named_files, tmp_path, names,
+                                                              match):
+    def edit(meta, arrays):
+        for step, name in zip(meta["params"]["steps"], names, strict=True):
+            step["items"][0] = name
+    _refused(_tampered(named_files["pipeline"], tmp_path / "bad.ecrm", edit), match)
+
+
+def test_pipeline_verbose_must_be_a_bool(named_files, tmp_path):
+    def edit(meta, arrays):
+        meta["params"]["verbose"] = "loud"
+    _refused(_tampered(named_files["pipeline"], tmp_path / "bad.ecrm", edit), "verbose")
+
+
+def test_untampered_step_files_load(scales_file, encoder_file):
+    assert load(scales_file).steps[0][1].n_features_in_ == 4
+    assert load(encoder_file).steps[0][1].n_features_in_ == 2

@@ -178,6 +178,13 @@ def _check_pipeline(pipe, fitted: dict) -> None:
     if not (isinstance(steps, list) and steps and all(
             isinstance(s, tuple) and len(s) == 2 and isinstance(s[0], str) for s in steps)):
         raise ValueError("steps must be a non-empty list of (name, step) pairs")
+    names = [name for name, _ in steps]
+    for i, name in enumerate(names):  # scikit-learn's rules: set_params needs them
+        if "__" in name or name in names[:i] or name in pipe.get_params(deep=False):
+            raise ValueError(f"step name {name!r} must be unique, without '__' and not a "
+                             "parameter of the Pipeline")
+    if not isinstance(pipe.verbose, bool):
+        raise ValueError(f"verbose must be a bool; found {type(pipe.verbose).__name__}")
     *transforms, (_, last) = steps
     if type(last).__name__ not in _ESTIMATORS:
         raise ValueError(f"the last step must be one of {list(_ESTIMATORS)}; found "

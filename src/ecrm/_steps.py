@@ -27,6 +27,7 @@ import numpy as np
 from sklearn.impute import SimpleImputer
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from ecrm._parameters import check_parameter
 from ecrm._state import _int, check_unique_names
 from ecrm.datasets.preprocessing import _SCALE_CHOICES, HMCPreprocessor
 from ecrm.length_scales import KERNELS, LeaveOneOutLengthScales
@@ -72,6 +73,7 @@ _SCALER = ("n_features_in_", "n_samples_seen_", "mean_", "var_", "scale_", "feat
 
 def _rebuild_scaler(step: StandardScaler, state: dict) -> None:
     _only(state, _SCALER)
+    step._validate_params()  # scikit-learn's checks of fit (copy=None would write in place)
     p = _int(state.get("n_features_in_"), "n_features_in_", 1)
     for name, needed, positive in [("mean_", step.with_mean, False), ("var_", step.with_mean
                                    or step.with_std, False), ("scale_", step.with_std, True)]:
@@ -115,6 +117,12 @@ def _rebuild_length_scales(step: LeaveOneOutLengthScales, state: dict) -> None:
     if step.kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}; found {step.kernel!r}")
     p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    # fit's own checks convert with float() and int(): the types are checked first
+    check_parameter("alpha", step.alpha)
+    check_parameter("gamma", step.gamma)
+    check_parameter("max_iter", step.max_iter)
+    check_parameter("kernel_subsample", step.subsample, name="subsample")
+    step._check_params(p)  # the bounds, and gamma and alpha positive
     _vector(state.get("scales_"), "scales_", p, positive=True)
     for name in ("alpha_", "loo_error_", "initial_loo_error_"):
         value = state.get(name)
