@@ -671,3 +671,59 @@ def test_pipeline_verbose_must_be_a_bool(named_files, tmp_path):
 def test_untampered_step_files_load(scales_file, encoder_file):
     assert load(scales_file).steps[0][1].n_features_in_ == 4
     assert load(encoder_file).steps[0][1].n_features_in_ == 2
+
+
+# -- 13. control characters from a file never reach the terminal raw -----------------------------
+ESCAPE = "\x1b[2J\x1b]0;owned\x07"  # clear the screen, set the window title
+
+
+@pytest.fixture(scope="module")
+def hostile_names_file(tmp_path_factory):
+    tree = Hierarchy([("a" + ESCAPE, "a1\r"), ("a" + ESCAPE, "a2"), ("b", "b1\u202e")])
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 2))
+    Y = tree.close(X @ rng.normal(size=(2, tree.n_outputs)) > 0.2)
+    path = _save(ECRM(HammingLoss(), tree, gamma=0.5).fit(X, Y), tmp_path_factory, "names")
+
+    def edit(meta, arrays):
+        meta["ecrm_version"] = "9.9" + ESCAPE
+    return _tampered(path, path.with_name("names-version.ecrm"), edit)
+
+
+def _no_controls(text: str) -> None:
+    # line ends and the TSV separator are the writer's own
+    plain = text.replace("\r\n", "").replace("\n", "").replace("\t", "")
+    assert all(c.isprintable() for c in plain), repr(text)
+
+
+def test_info_escapes_control_characters(hostile_names_file, capsys):
+    from ecrm.cli import main
+
+    assert main(["info", str(hostile_names_file)]) == 0
+    out = capsys.readouterr().out
+    _no_controls(out)
+    assert "\\x1b[2J" in out and "9.9" in out and "a1\\r" in out
+    assert main(["info", "--json", str(hostile_names_file)]) == 0
+    info = json.loads(capsys.readouterr().out)  # JSON escapes them itself
+    assert info["ecrm_version"] == "9.9" + ESCAPE
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl"])
+@pytest.mark.parametrize("tty", [True, False])
+def test_predictions_on_a_terminal_escape_control_characters(hostile_names_file, fmt, tty):
+    from ecrm.commands.predict import _Writer
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return tty
+
+    model = load(hostile_names_file)
+    fh = Terminal()
+    writer = _Writer(fh, fmt, model.label_names_, scores=True, label_sep=";", per_level=False)
+    writer.header()
+    names = [str(n) for n in model.label_names_]
+    writer.rows([names], np.full((1, len(names)), 0.5))
+    if tty or fmt == "jsonl":  # JSON lines escape them in any case
+        _no_controls(fh.getvalue())
+    else:  # a file gets the names as they are: they are data
+        assert ESCAPE in fh.getvalue()
