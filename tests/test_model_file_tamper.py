@@ -727,3 +727,27 @@ def test_predictions_on_a_terminal_escape_control_characters(hostile_names_file,
         _no_controls(fh.getvalue())
     else:  # a file gets the names as they are: they are data
         assert ESCAPE in fh.getvalue()
+
+
+# -- found by a tamper campaign over every array and JSON value --------------------------------
+@pytest.mark.parametrize("key, value, field", [
+    ("_y_ndim", True, "_y_ndim"),
+    ("intercept_scale_", 0.5, "intercept_scale_"),
+    ("intercept_scale_", 1e-300, "intercept_scale_"),
+], ids=["y-ndim-bool", "scale-half", "scale-tiny"])
+def test_ssvm_state_fit_could_not_make_is_refused(named_files, tmp_path, key, value, field):
+    _refused(_tampered(named_files["ssvm"], tmp_path / "bad.ecrm", _fitted_value(key, value)),
+             field)
+
+
+@pytest.mark.parametrize("kind", ["ssvm", "ecrm"])
+@pytest.mark.parametrize("change, field", [
+    (_first(np.nan), "X_fit_"), (lambda a: a.astype(bool), "Y_fit_")], ids=["nan-x", "bool-y"])
+def test_training_arrays_fit_could_not_make_are_refused(named_files, tmp_path, kind, change,
+                                                        field):
+    def edit(meta, arrays):
+        name = meta["fitted"][field]["name"]
+        out = change(arrays[name])
+        if out is not None:
+            arrays[name] = out
+    _refused(_tampered(named_files[kind], tmp_path / "bad.ecrm", edit), field)

@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm._kernels import check_kernel_params
+from ecrm._kernels import check_kernel_params, kernel_matrix
 from ecrm._solvers.base import RiskFit
 from ecrm._solvers.dual import KernelFit
 from ecrm._solvers.features import LinearFeatures, NystromFeatures
@@ -94,6 +94,18 @@ def check_unique_names(names, name: str) -> None:
         if v in seen:
             raise ValueError(f"{name} holds the column name {str(v)[:80]!r} twice")
         seen.add(v)
+
+
+def kernel_diagonal_mean(X, kernel_params: dict, block: int = 128) -> float:
+    """The mean of the diagonal of the kernel on the rows of ``X`` (the StructuredSVM's
+    intercept scale), in row blocks: O(m * block * p), never the m x m matrix."""
+    if kernel_params["kernel"] == "precomputed":
+        return float(np.mean(X.diagonal()))
+    total = 0.0
+    for start in range(0, X.shape[0], block):
+        rows = X[start:start + block]
+        total += float(np.diag(kernel_matrix(rows, rows, **kernel_params)).sum())
+    return total / X.shape[0]
 
 
 def _check_rows(X) -> None:
@@ -360,6 +372,8 @@ def check_fitted_state(model) -> None:
             raise ValueError(f"Y_fit_ must be a numeric array of shape {(m, d)} (the rows of "
                              f"X_fit_, the outputs of the space); found "
                              f"{getattr(Y, 'shape', type(Y).__name__)}")
+        if Y.dtype != np.float64:  # fit validates the outputs into float64
+            raise TypeError(f"Y_fit_ must be a float64 array; found {Y.dtype}")
         if not np.array_equal(space.validate(Y), Y):
             raise ValueError("Y_fit_ holds outputs that are not in the output space")
         n_risk = (np.shape(loss.psi(np.asarray(Y[:1], dtype=float)))[1] + 1
