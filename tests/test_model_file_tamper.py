@@ -16,6 +16,7 @@ import zipfile
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
@@ -751,3 +752,17 @@ def test_training_arrays_fit_could_not_make_are_refused(named_files, tmp_path, k
         if out is not None:
             arrays[name] = out
     _refused(_tampered(named_files[kind], tmp_path / "bad.ecrm", edit), field)
+
+
+@pytest.fixture(scope="module")
+def imputer_file(tmp_path_factory):
+    X, Y = _xy(20)
+    X[0, 1] = np.nan
+    pipe = make_pipeline(SimpleImputer(), ECRM(HammingLoss(), TREE, gamma=0.3)).fit(X, Y)
+    return _save(pipe, tmp_path_factory, "imputer")
+
+
+@pytest.mark.parametrize("value", [0, 0.0, -1.0, "nan", None])
+def test_imputer_missing_values_must_be_nan(imputer_file, tmp_path, value):
+    _refused(_tampered(imputer_file, tmp_path / "bad.ecrm",
+                       _step_param("missing_values", value)), "missing_values")

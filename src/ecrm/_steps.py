@@ -152,6 +152,9 @@ def _imputer_state(step: SimpleImputer) -> dict:
 
 def _rebuild_imputer(step: SimpleImputer, state: dict) -> None:
     _only(state, _IMPUTER)
+    if not (isinstance(step.missing_values, float) and np.isnan(step.missing_values)):
+        # what save writes (_imputer_state): another marker would impute other values
+        raise ValueError(f"missing_values must be NaN; found {step.missing_values!r}")
     p = _int(state.get("n_features_in_"), "n_features_in_", 1)
     stats = _vector(state.get("statistics_"), "statistics_", p, nan=True)
     features = state.get("indicator_features")
