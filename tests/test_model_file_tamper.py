@@ -766,3 +766,87 @@ def imputer_file(tmp_path_factory):
 def test_imputer_missing_values_must_be_nan(imputer_file, tmp_path, value):
     _refused(_tampered(imputer_file, tmp_path / "bad.ecrm",
                        _step_param("missing_values", value)), "missing_values")
+
+
+# -- the campaign: every JSON value and every array of real files, tampered ---------------------
+_VALUES = [float("inf"), 10**30, -1, "x", None, True, [1.5]]
+_ARRAYS = {"nan": _ARRAY_TAMPERS["nan"], "float16": _ARRAY_TAMPERS["float16"],
+           "strings": _ARRAY_TAMPERS["strings"], "bools": _ARRAY_TAMPERS["bools"],
+           "complex": _ARRAY_TAMPERS["complex"], "short": lambda a: a[:-1] if a.ndim else a}
+
+
+def _leaves(node, path=()):
+    """The paths of every JSON scalar of ``node`` (array references excluded)."""
+    if isinstance(node, dict):
+        if node.get("$type") != "ndarray":
+            for key, value in node.items():
+                if key not in ("$type", "class"):
+                    yield from _leaves(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _leaves(value, (*path, i))
+    else:
+        yield path
+
+
+def _outputs(model, X):
+    est = model.steps[-1][1] if hasattr(model, "steps") else model
+    out = [np.asarray(model.predict(X))]
+    if hasattr(est, "predict_scores"):
+        for _, step in getattr(model, "steps", [])[:-1]:
+            X = step.transform(X)
+        out.append(np.asarray(est.predict_scores(X)))
+    return out
+
+
+@pytest.mark.parametrize("calibrated_file", ["isotonic"], indirect=True)
+@pytest.mark.parametrize("kind", ["flow", "isotonic", "ssvm", "pipeline"])
+def test_every_tampered_value_is_refused_or_changes_nothing(flow_file, calibrated_file,
+                                                            named_files, tmp_path, kind):
+    path = {"flow": flow_file, "isotonic": calibrated_file[1], "ssvm": named_files["ssvm"],
+            "pipeline": named_files["pipeline"]}[kind]
+    X = simulate_flows(3, random_state=1)[0] if kind == "flow" else _xy(5, seed=3)[0]
+    expected = _outputs(load(path), X)
+    meta = json.loads(_members(path)[META])
+    edits = [(f"{name} {tamper}", lambda m, a, name=name, tamper=tamper:
+              a.__setitem__(name, np.asarray(_ARRAYS[tamper](a[name].copy()) if tamper != "nan"
+                                             else _nan_first(a[name]))))
+             for name in meta["arrays"] for tamper in _ARRAYS]
+    for section in ("params", "fitted"):
+        for where in _leaves(meta[section], (section,)):
+            for value in _VALUES:
+                edits.append((f"{'/'.join(map(str, where))}={value!r}",
+                              lambda m, a, where=where, value=value: _put(m, where, value)))
+    problems = []
+    for label, edit in edits:
+        bad = _tampered(path, tmp_path / "bad.ecrm", edit)
+        try:
+            model = load(bad)
+        except ModelFileError:
+            continue
+        except Exception as exc:  # noqa: BLE001 - every other escape is the finding
+            problems.append(f"{label}: load raised {type(exc).__name__}: {str(exc)[:100]}")
+            continue
+        try:
+            got = _outputs(model, X)
+        except Exception as exc:  # noqa: BLE001
+            problems.append(f"{label}: predict raised {type(exc).__name__}: {str(exc)[:100]}")
+            continue
+        if not all(g.shape == e.shape and np.array_equal(g, e, equal_nan=True)
+                   for g, e in zip(got, expected, strict=True)):
+            problems.append(f"{label}: loads and predicts differently")
+    assert not problems, "\n".join(problems)
+
+
+def _nan_first(a):
+    b = a.astype(np.float64)
+    if b.size:
+        b.flat[0] = np.nan
+    return b
+
+
+def _put(meta, where, value):
+    node = meta
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = json.loads(json.dumps(value))  # a fresh copy
