@@ -16,14 +16,21 @@ from typing import Any
 import numpy as np
 from sklearn.pipeline import Pipeline
 
-from ecrm import _state, _steps, estimator, joint, ssvm
+from ecrm import _steps, estimator, joint, ssvm
 from ecrm._archive import ModelFileError
 from ecrm._solvers.base import RiskFit
 from ecrm._solvers.centers import KMeansPlusPlusCenters, LeverageCenters, UniformCenters
 from ecrm._solvers.dual import KernelFit
 from ecrm._solvers.features import LinearFeatures, NystromFeatures
 from ecrm._solvers.primal import FeatureFit
-from ecrm._state import check_fitted_state
+from ecrm._state import (
+    check_fit_kwargs,
+    check_fitted_state,
+    check_isotonic_kwargs,
+    check_linear_features_kwargs,
+    check_nystrom_kwargs,
+    check_platt_kwargs,
+)
 from ecrm.calibration import IsotonicCalibration, PlattCalibration
 from ecrm.losses import (
     AbsoluteLoss,
@@ -95,21 +102,17 @@ def _registry() -> dict[str, _Entry]:
         _Entry(ZeroOneLoss, lambda loss: {"space": loss.space}),
         _Entry(AbsoluteLoss, _absolute_loss),
         _Entry(SquaredLoss, no_args),
-        _Entry(KernelFit, KernelFit.to_state, check=_state.check_fit_kwargs),
-        _Entry(FeatureFit, FeatureFit.to_state, check=_state.check_fit_kwargs),
+        _Entry(KernelFit, KernelFit.to_state),
+        _Entry(FeatureFit, FeatureFit.to_state),
         _Entry(IsotonicCalibration, lambda c: {"breakpoints": c.breakpoints_,
-                                               "values": c.values_, "indptr": c.indptr_},
-               check=_state.check_isotonic_kwargs),
-        _Entry(PlattCalibration, lambda c: {"a": c.a_, "b": c.b_},
-               check=_state.check_platt_kwargs),
-        _Entry(LinearFeatures, lambda f: {"n_features": f.n_features_out},
-               check=_state.check_linear_features_kwargs),
+                                               "values": c.values_, "indptr": c.indptr_}),
+        _Entry(PlattCalibration, lambda c: {"a": c.a_, "b": c.b_}),
+        _Entry(LinearFeatures, lambda f: {"n_features": f.n_features_out}),
         _Entry(UniformCenters, no_args),
         _Entry(KMeansPlusPlusCenters, no_args),
         _Entry(LeverageCenters, no_args),
         _Entry(NystromFeatures, lambda f: {"centres": f.centres, "kernel_params": f.kernel_params,
-                                           "projection": f.projection},
-               check=_state.check_nystrom_kwargs),
+                                           "projection": f.projection}),
     ]
     entries += [_Entry(cls, _estimator_params, cls._fitted_attributes, _estimator_state,
                        _rebuild_estimator)
@@ -118,6 +121,13 @@ def _registry() -> dict[str, _Entry]:
     entries += [_Entry(cls, lambda s: s.get_params(deep=False), names, state, rebuild)
                 for cls, (names, state, rebuild) in _steps.STEPS.items()]
     entries.append(_Entry(Pipeline, _pipeline_params, (), lambda _: {}, _check_pipeline))
+    # the keyword arguments a constructor would cast, checked first (kept apart from the
+    # entries above so that adding a class there stays a one-line change)
+    checks = {KernelFit: check_fit_kwargs, FeatureFit: check_fit_kwargs,
+              LinearFeatures: check_linear_features_kwargs, NystromFeatures: check_nystrom_kwargs,
+              IsotonicCalibration: check_isotonic_kwargs, PlattCalibration: check_platt_kwargs}
+    entries = [dataclasses.replace(e, check=checks[e.cls]) if e.cls in checks else e
+               for e in entries]
     return {e.cls.__name__: e for e in entries}
 
 

@@ -390,12 +390,15 @@ def check_fitted_state(model) -> None:
     if model._y_ndim not in (1, 2) or isinstance(model._y_ndim, bool) or \
             (model._y_ndim == 1 and d != 1):
         raise ValueError(f"_y_ndim must be 2, or 1 for one output; found {model._y_ndim!r}")
+    for name in ("feature_names_in_", "feature_columns_"):  # distinct, if they are names
+        value = getattr(model, name, None)
+        if value is not None and all(isinstance(v, str) for v in value):
+            check_unique_names(value, name)
     for name in ("feature_names_in_", "feature_columns_"):
         value = getattr(model, name, None)
         if value is not None and (len(value) != p
                                   or not all(isinstance(v, str) for v in value)):
             raise ValueError(f"{name} must hold {p} column names")
-        check_unique_names(value, name)
     _check_fit(model, model._fit, X, p, n_risk, d, params)
     if "task_kernel_" in model._fitted_attributes:
         B, expected = model.task_kernel_, model._task_kernel(n_risk - 1)
