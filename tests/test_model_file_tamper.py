@@ -850,3 +850,19 @@ def _put(meta, where, value):
     for key in where[:-1]:
         node = node[key]
     node[where[-1]] = json.loads(json.dumps(value))  # a fresh copy
+
+
+@pytest.mark.parametrize("calibrated_file", ["isotonic"], indirect=True)
+def test_cv_results_may_hold_further_columns_of_one_entry_per_candidate(calibrated_file,
+                                                                        tmp_path):
+    # a newer search adds columns (cv_results_['added']): accepted as plain 1-D arrays only
+    def add(value):
+        def change(items, arrays):
+            arrays["extra"] = value(len(arrays[items["rank"]["name"]]))
+            items["added"] = {"$type": "ndarray", "name": "extra"}
+        return change
+
+    _, path = calibrated_file
+    load(_tampered(path, tmp_path / "ok.ecrm", _results_edit(add(lambda n: np.zeros(n, bool)))))
+    _refused(_tampered(path, tmp_path / "bad.ecrm",
+                       _results_edit(add(lambda n: np.zeros(n + 1, bool)))), "cv_results_")

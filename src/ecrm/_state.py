@@ -188,17 +188,19 @@ _TABLE = {"alpha": "f", "fit_intercept": "b", "mean_loo_score": "f", "mean_loo_l
 
 def _check_table(table, name: str) -> np.ndarray:
     """A table of candidates as the search writes it; returns its scores."""
-    if not isinstance(table, dict) or set(table) != {"params", *_TABLE}:
-        raise ValueError(f"{name} must be a dict of {sorted(['params', *_TABLE])}; found "
+    if not isinstance(table, dict) or not {"params", *_TABLE} <= set(table):
+        raise ValueError(f"{name} must be a dict with {sorted(['params', *_TABLE])}; found "
                          f"{sorted(map(str, table)) if isinstance(table, dict) else table!r}"
                          [:300])
     params = table["params"]
     if not (isinstance(params, list) and params and all(isinstance(p, dict) for p in params)):
         raise ValueError(f"{name}['params'] must be a non-empty list of dicts")
     n = len(params)
-    for key, kind in _TABLE.items():
+    # other columns (a newer search adds some, e.g. 'added'): plain 1-D arrays, one per row
+    extra = {key: "biuf" for key in table if key not in _TABLE and key != "params"}
+    for key, kind in {**_TABLE, **extra}.items():
         value = table[key]
-        if not (isinstance(value, np.ndarray) and value.dtype.kind == kind
+        if not (isinstance(value, np.ndarray) and value.dtype.kind in kind
                 and value.shape == (n,)):
             raise ValueError(f"{name}[{key!r}] must be a 1-D array of kind {kind!r} with "
                              f"{n} entries; found {getattr(value, 'dtype', type(value))} "
