@@ -467,6 +467,16 @@ def _results_edit(change):
     return edit
 
 
+def _row_of(items, i):
+    return items["params"][i]
+
+
+def _set_in_row(row, key, value):
+    for pair in row["items"]:
+        if pair[0] == key:
+            pair[1] = value
+
+
 @pytest.mark.parametrize("calibrated_file", ["isotonic"], indirect=True)
 @pytest.mark.parametrize("change", [
     lambda items, arrays: items.pop("params"),
@@ -479,8 +489,15 @@ def _results_edit(change):
                                              arrays[items["alpha"]["name"]].astype("U9")),
     lambda items, arrays: arrays.__setitem__(items["mean_loo_score"]["name"],
                                              arrays[items["mean_loo_score"]["name"]][:1]),
+    lambda items, arrays: _row_of(items, 0).update({"$type": "dict", "items": []}),
+    lambda items, arrays: _row_of(items, 0)["items"].append(["extra", 1]),
+    lambda items, arrays: _set_in_row(_row_of(items, 0), "alpha", "0.01"),
+    lambda items, arrays: _set_in_row(_row_of(items, 0), "alpha", 123.0),
+    lambda items, arrays: _set_in_row(_row_of(items, 0), "gamma", -1.0),
+    lambda items, arrays: _set_in_row(_row_of(items, 0), "fit_intercept", 1),
 ], ids=["no-params", "params-string", "params-short", "extra-key", "rank-zero",
-        "alpha-strings", "scores-short"])
+        "alpha-strings", "scores-short", "row-empty", "row-extra", "row-alpha-string",
+        "row-other-alpha", "row-gamma", "row-intercept-int"])
 def test_cv_results_must_be_a_table_of_the_search(calibrated_file, tmp_path, change):
     _, path = calibrated_file
     _refused(_tampered(path, tmp_path / "bad.ecrm", _results_edit(change)), "cv_results_")

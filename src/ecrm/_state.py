@@ -205,6 +205,14 @@ def _check_table(table, name: str) -> np.ndarray:
             raise ValueError(f"{name}[{key!r}] must be a 1-D array of kind {kind!r} with "
                              f"{n} entries; found {getattr(value, 'dtype', type(value))} "
                              f"{getattr(value, 'shape', '')}")
+    for i, row in enumerate(params):  # each row's settings: its kernel, alpha and intercept
+        kernel = {k: row.get(k) for k in ("kernel", "gamma", "degree", "coef0")}
+        if set(row) != {*kernel, "alpha", "fit_intercept"} \
+                or check_kernel_params(**kernel) != kernel \
+                or row["alpha"] != table["alpha"][i] \
+                or row["fit_intercept"] is not bool(table["fit_intercept"][i]):
+            raise ValueError(f"{name}['params'][{i}] must be the kernel settings, alpha and "
+                             f"fit_intercept of row {i}; found {str(row)[:200]}")
     if not np.array_equal(np.sort(table["rank"]), np.arange(1, n + 1)):
         raise ValueError(f"{name}['rank'] must rank the {n} candidates 1 to {n}")
     if not np.isfinite(table["alpha"]).all() or (table["alpha"] <= 0).any():
