@@ -96,7 +96,7 @@ def check_unique_names(names, name: str) -> None:
         seen.add(v)
 
 
-def kernel_diagonal_mean(X, kernel_params: dict, block: int = 128) -> float:
+def kernel_diagonal_mean(X, kernel_params: dict, block: int = 32) -> float:
     """The mean of the diagonal of the kernel on the rows of ``X`` (the StructuredSVM's
     intercept scale), in row blocks: O(m * block * p), never the m x m matrix."""
     if kernel_params["kernel"] == "precomputed":
