@@ -883,3 +883,11 @@ def test_cv_results_may_hold_further_columns_of_one_entry_per_candidate(calibrat
     load(_tampered(path, tmp_path / "ok.ecrm", _results_edit(add(lambda n: np.zeros(n, bool)))))
     _refused(_tampered(path, tmp_path / "bad.ecrm",
                        _results_edit(add(lambda n: np.zeros(n + 1, bool)))), "cv_results_")
+
+
+def test_training_rows_whose_kernel_overflows_are_refused(flow_file, tmp_path):
+    # finite, but fit's kernel on them is not (their squared norms overflow): the model
+    # would fail only at predict, blaming the caller's inputs
+    def edit(meta, arrays):
+        arrays[meta["fitted"]["X_fit_"]["name"]] *= 1e300
+    _refused(_tampered(flow_file, tmp_path / "bad.ecrm", edit), "X_fit_", "NaN or infinite")

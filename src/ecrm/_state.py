@@ -284,6 +284,11 @@ def _check_fit(model, fit, X, p: int, n_risk: int, d: int, kernel_params: dict) 
         if fit.kernel_params != kernel_params:
             raise ValueError(f"_fit.kernel_params {fit.kernel_params} differ from "
                              f"kernel_params_ {kernel_params}")
+        if kernel_params["kernel"] != "precomputed":
+            try:  # fit refused rows whose kernel overflows; its diagonal blocks show them
+                kernel_diagonal_mean(X, kernel_params)
+            except ValueError as exc:
+                raise ValueError(f"X_fit_: {exc}") from None
         if fit.u is not None:
             _float_array(fit.u, "_fit.u", (X.shape[0],))
         if (fit.u is None) != (fit.s is None) or (fit.u is not None and not fit.fit_intercept):
