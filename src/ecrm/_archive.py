@@ -8,7 +8,8 @@ out of (and into) the archive, so that a corrupted or hostile file fails with on
   encrypted, and a bounded total uncompressed size;
 * a member's uncompressed size is checked against a cap *before* decompression (from the zip
   directory) and again while streaming (a member may lie about its size), and a member whose
-  declared size is far larger than its compressed size is refused as a zip bomb;
+  declared size is far larger than its compressed size is refused as a zip bomb (the caller
+  may lower the cap: :mod:`ecrm.io` bounds an array member by the size its metadata declares);
 * the metadata JSON is bounded in size and in nesting depth (measured without recursion before
   parsing), and must be UTF-8;
 * a ``.npy`` member's header is parsed and checked (no object dtype, an element count within the

@@ -24,7 +24,14 @@ from ecrm._solvers.dual import KernelFit
 from ecrm._solvers.features import LinearFeatures, NystromFeatures
 from ecrm._solvers.forest import ForestFit, Trees
 from ecrm._solvers.primal import FeatureFit
-from ecrm._state import check_fitted_state
+from ecrm._state import (
+    check_fit_kwargs,
+    check_fitted_state,
+    check_isotonic_kwargs,
+    check_linear_features_kwargs,
+    check_nystrom_kwargs,
+    check_platt_kwargs,
+)
 from ecrm.calibration import IsotonicCalibration, PlattCalibration
 from ecrm.losses import (
     AbsoluteLoss,
@@ -58,6 +65,9 @@ class _Entry:
     fitted: tuple[str, ...] = ()
     state: Callable[[Any], dict] | None = None
     rebuild: Callable[[Any, dict], None] | None = None
+    #: Checks the decoded keyword arguments before the class is built (its constructor may
+    #: cast them: a file's strings must not become numbers).
+    check: Callable[[dict], None] | None = None
 
 
 def _absolute_loss(loss) -> dict:
@@ -115,6 +125,13 @@ def _registry() -> dict[str, _Entry]:
     entries += [_Entry(cls, lambda s: s.get_params(deep=False), names, state, rebuild)
                 for cls, (names, state, rebuild) in _steps.STEPS.items()]
     entries.append(_Entry(Pipeline, _pipeline_params, (), lambda _: {}, _check_pipeline))
+    # the keyword arguments a constructor would cast, checked first (kept apart from the
+    # entries above so that adding a class there stays a one-line change)
+    checks = {KernelFit: check_fit_kwargs, FeatureFit: check_fit_kwargs,
+              LinearFeatures: check_linear_features_kwargs, NystromFeatures: check_nystrom_kwargs,
+              IsotonicCalibration: check_isotonic_kwargs, PlattCalibration: check_platt_kwargs}
+    entries = [dataclasses.replace(e, check=checks[e.cls]) if e.cls in checks else e
+               for e in entries]
     return {e.cls.__name__: e for e in entries}
 
 
@@ -175,6 +192,13 @@ def _check_pipeline(pipe, fitted: dict) -> None:
     if not (isinstance(steps, list) and steps and all(
             isinstance(s, tuple) and len(s) == 2 and isinstance(s[0], str) for s in steps)):
         raise ValueError("steps must be a non-empty list of (name, step) pairs")
+    names = [name for name, _ in steps]
+    for i, name in enumerate(names):  # scikit-learn's rules: set_params needs them
+        if "__" in name or name in names[:i] or name in pipe.get_params(deep=False):
+            raise ValueError(f"step name {name!r} must be unique, without '__' and not a "
+                             "parameter of the Pipeline")
+    if not isinstance(pipe.verbose, bool):
+        raise ValueError(f"verbose must be a bool; found {type(pipe.verbose).__name__}")
     *transforms, (_, last) = steps
     if type(last).__name__ not in _ESTIMATORS:
         raise ValueError(f"the last step must be one of {list(_ESTIMATORS)}; found "

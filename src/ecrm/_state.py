@@ -14,11 +14,12 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm._kernels import check_kernel_params
+from ecrm._kernels import check_kernel_params, kernel_matrix
 from ecrm._solvers.base import RiskFit
 from ecrm._solvers.dual import KernelFit
 from ecrm._solvers.features import LinearFeatures, NystromFeatures
 from ecrm._solvers.primal import FeatureFit
+from ecrm.calibration import CALIBRATIONS
 from ecrm.losses.base import LinearLoss
 
 __all__ = ["check_fitted_state", "check_training_state"]
@@ -37,12 +38,238 @@ def _float_array(value, name: str, shape: tuple, *, finite: bool = True) -> None
         raise ValueError(f"{name} holds NaN or infinite values")
 
 
-def _int(value, name: str, low: int) -> int:
+def _finite_floats(value, name: str, ndim: int) -> np.ndarray:
+    """``value`` as fit leaves it: a finite float64 array of ``ndim`` dimensions (checked
+    before a constructor's ``np.asarray(..., dtype=float)`` could cast strings, bools,
+    dates or float16 into other numbers)."""
+    if not isinstance(value, np.ndarray) or value.dtype != np.float64:
+        found = value.dtype if isinstance(value, np.ndarray) else type(value).__name__
+        raise TypeError(f"{name} must be a float64 array; found {found}")
+    if value.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D; found shape {value.shape}")
+    if not np.isfinite(value).all():
+        raise ValueError(f"{name} holds NaN or infinite values")
+    return value
+
+
+def check_isotonic_kwargs(kwargs: dict) -> None:
+    """An :class:`~ecrm.calibration.IsotonicCalibration` as its ``fit`` makes it: per label
+    (``indptr``), increasing breakpoints and non-decreasing values in [0, 1]."""
+    b = _finite_floats(kwargs.get("breakpoints"), "breakpoints", 1)
+    v = _finite_floats(kwargs.get("values"), "values", 1)
+    ptr = kwargs.get("indptr")
+    if not isinstance(ptr, np.ndarray) or ptr.dtype.kind != "i" or ptr.ndim != 1:
+        raise TypeError(f"indptr must be a 1-D integer array; found "
+                        f"{getattr(ptr, 'dtype', type(ptr).__name__)}")
+    if len(v) != len(b) or len(ptr) < 2 or ptr[0] != 0 or ptr[-1] != len(b) \
+            or (np.diff(ptr) < 1).any():
+        raise ValueError(f"indptr must increase from 0 to {len(b)}, the common length of "
+                         f"breakpoints and values ({len(v)}), for at least one label")
+    if ((v < 0) | (v > 1)).any():
+        raise ValueError("values must lie in [0, 1]")
+    within = np.ones(len(b) - 1, dtype=bool)  # consecutive entries of one label
+    within[ptr[1:-1] - 1] = False
+    if (np.diff(b)[within] <= 0).any():
+        raise ValueError("breakpoints must increase within each label")
+    if (np.diff(v)[within] < 0).any():
+        raise ValueError("values must not decrease within each label")
+
+
+def check_platt_kwargs(kwargs: dict) -> None:
+    """A :class:`~ecrm.calibration.PlattCalibration` as its ``fit`` makes it: finite slopes
+    ``a`` and offsets ``b``, one of each per label."""
+    a = _finite_floats(kwargs.get("a"), "a", 1)
+    b = _finite_floats(kwargs.get("b"), "b", 1)
+    if a.shape != b.shape or not len(a):
+        raise ValueError(f"a and b must have one entry per label; found {len(a)} and {len(b)}")
+
+
+def check_unique_names(names, name: str) -> None:
+    """Column names are distinct, as fit finds them (scikit-learn and the file readers refuse
+    duplicates): a repeated one would make ``ecrm predict`` read one column twice."""
+    if names is None:
+        return
+    seen: set = set()
+    for v in names:
+        if v in seen:
+            raise ValueError(f"{name} holds the column name {str(v)[:80]!r} twice")
+        seen.add(v)
+
+
+def kernel_diagonal_mean(X, kernel_params: dict, block: int = 32) -> float:
+    """The mean of the diagonal of the kernel on the rows of ``X`` (the StructuredSVM's
+    intercept scale), in row blocks: O(m * block * p), never the m x m matrix."""
+    if kernel_params["kernel"] == "precomputed":
+        return float(np.mean(X.diagonal()))
+    total = 0.0
+    for start in range(0, X.shape[0], block):
+        rows = X[start:start + block]
+        total += float(np.diag(kernel_matrix(rows, rows, **kernel_params)).sum())
+    return total / X.shape[0]
+
+
+def _check_rows(X) -> None:
+    """The training rows as fit's input checks leave them: float64 values, all finite (a NaN
+    loaded here would fail at predict, blaming the caller's data)."""
+    values = X.data if sp.issparse(X) else X
+    if values.dtype != np.float64:
+        raise TypeError(f"X_fit_ must hold float64 values; found {values.dtype}")
+    if not np.isfinite(values).all():
+        raise ValueError("X_fit_ holds NaN or infinite values (fit refuses them)")
+
+
+def _int(value, name: str, low: int, high: int = 2**62) -> int:
+    # the upper bound keeps a forged 10**30 out of NumPy's int64 (an OverflowError later)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer; found {type(value).__name__}")
     if value < low:
         raise ValueError(f"{name} must be at least {low}; found {value}")
+    if int(value) > high:
+        raise ValueError(f"{name} must be at most {high}; found {str(value)[:40]}")
     return int(value)
+
+
+def _positive_float(value, name: str) -> float:
+    if type(value) is not float:  # what fit stores (JSON keeps a float a float)
+        raise TypeError(f"{name} must be a float; found {type(value).__name__}")
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive finite number; found {value!r}")
+    return value
+
+
+def check_fit_kwargs(kwargs: dict) -> None:
+    """The scalars and ``u`` of a :class:`~ecrm._solvers.dual.KernelFit` or
+    :class:`~ecrm._solvers.primal.FeatureFit`, checked before its constructor's ``int()`` and
+    ``float()`` (an ``inf`` would raise ``OverflowError``, a string would be converted);
+    :func:`check_fitted_state` then ties them to the estimator."""
+    _int(kwargs.get("n_risk"), "n_risk", 0)
+    _positive_float(kwargs.get("ridge"), "ridge")
+    if not isinstance(kwargs.get("fit_intercept"), bool):
+        raise TypeError(f"fit_intercept must be a bool; found "
+                        f"{type(kwargs.get('fit_intercept')).__name__}")
+    if "n_train" in kwargs:
+        _int(kwargs["n_train"], "n_train", 2)
+    if kwargs.get("u") is not None:
+        _finite_floats(kwargs["u"], "u", 1)
+    if kwargs.get("s") is not None:
+        _positive_float(kwargs["s"], "s")  # 1'(K + ridge I)^-1 1 > 0
+
+
+def check_linear_features_kwargs(kwargs: dict) -> None:
+    _int(kwargs.get("n_features"), "n_features", 1)
+
+
+def check_nystrom_kwargs(kwargs: dict) -> None:
+    """Nystrom centres (training rows: a float64 array or sparse matrix) and projection as fit
+    computes them, finite, checked before the constructor casts the projection."""
+    centres = kwargs["centres"]  # the constructor's required argument
+    _finite_floats(centres.data if sp.issparse(centres) else centres, "centres",
+                   1 if sp.issparse(centres) else 2)  # a file's sparse matrix is CSR: 2-D
+    projection = _finite_floats(kwargs.get("projection"), "projection", 2)
+    if projection.shape[0] != centres.shape[0] or not projection.shape[1]:
+        raise ValueError(f"projection must have shape ({centres.shape[0]}, r) with r >= 1 "
+                         f"(one row per centre); found {projection.shape}")
+
+
+def _real(value, name: str, *, nan: bool = False) -> float:
+    """A summary as fit stores it: a float (NumPy's or Python's), finite (or NaN if
+    ``nan``), never a list, a string or a bool that ``ecrm info`` would choke on."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (float, np.floating)):
+        raise TypeError(f"{name} must be a float; found {type(value).__name__}")
+    if not (np.isfinite(value) or (nan and np.isnan(value))):
+        raise ValueError(f"{name} must be finite; found {value!r}")
+    return float(value)
+
+
+#: The columns of a leave-one-out table (``cv_results_``), besides ``params``.
+_TABLE = {"alpha": "f", "fit_intercept": "b", "mean_loo_score": "f", "mean_loo_loss": "f",
+          "rank": "i"}
+
+
+def _check_table(table, name: str) -> np.ndarray:
+    """A table of candidates as the search writes it; returns its scores."""
+    if not isinstance(table, dict) or not {"params", *_TABLE} <= set(table):
+        raise ValueError(f"{name} must be a dict with {sorted(['params', *_TABLE])}; found "
+                         f"{sorted(map(str, table)) if isinstance(table, dict) else table!r}"
+                         [:300])
+    params = table["params"]
+    if not (isinstance(params, list) and params and all(isinstance(p, dict) for p in params)):
+        raise ValueError(f"{name}['params'] must be a non-empty list of dicts")
+    n = len(params)
+    # other columns (a newer search adds some, e.g. 'added'): plain 1-D arrays, one per row
+    extra = {key: "biuf" for key in table if key not in _TABLE and key != "params"}
+    for key, kind in {**_TABLE, **extra}.items():
+        value = table[key]
+        if not (isinstance(value, np.ndarray) and value.dtype.kind in kind
+                and value.shape == (n,)):
+            raise ValueError(f"{name}[{key!r}] must be a 1-D array of kind {kind!r} with "
+                             f"{n} entries; found {getattr(value, 'dtype', type(value))} "
+                             f"{getattr(value, 'shape', '')}")
+    for i, row in enumerate(params):  # each row's settings: its kernel, alpha and intercept
+        kernel = {k: row.get(k) for k in ("kernel", "gamma", "degree", "coef0")}
+        if set(row) != {*kernel, "alpha", "fit_intercept"} \
+                or check_kernel_params(**kernel) != kernel \
+                or row["alpha"] != table["alpha"][i] \
+                or row["fit_intercept"] is not bool(table["fit_intercept"][i]):
+            raise ValueError(f"{name}['params'][{i}] must be the kernel settings, alpha and "
+                             f"fit_intercept of row {i}; found {str(row)[:200]}")
+    if not np.array_equal(np.sort(table["rank"]), np.arange(1, n + 1)):
+        raise ValueError(f"{name}['rank'] must rank the {n} candidates 1 to {n}")
+    if not np.isfinite(table["alpha"]).all() or (table["alpha"] <= 0).any():
+        raise ValueError(f"{name}['alpha'] must hold positive alphas")
+    return table["mean_loo_score"]
+
+
+def _check_summaries(model) -> None:
+    """ECRMCV's summaries: its tables, its best score one of the table's, the calibration's
+    scores by name."""
+    scores = _check_table(model.cv_results_, "cv_results_")
+    best = _real(model.best_score_, "best_score_", nan=True)
+    if not np.isin(best, scores) and not (np.isnan(best) and np.isnan(scores).any()):
+        raise ValueError(f"best_score_={best!r} is not a score of cv_results_")
+    if model.kernel_search_results_ is not None:
+        _check_table(model.kernel_search_results_, "kernel_search_results_")
+    results = model.calibration_results_
+    if results is not None:
+        if not isinstance(results, dict) or not all(isinstance(k, str) for k in results):
+            raise ValueError("calibration_results_ must map option names to scores")
+        for key, value in results.items():
+            _real(value, f"calibration_results_[{key!r}]", nan=True)
+
+
+def check_ssvm_summaries(model) -> None:
+    """A StructuredSVM's objectives, gap and history as its fit computes them: the gap is
+    the primal minus the dual objective, the history's last entry, after ``n_iter_``
+    (at most ``max_iter``) epochs."""
+    primal = _real(model.primal_objective_, "primal_objective_")
+    dual = _real(model.dual_objective_, "dual_objective_")
+    gap = _real(model.duality_gap_, "duality_gap_")
+    if abs(gap - (primal - dual)) > 4 * np.finfo(float).eps * (abs(primal) + abs(dual)):
+        raise ValueError(f"duality_gap_={gap!r} must be primal_objective_ - dual_objective_ "
+                         f"= {primal - dual!r}")
+    n_iter = _int(model.n_iter_, "n_iter_", 1, model.max_iter)
+    history = _finite_floats(model.gap_history_, "gap_history_", 1)
+    if not 1 <= len(history) <= n_iter or history[-1] != gap:
+        raise ValueError(f"gap_history_ must hold at most n_iter_={n_iter} gaps, the last "
+                         f"duality_gap_; found {len(history)}")
+
+
+def _check_ridge(fit, m: int, alpha, fit_intercept) -> None:
+    """``fit.ridge`` is the ``m * alpha`` of fit (one rounding: a few ulps allowed), its
+    intercept the estimator's, and ``s`` the sum of ``u`` as the solve computed it."""
+    ridge = m * float(alpha)
+    if abs(fit.ridge - ridge) > 4 * np.finfo(float).eps * ridge:
+        raise ValueError(f"_fit.ridge={fit.ridge!r} must be m * alpha = {m} * {alpha!r} = "
+                         f"{ridge!r}")
+    if fit.fit_intercept != fit_intercept:
+        raise ValueError(f"_fit.fit_intercept={fit.fit_intercept} differs from the "
+                         f"estimator's {fit_intercept}")
+    u, s = getattr(fit, "u", None), getattr(fit, "s", None)
+    if u is not None and s is not None:
+        # a sum of m terms: off by at most about m * eps * sum|u| whatever the order
+        total = float(u.sum())
+        if abs(s - total) > 4 * len(u) * np.finfo(float).eps * float(np.abs(u).sum()):
+            raise ValueError(f"_fit.s={s!r} must be the sum of _fit.u, {total!r}")
 
 
 def _check_fit(model, fit, X, p: int, n_risk: int, d: int, kernel_params: dict) -> None:
@@ -57,10 +284,16 @@ def _check_fit(model, fit, X, p: int, n_risk: int, d: int, kernel_params: dict) 
         if fit.kernel_params != kernel_params:
             raise ValueError(f"_fit.kernel_params {fit.kernel_params} differ from "
                              f"kernel_params_ {kernel_params}")
+        if kernel_params["kernel"] != "precomputed":
+            try:  # fit refused rows whose kernel overflows; its diagonal blocks show them
+                kernel_diagonal_mean(X, kernel_params)
+            except ValueError as exc:
+                raise ValueError(f"X_fit_: {exc}") from None
         if fit.u is not None:
             _float_array(fit.u, "_fit.u", (X.shape[0],))
         if (fit.u is None) != (fit.s is None) or (fit.u is not None and not fit.fit_intercept):
-            raise ValueError("_fit.u and _fit.s are set together, and only with an intercept")
+            raise ValueError("_fit.u and _fit.s are set together, and only with an intercept "
+                             "(_fit.fit_intercept)")
     elif isinstance(fit, FeatureFit):
         if fit.X_train is not X:
             raise ValueError("_fit.X_train must be X_fit_ (the training inputs)")
@@ -70,11 +303,13 @@ def _check_fit(model, fit, X, p: int, n_risk: int, d: int, kernel_params: dict) 
         if isinstance(features, LinearFeatures):
             if kernel_params["kernel"] != "linear" or features.n_features_out != p:
                 raise ValueError(f"_fit.features: the identity of {features.n_features_out} "
-                                 f"features needs kernel='linear' on {p} features")
+                                 f"features needs kernel='linear' on {p} features "
+                                 f"(n_features_in_)")
         elif isinstance(features, NystromFeatures):
             M = features.centres.shape[0]
             if features.centres.ndim != 2 or features.centres.shape[1] != p:
-                raise ValueError(f"the Nystrom centres must have {p} columns; found "
+                raise ValueError(f"the Nystrom centres must have {p} columns "
+                                 f"(n_features_in_); found "
                                  f"shape {features.centres.shape}")
             _float_array(features.projection, "the Nystrom projection",
                          (M, features.n_features_out))
@@ -132,6 +367,13 @@ def _check_search(model, m: int, d: int, settings: list, alphas: list,
                          f"{model.calibration_!r}")
     if (model.calibration_ is None) != (model.score_calibration_ is None):
         raise ValueError("calibration_ and score_calibration_ must be set together")
+    calibration = model.score_calibration_
+    _check_summaries(model)
+    labels = getattr(calibration, "n_labels", None)
+    if calibration is not None and (
+            type(calibration) is not CALIBRATIONS[model.calibration_] or labels != d):
+        raise ValueError(f"score_calibration_ must be the {model.calibration_} calibration "
+                         f"of {d} labels; found {type(calibration).__name__} of {labels}")
 
 
 def check_training_state(model) -> tuple:
@@ -142,7 +384,7 @@ def check_training_state(model) -> tuple:
     if missing:
         raise ValueError(f"missing the fitted attributes {missing}")
     X, Y, space = model.X_fit_, model.Y_fit_, model.output_space
-    p, d = _int(model.n_features_in_, "n_features_in_", 1), space.n_outputs
+    p, d = _int(model.n_features_in_, "n_features_in_", 1, 2**62), space.n_outputs
     loss = model.loss
     if X is None and Y is None and isinstance(model._fit, FeatureFit) \
             and isinstance(loss, LinearLoss):  # stored without the training rows
@@ -153,6 +395,7 @@ def check_training_state(model) -> tuple:
                 or X.ndim != 2:
             raise TypeError(f"X_fit_ must be a 2-D float64 array or sparse matrix; found "
                             f"{type(X).__name__} {getattr(X, 'dtype', '')}")
+        _check_rows(X)
         m = X.shape[0]
         if p != X.shape[1]:
             raise ValueError(f"n_features_in_={model.n_features_in_} but X_fit_ has "
@@ -161,6 +404,8 @@ def check_training_state(model) -> tuple:
             raise ValueError(f"Y_fit_ must be a numeric array of shape {(m, d)} (the rows of "
                              f"X_fit_, the outputs of the space); found "
                              f"{getattr(Y, 'shape', type(Y).__name__)}")
+        if Y.dtype != np.float64:  # fit validates the outputs into float64
+            raise TypeError(f"Y_fit_ must be a float64 array; found {Y.dtype}")
         if not np.array_equal(space.validate(Y), Y):
             raise ValueError("Y_fit_ holds outputs that are not in the output space")
         n_risk = (np.shape(loss.psi(np.asarray(Y[:1], dtype=float)))[1] + 1
@@ -173,6 +418,10 @@ def check_training_state(model) -> tuple:
     if model._y_ndim not in (1, 2) or isinstance(model._y_ndim, bool) or \
             (model._y_ndim == 1 and d != 1):
         raise ValueError(f"_y_ndim must be 2, or 1 for one output; found {model._y_ndim!r}")
+    for name in ("feature_names_in_", "feature_columns_"):  # distinct, if they are names
+        value = getattr(model, name, None)
+        if value is not None and all(isinstance(v, str) for v in value):
+            check_unique_names(value, name)
     for name in ("feature_names_in_", "feature_columns_"):
         value = getattr(model, name, None)
         if value is not None and (len(value) != p
@@ -205,3 +454,7 @@ def check_fitted_state(model) -> None:
     elif params != checked[0]:
         raise ValueError(f"kernel_params_ {params} differ from the kernel parameters "
                          f"{checked[0]}")
+    if "alpha_" in model._fitted_attributes:  # the search's choice (checked above)
+        _check_ridge(model._fit, m, model.alpha_, model.fit_intercept_)
+    else:
+        _check_ridge(model._fit, m, checked[1], checked[2])

@@ -27,7 +27,8 @@ import numpy as np
 from sklearn.impute import SimpleImputer
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from ecrm._state import _int
+from ecrm._parameters import check_parameter
+from ecrm._state import _int, check_unique_names
 from ecrm.datasets.preprocessing import _SCALE_CHOICES, HMCPreprocessor
 from ecrm.length_scales import KERNELS, LeaveOneOutLengthScales
 
@@ -52,6 +53,7 @@ def _names_in(step, state: dict, p: int) -> None:
     if not (isinstance(names, np.ndarray) and names.shape == (p,)
             and all(isinstance(v, str) for v in names.tolist())):
         raise ValueError(f"feature_names_in_ must hold {p} column names")
+    check_unique_names(names.tolist(), "feature_names_in_")
     step.feature_names_in_ = names
 
 
@@ -71,6 +73,7 @@ _SCALER = ("n_features_in_", "n_samples_seen_", "mean_", "var_", "scale_", "feat
 
 def _rebuild_scaler(step: StandardScaler, state: dict) -> None:
     _only(state, _SCALER)
+    step._validate_params()  # scikit-learn's checks of fit (copy=None would write in place)
     p = _int(state.get("n_features_in_"), "n_features_in_", 1)
     for name, needed, positive in [("mean_", step.with_mean, False), ("var_", step.with_mean
                                    or step.with_std, False), ("scale_", step.with_std, True)]:
@@ -114,6 +117,12 @@ def _rebuild_length_scales(step: LeaveOneOutLengthScales, state: dict) -> None:
     if step.kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}; found {step.kernel!r}")
     p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    # fit's own checks convert with float() and int(): the types are checked first
+    check_parameter("alpha", step.alpha)
+    check_parameter("gamma", step.gamma)
+    check_parameter("max_iter", step.max_iter)
+    check_parameter("kernel_subsample", step.subsample, name="subsample")
+    step._check_params(p)  # the bounds, and gamma and alpha positive
     _vector(state.get("scales_"), "scales_", p, positive=True)
     for name in ("alpha_", "loo_error_", "initial_loo_error_"):
         value = state.get(name)
@@ -143,6 +152,9 @@ def _imputer_state(step: SimpleImputer) -> dict:
 
 def _rebuild_imputer(step: SimpleImputer, state: dict) -> None:
     _only(state, _IMPUTER)
+    if not (isinstance(step.missing_values, float) and np.isnan(step.missing_values)):
+        # what save writes (_imputer_state): another marker would impute other values
+        raise ValueError(f"missing_values must be NaN; found {step.missing_values!r}")
     p = _int(state.get("n_features_in_"), "n_features_in_", 1)
     stats = _vector(state.get("statistics_"), "statistics_", p, nan=True)
     features = state.get("indicator_features")
@@ -185,6 +197,18 @@ def _same_categories(a, b) -> bool:
         for x, y in zip(a, b, strict=True))
 
 
+def _check_categories(c: np.ndarray, j: int) -> None:
+    """One column's categories as the encoder's fit finds them: float64 or int64 numbers, or
+    strings (a string array, or objects that are all ``str``); never dates, bytes, float16,
+    or a mix that would fail only at transform."""
+    if c.dtype in (np.float64, np.int64) or c.dtype.kind == "U":
+        return
+    if c.dtype.kind == "O" and all(isinstance(v, str) for v in c.tolist()):
+        return
+    raise ValueError(f"categories_[{j}] must hold float64 or int64 numbers or strings; "
+                     f"found {c.dtype}")
+
+
 def _rebuild_encoder(step: OneHotEncoder, state: dict) -> None:
     _only(state, _ENCODER)
     p = _int(state.get("n_features_in_"), "n_features_in_", 1)
@@ -192,6 +216,8 @@ def _rebuild_encoder(step: OneHotEncoder, state: dict) -> None:
     if not (isinstance(cats, list) and len(cats) == p and all(
             isinstance(c, np.ndarray) and c.ndim == 1 and len(c) for c in cats)):
         raise ValueError(f"categories_ must be {p} non-empty 1-D arrays")
+    for j, c in enumerate(cats):
+        _check_categories(c, j)
     if step.min_frequency is not None or step.max_categories is not None:
         raise ValueError("min_frequency and max_categories must be None")
     numeric = all(c.dtype.kind in "iuf" for c in cats)

@@ -20,7 +20,11 @@ The fitted state is the estimator's declared fitted attributes (``_fitted_attrib
 only, the solver's fit object among them; the views of the fit (``dual_coef_``, ``coef_``,
 ``intercept_``) are derived again on load. Loading refuses any other name, and checks the
 parameters with the estimator's own checks (those of ``fit``) and every fitted attribute's
-type, dtype and shape against them (:func:`ecrm._state.check_fitted_state`). Arrays keep
+type, dtype and shape against them (:func:`ecrm._state.check_fitted_state`): values, ranges,
+finiteness and the equalities of ``fit`` too (``ridge = m * alpha``, ``s = sum(u)``, monotone
+calibration maps, canonical sparse rows), the arguments a constructor would cast before it
+runs; a violation is one :class:`ModelFileError` naming the field. An array member may inflate
+only to the size its metadata declares (shape and dtype). Arrays keep
 their memory order (C or Fortran) through a round trip. The
 factorisation of :math:`K + m\lambda I` (an :math:`m \times m` object) is never written: the
 fit object (:class:`ecrm._solvers.dual.KernelFit`) rebuilds it from the training inputs and
@@ -58,6 +62,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import zipfile
 from typing import Any
@@ -121,6 +126,9 @@ class _Writer:
             return self.array(value, where)
         if sp.issparse(value):
             csr = sp.csr_array(value) if isinstance(value, sp.sparray) else sp.csr_matrix(value)
+            if not csr.has_canonical_format:  # load accepts only sorted, duplicate-free rows
+                csr = csr.copy()  # never the caller's matrix
+                csr.sum_duplicates()
             return {"$type": "sparse", "container": "array" if isinstance(value, sp.sparray)
                     else "matrix", "shape": list(csr.shape),
                     "data": self.array(csr.data, where), "indices": self.array(csr.indices, where),
@@ -239,8 +247,11 @@ class _Reader:
     def __init__(self, path: str, zf: zipfile.ZipFile, meta: dict):
         self.path, self.zf, self.meta = path, zf, meta
         self.cache: dict[str, np.ndarray] = {}
+        self.fields: list[str] = []  # the parameter or attribute being decoded, for messages
 
     def fail(self, message: str) -> ModelFileError:
+        if len(message) > 1000:  # a check may quote a forged value: never a whole array
+            message = message[:1000] + " ..."
         return ModelFileError(f"{self.path}: {message}")
 
     def array(self, name) -> np.ndarray:
@@ -251,7 +262,7 @@ class _Reader:
             raise self.fail(f"the metadata refers to an array {name!r} it does not list "
                             "(tampered file)")
         member = f"{_ARRAYS}{name}.npy"
-        blob = _archive.read_member(self.path, self.zf, member)
+        blob = _archive.read_member(self.path, self.zf, member, self.declared_bytes(name, info))
         if hashlib.sha256(blob).hexdigest() != info.get("sha256"):
             raise self.fail(f"array {name!r} does not match its SHA-256 digest "
                             "(the file was modified or corrupted)")
@@ -261,6 +272,25 @@ class _Reader:
                             f"metadata says {info.get('shape')} and {info.get('dtype')}")
         self.cache[name] = a
         return a
+
+    def declared_bytes(self, name: str, info: dict) -> int:
+        """The most bytes array ``name``'s member may inflate to: the data its metadata
+        declares (shape times item size) and a ``.npy`` header. Checked against the zip
+        directory before inflating, so a member far larger than its metadata says (a zip bomb
+        under the ratio bound) costs nothing."""
+        shape, dtype = info.get("shape"), info.get("dtype")
+        if not (isinstance(shape, list) and all(type(n) is int and n >= 0 for n in shape)
+                and isinstance(dtype, str)):
+            raise self.fail(f"array {name!r}: the metadata declares no valid shape and dtype "
+                            f"({str(shape)[:80]}, {str(dtype)[:40]})")
+        try:
+            itemsize = np.dtype(dtype).itemsize
+        except (TypeError, ValueError):
+            raise self.fail(f"array {name!r}: the metadata declares an unknown dtype "
+                            f"{dtype[:40]!r}") from None
+        # a .npy header is at most 64 KiB (MAX_NPY_HEADER_BYTES) plus its fixed preamble
+        size = math.prod(shape) * itemsize + _archive.MAX_NPY_HEADER_BYTES + 16
+        return min(size, _archive.MAX_MEMBER_BYTES)
 
     def decode(self, value):
         if value is None or isinstance(value, (bool, str, int, float)):
@@ -290,17 +320,26 @@ class _Reader:
             if kind == "sparse":
                 parts = (self.array(value["data"]["name"]), self.array(value["indices"]["name"]),
                          self.array(value["indptr"]["name"]))
-                make = sp.csr_array if value["container"] == "array" else sp.csr_matrix
-                return make(parts, shape=tuple(value["shape"]))
+                return _checked_csr(*parts, value["shape"], value["container"])
             if kind in ("object", "fitted"):
                 return self.instance(value["class"], value["kwargs"],
                                      value["state"] if kind == "fitted" else None)
         except ModelFileError:
             raise
-        except (KeyError, TypeError, ValueError) as exc:
-            raise self.fail(f"unreadable metadata entry of type {kind!r}: {exc}") from None
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            field = f"{'.'.join(self.fields)}: " if self.fields else ""
+            raise self.fail(f"{field}unreadable metadata entry of type {kind!r}: "
+                            f"{str(exc)[:300]}") from None
         raise self.fail(f"unknown entry type {kind!r} in the metadata")
 
+
+    def field(self, key, value):
+        """``decode(value)``, its errors naming ``key`` (and the fields it is part of)."""
+        self.fields.append(str(key))
+        try:
+            return self.decode(value)
+        finally:
+            self.fields.pop()
 
     def instance(self, name, kwargs: dict, state: dict | None):
         """Build a registered class from its decoded parameters; rebuild a fitted one's state
@@ -312,7 +351,14 @@ class _Reader:
         if (state is None) != (entry.state is None) or not isinstance(kwargs, dict):
             raise self.fail(f"a {name} entry {'without' if state is None else 'with'} a "
                             "fitted state (tampered file)")
-        obj = entry.cls(**{k: self.decode(v) for k, v in kwargs.items()})
+        decoded = {k: self.field(k, v) for k, v in kwargs.items()}
+        field = f"{'.'.join(self.fields)}: " if self.fields else ""
+        try:
+            if entry.check is not None:
+                entry.check(decoded)
+            obj = entry.cls(**decoded)
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            raise self.fail(f"{field}{name}: {exc} (not what fit makes)") from None
         if state is None:
             return obj
         if not isinstance(state, dict):
@@ -321,12 +367,46 @@ class _Reader:
         if undeclared:
             raise self.fail(f"fitted attributes {undeclared} are not those of a fitted {name} "
                             f"({list(entry.fitted)}): a tampered or foreign file")
-        fitted = {k: self.decode(v) for k, v in state.items()}
+        fitted = {k: self.field(k, v) for k, v in state.items()}
         try:
             entry.rebuild(obj, fitted)  # type: ignore[misc]
         except (TypeError, ValueError) as exc:
             raise self.fail(f"not a model {name}.fit could have made: {exc}") from None
         return obj
+
+
+def _checked_csr(data, indices, indptr, shape, container):
+    """The CSR matrix of a file's parts once they are one ``save`` writes: canonical (every
+    row's columns increasing, no duplicates), every index in range. Checked before scipy
+    sees them: its kernels trust ``indices``/``indptr`` and read out of bounds otherwise."""
+    if container not in ("array", "matrix"):
+        raise ValueError(f"a sparse container is 'array' or 'matrix', not {container!r}")
+    if not (isinstance(shape, list) and len(shape) == 2 and all(
+            type(n) is int and 0 <= n < 2**62 for n in shape)):  # is int: a bool is no size
+        raise ValueError(f"a sparse shape is two integers in [0, 2**62); found "
+                         f"{str(shape)[:80]}")
+    for name, part in (("indices", indices), ("indptr", indptr)):
+        if part.ndim != 1 or part.dtype not in (np.int32, np.int64):
+            raise ValueError(f"sparse {name} must be a 1-D int32 or int64 array; found "
+                             f"{part.ndim}-D {part.dtype}")
+    if data.ndim != 1 or len(data) != len(indices):
+        raise ValueError(f"sparse data must be 1-D with one value per index; found "
+                         f"{data.ndim}-D of {len(data)} for {len(indices)} indices")
+    n_rows, n_cols = shape
+    if len(indptr) != n_rows + 1 or indptr[0] != 0 or indptr[-1] != len(indices):
+        raise ValueError(f"sparse indptr must hold {n_rows + 1} offsets from 0 to "
+                         f"{len(indices)}")
+    make = sp.csr_array if container == "array" else sp.csr_matrix
+    matrix = make((data, indices, indptr), shape=(n_rows, n_cols))
+    matrix.check_format(full_check=True)  # indices in range, indptr non-decreasing
+    # canonical: within a row (the rows' offsets repeated per entry) columns strictly increase
+    rows = np.repeat(np.arange(n_rows), np.diff(indptr))
+    cols = indices.astype(np.int64)
+    if len(cols) > 1 and not ((np.diff(rows) > 0) | (np.diff(cols) > 0)).all():
+        raise ValueError("sparse indices must increase within each row (sorted, no "
+                         "duplicates), as save writes them")
+    matrix.has_canonical_format = True  # checked: scipy need not check again
+    return matrix
 
 
 def _hashable(v):

@@ -55,6 +55,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ecrm._kernels import check_kernel_input, check_kernel_params, kernel_matrix
 from ecrm._parameters import check_parameter
 from ecrm._risk import _StructuredEstimator
+from ecrm._state import (
+    _check_rows,
+    check_ssvm_summaries,
+    check_unique_names,
+    kernel_diagonal_mean,
+)
 from ecrm._validation import check_bool, check_same_rows
 from ecrm.labels import as_label_matrix
 from ecrm.losses.base import LinearLoss
@@ -474,10 +480,19 @@ class StructuredSVM(_StructuredEstimator):
         X, Y = self.X_fit_, self.Y_fit_
         if getattr(X, "ndim", 0) != 2 or getattr(X, "dtype", None) != np.float64:
             raise TypeError("X_fit_ must be a 2-D float64 array or sparse matrix")
+        _check_rows(X)  # finite: a NaN here would fail at predict, blaming the caller's data
         n = X.shape[0]
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None and not (isinstance(names, np.ndarray) and names.shape == (
+                X.shape[1],) and all(isinstance(v, str) for v in names.tolist())):
+            raise ValueError(f"feature_names_in_ must hold {X.shape[1]} column names")
+        check_unique_names(names, "feature_names_in_")
+        check_ssvm_summaries(self)
         if not isinstance(Y, np.ndarray) or Y.shape != (n, self.output_space.n_outputs) or \
                 not np.array_equal(self.output_space.validate(Y), Y):
             raise ValueError(f"Y_fit_ must hold {n} outputs of the output space")
+        if Y.dtype != np.float64 or isinstance(self._y_ndim, (bool, np.bool_)):
+            raise TypeError("Y_fit_ must be float64 and _y_ndim an integer, as fit sets them")
         if self.kernel_params_ != params or self.n_features_in_ != X.shape[1] or \
                 self._y_ndim not in (1, 2):
             raise ValueError("kernel_params_, n_features_in_ or _y_ndim do not match the "
@@ -487,13 +502,20 @@ class StructuredSVM(_StructuredEstimator):
         if not isinstance(B, np.ndarray) or B.dtype != np.float64 or B.shape != (n, e) or \
                 not np.isfinite(B).all():
             raise ValueError(f"dual_coef_ must be a finite float64 array of shape {(n, e)}")
-        if not np.array_equal(self.support_, np.flatnonzero(np.any(B != 0, axis=1))):
+        support = self.support_
+        if not isinstance(support, np.ndarray) or support.dtype.kind != "i" or \
+                not np.array_equal(support, np.flatnonzero(np.any(B != 0, axis=1))):
             raise ValueError("support_ must be the rows of dual_coef_ that are not 0")
         b = self.intercept_scale_
         if not isinstance(b, float) or not (np.isfinite(b) and b >= 0) or \
                 (not self.fit_intercept and b != 0):
             raise ValueError(f"intercept_scale_ must be a finite float >= 0, and 0 without "
                              f"an intercept; found {b!r}")
+        if self.fit_intercept:  # the kernel diagonal's mean, to round-off (blocks, not all)
+            mean = kernel_diagonal_mean(X, params)
+            if not abs(b - mean) <= 1e-9 * abs(mean):
+                raise ValueError(f"intercept_scale_={b!r} must be the mean of the kernel's "
+                                 f"diagonal on X_fit_, {mean!r}")
 
     # -- prediction -----------------------------------------------------------------------
     def decision_function(self, X) -> np.ndarray:

@@ -13,7 +13,18 @@ import sys
 from ecrm.commands._options import add_data_options, existing_file_option
 
 __all__ = ["add_data_options", "describe_step", "estimator_of", "existing_file_option", "fail",
-           "iter_for_model", "load_for_model", "preprocessing_of", "row_labels"]
+           "iter_for_model", "load_for_model", "preprocessing_of", "printable", "row_labels"]
+
+
+def printable(value) -> str:
+    """``str(value)`` with every non-printable character escaped (``\\x1b``, ``\\n``): label
+    names and versions come from model files, and a terminal must not obey their escape
+    sequences."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
 
 
 def fail(message: str) -> int:

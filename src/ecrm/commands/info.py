@@ -9,7 +9,7 @@ kernel, the regularisation and intercept, the solver (with its Nystrom centres),
 
 from __future__ import annotations
 
-from ecrm.commands import existing_file_option, fail
+from ecrm.commands import existing_file_option, fail, printable
 
 __all__ = ["add_parser", "run", "summary"]
 
@@ -93,14 +93,14 @@ def run(args) -> int:
         return 0
     labels = info.pop("labels")
     steps = info.pop("preprocessing", [])
-    for key, value in info.items():
-        print(f"{key:<16}{value}")
+    for key, value in info.items():  # values from the file: escaped for the terminal
+        print(f"{key:<16}{printable(value)}")
     for i, step in enumerate(steps or [None]):
         print(f"{'preprocessing' if i == 0 else '':<16}"
-              f"{'none' if step is None else step['step'] + ': ' + step['what']}")
+              f"{'none' if step is None else printable(step['step'] + ': ' + step['what'])}")
     shown = labels if args.all_labels else labels[:_SHOWN]
     more = "" if len(shown) == len(labels) else f", ... ({len(labels)} in all)"
-    print(f"{'labels':<16}{', '.join(shown)}{more}")
+    print(f"{'labels':<16}{', '.join(map(printable, shown))}{more}")
     return 0
 
 

@@ -24,6 +24,7 @@ from ecrm.commands import (
     existing_file_option,
     fail,
     iter_for_model,
+    printable,
     row_labels,
 )
 from ecrm.commands._files import STDOUT, OutputError, atomic_text, check_output
@@ -55,6 +56,9 @@ class _Writer:
         import csv
 
         self.fh, self.fmt, self.label_sep, self.per_level = fh, fmt, label_sep, per_level
+        # a terminal sees label names escaped (a file gets them as they are: they are data)
+        isatty = getattr(fh, "isatty", None)
+        self.str = printable if isatty is not None and isatty() else str
         self.names = [str(n) for n in label_names]
         self.scores, self.row = scores, 0
         self.csv = csv.writer(fh, delimiter="\t" if fmt == "tsv" else ",") \
@@ -65,7 +69,8 @@ class _Writer:
         if self.csv is not None:
             self.csv.writerow(["row"] + ([f"level_{k}" for k in range(width)]
                                          if self.per_level else ["labels"])
-                              + ([f"score:{n}" for n in self.names] if self.scores else []))
+                              + ([f"score:{self.str(n)}" for n in self.names]
+                                 if self.scores else []))
 
     def rows(self, labels: list, scores=None) -> None:
         """Write one line per row of ``labels`` (and of ``scores``)."""
@@ -76,12 +81,13 @@ class _Writer:
             if self.csv is None:
                 rec: dict = ({"row": i, "levels": [[str(v) for v in level] for level in row]}
                              if self.per_level else {"row": i, "labels": [str(v) for v in row]})
+                # (JSON escapes control characters itself)
                 if scores is not None:
                     rec["scores"] = dict(zip(self.names, map(float, scores[k]), strict=True))
                 self.fh.write(json.dumps(rec) + "\n")
                 continue
-            cells = ([self.label_sep.join(str(v) for v in level) for level in row]
-                     if self.per_level else [self.label_sep.join(str(v) for v in row)])
+            cells = ([self.label_sep.join(self.str(v) for v in level) for level in row]
+                     if self.per_level else [self.label_sep.join(self.str(v) for v in row)])
             self.csv.writerow([i, *cells]
                               + ([f"{s:.6g}" for s in scores[k]] if scores is not None else []))
         self.row += len(labels)
