@@ -20,7 +20,7 @@ from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from ecrm import ECRM, ECRMCV, Hierarchy, StructuredSVM, _archive, load, save
+from ecrm import ECRM, ECRMCV, ForestECRMCV, Hierarchy, StructuredSVM, _archive, load, save
 from ecrm.datasets.flows import simulate_flows
 from ecrm.io import ModelFileError
 from ecrm.length_scales import LeaveOneOutLengthScales
@@ -414,8 +414,11 @@ def named_files(tmp_path_factory):
     ecrm = ECRM(HammingLoss(), TREE, gamma=0.3).fit(X, Y)
     pipe = make_pipeline(StandardScaler(), ECRM(HammingLoss(), TREE, gamma=0.3)).fit(X, Y)
     ssvm = StructuredSVM(HammingLoss(), TREE, max_iter=3).fit(X, Y)
+    forest = ForestECRMCV(HammingLoss(), TREE, param_grid={"max_features": [0.5, 1.0]},
+                          n_estimators=3, random_state=0).fit(X, Y)
     return {name: _save(model, tmp_path_factory, name)
-            for name, model in [("ecrm", ecrm), ("pipeline", pipe), ("ssvm", ssvm)]}
+            for name, model in [("ecrm", ecrm), ("pipeline", pipe), ("ssvm", ssvm),
+                                ("forest", forest)]}
 
 
 @pytest.mark.parametrize("kind, field", [("ecrm", "feature_names_in_"),
@@ -817,11 +820,11 @@ def _outputs(model, X):
 
 
 @pytest.mark.parametrize("calibrated_file", ["isotonic"], indirect=True)
-@pytest.mark.parametrize("kind", ["flow", "isotonic", "ssvm", "pipeline"])
+@pytest.mark.parametrize("kind", ["flow", "isotonic", "ssvm", "pipeline", "forest"])
 def test_every_tampered_value_is_refused_or_changes_nothing(flow_file, calibrated_file,
                                                             named_files, tmp_path, kind):
     path = {"flow": flow_file, "isotonic": calibrated_file[1], "ssvm": named_files["ssvm"],
-            "pipeline": named_files["pipeline"]}[kind]
+            "pipeline": named_files["pipeline"], "forest": named_files["forest"]}[kind]
     X = simulate_flows(3, random_state=1)[0] if kind == "flow" else _xy(5, seed=3)[0]
     expected = _outputs(load(path), X)
     meta = json.loads(_members(path)[META])
