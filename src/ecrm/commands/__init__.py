@@ -13,7 +13,8 @@ import sys
 from ecrm.commands._options import add_data_options, existing_file_option
 
 __all__ = ["add_data_options", "describe_step", "estimator_of", "existing_file_option", "fail",
-           "iter_for_model", "load_for_model", "preprocessing_of", "printable", "row_labels"]
+           "iter_for_model", "label_names", "load_for_model", "preprocessing_of", "printable",
+           "row_labels", "scores_note"]
 
 
 def printable(value) -> str:
@@ -36,6 +37,21 @@ def fail(message: str) -> int:
 def estimator_of(model):
     """The estimator of a model file's model: itself, or a pipeline's last step."""
     return model.steps[-1][1] if hasattr(model, "steps") else model
+
+
+def label_names(model) -> list:
+    """The names of a model's output coordinates: its ``label_names_`` (ECRM's estimators),
+    else its output space's names (a :class:`ecrm.StructuredSVM` stores none of its own)."""
+    names = getattr(model, "label_names_", None)
+    return list(model.output_space.output_names if names is None else names)
+
+
+def scores_note(model) -> str | None:
+    """Why ``model`` gives no label scores, or ``None`` when it has ``predict_scores``."""
+    if hasattr(model, "predict_scores"):
+        return None
+    return (f"label scores are not available for a {type(model).__name__} model (it "
+            "predicts label sets, not the label marginals)")
 
 
 def preprocessing_of(model) -> list:
@@ -140,5 +156,5 @@ def row_labels(model, Y) -> list[list]:
     """The label names switched on in each row of a 0/1 prediction ``Y``."""
     import numpy as np
 
-    names = model.label_names_
+    names = label_names(model)
     return [[names[j] for j in np.flatnonzero(row > 0.5)] for row in np.asarray(Y)]

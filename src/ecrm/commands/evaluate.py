@@ -109,7 +109,7 @@ def run(args) -> int:
             if args.predictions is not None:
                 Y, S = read_predictions(args.predictions, h, len(data.Y), args.label_sep)
             else:
-                Y, S = model.predict(data.X), model.predict_scores(data.X)
+                Y, S = model.predict(data.X), _scores(model, data.X)
             baseline = None
             if args.baseline is not None:
                 baseline = read_predictions(args.baseline, h, len(data.Y), args.label_sep)[1]
@@ -144,6 +144,20 @@ def run(args) -> int:
             print(f"  {row[0]:<8}{row[1]:>8}{row[2]:>9}{row[3]:>11}{row[4]:>11.4f}"
                   f"{row[5]:>9.4f}{row[6]:>9.4f}")
     return 0
+
+
+def _scores(model, X):
+    """The model's label scores, or ``None`` (with a warning) for a model kind without them."""
+    import warnings
+
+    from ecrm.commands import scores_note
+
+    note = scores_note(model)
+    if note is None:
+        return model.predict_scores(X)
+    warnings.warn(f"{note}: the metrics of label scores (AU(PRC)) are not reported",
+                  stacklevel=2)
+    return None
 
 
 def _check_plot_directory(path: str) -> None:

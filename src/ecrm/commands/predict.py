@@ -24,8 +24,10 @@ from ecrm.commands import (
     existing_file_option,
     fail,
     iter_for_model,
+    label_names,
     printable,
     row_labels,
+    scores_note,
 )
 from ecrm.commands._files import STDOUT, OutputError, atomic_text, check_output
 from ecrm.commands._options import output_file_option
@@ -128,7 +130,7 @@ def _predict_into(args, loaded, model, fh, fmt: str, bar) -> int:
     ``--per-level`` needs the widest row before the header: its labels are kept and written
     at the end (the features are still read a chunk at a time).
     """
-    writer = _Writer(fh, fmt, model.label_names_, scores=args.scores,
+    writer = _Writer(fh, fmt, label_names(model), scores=args.scores,
                      label_sep=args.label_sep, per_level=args.per_level)
     if not args.per_level:
         writer.header()
@@ -181,6 +183,8 @@ def run(args) -> int:
             return fail(f"--{'leaves-only' if args.leaves_only else 'per-level'} needs a model "
                         "of a label hierarchy; this model's outputs are a "
                         f"{type(model.output_space).__name__}")
+        if args.scores and scores_note(model):
+            return fail(f"--scores: {scores_note(model)}; predict without --scores")
         bar.update()
         try:
             with atomic_text(args.output) as fh:
