@@ -22,7 +22,7 @@ import argparse
 import os
 
 from ecrm.commands import add_data_options, existing_file_option, fail
-from ecrm.commands._files import STDOUT, OutputError, atomic_path, check_output
+from ecrm.commands._files import STDOUT, OutputError, atomic_path, check_output, is_stream
 from ecrm.commands._options import (
     names_option,
     number_option,
@@ -142,7 +142,7 @@ def run(args) -> int:
     if to_stdout and sys.stdout.isatty():
         return fail("-o - writes the binary model file to standard output, which is a "
                     "terminal here: redirect it (ecrm fit ... -o - > model.ecrm)")
-    report = sys.stderr if to_stdout else sys.stdout
+    report = sys.stderr if is_stream(args.output) else sys.stdout  # not into the output
     with contextlib.ExitStack() as stack, progress_bar(3, "ecrm fit",
                                                        enabled=not args.quiet) as bar:
         try:

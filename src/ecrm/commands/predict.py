@@ -11,7 +11,8 @@ step, the layout ``--level-columns`` reads). A label column in the data file is 
 
 The output path is checked before the model is read (it must not be the model or the data
 file, and its directory must accept a new file); the file is written atomically, so a failed
-or interrupted prediction leaves an existing output as it was and no temporary file.
+or interrupted prediction leaves an existing output as it was and no temporary file. A FIFO
+or a character device (``/dev/stdout``) is written directly, as standard output is.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ecrm.commands import (
     row_labels,
     scores_note,
 )
-from ecrm.commands._files import STDOUT, OutputError, atomic_text, check_output
+from ecrm.commands._files import STDOUT, OutputError, atomic_text, check_output, is_stream
 from ecrm.commands._options import output_file_option
 
 __all__ = ["add_parser", "run", "write_predictions"]
@@ -172,6 +173,7 @@ def run(args) -> int:
         check_output(args.output, [args.model, args.data])
     except (argparse.ArgumentTypeError, OutputError) as exc:
         return fail(str(exc))
+    summary = sys.stderr if is_stream(args.output) else sys.stdout  # not into the output
     with progress_bar(2, "ecrm predict", enabled=not args.quiet) as bar:
         try:
             loaded = load(args.model)
@@ -199,7 +201,7 @@ def run(args) -> int:
         bar.update()
     print(f"{n} predictions written to "
           f"{'standard output' if args.output == STDOUT else args.output}",
-          file=sys.stderr if args.output == STDOUT else sys.stdout)
+          file=summary)
     return 0
 
 
