@@ -149,6 +149,36 @@ def test_closed_standard_output_ends_quietly(test_csv, subprocess_env, tmp_path,
     assert err == ""
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["info", "{model}"], "ecrm: error: standard output is closed: nothing can be printed"),
+    (["info", "--json", "{model}"], "ecrm: error: standard output is closed"),
+    (["predict", "{model}", "{data}", "-o", "-", "--quiet"],
+     "ecrm: error: -o -: standard output is closed; give a file path"),
+    (["fit", "{data}", "-o", "-", "--quiet"], "ecrm: error: -o -: standard output is closed")])
+def test_standard_output_closed_from_the_start_is_one_error_line(test_csv, subprocess_env,
+                                                                  tmp_path, model_file, argv,
+                                                                  message):
+    argv = [a.format(model=model_file, data=test_csv) for a in argv]
+    proc = subprocess.run([sys.executable, "-m", "ecrm", *argv], cwd=tmp_path,
+                          env=subprocess_env, stderr=subprocess.PIPE, timeout=300,
+                          preexec_fn=lambda: os.close(1))  # as `ecrm ... >&-`
+    _one_error_line(proc, message)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [["info", "{model}"], ["info", "--json", "{model}"],
+                                  ["predict", "{model}", "{data}", "-o", "-", "--quiet"]])
+def test_standard_output_that_refuses_the_text_is_one_error_line(test_csv, subprocess_env,
+                                                                 tmp_path, model_file, argv):
+    argv = [a.format(model=model_file, data=test_csv) for a in argv]
+    with open("/dev/full", "w") as full:  # every write: "No space left on device"
+        proc = subprocess.run([sys.executable, "-m", "ecrm", *argv], cwd=tmp_path,
+                              env=subprocess_env, stdout=full, stderr=subprocess.PIPE,
+                              timeout=300)
+    _one_error_line(proc, os.strerror(errno.ENOSPC))
+
+
 # -- special files: written directly, never replaced ------------------------------------------
 def _read_fifo_while(fifo: Path, run) -> tuple[object, bytes]:
     """``run()`` while a thread reads ``fifo`` to its end; its result and the bytes read."""

@@ -98,6 +98,35 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"ecrm: warning: {message}", file=sys.stderr if file is None else file)
 
 
+def _drop_standard_output() -> None:
+    """Point standard output at the null device, so that Python's final flush of what is
+    still buffered does not report the same write error again."""
+    with_devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(with_devnull, sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - no descriptor
+        pass
+    finally:
+        os.close(with_devnull)
+
+
+def _flush_standard_output(status: int) -> int:
+    """Flush what the command printed: ``status``, or 2 with one line on standard error
+    when standard output refuses it (a full disk); nothing to do when it is closed."""
+    if sys.stdout is None:  # started with standard output closed (``>&-``)
+        return status
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        _drop_standard_output()
+        print(f"ecrm: error: cannot write to standard output: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
+    return status
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``ecrm`` command.
 
@@ -109,8 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     status : int
-        0 on success, 2 when the data or the options are unusable (the reason is on
-        standard error), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM), 141
+        0 on success, 2 when the data or the options are unusable or standard output
+        cannot take what the command prints (closed with ``>&-``, a full disk; the reason
+        is on standard error), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM), 141
         when standard output is closed early (``ecrm ... | head``; nothing is printed).
         Invalid options exit with status 2 through argparse. An interrupted command leaves
         no partial output and no temporary file.
@@ -123,8 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             argv = sys.argv[1:] if argv is None else list(argv)
             args = build_parser(argv).parse_args(argv)
             status = args.func(args)
-            sys.stdout.flush()
-            return status
+            return _flush_standard_output(status)
     except KeyboardInterrupt:
         print("ecrm: interrupted", file=sys.stderr)
         return 130
@@ -132,15 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         print("ecrm: terminated", file=sys.stderr)
         return 143
     except BrokenPipeError:
-        # the reader went away (``| head``): end quietly, and keep Python's final flush of
-        # standard output from reporting the same error again
-        with_devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(with_devnull, sys.stdout.fileno())
-        except (OSError, ValueError):  # pragma: no cover - stdout without a descriptor
-            pass
-        finally:
-            os.close(with_devnull)
+        # the reader went away (``| head``): end quietly
+        _drop_standard_output()
         return 141
     finally:
         if in_main_thread:

@@ -13,8 +13,8 @@ import sys
 from ecrm.commands._options import add_data_options, existing_file_option
 
 __all__ = ["add_data_options", "describe_step", "estimator_of", "existing_file_option", "fail",
-           "iter_for_model", "label_names", "load_for_model", "preprocessing_of", "printable",
-           "row_labels", "scores_note"]
+           "iter_for_model", "label_names", "load_for_model", "preprocessing_of", "print_out",
+           "printable", "row_labels", "scores_note"]
 
 
 def printable(value) -> str:
@@ -32,6 +32,22 @@ def fail(message: str) -> int:
     """Print ``ecrm: error: message`` on standard error; return the exit status 2."""
     print(f"ecrm: error: {message}", file=sys.stderr)
     return 2
+
+
+def print_out(text: str) -> int:
+    """Write ``text`` on standard output; 0, or :func:`fail`'s 2 when standard output is
+    closed (``>&-``) or refuses the text (a full disk). A reader gone away (``| head``)
+    raises ``BrokenPipeError``, which :func:`ecrm.cli.main` ends quietly."""
+    if sys.stdout is None:
+        return fail("standard output is closed: nothing can be printed")
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        return fail(f"cannot write to standard output: {exc.strerror or exc}")
+    return 0
 
 
 def estimator_of(model):

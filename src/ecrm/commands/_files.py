@@ -82,6 +82,8 @@ def check_output(path: str, inputs: Iterable[str | None] = (), *, option: str = 
     OutputError
     """
     if path == STDOUT:
+        if sys.stdout is None:  # started with standard output closed (``>&-``)
+            raise OutputError(f"{option} -: standard output is closed; give a file path")
         return
     target = _target(path)
     if os.path.isdir(target):

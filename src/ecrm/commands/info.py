@@ -10,7 +10,7 @@ the solver (with its Nystrom centres), the selection (criterion, calibration) of
 
 from __future__ import annotations
 
-from ecrm.commands import existing_file_option, fail, printable
+from ecrm.commands import existing_file_option, fail, print_out, printable
 
 __all__ = ["add_parser", "run", "summary"]
 
@@ -95,25 +95,27 @@ def _solver(model) -> dict:
 def run(args) -> int:
     """Run ``ecrm info`` from parsed arguments."""
     import json
+    import sys
 
+    if sys.stdout is None:  # before reading the model
+        return print_out("")
     try:
         info = summary(args.model)
     except ValueError as exc:
         return fail(str(exc))
     if args.json:
-        print(json.dumps(info, indent=2))
-        return 0
+        return print_out(json.dumps(info, indent=2) + "\n")
     labels = info.pop("labels")
     steps = info.pop("preprocessing", [])
-    for key, value in info.items():  # values from the file: escaped for the terminal
-        print(f"{key:<16}{printable(value)}")
-    for i, step in enumerate(steps or [None]):
-        print(f"{'preprocessing' if i == 0 else '':<16}"
-              f"{'none' if step is None else printable(step['step'] + ': ' + step['what'])}")
+    lines = [f"{key:<16}{printable(value)}"  # values from the file: escaped for the terminal
+             for key, value in info.items()]
+    lines += [f"{'preprocessing' if i == 0 else '':<16}"
+              f"{'none' if step is None else printable(step['step'] + ': ' + step['what'])}"
+              for i, step in enumerate(steps or [None])]
     shown = labels if args.all_labels else labels[:_SHOWN]
     more = "" if len(shown) == len(labels) else f", ... ({len(labels)} in all)"
-    print(f"{'labels':<16}{', '.join(map(printable, shown))}{more}")
-    return 0
+    lines.append(f"{'labels':<16}{', '.join(map(printable, shown))}{more}")
+    return print_out("\n".join(lines) + "\n")
 
 
 #: Labels printed by the text output without ``--all-labels``.
