@@ -22,13 +22,14 @@ from ecrm.losses import HammingLoss
 
 @pytest.fixture(scope="module", params=["bare", "pipeline"])
 def ssvm_file(request, train_csv, tmp_path_factory) -> tuple[Path, object]:
+    pd = pytest.importorskip("pandas")
     data = load_data(str(train_csv), path_sep="/")
     svm = ecrm.StructuredSVM(HammingLoss(), data.hierarchy, C=10.0, max_iter=5,
                              random_state=0)
     model = svm if request.param == "bare" else make_pipeline(StandardScaler(), svm)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # five passes: a quick model
-        model.fit(data.X, data.Y)
+        model.fit(pd.DataFrame(data.X, columns=data.feature_names), data.Y)  # named columns
     path = tmp_path_factory.mktemp("ssvm") / f"{request.param}.ecrm"
     ecrm.save(model, path)
     return path, model
@@ -61,11 +62,27 @@ def test_predict_writes_the_structured_svm_predictions(ecrm_cmd, tmp_path, test_
     proc = ecrm_cmd("predict", str(path), str(test_csv), "-o", "p.csv", "--quiet", cwd=tmp_path)
     _ok(proc)
     rows = list(csv.DictReader(io.StringIO((tmp_path / "p.csv").read_text())))
-    X = load_data(str(test_csv), path_sep="/").X
+    pd = pytest.importorskip("pandas")
+    test = load_data(str(test_csv), path_sep="/")
+    X = pd.DataFrame(test.X, columns=test.feature_names)
     expected = model.predict_labels(X) if not hasattr(model, "steps") else \
         model.steps[-1][1].predict_labels(model[:-1].transform(X))
     assert [row["labels"].split(";") if row["labels"] else [] for row in rows] == \
         [[str(v) for v in labels] for labels in expected]
+
+
+def test_predict_matches_the_columns_by_the_names_the_model_was_fitted_on(
+        ecrm_cmd, tmp_path, test_csv, ssvm_file):
+    rows = list(csv.reader(io.StringIO(test_csv.read_text())))
+    with open(tmp_path / "reversed.csv", "w", newline="") as fh:
+        csv.writer(fh).writerows(row[-2::-1] + row[-1:] for row in rows)  # f5, ..., f0, labels
+    assert rows[0][0] == "f0" and (tmp_path / "reversed.csv").read_text().startswith("f5,f4")
+    for name in ("given.csv", "reversed.csv"):
+        data = test_csv if name == "given.csv" else tmp_path / name
+        proc = ecrm_cmd("predict", str(ssvm_file[0]), str(data), "-o", f"p-{name}",
+                        "--quiet", cwd=tmp_path)
+        assert _ok(proc) == ""  # no warning about feature names either
+    assert (tmp_path / "p-given.csv").read_bytes() == (tmp_path / "p-reversed.csv").read_bytes()
 
 
 def test_predict_scores_of_a_structured_svm_are_refused(ecrm_cmd, tmp_path, test_csv,

@@ -150,6 +150,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
+            # a model fitted on a DataFrame is given arrays whose columns the commands have
+            # matched and ordered by its names (ecrm.commands._ready_for): nothing to warn
+            warnings.filterwarnings("ignore", "X does not have valid feature names",
+                                    UserWarning)
             argv = sys.argv[1:] if argv is None else list(argv)
             args = build_parser(argv).parse_args(argv)
             status = args.func(args)

@@ -304,9 +304,10 @@ class StructuredSVM(_StructuredEstimator):
         params = self._check_params()
         if Y is None:
             raise ValueError("StructuredSVM requires y to be passed, but the target y is None")
-        X = check_kernel_input(X, params["kernel"])
+        checked = check_kernel_input(X, params["kernel"])
         probe = BaseEstimator()  # scikit-learn's reading of the feature names, set on success
-        validate_data(probe, X, reset=True, skip_check_array=True)
+        validate_data(probe, X, reset=True, skip_check_array=True)  # of X, not the array
+        X = checked
         Y = as_label_matrix(self.output_space, Y)  # names, paths or levels -> 0/1
         y_ndim = np.ndim(Y)
         if y_ndim == 1 and self.output_space.n_outputs == 1:
@@ -561,8 +562,10 @@ class StructuredSVM(_StructuredEstimator):
         F : ndarray of shape (n, e)
         """
         check_is_fitted(self, "dual_coef_")
-        X = check_kernel_input(X, self.kernel_params_["kernel"], n_train=self.X_fit_.shape[0])
-        validate_data(self, X, reset=False, skip_check_array=True)
+        checked = check_kernel_input(X, self.kernel_params_["kernel"],
+                                     n_train=self.X_fit_.shape[0])
+        validate_data(self, X, reset=False, skip_check_array=True)  # X's names, if any
+        X = checked
         s = self.support_
         if self.kernel_params_["kernel"] == "precomputed":
             V = np.asarray(X[:, s].toarray() if hasattr(X, "toarray") else X[:, s],

@@ -148,7 +148,10 @@ def _ready_for(model, data, filename):
     first = steps[0] if steps else estimator_of(model)
     imputes = any(type(s).__name__ in ("HMCPreprocessor", "SimpleImputer") for s in steps)
     check_finite_features(data, allow_missing=imputes)
-    names = getattr(first, "feature_names_in_" if steps else "feature_columns_", None)
+    # the columns the model was fitted on: those of the file ``ecrm fit`` read, else the
+    # DataFrame's a model fitted in Python saw (a bare StructuredSVM or ECRM, a pipeline)
+    names = next((getattr(first, a) for a in ("feature_columns_", "feature_names_in_")
+                  if getattr(first, a, None) is not None), None)
     if names is not None and data.feature_names is not None and not data.filename.endswith(
             (".svm", ".svmlight", ".libsvm")):
         given = list(data.feature_names)
