@@ -2,10 +2,12 @@
 
 import gzip
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from ecrm.datasets.label_ranking import list_label_ranking, load_label_ranking
 
@@ -272,6 +274,21 @@ def test_forest_rankers_and_the_honest_choice():
     kernel[1]["loo_discordant"] += 0.01
     honest = peers._honest(kernel, forest)
     assert honest[1]["family"] == "forest" and honest[0] is forest[0]
+
+
+def test_ssvm_search_passes_do_not_warn_but_an_unconverged_refit_does(monkeypatch):
+    from ecrm.datasets import make_label_ranking
+    from ecrm.experiments import _ranking_peers as peers
+
+    monkeypatch.setattr(peers, "SSVM_CS", (1e3,))  # too large a C for 20 or 100 passes
+    data = make_label_ranking("iris")
+    train = np.random.default_rng(0).permutation(len(data.X))[:100]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        peers._ssvm(data.X[train], data.ranks[train], data.X[:5], [1.0], 0)
+    # the C search's 20 passes are the protocol's budget; the refit's 100 are not enough
+    messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(messages) == 1 and "stopped at max_iter=100 passes" in messages[0]
 
 
 def test_ssvm_kendall_column_ranks_better_than_chance_and_is_opt_in():
