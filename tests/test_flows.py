@@ -682,6 +682,16 @@ def test_reproduce_flow_checks_its_json_path_before_any_work(ecrm_cmd, tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+def test_reproduce_flow_checks_its_plot_directory_before_any_work(ecrm_cmd, tmp_path):
+    (tmp_path / "afile").write_text("kept\n")
+    proc = ecrm_cmd("reproduce", "flow", "--trials", "1", "--n-train", "5", "--n-test", "5",
+                    "--n-val", "5", "--jobs", "1", "--quiet", "--plot", "afile", cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and "Traceback" not in err and not proc.stdout
+    assert err.strip() == "ecrm: error: --plot 'afile' is a file; expected a directory"
+    assert (tmp_path / "afile").read_text() == "kept\n"
+
+
 def test_reproduce_flow_checks_that_its_json_directory_is_writable(ecrm_cmd, tmp_path):
     if not os.path.isdir("/proc/self"):
         pytest.skip("needs a directory that refuses new files")  # root writes anywhere else

@@ -2,7 +2,8 @@
 
 * :func:`check_output` -- before any work: ``-o`` is not an input file (compared with
   :func:`os.path.samefile`, so symbolic and hard links are caught) and its directory accepts a
-  new file (a probe file is created and removed);
+  new file (a probe file is created and removed); :func:`check_output_directory` likewise for
+  an output directory;
 * :func:`atomic_path` / :func:`atomic_text` -- the output is written to a temporary file in the
   same directory and renamed over the target only when complete (:func:`os.replace`); on any
   exception, ``KeyboardInterrupt`` or termination by SIGTERM (which :mod:`ecrm.cli` turns into
@@ -28,7 +29,8 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-__all__ = ["STDOUT", "OutputError", "atomic_path", "atomic_text", "check_output", "is_stream"]
+__all__ = ["STDOUT", "OutputError", "atomic_path", "atomic_text", "check_output",
+           "check_output_directory", "is_stream"]
 
 #: The output path that means standard output.
 STDOUT = "-"
@@ -113,6 +115,23 @@ def check_output(path: str, inputs: Iterable[str | None] = (), *, option: str = 
                           f"({exc.strerror or exc})") from None
     os.close(fd)
     os.remove(probe)
+
+
+def check_output_directory(path: str, *, option: str) -> None:
+    """Refuse, before any work, an output directory that is a file or cannot be made or
+    written (its parent must exist; the directory itself is made when the output is).
+
+    Raises
+    ------
+    OutputError
+    """
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise OutputError(f"{option} {path!r} is a file; expected a directory")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise OutputError(f"{option} {path!r}: the directory {parent!r} does not exist")
+    if not os.access(path if os.path.isdir(path) else parent, os.W_OK):
+        raise OutputError(f"{option} {path!r}: not writable")
 
 
 def _mode_for(target: str) -> int:

@@ -82,7 +82,7 @@ def run(args) -> int:
     """Run ``ecrm evaluate`` from parsed arguments."""
     import json
 
-    from ecrm.commands._files import OutputError, check_output
+    from ecrm.commands._files import OutputError, check_output, check_output_directory
     from ecrm.commands._options import progress_bar
     from ecrm.io import load
     from ecrm.metrics import multilabel_report, per_level_report
@@ -93,7 +93,7 @@ def run(args) -> int:
         if args.report is not None:
             check_output(args.report, inputs, option="--report")
         if args.plot is not None:
-            _check_plot_directory(args.plot)
+            check_output_directory(args.plot, option="--plot")
     except OutputError as exc:
         return fail(str(exc))
     with progress_bar(2, "ecrm evaluate", enabled=not args.quiet) as bar:
@@ -158,21 +158,6 @@ def _scores(model, X):
     warnings.warn(f"{note}: the metrics of label scores (AU(PRC)) are not reported",
                   stacklevel=2)
     return None
-
-
-def _check_plot_directory(path: str) -> None:
-    """``--plot DIR`` must be a directory or creatable as one (checked before any work)."""
-    import os
-
-    from ecrm.commands._files import OutputError
-
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise OutputError(f"--plot {path!r} is a file; expected a directory")
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        raise OutputError(f"--plot {path!r}: the directory {parent!r} does not exist")
-    if not os.access(path if os.path.isdir(path) else parent, os.W_OK):
-        raise OutputError(f"--plot {path!r}: not writable")
 
 
 def _context(args, loaded, model, Y_true, Y_pred, report: dict, tree) -> dict:

@@ -342,16 +342,18 @@ def demo(seed: int = 0) -> str:
 
 
 def run(args) -> int:
-    """Run ``ecrm reproduce flow`` from parsed arguments; the ``--json`` path is checked
-    (its directory accepts a new file) before any work, as ``ecrm fit`` checks ``-o``."""
+    """Run ``ecrm reproduce flow`` from parsed arguments; the ``--json`` and ``--plot``
+    paths are checked before any work, as ``ecrm fit`` checks ``-o``."""
     from ecrm.commands import fail
-    from ecrm.commands._files import OutputError, check_output
+    from ecrm.commands._files import OutputError, check_output, check_output_directory
 
-    if args.json:
-        try:
+    try:
+        if args.json:
             check_output(args.json, option="--json")
-        except OutputError as exc:
-            return fail(str(exc))
+        if args.plot:
+            check_output_directory(args.plot, option="--plot")
+    except OutputError as exc:
+        return fail(str(exc))
     stream = None if args.quiet else sys.stderr
     t0 = time.perf_counter()
     rows, results = run_table(args.trials, args.n_train, args.n_test, args.n_val, args.seed,
