@@ -105,3 +105,15 @@ def test_evaluate_reports_the_metrics_without_scores(ecrm_cmd, tmp_path, test_cs
     assert report["n_rows"] == 100 and 0 <= report["hF"] <= 1 and "micro_auprc" not in report
     assert "label scores are not available for a StructuredSVM model" in err
     assert "AU(PRC)" in err and len(err.strip().splitlines()) == 1
+
+
+def test_evaluate_text_and_report_describe_the_structured_svm(ecrm_cmd, tmp_path, test_csv,
+                                                              ssvm_file):
+    proc = ecrm_cmd("evaluate", str(ssvm_file[0]), str(test_csv), "--path-sep", "/",
+                    "--report", "r.html", "--quiet", cwd=tmp_path)
+    _ok(proc)
+    text = proc.stdout.decode()
+    assert "model: StructuredSVM, HammingLoss, rbf kernel, gamma=1/features, C=10;" in text
+    assert "hierarchical F1" in text and "micro AU(PRC)" not in text
+    page = (tmp_path / "r.html").read_text()
+    assert "StructuredSVM" in page and "5 passes, duality gap" in page
