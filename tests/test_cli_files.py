@@ -168,7 +168,9 @@ def test_standard_output_closed_from_the_start_is_one_error_line(test_csv, subpr
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 @pytest.mark.parametrize("argv", [["info", "{model}"], ["info", "--json", "{model}"],
-                                  ["predict", "{model}", "{data}", "-o", "-", "--quiet"]])
+                                  ["predict", "{model}", "{data}", "-o", "-", "--quiet"],
+                                  ["evaluate", "{model}", "{data}", "--path-sep", "/",
+                                   "--quiet"]])
 def test_standard_output_that_refuses_the_text_is_one_error_line(test_csv, subprocess_env,
                                                                  tmp_path, model_file, argv):
     argv = [a.format(model=model_file, data=test_csv) for a in argv]
@@ -177,6 +179,14 @@ def test_standard_output_that_refuses_the_text_is_one_error_line(test_csv, subpr
                               env=subprocess_env, stdout=full, stderr=subprocess.PIPE,
                               timeout=300)
     _one_error_line(proc, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_report_the_disk_refuses_is_one_error_line(ecrm_cmd, test_csv, tmp_path, model_file):
+    proc = ecrm_cmd("evaluate", str(model_file), str(test_csv), "--path-sep", "/", "--report",
+                    "/dev/full", "--quiet", cwd=tmp_path)
+    _one_error_line(proc, f"ecrm: error: cannot write the output: {os.strerror(errno.ENOSPC)}")
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)  # written through, not replaced
 
 
 # -- special files: written directly, never replaced ------------------------------------------

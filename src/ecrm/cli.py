@@ -11,6 +11,7 @@ module registers.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import signal
@@ -98,6 +99,11 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"ecrm: warning: {message}", file=sys.stderr if file is None else file)
 
 
+#: The errors of a write that found no room (a full disk or quota, a file too large) or a
+#: failing device.
+_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
 def _drop_standard_output() -> None:
     """Point standard output at the null device, so that Python's final flush of what is
     still buffered does not report the same write error again."""
@@ -138,9 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     status : int
-        0 on success, 2 when the data or the options are unusable or standard output
-        cannot take what the command prints (closed with ``>&-``, a full disk; the reason
-        is on standard error), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM), 141
+        0 on success, 2 when the data or the options are unusable or an output cannot be
+        written (standard output closed with ``>&-``, a full disk; the reason is on
+        standard error), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM), 141
         when standard output is closed early (``ecrm ... | head``; nothing is printed).
         Invalid options exit with status 2 through argparse. An interrupted command leaves
         no partial output and no temporary file.
@@ -168,6 +174,16 @@ def main(argv: list[str] | None = None) -> int:
         # the reader went away (``| head``): end quietly
         _drop_standard_output()
         return 141
+    except OSError as exc:
+        if exc.errno not in _WRITE_ERRORS:
+            raise
+        # a write that the disk refused and the command did not report itself (standard
+        # output, a picture, a report): one line, not a traceback
+        _drop_standard_output()
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"ecrm: error: cannot write the output{where}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
