@@ -116,23 +116,6 @@ def _drop_standard_output() -> None:
         os.close(with_devnull)
 
 
-def _flush_standard_output(status: int) -> int:
-    """Flush what the command printed: ``status``, or 2 with one line on standard error
-    when standard output refuses it (a full disk); nothing to do when it is closed."""
-    if sys.stdout is None:  # started with standard output closed (``>&-``)
-        return status
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        _drop_standard_output()
-        print(f"ecrm: error: cannot write to standard output: {exc.strerror or exc}",
-              file=sys.stderr)
-        return 2
-    return status
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the ``ecrm`` command.
 
@@ -163,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             argv = sys.argv[1:] if argv is None else list(argv)
             args = build_parser(argv).parse_args(argv)
             status = args.func(args)
-            return _flush_standard_output(status)
+            if sys.stdout is not None:  # None: started with standard output closed (>&-)
+                sys.stdout.flush()
+            return status
     except KeyboardInterrupt:
         print("ecrm: interrupted", file=sys.stderr)
         return 130
@@ -178,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         if exc.errno not in _WRITE_ERRORS:
             raise
         # a write that the disk refused and the command did not report itself (standard
-        # output, a picture, a report): one line, not a traceback
+        # output, its final flush included, a picture, a report): one line, no traceback
         _drop_standard_output()
         where = f" ({exc.filename})" if exc.filename else ""
         print(f"ecrm: error: cannot write the output{where}: {exc.strerror or exc}",

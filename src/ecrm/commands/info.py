@@ -97,7 +97,7 @@ def run(args) -> int:
     import json
     import sys
 
-    if sys.stdout is None:  # before reading the model
+    if sys.stdout is None:  # closed: print_out says so, before the model is read
         return print_out("")
     try:
         info = summary(args.model)
