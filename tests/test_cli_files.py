@@ -246,6 +246,24 @@ def test_dash_o_dev_stdout_onto_a_pipe_writes_the_predictions(ecrm_cmd, test_csv
     assert len(list(csv.DictReader(io.StringIO(proc.stdout.decode())))) == 100
 
 
+@pytest.mark.parametrize("how", ["dash", "path"])
+def test_fit_refuses_to_write_the_binary_model_onto_a_terminal(subprocess_env, tmp_path, train,
+                                                              how):
+    pty = pytest.importorskip("pty")
+    main_fd, terminal_fd = pty.openpty()
+    try:
+        terminal = os.ttyname(terminal_fd)
+        out, stdout = ("-", terminal_fd) if how == "dash" else (terminal, subprocess.PIPE)
+        proc = subprocess.run([sys.executable, "-m", "ecrm", "fit", "train.csv", "-o", out,
+                               "--quiet"], cwd=tmp_path, env=subprocess_env, stdout=stdout,
+                              stderr=subprocess.PIPE, timeout=300)
+    finally:
+        os.close(terminal_fd)
+        os.close(main_fd)
+    _one_error_line(proc, f"-o {out} writes the binary model file to a terminal")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.csv"]
+
+
 def test_a_socket_as_output_is_refused(ecrm_cmd, test_csv, tmp_path, model_file):
     with socket.socket(socket.AF_UNIX) as sock:
         sock.bind(str(tmp_path / "p.csv"))

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO
 
 __all__ = ["STDOUT", "OutputError", "atomic_path", "atomic_text", "check_output",
-           "check_output_directory", "is_stream"]
+           "check_output_directory", "is_stream", "is_terminal"]
 
 #: The output path that means standard output.
 STDOUT = "-"
@@ -59,6 +59,23 @@ def is_stream(path: str) -> bool:
     """Whether an output to ``path`` goes to a stream, not a file that is replaced: ``-``
     (standard output) or an existing FIFO or character device (``/dev/stdout``)."""
     return path == STDOUT or _special(path) in _STREAMS
+
+
+def is_terminal(path: str) -> bool:
+    """Whether an output to ``path`` lands on a terminal: ``-`` on one, or a path to one
+    (``/dev/stdout`` in a terminal, ``/dev/tty``)."""
+    if path == STDOUT:
+        return sys.stdout is not None and sys.stdout.isatty()
+    if _special(path) != stat.S_IFCHR:
+        return False
+    try:  # opened without becoming the controlling terminal and without waiting
+        fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return os.isatty(fd)
+    finally:
+        os.close(fd)
 
 
 def _target(path: str) -> str:
