@@ -423,3 +423,14 @@ def test_protocol_folds_are_the_folds_of_run_dataset():
         assert np.all(np.isin(train, full)) and np.all(np.diff(train) > 0)
     whole = list(ranking.protocol_folds(45, repeats=1, folds=3, max_train=None))
     assert all(len(train) == 30 for _, _, train, _, _ in whole)
+
+
+def test_reproduce_ranking_checks_that_its_json_directory_is_writable(capsys):
+    from ecrm.cli import main
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("needs a directory that refuses new files")  # root writes anywhere else
+    assert main(["reproduce", "ranking", "--json", "/proc/rows.json", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ecrm: error: --json '/proc/rows.json': cannot create a file in "
+                          "'/proc'") and len(err.splitlines()) == 1

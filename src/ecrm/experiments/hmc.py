@@ -431,12 +431,19 @@ def _fail(message: str) -> int:
 def run(args) -> int:
     """Run ``ecrm reproduce hmc`` from parsed arguments.
 
-    The data directory and the data set names are checked before any work; a missing or
-    malformed file stops the run with status 2 and the reason on standard error.
+    The ``--json`` path, the data directory and the data set names are checked before any
+    work; a missing or malformed file stops the run with status 2 and the reason on standard
+    error.
     """
+    from ecrm.commands._files import OutputError, check_output
     from ecrm.datasets import ArffError, list_hmc, load_hmc
     from ecrm.experiments.progress import progress_bar
 
+    try:  # the output first, as ecrm fit checks -o
+        if args.json:
+            check_output(args.json, option="--json")
+    except OutputError as exc:
+        return _fail(str(exc))
     try:
         available = list_hmc(args.data_dir)  # None: $ECRM_DATA
     except FileNotFoundError as err:
