@@ -2,7 +2,7 @@
 
 Inputs are never written over, outputs are checked before any work and written atomically,
 interrupts end with one line and no leftovers, ``-o -`` is standard output, a closed pipe
-ends quietly.
+ends quietly; a FIFO or a device is written through, never replaced.
 """
 
 from __future__ import annotations
@@ -12,8 +12,11 @@ import errno
 import io
 import os
 import signal
+import socket
+import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -144,6 +147,131 @@ def test_closed_standard_output_ends_quietly(test_csv, subprocess_env, tmp_path,
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=300) == 141
     assert err == ""
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["info", "{model}"], "ecrm: error: standard output is closed: nothing can be printed"),
+    (["info", "--json", "{model}"], "ecrm: error: standard output is closed"),
+    (["predict", "{model}", "{data}", "-o", "-", "--quiet"],
+     "ecrm: error: -o -: standard output is closed; give a file path"),
+    (["fit", "{data}", "-o", "-", "--quiet"], "ecrm: error: -o -: standard output is closed")])
+def test_standard_output_closed_from_the_start_is_one_error_line(test_csv, subprocess_env,
+                                                                  tmp_path, model_file, argv,
+                                                                  message):
+    argv = [a.format(model=model_file, data=test_csv) for a in argv]
+    proc = subprocess.run([sys.executable, "-m", "ecrm", *argv], cwd=tmp_path,
+                          env=subprocess_env, stderr=subprocess.PIPE, timeout=300,
+                          preexec_fn=lambda: os.close(1))  # as `ecrm ... >&-`
+    _one_error_line(proc, message)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [["info", "{model}"], ["info", "--json", "{model}"],
+                                  ["predict", "{model}", "{data}", "-o", "-", "--quiet"],
+                                  ["evaluate", "{model}", "{data}", "--path-sep", "/",
+                                   "--quiet"]])
+def test_standard_output_that_refuses_the_text_is_one_error_line(test_csv, subprocess_env,
+                                                                 tmp_path, model_file, argv):
+    argv = [a.format(model=model_file, data=test_csv) for a in argv]
+    with open("/dev/full", "w") as full:  # every write: "No space left on device"
+        proc = subprocess.run([sys.executable, "-m", "ecrm", *argv], cwd=tmp_path,
+                              env=subprocess_env, stdout=full, stderr=subprocess.PIPE,
+                              timeout=300)
+    _one_error_line(proc, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_report_the_disk_refuses_is_one_error_line(ecrm_cmd, test_csv, tmp_path, model_file):
+    proc = ecrm_cmd("evaluate", str(model_file), str(test_csv), "--path-sep", "/", "--report",
+                    "/dev/full", "--quiet", cwd=tmp_path)
+    _one_error_line(proc, f"ecrm: error: cannot write the output: {os.strerror(errno.ENOSPC)}")
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)  # written through, not replaced
+
+
+# -- special files: written directly, never replaced ------------------------------------------
+def _read_fifo_while(fifo: Path, run) -> tuple[object, bytes]:
+    """``run()`` while a thread reads ``fifo`` to its end; its result and the bytes read."""
+    got: list[bytes] = []
+
+    def reader():
+        with open(fifo, "rb") as fh:  # blocks until the command opens the FIFO
+            got.append(fh.read())
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    result = run()
+    thread.join(timeout=5)
+    if thread.is_alive():  # the command never opened it: release the reader
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(timeout=5)
+    return result, got[0] if got else b""
+
+
+def test_predict_into_a_fifo_writes_through_it_and_leaves_it(ecrm_cmd, test_csv, tmp_path,
+                                                              model_file):
+    fifo = tmp_path / "p.csv"
+    os.mkfifo(fifo)
+    proc, data = _read_fifo_while(fifo, lambda: ecrm_cmd(
+        "predict", str(model_file), str(test_csv), "-o", "p.csv", "--quiet", cwd=tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still the FIFO, not a regular file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.csv"]  # no temporary file
+    assert "100 predictions written to p.csv" in proc.stderr.decode() and not proc.stdout
+    assert main(["predict", str(model_file), str(test_csv), "-o", str(tmp_path / "q.csv"),
+                 "--quiet"]) == 0
+    assert data == (tmp_path / "q.csv").read_bytes()
+
+
+def test_fit_into_a_fifo_writes_the_model_through_it(ecrm_cmd, tmp_path, train):
+    fifo = tmp_path / "m.ecrm"
+    os.mkfifo(fifo)
+    proc, data = _read_fifo_while(fifo, lambda: ecrm_cmd(
+        "fit", "train.csv", "--path-sep", "/", "-o", "m.ecrm", "--quiet", cwd=tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and not proc.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.ecrm", "train.csv"]
+    (tmp_path / "read.ecrm").write_bytes(data)
+    assert ecrm.load(tmp_path / "read.ecrm").n_features_in_ == 6
+
+
+def test_dash_o_dev_stdout_onto_a_pipe_writes_the_predictions(ecrm_cmd, test_csv, tmp_path,
+                                                               model_file):
+    if not os.path.exists("/dev/stdout"):
+        pytest.skip("no /dev/stdout")
+    proc = ecrm_cmd("predict", str(model_file), str(test_csv), "-o", "/dev/stdout",
+                    "--output-format", "csv", "--quiet", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "100 predictions written to /dev/stdout" in proc.stderr.decode()
+    assert len(list(csv.DictReader(io.StringIO(proc.stdout.decode())))) == 100
+
+
+@pytest.mark.parametrize("how", ["dash", "path"])
+def test_fit_refuses_to_write_the_binary_model_onto_a_terminal(subprocess_env, tmp_path, train,
+                                                              how):
+    pty = pytest.importorskip("pty")
+    main_fd, terminal_fd = pty.openpty()
+    try:
+        terminal = os.ttyname(terminal_fd)
+        out, stdout = ("-", terminal_fd) if how == "dash" else (terminal, subprocess.PIPE)
+        proc = subprocess.run([sys.executable, "-m", "ecrm", "fit", "train.csv", "-o", out,
+                               "--quiet"], cwd=tmp_path, env=subprocess_env, stdout=stdout,
+                              stderr=subprocess.PIPE, timeout=300)
+    finally:
+        os.close(terminal_fd)
+        os.close(main_fd)
+    _one_error_line(proc, f"-o {out} writes the binary model file to a terminal")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.csv"]
+
+
+def test_a_socket_as_output_is_refused(ecrm_cmd, test_csv, tmp_path, model_file):
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(tmp_path / "p.csv"))
+        proc = ecrm_cmd("predict", str(model_file), str(test_csv), "-o", "p.csv", "--quiet",
+                        cwd=tmp_path)
+        _one_error_line(proc, "-o 'p.csv' is a socket; expected a regular file, a FIFO or a "
+                              "character device")
+        assert stat.S_ISSOCK(os.lstat(tmp_path / "p.csv").st_mode)
 
 
 # -- atomic writes, interrupts ---------------------------------------------------------------

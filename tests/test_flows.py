@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 
 import numpy as np
 import pytest
@@ -667,6 +668,41 @@ def test_reproduce_flow_rejects_bad_arguments_at_parse_time(argv, message, capsy
     import re
 
     assert re.search(message, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("where", ["missing/rows.json", "."])
+def test_reproduce_flow_checks_its_json_path_before_any_work(ecrm_cmd, tmp_path, where):
+    proc = ecrm_cmd("reproduce", "flow", "--trials", "1", "--n-train", "5", "--n-test", "5",
+                    "--n-val", "5", "--jobs", "1", "--quiet", "--json", where, cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and "Traceback" not in err
+    assert f"argument --json: --json must be a file path in an existing directory; got " \
+           f"'{where}'" in err
+    assert not proc.stdout  # no table: nothing was run
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_reproduce_flow_checks_its_plot_directory_before_any_work(ecrm_cmd, tmp_path):
+    (tmp_path / "afile").write_text("kept\n")
+    proc = ecrm_cmd("reproduce", "flow", "--trials", "1", "--n-train", "5", "--n-test", "5",
+                    "--n-val", "5", "--jobs", "1", "--quiet", "--plot", "afile", cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and "Traceback" not in err and not proc.stdout
+    assert err.strip() == "ecrm: error: --plot 'afile' is a file; expected a directory"
+    assert (tmp_path / "afile").read_text() == "kept\n"
+
+
+def test_reproduce_flow_checks_that_its_json_directory_is_writable(ecrm_cmd, tmp_path):
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("needs a directory that refuses new files")  # root writes anywhere else
+    proc = ecrm_cmd("reproduce", "flow", "--trials", "1", "--n-train", "5", "--n-test", "5",
+                    "--n-val", "5", "--jobs", "1", "--quiet", "--json", "/proc/rows.json",
+                    cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and "Traceback" not in err and not proc.stdout
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith("ecrm: error: --json '/proc/rows.json': cannot create a file in "
+                          "'/proc'")
 
 
 def test_demo_returns_a_table():

@@ -2,10 +2,12 @@
 
 import gzip
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from ecrm.datasets.label_ranking import list_label_ranking, load_label_ranking
 
@@ -274,6 +276,21 @@ def test_forest_rankers_and_the_honest_choice():
     assert honest[1]["family"] == "forest" and honest[0] is forest[0]
 
 
+def test_ssvm_search_passes_do_not_warn_but_an_unconverged_refit_does(monkeypatch):
+    from ecrm.datasets import make_label_ranking
+    from ecrm.experiments import _ranking_peers as peers
+
+    monkeypatch.setattr(peers, "SSVM_CS", (1e3,))  # too large a C for 20 or 100 passes
+    data = make_label_ranking("iris")
+    train = np.random.default_rng(0).permutation(len(data.X))[:100]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        peers._ssvm(data.X[train], data.ranks[train], data.X[:5], [1.0], 0)
+    # the C search's 20 passes are the protocol's budget; the refit's 100 are not enough
+    messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(messages) == 1 and "stopped at max_iter=100 passes" in messages[0]
+
+
 def test_ssvm_kendall_column_ranks_better_than_chance_and_is_opt_in():
     import argparse
 
@@ -406,3 +423,14 @@ def test_protocol_folds_are_the_folds_of_run_dataset():
         assert np.all(np.isin(train, full)) and np.all(np.diff(train) > 0)
     whole = list(ranking.protocol_folds(45, repeats=1, folds=3, max_train=None))
     assert all(len(train) == 30 for _, _, train, _, _ in whole)
+
+
+def test_reproduce_ranking_checks_that_its_json_directory_is_writable(capsys):
+    from ecrm.cli import main
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("needs a directory that refuses new files")  # root writes anywhere else
+    assert main(["reproduce", "ranking", "--json", "/proc/rows.json", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ecrm: error: --json '/proc/rows.json': cannot create a file in "
+                          "'/proc'") and len(err.splitlines()) == 1

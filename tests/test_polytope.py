@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -72,12 +72,28 @@ def constraint_sets(draw):
                 A_eq=A_eq if n_eq else None, b_eq=b_eq if n_eq else None, n_outputs=d)
 
 
+def _certificate_tolerance(C) -> np.ndarray:
+    """How far a bound may exceed the value of row of ``C``: the solver's relative tolerance
+    (1e-13 of sum |c|, here 1e-9), and at least one subnormal spacing per coordinate, the
+    rounding of a bound multiplied back onto subnormal costs, where the relative term
+    underflows to 0 (a cost of -5e-324 gave 1e-9 * 5e-324 = 0)."""
+    return np.maximum(1e-9 * np.abs(C).sum(axis=1),
+                      C.shape[1] * np.finfo(float).smallest_subnormal)
+
+
+_NONE = dict(A_ub=None, b_ub=None, A_eq=None, b_eq=None)
+
+
 # The oracle itself is checked against brute force in tests/test_oracles.py; here the
 # space's own duties: its elements, membership, infeasibility and the certificates.
 @settings(max_examples=40, deadline=None)
-@given(constraint_sets(), st.data())
-def test_elements_membership_and_certificates_on_random_constraint_sets(kw, data):
+@given(constraint_sets(), arrays(float, (3, 6), elements=finite))
+@example(dict(_NONE, n_outputs=1), np.pad([[-5e-324], [0.0], [1.0]], ((0, 0), (0, 5))))
+@example(dict(_NONE, A_ub=np.array([[1.0, 1.0]]), b_ub=np.array([1.0]), n_outputs=2),
+         np.pad([[-1e-318, -2e-318], [-1e-310, 0.0], [3e-320, -5e-324]], ((0, 0), (0, 4))))
+def test_elements_membership_and_certificates_on_random_constraint_sets(kw, C):
     d = kw["n_outputs"]
+    C = C[:, :d]  # the first d columns: the costs of this space
     allpts = all_binary_vectors(d)
     ok = np.ones(len(allpts), dtype=bool)
     if kw["A_ub"] is not None:
@@ -91,12 +107,11 @@ def test_elements_membership_and_certificates_on_random_constraint_sets(kw, data
     space = LinearConstraintSpace(**kw)
     np.testing.assert_array_equal(space.enumerate(), allpts[ok])
     np.testing.assert_array_equal(space.contains(allpts), ok)
-    C = data.draw(arrays(float, (3, d), elements=finite))
     res = space.solve(C)
     assert isinstance(res, CertifiedResult) and res.info["tu"] is space.tu
     assert res.certified.all()
     np.testing.assert_allclose(res.value, np.einsum("ij,ij->i", C, res.solution))
-    tol = 1e-9 * np.abs(C).sum(axis=1)
+    tol = _certificate_tolerance(C)
     if space.exact_by_lp:
         assert np.all(res.method == "lp")  # Theorem 3.1: the relaxation is exact
     assert np.all(res.bound <= res.value + tol)

@@ -91,6 +91,18 @@ def no_work(monkeypatch):
     monkeypatch.setattr(ecrm.experiments.hmc, "run_dataset", fail)
 
 
+def test_reproduce_hmc_checks_that_its_json_directory_is_writable(data_dir, no_work, capsys):
+    import os
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("needs a directory that refuses new files")  # root writes anywhere else
+    assert main(["reproduce", "hmc", "--data-dir", str(data_dir), "--json",
+                 "/proc/rows.json", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ecrm reproduce hmc: error: --json '/proc/rows.json': cannot "
+                          "create a file in '/proc'") and len(err.splitlines()) == 1
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--methods", "ecrm,svm"], "--methods has unknown names svm; expected a comma-separated "
      "list of ecrm, ecrm-scores, forest-scores, br-svm"),

@@ -71,11 +71,15 @@ def test_grid_search_with_average_precision_uses_decision_function():
     np.testing.assert_array_equal(est.decision_function(X), est.predict_scores(X))
 
 
-def test_dataframe_feature_names_are_checked():
+@pytest.mark.parametrize("kind", ["ECRM", "StructuredSVM"])
+def test_dataframe_feature_names_are_checked(kind):
+    from ecrm import StructuredSVM
+
     pd = pytest.importorskip("pandas")
     X, Y = _tree_data()
     df = pd.DataFrame(X, columns=["u", "v", "w"])
-    est = ECRM(HammingLoss(), TREE).fit(df, Y)
+    est = (ECRM(HammingLoss(), TREE) if kind == "ECRM"
+           else StructuredSVM(HammingLoss(), TREE, random_state=0)).fit(df, Y)
     assert est.feature_names_in_.tolist() == ["u", "v", "w"]
     with pytest.warns(UserWarning, match="X does not have valid feature names"):
         np.testing.assert_array_equal(est.predict(df), est.predict(X))

@@ -199,6 +199,28 @@ def test_gap_decreases_on_average_and_warm_start_continues():
                                                                warm.duality_gap_) * 1.01 + 1e-9
 
 
+def test_stopping_at_max_iter_above_the_target_gap_warns():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, Y = _tree_data(40)
+    with pytest.warns(ConvergenceWarning, match=r"stopped at max_iter=1 passes with a duality "
+                      r"gap of .*, above its target 1e-09"):
+        svm = StructuredSVM(HammingLoss(), TREE, gamma=0.5, tol=1e-9, max_iter=1,
+                            random_state=0).fit(X, Y)
+    assert svm.duality_gap_ > 1e-9 * svm.primal_objective_
+
+
+def test_an_empty_support_is_refused_at_fit_and_sets_nothing():
+    # an extreme C: every step is lost to rounding, no block leaves its own output
+    h = Hierarchy([("a", "a1"), ("a", "a2")])
+    X = np.array([[0.0], [0.1], [1.0], [1.1]])
+    Y = np.array([[1, 1, 0], [1, 1, 0], [1, 0, 1], [1, 0, 1]])
+    svm = StructuredSVM(HammingLoss(), h, C=1e300, max_iter=2, random_state=0)
+    with pytest.raises(ValueError, match=r"C=1e\+300 ended with an empty support.*choose a C"):
+        svm.fit(X, Y)
+    assert not hasattr(svm, "dual_coef_") and not hasattr(svm, "support_")
+
+
 def test_learns_the_tree_better_than_the_empty_prediction():
     X, Y = _tree_data(200)
     Xt, Yt = _tree_data(200, seed=1)

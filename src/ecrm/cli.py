@@ -11,6 +11,7 @@ module registers.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import signal
@@ -98,6 +99,23 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"ecrm: warning: {message}", file=sys.stderr if file is None else file)
 
 
+#: The errors of a write that found no room (a full disk or quota, a file too large) or a
+#: failing device.
+_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _drop_standard_output() -> None:
+    """Point standard output at the null device, so that Python's final flush of what is
+    still buffered does not report the same write error again."""
+    with_devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(with_devnull, sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - no descriptor
+        pass
+    finally:
+        os.close(with_devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``ecrm`` command.
 
@@ -109,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     status : int
-        0 on success, 2 when the data or the options are unusable (the reason is on
+        0 on success, 2 when the data or the options are unusable or an output cannot be
+        written (standard output closed with ``>&-``, a full disk; the reason is on
         standard error), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM), 141
         when standard output is closed early (``ecrm ... | head``; nothing is printed).
         Invalid options exit with status 2 through argparse. An interrupted command leaves
@@ -120,10 +139,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
+            # a model fitted on a DataFrame is given arrays whose columns the commands have
+            # matched and ordered by its names (ecrm.commands._ready_for): nothing to warn
+            warnings.filterwarnings("ignore", "X does not have valid feature names",
+                                    UserWarning)
             argv = sys.argv[1:] if argv is None else list(argv)
             args = build_parser(argv).parse_args(argv)
             status = args.func(args)
-            sys.stdout.flush()
+            if sys.stdout is not None:  # None: started with standard output closed (>&-)
+                sys.stdout.flush()
             return status
     except KeyboardInterrupt:
         print("ecrm: interrupted", file=sys.stderr)
@@ -132,16 +156,19 @@ def main(argv: list[str] | None = None) -> int:
         print("ecrm: terminated", file=sys.stderr)
         return 143
     except BrokenPipeError:
-        # the reader went away (``| head``): end quietly, and keep Python's final flush of
-        # standard output from reporting the same error again
-        with_devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(with_devnull, sys.stdout.fileno())
-        except (OSError, ValueError):  # pragma: no cover - stdout without a descriptor
-            pass
-        finally:
-            os.close(with_devnull)
+        # the reader went away (``| head``): end quietly
+        _drop_standard_output()
         return 141
+    except OSError as exc:
+        if exc.errno not in _WRITE_ERRORS:
+            raise
+        # a write that the disk refused and the command did not report itself (standard
+        # output, its final flush included, a picture, a report): one line, no traceback
+        _drop_standard_output()
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"ecrm: error: cannot write the output{where}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)

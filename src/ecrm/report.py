@@ -61,11 +61,11 @@ def _kernel(k: dict) -> str:
 
 
 def model_line(summary: dict) -> str:
-    """One line on a model from its ``ecrm info --json`` summary: estimator, loss, kernel,
-    alpha, preprocessing steps, training size."""
+    """One line on a model from its ``ecrm info --json`` summary: estimator, loss, kernel and
+    alpha (a structured SVM's C) or forest, preprocessing steps, training size."""
     steps = ", ".join(s["step"] for s in summary["preprocessing"]) or "none"
     weights = (_forest(summary) if summary.get("weights") == "forest" else
-               f"{_kernel(summary['kernel'])}, alpha={summary['alpha']:g}")
+               f"{_kernel(summary['kernel'])}, {'='.join(_regularisation(summary))}")
     return (f"{summary['estimator']}, {summary['loss']}, {weights}; preprocessing: {steps}; "
             f"{summary['n_train']} training rows")
 
@@ -74,6 +74,11 @@ def _forest(summary: dict) -> str:
     return (f"forest weights ({summary['flavour']}, {summary['n_estimators']} trees, "
             f"max_features={summary['max_features']}, "
             f"min_samples_leaf={summary['min_samples_leaf']})")
+
+
+def _regularisation(summary: dict) -> tuple[str, str]:
+    """ECRM's ``alpha`` or a structured SVM's ``C``: (name, value)."""
+    return ("C", f"{summary['C']:g}") if "C" in summary else ("alpha", f"{summary['alpha']:g}")
 
 
 def summary_rows(summary: dict) -> list[list[str]]:
@@ -85,9 +90,13 @@ def summary_rows(summary: dict) -> list[list[str]]:
         rows += [["weights", _forest(summary)],
                  ["out-of-bag loss", f"{summary['oob_loss']:.4g}"]]
     else:
-        rows += [["kernel", _kernel(summary["kernel"])],
-                 ["alpha", f"{summary['alpha']:g}{chosen}"],
-                 ["intercept", str(summary["fit_intercept"])],
+        name, value = _regularisation(summary)
+        rows += [["kernel", _kernel(summary["kernel"])], [name, value + chosen]]
+        if "duality_gap" in summary:  # a structured SVM: how its training ended
+            rows.append(["training", f"{summary['n_iter']} passes, duality gap "
+                                     f"{summary['duality_gap']:.4g} (objective "
+                                     f"{summary['objective']:.4g})"])
+        rows += [["intercept", str(summary["fit_intercept"])],
                  ["solver", summary["solver"] + (f", {summary['n_components']} components"
                                                  if "n_components" in summary else "")]]
     rows += [["preprocessing", steps or "none (the features as they are)"],

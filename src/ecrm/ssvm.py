@@ -47,8 +47,11 @@ hierarchical multilabel classification models. JMLR 7, 2006 (HM^3N).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -184,7 +187,8 @@ class StructuredSVM(_StructuredEstimator):
         feature has the size of a typical input's and is not penalised out of use when the
         inputs' norms are large (liblinear's ``intercept_scaling`` chosen from the data).
     max_iter : int >= 1, default=100
-        Passes over the training examples.
+        Passes over the training examples; stopping there with the duality gap above its
+        target (``tol``) warns (:class:`~sklearn.exceptions.ConvergenceWarning`).
     tol : float in [0, inf), default=1e-3
         Stop when the duality gap is at most ``tol`` times the primal objective.
     warm_start : bool, default=False
@@ -284,13 +288,26 @@ class StructuredSVM(_StructuredEstimator):
         Returns
         -------
         self : StructuredSVM
+
+        Raises
+        ------
+        ValueError
+            Bad parameters or data, or a fit whose support is empty (no scores to predict
+            from); nothing is set then.
+
+        Warns
+        -----
+        sklearn.exceptions.ConvergenceWarning
+            When ``max_iter`` passes end with the duality gap above ``tol`` times the
+            objective.
         """
         params = self._check_params()
         if Y is None:
             raise ValueError("StructuredSVM requires y to be passed, but the target y is None")
-        X = check_kernel_input(X, params["kernel"])
+        checked = check_kernel_input(X, params["kernel"])
         probe = BaseEstimator()  # scikit-learn's reading of the feature names, set on success
-        validate_data(probe, X, reset=True, skip_check_array=True)
+        validate_data(probe, X, reset=True, skip_check_array=True)  # of X, not the array
+        X = checked
         Y = as_label_matrix(self.output_space, Y)  # names, paths or levels -> 0/1
         y_ndim = np.ndim(Y)
         if y_ndim == 1 and self.output_space.n_outputs == 1:
@@ -331,8 +348,22 @@ class StructuredSVM(_StructuredEstimator):
             if primal - dual <= float(self.tol) * abs(primal):
                 break
         scale = float(self.C) * n  # P_C(w) = C n P_lambda(w)
+        support = np.flatnonzero(np.any(B != 0, axis=1))
+        if not support.size:
+            raise ValueError(
+                f"StructuredSVM with C={self.C!r} ended with an empty support: no training "
+                "example's dual variables left its own output, so the model would have no "
+                "scores to predict from; choose a C nearer 1 (with an extreme C the "
+                "solver's steps are lost to floating-point rounding)")
+        if primal - dual > float(self.tol) * abs(primal):
+            warnings.warn(
+                f"StructuredSVM stopped at max_iter={max_iter} passes with a duality gap of "
+                f"{scale * (primal - dual):.4g}, above its target {float(self.tol)!r} x the "
+                f"objective {scale * abs(primal):.4g} = "
+                f"{float(self.tol) * scale * abs(primal):.4g}; increase max_iter (or tol)",
+                ConvergenceWarning, stacklevel=2)
         self.dual_coef_, self._blocks = B, blocks
-        self.support_ = np.flatnonzero(np.any(B != 0, axis=1))
+        self.support_ = support
         self.primal_objective_, self.dual_objective_ = scale * primal, scale * dual
         self.duality_gap_ = scale * (primal - dual)
         self.gap_history_ = scale * np.array(history)
@@ -531,8 +562,10 @@ class StructuredSVM(_StructuredEstimator):
         F : ndarray of shape (n, e)
         """
         check_is_fitted(self, "dual_coef_")
-        X = check_kernel_input(X, self.kernel_params_["kernel"], n_train=self.X_fit_.shape[0])
-        validate_data(self, X, reset=False, skip_check_array=True)
+        checked = check_kernel_input(X, self.kernel_params_["kernel"],
+                                     n_train=self.X_fit_.shape[0])
+        validate_data(self, X, reset=False, skip_check_array=True)  # X's names, if any
+        X = checked
         s = self.support_
         if self.kernel_params_["kernel"] == "precomputed":
             V = np.asarray(X[:, s].toarray() if hasattr(X, "toarray") else X[:, s],

@@ -13,7 +13,8 @@ import sys
 from ecrm.commands._options import add_data_options, existing_file_option
 
 __all__ = ["add_data_options", "describe_step", "estimator_of", "existing_file_option", "fail",
-           "iter_for_model", "load_for_model", "preprocessing_of", "printable", "row_labels"]
+           "iter_for_model", "label_names", "load_for_model", "preprocessing_of", "print_out",
+           "printable", "row_labels", "scores_note"]
 
 
 def printable(value) -> str:
@@ -33,9 +34,40 @@ def fail(message: str) -> int:
     return 2
 
 
+def print_out(text: str) -> int:
+    """Write ``text`` on standard output; 0, or :func:`fail`'s 2 when standard output is
+    closed (``>&-``) or refuses the text (a full disk). A reader gone away (``| head``)
+    raises ``BrokenPipeError``, which :func:`ecrm.cli.main` ends quietly."""
+    if sys.stdout is None:
+        return fail("standard output is closed: nothing can be printed")
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        return fail(f"cannot write to standard output: {exc.strerror or exc}")
+    return 0
+
+
 def estimator_of(model):
     """The estimator of a model file's model: itself, or a pipeline's last step."""
     return model.steps[-1][1] if hasattr(model, "steps") else model
+
+
+def label_names(model) -> list:
+    """The names of a model's output coordinates: its ``label_names_`` (ECRM's estimators),
+    else its output space's names (a :class:`ecrm.StructuredSVM` stores none of its own)."""
+    names = getattr(model, "label_names_", None)
+    return list(model.output_space.output_names if names is None else names)
+
+
+def scores_note(model) -> str | None:
+    """Why ``model`` gives no label scores, or ``None`` when it has ``predict_scores``."""
+    if hasattr(model, "predict_scores"):
+        return None
+    return (f"label scores are not available for a {type(model).__name__} model (it "
+            "predicts label sets, not the label marginals)")
 
 
 def preprocessing_of(model) -> list:
@@ -116,7 +148,10 @@ def _ready_for(model, data, filename):
     first = steps[0] if steps else estimator_of(model)
     imputes = any(type(s).__name__ in ("HMCPreprocessor", "SimpleImputer") for s in steps)
     check_finite_features(data, allow_missing=imputes)
-    names = getattr(first, "feature_names_in_" if steps else "feature_columns_", None)
+    # the columns the model was fitted on: those of the file ``ecrm fit`` read, else the
+    # DataFrame's a model fitted in Python saw (a bare StructuredSVM or ECRM, a pipeline)
+    names = next((getattr(first, a) for a in ("feature_columns_", "feature_names_in_")
+                  if getattr(first, a, None) is not None), None)
     if names is not None and data.feature_names is not None and not data.filename.endswith(
             (".svm", ".svmlight", ".libsvm")):
         given = list(data.feature_names)
@@ -140,5 +175,5 @@ def row_labels(model, Y) -> list[list]:
     """The label names switched on in each row of a 0/1 prediction ``Y``."""
     import numpy as np
 
-    names = model.label_names_
+    names = label_names(model)
     return [[names[j] for j in np.flatnonzero(row > 0.5)] for row in np.asarray(Y)]

@@ -2,12 +2,18 @@
 
 * :func:`check_output` -- before any work: ``-o`` is not an input file (compared with
   :func:`os.path.samefile`, so symbolic and hard links are caught) and its directory accepts a
-  new file (a probe file is created and removed);
+  new file (a probe file is created and removed); :func:`check_output_directory` likewise for
+  an output directory;
 * :func:`atomic_path` / :func:`atomic_text` -- the output is written to a temporary file in the
   same directory and renamed over the target only when complete (:func:`os.replace`); on any
   exception, ``KeyboardInterrupt`` or termination by SIGTERM (which :mod:`ecrm.cli` turns into
   an exception) the temporary file is removed and an existing output is left as it was;
-* ``-`` as an output path is standard output.
+* ``-`` as an output path is standard output;
+* only a regular file (or a new path) is replaced atomically: an existing FIFO or character
+  device (``/dev/stdout``, ``/dev/null``, a named pipe) is written directly and stays what it
+  is -- text as it is produced, as standard output is; a file written by path (a model) is
+  made in a temporary directory and copied in when complete. Other special files (sockets,
+  block devices) are refused by :func:`check_output`.
 
 Imports only the standard library, so that ``ecrm --help`` stays fast.
 """
@@ -16,12 +22,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-__all__ = ["STDOUT", "OutputError", "atomic_path", "atomic_text", "check_output"]
+__all__ = ["STDOUT", "OutputError", "atomic_path", "atomic_text", "check_output",
+           "check_output_directory", "is_stream", "is_terminal"]
 
 #: The output path that means standard output.
 STDOUT = "-"
@@ -29,6 +38,44 @@ STDOUT = "-"
 
 class OutputError(ValueError):
     """An output path that cannot or must not be written; the message names it."""
+
+
+#: The special files written directly (any other kind of special file is refused).
+_STREAMS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device"}
+_REFUSED = {stat.S_IFSOCK: "a socket", stat.S_IFBLK: "a block device"}
+
+
+def _special(path: str) -> int | None:
+    """The file type (``stat.S_IFMT``) of an existing special file at ``path`` (links
+    followed); ``None`` for a regular file, a directory or a new path."""
+    try:
+        kind = stat.S_IFMT(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return None
+    return None if kind in (stat.S_IFREG, stat.S_IFDIR) else kind
+
+
+def is_stream(path: str) -> bool:
+    """Whether an output to ``path`` goes to a stream, not a file that is replaced: ``-``
+    (standard output) or an existing FIFO or character device (``/dev/stdout``)."""
+    return path == STDOUT or _special(path) in _STREAMS
+
+
+def is_terminal(path: str) -> bool:
+    """Whether an output to ``path`` lands on a terminal: ``-`` on one, or a path to one
+    (``/dev/stdout`` in a terminal, ``/dev/tty``)."""
+    if path == STDOUT:
+        return sys.stdout is not None and sys.stdout.isatty()
+    if _special(path) != stat.S_IFCHR:
+        return False
+    try:  # opened without becoming the controlling terminal and without waiting
+        fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return os.isatty(fd)
+    finally:
+        os.close(fd)
 
 
 def _target(path: str) -> str:
@@ -54,16 +101,27 @@ def check_output(path: str, inputs: Iterable[str | None] = (), *, option: str = 
     OutputError
     """
     if path == STDOUT:
+        if sys.stdout is None:  # started with standard output closed (``>&-``)
+            raise OutputError(f"{option} -: standard output is closed; give a file path")
         return
     target = _target(path)
     if os.path.isdir(target):
         raise OutputError(f"{option} {path!r} is a directory; expected a file path")
+    kind = _special(path)
+    if kind is not None and kind not in _STREAMS:
+        raise OutputError(f"{option} {path!r} is {_REFUSED.get(kind, 'a special file')}; "
+                          "expected a regular file, a FIFO or a character device such as "
+                          "/dev/stdout")
     if os.path.exists(target):
         for source in inputs:
             if source is not None and os.path.exists(source) and os.path.samefile(target,
                                                                                    source):
                 raise OutputError(f"{option} {path!r} is the input file {source!r}; refusing "
                                   "to write over it (choose another output path)")
+    if kind is not None:  # written directly: no new file is made beside it
+        if not os.access(path, os.W_OK):
+            raise OutputError(f"{option} {path!r} is {_STREAMS[kind]} that is not writable")
+        return
     folder = os.path.dirname(target) or "."
     if not os.path.isdir(folder):
         raise OutputError(f"{option} {path!r}: the directory {folder!r} does not exist")
@@ -74,6 +132,23 @@ def check_output(path: str, inputs: Iterable[str | None] = (), *, option: str = 
                           f"({exc.strerror or exc})") from None
     os.close(fd)
     os.remove(probe)
+
+
+def check_output_directory(path: str, *, option: str) -> None:
+    """Refuse, before any work, an output directory that is a file or cannot be made or
+    written (its parent must exist; the directory itself is made when the output is).
+
+    Raises
+    ------
+    OutputError
+    """
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise OutputError(f"{option} {path!r} is a file; expected a directory")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise OutputError(f"{option} {path!r}: the directory {parent!r} does not exist")
+    if not os.access(path if os.path.isdir(path) else parent, os.W_OK):
+        raise OutputError(f"{option} {path!r}: not writable")
 
 
 def _mode_for(target: str) -> int:
@@ -101,7 +176,20 @@ def atomic_path(path: str) -> Iterator[str]:
     ------
     tmp : str
         Write the complete output there.
+
+    Notes
+    -----
+    An existing FIFO or character device at ``path`` is not replaced: the temporary file is
+    made in a private temporary directory and its bytes are copied into ``path`` when the
+    block succeeds (nothing is written to it otherwise).
     """
+    if is_stream(path):
+        with tempfile.TemporaryDirectory(prefix="ecrm-") as folder:
+            tmp = os.path.join(folder, "output")
+            yield tmp
+            with open(tmp, "rb") as src, open(path, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        return
     target = _target(path)
     folder, name = os.path.split(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder or ".")
@@ -121,10 +209,15 @@ def atomic_text(path: str) -> Iterator[IO[str]]:
     """A text file to write ``path`` through (UTF-8, ``newline=""``); ``-`` is standard output.
 
     The file is complete at ``path`` only when the block succeeds (see :func:`atomic_path`).
+    Standard output, a FIFO or a character device is written directly, as the text comes.
     """
     if path == STDOUT:
         yield sys.stdout
         sys.stdout.flush()
+        return
+    if is_stream(path):
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            yield fh
         return
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
         yield fh

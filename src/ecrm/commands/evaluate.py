@@ -82,7 +82,7 @@ def run(args) -> int:
     """Run ``ecrm evaluate`` from parsed arguments."""
     import json
 
-    from ecrm.commands._files import OutputError, check_output
+    from ecrm.commands._files import OutputError, check_output, check_output_directory
     from ecrm.commands._options import progress_bar
     from ecrm.io import load
     from ecrm.metrics import multilabel_report, per_level_report
@@ -93,7 +93,7 @@ def run(args) -> int:
         if args.report is not None:
             check_output(args.report, inputs, option="--report")
         if args.plot is not None:
-            _check_plot_directory(args.plot)
+            check_output_directory(args.plot, option="--plot")
     except OutputError as exc:
         return fail(str(exc))
     with progress_bar(2, "ecrm evaluate", enabled=not args.quiet) as bar:
@@ -109,7 +109,7 @@ def run(args) -> int:
             if args.predictions is not None:
                 Y, S = read_predictions(args.predictions, h, len(data.Y), args.label_sep)
             else:
-                Y, S = model.predict(data.X), model.predict_scores(data.X)
+                Y, S = model.predict(data.X), _scores(model, data.X)
             baseline = None
             if args.baseline is not None:
                 baseline = read_predictions(args.baseline, h, len(data.Y), args.label_sep)[1]
@@ -146,19 +146,18 @@ def run(args) -> int:
     return 0
 
 
-def _check_plot_directory(path: str) -> None:
-    """``--plot DIR`` must be a directory or creatable as one (checked before any work)."""
-    import os
+def _scores(model, X):
+    """The model's label scores, or ``None`` (with a warning) for a model kind without them."""
+    import warnings
 
-    from ecrm.commands._files import OutputError
+    from ecrm.commands import scores_note
 
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise OutputError(f"--plot {path!r} is a file; expected a directory")
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        raise OutputError(f"--plot {path!r}: the directory {parent!r} does not exist")
-    if not os.access(path if os.path.isdir(path) else parent, os.W_OK):
-        raise OutputError(f"--plot {path!r}: not writable")
+    note = scores_note(model)
+    if note is None:
+        return model.predict_scores(X)
+    warnings.warn(f"{note}: the metrics of label scores (AU(PRC)) are not reported",
+                  stacklevel=2)
+    return None
 
 
 def _context(args, loaded, model, Y_true, Y_pred, report: dict, tree) -> dict:

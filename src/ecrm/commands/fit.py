@@ -22,7 +22,14 @@ import argparse
 import os
 
 from ecrm.commands import add_data_options, existing_file_option, fail
-from ecrm.commands._files import STDOUT, OutputError, atomic_path, check_output
+from ecrm.commands._files import (
+    STDOUT,
+    OutputError,
+    atomic_path,
+    check_output,
+    is_stream,
+    is_terminal,
+)
 from ecrm.commands._options import (
     names_option,
     number_option,
@@ -138,11 +145,10 @@ def run(args) -> int:
         check_output(args.output, [*args.train, args.hierarchy])
     except OutputError as exc:
         return fail(str(exc))
-    to_stdout = args.output == STDOUT
-    if to_stdout and sys.stdout.isatty():
-        return fail("-o - writes the binary model file to standard output, which is a "
-                    "terminal here: redirect it (ecrm fit ... -o - > model.ecrm)")
-    report = sys.stderr if to_stdout else sys.stdout
+    if is_terminal(args.output):
+        return fail(f"-o {args.output} writes the binary model file to a terminal: redirect "
+                    "standard output (ecrm fit ... -o - > model.ecrm) or give a file path")
+    report = sys.stderr if is_stream(args.output) else sys.stdout  # not into the output
     with contextlib.ExitStack() as stack, progress_bar(3, "ecrm fit",
                                                        enabled=not args.quiet) as bar:
         try:

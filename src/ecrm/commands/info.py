@@ -1,15 +1,16 @@
 """``ecrm info``: what a model file holds.
 
 The preprocessing steps stored with the estimator; the estimator, loss and output space, the
-kernel, the regularisation and intercept, the solver (with its Nystrom centres), the selection
-(criterion, calibration) of an ``ECRMCV``, the sizes, and the labels: all of them in
+kernel, the regularisation (a structured SVM's ``C``, passes and duality gap) and intercept,
+the solver (with its Nystrom centres), the selection (criterion, calibration) of an
+``ECRMCV``, the sizes, and the labels: all of them in
 ``--json``; in the text, the first 20 followed by "... (N in all)" when there are more
 (``--all-labels`` prints every one).
 """
 
 from __future__ import annotations
 
-from ecrm.commands import existing_file_option, fail, printable
+from ecrm.commands import existing_file_option, fail, print_out, printable
 
 __all__ = ["add_parser", "run", "summary"]
 
@@ -18,7 +19,7 @@ def summary(path: str, loaded=None) -> dict:
     """A JSON-able summary of the model file at ``path`` (``loaded``: its model, if read)."""
     import os
 
-    from ecrm.commands import describe_step, estimator_of, preprocessing_of
+    from ecrm.commands import describe_step, estimator_of, label_names, preprocessing_of
     from ecrm.io import load, read_metadata
 
     meta = read_metadata(path)
@@ -41,8 +42,9 @@ def summary(path: str, loaded=None) -> dict:
                             "calibration": model.calibration_ or "none"}
     if hasattr(space, "edges"):
         out.update(n_edges=int(len(space.edges)), is_tree=bool(space.is_tree))
-    out["n_labels"] = len(model.label_names_)
-    out["labels"] = [str(v) for v in model.label_names_]
+    names = label_names(model)
+    out["n_labels"] = len(names)
+    out["labels"] = [str(v) for v in names]
     return out
 
 
@@ -63,9 +65,19 @@ def _weights(model) -> dict:
                 "n_candidates": len(model.cv_results_["params"])}
         return out
     return {"weights": "kernel", "kernel": dict(model.kernel_params_),
-            "alpha": float(getattr(model, "alpha_", getattr(model, "alpha", float("nan")))),
+            **_regularisation(model),
             "fit_intercept": bool(getattr(model, "fit_intercept_", model.fit_intercept)),
             **_solver(model)}
+
+
+def _regularisation(model) -> dict:
+    """ECRM's ``alpha``; a structured SVM's ``C`` and how its training ended."""
+    if not hasattr(model, "duality_gap_"):
+        return {"alpha": float(getattr(model, "alpha_", getattr(model, "alpha",
+                                                                  float("nan"))))}
+    return {"C": float(model.C), "n_iter": int(model.n_iter_),
+            "duality_gap": float(model.duality_gap_),
+            "objective": float(model.primal_objective_)}
 
 
 def _solver(model) -> dict:
@@ -83,25 +95,27 @@ def _solver(model) -> dict:
 def run(args) -> int:
     """Run ``ecrm info`` from parsed arguments."""
     import json
+    import sys
 
+    if sys.stdout is None:  # closed: print_out says so, before the model is read
+        return print_out("")
     try:
         info = summary(args.model)
     except ValueError as exc:
         return fail(str(exc))
     if args.json:
-        print(json.dumps(info, indent=2))
-        return 0
+        return print_out(json.dumps(info, indent=2) + "\n")
     labels = info.pop("labels")
     steps = info.pop("preprocessing", [])
-    for key, value in info.items():  # values from the file: escaped for the terminal
-        print(f"{key:<16}{printable(value)}")
-    for i, step in enumerate(steps or [None]):
-        print(f"{'preprocessing' if i == 0 else '':<16}"
-              f"{'none' if step is None else printable(step['step'] + ': ' + step['what'])}")
+    lines = [f"{key:<16}{printable(value)}"  # values from the file: escaped for the terminal
+             for key, value in info.items()]
+    lines += [f"{'preprocessing' if i == 0 else '':<16}"
+              f"{'none' if step is None else printable(step['step'] + ': ' + step['what'])}"
+              for i, step in enumerate(steps or [None])]
     shown = labels if args.all_labels else labels[:_SHOWN]
     more = "" if len(shown) == len(labels) else f", ... ({len(labels)} in all)"
-    print(f"{'labels':<16}{', '.join(map(printable, shown))}{more}")
-    return 0
+    lines.append(f"{'labels':<16}{', '.join(map(printable, shown))}{more}")
+    return print_out("\n".join(lines) + "\n")
 
 
 #: Labels printed by the text output without ``--all-labels``.

@@ -11,7 +11,8 @@ step, the layout ``--level-columns`` reads). A label column in the data file is 
 
 The output path is checked before the model is read (it must not be the model or the data
 file, and its directory must accept a new file); the file is written atomically, so a failed
-or interrupted prediction leaves an existing output as it was and no temporary file.
+or interrupted prediction leaves an existing output as it was and no temporary file. A FIFO
+or a character device (``/dev/stdout``) is written directly, as standard output is.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from ecrm.commands import (
     existing_file_option,
     fail,
     iter_for_model,
+    label_names,
     printable,
     row_labels,
+    scores_note,
 )
-from ecrm.commands._files import STDOUT, OutputError, atomic_text, check_output
+from ecrm.commands._files import STDOUT, OutputError, atomic_text, check_output, is_stream
 from ecrm.commands._options import output_file_option
 
 __all__ = ["add_parser", "run", "write_predictions"]
@@ -128,7 +131,7 @@ def _predict_into(args, loaded, model, fh, fmt: str, bar) -> int:
     ``--per-level`` needs the widest row before the header: its labels are kept and written
     at the end (the features are still read a chunk at a time).
     """
-    writer = _Writer(fh, fmt, model.label_names_, scores=args.scores,
+    writer = _Writer(fh, fmt, label_names(model), scores=args.scores,
                      label_sep=args.label_sep, per_level=args.per_level)
     if not args.per_level:
         writer.header()
@@ -170,6 +173,7 @@ def run(args) -> int:
         check_output(args.output, [args.model, args.data])
     except (argparse.ArgumentTypeError, OutputError) as exc:
         return fail(str(exc))
+    summary = sys.stderr if is_stream(args.output) else sys.stdout  # not into the output
     with progress_bar(2, "ecrm predict", enabled=not args.quiet) as bar:
         try:
             loaded = load(args.model)
@@ -181,6 +185,8 @@ def run(args) -> int:
             return fail(f"--{'leaves-only' if args.leaves_only else 'per-level'} needs a model "
                         "of a label hierarchy; this model's outputs are a "
                         f"{type(model.output_space).__name__}")
+        if args.scores and scores_note(model):
+            return fail(f"--scores: {scores_note(model)}; predict without --scores")
         bar.update()
         try:
             with atomic_text(args.output) as fh:
@@ -195,7 +201,7 @@ def run(args) -> int:
         bar.update()
     print(f"{n} predictions written to "
           f"{'standard output' if args.output == STDOUT else args.output}",
-          file=sys.stderr if args.output == STDOUT else sys.stdout)
+          file=summary)
     return 0
 
 

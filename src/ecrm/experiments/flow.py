@@ -36,7 +36,7 @@ from threadpoolctl import threadpool_limits
 
 from ecrm._validation import check_int, check_real
 from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection, knn_weights
-from ecrm.commands._options import number_option
+from ecrm.commands._options import number_option, output_file_option
 from ecrm.datasets.flows import FlowModel, simulate_flows
 from ecrm.estimator import ECRM
 from ecrm.experiments.progress import progress_bar
@@ -342,7 +342,18 @@ def demo(seed: int = 0) -> str:
 
 
 def run(args) -> int:
-    """Run ``ecrm reproduce flow`` from parsed arguments."""
+    """Run ``ecrm reproduce flow`` from parsed arguments; the ``--json`` and ``--plot``
+    paths are checked before any work, as ``ecrm fit`` checks ``-o``."""
+    from ecrm.commands import fail
+    from ecrm.commands._files import OutputError, check_output, check_output_directory
+
+    try:
+        if args.json:
+            check_output(args.json, option="--json")
+        if args.plot:
+            check_output_directory(args.plot, option="--plot")
+    except OutputError as exc:
+        return fail(str(exc))
     stream = None if args.quiet else sys.stderr
     t0 = time.perf_counter()
     rows, results = run_table(args.trials, args.n_train, args.n_test, args.n_val, args.seed,
@@ -380,7 +391,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--n-val", type=number_option(check_int, "--n-val"), default=500,
                    help="validation set size (tuning)")
     p.add_argument("--seed", type=number_option(check_int, "--seed", low=0), default=0)
-    p.add_argument("--json", metavar="FILE", help="write the table rows as JSON")
+    p.add_argument("--json", type=output_file_option("--json"), metavar="FILE",
+                   help="write the table rows as JSON")
     p.add_argument("--plot", metavar="DIR", help="also compute Figure 1b and save it as PNG")
     p.add_argument("--figure-log-sizes", nargs="+", default=[2.0, 2.5, 3.0, 3.5, 4.0],
                    type=number_option(check_real, "--figure-log-sizes", low=0.7, high=5.0,

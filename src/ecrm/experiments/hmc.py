@@ -341,7 +341,10 @@ def _tuned_ssvm(loss, h, X, Y, kernel: str, random_state):
     """A :class:`ecrm.StructuredSVM` with C chosen by 3-fold cross-validation of the task loss
     on at most 2,000 random training points (as BR-SVM's C), and its parameters; on a DAG
     the cut protocol of ``SSVM_DAG_POINTS`` / ``SSVM_DAG_PASSES``."""
+    import warnings
+
     from scipy import sparse
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.model_selection import GridSearchCV, KFold
 
     from ecrm import StructuredSVM
@@ -365,7 +368,9 @@ def _tuned_ssvm(loss, h, X, Y, kernel: str, random_state):
                          max_iter=passes[0], random_state=random_state)
     search = GridSearchCV(base, {"C": Cs}, cv=KFold(3, shuffle=True,
                                                     random_state=random_state))
-    search.fit(X[sub], Y[sub])
+    with warnings.catch_warnings():  # the search's pass budget is the protocol's, by design
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        search.fit(X[sub], Y[sub])
     C = search.best_params_["C"]
     params = {"kernel": kernel, "C": C}
     return base.set_params(C=C, max_iter=passes[1]), params
@@ -426,12 +431,19 @@ def _fail(message: str) -> int:
 def run(args) -> int:
     """Run ``ecrm reproduce hmc`` from parsed arguments.
 
-    The data directory and the data set names are checked before any work; a missing or
-    malformed file stops the run with status 2 and the reason on standard error.
+    The ``--json`` path, the data directory and the data set names are checked before any
+    work; a missing or malformed file stops the run with status 2 and the reason on standard
+    error.
     """
+    from ecrm.commands._files import OutputError, check_output
     from ecrm.datasets import ArffError, list_hmc, load_hmc
     from ecrm.experiments.progress import progress_bar
 
+    try:  # the output first, as ecrm fit checks -o
+        if args.json:
+            check_output(args.json, option="--json")
+    except OutputError as exc:
+        return _fail(str(exc))
     try:
         available = list_hmc(args.data_dir)  # None: $ECRM_DATA
     except FileNotFoundError as err:

@@ -523,9 +523,18 @@ def format_table(results) -> str:
 
 
 def run(args) -> int:
+    """Run ``ecrm reproduce ranking`` from parsed arguments; the ``--json`` path is checked
+    before any work, as ``ecrm fit`` checks ``-o``."""
+    from ecrm.commands import fail
+    from ecrm.commands._files import OutputError, check_output
     from ecrm.datasets.label_ranking import LABEL_RANKING_HELP, list_label_ranking
     from ecrm.experiments.progress import progress_bar
 
+    try:
+        if args.json:
+            check_output(args.json, option="--json")
+    except OutputError as exc:
+        return fail(str(exc))
     try:
         available = list_label_ranking(args.data_dir)
     except FileNotFoundError as err:

@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from ecrm._validation import check_bool, check_int
-from ecrm.spaces._scaling import highs_costs
+from ecrm.spaces._scaling import HIGHS_COST_NORM, normalize_rows
 from ecrm.spaces.base import CertifiedResult, OutputSpace, all_binary_vectors, check_binary_matrix
 
 __all__ = ["LinearConstraintSpace", "TUCertificate", "check_total_unimodularity"]
@@ -287,7 +287,8 @@ class LinearConstraintSpace(OutputSpace):
     tolerances are absolute (about 1e-7). Each row is therefore divided by a power of two
     near its l1 norm and multiplied by :math:`2^{20}` before HiGHS sees it (both exact in
     floating point): the answers are optimal to about 1e-13 relative to :math:`\sum_j |c_j|`,
-    whatever the magnitude of the costs.
+    whatever the magnitude of the costs, and the bounds are multiplied back with one rounding
+    (for subnormal costs, within a subnormal's spacing, :math:`2^{-1074}`, per coordinate).
 
     Attributes
     ----------
@@ -432,8 +433,12 @@ class LinearConstraintSpace(OutputSpace):
         bound, lp_bound = np.empty(n), np.full(n, np.nan)
         certified = np.ones(n, dtype=bool)
         method = np.empty(n, dtype="<U4")
-        C_highs, scale = highs_costs(C)
-        for i, c in enumerate(C_highs):
+        # C = scale * C_highs / HIGHS_COST_NORM (highs_costs), with the bounds multiplied
+        # back in that order: scale >= 2^-1074 is exact, where highs_costs' combined
+        # factor scale / HIGHS_COST_NORM underflows to 0 for costs below 2^-1054 (5.7e-318)
+        # and would turn their negative bounds into 0
+        C_scaled, scale = normalize_rows(C)
+        for i, c in enumerate(C_scaled * HIGHS_COST_NORM):
             if self.method != "milp":
                 lp_bound[i], r = self._certified_vertex(c, i)
                 if r is not None:
@@ -445,8 +450,9 @@ class LinearConstraintSpace(OutputSpace):
                                    f"{res.message}")
             Y[i], method[i] = np.round(res.x) + 0.0, "milp"
             bound[i], certified[i] = res.mip_dual_bound, res.status == 0
-        return CertifiedResult(Y, np.einsum("ij,ij->i", C, Y), bound * scale, certified,
-                               method, {"tu": self.tu, "lp_bound": lp_bound * scale})
+        return CertifiedResult(Y, np.einsum("ij,ij->i", C, Y),
+                               bound / HIGHS_COST_NORM * scale, certified, method,
+                               {"tu": self.tu, "lp_bound": lp_bound / HIGHS_COST_NORM * scale})
 
     def argmin(self, C) -> np.ndarray:
         return self.solve(C).solution
