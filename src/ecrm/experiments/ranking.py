@@ -77,12 +77,22 @@ from ecrm.experiments._ranking_knn import (
     NEIGHBOURS,
     _borda,
     _discordant,
+    _discordant_criterion,
     _kemeny,
     _knn,
+    _OneBasis,
     _rank_labels,
     _tau,
 )
-from ecrm.experiments._ranking_peers import SSVM_CS, _forest, _honest, _lwrf, _pwrf, _ssvm
+from ecrm.experiments._ranking_peers import (
+    PUBLISHED,
+    SSVM_CS,
+    _forest,
+    _honest,
+    _lwrf,
+    _pwrf,
+    _ssvm,
+)
 
 __all__ = ["ALPHAS", "DEFAULT_DATASETS", "DUAL_MAX_TRAIN", "ECRM_LOSSES", "GAMMAS",
            "KENDALL_LOO_BUDGET", "KENDALL_LOO_MIN_ROWS", "LARGE_LOO_ROWS", "METHODS",
@@ -107,16 +117,6 @@ LARGE_LOO_ROWS = 2000
 #: Leave-one-out rows of the Kendall model: DP operations budget, and the floor.
 KENDALL_LOO_BUDGET = 2**25
 KENDALL_LOO_MIN_ROWS = 100
-
-#: Best published tau per set: the best of label-wise / pairwise random forests and
-#: label-wise linear regression in a 2023 study of nonparametric label ranking (5 x 10-fold
-#: CV), as issue 29 quotes them (the study's tables were not in the search tool).
-_BEST_2023 = {"iris": 0.968, "wine": 0.956, "glass": 0.906, "vehicle": 0.886, "stock": 0.926,
-              "housing": 0.833, "bodyfat": 0.283, "wisconsin": 0.619, "cpu": 0.519,
-              "elevators": 0.803, "calhousing": 0.491, "fried": 0.995, "segment": 0.977,
-              "cold": 0.108, "diau": 0.220, "dtt": 0.141, "heat": 0.067, "spo": 0.137}
-PUBLISHED: dict[str, tuple[float, str, str]] = {
-    name: (tau, "LWRF/PWRF/LWLR", "2023 study") for name, tau in _BEST_2023.items()}
 
 METHODS = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "ECRM-selected", "ECRM-forest",
            "ECRM-honest", "kNN-Borda", "kNN-Kemeny", "KRR-positions")
@@ -218,37 +218,6 @@ def _krr_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components):
                              "solver": _low_rank_solver(params),
                              **({} if params["kernel"] == "linear"
                                 else {"n_components": n_components})}
-
-
-class _OneBasis:
-    """A leave-one-out source of one prepared basis (:func:`leave_one_out_search`)."""
-
-    def __init__(self, basis, n_rows: int):
-        self._basis, self.n_rows = basis, n_rows
-
-    def basis(self, k: int, subset=None):
-        return self._basis
-
-
-def _discordant_criterion():
-    """Minus the mean number of discordant label pairs of the rankings by the leave-one-out
-    predicted positions: a sum over the points, so the primal solvers evaluate it block by
-    block."""
-    from ecrm._solvers.base import Criterion, Outcome
-
-    class DiscordantPairs(Criterion):
-        decomposable = True
-
-        def block_total(self, P, R, where):
-            return float(_discordant(_rank_labels(P), R).sum())
-
-        def from_total(self, total, n):
-            return Outcome(-total / n, total / n)
-
-        def evaluate(self, P, R, where):
-            return self.from_total(self.block_total(P, R, where), len(R))
-
-    return DiscordantPairs()
 
 
 def _kernel_settings(gammas) -> list[dict]:
