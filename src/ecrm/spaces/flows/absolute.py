@@ -229,6 +229,13 @@ class _PiecewiseRisk:
         return Y
 
 
+#: The envelope LP's value is the certificates' lower bound, compared at ``tol`` (1e-9) of the
+#: scale: HiGHS's default feasibility tolerances (1e-7) let an "optimal" vertex sit above the
+#: LP's minimum by more than that (a certified row 6e-8 above the MILP's exact minimum, found
+#: by hypothesis), so the LP is solved to HiGHS's tightest tolerances.
+_LP_TOLERANCES = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+
 def _solve_block_lp(M: sp.csr_matrix, rhs: np.ndarray, costs: np.ndarray):
     """Solve ``min c_k'x s.t. M x = rhs, x >= 0`` for every row ``c_k`` of ``costs`` at once.
 
@@ -243,7 +250,7 @@ def _solve_block_lp(M: sp.csr_matrix, rhs: np.ndarray, costs: np.ndarray):
         k = stop - start
         A = sp.kron(sp.identity(k, format="csr"), M, format="csr")
         res = linprog(costs[start:stop].ravel(), A_eq=A, b_eq=np.tile(rhs, k),
-                      bounds=(0, None), method="highs")
+                      bounds=(0, None), method="highs", options=_LP_TOLERANCES)
         if res.status == 3:
             raise ValueError("the estimated risk is unbounded below on this flow polytope")
         if res.status != 0:  # pragma: no cover - feasible and bounded by construction
