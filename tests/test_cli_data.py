@@ -27,6 +27,9 @@ from ecrm.cli import main
     ({"d.svm": "1 1:1\n2 2:1\n1 200000000:1\n"}, ["d.svm"],
      "d.svm, line 3: the largest feature index makes 200,000,000 feature columns for 3 "
      "non-zero values"),
+    ({"d.svm": "1 1:1\n2 1000000000000:1\n"}, ["d.svm"],
+     "d.svm: a feature index is too large (at most 2**31 - 1; number the features "
+     "compactly)"),
 ])
 def test_fit_refuses_bad_data_with_one_line(ecrm_cmd, tmp_path, files, argv, message):
     for name, text in files.items():

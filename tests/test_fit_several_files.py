@@ -119,3 +119,19 @@ def test_scheduler_takes_one_file(tmp_path, capsys):
                  str(tmp_path / "m"), "--scheduler", "tcp://127.0.0.1:1", "--solver", "primal",
                  "--kernel", "linear", "--standardize", "no", "--quiet"]) == 2
     assert "--scheduler reads one training file" in capsys.readouterr().err
+
+
+def test_svmlight_files_of_different_widths_unite_their_columns(tmp_path):
+    # svmlight names features by index and omits zeros: the second file never uses feature 3
+    (tmp_path / "a.svm").write_text("1 1:0.5 3:1\n2 2:1\n1 1:0.7 3:0.2\n2 2:0.9 3:0.1\n")
+    (tmp_path / "b.svm").write_text("1 1:0.6\n2 2:1.1\n1 1:0.4 2:0.1\n")
+    (tmp_path / "ab.svm").write_text((tmp_path / "a.svm").read_text()
+                                     + (tmp_path / "b.svm").read_text())
+    argv = ["--quiet", "--family", "kernel", "--alpha", "1e-2"]
+    assert main(["fit", str(tmp_path / "a.svm"), str(tmp_path / "b.svm"), "-o",
+                 str(tmp_path / "two"), *argv]) == 0
+    assert main(["fit", str(tmp_path / "ab.svm"), "-o", str(tmp_path / "one"), *argv]) == 0
+    two, one = ecrm.load(tmp_path / "two"), ecrm.load(tmp_path / "one")
+    assert two.n_features_in_ == one.n_features_in_ == 3
+    X = np.array([[0.5, 0.0, 1.0], [0.0, 1.0, 0.0]])
+    assert_allclose(two.predict_costs(X), one.predict_costs(X), rtol=1e-9, atol=1e-12)

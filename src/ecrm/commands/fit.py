@@ -267,9 +267,12 @@ def _concatenate(parts):
     from ecrm.spaces.hierarchy import Hierarchy
 
     first = parts[0]
+    # svmlight files name features by index and omit zeros: files of one feature space
+    # differ in their largest index, so their columns are united
+    svmlight = all(d.feature_names is None and sp.issparse(d.X) for d in parts)
     for data in parts[1:]:
         pair = f"{first.filename} and {data.filename}"
-        if data.X.shape[1] != first.X.shape[1]:
+        if data.X.shape[1] != first.X.shape[1] and not svmlight:
             raise ValueError(f"{pair} have different numbers of features "
                              f"({first.X.shape[1]} and {data.X.shape[1]})")
         if (data.feature_names is None) != (first.feature_names is None):
@@ -298,8 +301,13 @@ def _concatenate(parts):
         for data, y in zip(parts, dense, strict=True):
             Y[start:start + len(y), [hierarchy.index[lab] for lab in data.hierarchy.labels]] = y
             start += len(y)
-    X = (sp.vstack([d.X for d in parts], format="csr") if any(sp.issparse(d.X) for d in parts)
-         else np.vstack([d.X for d in parts]))
+    if svmlight:
+        width = max(d.X.shape[1] for d in parts)
+        X = sp.vstack([sp.csr_matrix((d.X.data, d.X.indices, d.X.indptr),
+                                     shape=(d.X.shape[0], width)) for d in parts], format="csr")
+    else:
+        X = (sp.vstack([d.X for d in parts], format="csr")
+             if any(sp.issparse(d.X) for d in parts) else np.vstack([d.X for d in parts]))
     return Bunch(X=X, Y=Y, hierarchy=hierarchy, feature_names=first.feature_names,
                  categories=first.get("categories"),
                  filename=" + ".join(d.filename for d in parts))

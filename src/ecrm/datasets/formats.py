@@ -280,6 +280,9 @@ def load_svmlight_multilabel(path: str | os.PathLike, *, n_features: int | None 
     path = _check_path(path)
     try:
         X, y = load_svmlight_file(str(path), n_features=n_features, multilabel=True)
+    except OverflowError:  # an index past scikit-learn's 32-bit C int
+        raise DataFileError(path, None, "a feature index is too large (at most 2**31 - 1; "
+                            "number the features compactly)") from None
     except (ValueError, RuntimeError) as exc:
         raise DataFileError(path, None, f"not a valid multi-label svmlight file: {exc}") from None
     lines = _svmlight_lines(path)
