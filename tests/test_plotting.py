@@ -182,3 +182,20 @@ def test_report_renders_in_a_headless_browser(tmp_path):
     image = matplotlib.image.imread(shot)
     assert image.shape[:2] == (1800, 1000)
     assert image[..., :3].std() > 0.05  # text, tables and figures, not an empty page
+
+
+def test_a_picture_the_disk_refuses_leaves_no_truncated_file(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    from ecrm.plotting import evaluation_figures
+
+    def full_disk(fig, fname, **kwargs):
+        with open(fname, "wb") as fh:
+            fh.write(b"\x89PNG\r\n")  # the first bytes, then the disk is full
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", full_disk)
+    T, P, S = _data()
+    with pytest.raises(OSError, match="No space left"):
+        evaluation_figures(tmp_path, T, P, S, hierarchy=DAG)
+    assert list(tmp_path.iterdir()) == []

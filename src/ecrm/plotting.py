@@ -17,6 +17,7 @@ runs (``pip install 'ecrm[plot]'``); the Agg backend is used when no display is 
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -279,8 +280,21 @@ def evaluation_figures(directory, Y_true, Y_pred, scores=None, *, hierarchy=None
             draw(ax)
             fig.tight_layout()
             path = os.path.join(os.fspath(directory), f"{name}.png")
-            fig.savefig(path, dpi=dpi)
+            _save_whole(fig, path, dpi)
             paths.append(path)
         finally:
             plt.close(fig)
     return paths
+
+
+def _save_whole(fig, path: str, dpi: int) -> None:
+    """``fig`` as a PNG at ``path``, or nothing there: written beside it, then renamed (a full
+    disk must not leave a truncated picture)."""
+    tmp = f"{path}.part"
+    try:
+        fig.savefig(tmp, dpi=dpi, format="png")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
