@@ -362,3 +362,26 @@ def test_sparse_inputs_give_the_dense_model():
         sp.csr_matrix(X), Y)
     np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
     assert sparse.oob_loss_ == dense.oob_loss_
+
+
+def test_trees_grown_in_batches_are_the_definition_too(monkeypatch):
+    """Past GROW_BATCH_BYTES the trees grow in batches (seeds random_state + k): the packed
+    forest still weighs by its own bootstrap counts, as the definition says."""
+    from ecrm._solvers import forest as module
+
+    monkeypatch.setattr(module, "GROW_BATCH_BYTES", 1)  # one tree a batch
+    rng = np.random.default_rng(0)
+    X, Xt, G = rng.normal(size=(30, 3)), rng.normal(size=(9, 3)), rng.normal(size=(30, 2))
+    trees, bag = grow_forest(X, G, flavour="random", n_estimators=4, max_features=0.5,
+                             min_samples_leaf=2, max_depth=None, n_draws=30, n_jobs=None,
+                             random_state=7)
+    assert trees.n_trees == 4 and bag.shape == (30, 4)
+    fit = ForestFit(trees, bag, 3, X_train=X, coef=G)
+    trees.check(3)
+    fit.check_leaves()
+    # tree k is the one tree of scikit-learn's forest seeded 7 + k
+    forests = [RandomForestRegressor(1, max_features=0.5, min_samples_leaf=2, bootstrap=True,
+                                     max_samples=30, random_state=7 + k).fit(X, G)
+               for k in range(4)]
+    W = np.mean([_explicit_weights(f, X, Xt) for f in forests], axis=0)
+    np.testing.assert_allclose(fit.weights(fit.block(Xt)), W, rtol=1e-12, atol=1e-15)

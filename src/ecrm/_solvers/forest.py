@@ -70,6 +70,24 @@ class Trees:
                    np.concatenate(feature).astype(np.int64),
                    np.concatenate(threshold).astype(np.float64), np.array(roots, np.int64))
 
+    @classmethod
+    def concatenate(cls, parts: list[Trees]) -> Trees:
+        """One set of node arrays holding the trees of every part, in order."""
+        if len(parts) == 1:
+            return parts[0]
+        offsets = np.cumsum([0] + [t.n_nodes for t in parts[:-1]])
+
+        def shifted(child, offset):
+            return np.where(child == -1, -1, child + offset)
+
+        return cls(np.concatenate([shifted(t.left, o) for t, o in zip(parts, offsets,
+                                                                      strict=True)]),
+                   np.concatenate([shifted(t.right, o) for t, o in zip(parts, offsets,
+                                                                       strict=True)]),
+                   np.concatenate([t.feature for t in parts]),
+                   np.concatenate([t.threshold for t in parts]),
+                   np.concatenate([t.roots + o for t, o in zip(parts, offsets, strict=True)]))
+
     @property
     def n_trees(self) -> int:
         return len(self.roots)
@@ -84,7 +102,8 @@ class Trees:
         In row blocks (sparse inputs densified block by block); within a block all (row,
         tree) paths advance one level per step and those that reached a leaf drop out, so
         the work is the total path length."""
-        out = np.empty((X.shape[0], self.n_trees), np.int64)
+        kind = np.int32 if self.n_nodes < 2**31 else np.int64  # the m x T leaves: half size
+        out = np.empty((X.shape[0], self.n_trees), kind)
         for blk in row_blocks(X.shape[0], 8 * self.n_trees):
             out[blk] = self._apply_block(X[blk])
         return out
@@ -259,23 +278,43 @@ class ForestFit(RiskFit):
                              "point")
 
 
+#: Bytes the leaf values of the trees grown at once may take: scikit-learn keeps every tree's
+#: node values (nodes x targets), which at 10^6 rows dominate the fit's memory; the trees are
+#: grown in batches and packed (without those values) batch by batch.
+GROW_BATCH_BYTES = 2**29
+
+
 def grow_forest(X, G: np.ndarray, *, flavour: str, n_estimators: int, max_features,
                 min_samples_leaf: int, max_depth, n_draws: int, n_jobs,
-                random_state) -> tuple[Trees, np.ndarray]:
+                random_state: int) -> tuple[Trees, np.ndarray]:
     """Grow scikit-learn's multi-output random forest (``flavour="random"``) or extremely
     randomised trees (``"extra"``, with bootstrap samples of ``n_draws`` points) on the
-    targets ``G``; the packed trees and each tree's bootstrap counts (m, n_estimators)."""
+    targets ``G``; the packed trees and each tree's bootstrap counts (m, n_estimators).
+
+    The trees grow in batches whose node values fit ``GROW_BATCH_BYTES`` (one batch, hence
+    exactly scikit-learn's forest of ``random_state``, unless that is exceeded; the k-th
+    batch is seeded ``random_state + k``)."""
     from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 
     cls = RandomForestRegressor if flavour == "random" else ExtraTreesRegressor
-    forest = cls(n_estimators=n_estimators, max_features=max_features,
-                 min_samples_leaf=min_samples_leaf, max_depth=max_depth, bootstrap=True,
-                 max_samples=n_draws, n_jobs=n_jobs, random_state=random_state).fit(X, G)
     m = X.shape[0]
+    tree_bytes = 16 * n_draws / min_samples_leaf * G.shape[1]  # ~2 draws/leaf nodes x 8 B
+    per_batch = max(1, min(n_estimators, int(GROW_BATCH_BYTES // max(tree_bytes, 1))))
     bag = np.empty((m, n_estimators), np.uint16)
-    for t, drawn in enumerate(forest.estimators_samples_):
-        counts = np.bincount(drawn, minlength=m)
-        if counts.max() > np.iinfo(np.uint16).max:  # pragma: no cover - needs 65,536 draws
-            raise ValueError("a bootstrap sample drew one point more than 65,535 times")
-        bag[:, t] = counts
-    return Trees.from_estimators(forest.estimators_), bag
+    parts: list[Trees] = []
+    done = 0
+    while done < n_estimators:
+        k = min(per_batch, n_estimators - done)
+        forest = cls(n_estimators=k, max_features=max_features,
+                     min_samples_leaf=min_samples_leaf, max_depth=max_depth, bootstrap=True,
+                     max_samples=n_draws, n_jobs=n_jobs,
+                     random_state=(random_state + len(parts)) % 2**31).fit(X, G)
+        for t, drawn in enumerate(forest.estimators_samples_):
+            counts = np.bincount(drawn, minlength=m)
+            if counts.max() > np.iinfo(np.uint16).max:  # pragma: no cover - 65,536 draws
+                raise ValueError("a bootstrap sample drew one point more than 65,535 times")
+            bag[:, done + t] = counts
+        parts.append(Trees.from_estimators(forest.estimators_))
+        done += k
+        del forest  # its node values go before the next batch grows
+    return Trees.concatenate(parts), bag
