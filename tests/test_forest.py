@@ -25,6 +25,7 @@ from ecrm import (
     ForestECRM,
     ForestECRMCV,
     Hierarchy,
+    LinearConstraintSpace,
     MultilabelSpace,
     PermutationSpace,
     load,
@@ -103,7 +104,22 @@ def _tree_data(m=60, seed=0, space=TREE):
     return X, space.close(scores > 0)
 
 
+def _constrained_data(space, m=60, seed=0):
+    """Outputs of a finite space (its enumeration) that depend on the inputs."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 3))
+    elements = np.asarray(space.enumerate(), dtype=float)
+    pick = (np.floor((X[:, 0] + 3) * 2).astype(int) + rng.integers(0, 2, m)) % len(elements)
+    return X, elements[pick]
+
+
+AT_MOST_TWO = LinearConstraintSpace(A_ub=np.ones((1, 4)), b_ub=[2])
+FOUR_SETS = CandidateSpace([[1, 0, 0], [1, 1, 0], [0, 0, 1], [0, 1, 1]])
+
 CASES = [
+    ("candidates-hamming", lambda: (*_constrained_data(FOUR_SETS), FOUR_SETS, HammingLoss())),
+    ("constraints-hamming", lambda: (*_constrained_data(AT_MOST_TWO), AT_MOST_TWO,
+                                     HammingLoss())),
     ("tree-hamming", lambda: (*_tree_data(), TREE, HammingLoss())),
     ("tree-hierarchical", lambda: (*_tree_data(), TREE, HierarchicalLoss(TREE))),
     ("dag-hierarchical", lambda: (*_tree_data(space=DAG), DAG, HierarchicalLoss(DAG))),
