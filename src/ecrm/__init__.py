@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 __all__ = ["ECRM", "ECRMCV", "CandidateSpace", "CenterSelector", "FlowPolytope",
            "ForestECRM", "ForestECRMCV", "GridEdgeWarning", "Hierarchy", "JointKernelECRM",
            "KMeansPlusPlusCenters", "LeverageCenters", "LinearConstraintSpace",
-           "MultilabelSpace", "OutputSpace", "PermutationSpace", "StructuredSVM",
+           "MixedRiskECRM", "MultilabelSpace", "OutputSpace", "PermutationSpace", "StructuredSVM",
            "UniformCenters", "bounds", "exceptions", "load", "losses", "save", "__version__"]
 
 #: Where each public name is defined (``None``: a sub-module of that name).
@@ -25,6 +25,7 @@ _SOURCES: dict[str, str | None] = {
     "load": "ecrm.io", "save": "ecrm.io", "StructuredSVM": "ecrm.ssvm", "bounds": None,
     "exceptions": None, "losses": None, "ForestECRM": "ecrm.forest",
     "ForestECRMCV": "ecrm.forest", "GridEdgeWarning": "ecrm.exceptions",
+    "MixedRiskECRM": "ecrm.mixture",
     **{name: "ecrm._solvers.centers" for name in ("CenterSelector", "KMeansPlusPlusCenters",
                                                    "LeverageCenters", "UniformCenters")},
     **{name: "ecrm.spaces" for name in ("CandidateSpace", "FlowPolytope", "Hierarchy",
@@ -45,6 +46,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from ecrm.forest import ForestECRM, ForestECRMCV
     from ecrm.io import load, save
     from ecrm.joint import JointKernelECRM
+    from ecrm.mixture import MixedRiskECRM
     from ecrm.spaces import (
         CandidateSpace,
         FlowPolytope,

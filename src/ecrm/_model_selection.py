@@ -31,9 +31,9 @@ from ecrm.metrics import macro_auprc, micro_auprc
 from ecrm.spaces.base import OutputSpace
 
 __all__ = ["ALPHA_STEP", "SCORERS", "WIDTH_KERNELS", "CallableCriterion", "Candidate",
-           "GridEdgeWarning", "LeaveOneOutSearch", "ScoreMetric", "TaskLoss", "alpha_limits",
-           "candidates_table", "check_scoring", "grid_edges", "gram_eigendecomposition",
-           "leave_one_out_search"]
+           "GridEdgeWarning", "LeaveOneOutSearch", "LooCosts", "ScoreMetric", "TaskLoss",
+           "alpha_limits", "candidates_table", "check_scoring", "grid_edges",
+           "gram_eigendecomposition", "leave_one_out_search"]
 
 
 #: Ranking metrics of label scores, by name: ``f(Y_true, scores) -> float``, greater is better.
@@ -140,6 +140,18 @@ class TaskLoss(Criterion):
     def from_total(self, total: float, n: int) -> Outcome:
         mean_loss = float(total / n)
         return Outcome(-mean_loss, mean_loss)
+
+
+class LooCosts(Criterion):
+    """Not a criterion to maximise: :meth:`predict` hands back the leave-one-out costs
+    themselves (all target columns but the constant), for
+    :meth:`~ecrm._solvers.base.LooBasis.loo_predictions`."""
+
+    def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
+        raise NotImplementedError("LooCosts only gives the costs (predict)")
+
+    def predict(self, P: np.ndarray, where: str) -> np.ndarray:
+        return np.array(P[:, :-1], dtype=float)
 
 
 class ScoreMetric(Criterion):

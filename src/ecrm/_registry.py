@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from sklearn.pipeline import Pipeline
 
-from ecrm import _steps, estimator, forest, joint, ssvm
+from ecrm import _steps, estimator, forest, joint, mixture, ssvm
 from ecrm._archive import ModelFileError
 from ecrm._solvers.base import RiskFit
 from ecrm._solvers.centers import KMeansPlusPlusCenters, LeverageCenters, UniformCenters
@@ -121,7 +121,8 @@ def _registry() -> dict[str, _Entry]:
     entries += [_Entry(cls, _estimator_params, cls._fitted_attributes, _estimator_state,
                        _rebuild_estimator)
                 for cls in (estimator.ECRM, estimator.ECRMCV, joint.JointKernelECRM,
-                            ssvm.StructuredSVM, forest.ForestECRM, forest.ForestECRMCV)]
+                            ssvm.StructuredSVM, forest.ForestECRM, forest.ForestECRMCV,
+                            mixture.MixedRiskECRM)]
     entries += [_Entry(cls, lambda s: s.get_params(deep=False), names, state, rebuild)
                 for cls, (names, state, rebuild) in _steps.STEPS.items()]
     entries.append(_Entry(Pipeline, _pipeline_params, (), lambda _: {}, _check_pipeline))
@@ -219,7 +220,7 @@ def _check_pipeline(pipe, fitted: dict) -> None:
 
 #: The estimators a model file holds (alone or as a pipeline's last step).
 _ESTIMATORS = ("ECRM", "ECRMCV", "JointKernelECRM", "StructuredSVM", "ForestECRM",
-               "ForestECRMCV")
+               "ForestECRMCV", "MixedRiskECRM")
 
 
 class _LazyRegistry(dict):

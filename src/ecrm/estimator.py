@@ -447,6 +447,12 @@ class ECRMCV(_ECRMBase):
         -------
         self : ECRMCV
         """
+        self._fit_search(X, Y)
+        return self
+
+    def _fit_search(self, X, Y):
+        """:meth:`fit`, returning the selected candidate's search (its leave-one-out basis
+        answers further questions, e.g. :func:`ecrm.mixture.kernel_loo_outputs`)."""
         own, settings, alphas, candidates, search_params, metric = self._check_params()
         decompose = check_memory(self.memory).cache(gram_eigendecomposition)
         rng = check_random_state(self.random_state)
@@ -468,16 +474,16 @@ class ECRMCV(_ECRMBase):
         if search_params["extend"]:
             if search.bounds_hit():  # once per fit, naming the bounds
                 warnings.warn(f"ECRMCV: {'; '.join(search.bounds_hit())}", GridEdgeWarning,
-                              stacklevel=2)
+                              stacklevel=3)
         else:
             for note in grid_edges(search.best, alphas, settings):
-                warnings.warn(f"ECRMCV: {note}", GridEdgeWarning, stacklevel=2)
+                warnings.warn(f"ECRMCV: {note}", GridEdgeWarning, stacklevel=3)
         choice = None if self.calibration is None else self._calibrate(search, Y, metric, rng)
         self._store(X, Y, search.best.kernel_params, search.basis.refit(search.trial),
                     search.best.alpha, seen, **self._search_state(search, stage1, choice))
         if self.verbose:  # checked at the start of fit
             self._report(search)
-        return self
+        return search
 
     def _calibrate(self, search, Y, metric, rng):
         """The score calibration chosen on the exact leave-one-out scores of every point."""

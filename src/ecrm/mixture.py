@@ -1,0 +1,409 @@
+r"""One conditional risk from two estimators: the kernel's and the forest's, mixed.
+
+Kernel ridge (:class:`ecrm.ECRMCV`) and a forest (:class:`ecrm.ForestECRMCV`) each estimate
+the conditional risk as a weighted sum of the training losses (the forest's weights sum to
+one; the kernel's do with an intercept). A convex mixture of the two,
+
+.. math:: \hat R_\lambda(y|x) = \lambda \hat R_{\mathrm{kernel}}(y|x)
+          + (1 - \lambda) \hat R_{\mathrm{forest}}(y|x),
+          \qquad w_\lambda(x) = \lambda w_{\mathrm{kernel}}(x) + (1-\lambda) w_{\mathrm{forest}}(x),
+
+is again one (of the mixed weights); for a loss linear in an embedding its costs are
+the same mixture of the two families' costs, :math:`c_\lambda(x) = \lambda c_k(x) + (1-\lambda)
+c_f(x)`, and its label scores the same mixture of theirs. Each family also has honest
+out-of-sample costs of its training points: the kernel's exact leave-one-out costs and the
+forest's out-of-bag costs (every point judged only by the trees that never drew it). Mixing
+those gives the mixture's honest costs for every :math:`\lambda` at once, so
+:func:`choose_mixture` picks :math:`\lambda` on a grid by the task loss of the exact oracle on
+them (or by a ranking metric of the mixed out-of-sample label scores), with nothing refitted:
+:math:`\lambda = 1` is the kernel alone, :math:`\lambda = 0` the forest alone.
+:class:`MixedRiskECRM` fits both families and makes that choice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ecrm._model_selection import SCORERS, LooCosts, ScoreMetric, check_scoring
+from ecrm._risk import _StructuredEstimator
+from ecrm.estimator import ECRMCV
+from ecrm.forest import ForestECRMCV
+
+__all__ = ["MixedRiskECRM", "MixingChoice", "check_mixing_grid", "choose_mixture",
+           "kernel_loo_outputs"]
+
+
+def check_mixing_grid(grid) -> np.ndarray:
+    """The grid of kernel shares :math:`\\lambda`: ``k`` (an int >= 2) evenly spaced values
+    from 0 to 1, or the given values, sorted, each in [0, 1]."""
+    if isinstance(grid, (int, np.integer)) and not isinstance(grid, bool):
+        if grid < 2:
+            raise ValueError(f"mixing_grid must be at least 2 (the two pure families); got "
+                             f"{grid}")
+        return np.round(np.linspace(0.0, 1.0, int(grid)), 12)  # 0.3, not 0.30000000000000004
+    try:
+        values = np.asarray(grid, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"mixing_grid must be an int >= 2 or a sequence of floats in [0, 1]; "
+                        f"got {grid!r}") from None
+    if values.ndim != 1 or values.size == 0 or not np.all((values >= 0) & (values <= 1)):
+        raise ValueError(f"mixing_grid must be a non-empty sequence of floats in [0, 1]; got "
+                         f"{grid!r}")
+    return np.unique(values)
+
+
+def kernel_loo_outputs(model: ECRMCV, X, Y, *, scores: bool = False):
+    """Fit ``model`` (in place) and give its exact leave-one-out costs, or label scores.
+
+    Parameters
+    ----------
+    model : ECRMCV
+        Fitted on ``(X, Y)`` by this call, exactly as ``model.fit(X, Y)`` would.
+    X : array-like or sparse matrix of shape (m, p)
+    Y : array-like of shape (m, d)
+    scores : bool, default=False
+        The label scores (as :meth:`ecrm.ECRM.predict_scores` makes them, without a
+        calibration) instead of the costs.
+
+    Returns
+    -------
+    rows : ndarray of int
+        The training points the selection averaged its criterion over (``loo_rows_``).
+    outputs : ndarray of shape (len(rows), e) or (len(rows), d)
+        The selected candidate's leave-one-out costs (the embedding's columns, the constant
+        left out) or label scores of those points.
+    """
+    search = model._fit_search(X, Y)
+    if scores:
+        outputs = search.scores
+        if outputs is None:
+            metric = ScoreMetric(SCORERS["micro_auprc"], model.output_space)
+            outputs = search.basis.loo_values(metric, [search.trial], search.rows)[0].scores
+    else:
+        model._require_linear()
+        outputs = search.basis.loo_predictions(LooCosts(), search.trial, search.rows)
+    return search.rows, np.asarray(outputs, dtype=float)
+
+
+@dataclass(frozen=True)
+class MixingChoice:
+    """The outcome of :func:`choose_mixture`.
+
+    Attributes
+    ----------
+    mixture : float
+        The chosen kernel share :math:`\\lambda`.
+    grid : ndarray
+        Every share tried, ascending.
+    scores : ndarray
+        The honest criterion of each (greater is better: minus the mean task loss, or the
+        metric).
+    mean_losses : ndarray
+        The mean task loss of each (NaN when a metric chose).
+    rows : ndarray of int
+        The training points judged (out of sample in both families).
+    """
+
+    mixture: float
+    grid: np.ndarray
+    scores: np.ndarray
+    mean_losses: np.ndarray
+    rows: np.ndarray
+
+
+def choose_mixture(kernel, forest, Y, grid, *, loss=None, output_space=None,
+                   metric=None) -> MixingChoice:
+    r"""The kernel share :math:`\lambda` whose mixed out-of-sample outputs judge best.
+
+    Parameters
+    ----------
+    kernel : tuple (rows, outputs)
+        The kernel's leave-one-out costs (or label scores) of the training points ``rows``
+        (:func:`kernel_loo_outputs`).
+    forest : ndarray of shape (m, e) or (m, d)
+        The forest's out-of-bag costs (or label scores) of every training point; NaN rows
+        (no tree left the point out) are not judged.
+    Y : ndarray of shape (m, d)
+        The training outputs.
+    grid : int or sequence of float
+        See :func:`check_mixing_grid`.
+    loss, output_space : LinearLoss and OutputSpace
+        Judge the costs by the mean task loss of the exact oracle's outputs.
+    metric : callable, optional
+        Judge label scores by ``metric(Y, scores)`` instead (greater is better).
+
+    Returns
+    -------
+    choice : MixingChoice
+        The first best share of the grid, in ascending order.
+    """
+    rows, K = kernel
+    rows, F = np.asarray(rows), np.asarray(forest, dtype=float)
+    if F.ndim != 2 or K.shape != (len(rows), F.shape[1]):
+        raise ValueError(f"the kernel's outputs {K.shape} and the forest's {F.shape} do not "
+                         f"describe the same points' same columns")
+    seen = ~np.isnan(F[rows]).any(axis=1)
+    rows, K, F = rows[seen], K[seen], F[rows[seen]]
+    if not len(rows):
+        raise ValueError("no training point is out of sample in both families")
+    grid = check_mixing_grid(grid)
+    Y = np.asarray(Y)[rows]
+    scores, losses = [], []
+    for share in grid:
+        mixed = share * K + (1.0 - share) * F
+        if metric is None:
+            losses.append(float(np.mean(loss(loss.argmin(mixed, output_space), Y))))
+            scores.append(-losses[-1])
+        else:
+            losses.append(np.nan)
+            scores.append(float(metric(np.asarray(Y, dtype=float), mixed)))
+    best = int(np.argmax(scores))
+    return MixingChoice(float(grid[best]), grid, np.array(scores), np.array(losses), rows)
+
+
+class MixedRiskECRM(_StructuredEstimator):
+    r"""ECRM on the honest mixture of a kernel's and a forest's conditional-risk estimates.
+
+    Fits :class:`ecrm.ECRMCV` and :class:`ecrm.ForestECRMCV` on the same data, then chooses
+    the kernel share :math:`\lambda` of the mixed risk
+    :math:`\hat R_\lambda = \lambda \hat R_{\mathrm{kernel}} + (1-\lambda)\hat R_{\mathrm{forest}}`
+    on ``mixing_grid`` by the honest criterion of the mixed out-of-sample costs (the kernel's
+    exact leave-one-out costs and the forest's out-of-bag costs) or label scores: see
+    :mod:`ecrm.mixture`. Prediction is the exact oracle on the mixed costs.
+
+    Parameters
+    ----------
+    loss : LinearLoss
+    output_space : OutputSpace
+    kernel_options : dict, optional
+        Keyword arguments of the :class:`ecrm.ECRMCV` (not ``calibration``: a calibration is
+        chosen on the scores it is then judged on).
+    forest_options : dict, optional
+        Keyword arguments of the :class:`ecrm.ForestECRMCV`.
+    mixing_grid : int or sequence of float, default=11
+        The kernel shares tried: ``k`` evenly spaced values in [0, 1] (0 and 1, the pure
+        families, included), or the values given.
+    scoring : "loss", a metric name or callable, default="loss"
+        What the mixture and both families are chosen by: the task loss, or a ranking
+        metric of the label scores (as :class:`ecrm.ECRMCV`'s ``scoring``).
+    random_state : int, RandomState or None
+        Seeds both families (the kernel's subsets, the forest's trees).
+
+    Attributes
+    ----------
+    kernel_estimator_ : ECRMCV
+    forest_estimator_ : ForestECRMCV
+    mixture_ : float
+        The chosen :math:`\lambda` (the kernel's share).
+    best_score_ : float
+        Its honest criterion (greater is better).
+    cv_results_ : dict
+        ``mixture`` (the grid), ``score`` and ``mean_loss`` (NaN under a metric), one float
+        per share; the two pure families are its ends.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` had string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ecrm import Hierarchy
+    >>> from ecrm.losses import HammingLoss
+    >>> h = Hierarchy([("a", "a1"), ("a", "a2")])
+    >>> X = np.linspace(0, 1, 60)[:, None]
+    >>> Y = np.where(X > 0.5, [1, 0, 1], [1, 1, 0])
+    >>> model = MixedRiskECRM(HammingLoss(), h, kernel_options={"alphas": [1e-3, 1e-1]},
+    ...                       forest_options={"n_estimators": 20}, random_state=0).fit(X, Y)
+    >>> model.cv_results_["mixture"][[0, -1]], model.predict([[0.9]]).tolist()
+    ([0.0, 1.0], [[1.0, 0.0, 1.0]])
+    """
+
+    def __init__(self, loss, output_space, *, kernel_options=None, forest_options=None,
+                 mixing_grid=11, scoring="loss", random_state=None):
+        self.loss = loss
+        self.output_space = output_space
+        self.kernel_options = kernel_options
+        self.forest_options = forest_options
+        self.mixing_grid = mixing_grid
+        self.scoring = scoring
+        self.random_state = random_state
+
+    _fitted_attributes = ("kernel_estimator_", "forest_estimator_", "mixture_", "best_score_",
+                          "cv_results_", "n_features_in_", "feature_names_in_",
+                          "feature_columns_")
+
+    def _check_params(self) -> tuple[np.ndarray, object, dict, dict]:
+        self._check_components(linear=True)
+        grid, metric = check_mixing_grid(self.mixing_grid), check_scoring(self.scoring)
+        options = []
+        for name in ("kernel_options", "forest_options"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, dict)
+                                          and all(isinstance(k, str) for k in value)):
+                raise TypeError(f"{name} must be a dict of keyword arguments; got {value!r}")
+            reserved = {"loss", "output_space", "scoring", "random_state"} & set(value or {})
+            if reserved:
+                raise ValueError(f"{name} must not set {sorted(reserved)}: the mixture sets "
+                                 f"them for both families")
+            options.append(dict(value or {}))
+        if options[0].get("calibration") is not None:
+            raise ValueError("kernel_options must not set a calibration: the kernel's scores "
+                             "are mixed as the leave-one-out search judged them")
+        return grid, metric, options[0], options[1]
+
+    def _members(self, kernel: dict, forest: dict, rng) -> tuple[ECRMCV, ForestECRMCV]:
+        seeds = rng.randint(np.iinfo(np.int32).max, size=2)
+        common = {"scoring": self.scoring}
+        return (ECRMCV(self.loss, self.output_space, **common, **kernel,
+                       random_state=int(seeds[0])),
+                ForestECRMCV(self.loss, self.output_space, **common, **forest,
+                             random_state=int(seeds[1])))
+
+    def fit(self, X, Y):
+        """Fit both families, then choose the mixture by its honest criterion.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (m, p)
+        Y : array-like of shape (m, d)
+
+        Returns
+        -------
+        self : MixedRiskECRM
+        """
+        grid, metric, kernel_opts, forest_opts = self._check_params()
+        kernel, forest = self._members(kernel_opts, forest_opts,
+                                       check_random_state(self.random_state))
+        on_scores = metric is not None
+        loo = kernel_loo_outputs(kernel, X, Y, scores=on_scores)
+        forest.fit(X, Y)
+        oob = forest.oob_scores() if on_scores else forest.oob_costs()
+        choice = choose_mixture(loo, oob, kernel.Y_fit_, grid, loss=self.loss,
+                                output_space=self.output_space, metric=metric)
+        for name in self._fitted_attributes:
+            if name in vars(self):
+                delattr(self, name)
+        self.kernel_estimator_, self.forest_estimator_ = kernel, forest
+        self.mixture_, self.best_score_ = choice.mixture, float(np.max(choice.scores))
+        self.cv_results_ = {"mixture": choice.grid.tolist(), "score": choice.scores.tolist(),
+                            "mean_loss": choice.mean_losses.tolist()}
+        self.n_features_in_ = kernel.n_features_in_
+        if hasattr(kernel, "feature_names_in_"):
+            self.feature_names_in_ = kernel.feature_names_in_
+        return self
+
+    # -- what the kernel member knows of the training data ---------------------------------
+    @property
+    def label_names_(self):
+        return self.kernel_estimator_.label_names_
+
+    @property
+    def output_mean_(self):
+        return self.kernel_estimator_.output_mean_
+
+    @property
+    def output_mode_(self):
+        return self.kernel_estimator_.output_mode_
+
+    @property
+    def Y_fit_(self):
+        return self.kernel_estimator_.Y_fit_
+
+    @property
+    def X_fit_(self):
+        return self.kernel_estimator_.X_fit_
+
+    # -- prediction ---------------------------------------------------------------------------
+    def _mix(self, method: str, X) -> np.ndarray:
+        """``method`` of both members, mixed (a member of weight 0 is not asked)."""
+        check_is_fitted(self, "mixture_")
+        share = self.mixture_
+        parts = [(share, self.kernel_estimator_), (1.0 - share, self.forest_estimator_)]
+        out: np.ndarray | None = None
+        for weight, member in parts:
+            if weight > 0:
+                values = getattr(member, method)(X)
+                values = values.toarray() if hasattr(values, "toarray") else values
+                out = weight * values if out is None else out + weight * values
+        assert out is not None  # one share is positive
+        return out
+
+    def predict_costs(self, X) -> np.ndarray:
+        r"""Costs :math:`c_\lambda(x) = \lambda c_k(x) + (1-\lambda) c_f(x)` of the mixed
+        risk, (n, e)."""
+        return self._mix("predict_costs", X)
+
+    def predict(self, X) -> np.ndarray:
+        """Exact minimisers of the mixed estimated conditional risk, (n, d) (or (n,) when
+        fitted on a 1-D ``y``)."""
+        Y = self.loss.argmin(self.predict_costs(X), self.output_space)
+        return Y[:, 0] if self.kernel_estimator_._y_ndim == 1 else Y
+
+    def predict_scores(self, X) -> np.ndarray:
+        """The mixture of the two families' label scores, (n, d) (each clipped to [0, 1] and
+        consistent, so the mixture is too)."""
+        return self._mix("predict_scores", X)
+
+    def decision_function(self, X) -> np.ndarray:
+        """The label scores :meth:`predict_scores`, for scikit-learn's ranking scorers."""
+        S = self.predict_scores(X)
+        return S.ravel() if self.kernel_estimator_._y_ndim == 1 else S
+
+    def conditional_weights(self, X) -> np.ndarray:
+        r"""Mixed risk weights :math:`w_\lambda(x)`, (n, m) (they sum to one whenever the
+        kernel's do, i.e. with an intercept; the forest's always do)."""
+        return self._mix("conditional_weights", X)
+
+    def conditional_risk(self, X, Y) -> np.ndarray:
+        r"""Mixed estimated risk :math:`\hat R_\lambda(y_k | x_k)` of each row pair, (n,)."""
+        check_is_fitted(self, "mixture_")
+        share = self.mixture_
+        return (share * self.kernel_estimator_.conditional_risk(X, Y)
+                + (1.0 - share) * self.forest_estimator_.conditional_risk(X, Y))
+
+    def _derive(self) -> None:
+        """Nothing is derived from the fitted state (the model-file loader's hook)."""
+
+    def _check_fitted_state(self) -> None:
+        """``ValueError``/``TypeError`` unless the fitted state is one :meth:`fit` could
+        have produced (the model-file check; the members checked their own)."""
+        grid, metric, _, _ = self._check_params()
+        kernel, forest = self.kernel_estimator_, self.forest_estimator_
+        if type(kernel) is not ECRMCV or type(forest) is not ForestECRMCV:
+            raise TypeError("the members must be a fitted ECRMCV and a fitted ForestECRMCV")
+        for name, member in (("kernel", kernel), ("forest", forest)):
+            for part in ("loss", "output_space"):
+                if _described(getattr(member, part)) != _described(getattr(self, part)):
+                    raise ValueError(f"the {name} member's {part} is not the mixture's")
+            if repr(member.scoring) != repr(self.scoring):
+                raise ValueError(f"the {name} member's scoring is not the mixture's")
+        if not np.array_equal(kernel.Y_fit_, forest.Y_fit_) or \
+                len({kernel.n_features_in_, forest.n_features_in_, self.n_features_in_}) != 1:
+            raise ValueError("the members were not fitted on the same data")
+        results = self.cv_results_
+        if not (isinstance(results, dict) and set(results) == {"mixture", "score", "mean_loss"}
+                and results["mixture"] == grid.tolist()
+                and all(isinstance(results[k], list) and len(results[k]) == len(grid)
+                        and all(isinstance(v, float) for v in results[k])
+                        for k in ("score", "mean_loss"))):
+            raise ValueError("cv_results_ must hold mixture (the grid), score and mean_loss, "
+                             "one float per share")
+        best = int(np.argmax(results["score"]))
+        if self.mixture_ != grid[best] or self.best_score_ != results["score"][best]:
+            raise ValueError("mixture_ and best_score_ must be the best share's of cv_results_")
+
+
+def _described(obj):
+    """A comparable description of a registered loss or space (its model-file arguments)."""
+    from ecrm._registry import REGISTRY
+
+    name = type(obj).__name__
+    if name not in REGISTRY:
+        return repr(obj)
+    return name, sorted((k, _described(v) if type(v).__name__ in REGISTRY
+                         else np.asarray(v).tolist() if isinstance(v, np.ndarray) else v)
+                        for k, v in REGISTRY[name].describe(obj).items())
