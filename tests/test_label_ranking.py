@@ -276,6 +276,32 @@ def test_forest_rankers_and_the_honest_choice():
     assert honest[1]["family"] == "forest" and honest[0] is forest[0]
 
 
+def test_the_mixed_ranker_chooses_its_share_on_the_honest_costs():
+    from ecrm.experiments import _ranking_peers as peers
+    from ecrm.experiments import ranking
+    from ecrm.experiments.cache import InMemoryCache
+
+    X, R = _toy_ranking(80)
+    fitted = {}
+    kernel = ranking._ecrm(X[:60], R[:60], X[60:], [0.5, 2.0], InMemoryCache(), 0,
+                           honest=fitted)
+    forest = peers._forest(X[:60], R[:60], X[60:], 0, fitted)
+    model, rows, costs = fitted["kernel"]
+    assert costs.shape == (len(rows), 6) and fitted["forest"].oob_loss_ == forest[1][
+        "oob_discordant"]
+    ranks, params = peers._mixed(fitted["kernel"], fitted["forest"], R[:60], X[60:])
+    # the ends of the grid are the two families' own honest criteria
+    assert params["kernel_discordant"] == pytest.approx(kernel["ECRM-Kendall"][1].get(
+        "loo_discordant", model.cv_results_["mean_loo_loss"].min()), rel=1e-12)
+    assert params["forest_discordant"] == pytest.approx(forest[1]["oob_discordant"], rel=1e-12)
+    assert params["honest_discordant"] <= min(params["kernel_discordant"],
+                                              params["forest_discordant"])
+    if params["mixture"] == 1.0:
+        np.testing.assert_array_equal(ranks, kernel["ECRM-Kendall"][0])
+    elif params["mixture"] == 0.0:
+        np.testing.assert_array_equal(ranks, forest[0])
+
+
 def test_ssvm_search_passes_do_not_warn_but_an_unconverged_refit_does(monkeypatch):
     from ecrm.datasets import make_label_ranking
     from ecrm.experiments import _ranking_peers as peers

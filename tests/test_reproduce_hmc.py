@@ -56,9 +56,14 @@ def test_forest_scores_and_the_honestly_selected_row(data_dir, tmp_path, capsys)
     assert main(["reproduce", "hmc", "--data-dir", str(data_dir), "--datasets", "toytree",
                  "--methods", "ecrm-scores,forest-scores", "--json", str(out), "--quiet"]) == 0
     assert "ECRM forest (scores)" in capsys.readouterr().out
-    kernel, forest, selected = json.loads(out.read_text())
-    assert (kernel["method"], forest["method"], selected["method"]) == (
-        "ECRM", "ECRM forest", "ECRM selected")
+    kernel, forest, selected, mixed = json.loads(out.read_text())
+    assert (kernel["method"], forest["method"], selected["method"], mixed["method"]) == (
+        "ECRM", "ECRM forest", "ECRM selected", "ECRM mixed")
+    shares = mixed["params"]
+    assert 0 <= shares["mixture"] <= 1
+    assert shares["honest_auprc"] >= max(shares["kernel_auprc"], shares["forest_auprc"])
+    # the forest's end of the mixture judges exactly what the forest's own criterion did
+    assert shares["forest_auprc"] == pytest.approx(forest["params"]["oob_auprc"], rel=1e-12)
     family = selected["params"].pop("family")
     better = "forest" if forest["params"]["oob_auprc"] > kernel["params"]["loo_auprc"] \
         else "kernel"

@@ -10,6 +10,8 @@ weights, the label-wise and pairwise random forests, and the structured SVM.
   forest-weighted training rankings. A training fold of more than ``FOREST_MAX_DRAWS``
   points draws that many points per tree (``max_samples``), so the large sets grow in
   seconds.
+* **ECRM-mixed**: the risk mixed from the kernel Kendall model's and ECRM-forest's, the
+  kernel's share chosen on their honest costs (:mod:`ecrm.mixture`).
 * **LWRF** (label-wise random forest): one scikit-learn ``RandomForestRegressor`` per label
   on its position, labels ranked by predicted position.
 * **PWRF** (pairwise random forest): one ``RandomForestClassifier`` per label pair on which
@@ -25,7 +27,8 @@ import numpy as np
 
 from ecrm.experiments._ranking_knn import _rank_labels
 
-__all__ = ["FOREST_GRID", "FOREST_MAX_DRAWS", "FOREST_TREES", "PUBLISHED", "SSVM_CS"]
+__all__ = ["FOREST_GRID", "FOREST_MAX_DRAWS", "FOREST_TREES", "MIXING_GRID", "PUBLISHED",
+           "SSVM_CS"]
 
 #: Best published tau per set: the best of label-wise / pairwise random forests and
 #: label-wise linear regression in a 2023 study of nonparametric label ranking (5 x 10-fold
@@ -41,14 +44,17 @@ FOREST_TREES = 100
 FOREST_GRID = {"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}
 #: Bootstrap draws per tree on larger training folds.
 FOREST_MAX_DRAWS = 3000
+#: ECRM-mixed's kernel shares (0: the forest alone, 1: the kernel alone).
+MIXING_GRID = 11
 #: The structured SVM's C grid (RBF kernel with gamma = 1/p, intercept included: the diagonal
 #: is 2).
 SSVM_CS = (0.005, 0.05, 0.5, 5.0)
 
 
-def _forest(Xtr, Rtr, Xte, seed):
+def _forest(Xtr, Rtr, Xte, seed, honest=None):
     """ECRM-forest: test rankings and the chosen settings, with the out-of-bag mean Kendall
-    distance (``oob_discordant``) that ECRM-honest compares."""
+    distance (``oob_discordant``) that ECRM-honest compares; ``honest["forest"]`` is set to
+    the fitted model (for ECRM-mixed)."""
     from ecrm import ForestECRMCV
     from ecrm.losses.kendall import KendallLoss
     from ecrm.spaces.permutations import PermutationSpace
@@ -58,6 +64,8 @@ def _forest(Xtr, Rtr, Xte, seed):
     model = ForestECRMCV(KendallLoss(), space, param_grid=FOREST_GRID,
                          n_estimators=FOREST_TREES, max_samples=draws,
                          random_state=seed).fit(Xtr, space.from_ranks(Rtr))
+    if honest is not None:
+        honest["forest"] = model
     return space.to_ranks(model.predict(Xte)), {**model.best_params_, "max_samples": draws,
                                                 "oob_discordant": model.oob_loss_}
 
@@ -69,6 +77,25 @@ def _honest(kernel, forest):
     if forest[1]["oob_discordant"] < kernel[1]["loo_discordant"]:
         return forest[0], {"family": "forest", **forest[1]}
     return kernel[0], {"family": "kernel", **kernel[1]}
+
+
+def _mixed(kernel, forest, Rtr, Xte):
+    """ECRM-mixed: the Kendall risk mixed from the kernel model ``kernel`` (``(model, rows,
+    leave-one-out costs)``) and the forest model, the kernel's share in ``MIXING_GRID`` by
+    the mean Kendall distance of the exact Kemeny rankings of the mixed honest costs
+    (:func:`ecrm.mixture.choose_mixture`)."""
+    from ecrm.mixture import choose_mixture
+
+    model, rows, costs = kernel
+    loss, space = forest.loss, forest.output_space
+    choice = choose_mixture((rows, costs), forest.oob_costs(), space.from_ranks(Rtr),
+                            MIXING_GRID, loss=loss, output_space=space)
+    share = choice.mixture
+    C = share * model.predict_costs(Xte) + (1.0 - share) * forest.predict_costs(Xte)
+    return space.to_ranks(loss.argmin(C, space)), {
+        "mixture": share, "honest_discordant": -float(choice.scores.max()),
+        "kernel_discordant": -float(choice.scores[-1]),
+        "forest_discordant": -float(choice.scores[0])}
 
 
 def _lwrf(Xtr, Rtr, Xte, seed):

@@ -17,7 +17,8 @@ regression, Platt's logistic map or not at all, whichever scores best when cross
 (training data only). "ECRM forest (scores)" estimates the risk with forest weights
 (:class:`ecrm.ForestECRMCV`, settings by the out-of-bag micro AU(PRC)), and "ECRM selected"
 is whichever of the two scores models has the better honest micro AU(PRC) on the training
-set (exact leave-one-out against out of bag).
+set (exact leave-one-out against out of bag); "ECRM mixed" mixes the two risks, the kernel's
+share chosen by the micro AU(PRC) of the mixed honest scores (:mod:`ecrm.mixture`).
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ SSVM_DAG_PASSES = (10, 20)
 #: "ECRM forest (scores)": trees of :class:`ecrm.ForestECRMCV`, chosen by the out-of-bag micro
 #: AU(PRC) of its label scores.
 FOREST_TREES = 100
+#: "ECRM mixed (scores)": the kernel's shares of the mixed risk (0: the forest alone).
+MIXING_GRID = 11
 #: Kernel settings searched for the label scores, as multiples of 1 / (number of features).
 SCORE_GAMMAS = {"rbf": (0.1, 0.25, 0.5, 1.0, 2.0, 4.0), "laplacian": (0.1, 0.3, 1.0, 3.0, 10.0)}
 #: "ECRM (scores)": the calibration (chosen among none, isotonic and Platt by the 5-fold
@@ -188,6 +191,7 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
     Xtr, Xte = pre.transform(data.train.X), pre.transform(data.test.X)
     Ytr, Yte = data.train.Y, data.test.Y
     losses = {"hamming": HammingLoss(), "hierarchical": HierarchicalLoss(h)}
+    kernel_scores = None  # "ECRM (scores)"'s model and test inputs, for the mixed row
 
     def scores(Y_pred, S):
         row = {key: float(np.mean(loss(Y_pred, Yte))) for key, loss in losses.items()}
@@ -278,8 +282,10 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
                      "fit_seconds": fit_s, "predict_seconds_per_instance": pred_s / len(Xte),
                      "params": params})
         _advance(progress, f"{name}: ECRM (scores) {params}")
+        kernel_scores = (est, Xte_scores)
     if "forest-scores" in methods:
-        rows.extend(_forest_scores(name, h, Xtr, Ytr, Xte, rows, scores, random_state))
+        rows.extend(_forest_scores(name, h, Xtr, Ytr, Xte, rows, scores, random_state,
+                                   kernel_scores))
         _advance(progress, f"{name}: ECRM forest (scores) {rows[-1]['params']}")
     if "br-svm" in methods:
         model = BRSVM(h, kernel=kernel, gammas=gammas if kernel == "rbf" else None,
@@ -309,11 +315,13 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
     return info
 
 
-def _forest_scores(name, h, Xtr, Ytr, Xte, rows, scores, random_state) -> list[dict]:
+def _forest_scores(name, h, Xtr, Ytr, Xte, rows, scores, random_state,
+                   kernel_scores=None) -> list[dict]:
     """"ECRM forest (scores)": :class:`ecrm.ForestECRMCV` (Hamming loss) with its settings by
-    the out-of-bag micro AU(PRC) of its label scores; and, when "ECRM (scores)" ran, the
-    "selected (scores)" row: whichever of the two has the better honest micro AU(PRC) on the
-    training set (exact leave-one-out against out of bag)."""
+    the out-of-bag micro AU(PRC) of its label scores; and, when "ECRM (scores)" ran
+    (``kernel_scores``: its model and test inputs), the "selected (scores)" row: whichever of
+    the two has the better honest micro AU(PRC) on the training set (exact leave-one-out
+    against out of bag), and the "mixed (scores)" row (:func:`_mixed_scores`)."""
     from ecrm import ForestECRMCV
     from ecrm.losses import HammingLoss
     from ecrm.metrics import micro_auprc
@@ -333,8 +341,41 @@ def _forest_scores(name, h, Xtr, Ytr, Xte, rows, scores, random_state) -> list[d
         return [forest]
     pick = forest if forest["params"]["oob_auprc"] > kernel["params"]["loo_auprc"] else kernel
     family = "forest" if pick is forest else "kernel"
-    return [forest, {**pick, "method": "ECRM selected",
-                     "params": {"family": family, **pick["params"]}}]
+    selected = {**pick, "method": "ECRM selected", "params": {"family": family,
+                                                                **pick["params"]}}
+    if kernel_scores is None:
+        return [forest, selected]
+    t0 = time.perf_counter()
+    P, S, params = _mixed_scores(*kernel_scores, est, Ytr, Xte, metric)
+    mixed = {"dataset": name, "method": "ECRM mixed", "protocol": "scores",
+             "trained_for": "hamming", **scores(P, S),
+             "fit_seconds": kernel["fit_seconds"] + fit_s + time.perf_counter() - t0,
+             "predict_seconds_per_instance": kernel["predict_seconds_per_instance"]
+             + forest["predict_seconds_per_instance"], "params": params}
+    return [forest, selected, mixed]
+
+
+def _mixed_scores(kernel, Xte_kernel, forest, Ytr, Xte, metric):
+    """"ECRM mixed (scores)": the kernel scores model's and the forest's risks mixed
+    (:mod:`ecrm.mixture`), the kernel's share in ``MIXING_GRID`` by the micro AU(PRC) of the
+    mixed honest label scores: the kernel's exact leave-one-out scores (through its
+    calibration, which was chosen on them) and the forest's out-of-bag scores. Test
+    predictions, test label scores and the parameters."""
+    from ecrm.mixture import choose_mixture
+
+    S = kernel.loo_scores_
+    if kernel.score_calibration_ is not None:  # the map its test scores go through
+        S = kernel.output_space.consistent_scores(kernel.score_calibration_.transform(S))
+    choice = choose_mixture((kernel.loo_rows_, S), forest.oob_scores(), Ytr, MIXING_GRID,
+                            metric=metric)
+    share = choice.mixture
+    mixed_scores = (share * kernel.predict_scores(Xte_kernel)
+                    + (1 - share) * forest.predict_scores(Xte))
+    costs = share * kernel.predict_costs(Xte_kernel) + (1 - share) * forest.predict_costs(Xte)
+    P = forest.loss.argmin(costs, forest.output_space)
+    return P, mixed_scores, {"mixture": share, "honest_auprc": float(choice.scores.max()),
+                             "kernel_auprc": float(choice.scores[-1]),
+                             "forest_auprc": float(choice.scores[0])}
 
 
 def _tuned_ssvm(loss, h, X, Y, kernel: str, random_state):
@@ -494,7 +535,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--methods", type=names_option("--methods", METHODS, lower=True),
                         default=",".join(DEFAULT_METHODS),
                         help="comma-separated: ecrm, ecrm-scores, forest-scores (with "
-                        "ecrm-scores also the honestly selected row), br-svm, ssvm (default: "
+                        "ecrm-scores also the honestly selected and the mixed rows), br-svm, ssvm "
+                        "(default: "
                         + ", ".join(DEFAULT_METHODS) + ")")
     parser.add_argument("--json", type=output_file_option("--json"),
                         help="write the rows as JSON to this file")

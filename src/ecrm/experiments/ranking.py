@@ -28,7 +28,10 @@ there.
 * **ECRM-forest**: ECRM with forest weights and the Kendall loss, its settings by the
   out-of-bag Kendall distance (:mod:`._ranking_peers`); **ECRM-honest**: of ECRM-selected's
   model and the forest, the one with the smaller honest training-fold Kendall distance
-  (exact leave-one-out against out-of-bag). Nothing fitted anew.
+  (exact leave-one-out against out-of-bag). Nothing fitted anew. **ECRM-mixed**: the
+  risk mixed from ECRM-Kendall's and the forest's, the kernel's share in ``MIXING_GRID``
+  chosen by the Kendall distance of the exact Kemeny rankings of the mixed honest costs
+  (:mod:`ecrm.mixture`; the Kendall model's leave-one-out points, out of bag in the forest).
 * **kNN + Borda** and **kNN + Kemeny**: the rankings of the ``k`` nearest training points,
   aggregated by mean position or exactly by Kemeny's rule
   (:func:`ecrm.spaces.linear_ordering.linear_ordering`); ``k`` in ``NEIGHBOURS`` by the exact
@@ -90,6 +93,7 @@ from ecrm.experiments._ranking_peers import (
     _forest,
     _honest,
     _lwrf,
+    _mixed,
     _pwrf,
     _ssvm,
 )
@@ -119,7 +123,7 @@ KENDALL_LOO_BUDGET = 2**25
 KENDALL_LOO_MIN_ROWS = 100
 
 METHODS = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "ECRM-selected", "ECRM-forest",
-           "ECRM-honest", "kNN-Borda", "kNN-Kemeny", "KRR-positions")
+           "ECRM-honest", "ECRM-mixed", "kNN-Borda", "kNN-Kemeny", "KRR-positions")
 #: Methods run only when asked for (``--methods``): the structured SVM with the Kendall loss
 #: (loss-augmented inference by the exact Kemeny oracle), C by 3-fold cross-validation; the
 #: label-wise and pairwise random-forest peers (:mod:`._ranking_forest`).
@@ -127,7 +131,9 @@ OPTIONAL_METHODS = ("SSVM-Kendall", "LWRF", "PWRF")
 #: The ECRM models whose exact leave-one-out Kendall distance ``ECRM-selected`` compares.
 ECRM_LOSSES = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared")
 #: The methods that need the kernel ECRM models of a fold.
-KERNEL_ECRM = (*ECRM_LOSSES, "ECRM-selected", "ECRM-honest")
+KERNEL_ECRM = (*ECRM_LOSSES, "ECRM-selected", "ECRM-honest", "ECRM-mixed")
+#: The methods that need ECRM-forest's model.
+FOREST_NEEDED = {"ECRM-honest", "ECRM-mixed"}
 
 
 def _kernel_candidates(gammas) -> list[dict]:
@@ -250,9 +256,10 @@ def large_loo_rows(m: int, k: int) -> int | None:
     return None if rows >= m else rows
 
 
-def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed, *, extend_grid=False):
+def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed, *, honest=None, extend_grid=False):
     """ECRM with the three losses; every ``ECRMCV`` draws the same kernel subset (``seed``),
-    so the eigendecompositions in ``memory`` serve every loss."""
+    so the eigendecompositions in ``memory`` serve every loss. ``honest["kernel"]`` is set
+    to the Kendall model with its exact leave-one-out rows and costs (for ECRM-mixed)."""
     from ecrm import ECRMCV
     from ecrm.losses import FootruleLoss, SquaredRankLoss
     from ecrm.losses.kendall import KendallLoss
@@ -271,8 +278,20 @@ def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed, *, extend_grid=False):
     ref = chosen["ECRM-squared"]
     own = {"fit_intercept": ref.fit_intercept_, **ref.kernel_params_,
            "loo_samples": kendall_loo_rows(len(Xtr), Rtr.shape[1])}
-    chosen["ECRM-Kendall"] = ECRMCV(KendallLoss(), space, **own, **shared).fit(Xtr, Ytr)
+    chosen["ECRM-Kendall"] = ECRMCV(KendallLoss(), space, **own, **shared)
+    _keep_honest(honest, chosen["ECRM-Kendall"], Xtr, Ytr)
     return _ecrm_outputs(chosen, Rtr, Xte, space)
+
+
+def _keep_honest(honest: dict | None, model, Xtr, Ytr) -> None:
+    """Fit the Kendall ``model``; with ``honest``, keep it there with its exact
+    leave-one-out rows and costs (``honest["kernel"]``, for ECRM-mixed)."""
+    from ecrm.mixture import kernel_loo_outputs
+
+    if honest is None:
+        model.fit(Xtr, Ytr)
+    else:
+        honest["kernel"] = (model, *kernel_loo_outputs(model, Xtr, Ytr))
 
 
 def _ecrm_outputs(chosen: dict, Rtr, Xte, space) -> dict:
@@ -304,7 +323,8 @@ def _kernel_subset(m: int, seed) -> np.ndarray:
     return np.sort(np.random.RandomState(seed).choice(m, KERNEL_SUBSAMPLE, replace=False))
 
 
-def _ecrm_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components, *, extend_grid=False):
+def _ecrm_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components, *, honest=None,
+                extend_grid=False):
     """:func:`_ecrm` on a training fold of more than ``n_components`` points.
 
     The kernel as in :func:`_ecrm`: the squared-rank model's, by exact leave-one-out on
@@ -315,7 +335,8 @@ def _ecrm_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components, *, extend_gri
     each model by its exact leave-one-out task loss (of the low-rank model) averaged over
     :func:`large_loo_rows` random training points, Kendall's intercept the squared-rank
     model's. Every model draws its centres and those points from ``seed``: all three share
-    them, so ``ECRM-selected`` compares them on the same points.
+    them, so ``ECRM-selected`` compares them on the same points. ``honest`` as in
+    :func:`_ecrm`.
     """
     from ecrm import ECRMCV
     from ecrm.losses import FootruleLoss, SquaredRankLoss
@@ -337,8 +358,8 @@ def _ecrm_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components, *, extend_gri
               for label, loss in [("ECRM-squared", SquaredRankLoss()),
                                   ("ECRM-footrule", FootruleLoss())]}
     chosen["ECRM-Kendall"] = ECRMCV(
-        KendallLoss(), space, fit_intercept=chosen["ECRM-squared"].fit_intercept_,
-        **shared).fit(Xtr, Ytr)
+        KendallLoss(), space, fit_intercept=chosen["ECRM-squared"].fit_intercept_, **shared)
+    _keep_honest(honest, chosen["ECRM-Kendall"], Xtr, Ytr)
     return _ecrm_outputs(chosen, Rtr, Xte, space)
 
 
@@ -377,7 +398,7 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
     train = _cap(train, max_train, rng)
     scaler = StandardScaler().fit(X[train])
     Xtr, Xte, Rtr, Rte = scaler.transform(X[train]), scaler.transform(X[test]), R[train], R[test]
-    results, seconds = {}, {}
+    results, seconds, honest = {}, {}, {}
     memory = InMemoryCache()  # one eigendecomposition per kernel and subset, for every method
     fit_seed = rng.randint(2**31 - 1)
     large = () if len(train) <= max(DUAL_MAX_TRAIN, n_components) else (n_components,)
@@ -386,24 +407,28 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
         if any(m in KERNEL_ECRM for m in methods):
             t0 = time.perf_counter()
             results.update(ecrm(Xtr, Rtr, Xte, gammas, memory, fit_seed, *large,
-                                extend_grid=extend_grid))
+                                honest=honest, extend_grid=extend_grid))
             share = (time.perf_counter() - t0) / len(ECRM_LOSSES)
             seconds.update({m: share for m in ECRM_LOSSES})
             seconds["ECRM-selected"] = 0.0  # no fit of its own
         knn = (large_loo_rows(*Rtr.shape), fit_seed) if large else ()
-        for m, fn, extra in [("ECRM-forest", _forest, (fit_seed,)),
+        for m, fn, extra in [("ECRM-forest", _forest, (fit_seed, honest)),
                              ("kNN-Borda", _knn, (_borda, *knn)),
                              ("kNN-Kemeny", _knn, (_kemeny, *knn)),
                              ("KRR-positions", krr, (gammas, memory, fit_seed, *large)),
                              ("SSVM-Kendall", _ssvm, (gammas, fit_seed)),
                              ("LWRF", _lwrf, (fit_seed,)), ("PWRF", _pwrf, (fit_seed,))]:
-            if m in methods or (m == "ECRM-forest" and "ECRM-honest" in methods):
+            if m in methods or (m == "ECRM-forest" and FOREST_NEEDED & set(methods)):
                 t0 = time.perf_counter()
                 results[m] = fn(Xtr, Rtr, Xte, *extra)
                 seconds[m] = time.perf_counter() - t0
         if "ECRM-honest" in methods:
             results["ECRM-honest"] = _honest(results["ECRM-selected"], results["ECRM-forest"])
             seconds["ECRM-honest"] = 0.0  # no fit of its own
+        if "ECRM-mixed" in methods:
+            t0 = time.perf_counter()
+            results["ECRM-mixed"] = _mixed(honest["kernel"], honest["forest"], Rtr, Xte)
+            seconds["ECRM-mixed"] = time.perf_counter() - t0  # the choice and the predictions
     return {m: (float(_tau(results[m][0], Rte).mean()), results[m][1], seconds[m])
             for m in methods}
 
