@@ -46,3 +46,33 @@ def test_forest_refuses_calibration(ecrm_cmd, train_csv, tmp_path):
     assert fit.returncode != 0 and b"--calibration and --scheduler need --family kernel" in \
         fit.stderr
     assert not (tmp_path / "m.ecrm").exists()
+
+
+def test_mixed_family_end_to_end(ecrm_cmd, train_csv, test_csv, tmp_path):
+    fit = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--loss", "hierarchical", "--cv",
+                   "--family", "mixed", "--gammas", "0.1,0.3,1", "--trees", "20", "--seed",
+                   "0", "-o", "m.ecrm", "--quiet", cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr.decode()
+    assert b"fitted ECRM on the mixed risk" in fit.stdout and b"kernel share" in fit.stdout
+    info = json.loads(ecrm_cmd("info", "m.ecrm", "--json", cwd=tmp_path).stdout)
+    assert info["estimator"] == "MixedRiskECRM" and info["weights"] == "mixed"
+    assert 0 <= info["mixture"] <= 1 and info["selection"]["n_candidates"] == 11
+    assert info["members"]["kernel"]["weights"] == "kernel"
+    assert info["members"]["forest"]["n_estimators"] == 20
+    text = ecrm_cmd("info", "m.ecrm", cwd=tmp_path)
+    assert text.returncode == 0 and b"mixed risk, kernel share" in text.stdout, text.stderr
+    pred = ecrm_cmd("predict", "m.ecrm", str(test_csv), "-o", "p.csv", "--scores", "--quiet",
+                    cwd=tmp_path)
+    assert pred.returncode == 0, pred.stderr.decode()
+    assert len((tmp_path / "p.csv").read_text().splitlines()) == 101
+    ev = ecrm_cmd("evaluate", "m.ecrm", str(test_csv), "--report", "r.html", "--quiet",
+                  cwd=tmp_path)
+    assert ev.returncode == 0, ev.stderr.decode()
+    assert "mixed risk" in (tmp_path / "r.html").read_text()
+
+
+def test_mixed_family_needs_cv(ecrm_cmd, train_csv, tmp_path):
+    fit = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--family", "mixed", "-o",
+                   "m.ecrm", cwd=tmp_path)
+    assert fit.returncode != 0 and b"--family mixed needs --cv" in fit.stderr
+    assert not (tmp_path / "m.ecrm").exists()

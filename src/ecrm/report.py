@@ -20,7 +20,8 @@ import numpy as np
 
 from ecrm.metrics import multilabel_report, per_label_report, per_level_report
 
-__all__ = ["METRIC_NAMES", "html_report", "model_line", "summary_rows", "write_report"]
+__all__ = ["METRIC_NAMES", "html_report", "model_line", "summary_rows", "weights_line",
+           "write_report"]
 
 _STYLE = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:980px;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 10px}
@@ -64,10 +65,20 @@ def model_line(summary: dict) -> str:
     """One line on a model from its ``ecrm info --json`` summary: estimator, loss, kernel and
     alpha (a structured SVM's C) or forest, preprocessing steps, training size."""
     steps = ", ".join(s["step"] for s in summary["preprocessing"]) or "none"
-    weights = (_forest(summary) if summary.get("weights") == "forest" else
-               f"{_kernel(summary['kernel'])}, {'='.join(_regularisation(summary))}")
-    return (f"{summary['estimator']}, {summary['loss']}, {weights}; preprocessing: {steps}; "
+    return (f"{summary['estimator']}, {summary['loss']}, {weights_line(summary)}; preprocessing: "
+            f"{steps}; "
             f"{summary['n_train']} training rows")
+
+
+def weights_line(summary: dict) -> str:
+    """The risk weights of an ``ecrm info --json`` summary in words: a forest's, a
+    kernel's, or their mixture."""
+    if summary.get("weights") == "mixed":
+        kernel, forest = (weights_line(summary["members"][f]) for f in ("kernel", "forest"))
+        return f"mixed risk, kernel share {summary['mixture']:g} ({kernel}; {forest})"
+    if summary.get("weights") == "forest":
+        return _forest(summary)
+    return f"{_kernel(summary['kernel'])}, {'='.join(_regularisation(summary))}"
 
 
 def _forest(summary: dict) -> str:
@@ -86,7 +97,9 @@ def summary_rows(summary: dict) -> list[list[str]]:
     chosen = " (chosen by exact leave-one-out)" if "selection" in summary else ""
     steps = "; ".join(f"{s['step']}: {s['what']}" for s in summary["preprocessing"])
     rows = [["estimator", summary["estimator"]], ["loss", summary["loss"]]]
-    if summary.get("weights") == "forest":
+    if summary.get("weights") == "mixed":
+        rows.append(["weights", weights_line(summary)])
+    elif summary.get("weights") == "forest":
         rows += [["weights", _forest(summary)],
                  ["out-of-bag loss", f"{summary['oob_loss']:.4g}"]]
     else:

@@ -41,7 +41,7 @@ __all__ = ["add_parser", "run"]
 
 LOSSES = ("hamming", "hierarchical")
 #: The weight families: kernel ridge, a forest, or the one with the better honest criterion.
-FAMILIES = ("auto", "kernel", "forest")
+FAMILIES = ("auto", "kernel", "forest", "mixed")
 KERNELS = ("rbf", "linear", "laplacian", "poly", "cosine")
 SCORINGS = ("loss", "micro_auprc", "macro_auprc", "lrap")
 CALIBRATIONS = ("none", "isotonic", "platt", "auto")
@@ -193,9 +193,10 @@ def run(args) -> int:
         bar.update()
     _print_summary(args, data, model, step, solver, report)
     if len(tried) > 1:
-        how = {"kernel": "exact leave-one-out", "forest": "out-of-bag"}
+        how = {"kernel": "exact leave-one-out", "forest": "out-of-bag",
+               "mixed": "mixed leave-one-out and out-of-bag"}
         loss = args.scoring == "loss"
-        print(f"weights: {'kernel' if _family_of(model) == 'kernel' else 'forest'} chosen by "
+        print(f"weights: {_family_of(model)} chosen by "
               f"the honest {args.loss + ' loss' if loss else args.scoring} ("
               + "; ".join(f"{f}, {how[f]}: {-v if loss else v:.4f}" for f, v in tried.items())
               + ")", file=report)
@@ -205,8 +206,10 @@ def run(args) -> int:
 def _family_of(model) -> str:
     """The weight family of a fitted estimator."""
     from ecrm.forest import ForestECRM
+    from ecrm.mixture import MixedRiskECRM
 
-    return "forest" if isinstance(model, ForestECRM) else "kernel"
+    return ("forest" if isinstance(model, ForestECRM) else
+            "mixed" if isinstance(model, MixedRiskECRM) else "kernel")
 
 
 def _connect(args):
@@ -348,9 +351,10 @@ def _families(args, loss, h, common: dict) -> dict:
     with ``--cv`` (each judged honestly: exact leave-one-out, out of bag) and the kernel
     without it (a fixed ``--alpha`` has no honest criterion)."""
     families = {"kernel": lambda: _estimator(args, loss, h, common),
-                "forest": lambda: _forest(args, loss, h)}
+                "forest": lambda: _forest(args, loss, h),
+                "mixed": lambda: _mixed(args, loss, h, common)}
     if args.family == "auto":
-        return families if args.cv else {"kernel": families["kernel"]}
+        return {f: families[f] for f in (("kernel", "forest") if args.cv else ("kernel",))}
     return {args.family: families[args.family]}
 
 
@@ -359,6 +363,19 @@ def _forest(args, loss, h):
 
     return ForestECRMCV(loss, h, scoring=args.scoring, n_estimators=args.trees,
                         random_state=0 if args.seed is None else args.seed)  # reproducible
+
+
+def _mixed(args, loss, h, common: dict):
+    """The kernel's and the forest's risks mixed (:class:`ecrm.MixedRiskECRM`): the kernel
+    search ``--cv`` describes, the forest of ``--trees``."""
+    from ecrm.mixture import MixedRiskECRM
+
+    kernel = _estimator(args, loss, h, common).get_params(deep=False)
+    options = {k: v for k, v in kernel.items()
+               if k not in ("loss", "output_space", "scoring", "random_state", "calibration")}
+    return MixedRiskECRM(loss, h, kernel_options=options,
+                         forest_options={"n_estimators": args.trees}, scoring=args.scoring,
+                         random_state=0 if args.seed is None else args.seed)
 
 
 def _fit(args, data, families: dict, impute: bool):
@@ -376,7 +393,7 @@ def _fit(args, data, families: dict, impute: bool):
     tried: dict[str, float | None] = {}
     steps = _steps(args, data, impute)
     for family, make_model in families.items():
-        for step in steps if family == "kernel" else steps[:1]:
+        for step in steps if family != "forest" else steps[:1]:
             X = data.X if step is None else step.fit_transform(data.X)
             with warnings.catch_warnings(record=True) as caught:  # shown for the chosen one
                 warnings.simplefilter("always")
@@ -430,7 +447,15 @@ def _print_summary(args, data, model, step, solver: str, report) -> None:
     h = data.hierarchy
     shape = (f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {h.n_labels} labels "
              f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges)")
-    if isinstance(model, ForestECRM):
+    if _family_of(model) == "mixed":
+        criterion = (f"{args.loss} loss {-model.best_score_:.4f}" if args.scoring == "loss"
+                     else f"{args.scoring} {model.best_score_:.4f}")
+        kernel, forest = model.kernel_estimator_, model.forest_estimator_
+        print(f"fitted ECRM on the mixed risk ({args.loss} loss) on {shape}: kernel share "
+              f"{model.mixture_:g} (honest {criterion}); kernel {kernel.kernel_params_['kernel']}"
+              f" alpha={kernel.alpha_:g}; forest "
+              + ", ".join(f"{k}={v}" for k, v in forest.best_params_.items()), file=report)
+    elif isinstance(model, ForestECRM):
         criterion = (f"{args.loss} loss {model.oob_loss_:.4f}" if args.scoring == "loss"
                      else f"{args.scoring} {model.best_score_:.4f}")
         settings = ", ".join(f"{k}={v}" for k, v in model.best_params_.items())
@@ -494,9 +519,10 @@ def add_parser(subparsers) -> None:
                    help="hierarchy file: TSV parent<TAB>child lines or JSON")
     p.add_argument("--family", choices=FAMILIES, default="auto",
                    help="risk weights: kernel ridge, a forest grown on the loss's embedding "
-                   "(its settings by the out-of-bag criterion), or auto: with --cv both, the "
-                   "one with the better honest criterion (exact leave-one-out against out of "
-                   "bag), without --cv the kernel")
+                   "(its settings by the out-of-bag criterion), mixed: the two risks mixed, the "
+                   "kernel's share by the honest criterion (needs --cv), or auto: with --cv "
+                   "both, the one with the better honest criterion (exact leave-one-out "
+                   "against out of bag), without --cv the kernel")
     p.add_argument("--trees", type=number_option("int", "--trees", low=1), default=100,
                    help="trees of a forest (default 100)")
     p.add_argument("--kernel", choices=KERNELS, default="rbf")
@@ -589,8 +615,12 @@ def _checked(args) -> int:
                                        or (args.cv and args.standardize == "auto")):
         return fail("--scheduler needs --solver primal or nystrom, and the features as they "
                     "are (--standardize no, no --impute)")
-    if args.family == "forest" and (args.calibration != "none" or args.scheduler is not None):
+    if args.family in ("forest", "mixed") and (args.calibration != "none"
+                                               or args.scheduler is not None):
         return fail("--calibration and --scheduler need --family kernel (or auto)")
+    if args.family == "mixed" and not args.cv:
+        return fail("--family mixed needs --cv: the kernel's share is chosen by the honest "
+                    "criterion of the selection")
     if args.family == "auto" and (args.calibration != "none" or args.scheduler is not None):
         args.family = "kernel"  # leave-one-out calibration and Dask fits: a kernel's
     if args.center_selection is None:

@@ -49,10 +49,19 @@ def summary(path: str, loaded=None) -> dict:
 
 
 def _weights(model) -> dict:
-    """The family of risk weights and its settings: a forest's, or a kernel's with its
-    regularisation, intercept and solver."""
+    """The family of risk weights and its settings: a forest's, a kernel's with its
+    regularisation, intercept and solver, or a mixture of the two (each member's)."""
     from ecrm.forest import ForestECRM
+    from ecrm.mixture import MixedRiskECRM
 
+    if isinstance(model, MixedRiskECRM):
+        return {"weights": "mixed", "mixture": float(model.mixture_),
+                "members": {"kernel": _weights(model.kernel_estimator_),
+                            "forest": _weights(model.forest_estimator_)},
+                "selection": {"scoring": "mixed honest " + (
+                    model.scoring if isinstance(model.scoring, str) else "callable"),
+                    "best_score": float(model.best_score_),
+                    "n_candidates": len(model.cv_results_["mixture"])}}
     if isinstance(model, ForestECRM):
         params = {**model.get_params(deep=False), **getattr(model, "best_params_", {})}
         out = {"weights": "forest", **{k: params[k] for k in (
@@ -107,6 +116,10 @@ def run(args) -> int:
         return print_out(json.dumps(info, indent=2) + "\n")
     labels = info.pop("labels")
     steps = info.pop("preprocessing", [])
+    if "members" in info:  # a mixture: its two families in words
+        from ecrm.report import weights_line
+
+        info["members"] = weights_line(info)
     lines = [f"{key:<16}{printable(value)}"  # values from the file: escaped for the terminal
              for key, value in info.items()]
     lines += [f"{'preprocessing' if i == 0 else '':<16}"

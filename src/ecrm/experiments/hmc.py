@@ -346,7 +346,8 @@ def _forest_scores(name, h, Xtr, Ytr, Xte, rows, scores, random_state,
     if kernel_scores is None:
         return [forest, selected]
     t0 = time.perf_counter()
-    P, S, params = _mixed_scores(*kernel_scores, est, Ytr, Xte, metric)
+    kernel_est, Xte_kernel = kernel_scores
+    P, S, params = _mixed_scores(kernel_est, Xte_kernel, est, Ytr, Xte, metric)
     mixed = {"dataset": name, "method": "ECRM mixed", "protocol": "scores",
              "trained_for": "hamming", **scores(P, S),
              "fit_seconds": kernel["fit_seconds"] + fit_s + time.perf_counter() - t0,
