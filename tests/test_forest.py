@@ -68,9 +68,10 @@ def test_weights_are_the_definition_and_the_costs_the_forest_prediction(seed, fl
     rng = np.random.default_rng(seed)
     X, Xt = rng.normal(size=(40, 3)), rng.normal(size=(15, 3))
     G = rng.normal(size=(40, 2))
-    trees, bag = grow_forest(X, G, flavour=flavour, n_estimators=7, max_features=0.5,
-                             min_samples_leaf=leaf, max_depth=None, n_draws=draws, n_jobs=None,
-                             random_state=seed)
+    trees, bag, leaves = grow_forest(X, G, flavour=flavour, n_estimators=7, max_features=0.5,
+                                     min_samples_leaf=leaf, max_depth=None, n_draws=draws,
+                                     n_jobs=None, random_state=seed)
+    np.testing.assert_array_equal(leaves, trees.apply(X))  # scikit-learn's leaves are ours
     cls = RandomForestRegressor if flavour == "random" else ExtraTreesRegressor
     forest = cls(7, max_features=0.5, min_samples_leaf=leaf, bootstrap=True, oob_score=True,
                  max_samples=draws, random_state=seed).fit(X, G)
@@ -388,9 +389,10 @@ def test_trees_grown_in_batches_are_the_definition_too(monkeypatch):
     monkeypatch.setattr(module, "GROW_BATCH_BYTES", 1)  # one tree a batch
     rng = np.random.default_rng(0)
     X, Xt, G = rng.normal(size=(30, 3)), rng.normal(size=(9, 3)), rng.normal(size=(30, 2))
-    trees, bag = grow_forest(X, G, flavour="random", n_estimators=4, max_features=0.5,
-                             min_samples_leaf=2, max_depth=None, n_draws=30, n_jobs=None,
-                             random_state=7)
+    trees, bag, leaves = grow_forest(X, G, flavour="random", n_estimators=4,
+                                     max_features=0.5, min_samples_leaf=2, max_depth=None,
+                                     n_draws=30, n_jobs=None, random_state=7)
+    np.testing.assert_array_equal(leaves, trees.apply(X))  # across batches too
     assert trees.n_trees == 4 and bag.shape == (30, 4)
     fit = ForestFit(trees, bag, 3, X_train=X, coef=G)
     trees.check(3)

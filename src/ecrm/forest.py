@@ -185,15 +185,12 @@ class ForestECRM(_ECRMBase):
         q = params["n_split_targets"]
         if q is not None and grow_on.shape[1] > q:  # splits on a random projection
             grow_on = grow_on @ rng.standard_normal((grow_on.shape[1], q)) / np.sqrt(q)
-        trees, bag = grow_forest(X, grow_on, flavour=params["flavour"],
-                                 n_estimators=params["n_estimators"],
-                                 max_features=params["max_features"],
-                                 min_samples_leaf=params["min_samples_leaf"],
-                                 max_depth=params["max_depth"],
-                                 n_draws=n_draws(X.shape[0], params["max_samples"]),
-                                 n_jobs=self.n_jobs,
-                                 random_state=rng.randint(np.iinfo(np.int32).max))
-        fit = ForestFit(trees, bag, n_risk, X_train=X, coef=targets)
+        trees, bag, leaves = grow_forest(
+            X, grow_on, flavour=params["flavour"], n_estimators=params["n_estimators"],
+            max_features=params["max_features"], min_samples_leaf=params["min_samples_leaf"],
+            max_depth=params["max_depth"], n_draws=n_draws(X.shape[0], params["max_samples"]),
+            n_jobs=self.n_jobs, random_state=rng.randint(np.iinfo(np.int32).max))
+        fit = ForestFit(trees, bag, n_risk, X_train=X, coef=targets, train_leaves=leaves)
         predictions = _oob_predictions(fit, self.loss, self.output_space, Y)
         seen_rows = ~np.isnan(predictions).any(axis=1)
         loss = self.loss(predictions[seen_rows], Y[seen_rows]) if seen_rows.any() else [np.nan]

@@ -186,12 +186,14 @@ class ForestFit(RiskFit):
     ridge = 0.0
     fit_intercept = False
 
-    def __init__(self, trees: Trees, bag: np.ndarray, n_risk: int, *, X_train=None, coef=None):
+    def __init__(self, trees: Trees, bag: np.ndarray, n_risk: int, *, X_train=None, coef=None,
+                 train_leaves: np.ndarray | None = None):
         self.trees, self.bag, self.n_risk = trees, bag, n_risk
         self.X_train = X_train
         self.coef = coef
         self._leaf_weights: sp.csr_array | None = None
-        self._train_leaves: np.ndarray | None = None
+        self._train_leaves = train_leaves  # else found from X_train when first needed
+        self._n_columns: int | None = None
 
     # -- state ------------------------------------------------------------------------------
     def to_state(self) -> dict:
@@ -212,9 +214,11 @@ class ForestFit(RiskFit):
     @property
     def n_columns(self) -> int:
         """The average number of training points a row's weights touch (sizes row blocks)."""
-        L = self.leaf_weights()
-        leaves = np.diff(L.indptr) > 0
-        return max(1, int(self.trees.n_trees * L.nnz / max(1, leaves.sum())))
+        if self._n_columns is None:
+            L = self.leaf_weights()
+            leaves = np.diff(L.indptr) > 0
+            self._n_columns = max(1, int(self.trees.n_trees * L.nnz / max(1, leaves.sum())))
+        return self._n_columns
 
     # -- weights ----------------------------------------------------------------------------
     def train_leaves(self) -> np.ndarray:
@@ -286,10 +290,13 @@ GROW_BATCH_BYTES = 2**29
 
 def grow_forest(X, G: np.ndarray, *, flavour: str, n_estimators: int, max_features,
                 min_samples_leaf: int, max_depth, n_draws: int, n_jobs,
-                random_state: int) -> tuple[Trees, np.ndarray]:
+                random_state: int) -> tuple[Trees, np.ndarray, np.ndarray]:
     """Grow scikit-learn's multi-output random forest (``flavour="random"``) or extremely
     randomised trees (``"extra"``, with bootstrap samples of ``n_draws`` points) on the
-    targets ``G``; the packed trees and each tree's bootstrap counts (m, n_estimators).
+    targets ``G``; the packed trees, each tree's bootstrap counts (m, n_estimators) and the
+    training points' leaves (m, n_estimators; packed node indices, from scikit-learn's
+    compiled ``apply`` while its trees are at hand: our traversal gives the same leaves, and
+    is slower).
 
     The trees grow in batches whose node values fit ``GROW_BATCH_BYTES`` (one batch, hence
     exactly scikit-learn's forest of ``random_state``, unless that is exceeded; the k-th
@@ -301,6 +308,7 @@ def grow_forest(X, G: np.ndarray, *, flavour: str, n_estimators: int, max_featur
     tree_bytes = 16 * n_draws / min_samples_leaf * G.shape[1]  # ~2 draws/leaf nodes x 8 B
     per_batch = max(1, min(n_estimators, int(GROW_BATCH_BYTES // max(tree_bytes, 1))))
     bag = np.empty((m, n_estimators), np.uint16)
+    leaves: list[np.ndarray] = []  # per batch, node indices within each tree
     parts: list[Trees] = []
     done = 0
     while done < n_estimators:
@@ -315,6 +323,15 @@ def grow_forest(X, G: np.ndarray, *, flavour: str, n_estimators: int, max_featur
                 raise ValueError("a bootstrap sample drew one point more than 65,535 times")
             bag[:, done + t] = counts
         parts.append(Trees.from_estimators(forest.estimators_))
+        leaves.append(forest.apply(X).astype(np.int32 if parts[-1].n_nodes < 2**31
+                                             else np.int64))
         done += k
         del forest  # its node values go before the next batch grows
-    return Trees.concatenate(parts), bag
+    trees = Trees.concatenate(parts)
+    kind = np.int32 if trees.n_nodes < 2**31 else np.int64
+    train_leaves = np.empty((m, n_estimators), kind)
+    for start, block in zip(np.cumsum([0] + [b.shape[1] for b in leaves[:-1]]), leaves,
+                            strict=True):
+        stop = start + block.shape[1]  # a tree's packed nodes start at its root
+        train_leaves[:, start:stop] = block + trees.roots[start:stop].astype(kind)
+    return trees, bag, train_leaves
