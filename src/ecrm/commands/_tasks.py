@@ -83,7 +83,8 @@ def label_set_only(args, task: str) -> str | None:
         return None
     for attr, flag, unset in _LABEL_SET_OPTIONS:
         if getattr(args, attr, unset) != unset:
-            return f"{flag} is for label sets (--task multilabel); not for a {task} model"
+            what = {"ranking": "rankings", "multiclass": "classes"}.get(task, task)
+            return f"{flag} is for label sets (--task multilabel), not for {what}"
     return None
 
 

@@ -16,6 +16,13 @@ self-contained HTML page with the model, the tables (also one row per label, sor
 the pictures (:func:`ecrm.report.write_report`); ``--baseline FILE`` (another model's
 ``ecrm predict --scores`` output) adds its precision-recall curve. Output paths are checked
 before any work.
+
+A ranking model is evaluated by the mean Kendall tau, the Kendall distance, Spearman's rho
+and exact match (and the footrule or squared rank loss it was fitted for), beside the most
+frequent training ranking and the ranking by mean training position; a multiclass model by
+accuracy, the 0-1 loss and macro F1, beside the most frequent training class
+(:mod:`ecrm.commands._tasks`). ``--predictions`` reads their ``predict`` output back; the
+pictures and the report are for label sets.
 """
 
 from __future__ import annotations

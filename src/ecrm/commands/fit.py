@@ -9,6 +9,11 @@ them beforehand if their units differ. ``--solver``, ``--n-components``,
 ``--center-selection``, ``--memory-budget`` and ``--loo-samples`` are the estimators'
 parameters of the same names (for training files too large for the exact dual solver).
 
+``--task ranking`` fits rankings of named labels (a label column ``a>c>b``, or the label
+ranking benchmark's layout) with the Kendall loss (``--loss footrule``, ``squared``),
+``--task multiclass`` one class per row with the 0-1 loss (:mod:`ecrm.commands._tasks`);
+the options only label sets have are refused for them.
+
 The model file is checked before reading the data (it must not be the training or hierarchy
 file, and its directory must accept a new file) and written atomically: an interrupted or
 failed fit leaves neither a partial model nor a temporary file, and an existing model at

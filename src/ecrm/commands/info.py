@@ -1,9 +1,10 @@
 """``ecrm info``: what a model file holds.
 
-The preprocessing steps stored with the estimator; the estimator, loss and output space, the
+The task (``multilabel``, ``ranking``, ``multiclass``: from the output space), the
+preprocessing steps stored with the estimator; the estimator, loss and output space, the
 kernel, the regularisation (a structured SVM's ``C``, passes and duality gap) and intercept,
 the solver (with its Nystrom centres), the selection (criterion, calibration) of an
-``ECRMCV``, the sizes, and the labels: all of them in
+``ECRMCV``, the sizes, and the labels (a ranking's labels, a classifier's classes): all of them in
 ``--json``; in the text, the first 20 followed by "... (N in all)" when there are more
 (``--all-labels`` prints every one).
 """

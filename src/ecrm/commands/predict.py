@@ -8,6 +8,9 @@ output (CSV unless ``--output-format`` says otherwise; the summary then goes to 
 error). ``--leaves-only`` writes each row's most specific labels only; ``--per-level`` one
 column per depth level (``level_0, level_1, ...``; with ``--path-sep`` each label's last path
 step, the layout ``--level-columns`` reads). A label column in the data file is not read.
+A ranking model writes one ``ranking`` column (``a>c>b``, first to last) and a multiclass
+model one ``class`` column (JSON lines: a list of labels, a class name); see
+:mod:`ecrm.commands._tasks`. A model of other outputs (flows) is refused.
 
 The output path is checked before the model is read (it must not be the model or the data
 file, and its directory must accept a new file); the file is written atomically, so a failed
