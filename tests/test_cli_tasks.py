@@ -189,6 +189,19 @@ def test_the_label_ranking_benchmark_layout(files, models, ecrm_cmd):
              "rank-test.csv", "missing the feature columns")
 
 
+def test_a_model_no_better_than_its_trivial_baseline_is_warned_about(files, ecrm_cmd):
+    # alpha=100: nearly uniform weights, the most frequent class for every row
+    _ok(ecrm_cmd("fit", "class-train.csv", "--task", "multiclass", "--alpha", "100", "-o",
+                 "weak.ecrm", "--quiet", cwd=files))
+    proc = ecrm_cmd("evaluate", "weak.ecrm", "class-test.csv", "--json", "--quiet", cwd=files)
+    report = json.loads(_ok(proc))
+    assert report["accuracy"] == report["baselines"]["majority"]["accuracy"]
+    assert report["warnings"] == ["the model is no better than the most frequent class "
+                                  f"(accuracy {report['accuracy']:.4f} against "
+                                  f"{report['accuracy']:.4f})"]
+    assert f"ecrm: warning: {report['warnings'][0]}" in proc.stderr.decode()
+
+
 def test_a_ranking_model_saved_in_python_predicts_orderings(files, ecrm_cmd):
     X, S = _rows(40, 3)
     space = PermutationSpace(4)  # no names: the labels are the item numbers 0..3
