@@ -87,11 +87,15 @@ def _registry() -> dict[str, _Entry]:
     def no_args(_) -> dict:
         return {}
 
+    def named(space) -> dict:  # an unnamed space is written as before names existed
+        return {} if space.labels is None else {"labels": list(space.labels)}
+
     entries = [
         _Entry(Hierarchy, hierarchy),
         _Entry(MultilabelSpace, lambda s: {"n_labels": s.n_labels}),
-        _Entry(CandidateSpace, lambda s: {"candidates": np.asarray(s.candidates)}),
-        _Entry(PermutationSpace, lambda s: {"n_items": s.n_items}),
+        _Entry(CandidateSpace, lambda s: {"candidates": np.asarray(s.candidates),
+                                          **named(s)}),
+        _Entry(PermutationSpace, lambda s: {"n_items": s.n_items, **named(s)}),
         _Entry(FlowPolytope, lambda s: {"arcs": list(s.arcs), "supply": np.asarray(s.supply),
                                         "capacity": np.asarray(s.capacity),
                                         "nodes": list(s.nodes)}),

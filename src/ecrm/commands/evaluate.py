@@ -16,6 +16,13 @@ self-contained HTML page with the model, the tables (also one row per label, sor
 the pictures (:func:`ecrm.report.write_report`); ``--baseline FILE`` (another model's
 ``ecrm predict --scores`` output) adds its precision-recall curve. Output paths are checked
 before any work.
+
+A ranking model is evaluated by the mean Kendall tau, the Kendall distance, Spearman's rho
+and exact match (and the footrule or squared rank loss it was fitted for), beside the most
+frequent training ranking and the ranking by mean training position; a multiclass model by
+accuracy, the 0-1 loss and macro F1, beside the most frequent training class
+(:mod:`ecrm.commands._tasks`). ``--predictions`` reads their ``predict`` output back; the
+pictures and the report are for label sets.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import sys
 
 from ecrm.commands import (
+    _tasks,
     add_data_options,
     estimator_of,
     existing_file_option,
@@ -100,6 +108,17 @@ def run(args) -> int:
         try:
             loaded = load(args.model)
             model = estimator_of(loaded)
+            task = _tasks.task_of(model)
+            refusal = _tasks.label_set_only(args, task)
+            if refusal is not None:
+                return fail(f"{refusal} ({args.model})")
+            if task != "multilabel":
+                data = _tasks.read_labelled(loaded, args)
+                outputs = _tasks.outputs_of(model)
+                Y = (model.predict(data.X) if args.predictions is None else
+                     _read_outputs(args.predictions, outputs, len(data.Y)))
+                bar.update()
+                return _evaluate_outputs(args, loaded, model, outputs, data.Y, Y)
             if not isinstance(model.output_space, Hierarchy):
                 return fail(f"{args.model}: evaluate needs a model of label sets (a Hierarchy "
                             f"output space); this one has {model.output_space!r}")
@@ -143,6 +162,87 @@ def run(args) -> int:
                                              "precision", "recall", "f1")), strict=True):
             print(f"  {row[0]:<8}{row[1]:>8}{row[2]:>9}{row[3]:>11}{row[4]:>11.4f}"
                   f"{row[5]:>9.4f}{row[6]:>9.4f}")
+    return 0
+
+
+def _read_outputs(path: str, outputs, n_rows: int):
+    """A ranking or multiclass model's predictions from a file ``ecrm predict`` wrote (its
+    ``ranking`` or ``class`` column; JSON lines: that key)."""
+    import csv
+    import json
+
+    cells, lines = [], []
+    with open(path, encoding="utf-8", newline="") as fh:
+        if path.lower().endswith((".jsonl", ".json")):
+            for lineno, line in enumerate(fh, 1):
+                if line.strip():
+                    try:
+                        cells.append(outputs.cell(json.loads(line)[outputs.column]))
+                    except (ValueError, KeyError, TypeError) as exc:
+                        raise ValueError(f"{path}, line {lineno}: not a prediction record "
+                                         f"with {outputs.column!r} ({exc})") from None
+                    lines.append(lineno)
+        else:
+            reader = csv.reader(fh, delimiter="\t" if path.lower().endswith(".tsv") else ",")
+            header = next(reader, [])
+            if outputs.column not in header:
+                raise ValueError(f"{path}, line 1: no {outputs.column!r} column (the "
+                                 f"predictions of a {outputs.task} model)")
+            col = header.index(outputs.column)
+            for row in reader:
+                if row:
+                    cells.append(row[col] if col < len(row) else "")
+                    lines.append(reader.line_num)
+    if len(cells) != n_rows:
+        raise ValueError(f"{path}: {len(cells)} predictions for {n_rows} data rows")
+    return outputs.outputs(cells, lines, path)
+
+
+def _evaluate_outputs(args, loaded, model, outputs, Y_true, Y_pred) -> int:
+    """Print the metrics of a ranking or multiclass model beside its trivial baselines."""
+    import json
+    import warnings
+
+    from ecrm.commands.info import summary
+    from ecrm.exceptions import TrivialModelWarning
+    from ecrm.report import METRIC_NAMES, model_line
+
+    report = outputs.metrics(model, Y_true, Y_pred)
+    baselines = outputs.baselines(model, Y_true)
+    messages = []
+    if baselines is None:
+        messages.append(f"{args.model} holds neither the training outputs nor their "
+                        "statistics: no trivial baselines to compare with")
+    else:
+        main = outputs.MAIN
+        messages += [f"the model is no better than the {outputs.BASELINES[b][0]} "
+                     f"({_tasks.METRIC_NAMES[main]} {report[main]:.4f} against {r[main]:.4f})"
+                     for b, r in baselines.items() if report[main] <= r[main]]
+    for message in messages:
+        warnings.warn(message, TrivialModelWarning if baselines else UserWarning, stacklevel=2)
+    try:
+        about: dict | None = summary(args.model, loaded)
+        about.pop("labels", None)  # type: ignore[union-attr]
+    except AttributeError:  # an estimator that does not describe itself as ECRM's do
+        about = None
+    if args.json:
+        print(json.dumps({"n_rows": len(Y_true), "task": outputs.task,
+                          "n_labels": len(outputs.names), **report, "model": about,
+                          "baselines": baselines, "warnings": messages}, indent=2))
+        return 0
+    names = {**METRIC_NAMES, **_tasks.METRIC_NAMES}
+    baselines = baselines or {}
+    print(f"{args.data}: {len(Y_true)} rows, {outputs.describe()}")
+    if about is not None:
+        print(f"  model: {model_line(about)}")
+    print(f"  {'':<44}{'model':>10}" + "".join(f"{outputs.BASELINES[b][1]:>12}"
+                                             for b in baselines))
+    for key, value in report.items():
+        print(f"  {names[key]:<44}{value:>10.4f}"
+              + "".join(f"{r[key]:>12.4f}" for r in baselines.values()))
+    if baselines:
+        print("  baselines (one prediction for every row): " + ", ".join(
+            outputs.BASELINES[b][0] for b in baselines) + " of the training outputs")
     return 0
 
 

@@ -9,6 +9,11 @@ them beforehand if their units differ. ``--solver``, ``--n-components``,
 ``--center-selection``, ``--memory-budget`` and ``--loo-samples`` are the estimators'
 parameters of the same names (for training files too large for the exact dual solver).
 
+``--task ranking`` fits rankings of named labels (a label column ``a>c>b``, or the label
+ranking benchmark's layout) with the Kendall loss (``--loss footrule``, ``squared``),
+``--task multiclass`` one class per row with the 0-1 loss (:mod:`ecrm.commands._tasks`);
+the options only label sets have are refused for them.
+
 The model file is checked before reading the data (it must not be the training or hierarchy
 file, and its directory must accept a new file) and written atomically: an interrupted or
 failed fit leaves neither a partial model nor a temporary file, and an existing model at
@@ -21,7 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ecrm.commands import add_data_options, existing_file_option, fail
+from ecrm.commands import _tasks, add_data_options, existing_file_option, fail
 from ecrm.commands._files import (
     STDOUT,
     OutputError,
@@ -39,7 +44,6 @@ from ecrm.commands._options import (
 
 __all__ = ["add_parser", "run"]
 
-LOSSES = ("hamming", "hierarchical")
 #: The weight families: kernel ridge, a forest, or the one with the better honest criterion.
 FAMILIES = ("auto", "kernel", "forest", "mixed")
 KERNELS = ("rbf", "linear", "laplacian", "poly", "cosine")
@@ -154,7 +158,10 @@ def run(args) -> int:
         try:
             hierarchy = None if args.hierarchy is None else load_hierarchy(args.hierarchy)
             bar.set_postfix_str("reading data")
-            if args.scheduler is not None:
+            if args.task != "multilabel":
+                impute = _imputes(args)
+                data = _tasks.read_training(args, impute)
+            elif args.scheduler is not None:
                 client = _connect(args)
                 stack.callback(client.close)
                 data = _load_dask(args, hierarchy)
@@ -165,11 +172,15 @@ def run(args) -> int:
         except ValueError as exc:
             return fail(str(exc))
         bar.update()
-        h = data.hierarchy
-        if args.loss == "hierarchical" and h.edges.size == 0:
+        if args.task != "multilabel":
+            h = data.space
+            loss = _tasks.make_loss(args.loss, h)
+        elif args.loss == "hierarchical" and data.hierarchy.edges.size == 0:
             return fail("--loss hierarchical needs a hierarchy: give --hierarchy FILE or label "
                         "paths with --path-sep (the labels of this file are flat)")
-        loss = HierarchicalLoss(h) if args.loss == "hierarchical" else HammingLoss()
+        else:
+            h = data.hierarchy
+            loss = HierarchicalLoss(h) if args.loss == "hierarchical" else HammingLoss()
         solver = _solver(args, data.X.shape)
         common = {"kernel": args.kernel, "gamma": args.gamma, "solver": solver,
                   "n_components": args.n_components,
@@ -444,9 +455,10 @@ def _print_summary(args, data, model, step, solver: str, report) -> None:
     from ecrm.commands import describe_step
     from ecrm.forest import ForestECRM
 
-    h = data.hierarchy
-    shape = (f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {h.n_labels} labels "
-             f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges)")
+    h = data.get("hierarchy")
+    outputs = (data.outputs.describe() if h is None else f"{h.n_labels} labels "
+               f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges)")
+    shape = f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {outputs}"
     if _family_of(model) == "mixed":
         criterion = (f"{args.loss} loss {-model.best_score_:.4f}" if args.scoring == "loss"
                      else f"{args.scoring} {model.best_score_:.4f}")
@@ -514,7 +526,15 @@ def add_parser(subparsers) -> None:
     p.add_argument("train", type=existing_file_option("TRAIN"), metavar="TRAIN", nargs="+",
                    help="training data (.csv, .tsv, .arff[.gz], .svm); several files of the "
                    "same columns are fitted on together (e.g. Clus train and valid)")
-    p.add_argument("--loss", choices=LOSSES, default="hamming")
+    p.add_argument("--task", choices=_tasks.TASKS, default="multilabel",
+                   help="what the label column holds: label sets (default), a ranking of "
+                   "named labels, first to last (" + _tasks.RANKING_SEP.join("acb") + "), or "
+                   "one class per row; predict, evaluate and info read it from the model file")
+    p.add_argument("--loss", choices=[name for names in _tasks.LOSSES.values()
+                                      for name in names], default=None,
+                   help="the task loss: " + "; ".join(
+                       f"{task}: {', '.join(names)} (default {names[0]})"
+                       for task, names in _tasks.LOSSES.items()))
     p.add_argument("--hierarchy", type=existing_file_option("--hierarchy"), metavar="FILE",
                    help="hierarchy file: TSV parent<TAB>child lines or JSON")
     p.add_argument("--family", choices=FAMILIES, default="auto",
@@ -601,6 +621,15 @@ def add_parser(subparsers) -> None:
 
 
 def _checked(args) -> int:
+    losses = _tasks.LOSSES[args.task]
+    if args.loss is None:
+        args.loss = losses[0]
+    elif args.loss not in losses:
+        return fail(f"--loss {args.loss} is not a loss of --task {args.task} (choose "
+                    f"{', '.join(losses)})")
+    refusal = _tasks.label_set_only(args, args.task)
+    if refusal is not None:
+        return fail(refusal)
     if not args.cv and ((args.alphas, args.gammas, args.kernels) != (None, None, None)
                         or args.scoring != "loss" or args.calibration != "none"):
         return fail("--alphas, --gammas, --kernels, --scoring and --calibration need --cv")

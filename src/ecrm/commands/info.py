@@ -1,16 +1,17 @@
 """``ecrm info``: what a model file holds.
 
-The preprocessing steps stored with the estimator; the estimator, loss and output space, the
+The task (``multilabel``, ``ranking``, ``multiclass``: from the output space), the
+preprocessing steps stored with the estimator; the estimator, loss and output space, the
 kernel, the regularisation (a structured SVM's ``C``, passes and duality gap) and intercept,
 the solver (with its Nystrom centres), the selection (criterion, calibration) of an
-``ECRMCV``, the sizes, and the labels: all of them in
+``ECRMCV``, the sizes, and the labels (a ranking's labels, a classifier's classes): all of them in
 ``--json``; in the text, the first 20 followed by "... (N in all)" when there are more
 (``--all-labels`` prints every one).
 """
 
 from __future__ import annotations
 
-from ecrm.commands import existing_file_option, fail, print_out, printable
+from ecrm.commands import _tasks, existing_file_option, fail, print_out, printable
 
 __all__ = ["add_parser", "run", "summary"]
 
@@ -26,8 +27,13 @@ def summary(path: str, loaded=None) -> dict:
     loaded = load(path) if loaded is None else loaded
     model = estimator_of(loaded)
     space = model.output_space
+    try:
+        task = _tasks.task_of(model)
+    except ValueError:  # an output space the commands do not predict (e.g. flows)
+        task = "other"
     out = {"file": path, "bytes": os.path.getsize(path), "format_version": meta["format_version"],
-           "ecrm_version": meta["ecrm_version"], "estimator": type(model).__name__,
+           "ecrm_version": meta["ecrm_version"], "task": task,
+           "estimator": type(model).__name__,
            "preprocessing": [{"step": type(step).__name__, "what": describe_step(step),
                               "n_features_in": int(step.n_features_in_)}
                              for step in preprocessing_of(loaded)],
@@ -42,7 +48,9 @@ def summary(path: str, loaded=None) -> dict:
                             "calibration": model.calibration_ or "none"}
     if hasattr(space, "edges"):
         out.update(n_edges=int(len(space.edges)), is_tree=bool(space.is_tree))
-    names = label_names(model)
+    # a ranking's labels, a classifier's classes; else the output coordinates' names
+    names = (_tasks.outputs_of(model).names if task in ("ranking", "multiclass")
+             else label_names(model))
     out["n_labels"] = len(names)
     out["labels"] = [str(v) for v in names]
     return out

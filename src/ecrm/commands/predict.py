@@ -8,6 +8,9 @@ output (CSV unless ``--output-format`` says otherwise; the summary then goes to 
 error). ``--leaves-only`` writes each row's most specific labels only; ``--per-level`` one
 column per depth level (``level_0, level_1, ...``; with ``--path-sep`` each label's last path
 step, the layout ``--level-columns`` reads). A label column in the data file is not read.
+A ranking model writes one ``ranking`` column (``a>c>b``, first to last) and a multiclass
+model one ``class`` column (JSON lines: a list of labels, a class name); see
+:mod:`ecrm.commands._tasks`. A model of other outputs (flows) is refused.
 
 The output path is checked before the model is read (it must not be the model or the data
 file, and its directory must accept a new file); the file is written atomically, so a failed
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 
 from ecrm.commands import (
+    _tasks,
     add_data_options,
     estimator_of,
     existing_file_option,
@@ -156,6 +160,33 @@ def _predict_into(args, loaded, model, fh, fmt: str, bar) -> int:
     return n
 
 
+def _predict_outputs(args, loaded, model, fh, fmt: str, bar) -> int:
+    """A ranking or multiclass model's predictions, chunk by chunk: one ``ranking``
+    (``a>c>b``) or ``class`` column (JSON lines: a list of labels, a class name)."""
+    import csv
+    import json
+
+    outputs = _tasks.outputs_of(model)
+    # a terminal sees label names escaped (a file gets them as they are: they are data)
+    isatty = getattr(fh, "isatty", None)
+    shown = printable if isatty is not None and isatty() else str
+    writer = csv.writer(fh, delimiter="\t" if fmt == "tsv" else ",") if fmt != "jsonl" else None
+    if writer is not None:
+        writer.writerow(["row", outputs.column])
+    n = 0
+    for chunk in _tasks.iter_features(loaded, args):
+        Y = model.predict(chunk.X)
+        if writer is None:
+            fh.writelines(json.dumps({"row": n + i, outputs.column: value}) + "\n"
+                          for i, value in enumerate(outputs.values(Y)))
+        else:
+            writer.writerows([n + i, shown(text)] for i, text in enumerate(outputs.text(Y)))
+        n += len(Y)
+        if bar is not None:
+            bar.set_postfix_str(f"{n:,} rows")
+    return n
+
+
 def run(args) -> int:
     """Run ``ecrm predict`` from parsed arguments.
 
@@ -178,8 +209,12 @@ def run(args) -> int:
         try:
             loaded = load(args.model)
             model = estimator_of(loaded)
+            task = _tasks.task_of(model)
         except ValueError as exc:
             return fail(str(exc))
+        refusal = _tasks.label_set_only(args, task)
+        if refusal is not None:
+            return fail(f"{refusal} ({args.model})")
         if (args.leaves_only or args.per_level) and not hasattr(model.output_space,
                                                                 "to_labels"):
             return fail(f"--{'leaves-only' if args.leaves_only else 'per-level'} needs a model "
@@ -190,7 +225,8 @@ def run(args) -> int:
         bar.update()
         try:
             with atomic_text(args.output) as fh:
-                n = _predict_into(args, loaded, model, fh, fmt, bar)
+                n = (_predict_into(args, loaded, model, fh, fmt, bar) if task == "multilabel"
+                     else _predict_outputs(args, loaded, model, fh, fmt, bar))
         except ValueError as exc:
             return fail(str(exc))
         except OSError as exc:

@@ -152,6 +152,12 @@ def load_label_ranking(name: str, data_dir=None) -> Bunch:
         available = ", ".join(list_label_ranking(d)) or "none"
         raise FileNotFoundError(f"no {name}.csv.gz or {name}.csv in {str(d)!r}; data sets "
                                 f"there: {available}. " + LABEL_RANKING_HELP)
+    return _read_file(path, name)
+
+
+def _read_file(path: Path, name: str) -> Bunch:
+    """One file of the benchmark's layout, as :func:`load_label_ranking` returns it (also
+    read by ``ecrm fit --task ranking``)."""
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as f:
         X, ranks = _parse(path, iter(f))

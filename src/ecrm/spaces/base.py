@@ -25,7 +25,41 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["CertifiedResult", "MultilabelSpace", "OutputSpace", "all_binary_vectors",
-           "check_binary_matrix"]
+           "check_binary_matrix", "check_item_labels"]
+
+
+def check_item_labels(labels, n: int, what: str = "labels") -> tuple[str, ...] | None:
+    """``labels`` as a tuple of ``n`` distinct non-empty strings (``None`` passes).
+
+    The names a finite space gives its items (a ranking's labels, a classifier's classes):
+    what ``ecrm predict`` writes and ``ecrm evaluate`` reads for them.
+
+    >>> check_item_labels(["a", "b"], 2)
+    ('a', 'b')
+    >>> check_item_labels(["a", "a"], 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: labels must be 2 distinct non-empty strings; 'a' appears twice
+    """
+    if labels is None:
+        return None
+    if isinstance(labels, str) or not hasattr(labels, "__len__"):
+        raise ValueError(f"{what} must be a sequence of {n} names; got "
+                         f"{type(labels).__name__}")
+    names = tuple(labels)
+    seen: set = set()
+    why = f"got {len(names)}" if len(names) != n else None
+    for v in names if why is None else ():
+        if not isinstance(v, str) or not v:
+            why = f"found {type(v).__name__} {v!r}"
+        elif v in seen:
+            why = f"{v!r} appears twice"
+        if why is not None:
+            break
+        seen.add(v)
+    if why is not None:
+        raise ValueError(f"{what} must be {n} distinct non-empty strings; {why}")
+    return names
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm.spaces.base import OutputSpace
+from ecrm.spaces.base import OutputSpace, check_item_labels
 
 __all__ = ["CandidateSpace"]
 
@@ -37,11 +37,18 @@ class CandidateSpace(OutputSpace):
     candidates : array-like of shape (K, d), or (K,) for scalar outputs
         The elements of the space, one per row; rows must be distinct. A 1-D array is read
         as ``K`` scalar outputs (``d = 1``).
+    labels : sequence of str, optional
+        A name for each candidate, in order: the class names of a classifier (``ecrm
+        predict`` writes them; without names it writes a scalar candidate's value, else the
+        candidate's position). Part of the space: spaces with other names are different
+        spaces.
 
     Attributes
     ----------
     candidates : ndarray of shape (K, d)
         A read-only copy of the candidates.
+    labels : tuple of str or None
+        The names given.
 
     Examples
     --------
@@ -55,7 +62,7 @@ class CandidateSpace(OutputSpace):
     array([ True, False])
     """
 
-    def __init__(self, candidates):
+    def __init__(self, candidates, labels=None):
         if sp.issparse(candidates):
             candidates = candidates.toarray()
         C = np.array(candidates, dtype=float, copy=True)
@@ -78,6 +85,7 @@ class CandidateSpace(OutputSpace):
             )
         C.flags.writeable = False
         self.candidates = C
+        self.labels = check_item_labels(labels, len(C))
         keys = _row_keys(C)
         self._order = np.argsort(keys)
         self._sorted_keys = keys[self._order]
@@ -172,10 +180,11 @@ class CandidateSpace(OutputSpace):
     def __eq__(self, other) -> bool:
         return isinstance(other, CandidateSpace) and np.array_equal(
             self.candidates, other.candidates
-        )
+        ) and other.labels == self.labels
 
     def __hash__(self) -> int:
-        return hash(self.candidates.tobytes())
+        return hash((self.candidates.tobytes(), self.labels))
 
     def __repr__(self) -> str:
-        return f"CandidateSpace(<{self.n_candidates} candidates in R^{self.n_outputs}>)"
+        named = "" if self.labels is None else " named"
+        return f"CandidateSpace(<{self.n_candidates}{named} candidates in R^{self.n_outputs}>)"

@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
 from ecrm._validation import check_int
-from ecrm.spaces.base import OutputSpace, check_binary_matrix
+from ecrm.spaces.base import OutputSpace, check_binary_matrix, check_item_labels
 
 __all__ = ["ENUMERATE_MAX_ITEMS", "PermutationSpace", "check_ranks"]
 
@@ -80,6 +80,10 @@ class PermutationSpace(OutputSpace):
     ----------
     n_items : int
         Number of items (labels) ``k >= 1`` to rank.
+    labels : sequence of str, optional
+        A name for each item, in item order (``ecrm predict`` writes rankings with them,
+        ``a>c>b``; without names it writes the item numbers ``0 .. k-1``). Part of the
+        space: spaces with other names are different spaces.
 
     Examples
     --------
@@ -95,8 +99,9 @@ class PermutationSpace(OutputSpace):
     array([[2, 0, 1]])
     """
 
-    def __init__(self, n_items: int):
+    def __init__(self, n_items: int, labels=None):
         self.n_items = check_int(n_items, "n_items")
+        self.labels = check_item_labels(labels, self.n_items)
 
     @classmethod
     def from_n_outputs(cls, n_outputs: int) -> PermutationSpace:
@@ -230,13 +235,15 @@ class PermutationSpace(OutputSpace):
         return Y.reshape(len(C), k * k)
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, PermutationSpace) and other.n_items == self.n_items
+        return (isinstance(other, PermutationSpace) and other.n_items == self.n_items
+                and other.labels == self.labels)
 
     def __hash__(self) -> int:
-        return hash(("PermutationSpace", self.n_items))
+        return hash(("PermutationSpace", self.n_items, self.labels))
 
     def __repr__(self) -> str:
-        return f"PermutationSpace({self.n_items})"
+        named = "" if self.labels is None else f", labels={list(self.labels)!r}"
+        return f"PermutationSpace({self.n_items}{named})"
 
 
 @functools.cache
