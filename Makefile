@@ -1,5 +1,6 @@
 # `make run`: set up .venv and run the demo; `make test`: set up .venv with test extras and run the suite
-# (in up to 4 processes, pytest-xdist: about half the time on 2 cores);
+# (in up to 4 processes, pytest-xdist: about half the time on 2 cores; a module whose tests share
+# fitted models is kept on one worker by its xdist_group mark, --dist loadgroup);
 # `make docs`: set up .venv with the docs extras and build the site (docs/_build/html/index.html).
 PYTHON ?= python3
 VENV := .venv
@@ -27,7 +28,7 @@ run: $(VENV)/.installed
 	$(BIN)/ecrm demo
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -n auto --maxprocesses 4
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/run_all.py

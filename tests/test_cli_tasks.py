@@ -18,6 +18,9 @@ from ecrm import ECRM, CandidateSpace, PermutationSpace
 from ecrm.commands import _tasks
 from ecrm.losses import KendallLoss, ZeroOneLoss
 
+# one worker runs the module (make test: --dist loadgroup), so its models are fitted once
+pytestmark = pytest.mark.xdist_group("cli_tasks")
+
 NAMES = ["red", "green", "blue", "gold"]
 _W = np.random.RandomState(0).randn(3, 4)
 
