@@ -48,6 +48,19 @@ def test_every_declared_value_is_accepted_as_it_is(parameter):
     assert set(constraint.offered) <= set(constraint.values)
 
 
+def test_the_readers_and_the_flows_refuse_an_unknown_name(tmp_path):
+    from ecrm.datasets.flows import FlowModel
+    from ecrm.datasets.formats import load_data
+
+    with pytest.raises(ValueError, match=f"format must be .*; got {BAD!r}"):
+        load_data(tmp_path / "x.csv", format=BAD)
+    model = FlowModel.default()
+    flows = np.zeros((1, model.paths.shape[1]))
+    for method in (model.bayes, lambda x, loss: model.conditional_risk(x, flows, loss)):
+        with pytest.raises(ValueError, match=f"loss must be 'absolute' or 'square'; got {BAD!r}"):
+            method(np.zeros(model.n_features), BAD)
+
+
 def test_instances_of_the_declared_class_are_accepted():
     from ecrm import CenterSelector, KMeansPlusPlusCenters
 
@@ -67,6 +80,8 @@ def test_the_library_constants_are_the_table():
     from ecrm._solvers.centers import _SHORTHANDS
     from ecrm.calibration import CALIBRATIONS
     from ecrm.datasets.formats import FORMATS
+    from ecrm.datasets.preprocessing import _SCALE_CHOICES
+    from ecrm.experiments import flow
 
     assert SOLVERS == vocabulary("solver")
     assert CENTER_SELECTIONS == vocabulary("center_selection") == tuple(_SHORTHANDS)
@@ -77,6 +92,8 @@ def test_the_library_constants_are_the_table():
     assert set(WIDTH_KERNELS) <= set(vocabulary("kernel"))
     assert forest.FLAVOURS == vocabulary("flavour")
     assert FORMATS == vocabulary("format")
+    assert _SCALE_CHOICES == vocabulary("scale")
+    assert flow.LOSSES == tuple(flow._LOSS) == vocabulary("flow_loss")
     with pytest.raises(TypeError, match="alpha is not a choice parameter"):
         vocabulary("alpha")
 
@@ -88,11 +105,12 @@ CHECKED_AS = {("LeaveOneOutLengthScales", "kernel"): "width_kernel"}
 
 
 def _estimators() -> list[type]:
+    from ecrm.datasets.preprocessing import HMCPreprocessor
     from ecrm.length_scales import LeaveOneOutLengthScales
 
     public = [getattr(ecrm, name) for name in ecrm.__all__]
     return [c for c in public if inspect.isclass(c) and issubclass(c, BaseEstimator)
-            ] + [LeaveOneOutLengthScales]
+            ] + [LeaveOneOutLengthScales, HMCPreprocessor]
 
 
 def _make(cls, **params):
@@ -106,9 +124,11 @@ CASES = [(cls, name) for cls in _estimators() for name in sorted(_make(cls).get_
 
 def test_the_generated_cases_cover_every_choice_parameter():
     covered = {CHECKED_AS.get((cls.__name__, name), name) for cls, name in CASES}
-    assert covered == set(CHOICES) - {"format"}  # format: the data readers', no estimator's
+    # the data readers' format and the simulated flows' loss are no estimator's
+    assert covered == set(CHOICES) - {"format", "flow_loss"}
     assert {cls.__name__ for cls, _ in CASES} >= {"ECRM", "ECRMCV", "ForestECRM",
-                                                 "StructuredSVM", "LeaveOneOutLengthScales"}
+                                                 "StructuredSVM", "LeaveOneOutLengthScales",
+                                                 "HMCPreprocessor"}
 
 
 @pytest.mark.parametrize(("cls", "name"), CASES, ids=[f"{c.__name__}-{n}" for c, n in CASES])

@@ -160,6 +160,9 @@ CONSTRAINTS: dict[str, Number | Choice] = {
     "alpha_search": Choice(("grid", "coarse-to-fine")),
     "flavour": Choice(("random", "extra")),  # the forest's
     "format": Choice(("auto", "csv", "tsv", "arff", "svmlight")),  # data files'
+    "scale": Choice(("numeric", "all", "none")),  # ecrm.datasets.preprocessing.HMCPreprocessor's
+    # the simulated flows' losses (ecrm.datasets.flows.FlowModel, ecrm reproduce flow)
+    "flow_loss": Choice(("absolute", "square")),
 }
 
 
