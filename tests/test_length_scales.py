@@ -97,7 +97,7 @@ def test_the_subsample_is_drawn_by_random_state():
 
 
 @pytest.mark.parametrize(("params", "message"), [
-    ({"kernel": "linear"}, "kernel must be one of"),
+    ({"kernel": "linear"}, "kernel must be 'rbf' or 'laplacian'"),
     ({"gamma": -1.0}, "gamma > 0"),
     ({"alpha": 0.0}, "alpha > 0"),
     ({"bounds": (2.0, 3.0)}, "bounds"),

@@ -115,7 +115,7 @@ def test_scoring_names_and_errors():
         with pytest.raises(ValueError, match="scoring must be"):
             ECRMCV(HammingLoss(), TREE, scoring=bad).fit(X, Y)
     est = ECRMCV(HammingLoss(), TREE, calibration="beta")
-    with pytest.raises(ValueError, match="calibration must be None, .isotonic., .platt. or"):
+    with pytest.raises(ValueError, match="calibration must be one of None, .isotonic., .platt. or"):
         est.fit(X, Y)
     assert not hasattr(est, "alpha_")
     with pytest.raises(ValueError, match="same shape"):
@@ -282,7 +282,7 @@ def test_auto_calibration_compares_cross_fitted_scores_on_training_data_only():
     assert choice.name == "platt" and choice.scores == {}
     assert choose_calibration(None, S, Y, metric=micro_auprc, consistent=lambda S: S) \
         .calibration is None
-    with pytest.raises(ValueError, match="calibration must be None"):
+    with pytest.raises(ValueError, match="calibration must be one of None"):
         choose_calibration("beta", S, Y, metric=micro_auprc, consistent=lambda S: S)
 
 

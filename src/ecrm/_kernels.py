@@ -19,7 +19,8 @@ __all__ = ["KERNEL_PARAMS", "MAX_PRODUCT_ENTRIES", "check_kernel", "check_kernel
            "check_kernel_params", "large_product_rows",
            "kernel_matrix"]
 
-#: Kernel names ECRM accepts, with the hyper-parameters each one uses.
+#: The hyper-parameters each kernel uses, by the names of
+#: ``ecrm._parameters.CONSTRAINTS["kernel"]``.
 KERNEL_PARAMS: dict[str, tuple[str, ...]] = {
     "linear": (),
     "rbf": ("gamma",),
@@ -34,11 +35,7 @@ KERNEL_PARAMS: dict[str, tuple[str, ...]] = {
 
 def check_kernel(kernel) -> str | Callable:
     """Return ``kernel`` if it is a known name or a callable, else raise ``ValueError``."""
-    if callable(kernel) or (isinstance(kernel, str) and kernel in KERNEL_PARAMS):
-        return kernel
-    raise ValueError(
-        f"unknown kernel {kernel!r}; expected one of {sorted(KERNEL_PARAMS)} or a callable"
-    )
+    return check_parameter("kernel", kernel)
 
 
 def check_kernel_params(kernel, gamma=None, degree=3, coef0=1.0) -> dict:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sklearn.metrics import label_ranking_average_precision_score
 
+from ecrm._parameters import check_parameter, vocabulary
 from ecrm._ridge import check_ridge
 from ecrm._solvers.base import Criterion, LooBasis, Outcome, Trial
 from ecrm._solvers.dual import gram_eigendecomposition
@@ -36,7 +37,8 @@ __all__ = ["ALPHA_STEP", "SCORERS", "WIDTH_KERNELS", "CallableCriterion", "Candi
            "gram_eigendecomposition", "leave_one_out_search"]
 
 
-#: Ranking metrics of label scores, by name: ``f(Y_true, scores) -> float``, greater is better.
+#: Ranking metrics of label scores, by name: ``f(Y_true, scores) -> float``, greater is better
+#: (the names of ``ecrm._parameters.CONSTRAINTS["scoring"]`` other than ``"loss"``).
 SCORERS: dict[str, Callable] = {
     "micro_auprc": micro_auprc,
     "macro_auprc": macro_auprc,
@@ -61,14 +63,10 @@ def check_scoring(scoring) -> Callable | None:
     >>> check_scoring("loss") is None, check_scoring("micro_auprc").__name__
     (True, 'micro_auprc')
     """
+    scoring = check_parameter("scoring", scoring)
     if scoring is None or (isinstance(scoring, str) and scoring == "loss"):
         return None
-    if callable(scoring):
-        return scoring
-    if isinstance(scoring, str) and scoring in SCORERS:
-        return SCORERS[scoring]
-    raise ValueError(f"scoring must be 'loss', one of {sorted(SCORERS)} or a callable "
-                     f"f(Y_true, scores); got {scoring!r}")
+    return SCORERS[scoring] if isinstance(scoring, str) else scoring
 
 
 @dataclass(frozen=True)
@@ -187,7 +185,7 @@ def _scores(raw: np.ndarray, output_space: OutputSpace) -> np.ndarray:
 
 # -- the search ------------------------------------------------------------------------------
 #: Kernels whose ``gamma`` is a width the search extends (by the grid's own ratio).
-WIDTH_KERNELS = ("rbf", "laplacian")
+WIDTH_KERNELS = vocabulary("width_kernel")
 #: Alpha is extended one decade at a time.
 ALPHA_STEP = 10.0
 _SQRT_EPS = float(np.sqrt(np.finfo(float).eps))

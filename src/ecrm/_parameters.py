@@ -1,11 +1,12 @@
-"""The numeric parameters' constraints, declared once.
+"""The parameters' constraints, declared once: numbers and fixed vocabularies.
 
 Every estimator's ``_check_params`` (run by ``fit`` and by the model-file loader,
 :mod:`ecrm.io`) and every ``ecrm`` command-line option of the same parameter
-(:func:`ecrm.commands._options.parameter_option`) check a value with :func:`check_parameter`,
-so the library, its model files and its command line accept exactly the same values and say
-the same thing about the others. Only the standard library is imported here, so that the
-command-line parsers can read the table without loading NumPy.
+(:func:`ecrm.commands._options.parameter_option`, :func:`ecrm.commands._options.choices`)
+check a value with :func:`check_parameter` or read its choices here, so the library, its
+model files and its command line accept exactly the same values and say the same thing about
+the others. Only the standard library is imported here, so that the command-line parsers can
+read the table without loading NumPy.
 
 >>> check_parameter("alpha", 1e-3)
 0.001
@@ -13,6 +14,10 @@ command-line parsers can read the table without loading NumPy.
 Traceback (most recent call last):
 ...
 ValueError: --n-components must be an integer >= 1; got 0
+>>> check_parameter("alpha_search", "golden")
+Traceback (most recent call last):
+...
+ValueError: alpha_search must be 'grid' or 'coarse-to-fine'; got 'golden'
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["CONSTRAINTS", "Number", "check_parameter"]
+__all__ = ["CONSTRAINTS", "Choice", "Number", "check_parameter", "vocabulary"]
 
 
 @dataclass(frozen=True)
@@ -45,9 +50,73 @@ class Number:
         return getattr(_validation, f"check_{self.kind}")(value, name, **self.limits)
 
 
-#: Every numeric parameter by name; the same name means the same constraint on every
+@dataclass(frozen=True)
+class Choice:
+    """A parameter taking one of a fixed set of names, optionally also ``None``, an instance
+    of a class or a callable.
+
+    Attributes
+    ----------
+    values : tuple of str
+        The names, in the order messages and command-line help list them.
+    none : bool, default=False
+        ``None`` is accepted too.
+    instance : str, optional
+        The dotted path of a class whose instances are accepted too (imported only when a
+        value is not one of the names, so that this module stays light).
+    function : str, optional
+        Callables are accepted too; how a message describes them (``"a callable"``).
+    hidden : tuple of str, default=()
+        Names the library accepts but the command line does not offer (:attr:`offered`).
+    """
+
+    values: tuple[str, ...]
+    none: bool = False
+    instance: str | None = None
+    function: str | None = None
+    hidden: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if not set(self.hidden) <= set(self.values):
+            raise ValueError(f"hidden names {self.hidden} are not all values {self.values}")
+
+    @property
+    def offered(self) -> tuple[str, ...]:
+        """The names the command line offers: :attr:`values` less :attr:`hidden`."""
+        return tuple(v for v in self.values if v not in self.hidden)
+
+    def _class(self):
+        import importlib
+
+        module, _, name = (self.instance or "").rpartition(".")
+        return getattr(importlib.import_module(module), name)
+
+    def allowed(self) -> str:
+        """The accepted values in words, e.g. ``"'grid' or 'coarse-to-fine'"``."""
+        words = ["None"] if self.none else []
+        words += [repr(v) for v in self.values]
+        if self.instance is not None:
+            words.append(f"a {self.instance.rpartition('.')[2]}")
+        if self.function is not None:
+            words.append(self.function)
+        if len(words) <= 2:
+            return " or ".join(words)
+        return f"one of {', '.join(words[:-1])} or {words[-1]}"
+
+    def check(self, value, name: str):
+        """``value`` unchanged if accepted, else ``ValueError`` naming ``name`` and the
+        accepted values."""
+        if ((value is None and self.none) or (isinstance(value, str) and value in self.values)
+                or (self.function is not None and callable(value))
+                or (self.instance is not None and value is not None
+                    and isinstance(value, self._class()))):
+            return value
+        raise ValueError(f"{name} must be {self.allowed()}; got {value!r}")
+
+
+#: Every constrained parameter by name; the same name means the same constraint on every
 #: estimator (``alpha`` is the paper's lambda on ECRM, ECRMCV and JointKernelECRM alike).
-CONSTRAINTS: dict[str, Number] = {
+CONSTRAINTS: dict[str, Number | Choice] = {
     "alpha": Number("real"),
     "gamma": Number("real", {"low_open": False}, none=True),
     "degree": Number("int", {"low": 1}),
@@ -69,6 +138,31 @@ CONSTRAINTS: dict[str, Number] = {
     "max_depth": Number("int", {"low": 1}, none=True),
     "max_samples": Number("real", {"high": 1.0, "high_open": False}),
     "n_split_targets": Number("int", {"low": 1}, none=True),
+    # -- vocabularies: each declared here only; the library's constants of the same names
+    # (ecrm._solvers.budget.SOLVERS, ecrm._model_selection.SCORERS, ...) and the command
+    # line's choices are read from these (tests/test_constraint_tables.py checks it)
+    # kernel names (ecrm._kernels.KERNEL_PARAMS holds each one's hyper-parameters); the
+    # command line reads features, not a Gram matrix, "polynomial" is "poly" again and the
+    # sigmoid kernel is not positive semi-definite
+    "kernel": Choice(("rbf", "linear", "laplacian", "poly", "cosine", "polynomial", "sigmoid",
+                      "precomputed"), function="a callable",
+                     hidden=("polynomial", "sigmoid", "precomputed")),
+    # kernels whose gamma is a width (the searches extend it; LeaveOneOutLengthScales)
+    "width_kernel": Choice(("rbf", "laplacian")),
+    "solver": Choice(("auto", "dual", "primal", "nystrom")),
+    "center_selection": Choice(("uniform", "kmeans++", "leverage"),
+                               instance="ecrm._solvers.centers.CenterSelector"),
+    # "loss": the task loss; the others name ecrm._model_selection.SCORERS
+    "scoring": Choice(("loss", "micro_auprc", "macro_auprc", "lrap"), none=True,
+                      function="a callable f(Y_true, scores)"),
+    # ecrm.calibration.CALIBRATIONS, and "auto" choosing among them and None
+    "calibration": Choice(("isotonic", "platt", "auto"), none=True),
+    "alpha_search": Choice(("grid", "coarse-to-fine")),
+    "flavour": Choice(("random", "extra")),  # the forest's
+    "format": Choice(("auto", "csv", "tsv", "arff", "svmlight")),  # data files'
+    "scale": Choice(("numeric", "all", "none")),  # ecrm.datasets.preprocessing.HMCPreprocessor's
+    # the simulated flows' losses (ecrm.datasets.flows.FlowModel, ecrm reproduce flow)
+    "flow_loss": Choice(("absolute", "square")),
 }
 
 
@@ -86,3 +180,15 @@ def check_parameter(parameter: str, value, name: str | None = None):
         command-line option ``"--alpha"``).
     """
     return CONSTRAINTS[parameter].check(value, parameter if name is None else name)
+
+
+def vocabulary(parameter: str) -> tuple[str, ...]:
+    """The names a :class:`Choice` parameter takes (``CONSTRAINTS[parameter].values``).
+
+    >>> vocabulary("alpha_search")
+    ('grid', 'coarse-to-fine')
+    """
+    constraint = CONSTRAINTS[parameter]
+    if not isinstance(constraint, Choice):
+        raise TypeError(f"{parameter} is not a choice parameter")
+    return constraint.values

@@ -362,9 +362,9 @@ def _check_search(model, m: int, d: int, settings: list, alphas: list,
                                   or value.shape != (len(rows), d)):
             raise ValueError(f"{name} must have shape {(len(rows), d)}; found "
                              f"{getattr(value, 'shape', type(value).__name__)}")
-    if model.calibration_ not in (None, "isotonic", "platt"):
-        raise ValueError(f"calibration_ must be None, 'isotonic' or 'platt'; found "
-                         f"{model.calibration_!r}")
+    if model.calibration_ not in (None, *CALIBRATIONS):
+        named = ", ".join(map(repr, (None, *CALIBRATIONS)))
+        raise ValueError(f"calibration_ must be one of {named}; found {model.calibration_!r}")
     if (model.calibration_ is None) != (model.score_calibration_ is None):
         raise ValueError("calibration_ and score_calibration_ must be set together")
     calibration = model.score_calibration_

@@ -29,8 +29,8 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from ecrm._parameters import check_parameter
 from ecrm._state import _int, check_unique_names
-from ecrm.datasets.preprocessing import _SCALE_CHOICES, HMCPreprocessor
-from ecrm.length_scales import KERNELS, LeaveOneOutLengthScales
+from ecrm.datasets.preprocessing import HMCPreprocessor
+from ecrm.length_scales import LeaveOneOutLengthScales
 
 __all__ = ["STEPS", "output_width"]
 
@@ -97,8 +97,7 @@ def _rebuild_scaler(step: StandardScaler, state: dict) -> None:
 # -- HMCPreprocessor: ours -------------------------------------------------------------------
 def _rebuild_hmc(step: HMCPreprocessor, state: dict) -> None:
     _only(state, HMCPreprocessor._fitted_attributes)
-    if step.scale not in _SCALE_CHOICES:
-        raise ValueError(f"scale must be one of {_SCALE_CHOICES}; found {step.scale!r}")
+    check_parameter("scale", step.scale)
     p = _int(state.get("n_features_in_"), "n_features_in_", 1)
     widths, _, _ = step._layout(p)
     q = _int(state.get("n_features_out_"), "n_features_out_", 1)
@@ -114,8 +113,7 @@ def _rebuild_hmc(step: HMCPreprocessor, state: dict) -> None:
 # -- LeaveOneOutLengthScales: ours, the scales its transform reads --------------------------
 def _rebuild_length_scales(step: LeaveOneOutLengthScales, state: dict) -> None:
     _only(state, LeaveOneOutLengthScales._fitted_attributes)
-    if step.kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {KERNELS}; found {step.kernel!r}")
+    check_parameter("width_kernel", step.kernel, "kernel")
     p = _int(state.get("n_features_in_"), "n_features_in_", 1)
     # fit's own checks convert with float() and int(): the types are checked first
     check_parameter("alpha", step.alpha)

@@ -26,6 +26,8 @@ import numpy as np
 from sklearn._isotonic import _make_unique
 from sklearn.isotonic import isotonic_regression
 
+from ecrm._parameters import check_parameter
+
 __all__ = ["CALIBRATIONS", "CalibrationChoice", "IsotonicCalibration", "PlattCalibration",
            "choose_calibration", "fold_gains", "standard_error"]
 
@@ -263,7 +265,8 @@ class PlattCalibration:
         return 0.5 * (1 + np.tanh(0.5 * (S * self.a_ + self.b_)))
 
 
-#: The calibrations by name (``None``: the scores as they are).
+#: The calibrations by name (``None``: the scores as they are; ``"auto"`` chooses: the
+#: names of ``ecrm._parameters.CONSTRAINTS["calibration"]``).
 CALIBRATIONS: dict[str, type] = {"isotonic": IsotonicCalibration, "platt": PlattCalibration}
 
 
@@ -347,13 +350,10 @@ def choose_calibration(method, S, Y, *, metric: Callable, consistent: Callable,
     """
     from sklearn.utils import check_random_state
 
-    if method is None:
+    if check_parameter("calibration", method) is None:
         return CalibrationChoice(None, None)
     if method in CALIBRATIONS:
         return CalibrationChoice(method, CALIBRATIONS[method]().fit(S, Y))
-    if method != "auto":
-        raise ValueError(f"calibration must be None, 'isotonic', 'platt' or 'auto'; got "
-                         f"{method!r}")
     m = len(S)
     folds = check_random_state(random_state).permutation(m) % max(2, min(n_folds, m))
     scores = {"none": float(metric(Y, S))}

@@ -417,13 +417,8 @@ class ECRMCV(_ECRMBase):
     def _check_search(self) -> dict:
         """Every parameter of the search, checked before any work."""
         check_parameter("verbose", self.verbose)
-        if not (isinstance(self.alpha_search, str)
-                and self.alpha_search in ("grid", "coarse-to-fine")):
-            raise ValueError(f"alpha_search must be 'grid' or 'coarse-to-fine'; got "
-                             f"{self.alpha_search!r}")
-        if self.calibration not in (None, "isotonic", "platt", "auto"):
-            raise ValueError(f"calibration must be None, 'isotonic', 'platt' or 'auto'; got "
-                             f"{self.calibration!r}")
+        check_parameter("alpha_search", self.alpha_search)
+        check_parameter("calibration", self.calibration)
         return {"loo_samples": check_parameter("loo_samples", self.loo_samples),
                 "kernel_subsample": check_parameter("kernel_subsample", self.kernel_subsample),
                 "refine": self.alpha_search == "coarse-to-fine",

@@ -26,7 +26,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ecrm._model_selection import check_scoring
-from ecrm._parameters import check_parameter
+from ecrm._parameters import check_parameter, vocabulary
 from ecrm._risk import _ECRMBase
 from ecrm._solvers.forest import ForestFit, Trees, grow_forest
 from ecrm._solvers.rows import RiskTargets
@@ -35,7 +35,7 @@ from ecrm.losses.base import LinearLoss
 
 __all__ = ["ForestECRM", "ForestECRMCV"]
 
-FLAVOURS = ("random", "extra")
+FLAVOURS = vocabulary("flavour")
 
 
 def _check_max_samples(value):
@@ -150,9 +150,7 @@ class ForestECRM(_ECRMBase):
     def _check_params(self) -> dict:
         """Every parameter, checked before any work (fit and the model-file loader)."""
         self._check_components()
-        if self.flavour not in FLAVOURS:
-            raise ValueError(f"flavour must be one of {FLAVOURS}; got {self.flavour!r}")
-        return {"flavour": self.flavour,
+        return {"flavour": check_parameter("flavour", self.flavour),
                 "n_estimators": check_parameter("n_estimators", self.n_estimators),
                 "max_features": _check_max_features(self.max_features),
                 "min_samples_leaf": check_parameter("min_samples_leaf", self.min_samples_leaf),

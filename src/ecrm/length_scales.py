@@ -43,9 +43,11 @@ from sklearn.metrics.pairwise import euclidean_distances, manhattan_distances
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ecrm._parameters import check_parameter, vocabulary
+
 __all__ = ["LeaveOneOutLengthScales", "leave_one_out_error"]
 
-KERNELS = ("rbf", "laplacian")
+KERNELS = vocabulary("width_kernel")
 
 
 def _ard_kernel(X: np.ndarray, scales: np.ndarray, kernel: str) -> np.ndarray:
@@ -176,8 +178,7 @@ class LeaveOneOutLengthScales(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         return tags
 
     def _check_params(self, p: int) -> float:
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {KERNELS}; got {self.kernel!r}")
+        check_parameter("width_kernel", self.kernel, "kernel")
         gamma = 1.0 / p if self.gamma is None else float(self.gamma)
         low, high = self.bounds
         if not (gamma > 0 and float(self.alpha) > 0 and 0 < low <= 1 <= high):

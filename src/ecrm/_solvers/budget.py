@@ -23,16 +23,17 @@ from dataclasses import dataclass
 from sklearn import get_config
 from sklearn.utils import gen_batches
 
-from ecrm._parameters import check_parameter
+from ecrm._parameters import check_parameter, vocabulary
 
 __all__ = ["BLOCK_FEATURE_COPIES", "DEFAULT_MEMORY_BUDGET_GIB", "DUAL_COPIES", "SOLVERS",
            "MemoryNeed", "SolverChoice", "check_solver_names", "check_solver_params",
            "memory_need", "row_blocks"]
 
-#: Solver names accepted by ``ECRM(solver=...)`` and ``ECRMCV(solver=...)``.
-SOLVERS = ("auto", "dual", "primal", "nystrom")
+#: Solver names accepted by ``ECRM(solver=...)`` and ``ECRMCV(solver=...)`` (declared in
+#: :data:`ecrm._parameters.CONSTRAINTS`).
+SOLVERS = vocabulary("solver")
 #: Shorthands of ``center_selection`` (:func:`ecrm._solvers.centers.select_centers`).
-CENTER_SELECTIONS = ("uniform", "kmeans++", "leverage")
+CENTER_SELECTIONS = vocabulary("center_selection")
 #: Default ``memory_budget`` in GiB: the largest m x m working set the dual may allocate.
 DEFAULT_MEMORY_BUDGET_GIB = 8.0
 _GIB = 2.0 ** 30
@@ -122,8 +123,7 @@ def memory_need(solver: str, *, m: int, p: int, kernel, cv: bool, n_components: 
 
 def check_solver_names(solver) -> None:
     """``solver`` is a known name (no data needed)."""
-    if not isinstance(solver, str) or solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {list(SOLVERS)}; got {solver!r}")
+    check_parameter("solver", solver)
 
 
 def check_solver_params(solver, n_components, center_selection, memory_budget, *, m: int,

@@ -21,6 +21,7 @@ from scipy import linalg
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
 
+from ecrm._parameters import check_parameter
 from ecrm._solvers.budget import CENTER_SELECTIONS, row_blocks
 from ecrm._solvers.features import LinearFeatures, NystromFeatures
 
@@ -102,12 +103,9 @@ def check_center_selection(center_selection) -> CenterSelector:
     >>> type(check_center_selection("kmeans++")).__name__
     'KMeansPlusPlusCenters'
     """
-    if isinstance(center_selection, CenterSelector):
-        return center_selection
-    if isinstance(center_selection, str) and center_selection in _SHORTHANDS:
-        return _SHORTHANDS[center_selection]()
-    raise ValueError(f"center_selection must be one of {list(CENTER_SELECTIONS)} or a "
-                     f"CenterSelector; got {center_selection!r}")
+    center_selection = check_parameter("center_selection", center_selection)
+    return (_SHORTHANDS[center_selection]() if isinstance(center_selection, str)
+            else center_selection)
 
 
 def select_centers(X, n_components: int, kernel_params: dict, method="uniform", *,

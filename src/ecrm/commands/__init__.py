@@ -122,11 +122,11 @@ def iter_for_model(model, args, *, chunk_rows: int | None = None):
     length; any other format is read whole (one chunk). Each chunk is a Bunch as
     :func:`load_for_model` returns; errors name the file, line and column as there.
     """
+    from ecrm._parameters import check_parameter
     from ecrm.datasets import _csv
-    from ecrm.datasets.formats import FORMATS, _check_path, _format_of, iter_csv
+    from ecrm.datasets.formats import _check_path, _format_of, iter_csv
 
-    if args.format not in FORMATS:
-        raise ValueError(f"format must be one of {FORMATS}; got {args.format!r}")
+    check_parameter("format", args.format)
     fmt = _format_of(_check_path(args.data)) if args.format == "auto" else args.format
     if fmt not in ("csv", "tsv"):
         yield load_for_model(model, args, require_labels=False)

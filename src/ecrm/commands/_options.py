@@ -15,12 +15,29 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["FORMATS", "add_data_options", "directory_option", "existing_file_option",
-           "names_option", "number_option", "output_file_option", "parameter_option",
-           "progress_bar"]
+__all__ = ["FORMATS", "add_data_options", "choices", "directory_option",
+           "existing_file_option", "names_option", "number_option", "output_file_option",
+           "parameter_option", "progress_bar"]
+
+
+def choices(parameter: str) -> tuple[str, ...]:
+    """The command-line choices of a choice parameter: the names its declared constraint
+    (:data:`ecrm._parameters.CONSTRAINTS`) offers, so an option offers what the library
+    accepts, from one declaration.
+
+    >>> choices("solver")
+    ('auto', 'dual', 'primal', 'nystrom')
+    """
+    from ecrm._parameters import CONSTRAINTS, Choice
+
+    constraint = CONSTRAINTS[parameter]  # a KeyError here is a typo in a parser
+    if not isinstance(constraint, Choice):
+        raise TypeError(f"{parameter} is not a choice parameter")
+    return constraint.offered
+
 
 #: The ``--format`` choices (:data:`ecrm.datasets.formats.FORMATS`).
-FORMATS = ("auto", "csv", "tsv", "arff", "svmlight")
+FORMATS = choices("format")
 
 
 def number_option(check: Callable | str, name: str, **limits) -> Callable[[str], object]:
@@ -84,9 +101,11 @@ def parameter_option(parameter: str, name: str) -> Callable[[str], object]:
     ...
     argparse.ArgumentTypeError: --alpha must be a real number in (0, inf); got 0.0
     """
-    from ecrm._parameters import CONSTRAINTS
+    from ecrm._parameters import CONSTRAINTS, Number
 
     constraint = CONSTRAINTS[parameter]  # a KeyError here is a typo in a parser
+    if not isinstance(constraint, Number):
+        raise TypeError(f"{parameter} is not a numeric parameter: use choices()")
     return number_option(constraint.kind, name, **constraint.limits)
 
 

@@ -36,6 +36,7 @@ from ecrm.commands._files import (
     is_terminal,
 )
 from ecrm.commands._options import (
+    choices,
     names_option,
     number_option,
     output_file_option,
@@ -44,15 +45,16 @@ from ecrm.commands._options import (
 
 __all__ = ["add_parser", "run"]
 
-#: The weight families: kernel ridge, a forest, or the one with the better honest criterion.
+#: The weight families: kernel ridge, a forest, or the one with the better honest criterion
+#: (a choice of this command, not a library parameter).
 FAMILIES = ("auto", "kernel", "forest", "mixed")
-KERNELS = ("rbf", "linear", "laplacian", "poly", "cosine")
-SCORINGS = ("loss", "micro_auprc", "macro_auprc", "lrap")
-CALIBRATIONS = ("none", "isotonic", "platt", "auto")
-#: :data:`ecrm._solvers.budget.SOLVERS` and :data:`ecrm._solvers.centers.CENTER_SELECTIONS`
-#: (not imported: building the parser stays light).
-SOLVERS = ("auto", "dual", "primal", "nystrom")
-CENTER_SELECTIONS = ("uniform", "kmeans++", "leverage")
+#: The library's vocabularies (:data:`ecrm._parameters.CONSTRAINTS`, which imports nothing
+#: heavy); ``--calibration none`` is the library's ``calibration=None``.
+KERNELS = choices("kernel")
+SCORINGS = choices("scoring")
+CALIBRATIONS = ("none", *choices("calibration"))
+SOLVERS = choices("solver")
+CENTER_SELECTIONS = choices("center_selection")
 
 #: The estimator's parameter names in its messages -> the ``ecrm fit`` flags.
 _FLAGS = [(r"\(or 'primal' for a linear kernel\)", "(or --solver primal with --kernel linear)"),

@@ -37,6 +37,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ecrm._parameters import check_parameter
 from ecrm._validation import check_int
 from ecrm.spaces.flows import FlowPolytope, absolute_risk, minimize_absolute_risk, paper_network
 
@@ -162,25 +163,21 @@ class FlowModel:
         outcomes, prob = self.conditional_distribution(x)
         Y = np.atleast_2d(np.asarray(Y, dtype=float))
         diff = Y[:, None, :] - outcomes[None, :, :]
-        if loss == "absolute":
+        if check_parameter("flow_loss", loss, "loss") == "absolute":
             per = np.abs(diff).sum(axis=2)
-        elif loss == "square":
-            per = (diff ** 2).sum(axis=2)
         else:
-            raise ValueError(f"loss must be 'absolute' or 'square'; got {loss!r}")
+            per = (diff ** 2).sum(axis=2)
         return per @ prob
 
     def bayes(self, x, loss: str = "absolute") -> tuple[float, np.ndarray]:
         """Bayes risk :math:`\\min_y R(y|x)` and a minimiser, exactly (LP tolerance 1e-9)."""
         outcomes, prob = self.conditional_distribution(x)
-        if loss == "absolute":
+        if check_parameter("flow_loss", loss, "loss") == "absolute":
             res = minimize_absolute_risk(prob[None, :], outcomes, self.space, method="local")
             y = res.solution[0]
             return float(absolute_risk(prob[None], outcomes, y[None])[0]), y
-        if loss == "square":
-            y = prob @ outcomes
-            return float(self.conditional_risk(x, y[None], "square")[0]), y
-        raise ValueError(f"loss must be 'absolute' or 'square'; got {loss!r}")
+        y = prob @ outcomes
+        return float(self.conditional_risk(x, y[None], "square")[0]), y
 
 
 def simulate_flows(n: int, *, random_state=None, model: FlowModel | None = None,

@@ -36,6 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
+from ecrm._parameters import check_parameter, vocabulary
 from ecrm.datasets._csv import CHUNK_ROWS, iter_csv, load_csv, load_csv_dask
 from ecrm.datasets._files import (
     DataFileError,
@@ -318,7 +319,7 @@ def load_svmlight_multilabel(path: str | os.PathLike, *, n_features: int | None 
 
 
 # -- dispatch ------------------------------------------------------------------------------
-FORMATS = ("auto", "csv", "tsv", "arff", "svmlight")
+FORMATS = vocabulary("format")
 
 
 def _format_of(path: Path) -> str:
@@ -361,8 +362,7 @@ def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
     data : sklearn.utils.Bunch
     """
     path = Path(path)
-    if format not in FORMATS:
-        raise ValueError(f"format must be one of {FORMATS}; got {format!r}")
+    check_parameter("format", format)
     fmt = _format_of(_check_path(path)) if format == "auto" else format
     if fmt in ("csv", "tsv"):
         return load_csv(path, label_column=label_column, sep="\t" if fmt == "tsv" else ",",

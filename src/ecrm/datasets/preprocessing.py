@@ -14,9 +14,11 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ecrm._parameters import check_parameter, vocabulary
+
 __all__ = ["HMCPreprocessor"]
 
-_SCALE_CHOICES = ("numeric", "all", "none")
+_SCALE_CHOICES = vocabulary("scale")
 
 
 class HMCPreprocessor(TransformerMixin, BaseEstimator):
@@ -131,8 +133,7 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------------ API
     def fit(self, X, y=None):
         """Learn means, frequencies and scales from training features ``X`` (n, p)."""
-        if self.scale not in _SCALE_CHOICES:
-            raise ValueError(f"scale must be one of {_SCALE_CHOICES}; got {self.scale!r}")
+        check_parameter("scale", self.scale)
         columns = getattr(X, "columns", None)  # a DataFrame's column names
         X = self._check_X(X)
         n, p = X.shape

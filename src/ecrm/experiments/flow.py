@@ -34,6 +34,7 @@ import numpy as np
 from sklearn.neighbors import NearestNeighbors
 from threadpoolctl import threadpool_limits
 
+from ecrm._parameters import vocabulary
 from ecrm._validation import check_int, check_real
 from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection, knn_weights
 from ecrm.commands._options import number_option, output_file_option
@@ -72,7 +73,7 @@ METHODS = ("ECRM", "kNN", "KRR")
 #: weights handed to the same risk minimisers), its leaf size by validation loss as the rest.
 TABLE_METHODS = (*METHODS, "ECRM-forest")
 FOREST_TREES = 100
-LOSSES = ("absolute", "square")
+LOSSES = vocabulary("flow_loss")
 _LOSS = {"absolute": AbsoluteLoss(), "square": SquaredLoss()}
 
 

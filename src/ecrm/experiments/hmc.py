@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from ecrm.commands._options import (
+    choices,
     directory_option,
     names_option,
     output_file_option,
@@ -541,12 +542,14 @@ def add_parser(subparsers) -> None:
                         + ", ".join(DEFAULT_METHODS) + ")")
     parser.add_argument("--json", type=output_file_option("--json"),
                         help="write the rows as JSON to this file")
-    parser.add_argument("--solver", choices=("auto", "dual", "nystrom"), default="auto",
+    # not "primal": linear-kernel fits use it by themselves
+    parser.add_argument("--solver", choices=[s for s in choices("solver") if s != "primal"],
+                        default="auto",
                         help="ECRM's solver: auto (the exact dual while it fits memory), "
                         "dual, or nystrom (low rank; linear-kernel fits use the exact primal)")
     parser.add_argument("--n-components", type=parameter_option("n_components", "--n-components"),
                         help="Nystrom centres M (default: min(m, 1000); at most m)")
-    parser.add_argument("--center-selection", choices=("uniform", "kmeans++", "leverage"),
+    parser.add_argument("--center-selection", choices=choices("center_selection"),
                         default="uniform", help="how the Nystrom centres are drawn")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
