@@ -3,9 +3,11 @@
 One line per input row, in the input's order: CSV/TSV (``row,labels`` with the labels joined
 by ``--label-sep``; ``--scores`` adds one ``score:<label>`` column per label) or JSON lines
 (``{"row": 0, "labels": [...], "scores": {...}}``), chosen by the output's extension
-(``.csv``, ``.tsv``, ``.jsonl``/``.json``) or ``--output-format``. ``-o -`` writes to standard
-output (CSV unless ``--output-format`` says otherwise; the summary then goes to standard
-error). ``--leaves-only`` writes each row's most specific labels only; ``--per-level`` one
+(``.csv``, ``.tsv``, ``.jsonl``/``.json``) or ``--output-format``. Without ``-o`` (or with
+``-o -``) the predictions go to standard output (CSV unless ``--output-format`` says
+otherwise; the summary then goes to standard error), nothing before the first rows are
+predicted. ``--id-column NAME`` writes that column of the data file first, instead of the
+0-based row. ``--leaves-only`` writes each row's most specific labels only; ``--per-level`` one
 column per depth level (``level_0, level_1, ...``; with ``--path-sep`` each label's last path
 step, the layout ``--level-columns`` reads). A label column in the data file is not read.
 A ranking model writes one ``ranking`` column (``a>c>b``, first to last) and a multiclass
