@@ -163,6 +163,8 @@ def test_a_model_remembers_its_level_columns(ecrm_cmd, train_csv, test_csv, tmp_
     ev = ecrm_cmd("evaluate", "m.ecrm", "test.csv", "--json", "--quiet", cwd=tmp_path)
     assert ev.returncode == 0, ev.stderr
     assert json.loads(ev.stdout)["n_rows"] == len(rows) - 1
+    info = ecrm_cmd("info", "m.ecrm", "--json", cwd=tmp_path)
+    assert json.loads(info.stdout)["level_columns"] == ["cat1", "cat2"], info.stderr
 
 
 # -- 4. another label separator ----------------------------------------------------------------
