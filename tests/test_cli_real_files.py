@@ -93,6 +93,28 @@ def test_a_numeric_column_named_like_an_id_is_used_but_warned_about(ecrm_cmd, tr
     assert load(tmp_path / "m.ecrm").n_features_in_ == 7
 
 
+def test_id_column_and_delimiter_with_classes(ecrm_cmd, tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    classes = np.where(X[:, 0] > 0, "up", "down")
+    _write(tmp_path / "c.csv", [["key", "x1", "x2", "labels"]]
+           + [[f"k{i}", f"{a:.4f}", f"{b:.4f}", c] for i, ((a, b), c)
+              in enumerate(zip(X, classes, strict=True))], ";")
+    flags = ["--id-column", "key", "--delimiter", ";", "--quiet"]
+    fit = ecrm_cmd("fit", "c.csv", "--task", "multiclass", "-o", "m.ecrm", *flags,
+                   cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    pred = ecrm_cmd("predict", "m.ecrm", "c.csv", *flags, cwd=tmp_path)
+    assert pred.returncode == 0, pred.stderr
+    lines = pred.stdout.decode().splitlines()
+    assert lines[0] == "key,class" and lines[1].startswith("k0,") and len(lines) == 31
+    ev = ecrm_cmd("evaluate", "m.ecrm", "c.csv", "--json", *flags, cwd=tmp_path)
+    assert ev.returncode == 0, ev.stderr
+    assert json.loads(ev.stdout)["accuracy"] > 0.8
+
+
 # -- 2. --delimiter ----------------------------------------------------------------------------
 def test_the_field_separator_is_suggested_and_chosen_with_delimiter(ecrm_cmd, train_csv,
                                                                     test_csv, tmp_path):
