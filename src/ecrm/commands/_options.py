@@ -198,7 +198,7 @@ def delimiter_option(text: str) -> str:
     """The ``--delimiter`` type: one character; ``\\t`` or ``tab`` is a tab (a shell passes
     ``'\\t'`` as two characters).
 
-    >>> delimiter_option(r"\t"), delimiter_option(";")
+    >>> delimiter_option("tab"), delimiter_option(";")
     ('\\t', ';')
     """
     value = "\t" if text in ("\\t", "tab", "TAB") else text
