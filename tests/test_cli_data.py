@@ -47,9 +47,9 @@ def test_fit_warns_about_another_separator_and_goes_on(ecrm_cmd, tmp_path):
     proc = ecrm_cmd("fit", "d.csv", "-o", "m.ecrm", "--quiet", cwd=tmp_path)
     err = proc.stderr.decode()
     assert proc.returncode == 0, err
-    assert err.strip() == ("ecrm: warning: d.csv: every value of the label column 'labels' "
-                           "contains '|', which is not a separator here (labels are separated "
-                           "by ';'); if it separates labels or path steps, give --label-sep '|'")
+    assert err.strip() == ("ecrm: warning: d.csv: 3 of 3 rows hold '|' in the label column "
+                           "'labels' (e.g. line 2: 'a|b'), which does not separate labels here "
+                           "(the separator is ';'); did you mean --label-sep '|'?")
 
 
 def test_predict_ignores_the_label_column(ecrm_cmd, train_csv, test_csv, tmp_path):

@@ -1,6 +1,7 @@
 """Your own data: CSV/TSV with label names or paths, MEKA ARFF, svmlight, hierarchy files."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -234,21 +235,27 @@ def test_hierarchy_line_with_spaces_and_no_tab(tmp_path):
         load_hierarchy(path)
 
 
-@pytest.mark.parametrize("text, label_sep, path_sep, other", [
-    ("x,labels\n1,a|b\n2,b|c\n", ";", None, "'|'"),
-    ("x,labels\n1,a/b\n2,c/d\n", ";", None, "'/'"),
-    ("x\tlabels\n1\ta,b\n2\tb,c\n", ";", None, "','"),
+@pytest.mark.parametrize("text, label_sep, path_sep, other, count", [
+    ("x,labels\n1,a|b\n2,b|c\n", ";", None, "|", "2 of 2"),
+    ("x,labels\n1,a;b\n2,a|c\n3,b\n", ";", None, "|", "1 of 3"),
+    ("x,labels\n1,a/b\n2,c/d\n", ";", None, "/", "2 of 2"),
+    ("x\tlabels\n1\ta,b\n2\tb,c\n", ";", None, ",", "2 of 2"),
+    ("x,labels\n1,a;b\n2,c\n", "|", None, ";", "1 of 2"),
 ])
-def test_label_column_with_another_separator_warns(tmp_path, text, label_sep, path_sep, other):
+def test_label_column_with_another_separator_warns(tmp_path, text, label_sep, path_sep, other,
+                                                   count):
     path = _write(tmp_path, "d.tsv" if "\t" in text else "d.csv", text)
-    with pytest.warns(UserWarning, match=f"every value of the label column 'labels' contains "
-                      f"{other}"):
+    line = next(k for k, row in enumerate(text.splitlines(), 1) if k > 1 and other in row)
+    with pytest.warns(UserWarning, match=re.escape(
+            f"{count} rows hold {other!r} in the label column 'labels' (e.g. line {line}: ")):
         load_data(path, label_sep=label_sep, path_sep=path_sep)
 
 
-def test_no_separator_warning_when_not_every_value_has_it(tmp_path, recwarn):
-    load_csv(_write(tmp_path, "d.csv", "x,labels\n1,a|b\n2,c\n"))
+def test_no_separator_warning_for_a_slash_in_some_rows_or_the_path_separator(tmp_path,
+                                                                            recwarn):
+    load_csv(_write(tmp_path, "d.csv", "x,labels\n1,n/a\n2,c\n"))
     load_csv(_write(tmp_path, "e.csv", "x,labels\n1,a/b\n2,c/d\n"), path_sep="/")
+    load_csv(_write(tmp_path, "f.csv", "x,labels\n1,a;b\n2,c\n"))
     assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
 
 

@@ -444,6 +444,21 @@ def test_duplicated_column_names_are_refused(named_files, tmp_path, kind, field)
     _refused(bad, field, "'w' twice")
 
 
+@pytest.mark.parametrize("value, accepted", [
+    (["cat1", "cat2"], True), (None, True), (["cat1", "cat1"], False), ([], False),
+    (["cat1", ""], False), ("cat1", False), ([1, 2], False)], ids=repr)
+def test_level_columns_must_be_distinct_column_names(named_files, tmp_path, value, accepted):
+    """``level_columns_`` (``ecrm fit --level-columns``, read by predict unasked)."""
+    def edit(meta, arrays):
+        meta["fitted"]["level_columns_"] = value
+
+    path = _tampered(named_files["ecrm"], tmp_path / "t.ecrm", edit)
+    if accepted:
+        assert getattr(load(path), "level_columns_", None) == value
+    else:
+        _refused(path, "level_columns_")
+
+
 # -- 11. summaries of the fit ------------------------------------------------------------------
 def _fitted_value(key, value):
     def edit(meta, arrays):

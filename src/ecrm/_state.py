@@ -96,6 +96,17 @@ def check_unique_names(names, name: str) -> None:
         seen.add(v)
 
 
+def check_level_columns(names) -> None:
+    """``level_columns_`` (the ``--level-columns`` of ``ecrm fit``): ``None`` or a list of
+    distinct, non-empty column names."""
+    if names is None:
+        return
+    if not (isinstance(names, list) and names and all(isinstance(v, str) and v.strip()
+                                                      for v in names)):
+        raise ValueError("level_columns_ must be a non-empty list of column names")
+    check_unique_names(names, "level_columns_")
+
+
 def kernel_diagonal_mean(X, kernel_params: dict, block: int = 32) -> float:
     """The mean of the diagonal of the kernel on the rows of ``X`` (the StructuredSVM's
     intercept scale), in row blocks: O(m * block * p), never the m x m matrix."""
@@ -431,6 +442,7 @@ def check_training_state(model) -> tuple:
         value = getattr(model, name, None)
         if value is not None:
             _float_array(value, name, (d,))
+    check_level_columns(getattr(model, "level_columns_", None))
     return X, Y, m, p, d, n_risk
 
 

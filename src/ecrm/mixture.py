@@ -234,7 +234,7 @@ class MixedRiskECRM(_StructuredEstimator):
 
     _fitted_attributes = ("kernel_estimator_", "forest_estimator_", "mixture_", "best_score_",
                           "cv_results_", "n_features_in_", "feature_names_in_",
-                          "feature_columns_")
+                          "feature_columns_", "level_columns_")
 
     def _check_params(self) -> tuple[np.ndarray, object, dict, dict]:
         self._check_components(linear=True)
@@ -371,7 +371,10 @@ class MixedRiskECRM(_StructuredEstimator):
     def _check_fitted_state(self) -> None:
         """``ValueError``/``TypeError`` unless the fitted state is one :meth:`fit` could
         have produced (the model-file check; the members checked their own)."""
+        from ecrm._state import check_level_columns
+
         grid, metric, _, _ = self._check_params()
+        check_level_columns(getattr(self, "level_columns_", None))
         kernel, forest = self.kernel_estimator_, self.forest_estimator_
         if type(kernel) is not ECRMCV or type(forest) is not ForestECRMCV:
             raise TypeError("the members must be a fitted ECRMCV and a fitted ForestECRMCV")

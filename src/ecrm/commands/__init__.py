@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import sys
 
-from ecrm.commands._options import add_data_options, existing_file_option
+from ecrm.commands._options import add_data_options, existing_file_option, in_flags
 
 __all__ = ["add_data_options", "describe_step", "estimator_of", "existing_file_option", "fail",
-           "iter_for_model", "label_names", "load_for_model", "preprocessing_of", "print_out",
-           "printable", "row_labels", "scores_note"]
+           "iter_for_model", "label_names", "level_columns_of", "load_for_model",
+           "preprocessing_of", "print_out", "printable", "row_labels", "scores_note",
+           "warn_id_like"]
 
 
 def printable(value) -> str:
@@ -29,8 +30,9 @@ def printable(value) -> str:
 
 
 def fail(message: str) -> int:
-    """Print ``ecrm: error: message`` on standard error; return the exit status 2."""
-    print(f"ecrm: error: {message}", file=sys.stderr)
+    """Print ``ecrm: error: message`` on standard error (the data readers' parameters named
+    as the flags, :func:`~ecrm.commands._options.in_flags`); return the exit status 2."""
+    print(f"ecrm: error: {in_flags(message)}", file=sys.stderr)
     return 2
 
 
@@ -109,10 +111,37 @@ def load_for_model(model, args, *, require_labels: bool):
     data = load_data(args.data, format=args.format,
                      hierarchy=space if isinstance(space, Hierarchy) else None,
                      label_column=args.label_column, label_sep=args.label_sep,
-                     path_sep=args.path_sep, level_columns=args.level_columns,
+                     path_sep=args.path_sep, level_columns=level_columns_of(model, args),
                      require_labels=require_labels, ignore_labels=not require_labels,
-                     n_features=getattr(first, "n_features_in_", None))
+                     n_features=getattr(first, "n_features_in_", None),
+                     sep=args.delimiter, id_column=args.id_column)
     return _ready_for(model, data, args.data)
+
+
+def warn_id_like(args, feature_names) -> None:
+    """Warn about feature columns named like a row ID (``doc_id``) when no ``--id-column``
+    is given: they are used as features, never dropped on a guess from their name."""
+    import warnings
+
+    from ecrm.datasets._csv import looks_like_id
+
+    if args.id_column is not None or feature_names is None:
+        return
+    named = [n for n in feature_names if looks_like_id(str(n))]
+    if named:
+        warnings.warn(f"the feature column{'s' if len(named) > 1 else ''} "
+                      f"{', '.join(map(repr, named))} look{'' if len(named) > 1 else 's'} like "
+                      f"a row ID but {'are' if len(named) > 1 else 'is'} used as a feature; "
+                      f"to leave it out, give --id-column {named[0]}", UserWarning,
+                      stacklevel=2)
+
+
+def level_columns_of(model, args) -> list | None:
+    """``--level-columns`` as given, else those the model was fitted with (``ecrm fit``
+    stores them as ``level_columns_``): a file of the training layout needs no flag."""
+    if args.level_columns is not None:
+        return args.level_columns
+    return getattr(estimator_of(model), "level_columns_", None)
 
 
 def iter_for_model(model, args, *, chunk_rows: int | None = None):
@@ -124,16 +153,17 @@ def iter_for_model(model, args, *, chunk_rows: int | None = None):
     """
     from ecrm._parameters import check_parameter
     from ecrm.datasets import _csv
-    from ecrm.datasets.formats import _check_path, _format_of, iter_csv
+    from ecrm.datasets.formats import _check_path, _format_of, csv_sep, iter_csv
 
     check_parameter("format", args.format)
     fmt = _format_of(_check_path(args.data)) if args.format == "auto" else args.format
     if fmt not in ("csv", "tsv"):
         yield load_for_model(model, args, require_labels=False)
         return
-    for chunk in iter_csv(args.data, sep="\t" if fmt == "tsv" else ",",
-                          label_column=args.label_column, level_columns=args.level_columns,
-                          chunk_rows=chunk_rows or _csv.CHUNK_ROWS):
+    for chunk in iter_csv(args.data, sep=csv_sep(fmt, args.delimiter),
+                          label_column=args.label_column,
+                          level_columns=level_columns_of(model, args),
+                          id_column=args.id_column, chunk_rows=chunk_rows or _csv.CHUNK_ROWS):
         yield _ready_for(model, chunk, args.data)
 
 

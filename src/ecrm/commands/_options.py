@@ -15,9 +15,9 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["FORMATS", "add_data_options", "choices", "directory_option",
-           "existing_file_option", "names_option", "number_option", "output_file_option",
-           "parameter_option", "progress_bar"]
+__all__ = ["FORMATS", "add_data_options", "choices", "delimiter_option", "directory_option",
+           "existing_file_option", "in_flags", "names_option", "number_option",
+           "output_file_option", "parameter_option", "progress_bar"]
 
 
 def choices(parameter: str) -> tuple[str, ...]:
@@ -213,11 +213,54 @@ def existing_file_option(name: str) -> Callable[[str], str]:
     return parse
 
 
+def delimiter_option(text: str) -> str:
+    """The ``--delimiter`` type: one character; ``\\t`` or ``tab`` is a tab (a shell passes
+    ``'\\t'`` as two characters).
+
+    >>> delimiter_option("tab"), delimiter_option(";")
+    ('\\t', ';')
+    """
+    value = "\t" if text in ("\\t", "tab", "TAB") else text
+    if len(value) != 1 or value in ('"', "\n", "\r"):
+        raise argparse.ArgumentTypeError(f"--delimiter must be one character (e.g. ';', "
+                                         f"'\\t' for a tab), not a quote or a line break; "
+                                         f"got {text!r}")
+    return value
+
+
+#: The data readers' parameter names in their messages -> the commands' flags.
+_FLAGS = ((r"\bsep=", "--delimiter "), (r"\bid_column=", "--id-column "),
+          (r"\bid_column\b", "--id-column"), (r"\blabel_column\b", "--label-column"),
+          (r"\blevel_columns\b", "--level-columns"))
+
+
+def in_flags(message: str) -> str:
+    """A data reader's message with its parameters written as the commands' flags: what a
+    user of the command line reads names what they can type.
+
+    >>> in_flags("the fields look separated by ';' (give sep=';')")
+    "the fields look separated by ';' (give --delimiter ';')"
+    """
+    import re
+
+    for pattern, flag in _FLAGS:
+        message = re.sub(pattern, flag, message)
+    return message
+
+
 def add_data_options(parser: argparse.ArgumentParser) -> None:
-    """Options describing a data file: format, label column and separators."""
+    """Options describing a data file: format, field separator, ID, label column and label
+    separators."""
     group = parser.add_argument_group("data file")
     group.add_argument("--format", choices=FORMATS, default="auto",
                        help="data format (default: from the file name)")
+    group.add_argument("--delimiter", type=delimiter_option, default=None, metavar="CHAR",
+                       help="CSV/TSV: the field separator (e.g. ';', '\\t' for a tab; "
+                       "default: a tab for .tsv, else a comma)")
+    group.add_argument("--id-column", default=None, metavar="NAME",
+                       help="CSV/TSV: a column identifying the rows, neither a feature nor a "
+                       "label; predict writes it as the first column (instead of row); "
+                       "never guessed from a name, and not stored in the model")
     group.add_argument("--label-column", default="labels", metavar="NAME",
                        help="CSV/TSV column holding the labels (default: labels)")
     group.add_argument("--label-sep", default=";", metavar="CHAR",
@@ -227,7 +270,8 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--level-columns", default=None, metavar="A,B,...",
                        type=lambda text: [c.strip() for c in text.split(",") if c.strip()],
                        help="CSV/TSV: the labels are these columns, one level of the path "
-                       "each (e.g. Cat1,Cat2,Cat3; an empty cell ends a shorter path)")
+                       "each (e.g. Cat1,Cat2,Cat3; an empty cell ends a shorter path); the "
+                       "model remembers them for predict and evaluate")
 
 
 def progress_bar(total: int, desc: str, *, enabled: bool = True, stream=None) -> Any:

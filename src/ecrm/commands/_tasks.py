@@ -363,33 +363,44 @@ def _read_benchmark(path):
     return _read_file(Path(path), name.split(".")[0])
 
 
+def _no_csv_options(path, args) -> None:
+    """Refuse ``--delimiter`` and ``--id-column`` for a benchmark-layout file (which has
+    neither)."""
+    for flag, value in (("--delimiter", args.delimiter), ("--id-column", args.id_column)):
+        if value is not None:
+            raise ValueError(f"{path}: {flag} is for CSV/TSV files with a header; this file "
+                             "has the label ranking benchmark's layout")
+
+
 def _table(path: str, args, *, task: str):
     """Features and label cells of a CSV/TSV file: ``X``, ``cells``, ``row_lines``,
-    ``feature_names``, ``filename``."""
+    ``feature_names``, ``filename``, ``ids`` (``--id-column``'s cells, or ``None``)."""
     import numpy as np
     from sklearn.utils import Bunch
 
     from ecrm.datasets._csv import CHUNK_ROWS, _CsvTable, _numbers
     from ecrm.datasets._files import DataFileError, _check_path
-    from ecrm.datasets.formats import _format_of
+    from ecrm.datasets.formats import _format_of, csv_sep
 
     fmt = _format_of(_check_path(path)) if args.format == "auto" else args.format
     if fmt not in ("csv", "tsv"):
         also = " (or the label ranking benchmark's layout)" if task == "ranking" else ""
         raise DataFileError(path, None, f"--task {task} reads CSV/TSV files with a label "
                             f"column{also}; this is a {fmt} file")
-    table = _CsvTable(path, sep="\t" if fmt == "tsv" else ",", label_column=args.label_column,
+    table = _CsvTable(path, sep=csv_sep(fmt, args.delimiter), label_column=args.label_column,
                       path_sep=None, require_labels=True, ignore_labels=False,
-                      level_columns=None)
-    blocks, cells, lines = [], [], []
-    for values, raw, rows in table.chunks(CHUNK_ROWS):
+                      level_columns=None, id_column=args.id_column)
+    blocks, cells, lines, ids = [], [], [], []
+    for values, raw, rows, ids_ in table.chunks(CHUNK_ROWS):
         blocks.append(_numbers(table.path, values, rows, table.feature_names))
         cells.extend(raw)
         lines.extend(rows)
+        ids.extend(ids_)
     if not blocks:
         raise DataFileError(table.path, None, "no data rows after the header")
     return Bunch(X=np.concatenate(blocks), cells=cells, row_lines=np.asarray(lines),
-                 feature_names=tuple(table.feature_names), filename=str(table.path))
+                 feature_names=tuple(table.feature_names), filename=str(table.path),
+                 ids=ids if args.id_column is not None else None)
 
 
 def _labelled(path: str, args, task: str):
@@ -398,6 +409,7 @@ def _labelled(path: str, args, task: str):
     from sklearn.utils import Bunch
 
     if task == "ranking" and args.format in ("auto", "csv") and _benchmark(path):
+        _no_csv_options(path, args)
         data = _read_benchmark(path)
         return Bunch(X=data.X, ranks=data.ranks, label_names=data.label_names,
                      feature_names=tuple(data.feature_names), filename=str(path),
@@ -479,6 +491,7 @@ def iter_features(loaded, args):
     from ecrm.commands import _ready_for, iter_for_model
 
     if args.format in ("auto", "csv") and _benchmark(args.data):
+        _no_csv_options(args.data, args)
         data = _read_benchmark(args.data)
         data.feature_names = tuple(data.feature_names)
         data.filename, data.row_lines = str(args.data), None

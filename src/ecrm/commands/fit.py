@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ecrm.commands import _tasks, add_data_options, existing_file_option, fail
+from ecrm.commands import _tasks, add_data_options, existing_file_option, fail, warn_id_like
 from ecrm.commands._files import (
     STDOUT,
     OutputError,
@@ -173,6 +173,7 @@ def run(args) -> int:
                 data = _read_training(args, hierarchy, impute)
         except ValueError as exc:
             return fail(str(exc))
+        warn_id_like(args, data.feature_names)
         bar.update()
         if args.task != "multilabel":
             h = data.space
@@ -241,14 +242,15 @@ def _connect(args):
 
 def _load_dask(args, hierarchy):
     """The training CSV/TSV read by Dask's own reader, in row chunks on the cluster."""
-    from ecrm.datasets.formats import _check_path, _format_of, load_csv_dask
+    from ecrm.datasets.formats import _check_path, _format_of, csv_sep, load_csv_dask
 
     fmt = _format_of(_check_path(args.train[0])) if args.format == "auto" else args.format
-    if fmt not in ("csv", "tsv") or args.level_columns is not None:
-        raise ValueError("--scheduler reads CSV/TSV files with a label column (not "
-                         f"{'--level-columns' if fmt in ('csv', 'tsv') else fmt + ' files'})")
+    other = (f"{fmt} files" if fmt not in ("csv", "tsv") else "--level-columns"
+             if args.level_columns is not None else "--id-column" if args.id_column else None)
+    if other is not None:
+        raise ValueError(f"--scheduler reads CSV/TSV files with a label column (not {other})")
     return load_csv_dask(args.train[0], label_column=args.label_column,
-                         sep="\t" if fmt == "tsv" else ",", label_sep=args.label_sep,
+                         sep=csv_sep(fmt, args.delimiter), label_sep=args.label_sep,
                          path_sep=args.path_sep, hierarchy=hierarchy)
 
 
@@ -262,7 +264,7 @@ def _read_training(args, hierarchy, impute: bool):
         data = load_data(path, format=args.format, hierarchy=hierarchy,
                          label_column=args.label_column, label_sep=args.label_sep,
                          path_sep=args.path_sep, level_columns=args.level_columns,
-                         compact_labels=True)
+                         compact_labels=True, sep=args.delimiter, id_column=args.id_column)
         check_finite_features(data, allow_missing=impute)
         _check_sparse_width(data)
         parts.append(data)
@@ -428,6 +430,8 @@ def _fit(args, data, families: dict, impute: bool):
             model.feature_columns_ = names
         else:
             step.feature_names_in_ = np.asarray(names, dtype=object)
+    if args.level_columns is not None:  # predict and evaluate read the same layout unasked
+        model.level_columns_ = list(args.level_columns)
     return model, step, tried
 
 

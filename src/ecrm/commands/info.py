@@ -46,6 +46,8 @@ def summary(path: str, loaded=None) -> dict:
                             else "callable", "best_score": float(model.best_score_),
                             "n_candidates": len(model.cv_results_["params"]),
                             "calibration": model.calibration_ or "none"}
+    if getattr(model, "level_columns_", None) is not None:  # what predict reads unasked
+        out["level_columns"] = list(model.level_columns_)
     if hasattr(space, "edges"):
         out.update(n_edges=int(len(space.edges)), is_tree=bool(space.is_tree))
     # a ranking's labels, a classifier's classes; else the output coordinates' names

@@ -3,9 +3,11 @@
 One line per input row, in the input's order: CSV/TSV (``row,labels`` with the labels joined
 by ``--label-sep``; ``--scores`` adds one ``score:<label>`` column per label) or JSON lines
 (``{"row": 0, "labels": [...], "scores": {...}}``), chosen by the output's extension
-(``.csv``, ``.tsv``, ``.jsonl``/``.json``) or ``--output-format``. ``-o -`` writes to standard
-output (CSV unless ``--output-format`` says otherwise; the summary then goes to standard
-error). ``--leaves-only`` writes each row's most specific labels only; ``--per-level`` one
+(``.csv``, ``.tsv``, ``.jsonl``/``.json``) or ``--output-format``. Without ``-o`` (or with
+``-o -``) the predictions go to standard output (CSV unless ``--output-format`` says
+otherwise; the summary then goes to standard error), nothing before the first rows are
+predicted. ``--id-column NAME`` writes that column of the data file first, instead of the
+0-based row. ``--leaves-only`` writes each row's most specific labels only; ``--per-level`` one
 column per depth level (``level_0, level_1, ...``; with ``--path-sep`` each label's last path
 step, the layout ``--level-columns`` reads). A label column in the data file is not read.
 A ranking model writes one ``ranking`` column (``a>c>b``, first to last) and a multiclass
@@ -55,39 +57,48 @@ def _output_format(path: str, given: str | None) -> str:
                                      ".tsv or .jsonl, or --output-format")
 
 
+def _csv_writer(fh, fmt: str):
+    """A CSV/TSV writer of ``\\n``-ended lines (``None`` for JSON lines)."""
+    import csv
+
+    if fmt == "jsonl":
+        return None
+    return csv.writer(fh, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
+
+
 class _Writer:
-    """Writes prediction rows to an open text file, a chunk at a time (rows numbered on)."""
+    """Writes prediction rows to an open text file, a chunk at a time (rows numbered on,
+    or keyed by the ``id_column``'s cells)."""
 
     def __init__(self, fh, fmt: str, label_names, *, scores: bool, label_sep: str,
-                 per_level: bool):
-        import csv
-
+                 per_level: bool, id_column: str | None = None):
         self.fh, self.fmt, self.label_sep, self.per_level = fh, fmt, label_sep, per_level
         # a terminal sees label names escaped (a file gets them as they are: they are data)
         isatty = getattr(fh, "isatty", None)
         self.str = printable if isatty is not None and isatty() else str
         self.names = [str(n) for n in label_names]
-        self.scores, self.row = scores, 0
-        self.csv = csv.writer(fh, delimiter="\t" if fmt == "tsv" else ",") \
-            if fmt != "jsonl" else None
+        self.scores, self.row, self.key = scores, 0, id_column or "row"
+        self.csv = _csv_writer(fh, fmt)
 
     def header(self, width: int = 1) -> None:
         """The CSV/TSV header (``width``: the level columns with ``per_level``)."""
         if self.csv is not None:
-            self.csv.writerow(["row"] + ([f"level_{k}" for k in range(width)]
-                                         if self.per_level else ["labels"])
+            self.csv.writerow([self.key] + ([f"level_{k}" for k in range(width)]
+                                            if self.per_level else ["labels"])
                               + ([f"score:{self.str(n)}" for n in self.names]
                                  if self.scores else []))
 
-    def rows(self, labels: list, scores=None) -> None:
-        """Write one line per row of ``labels`` (and of ``scores``)."""
+    def rows(self, labels: list, scores=None, ids=None) -> None:
+        """Write one line per row of ``labels`` (and of ``scores``), keyed by ``ids`` if
+        given."""
         import json
 
         for k, row in enumerate(labels):
-            i = self.row + k
+            i = self.row + k if ids is None else ids[k]
             if self.csv is None:
-                rec: dict = ({"row": i, "levels": [[str(v) for v in level] for level in row]}
-                             if self.per_level else {"row": i, "labels": [str(v) for v in row]})
+                rec: dict = ({self.key: i, "levels": [[str(v) for v in level] for level in row]}
+                             if self.per_level else {self.key: i,
+                                                     "labels": [str(v) for v in row]})
                 # (JSON escapes control characters itself)
                 if scores is not None:
                     rec["scores"] = dict(zip(self.names, map(float, scores[k]), strict=True))
@@ -95,7 +106,7 @@ class _Writer:
                 continue
             cells = ([self.label_sep.join(self.str(v) for v in level) for level in row]
                      if self.per_level else [self.label_sep.join(self.str(v) for v in row)])
-            self.csv.writerow([i, *cells]
+            self.csv.writerow([self.str(i), *cells]
                               + ([f"{s:.6g}" for s in scores[k]] if scores is not None else []))
         self.row += len(labels)
 
@@ -132,55 +143,63 @@ def _labels(args, model, Y) -> list:
 def _predict_into(args, loaded, model, fh, fmt: str, bar) -> int:
     """Predict chunk by chunk and write as it goes; the number of rows.
 
-    ``--per-level`` needs the widest row before the header: its labels are kept and written
-    at the end (the features are still read a chunk at a time).
+    Nothing is written before the first chunk is predicted: a prediction that fails writes
+    no header into standard output. ``--per-level`` needs the widest row before the header:
+    its labels are kept and written at the end (the features are still read a chunk at a
+    time).
     """
     writer = _Writer(fh, fmt, label_names(model), scores=args.scores,
-                     label_sep=args.label_sep, per_level=args.per_level)
-    if not args.per_level:
-        writer.header()
+                     label_sep=args.label_sep, per_level=args.per_level,
+                     id_column=args.id_column)
     kept: list = []
     kept_scores: list = []
+    kept_ids: list = []
     n = 0
     for chunk in iter_for_model(loaded, args):
         Y = model.predict(chunk.X)
         scores = model.predict_scores(chunk.X) if args.scores else None
         labels = _labels(args, model, Y)
-        n += len(labels)
         if args.per_level:
             kept.extend(labels)
             kept_scores.extend([] if scores is None else list(scores))
+            kept_ids.extend(chunk.get("ids") or [])
         else:
-            writer.rows(labels, scores)
+            if n == 0:
+                writer.header()
+            writer.rows(labels, scores, chunk.get("ids"))
+        n += len(labels)
         if bar is not None:
             bar.set_postfix_str(f"{n:,} rows")
     if args.per_level:
         writer.header(max((len(row) for row in kept), default=0))
-        writer.rows(kept, kept_scores if args.scores else None)
+        writer.rows(kept, kept_scores if args.scores else None,
+                    kept_ids if args.id_column else None)
     return n
 
 
 def _predict_outputs(args, loaded, model, fh, fmt: str, bar) -> int:
     """A ranking or multiclass model's predictions, chunk by chunk: one ``ranking``
     (``a>c>b``) or ``class`` column (JSON lines: a list of labels, a class name)."""
-    import csv
     import json
 
     outputs = _tasks.outputs_of(model)
     # a terminal sees label names escaped (a file gets them as they are: they are data)
     isatty = getattr(fh, "isatty", None)
     shown = printable if isatty is not None and isatty() else str
-    writer = csv.writer(fh, delimiter="\t" if fmt == "tsv" else ",") if fmt != "jsonl" else None
-    if writer is not None:
-        writer.writerow(["row", outputs.column])
+    writer = _csv_writer(fh, fmt)
+    key = args.id_column or "row"
     n = 0
     for chunk in _tasks.iter_features(loaded, args):
         Y = model.predict(chunk.X)
+        ids = chunk.get("ids") or range(n, n + len(Y))
         if writer is None:
-            fh.writelines(json.dumps({"row": n + i, outputs.column: value}) + "\n"
-                          for i, value in enumerate(outputs.values(Y)))
+            fh.writelines(json.dumps({key: i, outputs.column: value}) + "\n"
+                          for i, value in zip(ids, outputs.values(Y), strict=True))
         else:
-            writer.writerows([n + i, shown(text)] for i, text in enumerate(outputs.text(Y)))
+            if n == 0:  # nothing before the first chunk is predicted (see _predict_into)
+                writer.writerow([key, outputs.column])
+            writer.writerows([shown(str(i)), shown(text)]
+                             for i, text in zip(ids, outputs.text(Y), strict=True))
         n += len(Y)
         if bar is not None:
             bar.set_postfix_str(f"{n:,} rows")
@@ -247,9 +266,9 @@ def add_parser(subparsers) -> None:
                               description=__doc__.splitlines()[0])
     p.add_argument("model", type=existing_file_option("MODEL"), metavar="MODEL")
     p.add_argument("data", type=existing_file_option("DATA"), metavar="DATA")
-    p.add_argument("-o", "--output", type=output_file_option("-o"), required=True,
-                   metavar="OUT", help="predictions to write (.csv, .tsv or .jsonl; '-': "
-                   "standard output)")
+    p.add_argument("-o", "--output", type=output_file_option("-o"), default=STDOUT,
+                   metavar="OUT", help="predictions to write (.csv, .tsv or .jsonl; '-', the "
+                   "default: standard output, as CSV unless --output-format says otherwise)")
     p.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None)
     p.add_argument("--scores", action="store_true", help="add every label's score")
     shape = p.add_mutually_exclusive_group()

@@ -90,26 +90,31 @@ def _label_matrix(hierarchy, rows: list[list[str]], *, compact: bool,
     return Y if compact else Y.astype(np.float64)
 
 
-#: Separators a label column may use instead of the one given (warned about).
-_OTHER_SEPARATORS = (",", "|", "/", ";")
+#: Separators a label column may use instead of the one given (warned about); ``/`` only
+#: when every row holds it (a name such as ``n/a`` is common, a path in every row is not).
+_OTHER_SEPARATORS = ("|", ";", ",", "/")
 
 
-def _warn_other_separator(path, column: str, raw: list[str], label_sep: str,
-                          path_sep: str | None) -> None:
-    """Warn when every non-empty label value contains a common separator not in use."""
+def _warn_other_separator(path, column: str, raw: list[str], lines: list[int],
+                          label_sep: str, path_sep: str | None) -> None:
+    """Warn (once) when some label cells hold a common separator that ``label_sep`` does not
+    split: the count of such rows and the first one's line, so that a file written with
+    another separator does not silently become nonsense labels."""
     import warnings
 
-    values = [v for v in raw if v.strip()]
-    if len(values) < 2:
-        return
+    values = [(v, n) for v, n in zip(raw, lines, strict=True) if v.strip()]
     for other in _OTHER_SEPARATORS:
-        if other in (label_sep, path_sep) or not all(other in v for v in values):
+        if other in (label_sep, path_sep):
+            continue
+        holding = [(v, n) for v, n in values if other in v]
+        if not holding or (other == "/" and len(holding) < max(2, len(values))):
             continue
         hint = "--path-sep /" if other == "/" else f"--label-sep '{other}'"
-        warnings.warn(f"{path}: every value of the label column {column!r} contains "
-                      f"{other!r}, which is not a separator here (labels are separated by "
-                      f"{label_sep!r}); if it separates labels or path steps, give {hint}",
-                      UserWarning, stacklevel=3)
+        value, lineno = holding[0]
+        warnings.warn(f"{path}: {len(holding)} of {len(values)} rows hold {other!r} in the "
+                      f"label column {column!r} (e.g. line {lineno}: {value!r}), which does "
+                      f"not separate labels here (the separator is {label_sep!r}); did you "
+                      f"mean {hint}?", UserWarning, stacklevel=3)
         return
 
 
@@ -152,8 +157,11 @@ def _numbers(path, values: list[list[str]], lines: list[int], feature_names) -> 
             except ValueError:
                 X[r, c] = np.nan
             if not np.isfinite(X[r, c]):
-                raise DataFileError(path, lineno, f"column {feature_names[c]!r}: expected a "
-                                    f"finite number; found {f!r}")
+                name = feature_names[c]
+                hint = (f" (if it identifies the rows, leave it out with id_column={name!r})"
+                        if looks_like_id(name) else "")
+                raise DataFileError(path, lineno, f"column {name!r}: expected a finite "
+                                    f"number; found {f!r}{hint}")
     return X
 
 
@@ -170,6 +178,30 @@ def _level_path(path, lineno: int, cells: list[str], path_sep: str) -> str:
     return path_sep.join(steps)
 
 
+#: Field separators a CSV file may use instead of the one read with (suggested in errors).
+_DELIMITERS = (",", "\t", ";", "|")
+
+
+def _check_delimiter(path, header: list[str], sep: str) -> None:
+    """Refuse a header that is one column which another common separator splits: the file
+    is read with the wrong field separator (a tab file named .csv, a ``;`` CSV)."""
+    if len(header) != 1:
+        return
+    for other in _DELIMITERS:
+        if other != sep and len(header[0].split(other)) > 1:
+            raise DataFileError(path, 1, f"the header is one column {header[0]!r}: the fields "
+                                f"look separated by {other!r}, not {sep!r} (give "
+                                f"sep={other!r})")
+
+
+def looks_like_id(name: str) -> bool:
+    """Whether a column name is a common name of a row ID (``id``, ``doc_id``, ``uuid``,
+    ``Key``, ...): such a column is never dropped on a guess, only named in a hint."""
+    low = name.strip().lower()
+    return low in ("id", "uuid", "guid", "key", "index", "row", "identifier") or \
+        low.endswith(("_id", "-id", " id", ".id")) or (name.endswith("Id") and len(name) > 2)
+
+
 #: Feature cells read as missing values (lower case, stripped).
 MISSING_CELLS = frozenset({"", "?", "na", "n/a", "nan", "null"})
 
@@ -182,12 +214,15 @@ class _CsvTable:
     """A CSV/TSV file's header and its data rows in chunks, read as a stream.
 
     The header is read (and checked) on construction; :meth:`chunks` yields
-    ``(feature cells, label cells, line numbers)`` for ``chunk_rows`` data rows at a time,
-    so only one chunk's text is held. Errors name the file and line.
+    ``(feature cells, label cells, line numbers, ID cells)`` for ``chunk_rows`` data rows at
+    a time, so only one chunk's text is held. The ``id_column``, if any, is neither a
+    feature nor a label. Errors name the file and line. For predictions
+    (``ignore_labels``) level columns the file lacks are not missed: they are not read.
     """
 
     def __init__(self, path, *, sep: str | None, label_column: str, path_sep: str | None,
-                 require_labels: bool, ignore_labels: bool, level_columns):
+                 require_labels: bool, ignore_labels: bool, level_columns,
+                 id_column: str | None = None):
         self.path = path = _check_path(path)
         self.sep = sep if sep is not None else (
             "\t" if path.suffix.lower() in (".tsv", ".tab") else ",")
@@ -201,17 +236,18 @@ class _CsvTable:
             except csv.Error as exc:
                 raise DataFileError(path, 1, str(exc)) from None
         header = [h.strip() for h in header]
+        _check_delimiter(path, header, self.sep)
         if len(set(header)) != len(header):
             dup = next(h for h in header if header.count(h) > 1)
             raise DataFileError(path, 1, f"column {dup!r} appears twice in the header")
         if level_columns is not None:
             level_columns = list(level_columns)
             missing = [c for c in level_columns if c not in header]
-            if missing:
+            if missing and not ignore_labels:
                 raise DataFileError(path, 1, f"no level columns {missing} in the header "
                                     f"{header}")
             path_sep = "/" if path_sep is None else path_sep
-            label_idx = [header.index(c) for c in level_columns]
+            label_idx = [header.index(c) for c in level_columns if c in header]
             has_labels = True
         else:
             has_labels = label_column in header
@@ -220,9 +256,19 @@ class _CsvTable:
                                     f"{header} (choose it with label_column, or "
                                     "level_columns)")
             label_idx = [header.index(label_column)] if has_labels else []
+        self.id_idx = None
+        if id_column is not None:
+            if id_column not in header:
+                raise DataFileError(path, 1, f"no ID column {id_column!r} in the header "
+                                    f"{header} (choose it with id_column)")
+            self.id_idx = header.index(id_column)
+            if self.id_idx in label_idx:
+                raise DataFileError(path, 1, f"column {id_column!r} cannot be both the ID "
+                                    "column and a label column")
         self.header, self.label_idx, self.has_labels = header, label_idx, has_labels
         self.level_columns, self.path_sep = level_columns, path_sep
-        self.feature_names = [h for k, h in enumerate(header) if k not in label_idx]
+        self.feature_names = [h for k, h in enumerate(header)
+                              if k not in label_idx and k != self.id_idx]
 
     def _reader(self):
         import contextlib
@@ -237,15 +283,18 @@ class _CsvTable:
         return opened()
 
     def chunks(self, chunk_rows: int):
-        """Yield ``(values, raw_labels, lines)`` for each ``chunk_rows`` data rows."""
+        """Yield ``(values, raw_labels, lines, ids)`` for each ``chunk_rows`` data rows
+        (``ids`` empty without an ID column)."""
         path, width = self.path, len(self.header)
-        label_idx, level = self.label_idx, self.level_columns is not None
-        keep = [k for k in range(width) if k not in label_idx]
+        label_idx, level, id_idx = self.label_idx, self.level_columns is not None, self.id_idx
+        keep = [k for k in range(width) if k not in label_idx and k != id_idx]
+        whole = len(keep) == width
         read_labels = self.has_labels and not self.ignore_labels
         with self._reader() as reader:
             values: list[list[str]] = []
             raw_labels: list[str] = []
             lines: list[int] = []
+            ids: list[str] = []
             try:
                 next(reader)  # the header
                 for row in reader:
@@ -255,7 +304,9 @@ class _CsvTable:
                     if len(row) != width:
                         raise DataFileError(path, lineno, f"expected {width} fields (as in "
                                             f"the header); found {len(row)}")
-                    values.append(row if not label_idx else [row[k] for k in keep])
+                    values.append(row if whole else [row[k] for k in keep])
+                    if id_idx is not None:
+                        ids.append(row[id_idx].strip())
                     if read_labels:
                         raw_labels.append(
                             row[label_idx[0]] if not level else
@@ -263,18 +314,18 @@ class _CsvTable:
                                         self.path_sep or "/"))
                     lines.append(lineno)
                     if len(values) == chunk_rows:
-                        yield values, raw_labels, lines
-                        values, raw_labels, lines = [], [], []
+                        yield values, raw_labels, lines, ids
+                        values, raw_labels, lines, ids = [], [], [], []
             except csv.Error as exc:
                 raise DataFileError(path, reader.line_num, str(exc)) from None
             except UnicodeDecodeError as exc:  # the file changed since its encoding was read
                 raise DataFileError(path, reader.line_num + 1, f"cannot decode: {exc}") from None
             if values:
-                yield values, raw_labels, lines
+                yield values, raw_labels, lines, ids
 
 
 def iter_csv(path: str | os.PathLike, *, sep: str | None = None,
-             label_column: str = "labels", level_columns=None,
+             label_column: str = "labels", level_columns=None, id_column: str | None = None,
              chunk_rows: int = CHUNK_ROWS):
     """Read the features of a CSV/TSV file in chunks of rows, as a stream (for predictions).
 
@@ -286,20 +337,23 @@ def iter_csv(path: str | os.PathLike, *, sep: str | None = None,
     Yields
     ------
     chunk : sklearn.utils.Bunch
-        ``X`` (rows, p), ``row_lines``, ``feature_names``, ``filename`` (as :func:`load_csv`,
-        ``Y = None``) for at most ``chunk_rows`` rows; a file without data rows is an error.
+        ``X`` (rows, p), ``row_lines``, ``feature_names``, ``filename``, ``ids`` (as
+        :func:`load_csv`, ``Y = None``) for at most ``chunk_rows`` rows; a file without data
+        rows is an error.
     """
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1; got {chunk_rows!r}")
     table = _CsvTable(path, sep=sep, label_column=label_column, path_sep=None,
-                      require_labels=False, ignore_labels=True, level_columns=level_columns)
+                      require_labels=False, ignore_labels=True, level_columns=level_columns,
+                      id_column=id_column)
     names = tuple(table.feature_names)
     empty = True
-    for values, _, lines in table.chunks(chunk_rows):
+    for values, _, lines, ids in table.chunks(chunk_rows):
         empty = False
         yield Bunch(X=_numbers(table.path, values, lines, names), Y=None, hierarchy=None,
                     feature_names=names, label_names=None, label_lists=None,
-                    filename=str(table.path), row_lines=np.asarray(lines))
+                    filename=str(table.path), row_lines=np.asarray(lines),
+                    ids=ids if id_column is not None else None)
     if empty:
         raise DataFileError(table.path, None, "no data rows after the header")
 
@@ -307,7 +361,7 @@ def iter_csv(path: str | os.PathLike, *, sep: str | None = None,
 def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str | None = None,
              label_sep: str = ";", path_sep: str | None = None, hierarchy=None,
              require_labels: bool = True, ignore_labels: bool = False,
-             level_columns=None, compact_labels: bool = False,
+             level_columns=None, compact_labels: bool = False, id_column: str | None = None,
              chunk_rows: int = CHUNK_ROWS) -> Bunch:
     """Read a CSV/TSV file of numeric features and one column of label names (or one column
     per level of the hierarchy).
@@ -346,6 +400,9 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
     compact_labels : bool, default=False
         Return ``Y`` as bool (1 byte a cell instead of 8: 0.5 GB for a million rows and 500
         labels), which the primal and Nystrom solvers keep as it is.
+    id_column : str, default=None
+        A column identifying the rows (``doc_id``): neither a feature nor a label; its cells
+        are ``ids``. A column is never taken for one on a guess from its name.
     chunk_rows : int, default=CHUNK_ROWS
         The file is read and its numbers parsed this many rows at a time (the memory of the
         text is bounded by a chunk; the result does not depend on it).
@@ -355,7 +412,7 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
     data : sklearn.utils.Bunch
         ``X`` (n, p), ``Y`` (n, d), ``hierarchy``, ``label_names``, ``feature_names``,
         ``label_lists`` (the names as given), ``filename``, ``row_lines`` (the line of each
-        row in the file).
+        row in the file), ``ids`` (the ``id_column`` cells, or ``None``).
 
     Examples
     --------
@@ -373,16 +430,18 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
         raise ValueError(f"chunk_rows must be at least 1; got {chunk_rows!r}")
     table = _CsvTable(path, sep=sep, label_column=label_column, path_sep=path_sep,
                       require_labels=require_labels, ignore_labels=ignore_labels,
-                      level_columns=level_columns)
+                      level_columns=level_columns, id_column=id_column)
     path, path_sep, feature_names = table.path, table.path_sep, table.feature_names
     has_labels, level_columns = table.has_labels, table.level_columns
     blocks: list[np.ndarray] = []
     raw_labels: list[str] = []
     line_blocks: list[np.ndarray] = []
-    for values, raw, lines_ in table.chunks(chunk_rows):
+    ids: list[str] = []
+    for values, raw, lines_, ids_ in table.chunks(chunk_rows):
         blocks.append(_numbers(path, values, lines_, feature_names))
         line_blocks.append(np.asarray(lines_))
         raw_labels.extend(raw)
+        ids.extend(ids_)
     if not blocks:
         raise DataFileError(path, None, "no data rows after the header")
     X = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
@@ -391,11 +450,12 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
     lines: Any = row_lines.tolist() if has_labels and not ignore_labels else row_lines
     bunch = Bunch(X=X, Y=None, hierarchy=hierarchy, feature_names=tuple(feature_names),
                   label_names=None if hierarchy is None else tuple(hierarchy.labels),
-                  label_lists=None, filename=str(path), row_lines=row_lines)
+                  label_lists=None, filename=str(path), row_lines=row_lines,
+                  ids=ids if id_column is not None else None)
     if not has_labels or ignore_labels:
         return bunch
     if hierarchy is None and level_columns is None:
-        _warn_other_separator(path, label_column, raw_labels, label_sep, path_sep)
+        _warn_other_separator(path, label_column, raw_labels, lines, label_sep, path_sep)
     if level_columns is not None and hierarchy is not None and not all(
             not r or r in hierarchy.index for r in raw_labels):  # a hierarchy of plain names
         rows = [r.split(path_sep) if r else [] for r in raw_labels]

@@ -322,6 +322,11 @@ def load_svmlight_multilabel(path: str | os.PathLike, *, n_features: int | None 
 FORMATS = vocabulary("format")
 
 
+def csv_sep(fmt: str, sep: str | None = None) -> str:
+    """The field separator of a CSV/TSV file: ``sep`` if given, else by the format."""
+    return sep if sep is not None else "\t" if fmt == "tsv" else ","
+
+
 def _format_of(path: Path) -> str:
     name = path.name.lower()
     name = name[:-3] if name.endswith(".gz") else name
@@ -337,7 +342,8 @@ def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
               label_column: str = "labels", label_sep: str = ";", path_sep: str | None = None,
               require_labels: bool = True, n_features: int | None = None,
               ignore_labels: bool = False, level_columns=None,
-              compact_labels: bool = False) -> Bunch:
+              compact_labels: bool = False, sep: str | None = None,
+              id_column: str | None = None) -> Bunch:
     """Read a data file in any supported format (see the module docstring).
 
     Parameters
@@ -356,6 +362,10 @@ def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
     ignore_labels : bool, default=False
         Read the features only (``Y = None``): the labels, if any, are neither checked nor
         required to be in ``hierarchy`` (for predictions).
+    sep : str, default=None
+        CSV/TSV: the field separator (default: a tab for TSV, else a comma).
+    id_column : str, default=None
+        CSV/TSV: the column identifying the rows (see :func:`load_csv`).
 
     Returns
     -------
@@ -365,13 +375,16 @@ def load_data(path: str | os.PathLike, *, format: str = "auto", hierarchy=None,
     check_parameter("format", format)
     fmt = _format_of(_check_path(path)) if format == "auto" else format
     if fmt in ("csv", "tsv"):
-        return load_csv(path, label_column=label_column, sep="\t" if fmt == "tsv" else ",",
+        return load_csv(path, label_column=label_column, sep=csv_sep(fmt, sep),
                         label_sep=label_sep, path_sep=path_sep, hierarchy=hierarchy,
                         require_labels=require_labels, ignore_labels=ignore_labels,
-                        level_columns=level_columns, compact_labels=compact_labels)
-    if level_columns is not None:
-        raise DataFileError(path, None, f"level columns are for CSV/TSV files; this is a "
-                            f"{fmt} file")
+                        level_columns=level_columns, compact_labels=compact_labels,
+                        id_column=id_column)
+    for given, what in ((level_columns, "level columns"), (sep, f"sep={sep!r}"),
+                        (id_column, f"id_column={id_column!r}")):
+        if given is not None:
+            raise DataFileError(path, None, f"{what}: for CSV/TSV files only; this is a "
+                                f"{fmt} file")
     if fmt == "svmlight":
         return load_svmlight_multilabel(path, hierarchy=hierarchy, n_features=n_features,
                                         ignore_labels=ignore_labels)
