@@ -3,14 +3,16 @@
 The command's time on a small file is its start-up: the imports of NumPy, SciPy, scikit-learn
 and ecrm's modules, then reading the model and predicting. Each ``--src`` (a ``src`` folder:
 this tree's, or an older checkout's) runs the same command on the same model and data, the
-trees interleaved run by run so that a busy machine weighs on each alike; the medians are
-printed side by side, with ``ecrm predict --help`` and a bare ``import sklearn.base`` (the
-floor: ecrm's estimators are scikit-learn estimators). One BLAS thread throughout. Run:
+trees interleaved run by run so that a busy machine weighs on each alike; the medians of the
+wall and CPU times are printed side by side, with ``ecrm predict --help`` and a bare
+``import sklearn.base`` (the floor: ecrm's estimators are scikit-learn estimators). One BLAS
+thread throughout. Run:
 ``python benchmarks/bench_predict_startup.py [--runs 5] [--src OLD/src --src src]``.
 """
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -21,12 +23,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run(args: list[str], src: str) -> float:
+def _run(args: list[str], src: str) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of ``python ARGS`` on ``src``."""
     env = dict(os.environ, PYTHONPATH=src, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, *args], env=env, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -59,12 +65,13 @@ def main() -> None:
             for name, cmd in commands.items():
                 for src in srcs:
                     times[name, src].append(_run(cmd, src))
-    print(f"median of {args.runs} runs (s), one BLAS thread; load average "
+    print(f"median of {args.runs} runs, wall / CPU seconds, one BLAS thread; load average "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"{'':28}" + "".join(f"{Path(s).parent.name + '/' + Path(s).name:>24}" for s in srcs))
     for name in commands:
-        print(f"{name:28}" + "".join(f"{statistics.median(times[name, s]):24.2f}"
-                                     for s in srcs))
+        print(f"{name:28}" + "".join(
+            f"{statistics.median(t[0] for t in times[name, s]):16.2f} /"
+            f"{statistics.median(t[1] for t in times[name, s]):6.2f}" for s in srcs))
 
 
 if __name__ == "__main__":

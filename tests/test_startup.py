@@ -23,8 +23,10 @@ HEAVY = ("matplotlib", "dask", "distributed", "sklearn.cluster", "sklearn.impute
          "sklearn.datasets", "sklearn.linear_model", "sklearn.neighbors",
          "sklearn.decomposition", "sklearn.ensemble", "sklearn.tree", "sklearn.svm",
          "ecrm.forest", "ecrm.joint", "ecrm.ssvm", "ecrm.datasets.arff",
-         "ecrm.datasets.ranking", "ecrm.datasets.flows", "ecrm.experiments", "ecrm.plotting",
-         "ecrm.report", "ecrm.baselines", "ecrm.commands.fit")
+         "ecrm.datasets.ranking", "ecrm.datasets.flows", "ecrm.spaces.flows",
+         "ecrm.spaces.polytope", "ecrm.spaces.permutations", "ecrm.losses.continuous",
+         "ecrm.losses.kendall", "ecrm.experiments", "ecrm.plotting", "ecrm.report",
+         "ecrm.baselines", "ecrm.commands.fit")
 
 _SCRIPT = """
 import json, sys
@@ -78,11 +80,17 @@ def test_predict_help_imports_no_numpy(run_python):
     assert _loaded(set(out["modules"]), ("numpy", "scipy", "sklearn", "tqdm", *HEAVY)) == []
 
 
-def test_the_lazy_datasets_package_names_each_public_name_once():
-    import ecrm.datasets as datasets
+@pytest.mark.parametrize("package", ["ecrm.datasets", "ecrm.spaces", "ecrm.losses"])
+def test_a_lazy_package_names_each_public_name_once(package):
+    import importlib
 
-    assert sorted(datasets._SOURCES) == sorted(datasets.__all__)
-    for name in datasets.__all__:
-        assert getattr(datasets, name) is not None
-    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        datasets.nothing  # noqa: B018
+    module = importlib.import_module(package)
+    assert sorted(module._SOURCES) == sorted(module.__all__)
+    for name in module.__all__:
+        value = getattr(module, name)
+        assert getattr(value, "__name__", name) == name
+        assert value is getattr(importlib.import_module(
+            f"{package}.{module._SOURCES[name]}"), name)
+    assert set(module.__all__) <= set(dir(module))
+    with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nothing'"):
+        module.nothing  # noqa: B018

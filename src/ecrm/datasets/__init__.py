@@ -16,8 +16,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ecrm._lazy import lazy_exports
 
 #: Where each public name is defined. The sub-modules are imported on first use (:pep:`562`):
 #: ``ecrm predict`` reads a CSV through :mod:`ecrm.datasets.formats` without loading the ARFF
@@ -84,13 +85,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _SOURCES:
-        raise AttributeError(f"module 'ecrm.datasets' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"ecrm.datasets.{_SOURCES[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _SOURCES, __all__)
