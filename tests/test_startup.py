@@ -94,3 +94,47 @@ def test_a_lazy_package_names_each_public_name_once(package):
     assert set(module.__all__) <= set(dir(module))
     with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nothing'"):
         module.nothing  # noqa: B018
+
+
+_THREADS_SCRIPT = """
+import json, sys
+import ecrm.commands.predict as predict
+from threadpoolctl import threadpool_info
+
+seen = []
+
+def run(args):  # what the command's BLAS pools are set to while it runs
+    seen.append(sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}))
+    return 0
+
+predict.run = run
+from ecrm.cli import main
+model, data, out = sys.argv[1:4]
+for extra in ([], ["--threads", "1"], ["--threads", "2"], ["--threads", "0"]):
+    assert main(["predict", model, data, "-o", out, *extra]) == 0
+after = sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+print(json.dumps({"seen": seen, "after": after}))
+"""
+
+
+@pytest.mark.slow
+def test_the_threads_option_reaches_threadpoolctl(tmp_path, subprocess_env):
+    import os
+    import subprocess
+    import sys
+
+    # no pin from the environment: the BLAS libraries start with their own default
+    env = {k: v for k, v in subprocess_env.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    for name in ("model.ecrm", "data.csv"):
+        (tmp_path / name).write_text("x\n")
+    proc = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT, str(tmp_path / "model.ecrm"),
+                           str(tmp_path / "data.csv"), str(tmp_path / "p.csv")], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    default = out["after"]  # the library's own, restored when the command ends
+    assert out["seen"][:2] == [[1], [1]] and out["seen"][3] == default
+    if (os.cpu_count() or 1) >= 2:  # OpenBLAS gives no more threads than cores
+        assert out["seen"][2] == [2]
+    assert default == [os.cpu_count()] or len(os.sched_getaffinity(0)) in default
