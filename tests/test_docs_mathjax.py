@@ -59,3 +59,18 @@ def test_the_docs_conf_uses_the_local_mathjax():
     conf = (DOCS / "conf.py").read_text()
     assert '"local_mathjax"' in conf and '"sphinx.ext.mathjax"' not in conf
     assert "mathjax_path" not in conf  # set by the extension, to the copy it makes
+
+
+def test_a_built_site_loads_the_local_mathjax():
+    # the site `make docs` built, when there is one: the method's page and every page with maths
+    site = DOCS / "_build" / "html"
+    if not (site / "guide" / "method.html").is_file():
+        pytest.skip("no built site (make docs)")
+    pages = [p for p in site.rglob("*.html") if 'class="math' in p.read_text()]
+    assert site / "guide" / "method.html" in pages
+    for page in pages:
+        prefix = "../" * (len(page.relative_to(site).parts) - 1)
+        scripts = _scripts(page.read_text())
+        assert f"{prefix}_static/mathjax/tex-mml-chtml.js" in scripts, page
+        assert not [s for s in scripts if "mathjax" in s.lower() and "//" in s], page
+    assert (site / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
