@@ -35,15 +35,12 @@ def mathjax_source() -> Path:
 
 
 def _ignore(folder: str, names: list[str]) -> list[str]:
-    """Leave out what the component never loads: the other combined builds, SVG output,
-    the Node.js entry point (the fonts, the TeX extensions it autoloads, the menu and the
-    accessibility parts it loads on demand are kept)."""
-    if Path(folder).name == "es5":
-        return [n for n in names if (n.endswith(".js") and n != COMPONENT)
-                or n in ("adaptors",)]
-    if Path(folder).name == "output":
-        return [n for n in names if n.startswith("svg")]
-    return []
+    """Leave out what the component never loads: the other combined builds and the Node.js
+    parts (kept: the fonts, the TeX extensions it autoloads, the SVG output, the menu and the
+    accessibility parts it loads on demand)."""
+    if Path(folder).name != "es5":
+        return []
+    return [n for n in names if (n.endswith(".js") and n != COMPONENT) or n == "adaptors"]
 
 
 def _set_path(app, config) -> None:
