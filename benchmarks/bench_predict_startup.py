@@ -72,6 +72,15 @@ def main() -> None:
         print(f"{name:28}" + "".join(
             f"{statistics.median(t[0] for t in times[name, s]):16.2f} /"
             f"{statistics.median(t[1] for t in times[name, s]):6.2f}" for s in srcs))
+    # ecrm's own share: each run's predict less the same round's bare scikit-learn import
+    predict, floor = list(commands)[2], list(commands)[0]
+
+    def share(src: str, k: int) -> float:
+        return statistics.median(p[k] - f[k] for p, f in zip(times[predict, src],
+                                                             times[floor, src], strict=True))
+
+    print(f"{'predict - sklearn.base':28}" + "".join(
+        f"{share(s, 0):16.2f} /{share(s, 1):6.2f}" for s in srcs))
 
 
 if __name__ == "__main__":
