@@ -138,3 +138,27 @@ def test_the_threads_option_reaches_threadpoolctl(tmp_path, subprocess_env):
     if (os.cpu_count() or 1) >= 2:  # OpenBLAS gives no more threads than cores
         assert out["seen"][2] == [2]
     assert default == [os.cpu_count()] or len(os.sched_getaffinity(0)) in default
+
+
+@pytest.mark.parametrize("value", ["-1", "two", "1.5"])
+def test_a_bad_threads_value_is_refused_at_parse_time(tmp_path, capsys, value):
+    from ecrm.cli import main
+
+    data = tmp_path / "data.csv"
+    data.write_text("x,labels\n1,a\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", str(data), "-o", str(tmp_path / "m.ecrm"), "--threads", value])
+    assert exc.value.code == 2
+    assert f"--threads must be an integer >= 0; got {value!r}" in capsys.readouterr().err
+    assert not (tmp_path / "m.ecrm").exists()
+
+
+def test_only_the_computing_commands_take_threads():
+    from ecrm.cli import COMMANDS, build_parser
+    from ecrm.commands._threads import COMMANDS as THREADED
+
+    assert set(THREADED) < set(COMMANDS)
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices
+    for name in COMMANDS:
+        takes = any("--threads" in a.option_strings for a in sub[name]._actions)
+        assert takes == (name in THREADED), name
