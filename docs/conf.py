@@ -23,7 +23,7 @@ version = release = ecrm.__version__
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.mathjax",
+    "local_mathjax",  # sphinx.ext.mathjax with MathJax copied into the site (offline maths)
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",

@@ -295,3 +295,17 @@ def test_an_output_space_the_commands_do_not_read_is_named():
     with pytest.raises(ValueError, match="rankings and classes; this model's outputs are a "
                                          "FlowPolytope"):
         _tasks.task_of(SimpleNamespace(output_space=paper_network()))
+
+
+def test_task_of_names_the_task_of_every_space_the_command_line_reads():
+    from ecrm import FlowPolytope, Hierarchy, MultilabelSpace
+    from ecrm.losses import HammingLoss
+
+    spaces = {"multilabel": [Hierarchy([("a", "b")]), MultilabelSpace(3)],
+              "ranking": [PermutationSpace(3)],
+              "multiclass": [CandidateSpace.from_classes([0, 1])]}
+    for task, found in spaces.items():
+        for space in found:
+            assert _tasks.task_of(ECRM(HammingLoss(), space)) == task
+    with pytest.raises(ValueError, match="FlowPolytope"):
+        _tasks.task_of(ECRM(HammingLoss(), FlowPolytope([(0, 1)], [1, -1])))

@@ -10,19 +10,15 @@ solvers, the preprocessing steps of :mod:`ecrm._steps`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
-from sklearn.pipeline import Pipeline
 
-from ecrm import _steps, estimator, forest, joint, mixture, ssvm
+from ecrm import _steps
 from ecrm._archive import ModelFileError
 from ecrm._solvers.base import RiskFit
-from ecrm._solvers.centers import KMeansPlusPlusCenters, LeverageCenters, UniformCenters
-from ecrm._solvers.dual import KernelFit
-from ecrm._solvers.features import LinearFeatures, NystromFeatures
-from ecrm._solvers.forest import ForestFit, Trees
 from ecrm._solvers.primal import FeatureFit
 from ecrm._state import (
     check_fit_kwargs,
@@ -32,25 +28,7 @@ from ecrm._state import (
     check_nystrom_kwargs,
     check_platt_kwargs,
 )
-from ecrm.calibration import IsotonicCalibration, PlattCalibration
-from ecrm.losses import (
-    AbsoluteLoss,
-    FootruleLoss,
-    HammingLoss,
-    HierarchicalLoss,
-    KendallLoss,
-    SquaredLoss,
-    SquaredRankLoss,
-    ZeroOneLoss,
-)
 from ecrm.losses.base import LinearLoss
-from ecrm.spaces import (
-    CandidateSpace,
-    FlowPolytope,
-    Hierarchy,
-    MultilabelSpace,
-    PermutationSpace,
-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,66 +56,90 @@ def _absolute_loss(loss) -> dict:
     return {"method": loss.method, "time_limit": loss.time_limit}
 
 
-def _registry() -> dict[str, _Entry]:
-    def hierarchy(h) -> dict:
-        labels = list(h.labels)
-        return {"edges": [(labels[p], labels[c]) for p, c in np.asarray(h.edges).tolist()],
-                "labels": labels}
+def _hierarchy(h) -> dict:
+    labels = list(h.labels)
+    return {"edges": [(labels[p], labels[c]) for p, c in np.asarray(h.edges).tolist()],
+            "labels": labels}
 
-    def no_args(_) -> dict:
-        return {}
 
-    def named(space) -> dict:  # an unnamed space is written as before names existed
-        return {} if space.labels is None else {"labels": list(space.labels)}
+def _no_args(_) -> dict:
+    return {}
 
-    entries = [
-        _Entry(Hierarchy, hierarchy),
-        _Entry(MultilabelSpace, lambda s: {"n_labels": s.n_labels}),
-        _Entry(CandidateSpace, lambda s: {"candidates": np.asarray(s.candidates),
-                                          **named(s)}),
-        _Entry(PermutationSpace, lambda s: {"n_items": s.n_items, **named(s)}),
-        _Entry(FlowPolytope, lambda s: {"arcs": list(s.arcs), "supply": np.asarray(s.supply),
-                                        "capacity": np.asarray(s.capacity),
-                                        "nodes": list(s.nodes)}),
-        _Entry(HammingLoss, no_args),
-        _Entry(FootruleLoss, no_args),
-        _Entry(SquaredRankLoss, no_args),
-        _Entry(KendallLoss, no_args),
-        _Entry(HierarchicalLoss, lambda loss: {"hierarchy": loss.hierarchy}),
-        _Entry(ZeroOneLoss, lambda loss: {"space": loss.space}),
-        _Entry(AbsoluteLoss, _absolute_loss),
-        _Entry(SquaredLoss, no_args),
-        _Entry(KernelFit, KernelFit.to_state),
-        _Entry(FeatureFit, FeatureFit.to_state),
-        _Entry(ForestFit, ForestFit.to_state),
-        _Entry(Trees, lambda t: {"left": t.left, "right": t.right, "feature": t.feature,
-                                 "threshold": t.threshold, "roots": t.roots}),
-        _Entry(IsotonicCalibration, lambda c: {"breakpoints": c.breakpoints_,
-                                               "values": c.values_, "indptr": c.indptr_}),
-        _Entry(PlattCalibration, lambda c: {"a": c.a_, "b": c.b_}),
-        _Entry(LinearFeatures, lambda f: {"n_features": f.n_features_out}),
-        _Entry(UniformCenters, no_args),
-        _Entry(KMeansPlusPlusCenters, no_args),
-        _Entry(LeverageCenters, no_args),
-        _Entry(NystromFeatures, lambda f: {"centres": f.centres, "kernel_params": f.kernel_params,
-                                           "projection": f.projection}),
-    ]
-    entries += [_Entry(cls, _estimator_params, cls._fitted_attributes, _estimator_state,
-                       _rebuild_estimator)
-                for cls in (estimator.ECRM, estimator.ECRMCV, joint.JointKernelECRM,
-                            ssvm.StructuredSVM, forest.ForestECRM, forest.ForestECRMCV,
-                            mixture.MixedRiskECRM)]
-    entries += [_Entry(cls, lambda s: s.get_params(deep=False), names, state, rebuild)
-                for cls, (names, state, rebuild) in _steps.STEPS.items()]
-    entries.append(_Entry(Pipeline, _pipeline_params, (), lambda _: {}, _check_pipeline))
-    # the keyword arguments a constructor would cast, checked first (kept apart from the
-    # entries above so that adding a class there stays a one-line change)
-    checks = {KernelFit: check_fit_kwargs, FeatureFit: check_fit_kwargs,
-              LinearFeatures: check_linear_features_kwargs, NystromFeatures: check_nystrom_kwargs,
-              IsotonicCalibration: check_isotonic_kwargs, PlattCalibration: check_platt_kwargs}
-    entries = [dataclasses.replace(e, check=checks[e.cls]) if e.cls in checks else e
-               for e in entries]
-    return {e.cls.__name__: e for e in entries}
+
+def _named(space) -> dict:  # an unnamed space is written as before names existed
+    return {} if space.labels is None else {"labels": list(space.labels)}
+
+
+#: The classes without fitted state: name -> (module, the keyword arguments that build one).
+_PLAIN: dict[str, tuple[str, Callable[[Any], dict]]] = {
+    "Hierarchy": ("ecrm.spaces", _hierarchy),
+    "MultilabelSpace": ("ecrm.spaces", lambda s: {"n_labels": s.n_labels}),
+    "CandidateSpace": ("ecrm.spaces", lambda s: {"candidates": np.asarray(s.candidates),
+                                                 **_named(s)}),
+    "PermutationSpace": ("ecrm.spaces", lambda s: {"n_items": s.n_items, **_named(s)}),
+    "FlowPolytope": ("ecrm.spaces", lambda s: {"arcs": list(s.arcs),
+                                               "supply": np.asarray(s.supply),
+                                               "capacity": np.asarray(s.capacity),
+                                               "nodes": list(s.nodes)}),
+    "HammingLoss": ("ecrm.losses", _no_args),
+    "FootruleLoss": ("ecrm.losses", _no_args),
+    "SquaredRankLoss": ("ecrm.losses", _no_args),
+    "KendallLoss": ("ecrm.losses", _no_args),
+    "HierarchicalLoss": ("ecrm.losses", lambda loss: {"hierarchy": loss.hierarchy}),
+    "ZeroOneLoss": ("ecrm.losses", lambda loss: {"space": loss.space}),
+    "AbsoluteLoss": ("ecrm.losses", _absolute_loss),
+    "SquaredLoss": ("ecrm.losses", _no_args),
+    "KernelFit": ("ecrm._solvers.dual", lambda f: f.to_state()),
+    "FeatureFit": ("ecrm._solvers.primal", lambda f: f.to_state()),
+    "ForestFit": ("ecrm._solvers.forest", lambda f: f.to_state()),
+    "Trees": ("ecrm._solvers.forest", lambda t: {"left": t.left, "right": t.right,
+                                                 "feature": t.feature,
+                                                 "threshold": t.threshold, "roots": t.roots}),
+    "IsotonicCalibration": ("ecrm.calibration", lambda c: {"breakpoints": c.breakpoints_,
+                                                           "values": c.values_,
+                                                           "indptr": c.indptr_}),
+    "PlattCalibration": ("ecrm.calibration", lambda c: {"a": c.a_, "b": c.b_}),
+    "LinearFeatures": ("ecrm._solvers.features", lambda f: {"n_features": f.n_features_out}),
+    "UniformCenters": ("ecrm._solvers.centers", _no_args),
+    "KMeansPlusPlusCenters": ("ecrm._solvers.centers", _no_args),
+    "LeverageCenters": ("ecrm._solvers.centers", _no_args),
+    "NystromFeatures": ("ecrm._solvers.features", lambda f: {
+        "centres": f.centres, "kernel_params": f.kernel_params, "projection": f.projection}),
+}
+
+#: The keyword arguments a constructor would cast, checked first (a file's strings must not
+#: become numbers).
+_CHECKS: dict[str, Callable[[dict], None]] = {
+    "KernelFit": check_fit_kwargs, "FeatureFit": check_fit_kwargs,
+    "LinearFeatures": check_linear_features_kwargs, "NystromFeatures": check_nystrom_kwargs,
+    "IsotonicCalibration": check_isotonic_kwargs, "PlattCalibration": check_platt_kwargs}
+
+#: The estimators a model file holds (alone or as a pipeline's last step): name -> module.
+_ESTIMATOR_MODULES = {"ECRM": "ecrm.estimator", "ECRMCV": "ecrm.estimator",
+                      "JointKernelECRM": "ecrm.joint", "StructuredSVM": "ecrm.ssvm",
+                      "ForestECRM": "ecrm.forest", "ForestECRMCV": "ecrm.forest",
+                      "MixedRiskECRM": "ecrm.mixture"}
+_ESTIMATORS = tuple(_ESTIMATOR_MODULES)
+
+#: Every class a model file may name, and the module that defines it.
+_MODULES: dict[str, str] = {**{name: module for name, (module, _) in _PLAIN.items()},
+                            **_ESTIMATOR_MODULES,
+                            **{name: spec[0] for name, spec in _steps.STEPS.items()},
+                            "Pipeline": "sklearn.pipeline"}
+
+
+def _entry(name: str) -> _Entry:
+    """The entry of the class called ``name`` (its module imported now)."""
+    cls = getattr(importlib.import_module(_MODULES[name]), name)
+    if name in _ESTIMATOR_MODULES:
+        return _Entry(cls, _estimator_params, cls._fitted_attributes, _estimator_state,
+                      _rebuild_estimator)
+    if name in _steps.STEPS:
+        _, names, state, rebuild = _steps.STEPS[name]
+        return _Entry(cls, lambda s: s.get_params(deep=False), names, state, rebuild)
+    if name == "Pipeline":
+        return _Entry(cls, _pipeline_params, (), lambda _: {}, _check_pipeline)
+    return _Entry(cls, _PLAIN[name][1], check=_CHECKS.get(name))
 
 
 def _estimator_params(model) -> dict:
@@ -210,9 +212,9 @@ def _check_pipeline(pipe, fitted: dict) -> None:
                          f"{type(last).__name__}")
     width = None
     for name, step in transforms:
-        if type(step) not in _steps.STEPS:
-            raise ValueError(f"step {name!r} must be one of "
-                             f"{[c.__name__ for c in _steps.STEPS]}; found {type(step).__name__}")
+        if not _steps.is_step(step):
+            raise ValueError(f"step {name!r} must be one of {list(_steps.STEPS)}; found "
+                             f"{type(step).__name__}")
         if width is not None and step.n_features_in_ != width:
             raise ValueError(f"step {name!r} takes {step.n_features_in_} columns; the step "
                              f"before it gives {width}")
@@ -222,34 +224,32 @@ def _check_pipeline(pipe, fitted: dict) -> None:
                          f"it gives {width}")
 
 
-#: The estimators a model file holds (alone or as a pipeline's last step).
-_ESTIMATORS = ("ECRM", "ECRMCV", "JointKernelECRM", "StructuredSVM", "ForestECRM",
-               "ForestECRMCV", "MixedRiskECRM")
+class _Registry(Mapping):
+    """Class name -> its entry, each built (its module imported) when first looked up: a
+    model file loads the modules of the classes it names, not every estimator's."""
 
+    def __init__(self) -> None:
+        self._built: dict[str, _Entry] = {}
 
-class _LazyRegistry(dict):
-    """The registry, built on first use (it imports the estimators, which import this module's
-    package lazily)."""
+    def __getitem__(self, name: str) -> _Entry:
+        if name not in _MODULES:
+            raise KeyError(name)
+        if name not in self._built:
+            self._built[name] = _entry(name)
+        return self._built[name]
 
-    def _fill(self) -> None:
-        if not dict.__len__(self):
-            self.update(_registry())
+    def __contains__(self, name: object) -> bool:
+        return name in _MODULES
 
-    def __getitem__(self, key):
-        self._fill()
-        return dict.__getitem__(self, key)
+    def __iter__(self) -> Iterator[str]:
+        return iter(_MODULES)
 
-    def __contains__(self, key) -> bool:
-        self._fill()
-        return dict.__contains__(self, key)
-
-    def keys(self):
-        self._fill()
-        return dict.keys(self)
+    def __len__(self) -> int:
+        return len(_MODULES)
 
 
 #: Class name -> how to describe and rebuild it. Only these classes are ever constructed.
-REGISTRY: dict[str, _Entry] = _LazyRegistry()
+REGISTRY: Mapping[str, _Entry] = _Registry()
 
 #: Parameters that are not part of a fitted model: written as ``None``.
 _TRANSIENT_PARAMS = ("memory", "random_state")

@@ -19,20 +19,24 @@ Each rebuild raises ``ValueError`` or ``TypeError`` naming the attribute and wha
 
 from __future__ import annotations
 
+import importlib
 import numbers
+import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sklearn.impute import SimpleImputer
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from ecrm._parameters import check_parameter
 from ecrm._state import _int, check_unique_names
 from ecrm.datasets.preprocessing import HMCPreprocessor
 from ecrm.length_scales import LeaveOneOutLengthScales
 
-__all__ = ["STEPS", "output_width"]
+if TYPE_CHECKING:  # imported with the step they rebuild (sklearn.impute loads ~140 modules)
+    from sklearn.impute import SimpleImputer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+__all__ = ["STEPS", "is_step", "output_width", "step_class"]
 
 
 def _vector(value, name: str, n: int, *, nan: bool = False, positive: bool = False):
@@ -233,17 +237,32 @@ def _rebuild_encoder(step: OneHotEncoder, state: dict) -> None:
 
 Rebuild = Callable[[Any, dict], None]
 
-#: Step class -> (its declared state, how to read it, how to rebuild it).
-STEPS: dict[type, tuple[tuple[str, ...], Callable[[Any], dict], Rebuild]] = {
-    StandardScaler: (_SCALER, lambda s: _public(s, _SCALER), _rebuild_scaler),
-    HMCPreprocessor: (HMCPreprocessor._fitted_attributes,
-                      lambda s: _public(s, HMCPreprocessor._fitted_attributes), _rebuild_hmc),
-    LeaveOneOutLengthScales: (LeaveOneOutLengthScales._fitted_attributes,
-                              lambda s: _public(s, LeaveOneOutLengthScales._fitted_attributes),
-                              _rebuild_length_scales),
-    SimpleImputer: (_IMPUTER, _imputer_state, _rebuild_imputer),
-    OneHotEncoder: (_ENCODER, _encoder_state, _rebuild_encoder),
+#: Step class name -> (its module, its declared state, how to read it, how to rebuild it). By
+#: name: a model file loads the module of the steps it holds only.
+STEPS: dict[str, tuple[str, tuple[str, ...], Callable[[Any], dict], Rebuild]] = {
+    "StandardScaler": ("sklearn.preprocessing", _SCALER, lambda s: _public(s, _SCALER),
+                       _rebuild_scaler),
+    "HMCPreprocessor": ("ecrm.datasets.preprocessing", HMCPreprocessor._fitted_attributes,
+                        lambda s: _public(s, HMCPreprocessor._fitted_attributes), _rebuild_hmc),
+    "LeaveOneOutLengthScales": (
+        "ecrm.length_scales", LeaveOneOutLengthScales._fitted_attributes,
+        lambda s: _public(s, LeaveOneOutLengthScales._fitted_attributes),
+        _rebuild_length_scales),
+    "SimpleImputer": ("sklearn.impute", _IMPUTER, _imputer_state, _rebuild_imputer),
+    "OneHotEncoder": ("sklearn.preprocessing", _ENCODER, _encoder_state, _rebuild_encoder),
 }
+
+
+def step_class(name: str) -> type:
+    """The step class of :data:`STEPS` called ``name`` (its module imported)."""
+    return getattr(importlib.import_module(STEPS[name][0]), name)
+
+
+def is_step(obj) -> bool:
+    """Whether ``obj`` is an instance of exactly a class of :data:`STEPS` (a class whose
+    module is not imported yet has no instance: nothing is imported)."""
+    name = type(obj).__name__
+    return name in STEPS and type(obj) is getattr(sys.modules.get(STEPS[name][0]), name, None)
 
 
 def output_width(step) -> int:

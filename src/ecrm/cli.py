@@ -19,6 +19,8 @@ import sys
 import threading
 import warnings
 
+from ecrm.commands import _threads
+
 __all__ = ["COMMANDS", "EXPERIMENTS", "Terminated", "build_parser", "main"]
 
 #: The top-level sub-commands: name -> (module, one-line help).
@@ -51,6 +53,8 @@ def _add(sub, table: dict[str, tuple[str, str]], chosen: str | None, *,
     for name, (module, help_text) in table.items():
         if load_all or name == chosen:
             importlib.import_module(module).add_parser(sub)
+            if table is COMMANDS and name in _threads.COMMANDS:
+                _threads.add_threads_option(sub.choices[name])
         else:  # listed in --help; never parsed (only the chosen sub-command is)
             sub.add_parser(name, help=help_text)
 
@@ -148,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
                                     UserWarning)
             argv = sys.argv[1:] if argv is None else list(argv)
             args = build_parser(argv).parse_args(argv)
-            status = args.func(args)
+            with _threads.limit_threads(getattr(args, "threads", None)):
+                status = args.func(args)
             if sys.stdout is not None:  # None: started with standard output closed (>&-)
                 sys.stdout.flush()
             return status

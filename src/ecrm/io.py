@@ -193,7 +193,7 @@ def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
             REGISTRY[name].state is None or name not in _ESTIMATORS + ("Pipeline",):
         raise ModelFileError(f"cannot save a {type(model).__module__}.{name}: a model file holds "
                              f"an {', '.join(_ESTIMATORS)}, or a Pipeline of preprocessing "
-                             f"steps ({', '.join(c.__name__ for c in _steps.STEPS)}) before one")
+                             f"steps ({', '.join(_steps.STEPS)}) before one")
     check_is_fitted(model)
     writer = _Writer()
     entry = writer.instance(model, "the model")

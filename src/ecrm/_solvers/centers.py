@@ -18,7 +18,6 @@ from collections.abc import Callable
 
 import numpy as np
 from scipy import linalg
-from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
 
 from ecrm._parameters import check_parameter
@@ -61,6 +60,9 @@ class KMeansPlusPlusCenters(CenterSelector):
     ``min(m, 20 M)`` points (module docstring)."""
 
     def select(self, X, n_components, kernel_params, *, alpha, random_state):
+        # sklearn.cluster loads some 180 modules: only here, not with every model file
+        from sklearn.cluster import kmeans_plusplus
+
         m, M, rng = X.shape[0], int(n_components), random_state
         pool = np.sort(rng.choice(m, min(m, 20 * M), replace=False))
         _, idx = kmeans_plusplus(X[pool], M, random_state=rng)

@@ -3,8 +3,8 @@
 A bad value stops the command at parse time, before any work, with a message naming the
 option and the accepted values. Only the standard library is imported here (NumPy by a
 number check, tqdm by :func:`progress_bar`, when used), so that building the parser -- and
-``ecrm --version`` / ``ecrm --help`` -- stays fast. :mod:`ecrm.experiments` re-exports these
-for the ``ecrm reproduce`` sub-commands.
+``ecrm --version`` / ``ecrm --help`` -- stays fast. The ``ecrm reproduce`` sub-commands
+(:mod:`ecrm.experiments`) import them from here too.
 """
 
 from __future__ import annotations

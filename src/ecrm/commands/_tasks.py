@@ -65,12 +65,13 @@ def task_of(model) -> str:
 
     Raises ``ValueError`` for an output space the command line does not read or write.
     """
-    from ecrm.spaces import CandidateSpace, Hierarchy, MultilabelSpace, PermutationSpace
-
     space = estimator_of(model).output_space
-    for kind, task in ((Hierarchy, "multilabel"), (MultilabelSpace, "multilabel"),
-                       (PermutationSpace, "ranking"), (CandidateSpace, "multiclass")):
-        if isinstance(space, kind):
+    kinds = {cls.__module__ + "." + cls.__name__ for cls in type(space).__mro__}
+    for kind, task in (("ecrm.spaces.hierarchy._space.Hierarchy", "multilabel"),
+                       ("ecrm.spaces.base.MultilabelSpace", "multilabel"),
+                       ("ecrm.spaces.permutations.PermutationSpace", "ranking"),
+                       ("ecrm.spaces.candidates.CandidateSpace", "multiclass")):
+        if kind in kinds:  # by name: a hierarchy's model never imports the ranking spaces
             return task
     raise ValueError(f"the command line reads models of label sets, rankings and classes; "
                      f"this model's outputs are a {type(space).__name__} (use it in Python)")

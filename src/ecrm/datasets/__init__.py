@@ -14,25 +14,49 @@
 * :func:`make_hmc` samples a synthetic hierarchical multilabel problem (the demo's).
 """
 
-from ecrm.datasets.arff import DATA_HELP, SPLITS, ArffError, list_hmc, load_hmc, load_hmc_arff
-from ecrm.datasets.flows import FlowModel, simulate_flows
-from ecrm.datasets.formats import (
-    DataFileError,
-    check_finite_features,
-    load_csv,
-    load_data,
-    load_hierarchy,
-    load_meka_arff,
-    load_svmlight_multilabel,
-)
-from ecrm.datasets.label_ranking import (
-    LABEL_RANKING_HELP,
-    list_label_ranking,
-    load_label_ranking,
-)
-from ecrm.datasets.preprocessing import HMCPreprocessor
-from ecrm.datasets.ranking import RANKING_DATASETS, make_label_ranking
-from ecrm.datasets.synthetic import make_hmc, random_tree
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ecrm._lazy import lazy_exports
+
+#: Where each public name is defined. The sub-modules are imported on first use (:pep:`562`):
+#: ``ecrm predict`` reads a CSV through :mod:`ecrm.datasets.formats` without loading the ARFF
+#: parser, the flow simulator or scikit-learn's data-set loaders (``make_label_ranking``).
+_SOURCES: dict[str, str] = {
+    **dict.fromkeys(("DATA_HELP", "SPLITS", "ArffError", "list_hmc", "load_hmc",
+                     "load_hmc_arff"), "arff"),
+    **dict.fromkeys(("FlowModel", "simulate_flows"), "flows"),
+    **dict.fromkeys(("DataFileError", "check_finite_features", "load_csv", "load_data",
+                     "load_hierarchy", "load_meka_arff", "load_svmlight_multilabel"),
+                    "formats"),
+    **dict.fromkeys(("LABEL_RANKING_HELP", "list_label_ranking", "load_label_ranking"),
+                    "label_ranking"),
+    "HMCPreprocessor": "preprocessing",
+    **dict.fromkeys(("RANKING_DATASETS", "make_label_ranking"), "ranking"),
+    **dict.fromkeys(("make_hmc", "random_tree"), "synthetic"),
+}
+
+if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
+    from ecrm.datasets.arff import DATA_HELP, SPLITS, ArffError, list_hmc, load_hmc, load_hmc_arff
+    from ecrm.datasets.flows import FlowModel, simulate_flows
+    from ecrm.datasets.formats import (
+        DataFileError,
+        check_finite_features,
+        load_csv,
+        load_data,
+        load_hierarchy,
+        load_meka_arff,
+        load_svmlight_multilabel,
+    )
+    from ecrm.datasets.label_ranking import (
+        LABEL_RANKING_HELP,
+        list_label_ranking,
+        load_label_ranking,
+    )
+    from ecrm.datasets.preprocessing import HMCPreprocessor
+    from ecrm.datasets.ranking import RANKING_DATASETS, make_label_ranking
+    from ecrm.datasets.synthetic import make_hmc, random_tree
 
 __all__ = [
     "ArffError",
@@ -59,3 +83,6 @@ __all__ = [
     "random_tree",
     "simulate_flows",
 ]
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _SOURCES, __all__)

@@ -1,0 +1,63 @@
+"""``--threads``: how many BLAS threads ``ecrm fit``, ``predict`` and ``evaluate`` use.
+
+OpenBLAS (and MKL) start one thread per core by default. On a machine that other work
+shares, those threads wait for each other at every step of a factorisation: on a shared
+2-core machine (load average 6-8) an ECRMCV fit of 600 rows took 0.34 s with one thread and
+8.2 s with two, one of 5,000 rows 37 s and 80 s (medians of 3,
+``benchmarks/bench_blas_threads.py``); no size measured there made the second thread pay.
+The commands therefore use **one thread unless told otherwise**: ``--threads N`` sets N,
+and ``--threads 0`` leaves the library's own default (one per core), for a machine the
+command has to itself. The rule is applied here only, around the whole command
+(:func:`limit_threads`, with threadpoolctl); the Python estimators keep NumPy's default
+(the scaling guide shows how to pin it there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from collections.abc import Iterator
+
+__all__ = ["COMMANDS", "DEFAULT_THREADS", "add_threads_option", "limit_threads"]
+
+#: The commands that compute, and take ``--threads``.
+COMMANDS = ("fit", "predict", "evaluate")
+
+#: The BLAS threads of a command without ``--threads`` (one: measured above).
+DEFAULT_THREADS = 1
+
+
+def _threads(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--threads must be an integer >= 0; got {text!r}")
+    return value
+
+
+def add_threads_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--threads N`` to a command's parser."""
+    parser.add_argument(
+        "--threads", type=_threads, default=DEFAULT_THREADS, metavar="N",
+        help=f"BLAS threads (default: {DEFAULT_THREADS}, the fastest on a shared machine; "
+        "0: the BLAS library's default, one per core, for a machine to yourself)")
+
+
+@contextlib.contextmanager
+def limit_threads(threads: int | None) -> Iterator[None]:
+    """Run the block with ``threads`` BLAS threads (``0`` or ``None``: unchanged).
+
+    threadpoolctl limits the libraries loaded when the block starts: NumPy's and SciPy's
+    (each wheel ships its own OpenBLAS) are loaded first, as every such command loads them.
+    """
+    if not threads:
+        yield
+        return
+    import numpy  # noqa: F401
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=threads, user_api="blas"):
+        yield
