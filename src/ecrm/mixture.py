@@ -216,10 +216,11 @@ class MixedRiskECRM(_StructuredEstimator):
     >>> h = Hierarchy([("a", "a1"), ("a", "a2")])
     >>> X = np.linspace(0, 1, 60)[:, None]
     >>> Y = np.where(X > 0.5, [1, 0, 1], [1, 1, 0])
-    >>> model = MixedRiskECRM(HammingLoss(), h, kernel_options={"alphas": [1e-3, 1e-1]},
+    >>> model = MixedRiskECRM(HammingLoss(), h, kernel_options={"alphas": [1e-2, 0.1, 1, 10]},
     ...                       forest_options={"n_estimators": 20}, random_state=0).fit(X, Y)
-    >>> model.cv_results_["mixture"][[0, -1]], model.predict([[0.9]]).tolist()
-    ([0.0, 1.0], [[1.0, 0.0, 1.0]])
+    >>> shares = model.cv_results_["mixture"]
+    >>> (shares[0], shares[-1]), model.predict([[0.9]]).tolist()
+    ((0.0, 1.0), [[1.0, 0.0, 1.0]])
     """
 
     def __init__(self, loss, output_space, *, kernel_options=None, forest_options=None,
