@@ -42,12 +42,14 @@ over them as one sparse product).
 The contracted costs are sums of the labels' costs, so the answer is exact up to the
 rounding of those sums (as for the dynamic programme on trees).
 
-Steps 3-4 have a compiled path (:mod:`ecrm.spaces.hierarchy._compiled`, numba, the ``fast``
-extra), used when numba imports (``_ENGINE``): the contraction one move at a time over the
-whole block, and the certified cut by a hand-written max flow on int64 capacities, with the
-same budgets as here (the same integer problems), except that a small problem is cut once at
-the budget ``_Q_SMALL`` (room that int64 leaves) instead of going to the exact flow at once.
-The scipy path stays the reference of the tests.
+Every step has a compiled path (:mod:`ecrm.spaces.hierarchy._compiled`, numba, the ``fast``
+extra), used when numba imports (``_ENGINE``): the reductions row by row on the ancestor
+relation's CSR pattern, the contraction one move at a time over the whole block, and the
+certified cut by a hand-written max flow on int64 capacities, with the same budgets as here
+(the same integer problems), except that a small problem is cut once at the budget
+``_Q_SMALL`` (room that int64 leaves) instead of going to the exact flow at once. The scipy
+path stays the reference of the tests.
+
 Every step works on blocks of rows, with memory :math:`O(\text{rows} \times (d + E))`.
 """
 
@@ -94,7 +96,7 @@ def _import_compiled():
 
 
 def _kernels():
-    """The compiled kernels of steps 3-4, or None for the scipy path (see ``_ENGINE``)."""
+    """The compiled kernels, or None for the scipy path (see ``_ENGINE``)."""
     if _ENGINE == "scipy":
         return None
     kernels = _import_compiled()
@@ -179,8 +181,14 @@ def reduce_closure(plan: LevelPlan, G: np.ndarray, on=None, allowed=None) -> tup
     cut decides.
     """
     ok = np.ones(G.shape, dtype=bool) if allowed is None else np.asarray(allowed.T, dtype=bool)
-    neg = (G < 0) & ok
     forced = np.zeros(G.shape, dtype=bool) if on is None else np.array(on.T, dtype=bool)
+    fast = _kernels()
+    if fast is not None:
+        return fast.reduce_closure(plan.anc.indptr, plan.anc.indices, plan.desc.indptr,
+                                   plan.desc.indices, np.ascontiguousarray(G, dtype=float),
+                                   np.ascontiguousarray(forced), np.ascontiguousarray(ok),
+                                   _FORCING_PASSES)
+    neg = (G < 0) & ok
     positive = np.maximum(G, 0.0)
     for _ in range(_FORCING_PASSES):  # 1. forcing, over exact ancestor sets
         above = plan.anc @ np.where(forced, 0.0, positive)  # unpaid cost of A*(j)

@@ -5,6 +5,9 @@ Imported lazily by :mod:`ecrm.spaces.hierarchy._closure` when numba is installed
 of the tests. Each kernel works on a whole block of rows at once (the (row, label) pairs of a
 block form one graph, a disjoint union of the rows' graphs), so a block costs one call.
 
+* :func:`reduce_closure`: the exact reductions (forcing, switching off) row by row, with
+  loops over the CSR patterns of the ancestor relation in place of sparse products (one
+  row's products cost more in call overhead than in work).
 * :func:`contract`: the degree-one moves of :func:`ecrm.spaces.hierarchy._closure.contract`
   one at a time, on the whole problem (no vectorised rounds are needed at compiled speed).
   A merged node is tracked by union-find, so the arcs of a node swallowed by another are
@@ -24,7 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["certified_cuts", "contract", "max_flow"]
+__all__ = ["certified_cuts", "contract", "max_flow", "reduce_closure"]
 
 
 @njit(cache=True)
@@ -319,3 +322,62 @@ def certified_cuts(c, child, parent, q_min, q_max):
             failed[q] = True
         on[k] = S[k] if cut[q] else pos[q] == 0
     return on, comp, np.flatnonzero(failed), int(cut.sum())
+
+
+@njit(cache=True)
+def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, G, on, allowed, passes):
+    r"""The exact reductions of ``_closure.reduce_closure`` (forcing, then switching off),
+    one row (column of the node-major ``G``, (d, n)) at a time; ``on`` and ``allowed`` as
+    there, bool (d, n). ``anc``/``desc``: the CSR patterns of the ancestors-or-self and the
+    descendants-or-self of each label.
+
+    Forcing: :math:`j` (negative, allowed) and its ancestors when :math:`c_j + \sum_{a \in
+    \mathcal A^*(j)} \max(c_a, 0) [a \text{ not forced}] \le 0`, repeated at most ``passes``
+    times. Switching off: every label below a :math:`k` with :math:`c_k + \sum_{\mathcal
+    D^*(k) \setminus k} \min(c, 0) \ge 0` (sums over the labels allowed and not forced).
+    Returns ``(forced, cand)``, bool (d, n).
+    """
+    d, n = G.shape
+    forced, cand = on.copy(), np.zeros((d, n), np.bool_)
+    new, root = np.zeros(d, np.bool_), np.zeros(d, np.bool_)
+    negative = np.zeros(d)
+    for r in range(n):
+        f = forced[:, r]
+        for _ in range(passes):
+            found = False
+            for j in range(d):
+                new[j] = False
+                if G[j, r] < 0 and allowed[j, r] and not f[j]:
+                    above = G[j, r]  # with the unpaid positive costs of its ancestors
+                    for i in range(anc_ptr[j], anc_ptr[j + 1]):
+                        a = anc_idx[i]
+                        if not f[a] and G[a, r] > 0:
+                            above += G[a, r]
+                            if above > 0:  # only grows
+                                break
+                    if above <= 0:
+                        new[j] = found = True
+            if not found:
+                break
+            for j in range(d):
+                if new[j]:
+                    for i in range(anc_ptr[j], anc_ptr[j + 1]):
+                        f[anc_idx[i]] = True
+        for j in range(d):
+            negative[j] = min(G[j, r], 0.0) if allowed[j, r] and not f[j] else 0.0
+        for j in range(d):
+            below = G[j, r] - negative[j]
+            for i in range(desc_ptr[j], desc_ptr[j + 1]):
+                below += negative[desc_idx[i]]
+                if below < 0:  # only falls
+                    break
+            root[j] = not f[j] and below >= 0
+        for j in range(d):
+            if allowed[j, r] and not f[j]:
+                free = True
+                for i in range(anc_ptr[j], anc_ptr[j + 1]):
+                    if root[anc_idx[i]]:
+                        free = False
+                        break
+                cand[j, r] = free
+    return forced, cand
