@@ -184,10 +184,11 @@ def reduce_closure(plan: LevelPlan, G: np.ndarray, on=None, allowed=None) -> tup
     forced = np.zeros(G.shape, dtype=bool) if on is None else np.array(on.T, dtype=bool)
     fast = _kernels()
     if fast is not None:
-        return fast.reduce_closure(plan.anc.indptr, plan.anc.indices, plan.desc.indptr,
-                                   plan.desc.indices, np.ascontiguousarray(G, dtype=float),
-                                   np.ascontiguousarray(forced), np.ascontiguousarray(ok),
-                                   _FORCING_PASSES)
+        forced, cand = fast.reduce_closure(
+            plan.anc.indptr, plan.anc.indices, plan.desc.indptr, plan.desc.indices,
+            np.ascontiguousarray(G.T, dtype=float), np.ascontiguousarray(forced.T),
+            np.ascontiguousarray(ok.T), _FORCING_PASSES)  # row-major: one row contiguous
+        return forced.T, cand.T
     neg = (G < 0) & ok
     positive = np.maximum(G, 0.0)
     for _ in range(_FORCING_PASSES):  # 1. forcing, over exact ancestor sets

@@ -325,59 +325,71 @@ def certified_cuts(c, child, parent, q_min, q_max):
 
 
 @njit(cache=True)
-def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, G, on, allowed, passes):
+def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, C, on, allowed, passes):
     r"""The exact reductions of ``_closure.reduce_closure`` (forcing, then switching off),
-    one row (column of the node-major ``G``, (d, n)) at a time; ``on`` and ``allowed`` as
-    there, bool (d, n). ``anc``/``desc``: the CSR patterns of the ancestors-or-self and the
+    one row of the row-major costs ``C`` (n, d) at a time; ``on`` and ``allowed`` bool
+    (n, d) as there. ``anc``/``desc``: the CSR patterns of the ancestors-or-self and the
     descendants-or-self of each label.
 
     Forcing: :math:`j` (negative, allowed) and its ancestors when :math:`c_j + \sum_{a \in
     \mathcal A^*(j)} \max(c_a, 0) [a \text{ not forced}] \le 0`, repeated at most ``passes``
     times. Switching off: every label below a :math:`k` with :math:`c_k + \sum_{\mathcal
     D^*(k) \setminus k} \min(c, 0) \ge 0` (sums over the labels allowed and not forced).
-    Returns ``(forced, cand)``, bool (d, n).
+    Both sums are monotone, so each stops once its sign is known.
+    Returns ``(forced, cand)``, bool (n, d).
     """
-    d, n = G.shape
-    forced, cand = on.copy(), np.zeros((d, n), np.bool_)
-    new, root = np.zeros(d, np.bool_), np.zeros(d, np.bool_)
-    negative = np.zeros(d)
+    n, d = C.shape
+    forced, cand = on.copy(), np.zeros((n, d), np.bool_)
+    new, root, negative = np.zeros(d, np.bool_), np.zeros(d, np.bool_), np.zeros(d)
+    open_ = np.empty(d, np.int64)  # the negative labels not forced yet
     for r in range(n):
-        f = forced[:, r]
+        c, f, ok = C[r], forced[r], allowed[r]
+        n_open = 0
+        for j in range(d):
+            if c[j] < 0 and ok[j] and not f[j]:
+                open_[n_open] = j
+                n_open += 1
         for _ in range(passes):
             found = False
-            for j in range(d):
-                new[j] = False
-                if G[j, r] < 0 and allowed[j, r] and not f[j]:
-                    above = G[j, r]  # with the unpaid positive costs of its ancestors
-                    for i in range(anc_ptr[j], anc_ptr[j + 1]):
-                        a = anc_idx[i]
-                        if not f[a] and G[a, r] > 0:
-                            above += G[a, r]
-                            if above > 0:  # only grows
-                                break
-                    if above <= 0:
-                        new[j] = found = True
+            for t in range(n_open):
+                j = open_[t]
+                above = c[j]  # with the unpaid positive costs of its ancestors
+                for i in range(anc_ptr[j], anc_ptr[j + 1]):
+                    a = anc_idx[i]
+                    if c[a] > 0 and not f[a]:
+                        above += c[a]
+                        if above > 0:  # only grows
+                            break
+                new[t] = above <= 0
+                found |= new[t]
             if not found:
                 break
-            for j in range(d):
-                if new[j]:
+            for t in range(n_open):
+                if new[t]:
+                    j = open_[t]
                     for i in range(anc_ptr[j], anc_ptr[j + 1]):
                         f[anc_idx[i]] = True
+            kept = 0
+            for t in range(n_open):
+                if not f[open_[t]]:
+                    open_[kept] = open_[t]
+                    kept += 1
+            n_open = kept
         for j in range(d):
-            negative[j] = min(G[j, r], 0.0) if allowed[j, r] and not f[j] else 0.0
+            negative[j] = min(c[j], 0.0) if ok[j] and not f[j] else 0.0
         for j in range(d):
-            below = G[j, r] - negative[j]
+            below = c[j] - negative[j]
             for i in range(desc_ptr[j], desc_ptr[j + 1]):
                 below += negative[desc_idx[i]]
                 if below < 0:  # only falls
                     break
             root[j] = not f[j] and below >= 0
         for j in range(d):
-            if allowed[j, r] and not f[j]:
+            if ok[j] and not f[j]:
                 free = True
                 for i in range(anc_ptr[j], anc_ptr[j + 1]):
                     if root[anc_idx[i]]:
                         free = False
                         break
-                cand[j, r] = free
+                cand[r, j] = free
     return forced, cand
