@@ -79,6 +79,26 @@ def test_compiled_matches_brute_force(d, share, seed):
             check(h, C, "mincut")
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 40), SHARES, st.integers(0, 2**32 - 1))
+def test_compiled_reductions_match_scipy(d, share, seed):
+    # the same forced and candidate labels (half-integer costs: every sum exact), with labels
+    # that must be on and a set they must stay inside, as the hierarchical loss asks
+    rng = np.random.default_rng(seed)
+    h = random_hierarchy(rng, d, tree=False)
+    G = np.ascontiguousarray(np.where(rng.random((12, d)) < share, -1, 1).T
+                             * rng.integers(0, 5, size=(d, 12)) * 0.5)
+    allowed = h.close((rng.random((12, d)) < 0.8).astype(float)).astype(bool)
+    on = h.close((allowed & (rng.random((12, d)) < 0.2)).astype(float)).astype(bool)
+    for kw in ({}, {"on": on, "allowed": allowed}):
+        got = [_closure.reduce_closure(h._level_plan(), G, **kw)]
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_closure, "_ENGINE", "scipy")
+            got.append(_closure.reduce_closure(h._level_plan(), G, **kw))
+        for fast, ref in zip(*got, strict=True):
+            np.testing.assert_array_equal(fast, ref)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.integers(1, 12), SHARES, st.integers(0, 2**32 - 1))
 def test_compiled_contraction_keeps_an_optimum(d, share, seed):
