@@ -88,11 +88,9 @@ _ENGINE = "auto"
 
 @functools.cache
 def _import_compiled():
-    try:
-        from ecrm.spaces.hierarchy import _compiled
-    except ImportError:  # numba is an optional extra
-        return None
-    return _compiled
+    from ecrm.spaces.hierarchy import _compiled
+
+    return _compiled if _compiled.AVAILABLE else None  # numba is an optional extra
 
 
 def _kernels():
@@ -210,11 +208,11 @@ def _cut(cand: np.ndarray, G: np.ndarray, edges: np.ndarray, stats) -> np.ndarra
     The (row, label) pairs left are contracted (:func:`contract`), and the groups left over
     are solved by certified cuts.
     """
-    lab, row = np.nonzero(cand)
+    row, lab = np.nonzero(cand.T)  # a row's pairs together: locality for the compiled moves
     N = len(lab)
     ident = np.full(cand.shape, -1, dtype=np.intp)
     ident[lab, row] = np.arange(N)
-    e, r = np.nonzero(cand[edges[:, 1]] & cand[edges[:, 0]])
+    r, e = np.nonzero((cand[edges[:, 1]] & cand[edges[:, 0]]).T)
     fast = _kernels()
     group, c, child, parent = (contract if fast is None else fast.contract)(
         G[lab, row], ident[edges[e, 1], r], ident[edges[e, 0], r])

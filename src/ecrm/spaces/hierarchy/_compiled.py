@@ -25,12 +25,18 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-__all__ = ["certified_cuts", "contract", "max_flow", "reduce_closure"]
+try:
+    from numba import njit
+except ImportError:  # optional: the module still imports (doctests), _closure does not use it
+    AVAILABLE, _jit = False, (lambda f: f)
+else:  # compiled once, then loaded from numba's cache
+    AVAILABLE, _jit = True, njit(cache=True)
+
+__all__ = ["AVAILABLE", "certified_cuts", "contract", "max_flow", "reduce_closure"]
 
 
-@njit(cache=True)
+@_jit
 def _find(rep, x):
     root = x
     while rep[root] != root:
@@ -40,7 +46,7 @@ def _find(rep, x):
     return root
 
 
-@njit(cache=True)
+@_jit
 def _scan(k, head, tail, nxt, other, rep, state):
     """Distinct live neighbours of ``k`` in one of its arc lists: ``(count, first)``, count
     stopping at 2. Self-loops, decided ends and repeats of ``first`` are unlinked on the way
@@ -64,7 +70,7 @@ def _scan(k, head, tail, nxt, other, rep, state):
     return count, first
 
 
-@njit(cache=True)
+@_jit
 def _splice(k, into, head, tail, nxt):
     """Append the arc list of ``k`` to that of ``into``."""
     if head[k] < 0:
@@ -77,7 +83,7 @@ def _splice(k, into, head, tail, nxt):
     head[k] = -1
 
 
-@njit(cache=True)
+@_jit
 def _join(k, count, into, decided, cost, rep, state, head, tail, nxt, other, work):
     """The move of ``k``: decided (``state`` 1 on, 2 off) without a neighbour, else merged
     into its only one, ``into``; ``head``/``tail``/``nxt``/``other``: the arcs on the side
@@ -97,7 +103,7 @@ def _join(k, count, into, decided, cost, rep, state, head, tail, nxt, other, wor
         work.append(into)
 
 
-@njit(cache=True)
+@_jit
 def contract(c, child, parent):
     """Degree-one contractions until none applies (see ``_closure.contract``).
 
@@ -163,7 +169,7 @@ def contract(c, child, parent):
     return group, gc, np.array(gchild, np.int64), np.array(gparent, np.int64)
 
 
-@njit(cache=True)
+@_jit
 def max_flow(n, s, t, tail, head, cap):
     """A maximum ``s``-``t`` flow (Dinic) on ``n`` nodes and int64 arcs ``tail -> head``.
 
@@ -234,14 +240,14 @@ def max_flow(n, s, t, tail, head, cap):
     return flow, level >= 0
 
 
-@njit(cache=True)
+@_jit
 def _scale_exponent(budget, bound):
     """``floor(log2(budget / bound))`` exactly, for a power of two ``budget``."""
     m, e = math.frexp(bound)  # bound = m 2^e, 1/2 <= m < 1
     return int(math.frexp(budget)[1]) - 1 - int(e) + (1 if m == 0.5 else 0)
 
 
-@njit(cache=True)
+@_jit
 def certified_cuts(c, child, parent, q_min, q_max):
     r"""Minimum-weight closure of a contracted problem by certified integer cuts.
 
@@ -324,7 +330,7 @@ def certified_cuts(c, child, parent, q_min, q_max):
     return on, comp, np.flatnonzero(failed), int(cut.sum())
 
 
-@njit(cache=True)
+@_jit
 def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, C, on, allowed, passes):
     r"""The exact reductions of ``_closure.reduce_closure`` (forcing, then switching off),
     one row of the row-major costs ``C`` (n, d) at a time; ``on`` and ``allowed`` bool
@@ -342,6 +348,8 @@ def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, C, on, allowed, passes)
     forced, cand = on.copy(), np.zeros((n, d), np.bool_)
     new, root, negative = np.zeros(d, np.bool_), np.zeros(d, np.bool_), np.zeros(d)
     open_ = np.empty(d, np.int64)  # the negative labels not forced yet
+    # an ancestor's cost paid since the label's last test (set for the open labels per row)
+    dirty = np.zeros(d, np.bool_)
     for r in range(n):
         c, f, ok = C[r], forced[r], allowed[r]
         n_open = 0
@@ -349,10 +357,15 @@ def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, C, on, allowed, passes)
             if c[j] < 0 and ok[j] and not f[j]:
                 open_[n_open] = j
                 n_open += 1
+                dirty[j] = True
         for _ in range(passes):
             found = False
             for t in range(n_open):
                 j = open_[t]
+                new[t] = False
+                if not dirty[j]:  # same test as last pass
+                    continue
+                dirty[j] = False
                 above = c[j]  # with the unpaid positive costs of its ancestors
                 for i in range(anc_ptr[j], anc_ptr[j + 1]):
                     a = anc_idx[i]
@@ -368,7 +381,12 @@ def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, C, on, allowed, passes)
                 if new[t]:
                     j = open_[t]
                     for i in range(anc_ptr[j], anc_ptr[j + 1]):
-                        f[anc_idx[i]] = True
+                        a = anc_idx[i]
+                        if not f[a]:
+                            f[a] = True
+                            if c[a] > 0:  # now paid: its descendants' tests change
+                                for k in range(desc_ptr[a], desc_ptr[a + 1]):
+                                    dirty[desc_idx[k]] = True
             kept = 0
             for t in range(n_open):
                 if not f[open_[t]]:
@@ -378,12 +396,15 @@ def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, C, on, allowed, passes)
         for j in range(d):
             negative[j] = min(c[j], 0.0) if ok[j] and not f[j] else 0.0
         for j in range(d):
+            root[j] = False
+            if f[j]:
+                continue
             below = c[j] - negative[j]
             for i in range(desc_ptr[j], desc_ptr[j + 1]):
                 below += negative[desc_idx[i]]
                 if below < 0:  # only falls
                     break
-            root[j] = not f[j] and below >= 0
+            root[j] = below >= 0
         for j in range(d):
             if ok[j] and not f[j]:
                 free = True
