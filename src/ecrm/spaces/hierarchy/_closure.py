@@ -44,11 +44,11 @@ rounding of those sums (as for the dynamic programme on trees).
 
 Every step has a compiled path (:mod:`ecrm.spaces.hierarchy._compiled`, numba, the ``fast``
 extra), used when numba imports (``_ENGINE``): the reductions row by row on the ancestor
-relation's CSR pattern, the contraction one move at a time over the whole block, and the
-certified cut by a hand-written max flow on int64 capacities, with the same budgets as here
-(the same integer problems), except that a small problem is cut once at the budget
-``_Q_SMALL`` (room that int64 leaves) instead of going to the exact flow at once. The scipy
-path stays the reference of the tests.
+relation's CSR pattern (for blocks of few rows), the contraction one move at a time over the
+whole block, and the certified cut by a hand-written max flow on int64 capacities, with the
+same budgets as here (the same integer problems), except that a small problem is cut once at
+the budget ``_Q_SMALL`` (room that int64 leaves) instead of going to the exact flow at once.
+The scipy path stays the reference of the tests.
 
 Every step works on blocks of rows, with memory :math:`O(\text{rows} \times (d + E))`.
 """
@@ -84,6 +84,9 @@ _SMALL_EXACT = 150
 _Q_SMALL = 2**52
 # "auto": the compiled path when numba imports, else scipy; "scipy" or "numba" to choose.
 _ENGINE = "auto"
+# The compiled reductions take blocks of fewer rows than this: on more, the sparse products
+# (vectorised over the rows) cost as little per row or less (measured on the GO DAGs).
+_COMPILED_REDUCE_ROWS = 16
 
 
 @functools.cache
@@ -181,7 +184,7 @@ def reduce_closure(plan: LevelPlan, G: np.ndarray, on=None, allowed=None) -> tup
     ok = np.ones(G.shape, dtype=bool) if allowed is None else np.asarray(allowed.T, dtype=bool)
     forced = np.zeros(G.shape, dtype=bool) if on is None else np.array(on.T, dtype=bool)
     fast = _kernels()
-    if fast is not None:
+    if fast is not None and G.shape[1] < _COMPILED_REDUCE_ROWS:
         forced, cand = fast.reduce_closure(
             plan.anc.indptr, plan.anc.indices, plan.desc.indptr, plan.desc.indices,
             np.ascontiguousarray(G.T, dtype=float), np.ascontiguousarray(forced.T),

@@ -1,9 +1,10 @@
-r"""Compiled kernels of the DAG closure (numba): the contraction and the certified cut.
+r"""Compiled kernels of the DAG closure (numba): reductions, contraction, certified cut.
 
 Imported lazily by :mod:`ecrm.spaces.hierarchy._closure` when numba is installed (the
 ``fast`` extra); without it the closure runs on its scipy path, which is also the reference
 of the tests. Each kernel works on a whole block of rows at once (the (row, label) pairs of a
-block form one graph, a disjoint union of the rows' graphs), so a block costs one call.
+block form one graph, a disjoint union of the rows' graphs), so a block costs one call. The
+first call compiles them (about 10 s), later processes load them from numba's cache.
 
 * :func:`reduce_closure`: the exact reductions (forcing, switching off) row by row, with
   loops over the CSR patterns of the ancestor relation in place of sparse products (one
