@@ -164,6 +164,11 @@ def test_large_block_matches_scipy():
         assert np.all(gap <= 1e-13 * np.abs(C).sum(axis=1))
 
 
+def test_compiled_path_is_the_default():
+    # with numba installed, "auto" must not fall back to scipy silently
+    assert _closure._ENGINE == "auto" and _closure._kernels() is _compiled
+
+
 def test_without_numba_the_scipy_path_runs(monkeypatch):
     # numba is optional: without it "auto" falls back to scipy, "numba" says what is missing
     h = Hierarchy([("a", "c"), ("a", "d"), ("b", "c"), ("b", "d")], labels="abcd")
