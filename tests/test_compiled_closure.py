@@ -1,7 +1,8 @@
 """The compiled DAG closure (numba) against the scipy reference path and brute force.
 
-The compiled path (:mod:`ecrm.spaces.hierarchy._compiled`) replaces the contraction and the
-certified cut of :mod:`ecrm.spaces.hierarchy._closure`; the reductions before it are shared.
+The compiled path (:mod:`ecrm.spaces.hierarchy._compiled`) replaces the reductions (on
+blocks of few rows), the contraction and the certified cut of
+:mod:`ecrm.spaces.hierarchy._closure`; the scipy path is the reference.
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ def test_large_block_matches_scipy():
     h = random_hierarchy(rng, 300, tree=False, max_parents=2)
     for share in (0.05, 0.3, 0.5, 0.9):
         C = sign_mix_costs(rng, 40, 300, share)
-        Y, stats = closure(h, C, "numba")
+        Y, _ = closure(h, C, "numba")
         Y_ref, _ = closure(h, C, "scipy")
         assert h.is_consistent(Y).all()
         gap = np.abs(np.sum(C * Y, axis=1) - np.sum(C * Y_ref, axis=1))
