@@ -17,12 +17,15 @@ per row), side by side in the same process with the same oracles of an older com
 (``--baseline``, default the code before issue 21's contraction; its hierarchy package is
 read with ``git show`` into a temporary package, skipped with a note without git), with the
 ratio old / new of the medians. The answers are checked against the old code's, the per-row
-HiGHS LP and a plain per-row HiGHS MILP on every label and product (no reduction).
+HiGHS LP and a plain per-row HiGHS MILP on every label and product (no reduction). A second
+table puts the closure's compiled path (numba, the ``fast`` extra) beside its scipy path in
+the same process (both oracles, batched and single; x = median scipy / median compiled; the
+compiled kernels are loaded before timing, their first-call compile time is printed).
 
 Usage::
 
     python benchmarks/bench_oracles.py [--quick] [--seed SEED] [--stress-only]
-                                       [--baseline COMMIT]
+                                       [--baseline COMMIT] [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -78,7 +82,12 @@ def main(argv=None) -> int:
     parser.add_argument("--baseline", default=BASELINE,
                         help="commit whose hierarchy oracles are timed side by side "
                              f"(default {BASELINE}, before issue 21's contraction)")
+    parser.add_argument("--data-dir", default=os.environ.get("ECRM_DATA"),
+                        help="the HMC data (pheno_GO, spo_GO); default ECRM_DATA or "
+                             "../shared/data/hmc relative to the repository")
     args = parser.parse_args(argv)
+    if args.data_dir:
+        os.environ["ECRM_DATA"] = args.data_dir
     if args.stress_only:
         return stress(args.quick, args.seed, args.baseline)
 
@@ -234,6 +243,36 @@ def product_objective(h: Hierarchy, C, P, Y) -> np.ndarray:
     return np.sum(C * on, axis=1) + np.sum(P * products, axis=1)
 
 
+@contextmanager
+def engine(name: str):
+    """The closure's path (``_closure._ENGINE``: "numba" or "scipy") inside the block."""
+    from ecrm.spaces.hierarchy import _closure
+
+    before, _closure._ENGINE = _closure._ENGINE, name
+    try:
+        yield
+    finally:
+        _closure._ENGINE = before
+
+
+def compiled_available() -> bool:
+    """Whether numba imports; the first-call compile (or cache load) time is printed."""
+    from ecrm.spaces.hierarchy import Hierarchy as H
+    from ecrm.spaces.hierarchy import _closure
+
+    if _closure._import_compiled() is None:
+        print("\nnote: numba is not installed (pip install 'ecrm[fast]'): the compiled "
+              "closure is not timed")
+        return False
+    h = H([("a", "c"), ("a", "d"), ("b", "c"), ("b", "d")], labels="abcd")
+    t0 = time.perf_counter()
+    with engine("numba"):
+        h.argmin(np.array([[1.0, 1.0, -1.5, -1.5]]), method="mincut")
+    print(f"\ncompiled closure: kernels ready in {time.perf_counter() - t0:.2f} s (compile on "
+          "the first run, then numba's cache)")
+    return True
+
+
 def pct(t: np.ndarray) -> str:
     return f"{np.median(t):>8.2f}{np.percentile(t, 95):>8.2f}"
 
@@ -250,6 +289,7 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
     n, n_single, n_lp, n_milp, n_plain = ((200, 40, 5, 40, 2) if quick
                                           else (1000, 200, 20, 200, 3))
     old = load_baseline(baseline)
+    paths = ("numba", "scipy") if compiled_available() else ("scipy",)
     print(f"\nDAG stress case (issue 21) on {describe()}; load average "
           f"{os.getloadavg()[0]:.1f} at the start")
     print("|N(0, 1)| label costs and |N(0, 0.3)| product costs, each negative with the "
@@ -257,6 +297,7 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
           f"10 batches; single: over the rows); old = commit {baseline} in the same process, "
           "x = median old / median new")
     status = 0
+    side = []  # the compiled / scipy table
     for h, name in stress_dags(rng):
         d, K = h.n_labels, len(h.multi_parent)
         h_old = None if old is None else old.Hierarchy(h.edges.tolist(), labels=range(d))
@@ -285,12 +326,15 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
                 if space is None:
                     times[key] = [None] * 4
                     continue
-                times[key] = [
-                    per_row_in_batches(space.argmin, 10, C),
-                    per_row_times(space.argmin, C[:n_single]),
-                    per_row_in_batches(space.argmin_products, 10, C[:n_milp], P[:n_milp]),
-                    per_row_times(space.argmin_products, C[: n_milp // 2], P[: n_milp // 2])]
+                times[key] = oracle_times(space, C, P, n_single, n_milp)
             left = h._stats.get("milp_rows", 0)
+            by_path = {}  # "new" ran on the default path: numba when it imports
+            for path in paths:
+                with engine(path):
+                    by_path[path] = (times["new"] if path == "numba"
+                                     else oracle_times(h, C, P, n_single, n_milp))
+                    by_path[path + " Y"] = (h.argmin(C[:n_milp]),
+                                            h.argmin_products(C[:n_milp], P[:n_milp]))
             new, was = times["new"], times["old"]
             lp = per_row_times(lambda c: h.argmin(c, method="lp"), C[:n_lp])
             plain = per_row_times(lambda c, p: plain_milp(h, c, p), C[:n_plain], P[:n_plain])
@@ -306,6 +350,10 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
                     np.abs(obj_p[:n_plain] - product_objective(
                         h, C[:n_plain], P[:n_plain], plain_milp(h, C[:n_plain], P[:n_plain])))
                     / scale[:n_plain]]
+            for Yc, Ypc in (by_path[path + " Y"] for path in paths):  # both paths
+                gaps += [np.abs(obj - np.sum(C[:n_milp] * Yc, axis=1)) / scale,
+                         np.abs(obj_p - product_objective(h, C[:n_milp], P[:n_milp], Ypc))
+                         / scale]
             if h_old is not None:
                 gaps += [np.abs(obj - np.sum(C[:n_milp] * h_old.argmin(C[:n_milp]), axis=1))
                          / scale,
@@ -322,9 +370,33 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
                 cells.append(ratio(was[k], new[k]))
             print(f"{frac:>9.0%} | {'':>8} {''.join(cells[:4])}{np.median(lp):>8.1f} | "
                   f"{'':>5} {''.join(cells[4:])}{np.median(plain):>7.0f}{left:>6}")
+            if len(paths) == 2:
+                fast, ref = by_path["numba"], by_path["scipy"]
+                side.append(f"{name:<10}{frac:>5.0%} |" + " |".join(
+                    f"{pct(fast[k])}{pct(ref[k])}{ratio(ref[k], fast[k])}" for k in range(4)))
     print("left: rows that reached the MILP after the reductions (new code); plain: median ms "
           "of one HiGHS MILP per row on every label and product")
+    if side:
+        print("\nThe closure's compiled path (numba) beside its scipy path, same process and "
+              "rows; times per row in ms, p50 and p95; x = median scipy / median compiled")
+        cell = f"{'compiled':>16}{'scipy':>16}{'':>7}"
+        header = (f"{'':<10}{'neg':>5} |" + " |".join(
+            f"{title:^39}" for title in ("closure, batched", "closure, single",
+                                         "MILP, batched", "MILP, single")))
+        print(header)
+        print(f"{'':<15} |" + " |".join([cell] * 4))
+        print("-" * len(header))
+        print("\n".join(side))
     return status
+
+
+def oracle_times(space, C, P, n_single: int, n_milp: int) -> list:
+    """Per-row times (ms) of the closure and the hierarchical-loss oracle, batched (10
+    batches) and one row per call."""
+    return [per_row_in_batches(space.argmin, 10, C),
+            per_row_times(space.argmin, C[:n_single]),
+            per_row_in_batches(space.argmin_products, 10, C[:n_milp], P[:n_milp]),
+            per_row_times(space.argmin_products, C[: n_milp // 2], P[: n_milp // 2])]
 
 
 if __name__ == "__main__":

@@ -41,11 +41,21 @@ over them as one sparse product).
 
 The contracted costs are sums of the labels' costs, so the answer is exact up to the
 rounding of those sums (as for the dynamic programme on trees).
+
+Every step has a compiled path (:mod:`ecrm.spaces.hierarchy._compiled`, numba, the ``fast``
+extra), used when numba imports (``_ENGINE``): the reductions row by row on the ancestor
+relation's CSR pattern (for blocks of few rows), the contraction one move at a time over the
+whole block, and the certified cut by a hand-written max flow on int64 capacities, with the
+same budgets as here (the same integer problems), except that a small problem is cut once at
+the budget ``_Q_SMALL`` (room that int64 leaves) instead of going to the exact flow at once.
+The scipy path stays the reference of the tests.
+
 Every step works on blocks of rows, with memory :math:`O(\text{rows} \times (d + E))`.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,8 +78,32 @@ _FORCING_PASSES = 6
 # contract: vectorised rounds down to this many groups, or while a round removes at least
 # this share of them; then the moves one at a time in Python if at most _SEQUENTIAL_MAX left
 _SEQUENTIAL, _ROUND_GAIN, _SEQUENTIAL_MAX = 400, 0.05, 4000
-# A contracted problem of at most this many groups goes straight to the exact integer flow.
+# A contracted problem of at most this many groups goes straight to the exact integer flow
+# (on the compiled path: to one certified cut at the budget _Q_SMALL, 150 * 2^52 < 2^63).
 _SMALL_EXACT = 150
+_Q_SMALL = 2**52
+# "auto": the compiled path when numba imports, else scipy; "scipy" or "numba" to choose.
+_ENGINE = "auto"
+# The compiled reductions take blocks of fewer rows than this: on more, the sparse products
+# (vectorised over the rows) cost as little per row or less (measured on the GO DAGs).
+_COMPILED_REDUCE_ROWS = 16
+
+
+@functools.cache
+def _import_compiled():
+    from ecrm.spaces.hierarchy import _compiled
+
+    return _compiled if _compiled.AVAILABLE else None  # numba is an optional extra
+
+
+def _kernels():
+    """The compiled kernels, or None for the scipy path (see ``_ENGINE``)."""
+    if _ENGINE == "scipy":
+        return None
+    kernels = _import_compiled()
+    if kernels is None and _ENGINE == "numba":
+        raise ImportError("the compiled closure needs numba: pip install 'ecrm[fast]'")
+    return kernels
 
 
 @dataclass(frozen=True)
@@ -148,8 +182,15 @@ def reduce_closure(plan: LevelPlan, G: np.ndarray, on=None, allowed=None) -> tup
     cut decides.
     """
     ok = np.ones(G.shape, dtype=bool) if allowed is None else np.asarray(allowed.T, dtype=bool)
-    neg = (G < 0) & ok
     forced = np.zeros(G.shape, dtype=bool) if on is None else np.array(on.T, dtype=bool)
+    fast = _kernels()
+    if fast is not None and G.shape[1] < _COMPILED_REDUCE_ROWS:
+        forced, cand = fast.reduce_closure(
+            plan.anc.indptr, plan.anc.indices, plan.desc.indptr, plan.desc.indices,
+            np.ascontiguousarray(G.T, dtype=float), np.ascontiguousarray(forced.T),
+            np.ascontiguousarray(ok.T), _FORCING_PASSES)  # row-major: one row contiguous
+        return forced.T, cand.T
+    neg = (G < 0) & ok
     positive = np.maximum(G, 0.0)
     for _ in range(_FORCING_PASSES):  # 1. forcing, over exact ancestor sets
         above = plan.anc @ np.where(forced, 0.0, positive)  # unpaid cost of A*(j)
@@ -170,13 +211,14 @@ def _cut(cand: np.ndarray, G: np.ndarray, edges: np.ndarray, stats) -> np.ndarra
     The (row, label) pairs left are contracted (:func:`contract`), and the groups left over
     are solved by certified cuts.
     """
-    lab, row = np.nonzero(cand)
+    row, lab = np.nonzero(cand.T)  # a row's pairs together: locality for the compiled moves
     N = len(lab)
     ident = np.full(cand.shape, -1, dtype=np.intp)
     ident[lab, row] = np.arange(N)
-    e, r = np.nonzero(cand[edges[:, 1]] & cand[edges[:, 0]])
-    group, c, child, parent = contract(G[lab, row], ident[edges[e, 1], r],
-                                       ident[edges[e, 0], r])
+    r, e = np.nonzero((cand[edges[:, 1]] & cand[edges[:, 0]]).T)
+    fast = _kernels()
+    group, c, child, parent = (contract if fast is None else fast.contract)(
+        G[lab, row], ident[edges[e, 1], r], ident[edges[e, 0], r])
     on = group == -1
     if len(c):
         grouped = group >= 0
@@ -358,12 +400,35 @@ def _cut_groups(c: np.ndarray, child: np.ndarray, parent: np.ndarray, stats) -> 
     """Minimum-weight closure of a contracted problem by certified cuts on its connected
     components; bool per node. A small problem is solved at once in
     exact arithmetic instead (:func:`min_closure_exact`): cheaper than the calls of the cut
-    and its certificate."""
+    and its certificate (on the compiled path: by one cut at a budget of ``_Q_SMALL``, its
+    certificate failing only on near-ties finer than that)."""
     N = len(c)
-    if N <= _SMALL_EXACT:
-        if stats is not None:
-            stats["small"] = stats.get("small", 0) + 1
+    fast = _kernels()
+    small = N <= _SMALL_EXACT
+    if small and stats is not None:
+        stats["small"] = stats.get("small", 0) + 1
+    if small and fast is None:
         return min_closure_exact(c, child, parent)
+    if fast is not None:
+        q = (_Q_SMALL, _Q_SMALL) if small else (_Q_MIN, _Q_MAX)
+        on, comp, failed, n_cut = fast.certified_cuts(c, child, parent, float(q[0]),
+                                                      float(q[1]))
+    else:
+        on, comp, failed, n_cut = _scipy_cuts(c, child, parent)
+    if len(failed):  # re-solve exactly, one component at a time
+        _resolve_exact(on, c, child, parent, comp, failed)
+    if stats is not None and (len(failed) or not small):
+        if not small:
+            stats["components"] = stats.get("components", 0) + n_cut
+        stats["exact"] = stats.get("exact", 0) + len(failed)
+    return on
+
+
+def _scipy_cuts(c: np.ndarray, child: np.ndarray, parent: np.ndarray) -> tuple:
+    """The certified cuts of :func:`_cut_groups` by ``maximum_flow``: ``(on, comp, failed,
+    n_cut)``, the answer per node, the component of each, the components whose certificate
+    failed and the number of components cut."""
+    N = len(c)
     n_comp, comp = connected_components(
         sp.csr_array((np.ones(len(child)), (child, parent)), shape=(N, N)), directed=False)
     neg_sum = np.bincount(comp, np.maximum(-c, 0.0), minlength=n_comp)
@@ -399,23 +464,22 @@ def _cut_groups(c: np.ndarray, child: np.ndarray, parent: np.ndarray, stats) -> 
                                scale, budget, bound)
         on[nodes] = S
         failed.extend(np.unique(comp[nodes][~ok]).tolist())
-    if failed:  # re-solve exactly, one component at a time
-        is_failed = np.zeros(n_comp, dtype=bool)
-        is_failed[failed] = True
-        by_comp = np.argsort(comp, kind="stable")
-        first = np.searchsorted(comp[by_comp], np.arange(n_comp + 1))
-        arc_by_comp = np.argsort(comp[child], kind="stable")
-        arc_first = np.searchsorted(comp[child][arc_by_comp], np.arange(n_comp + 1))
-        rank = np.empty(N, dtype=np.intp)
-        rank[by_comp] = np.arange(N) - first[comp[by_comp]]
-        for q in np.flatnonzero(is_failed):
-            members = by_comp[first[q] : first[q + 1]]
-            arcs = arc_by_comp[arc_first[q] : arc_first[q + 1]]
-            on[members] = min_closure_exact(c[members], rank[child[arcs]], rank[parent[arcs]])
-    if stats is not None:
-        stats["components"] = stats.get("components", 0) + len(flow)
-        stats["exact"] = stats.get("exact", 0) + len(failed)
-    return on
+    return on, comp, np.array(failed, dtype=np.intp), len(flow)
+
+
+def _resolve_exact(on, c, child, parent, comp, failed) -> None:
+    """Overwrite ``on`` on the components ``failed`` by the exact integer flow."""
+    n_comp = int(comp.max(initial=-1)) + 1
+    by_comp = np.argsort(comp, kind="stable")
+    first = np.searchsorted(comp[by_comp], np.arange(n_comp + 1))
+    arc_by_comp = np.argsort(comp[child], kind="stable")
+    arc_first = np.searchsorted(comp[child][arc_by_comp], np.arange(n_comp + 1))
+    rank = np.empty(len(c), dtype=np.intp)
+    rank[by_comp] = np.arange(len(c)) - first[comp[by_comp]]
+    for q in np.unique(failed):
+        members = by_comp[first[q] : first[q + 1]]
+        arcs = arc_by_comp[arc_first[q] : arc_first[q + 1]]
+        on[members] = min_closure_exact(c[members], rank[child[arcs]], rank[parent[arcs]])
 
 
 def _certified_cut(c, comp, child, parent, scale, budget, bound):

@@ -77,8 +77,9 @@ class Oracles:
               connected components, each solved by a minimum s-t cut on integer capacities
               (``scipy.sparse.csgraph.maximum_flow``) whose optimality is then certified on the
               original costs; a component whose certificate fails (a near-tie finer than the
-              rounding) is re-solved in exact integer arithmetic. See
-              :mod:`ecrm.spaces.hierarchy._closure`.
+              rounding) is re-solved in exact integer arithmetic. With numba installed
+              (the ``fast`` extra) these steps run compiled, the max flow included, with the
+              same exactness. See :mod:`ecrm.spaces.hierarchy._closure`.
             * ``"lp"``: the paper's LP relaxation, one HiGHS ``linprog`` per row on the row
               scaled by a power of two to an l1 norm near :math:`2^{20}`; exact because the
               constraint matrix is totally unimodular, up to HiGHS's absolute tolerances

@@ -1,0 +1,417 @@
+r"""Compiled kernels of the DAG closure (numba): reductions, contraction, certified cut.
+
+Imported lazily by :mod:`ecrm.spaces.hierarchy._closure` when numba is installed (the
+``fast`` extra); without it the closure runs on its scipy path, which is also the reference
+of the tests. Each kernel works on a whole block of rows at once (the (row, label) pairs of a
+block form one graph, a disjoint union of the rows' graphs), so a block costs one call. The
+first call compiles them (about 10 s), later processes load them from numba's cache.
+
+* :func:`reduce_closure`: the exact reductions (forcing, switching off) row by row, with
+  loops over the CSR patterns of the ancestor relation in place of sparse products (one
+  row's products cost more in call overhead than in work).
+* :func:`contract`: the degree-one moves of :func:`ecrm.spaces.hierarchy._closure.contract`
+  one at a time, on the whole problem (no vectorised rounds are needed at compiled speed).
+  A merged node is tracked by union-find, so the arcs of a node swallowed by another are
+  renamed for free; each node keeps linked lists of its parent and child arcs, spliced on a
+  merge and cleaned of self-loops, duplicates and decided ends as they are scanned.
+* :func:`certified_cuts`: the certified cut of ``_closure`` (components, integer
+  capacities scaled per component to a budget, the minimal minimum cut, then a flow that
+  saturates every arc leaving it with capacities rounded against the claim), on int64
+  capacities with a hand-written Dinic max flow (BFS levels, blocking flows by DFS). The
+  components whose certificate fails are returned for the exact integer flow.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+try:
+    from numba import njit
+except ImportError:  # optional: the module still imports (doctests), _closure does not use it
+    AVAILABLE, _jit = False, (lambda f: f)
+else:  # compiled once, then loaded from numba's cache
+    AVAILABLE, _jit = True, njit(cache=True)
+
+__all__ = ["AVAILABLE", "certified_cuts", "contract", "max_flow", "reduce_closure"]
+
+
+@_jit
+def _find(rep, x):
+    root = x
+    while rep[root] != root:
+        root = rep[root]
+    while rep[x] != root:  # path compression
+        rep[x], x = root, rep[x]
+    return root
+
+
+@_jit
+def _scan(k, head, tail, nxt, other, rep, state):
+    """Distinct live neighbours of ``k`` in one of its arc lists: ``(count, first)``, count
+    stopping at 2. Self-loops, decided ends and repeats of ``first`` are unlinked on the way
+    (``head``/``tail``/``nxt``: the list; ``other[arc]``: the arc's far end before any
+    merge)."""
+    count, first, prev, arc = 0, -1, -1, head[k]
+    while arc >= 0:
+        x = _find(rep, other[arc])
+        if x == k or state[x] != 0 or x == first:
+            arc = nxt[arc]
+            if prev < 0:
+                head[k] = arc
+            else:
+                nxt[prev] = arc
+            if arc < 0:
+                tail[k] = prev
+            continue
+        if count == 1:
+            return 2, first
+        count, first, prev, arc = 1, x, arc, nxt[arc]
+    return count, first
+
+
+@_jit
+def _splice(k, into, head, tail, nxt):
+    """Append the arc list of ``k`` to that of ``into``."""
+    if head[k] < 0:
+        return
+    if head[into] < 0:
+        head[into] = head[k]
+    else:
+        nxt[tail[into]] = head[k]
+    tail[into] = tail[k]
+    head[k] = -1
+
+
+@_jit
+def _join(k, count, into, decided, cost, rep, state, head, tail, nxt, other, work):
+    """The move of ``k``: decided (``state`` 1 on, 2 off) without a neighbour, else merged
+    into its only one, ``into``; ``head``/``tail``/``nxt``/``other``: the arcs on the side
+    that ``k`` keeps (its children for an up move), whose ends are queued again."""
+    arc = head[k]
+    while arc >= 0:
+        x = _find(rep, other[arc])
+        if state[x] == 0 and x != k:
+            work.append(x)
+        arc = nxt[arc]
+    if count == 0:
+        state[k] = decided
+    else:
+        rep[k] = into
+        cost[into] += cost[k]
+        _splice(k, into, head, tail, nxt)
+        work.append(into)
+
+
+@_jit
+def contract(c, child, parent):
+    """Degree-one contractions until none applies (see ``_closure.contract``).
+
+    *up*: a node of cost ``<= 0`` with at most one parent joins it (or is on);
+    *down*: a node of cost ``> 0`` with at most one child joins it (or is off).
+    Returns ``(group, gc, gchild, gparent)`` as ``_closure.contract`` does.
+    """
+    n, m = len(c), len(child)
+    cost = c.astype(np.float64)
+    rep = np.arange(n)
+    state = np.zeros(n, np.int8)  # of a root: 0 live, 1 on, 2 off
+    # linked lists of arcs: the parent arcs of a node (it is the child) and its child arcs
+    ph, pt, pn = np.full(n, -1), np.full(n, -1), np.full(m, -1)
+    ch, ct, cn = np.full(n, -1), np.full(n, -1), np.full(m, -1)
+    for i in range(m - 1, -1, -1):
+        a, b = child[i], parent[i]
+        if ph[a] < 0:
+            pt[a] = i
+        pn[i], ph[a] = ph[a], i
+        if ch[b] < 0:
+            ct[b] = i
+        cn[i], ch[b] = ch[b], i
+    work = list(range(n - 1, -1, -1))
+    while len(work):
+        k = work.pop()
+        if rep[k] != k or state[k] != 0:
+            continue
+        if cost[k] <= 0:  # up: on with its only parent (or always)
+            count, p = _scan(k, ph, pt, pn, parent, rep, state)
+            if count <= 1:
+                _join(k, count, p, 1, cost, rep, state, ch, ct, cn, child, work)
+        else:  # down: off with its only child (or always)
+            count, x = _scan(k, ch, ct, cn, child, rep, state)
+            if count <= 1:
+                _join(k, count, x, 2, cost, rep, state, ph, pt, pn, parent, work)
+    new = np.full(n, -3)
+    size = 0
+    for k in range(n):
+        if rep[k] == k and state[k] == 0:
+            new[k] = size
+            size += 1
+    group = np.empty(n, np.int64)
+    for k in range(n):
+        r = _find(rep, k)
+        group[k] = new[r] if state[r] == 0 else -int(state[r])
+    gc = np.empty(size)
+    seen = np.full(n, -1)  # the last group whose children were listed
+    gchild, gparent = [0], [0]
+    gchild.pop()
+    gparent.pop()
+    for k in range(n):
+        if new[k] < 0:
+            continue
+        gc[new[k]] = cost[k]
+        arc = ch[k]
+        while arc >= 0:
+            x = _find(rep, child[arc])
+            if x != k and state[x] == 0 and seen[x] != k:
+                seen[x] = k
+                gchild.append(new[x])
+                gparent.append(new[k])
+            arc = cn[arc]
+    return group, gc, np.array(gchild, np.int64), np.array(gparent, np.int64)
+
+
+@_jit
+def max_flow(n, s, t, tail, head, cap):
+    """A maximum ``s``-``t`` flow (Dinic) on ``n`` nodes and int64 arcs ``tail -> head``.
+
+    Returns ``(flow, reach)``: the flow on each arc and the nodes reachable from ``s`` in the
+    residual network (the source side of the minimal minimum cut).
+    """
+    m = len(tail)
+    start = np.zeros(n + 1, np.int64)
+    for i in range(m):
+        start[tail[i] + 1] += 1
+        start[head[i] + 1] += 1
+    for u in range(n):
+        start[u + 1] += start[u]
+    adj, fill = np.empty(2 * m, np.int64), start[:n].copy()
+    to, res = np.empty(2 * m, np.int64), np.zeros(2 * m, np.int64)
+    for i in range(m):  # half-arc 2i forward, 2i + 1 its reverse
+        adj[fill[tail[i]]], adj[fill[head[i]]] = 2 * i, 2 * i + 1
+        fill[tail[i]] += 1
+        fill[head[i]] += 1
+        to[2 * i], to[2 * i + 1], res[2 * i] = head[i], tail[i], cap[i]
+    level, queue = np.empty(n, np.int64), np.empty(n, np.int64)
+    it, path = np.empty(n, np.int64), np.empty(n, np.int64)
+    while True:
+        level[:] = -1  # BFS levels on the residual arcs
+        level[s], queue[0], q0, q1 = 0, s, 0, 1
+        while q0 < q1:
+            u = queue[q0]
+            q0 += 1
+            for j in range(start[u], start[u + 1]):
+                v = to[adj[j]]
+                if res[adj[j]] > 0 and level[v] < 0:
+                    level[v] = level[u] + 1
+                    queue[q1] = v
+                    q1 += 1
+        if level[t] < 0:
+            break
+        it[:] = start[:n]
+        depth, u = 0, s  # augmenting paths along the levels, by DFS with arc pointers
+        while True:
+            if u == t:
+                pushed = res[path[0]]
+                for j in range(1, depth):
+                    pushed = min(pushed, res[path[j]])
+                for j in range(depth):
+                    res[path[j]] -= pushed
+                    res[path[j] ^ 1] += pushed
+                depth, u = 0, s
+                continue
+            while it[u] < start[u + 1]:
+                a = adj[it[u]]
+                if res[a] > 0 and level[to[a]] == level[u] + 1:
+                    break
+                it[u] += 1
+            if it[u] < start[u + 1]:
+                path[depth] = adj[it[u]]
+                depth += 1
+                u = to[adj[it[u]]]
+            elif u == s:
+                break
+            else:  # a dead end: out of the level graph for this phase
+                level[u] = -2
+                depth -= 1
+                u = to[path[depth] ^ 1]
+                it[u] += 1
+    flow = np.empty(m, np.int64)
+    for i in range(m):
+        flow[i] = res[2 * i + 1]
+    return flow, level >= 0
+
+
+@_jit
+def _scale_exponent(budget, bound):
+    """``floor(log2(budget / bound))`` exactly, for a power of two ``budget``."""
+    m, e = math.frexp(bound)  # bound = m 2^e, 1/2 <= m < 1
+    return int(math.frexp(budget)[1]) - 1 - int(e) + (1 if m == 0.5 else 0)
+
+
+@_jit
+def certified_cuts(c, child, parent, q_min, q_max):
+    r"""Minimum-weight closure of a contracted problem by certified integer cuts.
+
+    Per connected component: nothing positive, every node on; nothing negative, every node
+    off; else the costs are scaled by :math:`2^k` with :math:`2^k \le Q / \min(\sum c^-,
+    \sum c^+)` (:math:`Q` a power of two in ``[q_min, q_max]`` growing with the size),
+    rounded down, and cut (:func:`max_flow`). The cut :math:`S` is certified as in
+    ``_closure``: a flow with capacities rounded against the claim (the arcs leaving
+    :math:`S` up, the others down, no arc entering :math:`S`) saturating every arc leaving
+    :math:`S` proves it optimal for the float costs.
+
+    Returns ``(on, comp, failed, n_cut)``: the answer per node, the component of each node,
+    the components whose certificate failed, and the number cut by a flow.
+    """
+    n, m = len(c), len(child)
+    rep = np.arange(n)
+    for i in range(m):
+        a, b = _find(rep, child[i]), _find(rep, parent[i])
+        if a != b:
+            rep[max(a, b)] = min(a, b)
+    comp, n_comp = np.full(n, -1), 0
+    for k in range(n):
+        r = _find(rep, k)
+        if comp[r] < 0:
+            comp[r] = n_comp
+            n_comp += 1
+        comp[k] = comp[r]
+    neg, pos, size = np.zeros(n_comp), np.zeros(n_comp), np.zeros(n_comp)
+    for k in range(n):
+        neg[comp[k]] += max(-c[k], 0.0)
+        pos[comp[k]] += max(c[k], 0.0)
+        size[comp[k]] += 1
+    cut = (pos > 0) & (neg > 0)
+    expo = np.zeros(n_comp, np.int64)  # the scale 2^expo of each component cut
+    budget = np.zeros(n_comp)
+    big = np.zeros(n_comp, np.int64)  # more than the component's flow can ever be
+    for q in range(n_comp):
+        if cut[q]:
+            budget[q] = min(max(2.0 ** math.ceil(math.log2(size[q] * 2.0**16)), q_min), q_max)
+            expo[q] = _scale_exponent(budget[q], min(neg[q], pos[q]))
+            big[q] = 2 * np.int64(budget[q]) + 1
+    down, up = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    for k in range(n):  # node capacities, rounded down and up, at most "infinite"
+        q = comp[k]
+        if cut[q] and c[k] != 0:
+            a = abs(c[k])
+            bound = min(neg[q], pos[q])
+            down[k] = np.int64(math.floor(math.ldexp(min(a, 2.0 * bound), expo[q])))
+            up[k] = np.int64(min(math.ceil(math.ldexp(a, expo[q])), float(big[q])))
+    # the cut: s -> j (c_j < 0), j -> t (c_j > 0), child -> parent "infinite"
+    s, t = n, n + 1
+    tail, head = np.empty(n + m, np.int64), np.empty(n + m, np.int64)
+    cap = np.zeros(n + m, np.int64)
+    for k in range(n):
+        tail[k], head[k] = (s, k) if c[k] < 0 else (k, t)
+        cap[k] = down[k]
+    for i in range(m):
+        tail[n + i], head[n + i] = child[i], parent[i]
+        cap[n + i] = big[comp[child[i]]] if cut[comp[child[i]]] else 0
+    S = max_flow(n + 2, s, t, tail, head, cap)[1][:n]
+    # certificate: demands on the arcs leaving S, rounded up; no arc entering S
+    demand = np.zeros(n, np.bool_)
+    failed = np.zeros(n_comp, np.bool_)
+    for k in range(n):
+        if cut[comp[k]] and c[k] != 0 and (S[k] != (c[k] < 0)):
+            demand[k] = True
+            cap[k] = up[k]
+            if up[k] > budget[comp[k]]:  # a cut above the budget cannot be optimal
+                failed[comp[k]] = True
+    for i in range(m):
+        if S[parent[i]] and not S[child[i]]:
+            cap[n + i] = 0
+    flow = max_flow(n + 2, s, t, tail, head, cap)[0]
+    on = np.zeros(n, np.bool_)
+    for k in range(n):
+        q = comp[k]
+        if demand[k] and flow[k] < cap[k]:
+            failed[q] = True
+        on[k] = S[k] if cut[q] else pos[q] == 0
+    return on, comp, np.flatnonzero(failed), int(cut.sum())
+
+
+@_jit
+def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, C, on, allowed, passes):
+    r"""The exact reductions of ``_closure.reduce_closure`` (forcing, then switching off),
+    one row of the row-major costs ``C`` (n, d) at a time; ``on`` and ``allowed`` bool
+    (n, d) as there. ``anc``/``desc``: the CSR patterns of the ancestors-or-self and the
+    descendants-or-self of each label.
+
+    Forcing: :math:`j` (negative, allowed) and its ancestors when :math:`c_j + \sum_{a \in
+    \mathcal A^*(j)} \max(c_a, 0) [a \text{ not forced}] \le 0`, repeated at most ``passes``
+    times. Switching off: every label below a :math:`k` with :math:`c_k + \sum_{\mathcal
+    D^*(k) \setminus k} \min(c, 0) \ge 0` (sums over the labels allowed and not forced).
+    Both sums are monotone, so each stops once its sign is known.
+    Returns ``(forced, cand)``, bool (n, d).
+    """
+    n, d = C.shape
+    forced, cand = on.copy(), np.zeros((n, d), np.bool_)
+    new, root, negative = np.zeros(d, np.bool_), np.zeros(d, np.bool_), np.zeros(d)
+    open_ = np.empty(d, np.int64)  # the negative labels not forced yet
+    # an ancestor's cost paid since the label's last test (set for the open labels per row)
+    dirty = np.zeros(d, np.bool_)
+    for r in range(n):
+        c, f, ok = C[r], forced[r], allowed[r]
+        n_open = 0
+        for j in range(d):
+            if c[j] < 0 and ok[j] and not f[j]:
+                open_[n_open] = j
+                n_open += 1
+                dirty[j] = True
+        for _ in range(passes):
+            found = False
+            for t in range(n_open):
+                j = open_[t]
+                new[t] = False
+                if not dirty[j]:  # same test as last pass
+                    continue
+                dirty[j] = False
+                above = c[j]  # with the unpaid positive costs of its ancestors
+                for i in range(anc_ptr[j], anc_ptr[j + 1]):
+                    a = anc_idx[i]
+                    if c[a] > 0 and not f[a]:
+                        above += c[a]
+                        if above > 0:  # only grows
+                            break
+                new[t] = above <= 0
+                found |= new[t]
+            if not found:
+                break
+            for t in range(n_open):
+                if new[t]:
+                    j = open_[t]
+                    for i in range(anc_ptr[j], anc_ptr[j + 1]):
+                        a = anc_idx[i]
+                        if not f[a]:
+                            f[a] = True
+                            if c[a] > 0:  # now paid: its descendants' tests change
+                                for k in range(desc_ptr[a], desc_ptr[a + 1]):
+                                    dirty[desc_idx[k]] = True
+            kept = 0
+            for t in range(n_open):
+                if not f[open_[t]]:
+                    open_[kept] = open_[t]
+                    kept += 1
+            n_open = kept
+        for j in range(d):
+            negative[j] = min(c[j], 0.0) if ok[j] and not f[j] else 0.0
+        for j in range(d):
+            root[j] = False
+            if f[j]:
+                continue
+            below = c[j] - negative[j]
+            for i in range(desc_ptr[j], desc_ptr[j + 1]):
+                below += negative[desc_idx[i]]
+                if below < 0:  # only falls
+                    break
+            root[j] = below >= 0
+        for j in range(d):
+            if ok[j] and not f[j]:
+                free = True
+                for i in range(anc_ptr[j], anc_ptr[j + 1]):
+                    if root[anc_idx[i]]:
+                        free = False
+                        break
+                cand[r, j] = free
+    return forced, cand
