@@ -218,6 +218,24 @@ def test_run_dataset_does_not_depend_on_n_jobs(tmp_path):
     for a, b in zip(serial["rows"], parallel["rows"], strict=True):
         assert a["method"] == b["method"] and a["params"] == b["params"]
         assert a["fold_taus"] == b["fold_taus"] and len(a["fold_taus"]) == 6
+    assert serial["grid_edge_warnings"] == parallel["grid_edge_warnings"]
+
+
+def test_grid_edges_of_the_protocol_grid_are_counted_not_shown(tmp_path, monkeypatch):
+    import warnings
+
+    from ecrm.exceptions import GridEdgeWarning
+    from ecrm.experiments import ranking
+
+    def fold(*args, **kwargs):
+        warnings.warn("ECRMCV: the chosen alpha is the smallest", GridEdgeWarning, stacklevel=1)
+        warnings.warn("something else", UserWarning, stacklevel=1)
+        return {"ECRM-Kendall": (1.0, {}, 0.0)}
+
+    monkeypatch.setattr(ranking, "_fold", fold)
+    with pytest.warns(UserWarning, match="something else") as shown:
+        assert ranking._fold_counting_edges() == ({"ECRM-Kendall": (1.0, {}, 0.0)}, 1)
+    assert not any(issubclass(w.category, GridEdgeWarning) for w in shown)
 
 
 def test_ecrm_selected_takes_the_smallest_leave_one_out_kendall_distance():

@@ -433,6 +433,24 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
             for m in methods}
 
 
+def _fold_counting_edges(*args, **kwargs) -> tuple[dict, int]:
+    """:func:`_fold`, and how many of its searches chose an end of the protocol's own grid:
+    those :class:`~ecrm.exceptions.GridEdgeWarning` are counted for the summary (a user cannot
+    change the grid), every other warning is shown."""
+    import warnings
+
+    from ecrm.exceptions import GridEdgeWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = _fold(*args, **kwargs)
+    edges = [w for w in caught if issubclass(w.category, GridEdgeWarning)]
+    for w in caught:
+        if not issubclass(w.category, GridEdgeWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return out, len(edges)
+
+
 def _cap(train, max_train, rng) -> np.ndarray:
     """``train``, or ``max_train`` of its points drawn by ``rng`` when it has more."""
     if max_train is not None and len(train) > max_train:
@@ -480,19 +498,22 @@ def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=None, methods=
     gammas = [g / X.shape[1] for g in (GAMMAS if gammas is None else gammas)]
     splits = [(rep, f, train, test) for rep in range(repeats) for f, (train, test) in
               enumerate(KFold(folds, shuffle=True, random_state=random_state + rep).split(X))]
-    tasks = (delayed(_fold)(X, R, train, test, gammas=gammas, methods=methods,
-                            seed=fold_seed(random_state, rep, f), max_train=max_train,
-                            n_components=n_components, extend_grid=extend_grid)
+    tasks = (delayed(_fold_counting_edges)(X, R, train, test, gammas=gammas, methods=methods,
+                                           seed=fold_seed(random_state, rep, f),
+                                           max_train=max_train, n_components=n_components,
+                                           extend_grid=extend_grid)
              for rep, f, train, test in splits)
-    done, start = [], time.perf_counter()
-    for out in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
+    done, edges, start = [], 0, time.perf_counter()
+    for out, n_edges in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
         done.append(out)
+        edges += n_edges
         if progress is not None:
             progress.update()
     return {"dataset": name, "n": X.shape[0], "p": X.shape[1], "k": R.shape[1],
             "max_train": max_train, "n_components": n_components,
             "extend_grid": extend_grid, "repeats": repeats,
             "folds": folds, "seconds_wall": time.perf_counter() - start,
+            "grid_edge_warnings": edges,
             "rows": [{"method": m, "tau_mean": float(np.mean([d[m][0] for d in done])),
                       "tau_std": float(np.std([d[m][0] for d in done])),
                       "fold_taus": [d[m][0] for d in done],
@@ -556,6 +577,10 @@ def run(args) -> int:
                 with open(args.json, "w") as f:
                     json.dump(results, f, indent=1)
     print(format_table(results))
+    edges = sum(info["grid_edge_warnings"] for info in results)
+    if edges:  # once, here: the protocol's grid is fixed, a warning per fit helps no one
+        print(f"note: {edges} searches chose an end of the protocol's grid of alphas or "
+              f"gammas (GridEdgeWarning; per data set in the JSON's grid_edge_warnings)")
     return 0
 
 
