@@ -148,6 +148,20 @@ def test_ranking_mixture_saves_and_loads_and_a_tampered_state_is_refused(tmp_pat
         loaded._check_fitted_state()
 
 
+@pytest.mark.parametrize("solver", ["primal", "nystrom"])
+def test_a_mixture_whose_kernel_file_keeps_no_training_rows_loads(tmp_path, solver):
+    X, Y = _data(m=60)
+    options = {"alphas": [1e-3, 1e-2, 1e-1], "solver": solver,
+               **({"kernel": "linear"} if solver == "primal" else {"n_components": 20})}
+    model = MixedRiskECRM(HierarchicalLoss(TREE), TREE, kernel_options=options,
+                          forest_options={"n_estimators": 10}, random_state=0).fit(X, Y)
+    save(model, tmp_path / "mixed.ecrm")
+    loaded = load(tmp_path / "mixed.ecrm")
+    assert loaded.kernel_estimator_.Y_fit_ is None  # the feature fit's file holds no rows
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    np.testing.assert_array_equal(loaded.Y_fit_, model.Y_fit_)
+
+
 @pytest.mark.parametrize("kwargs, error, match", [
     ({"mixing_grid": 1}, ValueError, "at least 2"),
     ({"mixing_grid": [0.5, 1.2]}, ValueError, r"in \[0, 1\]"),

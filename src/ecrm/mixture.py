@@ -297,26 +297,27 @@ class MixedRiskECRM(_StructuredEstimator):
             self.feature_names_in_ = kernel.feature_names_in_
         return self
 
-    # -- what the kernel member knows of the training data ---------------------------------
+    # -- what the forest member knows of the training data (it always keeps its rows; a
+    # kernel fitted in the primal or on Nystrom features drops them from model files) -------
     @property
     def label_names_(self):
-        return self.kernel_estimator_.label_names_
+        return self.forest_estimator_.label_names_
 
     @property
     def output_mean_(self):
-        return self.kernel_estimator_.output_mean_
+        return self.forest_estimator_.output_mean_
 
     @property
     def output_mode_(self):
-        return self.kernel_estimator_.output_mode_
+        return self.forest_estimator_.output_mode_
 
     @property
     def Y_fit_(self):
-        return self.kernel_estimator_.Y_fit_
+        return self.forest_estimator_.Y_fit_
 
     @property
     def X_fit_(self):
-        return self.kernel_estimator_.X_fit_
+        return self.forest_estimator_.X_fit_
 
     # -- prediction ---------------------------------------------------------------------------
     def _mix(self, method: str, X) -> np.ndarray:
@@ -385,7 +386,8 @@ class MixedRiskECRM(_StructuredEstimator):
                     raise ValueError(f"the {name} member's {part} is not the mixture's")
             if repr(member.scoring) != repr(self.scoring):
                 raise ValueError(f"the {name} member's scoring is not the mixture's")
-        if not np.array_equal(kernel.Y_fit_, forest.Y_fit_) or \
+        kernel_Y = kernel.Y_fit_  # None in the file of a linear loss's feature fit
+        if (kernel_Y is not None and not np.array_equal(kernel_Y, forest.Y_fit_)) or \
                 len({kernel.n_features_in_, forest.n_features_in_, self.n_features_in_}) != 1:
             raise ValueError("the members were not fitted on the same data")
         results = self.cv_results_
