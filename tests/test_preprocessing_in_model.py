@@ -10,7 +10,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.decomposition import PCA
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from sklearn.preprocessing import MinMaxScaler, OneHotEncoder, StandardScaler
 
 from ecrm import ECRM, Hierarchy, load, save
 from ecrm.datasets import HMCPreprocessor
@@ -39,6 +39,7 @@ STEPS = {
     "imputer+scaler": lambda: [SimpleImputer(add_indicator=True), StandardScaler()],
     "median+scaler": lambda: [SimpleImputer(strategy="median"), StandardScaler(with_mean=False)],
     "hmc": lambda: [HMCPreprocessor([None, None, None], scale="all")],
+    "imputer+minmax": lambda: [SimpleImputer(), MinMaxScaler(feature_range=(-1, 2), clip=True)],
     "imputer+length-scales": lambda: [SimpleImputer(), StandardScaler(),
                                       LeaveOneOutLengthScales(max_iter=5)],
     "imputer+onehot": lambda: [SimpleImputer(strategy="most_frequent"),
@@ -243,3 +244,37 @@ def test_load_refuses_tampered_length_scales(edit, match, tmp_path):
     pipe = make_pipeline(LeaveOneOutLengthScales(max_iter=2), _ecrm()).fit(np.nan_to_num(X), Y)
     with pytest.raises(ModelFileError, match=match):
         load(_edited(tmp_path, pipe, edit))
+
+
+def test_a_minmax_scaler_state_is_rebuilt_only_as_fit_makes_it():
+    from ecrm._steps import STEPS
+
+    X = np.c_[np.linspace(0, 3, 20), np.full(20, 5.0)]  # a constant column: scale 1 there
+    fitted = MinMaxScaler(feature_range=(-1, 2)).fit(X)
+    _, names, state_of, rebuild = STEPS["MinMaxScaler"]
+    state = state_of(fitted)
+    back = MinMaxScaler(feature_range=(-1, 2))
+    rebuild(back, dict(state))
+    assert_array_equal(back.transform(X), fitted.transform(X))
+    for name, value, match in [
+            ("scale_", state["scale_"] * 1.01, "scale_ is not the one"),
+            ("min_", state["min_"] + 1.0, "min_ is not the one"),
+            ("data_range_", state["data_range_"] + 1.0, "data_range_ must be"),
+            ("data_min_", np.array([0.0, np.inf]), "finite values"),
+            ("n_samples_seen_", -3, "n_samples_seen_")]:
+        with pytest.raises(ValueError, match=match):
+            rebuild(MinMaxScaler(feature_range=(-1, 2)), {**state, name: value})
+    with pytest.raises(ValueError, match="feature_range"):
+        rebuild(MinMaxScaler(feature_range=(2, 1)), dict(state))
+
+
+def test_a_fitted_search_is_refused_naming_what_to_save(tmp_path):
+    from sklearn.model_selection import GridSearchCV
+
+    X, Y = _data()
+    X = np.nan_to_num(X)
+    search = GridSearchCV(_ecrm(), {"alpha": [0.01, 0.1]}, cv=2).fit(X, Y)
+    with pytest.raises(ModelFileError, match=r"save its best_estimator_"):
+        save(search, tmp_path / "m.ecrm")
+    save(search.best_estimator_, tmp_path / "m.ecrm")
+    assert_array_equal(load(tmp_path / "m.ecrm").predict(X), search.predict(X))

@@ -4,9 +4,11 @@ A step is stored as its parameters (``get_params(deep=False)``) and its learned 
 public fitted attributes scikit-learn documents, never the private ones (those change between
 scikit-learn versions). Loading rebuilds the fitted step from them:
 
-* :class:`~sklearn.preprocessing.StandardScaler`, :class:`~ecrm.datasets.HMCPreprocessor`
-  and :class:`~ecrm.length_scales.LeaveOneOutLengthScales` by setting the attributes, once
-  their types, shapes and values are checked against the parameters;
+* :class:`~sklearn.preprocessing.StandardScaler`, :class:`~sklearn.preprocessing.MinMaxScaler`
+  (its scale and offset must be the ones its range and the data's range give),
+  :class:`~ecrm.datasets.HMCPreprocessor` and :class:`~ecrm.length_scales.LeaveOneOutLengthScales`
+  by setting the attributes, once their types, shapes and values are checked against the
+  parameters;
 * :class:`~sklearn.impute.SimpleImputer` and :class:`~sklearn.preprocessing.OneHotEncoder` by
   fitting the step on a small prototype table made from the stored state (one row of the
   statistics; the categories in turn), whose fit gives exactly that state, so that their
@@ -94,6 +96,34 @@ def _rebuild_scaler(step: StandardScaler, state: dict) -> None:
             or counts.dtype.kind not in "iuf" or not (counts >= 0).all():
         raise ValueError(f"n_samples_seen_ must be a count, or {p} counts")
     for name in _SCALER[:-1]:
+        setattr(step, name, state.get(name))
+    _names_in(step, state, p)
+
+
+# -- MinMaxScaler: its transform reads scale_ and min_, made from the data's range ----------
+_MINMAX = ("n_features_in_", "n_samples_seen_", "min_", "scale_", "data_min_", "data_max_",
+           "data_range_", "feature_names_in_")
+
+
+def _rebuild_minmax(step, state: dict) -> None:
+    _only(state, _MINMAX)
+    step._validate_params()
+    low, high = step.feature_range
+    if not (np.isfinite([low, high]).all() and low < high):
+        raise ValueError(f"feature_range must be two finite numbers, the first smaller; got "
+                         f"{step.feature_range!r}")
+    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    lo, hi, width = (_vector(state.get(k), k, p) for k in ("data_min_", "data_max_",
+                                                            "data_range_"))
+    if not np.array_equal(width, hi - lo):
+        raise ValueError("data_range_ must be data_max_ - data_min_")
+    constant = width < 10 * np.finfo(np.float64).eps  # fit's rule for a constant column
+    scale = (high - low) / np.where(constant, 1.0, width)
+    for name, expected in (("scale_", scale), ("min_", low - lo * scale)):
+        if not np.allclose(_vector(state.get(name), name, p), expected, rtol=1e-12, atol=0):
+            raise ValueError(f"{name} is not the one feature_range and the data's range give")
+    _int(state.get("n_samples_seen_"), "n_samples_seen_", 1)
+    for name in _MINMAX[:-1]:
         setattr(step, name, state.get(name))
     _names_in(step, state, p)
 
@@ -249,6 +279,8 @@ STEPS: dict[str, tuple[str, tuple[str, ...], Callable[[Any], dict], Rebuild]] = 
         lambda s: _public(s, LeaveOneOutLengthScales._fitted_attributes),
         _rebuild_length_scales),
     "SimpleImputer": ("sklearn.impute", _IMPUTER, _imputer_state, _rebuild_imputer),
+    "MinMaxScaler": ("sklearn.preprocessing", _MINMAX, lambda s: _public(s, _MINMAX),
+                     _rebuild_minmax),
     "OneHotEncoder": ("sklearn.preprocessing", _ENCODER, _encoder_state, _rebuild_encoder),
 }
 

@@ -191,6 +191,10 @@ def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
     name = type(model).__name__
     if name not in REGISTRY or type(model) is not REGISTRY[name].cls or \
             REGISTRY[name].state is None or name not in _ESTIMATORS + ("Pipeline",):
+        if hasattr(model, "best_estimator_"):  # a fitted search: its refitted best is the model
+            raise ModelFileError(f"cannot save a {name}: save its best_estimator_, the model "
+                                 f"it refitted on all the data (ecrm.save(search."
+                                 f"best_estimator_, path))")
         raise ModelFileError(f"cannot save a {type(model).__module__}.{name}: a model file holds "
                              f"an {', '.join(_ESTIMATORS)}, or a Pipeline of preprocessing "
                              f"steps ({', '.join(_steps.STEPS)}) before one")
