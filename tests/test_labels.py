@@ -129,3 +129,21 @@ def test_cli_refuses_a_level_value_holding_the_separator(ecrm_cmd, tmp_path):
     assert proc.returncode == 2
     assert "d.csv, line 2: the level value 'b/c' holds the path separator '/'" in \
         proc.stderr.decode()
+
+
+def test_predict_labels_reaches_through_a_pipeline():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from ecrm.labels import predict_labels
+
+    h = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3)) * [1.0, 100.0, 0.01]
+    Y = h.close(np.c_[X[:, 0] > 0, X[:, 1] > 0, X[:, 1] < 0, X[:, 2] > 0, X[:, 2] > 0.01])
+    pipe = make_pipeline(StandardScaler(), ECRM(HammingLoss(), h)).fit(X, Y)
+    inner = pipe[-1]
+    Z = pipe[0].transform(X)
+    for kw in ({}, {"leaves_only": True}, {"per_level": True}):
+        assert predict_labels(pipe, X, **kw) == inner.predict_labels(Z, **kw)
+    assert predict_labels(inner, Z) == inner.predict_labels(Z)  # an estimator alone

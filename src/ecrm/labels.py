@@ -26,7 +26,7 @@ from collections.abc import Set
 
 import numpy as np
 
-__all__ = ["LabelRowError", "as_label_matrix", "labels_of"]
+__all__ = ["LabelRowError", "as_label_matrix", "labels_of", "predict_labels"]
 
 
 class LabelRowError(ValueError):
@@ -165,3 +165,42 @@ def labels_of(space, Y, *, leaves_only: bool = False, per_level: bool = False) -
             by_level[where[name]].append(name)
         out.append(by_level)
     return out
+
+
+def predict_labels(model, X, *, leaves_only: bool = False, per_level: bool = False) -> list:
+    """The predicted label names of each row, by a fitted estimator or a fitted
+    :class:`~sklearn.pipeline.Pipeline` ending in one (a pipeline does not pass
+    ``predict_labels`` on: its steps transform ``X``, then the estimator names its labels).
+
+    Parameters
+    ----------
+    model : estimator or Pipeline
+        Fitted, its output space a label hierarchy.
+    X : array-like or sparse matrix of shape (n, p)
+    leaves_only, per_level : bool, default=False
+        As :func:`labels_of`.
+
+    Returns
+    -------
+    labels : list of n lists
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from ecrm import ECRM, Hierarchy
+    >>> from ecrm.losses import HammingLoss
+    >>> h = Hierarchy([("a", "a1"), ("a", "a2")])
+    >>> X = np.linspace(0, 100, 40)[:, None]
+    >>> Y = np.where(X > 50, [1, 0, 1], [1, 1, 0])
+    >>> pipe = make_pipeline(StandardScaler(), ECRM(HammingLoss(), h)).fit(X, Y)
+    >>> predict_labels(pipe, [[90.0]], leaves_only=True)
+    [['a2']]
+    """
+    steps = getattr(model, "steps", None)
+    if steps is not None:  # a pipeline: transform through its steps, then the estimator
+        for _, step in steps[:-1]:
+            if step is not None and step != "passthrough":
+                X = step.transform(X)
+        model = steps[-1][1]
+    return model.predict_labels(X, leaves_only=leaves_only, per_level=per_level)
