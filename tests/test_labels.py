@@ -147,3 +147,25 @@ def test_predict_labels_reaches_through_a_pipeline():
     for kw in ({}, {"leaves_only": True}, {"per_level": True}):
         assert predict_labels(pipe, X, **kw) == inner.predict_labels(Z, **kw)
     assert predict_labels(inner, Z) == inner.predict_labels(Z)  # an estimator alone
+
+
+def test_hierarchy_from_levels_reads_the_table_back():
+    import pandas as pd
+
+    from ecrm.labels import LabelRowError, hierarchy_from_levels
+
+    table = pd.DataFrame({"l1": ["news", "news", "science", "science", "news"],
+                          "l2": ["sport", "politics", None, "sport", ""]})
+    h = hierarchy_from_levels(table)
+    # "sport" under two parents: two labels; missing or empty cells end a path
+    assert h.labels == ("news", "news/politics", "news/sport", "science", "science/sport")
+    assert h.is_tree and len(h.edges) == 3
+    Y = as_label_matrix(h, table)
+    assert labels_of(h, Y, leaves_only=True) == [["news/sport"], ["news/politics"],
+                                                 ["science"], ["science/sport"], ["news"]]
+    model = ECRM(HammingLoss(), h).fit(np.eye(5), table)  # y as the level table itself
+    assert model.Y_fit_.tolist() == Y.tolist()
+    with pytest.raises(LabelRowError, match="row 0: .*separator '/'"):
+        hierarchy_from_levels([["a/b", "c"]])
+    with pytest.raises(ValueError, match="names no label"):
+        hierarchy_from_levels([[None, None]])

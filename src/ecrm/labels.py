@@ -13,8 +13,10 @@ the estimators' ``fit`` and ``score`` call it, so that ``fit(X, y)`` takes any o
   ``load_csv(..., path_sep="/")`` builds), else its deepest value (a hierarchy of plain
   names), whose ancestors must then be the row's other values.
 
-:func:`labels_of` is the way back, for ``predict_labels``: the names on in each row, its most
-specific labels only, or one list per depth level.
+:func:`hierarchy_from_levels` builds the hierarchy of such a level table (its path labels),
+as HiClass infers its own from ``y``. :func:`labels_of` is the way back, for
+``predict_labels``: the names on in each row, its most specific labels only, or one list per
+depth level.
 
 Integer label names are ambiguous with a 0/1 matrix: pass such labels through
 :meth:`ecrm.Hierarchy.to_matrix` yourself.
@@ -26,7 +28,8 @@ from collections.abc import Set
 
 import numpy as np
 
-__all__ = ["LabelRowError", "as_label_matrix", "labels_of", "predict_labels"]
+__all__ = ["LabelRowError", "as_label_matrix", "hierarchy_from_levels", "labels_of",
+           "predict_labels"]
 
 
 class LabelRowError(ValueError):
@@ -204,3 +207,60 @@ def predict_labels(model, X, *, leaves_only: bool = False, per_level: bool = Fal
                 X = step.transform(X)
         model = steps[-1][1]
     return model.predict_labels(X, leaves_only=leaves_only, per_level=per_level)
+
+
+def hierarchy_from_levels(table, *, sep: str = "/"):
+    """The tree of a level table's paths: one label per distinct path prefix.
+
+    Each row's values, up to its first empty or missing cell, make the labels ``"a"``,
+    ``"a/b"``, ``"a/b/c"`` (joined by ``sep``), each under the one before, so the same value
+    under two parents gives two labels. :func:`as_label_matrix` then reads the table against
+    this hierarchy.
+
+    Parameters
+    ----------
+    table : DataFrame or 2-D array-like of str
+        One column per level, one row per sample.
+    sep : str, default="/"
+        Joins the levels of a path label; refused inside a value.
+
+    Returns
+    -------
+    hierarchy : Hierarchy
+
+    Examples
+    --------
+    >>> levels = np.array([["news", "politics"], ["news", "sport"], ["science", None]],
+    ...                   dtype=object)
+    >>> h = hierarchy_from_levels(levels)
+    >>> h.labels
+    ('news', 'news/politics', 'news/sport', 'science')
+    >>> as_label_matrix(h, levels).tolist()
+    [[1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    """
+    from ecrm.spaces.hierarchy import Hierarchy
+
+    rows = table.to_numpy(dtype=object) if hasattr(table, "to_numpy") else \
+        np.asarray(table, dtype=object)
+    if rows.ndim != 2:
+        raise ValueError(f"the level table must be 2-D (one column per level); got shape "
+                         f"{rows.shape}")
+    labels: dict[str, None] = {}  # ordered: first seen first
+    edges: dict[tuple[str, str], None] = {}
+    for i, row in enumerate(rows):
+        parent = None
+        for v in row:
+            if _missing(v):
+                break
+            value = str(v).strip()
+            if sep in value:
+                raise LabelRowError(i, f"the level value {value!r} holds the separator "
+                                       f"{sep!r} (choose another sep)")
+            label = value if parent is None else parent + sep + value
+            labels[label] = None
+            if parent is not None:
+                edges[(parent, label)] = None
+            parent = label
+    if not labels:
+        raise ValueError("the level table names no label")
+    return Hierarchy(list(edges), labels=sorted(labels))
