@@ -228,15 +228,21 @@ def delimiter_option(text: str) -> str:
     return value
 
 
-#: The data readers' parameter names in their messages -> the commands' flags.
+#: The data readers' and the estimators' parameter names in their messages -> the commands'
+#: flags (one table: every failure goes through :func:`in_flags`).
 _FLAGS = ((r"\bsep=", "--delimiter "), (r"\bid_column=", "--id-column "),
           (r"\bid_column\b", "--id-column"), (r"\blabel_column\b", "--label-column"),
-          (r"\blevel_columns\b", "--level-columns"))
+          (r"\blevel_columns\b", "--level-columns"),
+          (r"\(or 'primal' for a linear kernel\)", "(or --solver primal with --kernel linear)"),
+          (r"solver='(\w+)'", r"--solver \1"), (r"\bn_components=", "--n-components "),
+          (r"\bmemory_budget=", "--memory-budget "), (r"\bmemory_budget\b", "--memory-budget"),
+          (r"\bcenter_selection=", "--center-selection "), (r"kernel='(\w+)'", r"--kernel \1"),
+          (r"\bloo_samples=", "--loo-samples "))
 
 
 def in_flags(message: str) -> str:
-    """A data reader's message with its parameters written as the commands' flags: what a
-    user of the command line reads names what they can type.
+    """A data reader's or an estimator's message with its parameters written as the
+    commands' flags: what a user of the command line reads names what they can type.
 
     >>> in_flags("the fields look separated by ';' (give sep=';')")
     "the fields look separated by ';' (give --delimiter ';')"

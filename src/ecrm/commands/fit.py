@@ -56,23 +56,6 @@ CALIBRATIONS = ("none", *choices("calibration"))
 SOLVERS = choices("solver")
 CENTER_SELECTIONS = choices("center_selection")
 
-#: The estimator's parameter names in its messages -> the ``ecrm fit`` flags.
-_FLAGS = [(r"\(or 'primal' for a linear kernel\)", "(or --solver primal with --kernel linear)"),
-          (r"solver='(\w+)'", r"--solver \1"), (r"\bn_components=", "--n-components "),
-          (r"\bmemory_budget=", "--memory-budget "), (r"\bmemory_budget\b", "--memory-budget"),
-          (r"\bcenter_selection=", "--center-selection "), (r"kernel='(\w+)'", r"--kernel \1"),
-          (r"\bloo_samples=", "--loo-samples ")]
-
-
-def _in_flags(message: str) -> str:
-    """An estimator's message with its parameters written as the ``ecrm fit`` flags."""
-    import re
-
-    for pattern, flag in _FLAGS:
-        message = re.sub(pattern, flag, message)
-    return message
-
-
 def _reals(parameter: str, name: str):
     """A comma-separated list of values of ``parameter`` (``--alphas``, ``--gammas``)."""
     parse_one = parameter_option(parameter, name)
@@ -193,7 +176,7 @@ def run(args) -> int:
         try:
             model, step, tried = _fit(args, data, _families(args, loss, h, common), impute)
         except ValueError as exc:
-            return fail(f"fit failed: {_in_flags(str(exc))}")
+            return fail(f"fit failed: {exc}")  # fail names the parameters as flags
         bar.update()
         bar.set_postfix_str("saving")
         try:
