@@ -22,7 +22,6 @@ from ecrm._solvers.base import RiskFit
 from ecrm._solvers.primal import FeatureFit
 from ecrm._state import (
     check_fit_kwargs,
-    check_fitted_state,
     check_isotonic_kwargs,
     check_linear_features_kwargs,
     check_nystrom_kwargs,
@@ -172,11 +171,7 @@ def _rebuild_estimator(model, fitted: dict) -> None:
         setattr(model, key, value)
     if isinstance(fitted.get("_fit"), RiskFit):  # the fit's training rows are X_fit_
         fitted["_fit"].X_train = fitted.get("X_fit_")
-    own_check = getattr(model, "_check_fitted_state", None)  # the SSVM's own state
-    if own_check is None:
-        check_fitted_state(model)
-    else:
-        own_check()
+    model._check_fitted_state()
     model._derive()
 
 

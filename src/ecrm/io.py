@@ -20,8 +20,9 @@ The fitted state is the estimator's declared fitted attributes (``_fitted_attrib
 only, the solver's fit object among them; the views of the fit (``dual_coef_``, ``coef_``,
 ``intercept_``) are derived again on load. Loading refuses any other name, and checks the
 parameters with the estimator's own checks (those of ``fit``) and every fitted attribute's
-type, dtype and shape against them (:func:`ecrm._state.check_fitted_state`): values, ranges,
-finiteness and the equalities of ``fit`` too (``ridge = m * alpha``, ``s = sum(u)``, monotone
+type, dtype and shape against them (each estimator's ``_check_fitted_state``,
+:mod:`ecrm._template`): values, ranges, finiteness and the equalities of ``fit`` too
+(``ridge = m * alpha``, ``s = sum(u)``, monotone
 calibration maps, canonical sparse rows), the arguments a constructor would cast before it
 runs; a violation is one :class:`ModelFileError` naming the field. An array member may inflate
 only to the size its metadata declares (shape and dtype). Arrays keep
