@@ -32,7 +32,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
 from ecrm._kernels import check_kernel_input
-from ecrm._solvers._backend import Backend, get_backend
+from ecrm._solvers._backend import Backend, _NumpyBackend, get_backend
 from ecrm._solvers.rows import validate_outputs
 from ecrm._validation import check_feature_scales, check_same_rows
 from ecrm.labels import as_label_matrix, labels_of
@@ -110,7 +110,7 @@ class StructuredEstimator(BaseEstimator):
             raise ValueError(f"{name} requires y to be passed, but the target y is None")
         Y = as_label_matrix(self.output_space, Y)  # names, paths or levels -> 0/1
         backend = get_backend(X, Y)  # chosen once per fit
-        if backend.lazy:
+        if not isinstance(backend, _NumpyBackend):  # Dask arrays
             if not self._fits_dask:
                 raise TypeError(f"{name} fits in-memory arrays; compute the Dask arrays first")
             X, Y, y_ndim = backend.check_training_data(X, Y, self.loss, self.output_space,
