@@ -258,7 +258,7 @@ def _oob_predictions(fit: ForestFit, loss, space, Y) -> np.ndarray:
     def predict(W, seen):
         P = np.full((W.shape[0], d), np.nan)
         if seen.any():
-            W = W[seen]
+            W = W if seen.all() else W[seen]
             P[seen] = (loss.argmin(W @ fit.risk_coef[:, :-1], space)
                        if isinstance(loss, LinearLoss)
                        else loss.minimize_risk(W.toarray(), Y, space))
