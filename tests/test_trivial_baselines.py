@@ -11,7 +11,6 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from ecrm import ECRM, ECRMCV, Hierarchy, load, save
-from ecrm._state import check_fitted_state
 from ecrm._validation import check_feature_scales
 from ecrm.baselines import check_against_baselines, output_statistics, trivial_baselines
 from ecrm.exceptions import FeatureScaleWarning, TrivialModelWarning
@@ -159,4 +158,4 @@ def test_fit_keeps_the_output_statistics_in_every_model_file(tmp_path):
         assert_array_equal(back.output_mode_, model.output_mode_)
     back.output_mean_ = np.zeros(2)
     with pytest.raises(ValueError, match=r"output_mean_ must have shape \(3,\)"):
-        check_fitted_state(back)
+        back._check_fitted_state()

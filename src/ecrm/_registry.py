@@ -22,7 +22,6 @@ from ecrm._solvers.base import RiskFit
 from ecrm._solvers.primal import FeatureFit
 from ecrm._state import (
     check_fit_kwargs,
-    check_fitted_state,
     check_isotonic_kwargs,
     check_linear_features_kwargs,
     check_nystrom_kwargs,
@@ -119,7 +118,6 @@ _ESTIMATOR_MODULES = {"ECRM": "ecrm.estimator", "ECRMCV": "ecrm.estimator",
                       "JointKernelECRM": "ecrm.joint", "StructuredSVM": "ecrm.ssvm",
                       "ForestECRM": "ecrm.forest", "ForestECRMCV": "ecrm.forest",
                       "MixedRiskECRM": "ecrm.mixture"}
-_ESTIMATORS = tuple(_ESTIMATOR_MODULES)
 
 #: Every class a model file may name, and the module that defines it.
 _MODULES: dict[str, str] = {**{name: module for name, (module, _) in _PLAIN.items()},
@@ -172,11 +170,7 @@ def _rebuild_estimator(model, fitted: dict) -> None:
         setattr(model, key, value)
     if isinstance(fitted.get("_fit"), RiskFit):  # the fit's training rows are X_fit_
         fitted["_fit"].X_train = fitted.get("X_fit_")
-    own_check = getattr(model, "_check_fitted_state", None)  # the SSVM's own state
-    if own_check is None:
-        check_fitted_state(model)
-    else:
-        own_check()
+    model._check_fitted_state()
     model._derive()
 
 
@@ -207,8 +201,8 @@ def _check_pipeline(pipe, fitted: dict) -> None:
     if not isinstance(pipe.verbose, bool):
         raise ValueError(f"verbose must be a bool; found {type(pipe.verbose).__name__}")
     *transforms, (_, last) = steps
-    if type(last).__name__ not in _ESTIMATORS:
-        raise ValueError(f"the last step must be one of {list(_ESTIMATORS)}; found "
+    if type(last).__name__ not in _ESTIMATOR_MODULES:
+        raise ValueError(f"the last step must be one of {list(_ESTIMATOR_MODULES)}; found "
                          f"{type(last).__name__}")
     width = None
     for name, step in transforms:
@@ -249,7 +243,37 @@ class _Registry(Mapping):
 
 
 #: Class name -> how to describe and rebuild it. Only these classes are ever constructed.
-REGISTRY: Mapping[str, _Entry] = _Registry()
+_REGISTRY = _Registry()
+REGISTRY: Mapping[str, _Entry] = _REGISTRY
+
+
+def register(cls: type, describe: Callable[[Any], dict] | None = None, *,
+             check: Callable[[dict], None] | None = None) -> None:
+    """Let model files hold instances of ``cls`` (the one table line of a new class).
+
+    Without ``describe``, ``cls`` is an estimator on the template (:mod:`ecrm._template`):
+    its parameters and declared fitted attributes are written, and loading runs its
+    ``_check_fitted_state``. With ``describe(obj) -> dict``, the keyword arguments that
+    rebuild an object without fitted state (an output space, a loss, a fit object), which
+    ``check`` sees first when its constructor would cast them.
+    """
+    from ecrm._template import StructuredEstimator
+
+    name, module = cls.__name__, cls.__module__
+    if _MODULES.get(name, module) != module:
+        raise ValueError(f"a class named {name!r} from {_MODULES[name]} is registered; "
+                         f"model files name classes, so {module}.{name} needs another name")
+    if describe is None:
+        if not (isinstance(cls, type) and issubclass(cls, StructuredEstimator)):
+            raise TypeError(f"{name} is not an estimator on ecrm's template; give describe "
+                            f"for a class without fitted state")
+        _ESTIMATOR_MODULES[name] = module
+    else:
+        _PLAIN[name] = (module, describe)
+        if check is not None:
+            _CHECKS[name] = check
+    _MODULES[name] = module
+    _REGISTRY._built.pop(name, None)
 
 #: Parameters that are not part of a fitted model: written as ``None``.
 _TRANSIENT_PARAMS = ("memory", "random_state")

@@ -1,9 +1,9 @@
-r"""What every ECRM estimator shares: checks, declared fitted state, prediction.
+r"""What every ECRM estimator shares: the fit object, its checks, prediction.
 
-:class:`_RiskEstimator` is the base of :class:`ecrm.ECRM`, :class:`ecrm.ECRMCV` and
-:class:`ecrm.joint.JointKernelECRM`: the checks of the components and the training data, the
-declared fitted attributes (``_fitted_attributes``, set together and only by a successful
-fit; :mod:`ecrm.io` writes exactly these), and prediction from the one fit object a fitted
+:class:`_RiskEstimator` is the base of :class:`ecrm.ECRM`, :class:`ecrm.ECRMCV`,
+:class:`ecrm.forest.ForestECRM` and :class:`ecrm.joint.JointKernelECRM` on the estimator
+template (:mod:`ecrm._template`: parameter plan, training data, fitted state and its
+check): the check of a kernel fit's state, and prediction from the one fit object a fitted
 estimator holds (:class:`ecrm._solvers.base.RiskFit`: the block map, the regressions of a
 linear loss's targets :math:`[\psi(Y), \mathrm{const}(Y)]`, the risk weights), in row blocks
 on the array backend chosen at the call (:mod:`ecrm._solvers._backend`).
@@ -12,14 +12,11 @@ on the array backend chosen at the call (:mod:`ecrm._solvers._backend`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ecrm._kernels import check_kernel_input, check_kernel_params
-from ecrm._solvers._backend import Backend, ChunkCheck, get_backend
+from ecrm._solvers._backend import ChunkCheck, get_backend
 from ecrm._solvers.base import RiskFit
 from ecrm._solvers.budget import (
     SolverChoice,
@@ -27,11 +24,10 @@ from ecrm._solvers.budget import (
 )
 from ecrm._solvers.centers import check_center_selection
 from ecrm._solvers.primal import FeatureFit
-from ecrm._solvers.rows import validate_outputs
-from ecrm._validation import check_feature_scales, check_same_rows
-from ecrm.labels import as_label_matrix, labels_of
-from ecrm.losses.base import LinearLoss, Loss
-from ecrm.spaces.base import OutputSpace
+from ecrm._state import check_kernel_state, check_ridge_state
+from ecrm._template import Seen, StructuredEstimator
+from ecrm._validation import check_same_rows
+from ecrm.losses.base import LinearLoss
 
 __all__: list[str] = []
 
@@ -46,95 +42,7 @@ class _Costs:
         return V @ self.coef + self.intercept
 
 
-class _FeatureNames(BaseEstimator):
-    """Receives scikit-learn's feature-name checks at fit, so that a failed fit sets nothing."""
-
-
-@dataclass(frozen=True)
-class _Seen:
-    """What the training inputs say about the fitted model (set only when the fit succeeds)."""
-
-    feature_names: np.ndarray | None
-    y_ndim: int
-    backend: Backend
-
-
-#: Views of the fit object, set by :meth:`_RiskEstimator._derive` (never stored).
-_DERIVED = ("dual_coef_", "coef_", "intercept_")
-
-
-class _StructuredEstimator(BaseEstimator):
-    """What every estimator of this package shares, ECRM's and the structured SVM: the
-    scikit-learn tags of a (loss, output space, kernel) estimator, the check of its loss and
-    output space, and ``score`` (minus the mean task loss)."""
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.input_tags.pairwise = getattr(self, "kernel", None) == "precomputed"
-        tags.target_tags.required = True
-        tags.target_tags.multi_output = True  # outputs are vectors of the output space
-        tags.target_tags.single_output = getattr(self.output_space, "n_outputs", 0) == 1
-        return tags
-
-    def _check_components(self, *, linear: bool = False) -> None:
-        if not isinstance(self.loss, Loss):
-            raise TypeError(f"loss must be an ecrm.losses.Loss; got {type(self.loss).__name__}")
-        if not isinstance(self.output_space, OutputSpace):
-            raise TypeError(
-                "output_space must be an ecrm output space (e.g. ecrm.Hierarchy); "
-                f"got {type(self.output_space).__name__}"
-            )
-        if linear and not isinstance(self.loss, LinearLoss):
-            raise TypeError(f"{type(self).__name__} needs a loss with a linear form (an "
-                            f"ecrm.losses.LinearLoss); {type(self.loss).__name__} has none")
-        self.loss.check_space(self.output_space)
-
-
-    def predict_labels(self, X, *, leaves_only: bool = False, per_level: bool = False) -> list:
-        """The predicted label names of each row (a model of a label hierarchy).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n, p)
-        leaves_only : bool, default=False
-            The most specific labels only (those with no predicted child).
-        per_level : bool, default=False
-            One list of labels per depth level of the hierarchy, for each row.
-
-        Returns
-        -------
-        labels : list of n lists
-            See :func:`ecrm.labels.labels_of`.
-        """
-        if not hasattr(self.output_space, "to_labels"):
-            raise TypeError(f"predict_labels needs a model of a label hierarchy; this one's "
-                            f"outputs are a {type(self.output_space).__name__}")
-        return labels_of(self.output_space, self.predict(X), leaves_only=leaves_only,
-                         per_level=per_level)
-
-    def score(self, X, y) -> float:
-        """Minus the mean task loss of :meth:`predict` on ``(X, y)`` (greater is better).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n, p)
-        y : array-like of shape (n, d), or (n,) for one output coordinate
-            True outputs (named ``y`` as in scikit-learn's ``score``).
-
-        Returns
-        -------
-        score : float
-        """
-        P = self.predict(X)
-        y = as_label_matrix(self.output_space, y)
-        if np.ndim(P) == 1:
-            P, y = P[:, None], np.reshape(y, (-1, 1))
-        return -float(np.mean(self.loss(P, y)))
-
-
-
-class _RiskEstimator(_StructuredEstimator):
+class _RiskEstimator(StructuredEstimator):
     r"""Checks, the kernel block and prediction shared by every ECRM estimator.
 
     A fitted linear model keeps ``_coef`` (m, e + 1) and ``_intercept`` (e + 1,): the risk
@@ -157,61 +65,18 @@ class _RiskEstimator(_StructuredEstimator):
         return check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
 
     def _check_training_data(self, X, Y, kernel):
-        if Y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
-                             "is None")
-        Y = as_label_matrix(self.output_space, Y)  # names, paths or levels -> 0/1
-        backend = get_backend(X, Y)  # chosen once per fit
-        if backend.lazy:  # checked per chunk on the workers
-            X, Y, y_ndim = backend.check_training_data(X, Y, self.loss, self.output_space,
-                                                       type(self).__name__)
-            return X, Y, _Seen(None, y_ndim, backend)
-        checked = check_kernel_input(X, kernel)
-        # scikit-learn's own reading of the feature names; set on self by _set_fitted
-        probe = _FeatureNames()
-        validate_data(probe, X, reset=True, skip_check_array=True)
-        X = checked
-        y_ndim = np.ndim(Y)
-        if y_ndim == 1 and self.output_space.n_outputs == 1:
-            Y = np.reshape(Y, (-1, 1))  # one coordinate: a 1-D y has one row per sample
+        # the primal solvers' passes turn each block of outputs into floats: keep 1-byte Y
         compact = (getattr(self, "solver", None) in ("primal", "nystrom")
-                   and isinstance(self.loss, LinearLoss))  # floats per block in the passes
-        Y = validate_outputs(self.output_space, Y, compact=compact)
-        check_same_rows(X, Y)
-        if X.shape[0] < 2:
-            raise ValueError(f"{type(self).__name__} needs at least 2 training samples; got "
-                             f"{X.shape[0]} (n_samples = {X.shape[0]})")
-        if kernel not in (None, "precomputed"):  # None: trees, which need no scaling
-            check_feature_scales(X, type(self).__name__,
-                                 names=getattr(probe, "feature_names_in_", None))
-        # what the inputs say about the fitted model, applied by _set_fitted on success
-        return X, Y, _Seen(getattr(probe, "feature_names_in_", None), y_ndim, backend)
+                   and isinstance(self.loss, LinearLoss))
+        return super()._check_training_data(X, Y, kernel, compact=compact)
 
-    def _set_fitted(self, X, Y, kernel_params: dict, fit: RiskFit, seen: _Seen,
-                    **extra) -> None:
-        """Set the fitted attributes, once every check and solve has succeeded: every
-        declared one of an earlier fit is removed first, so none survives a refit."""
-        for name in self._fitted_attributes + _DERIVED:
-            if name in vars(self):
-                delattr(self, name)
-        self.X_fit_, self.Y_fit_, self.n_features_in_ = X, Y, X.shape[1]
-        self._y_ndim = seen.y_ndim
-        if seen.feature_names is not None:
-            self.feature_names_in_ = seen.feature_names
-        names = list(self.output_space.output_names)
-        self.label_names_ = np.array(names + [None], dtype=object)[:-1]  # tuples stay items
-        if "kernel_params_" in self._fitted_attributes:
-            self.kernel_params_ = kernel_params
-        self._fit = fit
-        if isinstance(Y, np.ndarray) and Y.ndim == 2:  # the baselines' statistics (not Dask)
-            from ecrm.baselines.trivial import output_statistics
-
-            self.output_mean_, self.output_mode_ = output_statistics(Y)
-        for name, value in extra.items():
-            if name not in self._fitted_attributes:
-                raise AttributeError(f"{name!r} is not a declared fitted attribute")
-            setattr(self, name, value)
-        self._derive()
+    def _check_own_state(self, plan: dict, training) -> None:
+        """A kernel fit of the plan's kernel, ``alpha`` and intercept."""
+        check_kernel_state(self, training)
+        if self.kernel_params_ != plan["kernel_params"]:
+            raise ValueError(f"kernel_params_ {self.kernel_params_} differ from the kernel "
+                             f"parameters {plan['kernel_params']}")
+        check_ridge_state(self._fit, training.m, plan["alpha"], plan["fit_intercept"])
 
     def _derive(self) -> None:
         """The public views of the fit: ``dual_coef_`` or ``coef_``, and ``intercept_``."""
@@ -355,6 +220,7 @@ class _ECRMBase(_RiskEstimator):
     """
 
     _fits_marginals = True
+    _fits_dask = True
 
     def _solver_choice(self, X, kernel, *, cv: bool) -> SolverChoice:
         return check_solver_params(self.solver, self.n_components,
@@ -362,11 +228,11 @@ class _ECRMBase(_RiskEstimator):
                                    self.memory_budget, m=X.shape[0], p=X.shape[1],
                                    kernel=kernel, cv=cv)
 
-    def _store(self, X, Y, kernel_params: dict, fit: RiskFit, alpha: float, seen: _Seen,
+    def _store(self, X, Y, kernel_params: dict, fit: RiskFit, alpha: float, seen: Seen,
                **extra) -> None:
         """Keep ``fit`` (risk regressions, then the marginals ``Y``) once it is finite."""
         fit.check_finite(kernel_params, alpha)
-        self._set_fitted(X, Y, kernel_params, fit, seen, **extra)
+        self._set_fitted(X, Y, seen, kernel_params_=kernel_params, _fit=fit, **extra)
 
     def conditional_weights(self, X) -> np.ndarray:
         r"""Risk weights :math:`w(x)`: :math:`\hat R(y|x) = \sum_i w_i(x) \ell(y, y_i)`.

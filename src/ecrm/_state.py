@@ -1,15 +1,18 @@
 """The fitted state of an estimator checked against what its ``fit`` would have produced.
 
-:func:`check_fitted_state` is what :func:`ecrm.load` runs on a model built from a file: the
-parameters through the estimator's own ``_check_params`` (the checks of ``fit``), then every
-fitted attribute's type, dtype and shape against the parameters, the output space and the
-other attributes. Each failure is a ``ValueError`` or ``TypeError`` naming the attribute,
-what was expected and what was found.
+An estimator's ``_check_fitted_state`` (:mod:`ecrm._template`) is what :func:`ecrm.load`
+runs on a model built from a file: the parameters through the estimator's own
+``_check_params`` (the checks of ``fit``), then every fitted attribute's type, dtype and
+shape against the parameters, the output space and the other attributes, with the checks
+here: the training state every estimator shares (:func:`check_training_state`), a kernel
+model's fit object, ridge and search. Each failure is a ``ValueError`` or ``TypeError``
+naming the attribute, what was expected and what was found.
 """
 
 from __future__ import annotations
 
 import numbers
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,10 +25,12 @@ from ecrm._solvers.primal import FeatureFit
 from ecrm.calibration import CALIBRATIONS
 from ecrm.losses.base import LinearLoss
 
-__all__ = ["check_fitted_state", "check_training_state"]
+__all__ = ["TrainingState", "check_kernel_state", "check_ridge_state", "check_search_state",
+           "check_training_state"]
 
 _REQUIRED = ("X_fit_", "Y_fit_", "n_features_in_", "label_names_", "kernel_params_", "_y_ndim",
-             "_fit")
+             "_fit", "dual_coef_", "support_", "primal_objective_", "dual_objective_",
+             "duality_gap_", "gap_history_", "n_iter_", "intercept_scale_")
 
 
 def _float_array(value, name: str, shape: tuple, *, finite: bool = True) -> None:
@@ -265,7 +270,7 @@ def check_ssvm_summaries(model) -> None:
                          f"duality_gap_; found {len(history)}")
 
 
-def _check_ridge(fit, m: int, alpha, fit_intercept) -> None:
+def check_ridge_state(fit, m: int, alpha, fit_intercept) -> None:
     """``fit.ridge`` is the ``m * alpha`` of fit (one rounding: a few ulps allowed), its
     intercept the estimator's, and ``s`` the sum of ``u`` as the solve computed it."""
     ridge = m * float(alpha)
@@ -351,8 +356,10 @@ def _added(model) -> tuple[list, list]:
     return settings, alphas
 
 
-def _check_search(model, m: int, d: int, settings: list, alphas: list,
-                  intercepts: list) -> None:
+def check_search_state(model, m: int, d: int, settings: list, alphas: list,
+                       intercepts: list) -> None:
+    """ECRMCV's choice, leave-one-out rows, predictions, calibration and summaries against
+    its candidate kernel ``settings``, ``alphas`` and ``intercepts``."""
     if model.extend_grid:  # checked by _check_params: a bool
         more_settings, more_alphas = _added(model)
         settings, alphas = settings + more_settings, alphas + more_alphas
@@ -387,9 +394,21 @@ def _check_search(model, m: int, d: int, settings: list, alphas: list,
                          f"of {d} labels; found {type(calibration).__name__} of {labels}")
 
 
-def check_training_state(model) -> tuple:
-    """The checks every ECRM estimator's state shares: the training rows and outputs, the
-    output names, ``_y_ndim`` and the feature names; returns ``(X, Y, p, d, n_risk)``."""
+class TrainingState(NamedTuple):
+    """The checked training state: rows ``X`` (m, p) and outputs ``Y`` (m, d), with
+    ``n_risk`` the risk targets of the loss (0 without a linear form)."""
+
+    X: Any
+    Y: Any
+    m: int
+    p: int
+    d: int
+    n_risk: int
+
+
+def check_training_state(model) -> TrainingState:
+    """The checks every estimator's state shares: the training rows and outputs, the
+    output names (where declared), ``_y_ndim`` and the feature names."""
     required = [name for name in _REQUIRED if name in model._fitted_attributes]
     missing = [name for name in required if name not in vars(model)]
     if missing:
@@ -397,7 +416,7 @@ def check_training_state(model) -> tuple:
     X, Y, space = model.X_fit_, model.Y_fit_, model.output_space
     p, d = _int(model.n_features_in_, "n_features_in_", 1, 2**62), space.n_outputs
     loss = model.loss
-    if X is None and Y is None and isinstance(model._fit, FeatureFit) \
+    if X is None and Y is None and isinstance(getattr(model, "_fit", None), FeatureFit) \
             and isinstance(loss, LinearLoss):  # stored without the training rows
         m = _int(model._fit.n_train, "_fit.n_train", 2)
         n_risk = loss.psi(np.zeros((1, d))).shape[1] + 1
@@ -421,9 +440,10 @@ def check_training_state(model) -> tuple:
             raise ValueError("Y_fit_ holds outputs that are not in the output space")
         n_risk = (np.shape(loss.psi(np.asarray(Y[:1], dtype=float)))[1] + 1
                   if isinstance(loss, LinearLoss) else 0)
-    names = model.label_names_
-    if not isinstance(names, np.ndarray) or names.shape != (d,) or \
-            list(names) != list(space.output_names):
+    names = getattr(model, "label_names_", None)
+    if "label_names_" in model._fitted_attributes and (
+            not isinstance(names, np.ndarray) or names.shape != (d,)
+            or list(names) != list(space.output_names)):
         raise ValueError(f"label_names_ must be the {d} output names of the output space; "
                          f"found {getattr(names, 'shape', type(names).__name__)}")
     if model._y_ndim not in (1, 2) or isinstance(model._y_ndim, bool) or \
@@ -443,30 +463,14 @@ def check_training_state(model) -> tuple:
         if value is not None:
             _float_array(value, name, (d,))
     check_level_columns(getattr(model, "level_columns_", None))
-    return X, Y, m, p, d, n_risk
+    return TrainingState(X, Y, m, p, d, n_risk)
 
 
-def check_fitted_state(model) -> None:
-    """Raise ``ValueError``/``TypeError`` unless ``model``'s fitted state is one its ``fit``
-    could have produced (see the module docstring)."""
-    checked = model._check_params()
-    X, _, m, p, d, n_risk = check_training_state(model)
+def check_kernel_state(model, training: TrainingState) -> None:
+    """A kernel model's ``kernel_params_`` (checked settings) and its fit object against the
+    training state."""
     params = model.kernel_params_
     if not isinstance(params, dict) or set(params) != {"kernel", "gamma", "degree", "coef0"} \
             or check_kernel_params(**params) != params:
         raise ValueError(f"kernel_params_ must be checked kernel settings; found {params!r}")
-    _check_fit(model, model._fit, X, p, n_risk, d, params)
-    if "task_kernel_" in model._fitted_attributes:
-        B, expected = model.task_kernel_, model._task_kernel(n_risk - 1)
-        if not isinstance(B, np.ndarray) or not np.array_equal(B, expected):
-            raise ValueError("task_kernel_ must be the checked task_kernel parameter")
-    if "alpha_" in model._fitted_attributes:
-        _, settings, alphas, candidates, _, _ = checked
-        _check_search(model, m, d, settings, alphas, sorted({b for _, b in candidates}))
-    elif params != checked[0]:
-        raise ValueError(f"kernel_params_ {params} differ from the kernel parameters "
-                         f"{checked[0]}")
-    if "alpha_" in model._fitted_attributes:  # the search's choice (checked above)
-        _check_ridge(model._fit, m, model.alpha_, model.fit_intercept_)
-    else:
-        _check_ridge(model._fit, m, checked[1], checked[2])
+    _check_fit(model, model._fit, training.X, training.p, training.n_risk, training.d, params)

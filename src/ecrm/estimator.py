@@ -41,6 +41,7 @@ from ecrm._solvers.budget import (
 from ecrm._solvers.centers import check_center_selection
 from ecrm._solvers.prepare import prepare, prepare_search
 from ecrm._solvers.rows import RiskTargets
+from ecrm._state import check_kernel_state, check_ridge_state, check_search_state
 from ecrm._validation import check_bool
 from ecrm.calibration import choose_calibration
 
@@ -161,15 +162,15 @@ default="uniform"
         self.memory_budget = memory_budget
         self.random_state = random_state
 
-    def _check_params(self) -> tuple[dict, float, bool]:
+    def _check_params(self) -> dict:
         """Every parameter, checked before any work (fit and the model-file loader)."""
-        params = self._check_kernel_params()
-        alpha = check_parameter("alpha", self.alpha)
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        plan = {"kernel_params": self._check_kernel_params(),
+                "alpha": check_parameter("alpha", self.alpha),
+                "fit_intercept": check_bool(self.fit_intercept, "fit_intercept")}
         self._check_components()
         check_solver_names(self.solver)
         check_center_selection(self.center_selection)
-        return params, alpha, fit_intercept
+        return plan
 
     def fit(self, X, Y):
         """Fit the risk regressions.
@@ -188,7 +189,8 @@ default="uniform"
         -------
         self : ECRM
         """
-        params, alpha, fit_intercept = self._check_params()
+        plan = self._check_params()
+        params, alpha = plan["kernel_params"], plan["alpha"]
         X, Y, seen = self._check_training_data(X, Y, params["kernel"])
         m = X.shape[0]
         check_ridge(alpha, m)
@@ -197,7 +199,7 @@ default="uniform"
                         alpha=alpha, random_state=check_random_state(self.random_state),
                         backend=seen.backend)
         ridge = check_ridge(alpha, m, basis.diagonal_max)
-        self._store(X, Y, params, basis.fit(ridge, fit_intercept), alpha, seen)
+        self._store(X, Y, params, basis.fit(ridge, plan["fit_intercept"]), alpha, seen)
         return self
 
 
@@ -402,17 +404,25 @@ class ECRMCV(_ECRMBase):
             settings.append(params)
         return settings
 
-    def _check_params(self) -> tuple:
-        """Every parameter, checked before any work (fit and the model-file loader)."""
+    def _check_params(self) -> dict:
+        """Every parameter, checked before any work (fit and the model-file loader): the
+        kernel settings, alphas and intercepts of the candidates, the search's settings and
+        the scoring metric (``None``: the task loss)."""
         own = self._check_kernel_params()
-        settings, alphas = self._kernel_settings(own), self._alphas()
-        candidates = [(a, b) for b in self._intercepts() for a in alphas]
-        search_params = self._check_search()
-        metric = check_scoring(self.scoring)
+        plan = {"kernel_params": own, "settings": self._kernel_settings(own),
+                "alphas": self._alphas(), "intercepts": self._intercepts(),
+                "search": self._check_search(), "metric": check_scoring(self.scoring)}
         self._check_components(linear=True)
         check_solver_names(self.solver)
         check_center_selection(self.center_selection)
-        return own, settings, alphas, candidates, search_params, metric
+        return plan
+
+    def _check_own_state(self, plan: dict, training) -> None:
+        """The search's choice among the plan's candidates, and its fit."""
+        check_kernel_state(self, training)
+        check_search_state(self, training.m, training.d, plan["settings"], plan["alphas"],
+                           sorted(set(plan["intercepts"])))
+        check_ridge_state(self._fit, training.m, self.alpha_, self.fit_intercept_)
 
     def _check_search(self) -> dict:
         """Every parameter of the search, checked before any work."""
@@ -448,7 +458,10 @@ class ECRMCV(_ECRMBase):
     def _fit_search(self, X, Y):
         """:meth:`fit`, returning the selected candidate's search (its leave-one-out basis
         answers further questions, e.g. :func:`ecrm.mixture.kernel_loo_outputs`)."""
-        own, settings, alphas, candidates, search_params, metric = self._check_params()
+        plan = self._check_params()
+        own, settings, alphas = plan["kernel_params"], plan["settings"], plan["alphas"]
+        search_params, metric = plan["search"], plan["metric"]
+        candidates = [(a, b) for b in plan["intercepts"] for a in alphas]
         decompose = check_memory(self.memory).cache(gram_eigendecomposition)
         rng = check_random_state(self.random_state)
         X, Y, seen = self._check_training_data(X, Y, own["kernel"])

@@ -146,6 +146,7 @@ class ForestECRM(_ECRMBase):
         self.random_state = random_state
 
     _input_kernel = None  # the trees read the features as they are
+    _fits_dask = False
 
     def _check_params(self) -> dict:
         """Every parameter, checked before any work (fit and the model-file loader)."""
@@ -173,8 +174,6 @@ class ForestECRM(_ECRMBase):
         """
         params = self._check_params()
         X, Y, seen = self._check_training_data(X, Y, None)
-        if seen.backend.lazy:
-            raise TypeError("ForestECRM fits in-memory arrays; compute the Dask arrays first")
         targets = RiskTargets(self.loss)(Y)
         linear = isinstance(self.loss, LinearLoss)
         n_risk = targets.shape[1] - Y.shape[1] if linear else 0
@@ -192,7 +191,7 @@ class ForestECRM(_ECRMBase):
         predictions = _oob_predictions(fit, self.loss, self.output_space, Y)
         seen_rows = ~np.isnan(predictions).any(axis=1)
         loss = self.loss(predictions[seen_rows], Y[seen_rows]) if seen_rows.any() else [np.nan]
-        self._set_fitted(X, Y, None, fit, seen, oob_loss_=float(np.mean(loss)),
+        self._set_fitted(X, Y, seen, _fit=fit, oob_loss_=float(np.mean(loss)),
                          oob_predictions_=predictions)
         return self
 
@@ -218,13 +217,9 @@ class ForestECRM(_ECRMBase):
         assert isinstance(fit, ForestFit)  # set only by fit or the checked loader
         return fit
 
-    def _check_fitted_state(self) -> None:
-        """``ValueError``/``TypeError`` unless the fitted state is one :meth:`fit` could
-        have produced (the model-file check)."""
-        from ecrm._state import check_training_state
-
-        self._check_params()
-        X, Y, m, p, d, n_risk = check_training_state(self)
+    def _check_own_state(self, plan: dict, training) -> None:
+        """The forest (trees, bootstrap counts, leaves) and its out-of-bag summaries."""
+        X, Y, m, p, d, n_risk = training
         fit = self._fit
         if not isinstance(fit, ForestFit) or not isinstance(fit.trees, Trees):
             raise TypeError(f"_fit must be a forest fit; found {type(fit).__name__}")
@@ -236,7 +231,7 @@ class ForestECRM(_ECRMBase):
                 and bag.shape == (m, fit.trees.n_trees)):
             raise ValueError(f"_fit.bag must be a uint16 array of shape "
                              f"{(m, fit.trees.n_trees)} (points x trees)")
-        draws = n_draws(m, self._check_params()["max_samples"])
+        draws = n_draws(m, plan["max_samples"])
         if (bag.sum(axis=0, dtype=np.int64) != draws).any():
             raise ValueError(f"every tree's bootstrap sample must draw {draws} points")
         fit.X_train, fit.coef = X, RiskTargets(self.loss)(Y)
@@ -263,7 +258,7 @@ def _oob_predictions(fit: ForestFit, loss, space, Y) -> np.ndarray:
     def predict(W, seen):
         P = np.full((W.shape[0], d), np.nan)
         if seen.any():
-            W = W[seen]
+            W = W if seen.all() else W[seen]
             P[seen] = (loss.argmin(W @ fit.risk_coef[:, :-1], space)
                        if isinstance(loss, LinearLoss)
                        else loss.minimize_risk(W.toarray(), Y, space))
@@ -364,18 +359,14 @@ class ForestECRMCV(ForestECRM):
         setting, model, score = best
         state = {name: vars(model)[name] for name in ForestECRM._fitted_attributes
                  if name in vars(model)}
-        for name in self._fitted_attributes:
-            if name in vars(self):
-                delattr(self, name)
-        for name, value in state.items():
-            setattr(self, name, value)
-        self.best_params_, self.best_score_ = dict(setting), float(score)
-        self.cv_results_ = {"params": grid, "oob_loss": losses, "score": scores}
-        self._derive()
+        self._clear_fitted()
+        self._set_state({**state, "best_params_": dict(setting), "best_score_": float(score),
+                         "cv_results_": {"params": grid, "oob_loss": losses,
+                                         "score": scores}})
         return self
 
-    def _check_fitted_state(self) -> None:
-        super()._check_fitted_state()
+    def _check_own_state(self, plan: dict, training) -> None:
+        super()._check_own_state(plan, training)
         grid, results = self._grid(), self.cv_results_
         if not (isinstance(results, dict) and set(results) == {"params", "oob_loss", "score"}
                 and results["params"] == grid

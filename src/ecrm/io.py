@@ -20,8 +20,9 @@ The fitted state is the estimator's declared fitted attributes (``_fitted_attrib
 only, the solver's fit object among them; the views of the fit (``dual_coef_``, ``coef_``,
 ``intercept_``) are derived again on load. Loading refuses any other name, and checks the
 parameters with the estimator's own checks (those of ``fit``) and every fitted attribute's
-type, dtype and shape against them (:func:`ecrm._state.check_fitted_state`): values, ranges,
-finiteness and the equalities of ``fit`` too (``ridge = m * alpha``, ``s = sum(u)``, monotone
+type, dtype and shape against them (each estimator's ``_check_fitted_state``,
+:mod:`ecrm._template`): values, ranges, finiteness and the equalities of ``fit`` too
+(``ridge = m * alpha``, ``s = sum(u)``, monotone
 calibration maps, canonical sparse rows), the arguments a constructor would cast before it
 runs; a violation is one :class:`ModelFileError` naming the field. An array member may inflate
 only to the size its metadata declares (shape and dtype). Arrays keep
@@ -73,7 +74,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ecrm import _archive, _steps
 from ecrm._archive import ModelFileError
-from ecrm._registry import _ESTIMATORS, REGISTRY
+from ecrm._registry import _ESTIMATOR_MODULES, REGISTRY
 from ecrm._ridge import Factor
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ModelFileError", "REGISTRY", "describe", "load",
@@ -190,14 +191,14 @@ def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
 
     name = type(model).__name__
     if name not in REGISTRY or type(model) is not REGISTRY[name].cls or \
-            REGISTRY[name].state is None or name not in _ESTIMATORS + ("Pipeline",):
+            REGISTRY[name].state is None or name not in (*_ESTIMATOR_MODULES, "Pipeline"):
         if hasattr(model, "best_estimator_"):  # a fitted search: its refitted best is the model
             raise ModelFileError(f"cannot save a {name}: save its best_estimator_, the model "
                                  f"it refitted on all the data (ecrm.save(search."
                                  f"best_estimator_, path))")
         raise ModelFileError(f"cannot save a {type(model).__module__}.{name}: a model file holds "
-                             f"an {', '.join(_ESTIMATORS)}, or a Pipeline of preprocessing "
-                             f"steps ({', '.join(_steps.STEPS)}) before one")
+                             f"an {', '.join(_ESTIMATOR_MODULES)}, or a Pipeline of "
+                             f"preprocessing steps ({', '.join(_steps.STEPS)}) before one")
     check_is_fitted(model)
     writer = _Writer()
     entry = writer.instance(model, "the model")
@@ -511,7 +512,7 @@ def load(path: str | os.PathLike):
                 f"{meta.get('ecrm_version')}), whose fitted state this ecrm no longer reads "
                 f"(the solvers now keep one fit object): refit the model and save it again")
         name = meta["estimator"]
-        if name not in _ESTIMATORS + ("Pipeline",):
+        if name not in (*_ESTIMATOR_MODULES, "Pipeline"):
             raise reader.fail(f"unknown estimator class {name!r}")
         try:
             return reader.instance(name, meta["params"], meta["fitted"])

@@ -175,13 +175,20 @@ class JointKernelECRM(_RiskEstimator):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
 
-    def _check_params(self) -> tuple[dict, float, bool]:
+    def _check_params(self) -> dict:
         """Every parameter, checked before any work (fit and the model-file loader)."""
-        params = self._check_kernel_params()
-        alpha = check_parameter("alpha", self.alpha)
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        plan = {"kernel_params": self._check_kernel_params(),
+                "alpha": check_parameter("alpha", self.alpha),
+                "fit_intercept": check_bool(self.fit_intercept, "fit_intercept")}
         self._check_components(linear=True)
-        return params, alpha, fit_intercept
+        return plan
+
+    def _check_own_state(self, plan: dict, training) -> None:
+        """The kernel fit, and ``task_kernel_`` the checked ``task_kernel``."""
+        super()._check_own_state(plan, training)
+        B, expected = self.task_kernel_, self._task_kernel(training.n_risk - 1)
+        if not isinstance(B, np.ndarray) or not np.array_equal(B, expected):
+            raise ValueError("task_kernel_ must be the checked task_kernel parameter")
 
     def _task_kernel(self, n_tasks: int) -> np.ndarray:
         """The checked task kernel :math:`B` (e x e; the identity for ``None``)."""
@@ -203,7 +210,8 @@ class JointKernelECRM(_RiskEstimator):
         -------
         self : JointKernelECRM
         """
-        params, alpha, fit_intercept = self._check_params()
+        plan = self._check_params()
+        params, alpha, fit_intercept = plan["kernel_params"], plan["alpha"], plan["fit_intercept"]
         X, Y, seen = self._check_training_data(X, Y, params["kernel"])
         T = np.asarray(self.loss.psi(Y), dtype=float)
         e = T.shape[1]
@@ -224,5 +232,5 @@ class JointKernelECRM(_RiskEstimator):
         fitted = KernelFit(params, coef, intercept, coef.shape[1], ridge, fit_intercept,
                            X_train=X)
         fitted.check_finite(params, alpha)
-        self._set_fitted(X, Y, params, fitted, seen, task_kernel_=B)
+        self._set_fitted(X, Y, seen, kernel_params_=params, _fit=fitted, task_kernel_=B)
         return self

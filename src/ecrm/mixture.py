@@ -29,7 +29,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ecrm._model_selection import SCORERS, LooCosts, ScoreMetric, check_scoring
-from ecrm._risk import _StructuredEstimator
+from ecrm._template import StructuredEstimator
 from ecrm.estimator import ECRMCV
 from ecrm.forest import ForestECRMCV
 
@@ -165,7 +165,7 @@ def choose_mixture(kernel, forest, Y, grid, *, loss=None, output_space=None,
     return MixingChoice(float(grid[best]), grid, np.array(scores), np.array(losses), rows)
 
 
-class MixedRiskECRM(_StructuredEstimator):
+class MixedRiskECRM(StructuredEstimator):
     r"""ECRM on the honest mixture of a kernel's and a forest's conditional-risk estimates.
 
     Fits :class:`ecrm.ECRMCV` and :class:`ecrm.ForestECRMCV` on the same data, then chooses
@@ -237,7 +237,8 @@ class MixedRiskECRM(_StructuredEstimator):
                           "cv_results_", "n_features_in_", "feature_names_in_",
                           "feature_columns_", "level_columns_")
 
-    def _check_params(self) -> tuple[np.ndarray, object, dict, dict]:
+    def _check_params(self) -> dict:
+        """Every parameter, checked before any work (fit and the model-file loader)."""
         self._check_components(linear=True)
         grid, metric = check_mixing_grid(self.mixing_grid), check_scoring(self.scoring)
         options = []
@@ -254,7 +255,8 @@ class MixedRiskECRM(_StructuredEstimator):
         if options[0].get("calibration") is not None:
             raise ValueError("kernel_options must not set a calibration: the kernel's scores "
                              "are mixed as the leave-one-out search judged them")
-        return grid, metric, options[0], options[1]
+        return {"grid": grid, "metric": metric, "kernel_options": options[0],
+                "forest_options": options[1]}
 
     def _members(self, kernel: dict, forest: dict, rng) -> tuple[ECRMCV, ForestECRMCV]:
         seeds = rng.randint(np.iinfo(np.int32).max, size=2)
@@ -276,8 +278,9 @@ class MixedRiskECRM(_StructuredEstimator):
         -------
         self : MixedRiskECRM
         """
-        grid, metric, kernel_opts, forest_opts = self._check_params()
-        kernel, forest = self._members(kernel_opts, forest_opts,
+        plan = self._check_params()
+        grid, metric = plan["grid"], plan["metric"]
+        kernel, forest = self._members(plan["kernel_options"], plan["forest_options"],
                                        check_random_state(self.random_state))
         on_scores = metric is not None
         loo = kernel_loo_outputs(kernel, X, Y, scores=on_scores)
@@ -285,16 +288,15 @@ class MixedRiskECRM(_StructuredEstimator):
         oob = forest.oob_scores() if on_scores else forest.oob_costs()
         choice = choose_mixture(loo, oob, kernel.Y_fit_, grid, loss=self.loss,
                                 output_space=self.output_space, metric=metric)
-        for name in self._fitted_attributes:
-            if name in vars(self):
-                delattr(self, name)
-        self.kernel_estimator_, self.forest_estimator_ = kernel, forest
-        self.mixture_, self.best_score_ = choice.mixture, float(np.max(choice.scores))
-        self.cv_results_ = {"mixture": choice.grid.tolist(), "score": choice.scores.tolist(),
-                            "mean_loss": choice.mean_losses.tolist()}
-        self.n_features_in_ = kernel.n_features_in_
-        if hasattr(kernel, "feature_names_in_"):
-            self.feature_names_in_ = kernel.feature_names_in_
+        self._clear_fitted()
+        names = getattr(kernel, "feature_names_in_", None)
+        self._set_state({
+            "kernel_estimator_": kernel, "forest_estimator_": forest,
+            "mixture_": choice.mixture, "best_score_": float(np.max(choice.scores)),
+            "cv_results_": {"mixture": choice.grid.tolist(), "score": choice.scores.tolist(),
+                            "mean_loss": choice.mean_losses.tolist()},
+            "n_features_in_": kernel.n_features_in_,
+            **({} if names is None else {"feature_names_in_": names})})
         return self
 
     # -- what the forest member knows of the training data (it always keeps its rows; a
@@ -367,15 +369,12 @@ class MixedRiskECRM(_StructuredEstimator):
         return (share * self.kernel_estimator_.conditional_risk(X, Y)
                 + (1.0 - share) * self.forest_estimator_.conditional_risk(X, Y))
 
-    def _derive(self) -> None:
-        """Nothing is derived from the fitted state (the model-file loader's hook)."""
-
-    def _check_fitted_state(self) -> None:
-        """``ValueError``/``TypeError`` unless the fitted state is one :meth:`fit` could
-        have produced (the model-file check; the members checked their own)."""
+    def _check_own_state(self, plan: dict, training) -> None:
+        """The members against the mixture's parameters and each other, and the choice
+        (the members checked their own state)."""
         from ecrm._state import check_level_columns
 
-        grid, metric, _, _ = self._check_params()
+        grid = plan["grid"]
         check_level_columns(getattr(self, "level_columns_", None))
         kernel, forest = self.kernel_estimator_, self.forest_estimator_
         if type(kernel) is not ECRMCV or type(forest) is not ForestECRMCV:

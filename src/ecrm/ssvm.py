@@ -50,22 +50,18 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ecrm._kernels import check_kernel_input, check_kernel_params, kernel_matrix
 from ecrm._parameters import check_parameter
-from ecrm._risk import _StructuredEstimator
 from ecrm._state import (
-    _check_rows,
     check_ssvm_summaries,
-    check_unique_names,
     kernel_diagonal_mean,
 )
-from ecrm._validation import check_bool, check_same_rows
-from ecrm.labels import as_label_matrix
+from ecrm._template import StructuredEstimator
+from ecrm._validation import check_bool
 from ecrm.losses.base import LinearLoss
 from ecrm.spaces.base import OutputSpace
 
@@ -165,7 +161,7 @@ class _Block:
         self.weights = self.weights[mask]
 
 
-class StructuredSVM(_StructuredEstimator):
+class StructuredSVM(StructuredEstimator):
     r"""Kernel structured SVM (margin rescaling) trained by block-coordinate Frank-Wolfe.
 
     See the module docstring for the objective and the solver. The loss must have a linear
@@ -270,7 +266,8 @@ class StructuredSVM(_StructuredEstimator):
         check_bool(self.fit_intercept, "fit_intercept")
         check_bool(self.warm_start, "warm_start")
         check_bool(self.cached_oracle, "cached_oracle")
-        return check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
+        return {"kernel_params": check_kernel_params(self.kernel, self.gamma, self.degree,
+                                                     self.coef0)}
 
     def _gram(self, X, Z, params, bias: float) -> np.ndarray:
         return kernel_matrix(X, Z, **params, copy=True) + bias
@@ -301,23 +298,9 @@ class StructuredSVM(_StructuredEstimator):
             When ``max_iter`` passes end with the duality gap above ``tol`` times the
             objective.
         """
-        params = self._check_params()
-        if Y is None:
-            raise ValueError("StructuredSVM requires y to be passed, but the target y is None")
-        checked = check_kernel_input(X, params["kernel"])
-        probe = BaseEstimator()  # scikit-learn's reading of the feature names, set on success
-        validate_data(probe, X, reset=True, skip_check_array=True)  # of X, not the array
-        X = checked
-        Y = as_label_matrix(self.output_space, Y)  # names, paths or levels -> 0/1
-        y_ndim = np.ndim(Y)
-        if y_ndim == 1 and self.output_space.n_outputs == 1:
-            Y = np.reshape(Y, (-1, 1))
-        Y = self.output_space.validate(Y)
-        check_same_rows(X, Y)
+        params = self._check_params()["kernel_params"]
+        X, Y, seen = self._check_training_data(X, Y, params["kernel"])
         n = X.shape[0]
-        if n < 2:
-            raise ValueError(f"StructuredSVM needs at least 2 training samples; got {n} "
-                             f"(n_samples = {n})")
         K = kernel_matrix(X, X, **params, copy=True)
         bias = float(np.mean(np.diag(K))) if self.fit_intercept else 0.0
         if not (np.isfinite(bias) and bias >= 0):
@@ -362,19 +345,12 @@ class StructuredSVM(_StructuredEstimator):
                 f"objective {scale * abs(primal):.4g} = "
                 f"{float(self.tol) * scale * abs(primal):.4g}; increase max_iter (or tol)",
                 ConvergenceWarning, stacklevel=2)
-        self.dual_coef_, self._blocks = B, blocks
-        self.support_ = support
-        self.primal_objective_, self.dual_objective_ = scale * primal, scale * dual
-        self.duality_gap_ = scale * (primal - dual)
-        self.gap_history_ = scale * np.array(history)
-        self.n_iter_ = it + 1
-        self.X_fit_, self.Y_fit_, self.kernel_params_ = X, Y, params
-        self.intercept_scale_ = bias
-        self.n_features_in_, self._y_ndim = X.shape[1], y_ndim
-        if hasattr(probe, "feature_names_in_"):
-            self.feature_names_in_ = probe.feature_names_in_
-        elif hasattr(self, "feature_names_in_"):  # refitted on inputs without names
-            del self.feature_names_in_
+        self._blocks = blocks  # the active sets a warm start resumes from (not saved)
+        self._set_fitted(X, Y, seen, kernel_params_=params, dual_coef_=B, support_=support,
+                         primal_objective_=scale * primal, dual_objective_=scale * dual,
+                         duality_gap_=scale * (primal - dual),
+                         gap_history_=scale * np.array(history), n_iter_=it + 1,
+                         intercept_scale_=bias)
         return self
 
     def _start(self, E, own_loss) -> list[_Block]:
@@ -497,37 +473,13 @@ class StructuredSVM(_StructuredEstimator):
             self._add_to_caches(np.arange(n), F, E_star, blocks, Psi, const, cache)
         return primal, -0.5 * lam * norm2 + float(ell.sum())
 
-    def _derive(self) -> None:
-        """Nothing is derived from the saved state (the hook :func:`ecrm.load` calls)."""
-
-    def _check_fitted_state(self) -> None:
-        """Raise ``ValueError``/``TypeError`` unless the fitted attributes are ones this
-        model's ``fit`` could have produced (:func:`ecrm.load` runs it on a file's state)."""
-        params = self._check_params()
-        missing = [a for a in self._fitted_attributes if a != "feature_names_in_"
-                   and a not in vars(self)]
-        if missing:
-            raise ValueError(f"missing the fitted attributes {missing}")
-        X, Y = self.X_fit_, self.Y_fit_
-        if getattr(X, "ndim", 0) != 2 or getattr(X, "dtype", None) != np.float64:
-            raise TypeError("X_fit_ must be a 2-D float64 array or sparse matrix")
-        _check_rows(X)  # finite: a NaN here would fail at predict, blaming the caller's data
-        n = X.shape[0]
-        names = getattr(self, "feature_names_in_", None)
-        if names is not None and not (isinstance(names, np.ndarray) and names.shape == (
-                X.shape[1],) and all(isinstance(v, str) for v in names.tolist())):
-            raise ValueError(f"feature_names_in_ must hold {X.shape[1]} column names")
-        check_unique_names(names, "feature_names_in_")
+    def _check_own_state(self, plan: dict, training) -> None:
+        """The dual variables, support, objectives and intercept scale as fit leaves them."""
+        X, Y, n = training.X, training.Y, training.m
+        params = plan["kernel_params"]
         check_ssvm_summaries(self)
-        if not isinstance(Y, np.ndarray) or Y.shape != (n, self.output_space.n_outputs) or \
-                not np.array_equal(self.output_space.validate(Y), Y):
-            raise ValueError(f"Y_fit_ must hold {n} outputs of the output space")
-        if Y.dtype != np.float64 or isinstance(self._y_ndim, (bool, np.bool_)):
-            raise TypeError("Y_fit_ must be float64 and _y_ndim an integer, as fit sets them")
-        if self.kernel_params_ != params or self.n_features_in_ != X.shape[1] or \
-                self._y_ndim not in (1, 2):
-            raise ValueError("kernel_params_, n_features_in_ or _y_ndim do not match the "
-                             "parameters and X_fit_")
+        if self.kernel_params_ != params:
+            raise ValueError("kernel_params_ do not match the parameters")
         e = self.loss.phi(np.asarray(Y[:1], dtype=float)).shape[1]
         B = self.dual_coef_
         if not isinstance(B, np.ndarray) or B.dtype != np.float64 or B.shape != (n, e) or \

@@ -269,8 +269,10 @@ class ForestFit(RiskFit):
         (``width``: floats a row of ``fn`` holds), stacked: the m x m weights are never
         held at once."""
         m = self.bag.shape[0]
+        # a weight entry takes 3 floats' room at the peak: its value and index, and the
+        # same again while the product that builds it (or a caller's row selection) is alive
         return np.concatenate([fn(*self.oob_weights(blk))
-                               for blk in row_blocks(m, self.n_columns + width)])
+                               for blk in row_blocks(m, 3 * self.n_columns + width)])
 
     def check_leaves(self) -> None:
         """``ValueError`` unless every leaf holds some drawn training point (else a row
