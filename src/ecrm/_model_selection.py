@@ -33,11 +33,9 @@ from ecrm.losses.base import LinearLoss
 from ecrm.metrics import macro_auprc, micro_auprc
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["ALPHA_STEP", "SCORERS", "WIDTH_KERNELS", "CallableCriterion", "Candidate",
-           "GridEdgeWarning", "LeaveOneOutSearch", "LooCosts", "ScoreMetric", "TaskLoss",
-           "alpha_grid", "alpha_limits", "candidates_table", "check_scoring", "grid_edges",
-           "gram_eigendecomposition", "intercept_options", "kernel_settings",
-           "leave_one_out_search"]
+__all__ = ["SCORERS", "GridEdgeWarning", "LeaveOneOutSearch", "LooCosts", "ScoreMetric", "TaskLoss",
+           "alpha_grid", "check_scoring", "grid_edges", "gram_eigendecomposition",
+           "intercept_options", "kernel_settings", "leave_one_out_search"]
 
 
 #: Ranking metrics of label scores, by name: ``f(Y_true, scores) -> float``, greater is better

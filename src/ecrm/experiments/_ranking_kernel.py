@@ -15,8 +15,8 @@ import numpy as np
 
 from ecrm.experiments._ranking_knn import _discordant, _rank_labels
 
-__all__ = ["ALPHAS", "ECRM_LOSSES", "KENDALL_LOO_BUDGET", "KENDALL_LOO_MIN_ROWS",
-           "KERNEL_SUBSAMPLE", "LARGE_LOO_ROWS", "kendall_loo_rows", "large_loo_rows"]
+__all__ = ["ALPHAS", "ECRM_LOSSES", "KENDALL_LOO_BUDGET", "KENDALL_LOO_MIN_ROWS", "LARGE_LOO_ROWS",
+           "kendall_loo_rows", "large_loo_rows"]
 
 ALPHAS = np.logspace(-6, 2, 17)
 KERNEL_SUBSAMPLE = 600
