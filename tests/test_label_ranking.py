@@ -166,35 +166,38 @@ def _toy_ranking(m, k=4, p=3, seed=0):
 def test_krr_chooses_kernel_and_alpha_by_leave_one_out_refits(monkeypatch):
     from sklearn.kernel_ridge import KernelRidge
 
+    from ecrm.experiments import _ranking_kernel as kernel_rankers
     from ecrm.experiments import ranking
     from ecrm.experiments.cache import InMemoryCache
 
-    monkeypatch.setattr(ranking, "ALPHAS", np.logspace(-4, 2, 7))
+    monkeypatch.setattr(kernel_rankers, "ALPHAS", np.logspace(-4, 2, 7))
     X, R = _toy_ranking(30)
     Xtr, Rtr, Xte = X[:24], R[:24], X[24:]
     m = len(Xtr)
     P, chosen = ranking._krr(Xtr, Rtr, Xte, [0.5], InMemoryCache(), 0)
     # The same criterion by m refits per candidate, each without its point (ridge m * alpha).
     best = None
-    for params in ranking._kernel_settings([0.5]):
-        for alpha in ranking.ALPHAS[::-1]:
+    for params in [{"kernel": "linear", "gamma": None, "degree": 3, "coef0": 1},
+                   {"kernel": "rbf", "gamma": 0.5, "degree": 3, "coef0": 1}]:
+        for alpha in kernel_rankers.ALPHAS[::-1]:
             model = KernelRidge(alpha=m * alpha, kernel=params["kernel"], gamma=params["gamma"])
             loo = np.array([model.fit(np.delete(Xtr, i, 0), np.delete(Rtr, i, 0).astype(float))
                             .predict(Xtr[i:i + 1])[0] for i in range(m)])
-            tau = ranking._tau(ranking._rank_labels(loo), Rtr).mean()
+            tau = ranking._tau(kernel_rankers._rank_labels(loo), Rtr).mean()
             if best is None or tau > best[0] + 1e-12:
                 best = (tau, params, alpha)
     assert chosen == {**best[1], "alpha": best[2]}
     model = KernelRidge(alpha=m * best[2], kernel=best[1]["kernel"], gamma=best[1]["gamma"])
-    np.testing.assert_array_equal(P, ranking._rank_labels(model.fit(Xtr, Rtr.astype(float))
+    np.testing.assert_array_equal(P, kernel_rankers._rank_labels(model.fit(Xtr, Rtr.astype(float))
                                                           .predict(Xte)))
 
 
 def test_krr_reuses_the_eigendecompositions_of_ecrm(monkeypatch):
+    from ecrm.experiments import _ranking_kernel as kernel_rankers
     from ecrm.experiments import ranking
     from ecrm.experiments.cache import InMemoryCache
 
-    monkeypatch.setattr(ranking, "KERNEL_SUBSAMPLE", 30)  # both stages on a small fold
+    monkeypatch.setattr(kernel_rankers, "KERNEL_SUBSAMPLE", 30)  # both stages on a small fold
     X, R = _toy_ranking(60)
     memory = InMemoryCache()
     ranking._ecrm(X[:50], R[:50], X[50:], [0.5, 2.0], memory, 7)
@@ -241,7 +244,7 @@ def test_grid_edges_of_the_protocol_grid_are_counted_not_shown(tmp_path, monkeyp
 def test_ecrm_selected_takes_the_smallest_leave_one_out_kendall_distance():
     from types import SimpleNamespace
 
-    from ecrm.experiments import ranking
+    from ecrm.experiments import _ranking_kernel as ranking
     from ecrm.spaces.permutations import PermutationSpace
 
     space = PermutationSpace(3)
@@ -400,12 +403,13 @@ def test_large_folds_go_low_rank_and_rank_like_the_exact_models(monkeypatch):
     the three ECRM models on the same kernel, centres and leave-one-out points."""
     import warnings
 
+    from ecrm.experiments import _ranking_kernel as kernel_rankers
     from ecrm.experiments import ranking
 
     monkeypatch.setattr(ranking, "DUAL_MAX_TRAIN", 50)
-    monkeypatch.setattr(ranking, "KERNEL_SUBSAMPLE", 40)
-    monkeypatch.setattr(ranking, "LARGE_LOO_ROWS", 60)
-    monkeypatch.setattr(ranking, "ALPHAS", np.logspace(-4, 1, 6))
+    monkeypatch.setattr(kernel_rankers, "KERNEL_SUBSAMPLE", 40)
+    monkeypatch.setattr(kernel_rankers, "LARGE_LOO_ROWS", 60)
+    monkeypatch.setattr(kernel_rankers, "ALPHAS", np.logspace(-4, 1, 6))
     X, R = _toy_ranking(110, seed=3)
     train, test = np.arange(90), np.arange(90, 110)
     with warnings.catch_warnings():

@@ -15,9 +15,7 @@ from sklearn.utils.validation import check_array
 
 from ecrm._parameters import check_parameter
 
-__all__ = ["KERNEL_PARAMS", "MAX_PRODUCT_ENTRIES", "check_kernel", "check_kernel_input",
-           "check_kernel_params", "large_product_rows",
-           "kernel_matrix"]
+__all__ = ["check_kernel_input", "check_kernel_params", "large_product_rows", "kernel_matrix"]
 
 #: The hyper-parameters each kernel uses, by the names of
 #: ``ecrm._parameters.CONSTRAINTS["kernel"]``.

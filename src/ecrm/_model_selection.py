@@ -21,7 +21,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from sklearn.metrics import label_ranking_average_precision_score
+from sklearn.model_selection import ParameterGrid
 
+from ecrm._kernels import check_kernel_params
 from ecrm._parameters import check_parameter, vocabulary
 from ecrm._ridge import check_ridge
 from ecrm._solvers.base import Criterion, LooBasis, Outcome, Trial
@@ -31,10 +33,9 @@ from ecrm.losses.base import LinearLoss
 from ecrm.metrics import macro_auprc, micro_auprc
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["ALPHA_STEP", "SCORERS", "WIDTH_KERNELS", "CallableCriterion", "Candidate",
-           "GridEdgeWarning", "LeaveOneOutSearch", "LooCosts", "ScoreMetric", "TaskLoss",
-           "alpha_limits", "candidates_table", "check_scoring", "grid_edges",
-           "gram_eigendecomposition", "leave_one_out_search"]
+__all__ = ["SCORERS", "GridEdgeWarning", "LeaveOneOutSearch", "LooCosts", "ScoreMetric", "TaskLoss",
+           "alpha_grid", "check_scoring", "grid_edges", "gram_eigendecomposition",
+           "intercept_options", "kernel_settings", "leave_one_out_search"]
 
 
 #: Ranking metrics of label scores, by name: ``f(Y_true, scores) -> float``, greater is better
@@ -67,6 +68,61 @@ def check_scoring(scoring) -> Callable | None:
     if scoring is None or (isinstance(scoring, str) and scoring == "loss"):
         return None
     return SCORERS[scoring] if isinstance(scoring, str) else scoring
+
+
+# -- the grid ---------------------------------------------------------------------------------
+def alpha_grid(alphas) -> list[float]:
+    """The checked candidate alphas (``None``: ``np.logspace(-6, 2, 17)``).
+
+    >>> alpha_grid([1e-3, 0.1])
+    [0.001, 0.1]
+    """
+    alphas = np.logspace(-6, 2, 17) if alphas is None else np.atleast_1d(alphas)
+    if alphas.size == 0:
+        raise ValueError("alphas must not be empty")
+    return [check_parameter("alpha", a, f"alphas[{i}]") for i, a in enumerate(alphas.tolist())]
+
+
+def intercept_options(fit_intercept) -> list[bool]:
+    """The intercept settings ``fit_intercept`` asks to try: both for ``"auto"``.
+
+    >>> intercept_options("auto"), intercept_options(False)
+    ([True, False], [False])
+    """
+    if isinstance(fit_intercept, str) and fit_intercept == "auto":
+        return [True, False]
+    if isinstance(fit_intercept, (bool, np.bool_)):
+        return [bool(fit_intercept)]
+    raise ValueError(f"fit_intercept must be True, False or 'auto'; got {fit_intercept!r}")
+
+
+def kernel_settings(own: dict, kernel_grid) -> list[dict]:
+    """The checked kernel settings of a search: ``own`` (the checked kernel parameters)
+    overridden by each setting of ``kernel_grid`` in
+    :class:`~sklearn.model_selection.ParameterGrid` order, or ``[own]`` without a grid.
+
+    Every search expands a grid here, so the same grid gives the same settings, hence the
+    same keys of a cached eigendecomposition (``memory``), whoever searches.
+
+    >>> own = check_kernel_params("rbf")
+    >>> [s["kernel"] for s in kernel_settings(own, {"kernel": ["linear", "rbf"]})]
+    ['linear', 'rbf']
+    """
+    if kernel_grid is None:
+        return [own]
+    if own["kernel"] == "precomputed":
+        raise ValueError("kernel_grid cannot be combined with kernel='precomputed'")
+    settings = []
+    for override in ParameterGrid(kernel_grid):
+        unknown = set(override) - {"kernel", "gamma", "degree", "coef0"}
+        if unknown:
+            raise ValueError(f"kernel_grid may only set kernel, gamma, degree and coef0; "
+                             f"got {sorted(unknown)}")
+        params = check_kernel_params(**{**own, **override})
+        if params["kernel"] == "precomputed":
+            raise ValueError("kernel_grid cannot contain 'precomputed'")
+        settings.append(params)
+    return settings
 
 
 @dataclass(frozen=True)

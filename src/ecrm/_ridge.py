@@ -49,9 +49,8 @@ import numpy as np
 from scipy import linalg
 from threadpoolctl import threadpool_limits
 
-__all__ = ["SINGLE_THREAD_ORDER", "CholeskyFactor", "EigenFactor", "Factor", "LeaveOneOut",
-           "RidgeFit", "blas_threads_for", "check_ridge", "fit_multitask_ridge", "fit_ridge",
-           "risk_weights"]
+__all__ = ["CholeskyFactor", "EigenFactor", "Factor", "LeaveOneOut", "RidgeFit", "check_ridge",
+           "fit_multitask_ridge", "fit_ridge", "risk_weights"]
 
 
 def check_ridge(alpha: float, n_samples: int, diagonal_max: float = 0.0,

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # imported with the step they rebuild (sklearn.impute loads ~
     from sklearn.impute import SimpleImputer
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-__all__ = ["STEPS", "is_step", "output_width", "step_class"]
+__all__ = ["STEPS", "is_step", "output_width"]
 
 
 def _vector(value, name: str, n: int, *, nan: bool = False, positive: bool = False):

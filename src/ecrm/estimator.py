@@ -17,19 +17,20 @@ import sys
 import warnings
 
 import numpy as np
-from sklearn.model_selection import ParameterGrid
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_memory
 
-from ecrm._kernels import check_kernel_params
 from ecrm._model_selection import (
     SCORERS,
     GridEdgeWarning,
     ScoreMetric,
     TaskLoss,
+    alpha_grid,
     check_scoring,
     gram_eigendecomposition,
     grid_edges,
+    intercept_options,
+    kernel_settings,
     leave_one_out_search,
 )
 from ecrm._parameters import check_parameter
@@ -373,44 +374,14 @@ class ECRMCV(_ECRMBase):
         self.extend_grid = extend_grid
         self.max_added_gammas = max_added_gammas
 
-    def _alphas(self) -> list[float]:
-        alphas = np.logspace(-6, 2, 17) if self.alphas is None else np.atleast_1d(self.alphas)
-        if alphas.size == 0:
-            raise ValueError("alphas must not be empty")
-        return [check_parameter("alpha", a, f"alphas[{i}]") for i, a in enumerate(alphas.tolist())]
-
-    def _intercepts(self) -> list[bool]:
-        if isinstance(self.fit_intercept, str) and self.fit_intercept == "auto":
-            return [True, False]
-        if isinstance(self.fit_intercept, (bool, np.bool_)):
-            return [bool(self.fit_intercept)]
-        raise ValueError(f"fit_intercept must be True, False or 'auto'; got "
-                         f"{self.fit_intercept!r}")
-
-    def _kernel_settings(self, own: dict) -> list[dict]:
-        if self.kernel_grid is None:
-            return [own]
-        if own["kernel"] == "precomputed":
-            raise ValueError("kernel_grid cannot be combined with kernel='precomputed'")
-        settings = []
-        for override in ParameterGrid(self.kernel_grid):
-            unknown = set(override) - {"kernel", "gamma", "degree", "coef0"}
-            if unknown:
-                raise ValueError(f"kernel_grid may only set kernel, gamma, degree and coef0; "
-                                 f"got {sorted(unknown)}")
-            params = check_kernel_params(**{**own, **override})
-            if params["kernel"] == "precomputed":
-                raise ValueError("kernel_grid cannot contain 'precomputed'")
-            settings.append(params)
-        return settings
-
     def _check_params(self) -> dict:
         """Every parameter, checked before any work (fit and the model-file loader): the
         kernel settings, alphas and intercepts of the candidates, the search's settings and
         the scoring metric (``None``: the task loss)."""
         own = self._check_kernel_params()
-        plan = {"kernel_params": own, "settings": self._kernel_settings(own),
-                "alphas": self._alphas(), "intercepts": self._intercepts(),
+        plan = {"kernel_params": own, "settings": kernel_settings(own, self.kernel_grid),
+                "alphas": alpha_grid(self.alphas),
+                "intercepts": intercept_options(self.fit_intercept),
                 "search": self._check_search(), "metric": check_scoring(self.scoring)}
         self._check_components(linear=True)
         check_solver_names(self.solver)

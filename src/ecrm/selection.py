@@ -1,4 +1,19 @@
-r"""Choosing between weight families by an honest estimate of each one's risk.
+r"""Model selection by honest criteria: the exact leave-one-out search, and choosing
+between weight families.
+
+:func:`loo_search` is the exact leave-one-out search of :class:`ecrm.ECRMCV` (the same
+solvers, grids, random draws and cached eigendecompositions) for ridge regressions of any
+targets :math:`T` (m, c), judged by any per-point loss of their leave-one-out predictions:
+
+.. math:: \hat t_{-i}(x_i) = \frac{(HT)_i - H_{ii}\, t_i}{1 - H_{ii}}, \qquad
+          \mathrm{criterion}(\lambda) = \frac1{|S|} \sum_{i \in S}
+          \ell\big(t_i, \hat t_{-i}(x_i)\big),
+
+with :math:`H` the hat matrix of the ridge regressions (:mod:`ecrm._ridge`, ridge term
+:math:`m\lambda`) and :math:`S` the training points (or ``loo_samples`` of them). ECRM's own
+risk regressions are the case :math:`T = [\psi(Y), \mathrm{const}(Y)]` with the task loss of
+the oracle's outputs; a baseline that regresses something else (e.g. label positions, ranked
+by Kendall's distance) is chosen by exactly the same search.
 
 Every family's own search ends with a criterion that no training point influenced for
 itself: :class:`ecrm.ECRMCV` the exact leave-one-out task loss (or a metric of the
@@ -10,11 +25,228 @@ refitted and nothing judged on a test set.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import cast
 
+import numpy as np
 from sklearn.base import clone
+from sklearn.utils import check_array, check_random_state
+from sklearn.utils.validation import check_memory
 
-__all__ = ["HonestChoice", "select_honestly"]
+from ecrm._kernels import check_kernel_input, check_kernel_params
+from ecrm._model_selection import (
+    LeaveOneOutSearch,
+    alpha_grid,
+    gram_eigendecomposition,
+    intercept_options,
+    kernel_settings,
+    leave_one_out_search,
+)
+from ecrm._parameters import check_parameter
+from ecrm._ridge import check_ridge
+from ecrm._solvers._backend import get_backend
+from ecrm._solvers.base import Criterion, Outcome, RiskFit
+from ecrm._solvers.budget import check_solver_names, check_solver_params
+from ecrm._solvers.centers import check_center_selection
+from ecrm._solvers.prepare import prepare_search
+from ecrm._solvers.rows import RiskTargets
+from ecrm.spaces.base import OutputSpace
+
+__all__ = ["HonestChoice", "LeaveOneOutChoice", "loo_search", "select_honestly"]
+
+
+# -- the exact leave-one-out search of ridge regressions ---------------------------------------
+class _Targets(RiskTargets):
+    """The regression targets are the given values themselves (no embedding of a loss); as
+    the search's output space, only their float check (``validate``) is read."""
+
+    def __init__(self):
+        self.loss = None
+
+    @staticmethod
+    def validate(T) -> np.ndarray:
+        return np.asarray(T, dtype=float)
+
+    def risk(self, T) -> np.ndarray:
+        return self.validate(T)
+
+    def __call__(self, T) -> np.ndarray:
+        return self.validate(T)
+
+
+class _MeanLoss(Criterion):
+    """Minus the mean of ``loss(T_rows, P)`` (one value per point): a sum over the points, so
+    every solver evaluates it (the primal ones block by block). Its :meth:`predict` hands back
+    the leave-one-out predictions themselves."""
+
+    decomposable = True
+
+    def __init__(self, loss: Callable):
+        self.loss = loss
+
+    def block_total(self, P: np.ndarray, Y: np.ndarray, where: str) -> float:
+        values = np.asarray(self.loss(Y, P), dtype=float)
+        if values.shape != (len(Y),):
+            raise ValueError(f"loss(T, P) must give one value per point, shape ({len(Y)},); "
+                             f"got shape {values.shape}")
+        return float(values.sum())
+
+    def from_total(self, total: float, n: int) -> Outcome:
+        mean_loss = float(total / n)
+        return Outcome(-mean_loss, mean_loss)
+
+    def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
+        return self.from_total(self.block_total(P, Y, where), len(Y))
+
+    def predict(self, P: np.ndarray, where: str) -> np.ndarray:
+        return np.array(P, dtype=float)
+
+
+@dataclass(frozen=True)
+class LeaveOneOutChoice:
+    """The outcome of :func:`loo_search`.
+
+    Attributes
+    ----------
+    kernel_params : dict
+        The selected kernel settings (``kernel``, ``gamma``, ``degree``, ``coef0``).
+    alpha : float
+    fit_intercept : bool
+    best_score : float
+        Minus the selected candidate's mean leave-one-out loss (greater is better).
+    cv_results : dict
+        Every evaluated candidate, as :attr:`ecrm.ECRMCV.cv_results_`: ``params``,
+        ``alpha``, ``fit_intercept``, ``mean_loo_score``, ``mean_loo_loss``, ``added`` and
+        ``rank`` (1 = best).
+    kernel_search_results : dict or None
+        The same table of the first stage, when ``kernel_subsample`` chose the kernel.
+    loo_rows : ndarray of int
+        The training points the criterion was averaged over.
+    fit : RiskFit
+        The selected candidate refitted on every training point (:meth:`predict`).
+    """
+
+    kernel_params: dict
+    alpha: float
+    fit_intercept: bool
+    best_score: float
+    cv_results: dict = field(repr=False)
+    kernel_search_results: dict | None = field(repr=False)
+    loo_rows: np.ndarray = field(repr=False)
+    fit: RiskFit = field(repr=False)
+    _search: LeaveOneOutSearch = field(repr=False)
+    _criterion: Criterion = field(repr=False)
+    _n_features: int = field(repr=False)
+
+    @cached_property
+    def loo_predictions(self) -> np.ndarray:
+        """The selected candidate's exact leave-one-out predictions of the targets of
+        :attr:`loo_rows`, shape (len(loo_rows), c) (computed on first use)."""
+        search = self._search
+        return search.basis.loo_predictions(self._criterion, search.trial, search.rows)
+
+    def predict(self, X) -> np.ndarray:
+        """The refitted regressions' predictions of the targets, shape (n, c).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, p)
+            (The kernel block against the training points, (n, m), for a precomputed kernel.)
+        """
+        kernel = self.kernel_params["kernel"]
+        X = check_kernel_input(X, kernel, n_train=self.fit.n_columns if kernel ==
+                               "precomputed" else None, n_features=self._n_features)
+        return self.fit.block(X) @ self.fit.risk_coef + self.fit.risk_intercept
+
+
+def loo_search(X, T, loss: Callable, *, alphas=None, kernel="rbf", gamma=None, degree=3,
+               coef0=1, fit_intercept="auto", kernel_grid=None, memory=None,
+               loo_samples=None, kernel_subsample=None, random_state=None, solver="auto",
+               n_components=None, center_selection="uniform",
+               memory_budget=None) -> LeaveOneOutChoice:
+    r"""Ridge regressions of the targets ``T``, the kernel, ``alpha`` and the intercept chosen
+    by the exact leave-one-out mean of ``loss``.
+
+    The search of :class:`ecrm.ECRMCV` (:mod:`ecrm._model_selection`) with its parameters,
+    grids and solvers: every candidate's exact leave-one-out predictions of ``T`` (see the
+    module docstring) from one factorisation per kernel setting, the kernel first on
+    ``kernel_subsample`` random points when given, ties to the earlier kernel setting, then
+    the stronger regularisation, then the intercept. The random draws (Nystrom centres, the
+    kernel subsample, the ``loo_samples`` rows) follow :class:`ecrm.ECRMCV`'s with the same
+    ``random_state``, and a shared ``memory`` caches the same eigendecompositions, so a
+    baseline searched here on the same data shares them with ECRM's models.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (m, p)
+        Training inputs (the training Gram matrix, (m, m), if ``kernel="precomputed"``).
+    T : array-like of shape (m, c) or (m,)
+        The regression targets (a vector is one column).
+    loss : callable
+        ``loss(T_rows, P) -> ndarray of shape (n,)``: the loss of each point's leave-one-out
+        predictions ``P`` (n, c) against its targets ``T_rows`` (n, c); smaller is better.
+        It may be called on blocks of rows (the primal solvers), so it must be a sum of
+        per-point values.
+    alphas, kernel, gamma, degree, coef0, fit_intercept, kernel_grid, memory, loo_samples, \
+kernel_subsample, random_state, solver, n_components, center_selection, memory_budget
+        As in :class:`ecrm.ECRMCV`; the ridge term is ``m * alpha``.
+
+    Returns
+    -------
+    choice : LeaveOneOutChoice
+
+    Examples
+    --------
+    Kernel ridge of label positions, chosen by the leave-one-out number of misordered
+    label pairs:
+
+    >>> import numpy as np
+    >>> X = np.linspace(0, 1, 30)[:, None]
+    >>> T = np.column_stack([X[:, 0], 1 - X[:, 0]])
+    >>> def misordered(T, P):
+    ...     return (np.sign(P[:, 0] - P[:, 1]) != np.sign(T[:, 0] - T[:, 1])).astype(float)
+    >>> choice = loo_search(X, T, misordered, alphas=[1e-3, 1e-1], fit_intercept=True)
+    >>> choice.best_score  # no pair misordered: the tie goes to the stronger ridge
+    -0.0
+    >>> choice.alpha, choice.loo_predictions.shape, choice.predict([[0.9]]).shape
+    (0.1, (30, 2), (1, 2))
+    """
+    own = check_kernel_params(kernel, gamma, degree, coef0)
+    settings, alphas = kernel_settings(own, kernel_grid), alpha_grid(alphas)
+    candidates = [(a, b) for b in intercept_options(fit_intercept) for a in alphas]
+    search_params = {"loo_samples": check_parameter("loo_samples", loo_samples),
+                     "kernel_subsample": check_parameter("kernel_subsample", kernel_subsample)}
+    if not callable(loss):
+        raise TypeError(f"loss must be a callable loss(T, P); got {type(loss).__name__}")
+    check_solver_names(solver)
+    selector = check_center_selection(center_selection)
+    X = check_kernel_input(X, own["kernel"])
+    T = check_array(T, dtype=np.float64, ensure_2d=False, input_name="T")
+    T = T.reshape(-1, 1) if T.ndim == 1 else T
+    m = X.shape[0]
+    if T.shape[0] != m:
+        raise ValueError(f"X and T have different numbers of rows: {m} and {T.shape[0]}")
+    for i, alpha in enumerate(alphas):
+        check_ridge(alpha, m, name=f"alphas[{i}]")
+    choice = check_solver_params(solver, n_components, selector, memory_budget, m=m,
+                                 p=X.shape[1], kernel=own["kernel"], cv=True)
+    rng = check_random_state(random_state)
+    targets = _Targets()
+    source = prepare_search(choice, X, T, settings, targets, space=cast(OutputSpace, targets),
+                            alphas=alphas, random_state=rng, backend=get_backend(X),
+                            decompose=check_memory(memory).cache(gram_eigendecomposition))
+    criterion = _MeanLoss(loss)
+    search, stage1 = leave_one_out_search(source, settings, candidates, criterion,
+                                          random_state=rng, **search_params)
+    best = search.best
+    fit = search.basis.refit(search.trial)
+    fit.check_finite(best.kernel_params, best.alpha)
+    return LeaveOneOutChoice(
+        best.kernel_params, best.alpha, best.fit_intercept, best.score, search.table(),
+        None if stage1 is None else stage1.table(), search.rows, fit, search, criterion,
+        X.shape[1])
 
 
 @dataclass

@@ -36,7 +36,7 @@ from ecrm._solvers.rows import Rows, is_dask_array
 from ecrm.losses.base import Loss
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["BLAS_SLOTS", "DASK", "NUMPY", "Backend", "ChunkCheck", "get_backend"]
+__all__ = ["Backend", "ChunkCheck", "get_backend"]
 
 #: Prediction blocks that may run at the same time (each may use several BLAS threads).
 BLAS_SLOTS = threading.BoundedSemaphore(max(1, min(16, os.cpu_count() or 1)))

@@ -25,9 +25,8 @@ from sklearn.utils import gen_batches
 
 from ecrm._parameters import check_parameter, vocabulary
 
-__all__ = ["BLOCK_FEATURE_COPIES", "DEFAULT_MEMORY_BUDGET_GIB", "DUAL_COPIES", "SOLVERS",
-           "MemoryNeed", "SolverChoice", "check_solver_names", "check_solver_params",
-           "memory_need", "row_blocks"]
+__all__ = ["BLOCK_FEATURE_COPIES", "DEFAULT_MEMORY_BUDGET_GIB", "SOLVERS", "SolverChoice",
+           "check_solver_names", "check_solver_params", "memory_need", "row_blocks"]
 
 #: Solver names accepted by ``ECRM(solver=...)`` and ``ECRMCV(solver=...)`` (declared in
 #: :data:`ecrm._parameters.CONSTRAINTS`).

@@ -26,8 +26,7 @@ from ecrm._ridge import (
 )
 from ecrm._solvers.base import Criterion, LooBasis, Outcome, RiskFit, Trial
 
-__all__ = ["CholeskyBasis", "EigenBasis", "EigenLooBasis", "KernelFit", "gram_eigendecomposition",
-           "gram_matrix"]
+__all__ = ["CholeskyBasis", "EigenLooBasis", "KernelFit", "gram_eigendecomposition"]
 
 
 class KernelFit(RiskFit):

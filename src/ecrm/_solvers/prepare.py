@@ -23,8 +23,7 @@ from ecrm._solvers.primal import FeatureFit, FeatureLooBasis
 from ecrm._solvers.rows import RiskTargets
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["DualBasis", "DualSource", "FeatureBasis", "FeatureSource", "prepare",
-           "prepare_search"]
+__all__ = ["prepare", "prepare_search"]
 
 
 class DualBasis:

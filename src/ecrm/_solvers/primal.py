@@ -18,7 +18,7 @@ from ecrm._solvers.budget import BLOCK_FEATURE_COPIES
 from ecrm._solvers.features import FeatureMap
 from ecrm._solvers.normal_equations import NormalEquations, PrimalFit, primal_weights
 
-__all__ = ["FeatureFit", "FeatureLooBasis", "PrimalLeaveOneOut"]
+__all__ = ["FeatureFit", "FeatureLooBasis"]
 
 
 class FeatureFit(RiskFit):

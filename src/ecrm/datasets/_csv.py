@@ -22,7 +22,7 @@ from ecrm.datasets._files import (
 from ecrm.labels import LabelRowError, as_label_matrix
 from ecrm.spaces.hierarchy import Hierarchy
 
-__all__ = ["CHUNK_ROWS", "MISSING_CELLS", "iter_csv", "load_csv", "load_csv_dask"]
+__all__ = ["CHUNK_ROWS", "iter_csv", "load_csv", "load_csv_dask"]
 
 
 # -- CSV / TSV -----------------------------------------------------------------------------

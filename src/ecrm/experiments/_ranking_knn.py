@@ -1,5 +1,4 @@
-"""The label rankers of the benchmark that are not ECRM's: Kendall's tau and the kNN rankers,
-and the leave-one-out pieces of the kernel ridge ranker.
+"""The label rankers of the benchmark that are not ECRM's: Kendall's tau and the kNN rankers.
 
 :mod:`ecrm.experiments.ranking` runs them on its folds. Rankings are position vectors
 (n, k): entry ``j`` is label ``j``'s place, 0 first.
@@ -63,34 +62,3 @@ def _knn(Xtr, Rtr, Xte, aggregate, loo_samples=None, seed=None):
 
 def _borda(neigh_ranks) -> np.ndarray:
     return _rank_labels(neigh_ranks.mean(axis=1))
-
-
-class _OneBasis:
-    """A leave-one-out source of one prepared basis (:func:`leave_one_out_search`)."""
-
-    def __init__(self, basis, n_rows: int):
-        self._basis, self.n_rows = basis, n_rows
-
-    def basis(self, k: int, subset=None):
-        return self._basis
-
-
-def _discordant_criterion():
-    """Minus the mean number of discordant label pairs of the rankings by the leave-one-out
-    predicted positions: a sum over the points, so the primal solvers evaluate it block by
-    block."""
-    from ecrm._solvers.base import Criterion, Outcome
-
-    class DiscordantPairs(Criterion):
-        decomposable = True
-
-        def block_total(self, P, R, where):
-            return float(_discordant(_rank_labels(P), R).sum())
-
-        def from_total(self, total, n):
-            return Outcome(-total / n, total / n)
-
-        def evaluate(self, P, R, where):
-            return self.from_total(self.block_total(P, R, where), len(R))
-
-    return DiscordantPairs()

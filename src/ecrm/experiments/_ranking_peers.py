@@ -27,8 +27,7 @@ import numpy as np
 
 from ecrm.experiments._ranking_knn import _rank_labels
 
-__all__ = ["FOREST_GRID", "FOREST_MAX_DRAWS", "FOREST_TREES", "MIXING_GRID", "PUBLISHED",
-           "SSVM_CS"]
+__all__ = ["PUBLISHED", "SSVM_CS"]
 
 #: Best published tau per set: the best of label-wise / pairwise random forests and
 #: label-wise linear regression in a 2023 study of nonparametric label ranking (5 x 10-fold

@@ -39,17 +39,17 @@ there.
 * **KRR on positions**: scikit-learn's ``KernelRidge`` (no intercept) on the rank vector,
   labels ranked by predicted position; the kernel and ``alpha`` (``KernelRidge(alpha=m *
   alpha)``, ``alpha`` in ``ALPHAS``) by the exact leave-one-out Kendall distance from the same
-  eigendecompositions as ECRM, in the same two stages (:func:`_krr`).
+  eigendecompositions as ECRM, in the same two stages (:func:`._ranking_kernel._krr`).
 
 Large sets. By default every model trains on the whole training fold (the published
 protocol). A fold of at most ``DUAL_MAX_TRAIN`` points (1,000; or ``--n-components``, if
 larger) is fitted exactly as above. A larger one (at ten folds every set with more than 1,111
 instances: segment, cpu, elevators, calhousing, fried and the five yeast sets), where the
 m x m dual would cost minutes and gigabytes per fold, is fitted in low rank
-(:func:`_ecrm_large`, :func:`_krr_large`): the kernel is still chosen by the exact dual on
-``KERNEL_SUBSAMPLE`` random training points (by the squared-rank model, for all three ECRM
-losses, and by kernel ridge for itself), then every model is fitted on the whole fold through
-Nystrom features on ``--n-components`` (default 500) uniformly drawn centres
+(:mod:`._ranking_kernel`, ``_ecrm_large`` and ``_krr_large``): the kernel is still chosen by
+the exact dual on ``KERNEL_SUBSAMPLE`` random training points (by the squared-rank model,
+for all three ECRM losses, and by kernel ridge for itself), then every model is fitted on the
+whole fold through Nystrom features on ``--n-components`` (default 500) uniformly drawn centres
 (``solver="nystrom"``), or through the exact primal when the kernel is linear; ``alpha``, the
 intercept and kNN's ``k`` by the exact leave-one-out criterion averaged over
 ``LARGE_LOO_ROWS`` (2,000) random training points (:func:`large_loo_rows`). Kendall's
@@ -76,17 +76,20 @@ import time
 import numpy as np
 
 from ecrm.commands._options import names_option, number_option, output_file_option, parameter_option
-from ecrm.experiments._ranking_knn import (
-    NEIGHBOURS,
-    _borda,
-    _discordant,
-    _discordant_criterion,
-    _kemeny,
-    _knn,
-    _OneBasis,
-    _rank_labels,
-    _tau,
+from ecrm.experiments._ranking_kernel import (
+    ALPHAS,
+    ECRM_LOSSES,
+    KENDALL_LOO_BUDGET,
+    KENDALL_LOO_MIN_ROWS,
+    LARGE_LOO_ROWS,
+    _ecrm,
+    _ecrm_large,
+    _krr,
+    _krr_large,
+    kendall_loo_rows,
+    large_loo_rows,
 )
+from ecrm.experiments._ranking_knn import NEIGHBOURS, _borda, _kemeny, _knn, _tau
 from ecrm.experiments._ranking_peers import (
     PUBLISHED,
     SSVM_CS,
@@ -108,19 +111,12 @@ __all__ = ["ALPHAS", "DEFAULT_DATASETS", "DUAL_MAX_TRAIN", "ECRM_LOSSES", "GAMMA
 DEFAULT_DATASETS = ("iris", "wine", "glass", "vehicle", "stock", "housing", "bodyfat",
                     "wisconsin", "segment", "cpu", "elevators", "calhousing", "fried",
                     "cold", "diau", "dtt", "heat", "spo")
-ALPHAS = np.logspace(-6, 2, 17)
 GAMMAS = (0.25, 1.0, 4.0)  # times 1 / n_features
-KERNEL_SUBSAMPLE = 600
 #: Training folds of at most this many points (or ``--n-components``, if larger) are fitted
 #: exactly, by the dual; the capped protocol's folds always are.
 DUAL_MAX_TRAIN = 1000
 #: Nystrom centres of a larger training fold (``--n-components``).
 N_COMPONENTS = 500
-#: Training points the leave-one-out criteria of a larger fold are averaged over.
-LARGE_LOO_ROWS = 2000
-#: Leave-one-out rows of the Kendall model: DP operations budget, and the floor.
-KENDALL_LOO_BUDGET = 2**25
-KENDALL_LOO_MIN_ROWS = 100
 
 METHODS = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "ECRM-selected", "ECRM-forest",
            "ECRM-honest", "ECRM-mixed", "kNN-Borda", "kNN-Kemeny", "KRR-positions")
@@ -128,262 +124,10 @@ METHODS = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "ECRM-selected", "EC
 #: (loss-augmented inference by the exact Kemeny oracle), C by 3-fold cross-validation; the
 #: label-wise and pairwise random-forest peers (:mod:`._ranking_forest`).
 OPTIONAL_METHODS = ("SSVM-Kendall", "LWRF", "PWRF")
-#: The ECRM models whose exact leave-one-out Kendall distance ``ECRM-selected`` compares.
-ECRM_LOSSES = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared")
 #: The methods that need the kernel ECRM models of a fold.
 KERNEL_ECRM = (*ECRM_LOSSES, "ECRM-selected", "ECRM-honest", "ECRM-mixed")
 #: The methods that need ECRM-forest's model.
 FOREST_NEEDED = {"ECRM-honest", "ECRM-mixed"}
-
-
-def _kernel_candidates(gammas) -> list[dict]:
-    """The kernels every method chooses from: linear and RBF with the given ``gamma`` values."""
-    return [{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": list(gammas)}]
-
-
-def _krr(Xtr, Rtr, Xte, gammas, memory, seed):
-    """Kernel ridge on positions: kernel and ``alpha`` by exact leave-one-out tau.
-
-    ECRM's own search (:func:`ecrm._model_selection.leave_one_out_search` with the criterion
-    minus the discordant pairs): the kernel on a random subset of ``KERNEL_SUBSAMPLE``
-    training points (the draw of :class:`ecrm.ECRMCV` with ``random_state=seed``, so that
-    the eigendecompositions in ``memory`` are shared), then ``alpha`` in ``ALPHAS`` on all
-    of them; scikit-learn's ``KernelRidge(alpha=m * alpha)`` (no intercept) is then fitted.
-    """
-    from sklearn.kernel_ridge import KernelRidge
-
-    from ecrm._model_selection import (
-        CallableCriterion,
-        gram_eigendecomposition,
-        leave_one_out_search,
-    )
-    from ecrm._solvers.prepare import DualSource
-
-    settings = _kernel_settings(gammas)
-    source = DualSource(Xtr, Rtr, Rtr.astype(float), settings,
-                        memory.cache(gram_eigendecomposition))
-    # discordant pairs are integers, so ties are exact: the earlier kernel, then the
-    # stronger regularisation (the search's order of candidates)
-    criterion = CallableCriterion(lambda R, P: -int(_discordant(_rank_labels(P), R).sum()))
-    search, _ = leave_one_out_search(source, settings, [(a, False) for a in ALPHAS], criterion,
-                                     random_state=np.random.RandomState(seed),
-                                     kernel_subsample=KERNEL_SUBSAMPLE)
-    params, alpha, m = search.best.kernel_params, search.best.alpha, len(Xtr)
-    model = KernelRidge(alpha=m * alpha, kernel=params["kernel"], gamma=params["gamma"])
-    P = model.fit(Xtr, Rtr.astype(float)).predict(Xte)
-    return _rank_labels(P), {**params, "alpha": alpha}
-
-
-def _krr_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components):
-    """:func:`_krr` on a training fold of more than ``n_components`` points: ridge
-    regression of the positions on the low-rank model's features.
-
-    The kernel by exact leave-one-out on the same ``KERNEL_SUBSAMPLE`` points as
-    :func:`_ecrm_large` (the exact dual, ``memory`` shared), then ``alpha`` on the whole fold
-    by the exact leave-one-out Kendall distance of the ridge regression (no intercept,
-    ridge ``m * alpha``) on the features of :func:`_ecrm_large`'s solver: the same Nystrom
-    centres (drawn from ``seed``), or the inputs themselves for a linear kernel. That is
-    scikit-learn's ``KernelRidge(alpha=m * alpha)`` on the Nystrom approximation of the
-    kernel, which ``KernelRidge`` itself cannot fit here (it needs the m x m kernel).
-    """
-    from ecrm._model_selection import (
-        CallableCriterion,
-        gram_eigendecomposition,
-        leave_one_out_search,
-    )
-    from ecrm._solvers.centers import build_feature_map
-    from ecrm._solvers.prepare import DualSource
-    from ecrm._solvers.primal import FeatureLooBasis
-    from ecrm._solvers.rows import Rows
-
-    settings = _kernel_settings(gammas)
-    sub = _kernel_subset(len(Xtr), seed)
-    source = DualSource(Xtr[sub], Rtr[sub], Rtr[sub].astype(float), settings,
-                        memory.cache(gram_eigendecomposition))
-    criterion = CallableCriterion(lambda R, P: -int(_discordant(_rank_labels(P), R).sum()))
-    stage1, _ = leave_one_out_search(source, settings, [(a, False) for a in ALPHAS],
-                                     criterion)
-    params = stage1.best.kernel_params
-    rng = np.random.RandomState(seed)  # as ECRMCV's: the centres, then the points
-    features = build_feature_map(_low_rank_solver(params), Xtr, params, n_components,
-                                 "uniform", alpha=float(np.median(ALPHAS)), random_state=rng)
-    rows = Rows(Xtr, Rtr)
-
-    def targets(R):
-        return np.asarray(R, dtype=float)
-
-    basis = FeatureLooBasis(features, rows, rows.equations(features, targets), targets,
-                            Rtr.shape[1])
-    search, _ = leave_one_out_search(_OneBasis(basis, len(Xtr)), [params],
-                                     [(a, False) for a in ALPHAS], _discordant_criterion(),
-                                     random_state=rng,
-                                     loo_samples=large_loo_rows(*Rtr.shape))
-    fit = basis.refit(search.trial)
-    P = fit.block(Xte) @ fit.coef + fit.intercept
-    return _rank_labels(P), {**params, "alpha": search.best.alpha,
-                             "solver": _low_rank_solver(params),
-                             **({} if params["kernel"] == "linear"
-                                else {"n_components": n_components})}
-
-
-def _kernel_settings(gammas) -> list[dict]:
-    """:func:`_kernel_candidates` as :class:`ecrm.ECRMCV` expands them (same cache keys)."""
-    from sklearn.model_selection import ParameterGrid
-
-    own = {"kernel": "rbf", "gamma": None, "degree": 3, "coef0": 1}
-    return [{**own, **g} for g in ParameterGrid(_kernel_candidates(gammas))]
-
-
-def kendall_loo_rows(m: int, k: int) -> int | None:
-    """Training points the Kendall model's leave-one-out loss is averaged over.
-
-    All of them (``None``) while ``m`` rows of the subset dynamic programme (about
-    :math:`2^k k` operations each) stay within ``KENDALL_LOO_BUDGET``; otherwise a random
-    subset of that cost, at least ``KENDALL_LOO_MIN_ROWS`` (only wisconsin, ``k = 16``).
-    """
-    rows = max(KENDALL_LOO_MIN_ROWS, KENDALL_LOO_BUDGET // (2**k * k))
-    return None if rows >= m else rows
-
-
-def large_loo_rows(m: int, k: int) -> int | None:
-    """Training points the leave-one-out losses of a large fold are averaged over.
-
-    ``LARGE_LOO_ROWS``, or fewer when :func:`kendall_loo_rows` asks for fewer (every model
-    of the fold takes the same number, so that they share the points); ``None`` (all of
-    them) when that is at least ``m``.
-    """
-    rows = min(LARGE_LOO_ROWS, kendall_loo_rows(m, k) or m)
-    return None if rows >= m else rows
-
-
-def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed, *, honest=None, extend_grid=False):
-    """ECRM with the three losses; every ``ECRMCV`` draws the same kernel subset (``seed``),
-    so the eigendecompositions in ``memory`` serve every loss. ``honest["kernel"]`` is set
-    to the Kendall model with its exact leave-one-out rows and costs (for ECRM-mixed)."""
-    from ecrm import ECRMCV
-    from ecrm.losses import FootruleLoss, SquaredRankLoss
-    from ecrm.losses.kendall import KendallLoss
-    from ecrm.spaces.permutations import PermutationSpace
-
-    space = PermutationSpace(Rtr.shape[1])
-    Ytr = space.from_ranks(Rtr)
-    shared = {"alphas": ALPHAS, "memory": memory, "kernel_subsample": KERNEL_SUBSAMPLE,
-              "random_state": seed, "extend_grid": extend_grid}
-    grid = {"fit_intercept": "auto", "kernel_grid": _kernel_candidates(gammas)}
-    chosen = {}
-    for label, loss in [("ECRM-squared", SquaredRankLoss()), ("ECRM-footrule", FootruleLoss())]:
-        chosen[label] = ECRMCV(loss, space, **grid, **shared).fit(Xtr, Ytr)
-    # Kendall: the squared-rank model's kernel and intercept (its own kernel search, tried,
-    # moved tau by noise at up to 10 times the cost); alpha by Kendall's leave-one-out loss.
-    ref = chosen["ECRM-squared"]
-    own = {"fit_intercept": ref.fit_intercept_, **ref.kernel_params_,
-           "loo_samples": kendall_loo_rows(len(Xtr), Rtr.shape[1])}
-    chosen["ECRM-Kendall"] = ECRMCV(KendallLoss(), space, **own, **shared)
-    _keep_honest(honest, chosen["ECRM-Kendall"], Xtr, Ytr)
-    return _ecrm_outputs(chosen, Rtr, Xte, space)
-
-
-def _keep_honest(honest: dict | None, model, Xtr, Ytr) -> None:
-    """Fit the Kendall ``model``; with ``honest``, keep it there with its exact
-    leave-one-out rows and costs (``honest["kernel"]``, for ECRM-mixed)."""
-    from ecrm.mixture import kernel_loo_outputs
-
-    if honest is None:
-        model.fit(Xtr, Ytr)
-    else:
-        honest["kernel"] = (model, *kernel_loo_outputs(model, Xtr, Ytr))
-
-
-def _ecrm_outputs(chosen: dict, Rtr, Xte, space) -> dict:
-    """Test rankings and parameters of the fitted models in ``chosen`` (keys
-    ``ECRM_LOSSES``) and of ``ECRM-selected``; a low-rank model's parameters also name its
-    solver and, for Nystrom, its number of centres."""
-    out = {}
-    for label, est in chosen.items():
-        params = {**est.kernel_params_, "alpha": est.alpha_, "fit_intercept": est.fit_intercept_}
-        if est.solver != "auto":
-            params["solver"] = est.solver
-            if est.solver == "nystrom":
-                params["n_components"] = est.n_components
-        out[label] = (space.to_ranks(est.predict(Xte)), params)
-    best, distance = _select_by_loo(chosen, Rtr, space)
-    out["ECRM-selected"] = (out[best][0], {"loss": best, **out[best][1],
-                                           "loo_discordant": distance})
-    return {m: out[m] for m in (*ECRM_LOSSES, "ECRM-selected")}
-
-
-def _low_rank_solver(kernel_params: dict) -> str:
-    """The estimators' solver of a large training fold: the exact primal for a linear
-    kernel, Nystrom features otherwise."""
-    return "primal" if kernel_params["kernel"] == "linear" else "nystrom"
-
-
-def _kernel_subset(m: int, seed) -> np.ndarray:
-    """The ``KERNEL_SUBSAMPLE`` training points a large fold chooses its kernels on."""
-    return np.sort(np.random.RandomState(seed).choice(m, KERNEL_SUBSAMPLE, replace=False))
-
-
-def _ecrm_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components, *, honest=None,
-                extend_grid=False):
-    """:func:`_ecrm` on a training fold of more than ``n_components`` points.
-
-    The kernel as in :func:`_ecrm`: the squared-rank model's, by exact leave-one-out on
-    ``KERNEL_SUBSAMPLE`` random training points (the exact dual, eigendecompositions shared
-    through ``memory``); the three models then use it on the whole fold, through Nystrom
-    features on ``n_components`` uniformly drawn centres (``solver="nystrom"``) or, for a
-    linear kernel, the exact primal (``solver="primal"``). ``alpha`` and the intercept of
-    each model by its exact leave-one-out task loss (of the low-rank model) averaged over
-    :func:`large_loo_rows` random training points, Kendall's intercept the squared-rank
-    model's. Every model draws its centres and those points from ``seed``: all three share
-    them, so ``ECRM-selected`` compares them on the same points. ``honest`` as in
-    :func:`_ecrm`.
-    """
-    from ecrm import ECRMCV
-    from ecrm.losses import FootruleLoss, SquaredRankLoss
-    from ecrm.losses.kendall import KendallLoss
-    from ecrm.spaces.permutations import PermutationSpace
-
-    m, k = Rtr.shape
-    space = PermutationSpace(k)
-    Ytr = space.from_ranks(Rtr)
-    sub = _kernel_subset(m, seed)
-    stage1 = ECRMCV(SquaredRankLoss(), space, alphas=ALPHAS, fit_intercept="auto",
-                    kernel_grid=_kernel_candidates(gammas), memory=memory,
-                    random_state=seed, extend_grid=extend_grid).fit(Xtr[sub], Ytr[sub])
-    params = stage1.kernel_params_
-    shared = {"alphas": ALPHAS, **params, "solver": _low_rank_solver(params),
-              "n_components": n_components, "loo_samples": large_loo_rows(m, k),
-              "random_state": seed, "extend_grid": extend_grid}
-    chosen = {label: ECRMCV(loss, space, fit_intercept="auto", **shared).fit(Xtr, Ytr)
-              for label, loss in [("ECRM-squared", SquaredRankLoss()),
-                                  ("ECRM-footrule", FootruleLoss())]}
-    chosen["ECRM-Kendall"] = ECRMCV(
-        KendallLoss(), space, fit_intercept=chosen["ECRM-squared"].fit_intercept_, **shared)
-    _keep_honest(honest, chosen["ECRM-Kendall"], Xtr, Ytr)
-    return _ecrm_outputs(chosen, Rtr, Xte, space)
-
-
-def _select_by_loo(models: dict, Rtr, space) -> tuple[str, float]:
-    """The name of the fitted :class:`ecrm.ECRMCV` in ``models`` (keys ``ECRM_LOSSES``) with
-    the smallest exact leave-one-out Kendall distance (ties go to the earlier name), and its
-    mean distance per point.
-
-    The distances are summed over the Kendall model's leave-one-out points (``loo_rows_``:
-    every training point, or a subset for ``k = 16``), which every other model's points
-    include.
-    """
-    rows = models["ECRM-Kendall"].loo_rows_
-    errors = {}
-    for label in ECRM_LOSSES:
-        est = models[label]
-        at = np.searchsorted(est.loo_rows_, rows)
-        if not np.array_equal(est.loo_rows_[np.minimum(at, len(est.loo_rows_) - 1)], rows):
-            raise ValueError(f"{label}: its leave-one-out points do not include the Kendall "
-                             f"model's")
-        errors[label] = int(_discordant(space.to_ranks(est.loo_predictions_[at]),
-                                        Rtr[rows]).sum())
-    best = min(ECRM_LOSSES, key=errors.__getitem__)
-    return best, errors[best] / len(rows)
 
 
 def _fold(X, R, train, test, *, gammas, methods, seed, max_train,

@@ -1,0 +1,244 @@
+"""The kernel rankers of the label-ranking benchmark: ECRM with the squared-rank, footrule
+and Kendall losses, ECRM-selected among them, and kernel ridge on positions.
+
+:mod:`ecrm.experiments.ranking` runs them on its folds and describes the protocol; every one
+chooses its kernel, ``alpha`` and intercept by the library's exact leave-one-out search
+(:class:`ecrm.ECRMCV`, :func:`ecrm.selection.loo_search`), the kernel among
+``_kernel_candidates`` on ``KERNEL_SUBSAMPLE`` points, with eigendecompositions shared through
+one ``memory`` per fold. Rankings are position vectors (n, k): entry ``j`` is label ``j``'s
+place, 0 first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ecrm.experiments._ranking_knn import _discordant, _rank_labels
+
+__all__ = ["ALPHAS", "ECRM_LOSSES", "KENDALL_LOO_BUDGET", "KENDALL_LOO_MIN_ROWS", "LARGE_LOO_ROWS",
+           "kendall_loo_rows", "large_loo_rows"]
+
+ALPHAS = np.logspace(-6, 2, 17)
+KERNEL_SUBSAMPLE = 600
+#: Training points the leave-one-out criteria of a larger fold are averaged over.
+LARGE_LOO_ROWS = 2000
+#: Leave-one-out rows of the Kendall model: DP operations budget, and the floor.
+KENDALL_LOO_BUDGET = 2**25
+KENDALL_LOO_MIN_ROWS = 100
+#: The ECRM models whose exact leave-one-out Kendall distance ``ECRM-selected`` compares.
+ECRM_LOSSES = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared")
+
+
+def _kernel_candidates(gammas) -> list[dict]:
+    """The kernels every method chooses from: linear and RBF with the given ``gamma`` values."""
+    return [{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": list(gammas)}]
+
+
+def _krr(Xtr, Rtr, Xte, gammas, memory, seed):
+    """Kernel ridge on positions: kernel and ``alpha`` by exact leave-one-out tau.
+
+    ECRM's own search (:func:`ecrm.selection.loo_search` of the positions, the loss the
+    discordant pairs of the rankings they give): the kernel on a random subset of
+    ``KERNEL_SUBSAMPLE`` training points (drawn as :class:`ecrm.ECRMCV` with
+    ``random_state=seed`` draws it, so that the eigendecompositions in ``memory`` are
+    shared), then ``alpha`` in ``ALPHAS`` on all of them; scikit-learn's
+    ``KernelRidge(alpha=m * alpha)`` (no intercept) is then fitted.
+    """
+    from sklearn.kernel_ridge import KernelRidge
+
+    from ecrm.selection import loo_search
+
+    # discordant pairs are integers, so ties are exact: the earlier kernel, then the
+    # stronger regularisation (the search's order of candidates)
+    choice = loo_search(Xtr, Rtr, _discordant_loss, alphas=ALPHAS, fit_intercept=False,
+                        kernel_grid=_kernel_candidates(gammas), memory=memory,
+                        kernel_subsample=KERNEL_SUBSAMPLE, random_state=seed, solver="dual")
+    params, alpha, m = choice.kernel_params, choice.alpha, len(Xtr)
+    model = KernelRidge(alpha=m * alpha, kernel=params["kernel"], gamma=params["gamma"])
+    P = model.fit(Xtr, Rtr.astype(float)).predict(Xte)
+    return _rank_labels(P), {**params, "alpha": alpha}
+
+
+def _krr_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components):
+    """:func:`_krr` on a training fold of more than ``n_components`` points: ridge
+    regression of the positions on the low-rank model's features.
+
+    The kernel by exact leave-one-out on the same ``KERNEL_SUBSAMPLE`` points as
+    :func:`_ecrm_large` (the exact dual, ``memory`` shared), then ``alpha`` on the whole fold
+    by the exact leave-one-out Kendall distance of the ridge regression (no intercept,
+    ridge ``m * alpha``) on the features of :func:`_ecrm_large`'s solver: the same Nystrom
+    centres and leave-one-out points (both drawn from ``seed``, as by its
+    :class:`ecrm.ECRMCV`), or the inputs themselves for a linear kernel. That is
+    scikit-learn's ``KernelRidge(alpha=m * alpha)`` on the Nystrom approximation of the
+    kernel, which ``KernelRidge`` itself cannot fit here (it needs the m x m kernel).
+    """
+    from ecrm.selection import loo_search
+
+    sub = _kernel_subset(len(Xtr), seed)
+    params = loo_search(Xtr[sub], Rtr[sub], _discordant_loss, alphas=ALPHAS,
+                        fit_intercept=False, kernel_grid=_kernel_candidates(gammas),
+                        memory=memory, solver="dual").kernel_params
+    solver = _low_rank_solver(params)
+    choice = loo_search(Xtr, Rtr, _discordant_loss, alphas=ALPHAS, fit_intercept=False,
+                        **params, solver=solver, n_components=n_components,
+                        loo_samples=large_loo_rows(*Rtr.shape), random_state=seed)
+    return _rank_labels(choice.predict(Xte)), {
+        **params, "alpha": choice.alpha, "solver": solver,
+        **({} if params["kernel"] == "linear" else {"n_components": n_components})}
+
+
+def _discordant_loss(R, P) -> np.ndarray:
+    """Kendall's distance of the rankings by the predicted positions ``P`` to ``R``, per row."""
+    return _discordant(_rank_labels(P), R)
+
+
+def kendall_loo_rows(m: int, k: int) -> int | None:
+    """Training points the Kendall model's leave-one-out loss is averaged over.
+
+    All of them (``None``) while ``m`` rows of the subset dynamic programme (about
+    :math:`2^k k` operations each) stay within ``KENDALL_LOO_BUDGET``; otherwise a random
+    subset of that cost, at least ``KENDALL_LOO_MIN_ROWS`` (only wisconsin, ``k = 16``).
+    """
+    rows = max(KENDALL_LOO_MIN_ROWS, KENDALL_LOO_BUDGET // (2**k * k))
+    return None if rows >= m else rows
+
+
+def large_loo_rows(m: int, k: int) -> int | None:
+    """Training points the leave-one-out losses of a large fold are averaged over.
+
+    ``LARGE_LOO_ROWS``, or fewer when :func:`kendall_loo_rows` asks for fewer (every model
+    of the fold takes the same number, so that they share the points); ``None`` (all of
+    them) when that is at least ``m``.
+    """
+    rows = min(LARGE_LOO_ROWS, kendall_loo_rows(m, k) or m)
+    return None if rows >= m else rows
+
+
+def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed, *, honest=None, extend_grid=False):
+    """ECRM with the three losses; every ``ECRMCV`` draws the same kernel subset (``seed``),
+    so the eigendecompositions in ``memory`` serve every loss. ``honest["kernel"]`` is set
+    to the Kendall model with its exact leave-one-out rows and costs (for ECRM-mixed)."""
+    from ecrm import ECRMCV
+    from ecrm.losses import FootruleLoss, SquaredRankLoss
+    from ecrm.losses.kendall import KendallLoss
+    from ecrm.spaces.permutations import PermutationSpace
+
+    space = PermutationSpace(Rtr.shape[1])
+    Ytr = space.from_ranks(Rtr)
+    shared = {"alphas": ALPHAS, "memory": memory, "kernel_subsample": KERNEL_SUBSAMPLE,
+              "random_state": seed, "extend_grid": extend_grid}
+    grid = {"fit_intercept": "auto", "kernel_grid": _kernel_candidates(gammas)}
+    chosen = {}
+    for label, loss in [("ECRM-squared", SquaredRankLoss()), ("ECRM-footrule", FootruleLoss())]:
+        chosen[label] = ECRMCV(loss, space, **grid, **shared).fit(Xtr, Ytr)
+    # Kendall: the squared-rank model's kernel and intercept (its own kernel search, tried,
+    # moved tau by noise at up to 10 times the cost); alpha by Kendall's leave-one-out loss.
+    ref = chosen["ECRM-squared"]
+    own = {"fit_intercept": ref.fit_intercept_, **ref.kernel_params_,
+           "loo_samples": kendall_loo_rows(len(Xtr), Rtr.shape[1])}
+    chosen["ECRM-Kendall"] = ECRMCV(KendallLoss(), space, **own, **shared)
+    _keep_honest(honest, chosen["ECRM-Kendall"], Xtr, Ytr)
+    return _ecrm_outputs(chosen, Rtr, Xte, space)
+
+
+def _keep_honest(honest: dict | None, model, Xtr, Ytr) -> None:
+    """Fit the Kendall ``model``; with ``honest``, keep it there with its exact
+    leave-one-out rows and costs (``honest["kernel"]``, for ECRM-mixed)."""
+    from ecrm.mixture import kernel_loo_outputs
+
+    if honest is None:
+        model.fit(Xtr, Ytr)
+    else:
+        honest["kernel"] = (model, *kernel_loo_outputs(model, Xtr, Ytr))
+
+
+def _ecrm_outputs(chosen: dict, Rtr, Xte, space) -> dict:
+    """Test rankings and parameters of the fitted models in ``chosen`` (keys
+    ``ECRM_LOSSES``) and of ``ECRM-selected``; a low-rank model's parameters also name its
+    solver and, for Nystrom, its number of centres."""
+    out = {}
+    for label, est in chosen.items():
+        params = {**est.kernel_params_, "alpha": est.alpha_, "fit_intercept": est.fit_intercept_}
+        if est.solver != "auto":
+            params["solver"] = est.solver
+            if est.solver == "nystrom":
+                params["n_components"] = est.n_components
+        out[label] = (space.to_ranks(est.predict(Xte)), params)
+    best, distance = _select_by_loo(chosen, Rtr, space)
+    out["ECRM-selected"] = (out[best][0], {"loss": best, **out[best][1],
+                                           "loo_discordant": distance})
+    return {m: out[m] for m in (*ECRM_LOSSES, "ECRM-selected")}
+
+
+def _low_rank_solver(kernel_params: dict) -> str:
+    """The estimators' solver of a large training fold: the exact primal for a linear
+    kernel, Nystrom features otherwise."""
+    return "primal" if kernel_params["kernel"] == "linear" else "nystrom"
+
+
+def _kernel_subset(m: int, seed) -> np.ndarray:
+    """The ``KERNEL_SUBSAMPLE`` training points a large fold chooses its kernels on."""
+    return np.sort(np.random.RandomState(seed).choice(m, KERNEL_SUBSAMPLE, replace=False))
+
+
+def _ecrm_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components, *, honest=None,
+                extend_grid=False):
+    """:func:`_ecrm` on a training fold of more than ``n_components`` points.
+
+    The kernel as in :func:`_ecrm`: the squared-rank model's, by exact leave-one-out on
+    ``KERNEL_SUBSAMPLE`` random training points (the exact dual, eigendecompositions shared
+    through ``memory``); the three models then use it on the whole fold, through Nystrom
+    features on ``n_components`` uniformly drawn centres (``solver="nystrom"``) or, for a
+    linear kernel, the exact primal (``solver="primal"``). ``alpha`` and the intercept of
+    each model by its exact leave-one-out task loss (of the low-rank model) averaged over
+    :func:`large_loo_rows` random training points, Kendall's intercept the squared-rank
+    model's. Every model draws its centres and those points from ``seed``: all three share
+    them, so ``ECRM-selected`` compares them on the same points. ``honest`` as in
+    :func:`_ecrm`.
+    """
+    from ecrm import ECRMCV
+    from ecrm.losses import FootruleLoss, SquaredRankLoss
+    from ecrm.losses.kendall import KendallLoss
+    from ecrm.spaces.permutations import PermutationSpace
+
+    m, k = Rtr.shape
+    space = PermutationSpace(k)
+    Ytr = space.from_ranks(Rtr)
+    sub = _kernel_subset(m, seed)
+    stage1 = ECRMCV(SquaredRankLoss(), space, alphas=ALPHAS, fit_intercept="auto",
+                    kernel_grid=_kernel_candidates(gammas), memory=memory,
+                    random_state=seed, extend_grid=extend_grid).fit(Xtr[sub], Ytr[sub])
+    params = stage1.kernel_params_
+    shared = {"alphas": ALPHAS, **params, "solver": _low_rank_solver(params),
+              "n_components": n_components, "loo_samples": large_loo_rows(m, k),
+              "random_state": seed, "extend_grid": extend_grid}
+    chosen = {label: ECRMCV(loss, space, fit_intercept="auto", **shared).fit(Xtr, Ytr)
+              for label, loss in [("ECRM-squared", SquaredRankLoss()),
+                                  ("ECRM-footrule", FootruleLoss())]}
+    chosen["ECRM-Kendall"] = ECRMCV(
+        KendallLoss(), space, fit_intercept=chosen["ECRM-squared"].fit_intercept_, **shared)
+    _keep_honest(honest, chosen["ECRM-Kendall"], Xtr, Ytr)
+    return _ecrm_outputs(chosen, Rtr, Xte, space)
+
+
+def _select_by_loo(models: dict, Rtr, space) -> tuple[str, float]:
+    """The name of the fitted :class:`ecrm.ECRMCV` in ``models`` (keys ``ECRM_LOSSES``) with
+    the smallest exact leave-one-out Kendall distance (ties go to the earlier name), and its
+    mean distance per point.
+
+    The distances are summed over the Kendall model's leave-one-out points (``loo_rows_``:
+    every training point, or a subset for ``k = 16``), which every other model's points
+    include.
+    """
+    rows = models["ECRM-Kendall"].loo_rows_
+    errors = {}
+    for label in ECRM_LOSSES:
+        est = models[label]
+        at = np.searchsorted(est.loo_rows_, rows)
+        if not np.array_equal(est.loo_rows_[np.minimum(at, len(est.loo_rows_) - 1)], rows):
+            raise ValueError(f"{label}: its leave-one-out points do not include the Kendall "
+                             f"model's")
+        errors[label] = int(_discordant(space.to_ranks(est.loo_predictions_[at]),
+                                        Rtr[rows]).sum())
+    best = min(ECRM_LOSSES, key=errors.__getitem__)
+    return best, errors[best] / len(rows)
