@@ -24,6 +24,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "local_mathjax",  # sphinx.ext.mathjax with MathJax copied into the site (offline maths)
+    "results_table",  # tables of docs/results/ rendered from the JSON the commands write
+    "api_summary",  # the API page's overview generated from each module's __all__
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",

@@ -25,7 +25,7 @@ from ecrm._solvers.primal import FeatureFit
 from ecrm.calibration import CALIBRATIONS
 from ecrm.losses.base import LinearLoss
 
-__all__ = ["TrainingState", "check_kernel_state", "check_ridge_state", "check_search_state",
+__all__ = ["check_kernel_state", "check_ridge_state", "check_search_state",
            "check_training_state"]
 
 _REQUIRED = ("X_fit_", "Y_fit_", "n_features_in_", "label_names_", "kernel_params_", "_y_ndim",

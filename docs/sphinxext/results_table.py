@@ -1,0 +1,227 @@
+"""Tables of measured results rendered from the JSON files the commands write.
+
+The results pages hold no hand-copied numbers: each table is a ``results-table`` directive
+naming one or more JSON files under ``docs/results/data`` and, one line per column, which
+records fill it and which field they show::
+
+    .. results-table:: data/hmc_table1.json
+       :rows: dataset
+       :row-header: data set
+       :best: min
+
+       ECRM   | method=ECRM protocol=paper trained_for=hamming | hamming | .3f | best
+       BR-SVM | method=BR-SVM trained_for=hamming                 | hamming | .3f | best
+
+A file holds a list of records (flat dictionaries), as ``ecrm reproduce hmc --json`` and
+``ecrm reproduce flow --json`` write them; a record with a ``rows`` list (``ecrm reproduce
+ranking --json``: one record per data set) stands for its rows, each inheriting the record's
+scalar fields. A column line is ``header | selector | field | format [| best]``:
+
+* the selector is ``key=value`` pairs (all must match; values compared as text; quote a
+  value with spaces: ``method="paper ECRM"``; ``_file=NAME`` selects the records of the
+  file ``NAME.json``, when two runs have the same fields);
+* the field is a record key, a dotted path into a nested one (``params.C``), or ``mean+-std``
+  (two fields shown as ``mean +- std``);
+* the format is a Python format specification (``.3f``, ``,``, ``.1%``), ``time`` (a number
+  of seconds shown in s, ms or us), or empty for the value as it is;
+* ``best`` marks the columns among which each row's best value (``:best: min`` or ``max``,
+  as displayed, ties included) is set in bold.
+
+The table's rows are the values of the ``:rows:`` key (or keys, separated by spaces) in
+the order the files first give them (with ``:rows-of: FILE``, those of that file only); a
+cell no record fills shows ``:missing:`` (default ``-``). A column that no record
+fills, a file that does not load, or a malformed line stops the build with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+MISSING = "-"
+
+
+class ResultsTableError(ValueError):
+    """A ``results-table`` directive whose files or column lines do not give a table."""
+
+
+def load_records(paths) -> list[dict]:
+    """The records of the JSON files, in order, a record's ``rows`` flattened into it; each
+    record's ``_file`` is its file's name without ``.json`` (a selector can name the run)."""
+    records = []
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as exc:
+            raise ResultsTableError(f"cannot read results file {path}: {exc}") from exc
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise ResultsTableError(f"{path}: expected a JSON list of records (objects)")
+        origin = {"_file": Path(path).stem}
+        for record in data:
+            if isinstance(record.get("rows"), list):
+                scalars = {k: v for k, v in record.items() if not isinstance(v, (list, dict))}
+                records.extend({**origin, **scalars, **row} for row in record["rows"])
+            else:
+                records.append({**origin, **record})
+    return records
+
+
+def parse_column(line: str) -> dict:
+    """One column line: ``header | key=value ... | field | format [| best]``."""
+    parts = [p.strip() for p in line.split("|")]
+    if len(parts) not in (4, 5) or (len(parts) == 5 and parts[4] != "best"):
+        raise ResultsTableError(f"column line {line!r}: expected "
+                                "'header | key=value ... | field | format [| best]'")
+    header, selector, field, spec = parts[:4]
+    select = {}
+    try:
+        pairs = shlex.split(selector)
+    except ValueError as exc:
+        raise ResultsTableError(f"column {header!r}: selector {selector!r}: {exc}") from exc
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ResultsTableError(f"column {header!r}: selector item {pair!r} is not key=value")
+        select[key] = value
+    if not field:
+        raise ResultsTableError(f"column {header!r}: no field")
+    return {"header": header, "select": select, "field": field, "format": spec,
+            "best": len(parts) == 5}
+
+
+def _get(record: dict, path: str):
+    value = record
+    for key in path.split("."):
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _show(value, spec: str) -> str:
+    """``spec`` applied to a number (``time``: seconds in s, ms or us, 4 digits)."""
+    if not spec or not _number(value):
+        return str(value)
+    if spec == "time":
+        scale, unit = next(((f, u) for f, u in ((1.0, "s"), (1e-3, "ms"))
+                            if abs(value) >= f), (1e-6, "us"))
+        return f"{value / scale:.4g} {unit}"
+    return format(value, spec)
+
+
+def _cell(record: dict, column: dict) -> tuple[str, float | None] | None:
+    """The displayed text of a column's field in a record and the number ranked for bold
+    (as displayed, so that values shown equal are equally best)."""
+    mean, sep, spread = column["field"].partition("+-")
+    value = _get(record, mean)
+    if value is None:
+        return None
+    text = _show(value, column["format"])
+    if sep:
+        other = _get(record, spread)
+        if other is None:
+            return None
+        text += " +- " + _show(other, column["format"])
+    rank = None
+    if _number(value):
+        try:
+            rank = (float(value) if column["format"] in ("", "time")
+                    else float(_show(value, column["format"]).replace(",", "")))
+        except ValueError:  # a format that does not give a plain number, such as "%"
+            rank = float(value)
+    return text, rank
+
+
+def _matches(record: dict, select: dict) -> bool:
+    return all(key in record and str(record[key]) == value for key, value in select.items())
+
+
+def _row_key(record: dict, keys: list[str]) -> str:
+    return ", ".join(str(record[k]) for k in keys)
+
+
+def build_table(records: list[dict], columns: list[dict], rows_key: str,
+                best: str | None = None, missing: str = MISSING,
+                rows_of: str | None = None) -> list[list[str]]:
+    """The table's body: one list of cell texts per value of ``rows_key`` (first the key;
+    several keys separated by spaces give rows such as ``pheno_GO, 30%``), the values of
+    the file ``rows_of`` only if given."""
+    if best not in (None, "min", "max"):
+        raise ResultsTableError(f":best: must be min or max, not {best!r}")
+    row_keys = rows_key.split()
+    chosen = [[r for r in records if _matches(r, c["select"]) and all(k in r for k in row_keys)]
+              for c in columns]
+    keys = list(dict.fromkeys(_row_key(r, row_keys) for recs in chosen for r in recs
+                              if rows_of is None or r.get("_file") == rows_of))
+    if not keys:
+        raise ResultsTableError(f"no record has the row key {rows_key!r} and a column's fields")
+    body, filled = [], [False] * len(columns)
+    for key in keys:
+        cells = []
+        for j, (column, recs) in enumerate(zip(columns, chosen, strict=True)):
+            hits = [r for r in recs if _row_key(r, row_keys) == key]
+            if len(hits) > 1:
+                raise ResultsTableError(f"column {column['header']!r}, row {key!r}: "
+                                        f"{len(hits)} records match; make the selector narrower")
+            cells.append(_cell(hits[0], column) if hits else None)
+            filled[j] = filled[j] or cells[-1] is not None
+        ranked = [c[1] for c, col in zip(cells, columns, strict=True)
+                  if col["best"] and c is not None and c[1] is not None]
+        top = (min if best == "min" else max)(ranked) if best and ranked else None
+        body.append([key] + [missing if c is None else
+                             (f"**{c[0]}**" if top is not None and col["best"] and c[1] == top
+                              else c[0]) for c, col in zip(cells, columns, strict=True)])
+    empty = [c["header"] for c, f in zip(columns, filled, strict=True) if not f]
+    if empty:
+        raise ResultsTableError(f"no record fills the column(s) {', '.join(map(repr, empty))}")
+    return body
+
+
+def _directive():
+    from docutils.parsers.rst import directives
+    from rst_table import list_table, parse
+    from sphinx.util.docutils import SphinxDirective
+
+    class ResultsTable(SphinxDirective):
+        """``.. results-table:: FILE [FILE ...]``: see the module's docstring."""
+
+        required_arguments = 1
+        optional_arguments = 10
+        has_content = True
+        option_spec = {"rows": directives.unchanged_required,
+                       "row-header": directives.unchanged,
+                       "best": directives.unchanged,
+                       "missing": directives.unchanged,
+                       "rows-of": directives.unchanged}
+
+        def run(self):
+            paths = []
+            for name in self.arguments:
+                rel, absolute = self.env.relfn2path(name, self.env.docname)
+                self.env.note_dependency(rel)
+                paths.append(absolute)
+            rows_key = self.options.get("rows", "dataset")
+            try:
+                columns = [parse_column(line) for line in self.content if line.strip()]
+                if not columns:
+                    raise ResultsTableError("no column lines")
+                body = build_table(load_records(paths), columns, rows_key,
+                                   self.options.get("best"),
+                                   self.options.get("missing", MISSING),
+                                   self.options.get("rows-of"))
+            except ResultsTableError as exc:
+                raise self.error(f"results-table {' '.join(self.arguments)}: {exc}") from exc
+            header = [self.options.get("row-header", rows_key)] + [c["header"] for c in columns]
+            return parse(self, list_table([header] + body, header=True))
+
+    return ResultsTable
+
+
+def setup(app):
+    app.add_directive("results-table", _directive())
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
