@@ -77,6 +77,9 @@ sphinx_gallery_conf = {
     "min_reported_time": 1,
     "show_memory": False,
     "show_signature": False,
+    # "Examples using ..." under each class and function of the API pages
+    "doc_module": ("ecrm",),
+    "backreferences_dir": "generated/backreferences",
 }
 
 # -- HTML -----------------------------------------------------------------------------------

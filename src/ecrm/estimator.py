@@ -316,6 +316,23 @@ class ECRMCV(_ECRMBase):
     max_added_gammas : int >= 0, default=3
         The most kernel widths ``extend_grid`` adds per fit.
 
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ecrm import ECRMCV, Hierarchy
+    >>> from ecrm.losses import HierarchicalLoss
+    >>> h = Hierarchy([("a", "a1"), ("a", "a2")])
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(60, 2))
+    >>> a1 = X[:, 0] + 0.5 * rng.normal(size=60) > 0
+    >>> a2 = X[:, 0] + 0.5 * rng.normal(size=60) <= 0
+    >>> model = ECRMCV(HierarchicalLoss(h), h, alphas=np.logspace(-5, 1, 7),
+    ...                kernel_grid={"gamma": [0.01, 0.1, 1.0, 10.0]})
+    >>> model.fit(X, np.column_stack([np.ones(60), a1, a2])).kernel_params_["gamma"]
+    0.1
+    >>> model.predict_labels([[-1.0, 0.0], [1.0, 0.0]])
+    [['a', 'a2'], ['a', 'a1']]
+
     Attributes
     ----------
     alpha_ : float
