@@ -21,13 +21,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ecrm._kernels import check_kernel_input, check_kernel_params
 from ecrm._solvers._backend import Backend, ChunkCheck, get_backend
 from ecrm._solvers.base import RiskFit
-from ecrm._solvers.budget import (
-    SolverChoice,
-    check_solver_params,
-)
-from ecrm._solvers.centers import check_center_selection
 from ecrm._solvers.primal import FeatureFit
 from ecrm._solvers.rows import validate_outputs
+from ecrm._solvers.solver import SolverChoice, check_solver_params, streams_rows
 from ecrm._validation import check_feature_scales, check_same_rows
 from ecrm.labels import as_label_matrix, labels_of
 from ecrm.losses.base import LinearLoss, Loss
@@ -174,7 +170,7 @@ class _RiskEstimator(_StructuredEstimator):
         y_ndim = np.ndim(Y)
         if y_ndim == 1 and self.output_space.n_outputs == 1:
             Y = np.reshape(Y, (-1, 1))  # one coordinate: a 1-D y has one row per sample
-        compact = (getattr(self, "solver", None) in ("primal", "nystrom")
+        compact = (streams_rows(getattr(self, "solver", None))
                    and isinstance(self.loss, LinearLoss))  # floats per block in the passes
         Y = validate_outputs(self.output_space, Y, compact=compact)
         check_same_rows(X, Y)
@@ -357,8 +353,7 @@ class _ECRMBase(_RiskEstimator):
     _fits_marginals = True
 
     def _solver_choice(self, X, kernel, *, cv: bool) -> SolverChoice:
-        return check_solver_params(self.solver, self.n_components,
-                                   check_center_selection(self.center_selection),
+        return check_solver_params(self.solver, self.n_components, self.center_selection,
                                    self.memory_budget, m=X.shape[0], p=X.shape[1],
                                    kernel=kernel, cv=cv)
 

@@ -191,10 +191,10 @@ def _krr_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components):
         gram_eigendecomposition,
         leave_one_out_search,
     )
-    from ecrm._solvers.centers import build_feature_map
     from ecrm._solvers.prepare import DualSource
     from ecrm._solvers.primal import FeatureLooBasis
     from ecrm._solvers.rows import Rows
+    from ecrm._solvers.solver import build_feature_map
 
     settings = _kernel_settings(gammas)
     sub = _kernel_subset(len(Xtr), seed)
