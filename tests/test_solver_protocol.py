@@ -18,9 +18,10 @@ import ecrm
 from ecrm import ECRM, ECRMCV, JointKernelECRM, NystromSolver, Solver
 from ecrm._kernels import kernel_matrix
 from ecrm._parameters import CONSTRAINTS, vocabulary
-from ecrm._solvers.base import Basis, LooBasis, Source
-from ecrm._solvers.dual import KernelFit
+from ecrm._solvers.base import Basis, LooBasis, RiskFit, Source
 from ecrm._solvers.solver import SOLVER_CLASSES, register_solver, unregister_solver
+from ecrm._state import check_fitted_state
+from ecrm.io import ModelFileError
 from ecrm.losses import HammingLoss, HierarchicalLoss
 from test_solvers import TREE, _problem
 
@@ -38,6 +39,51 @@ def _direct_fit(K, T, ridge, fit_intercept):
     return linalg.solve(G, T - b, assume_a="sym"), b, u, s
 
 
+class DirectFit(RiskFit):
+    """The toy's fit: dual coefficients on the kernel columns, weights by dense solves."""
+
+    coef_name = "dual_coef_"
+
+    def __init__(self, kernel_params, coef, intercept, n_risk, ridge, fit_intercept, *,
+                 X_train=None):
+        self.kernel_params, self.coef, self.intercept = kernel_params, coef, intercept
+        self.n_risk, self.ridge, self.fit_intercept = n_risk, ridge, fit_intercept
+        self.X_train = X_train
+
+    @property
+    def n_columns(self):
+        return self.X_train.shape[0]
+
+    def block(self, X):
+        return kernel_matrix(X, self.X_train, **self.kernel_params)
+
+    def weights(self, V):
+        """w(x) = G^-1 v + u (1 - u'v) / s, with G = K + ridge I and u = G^-1 1."""
+        G = kernel_matrix(self.X_train, self.X_train, **self.kernel_params)
+        G[np.diag_indices_from(G)] += self.ridge
+        W = linalg.solve(G, V.T, assume_a="sym").T
+        if self.fit_intercept:
+            u = linalg.solve(G, np.ones(len(G)), assume_a="sym")
+            W += np.outer(1.0 - V @ u, u / u.sum())
+        return W
+
+    def to_state(self):
+        return {"kernel_params": self.kernel_params, "coef": self.coef,
+                "intercept": self.intercept, "n_risk": self.n_risk, "ridge": self.ridge,
+                "fit_intercept": self.fit_intercept}
+
+    @classmethod
+    def from_state(cls, state, X_train=None):
+        return cls(**state, X_train=X_train)
+
+    def slim(self):
+        return self
+
+    def check_state(self, X, n_features, kernel_params):
+        if self.X_train is not X or self.kernel_params != kernel_params:
+            raise ValueError("_fit must hold X_fit_ and kernel_params_")
+
+
 class DirectBasis(Basis, LooBasis):
     """One kernel setting on some rows: fits and exact leave-one-out by dense solves."""
 
@@ -48,9 +94,8 @@ class DirectBasis(Basis, LooBasis):
 
     def fit(self, ridge, fit_intercept):  # the one fit of ECRM: T holds [psi, const, Y]
         n_risk = self.T.shape[1] - self.Y.shape[1]
-        A, b, u, s = _direct_fit(self.K, self.T, ridge, fit_intercept)
-        return KernelFit(self.kernel_params, A, b, n_risk, ridge, fit_intercept, u, s,
-                         X_train=self.X)
+        A, b, _, _ = _direct_fit(self.K, self.T, ridge, fit_intercept)
+        return DirectFit(self.kernel_params, A, b, n_risk, ridge, fit_intercept, X_train=self.X)
 
     def _loo(self, on_labels, trial):
         """P_-i = (H t)_i - H_ii t_i over 1 - H_ii, H the hat matrix of the fit."""
@@ -95,7 +140,7 @@ class DirectSolver(Solver):
     """The toy: (K + ridge I) solved densely, m x m memory like the dual's."""
 
     name = "direct"
-    fit_types = (KernelFit,)
+    fit_types = (DirectFit,)
 
     def memory_need(self, *, m, p, kernel, cv, n_targets=1):
         from ecrm._solvers.budget import MemoryNeed
@@ -139,6 +184,7 @@ def test_the_toy_solver_fits_saves_and_loads_as_the_dual(direct, tmp_path, loss,
     ecrm.save(toy, tmp_path / "toy.ecrm")
     loaded = ecrm.load(tmp_path / "toy.ecrm")
     assert loaded.get_params()["solver"] == toy.solver
+    assert type(loaded._fit) is DirectFit
     _same_predictions(loaded, ref, Xt)
 
 
@@ -156,6 +202,23 @@ def test_the_toy_solver_runs_the_leave_one_out_search(direct, tmp_path):
     assert_array_equal(toy.loo_predictions_, ref.loo_predictions_)
     ecrm.save(toy, tmp_path / "toy.ecrm")
     _same_predictions(ecrm.load(tmp_path / "toy.ecrm"), ref, Xt)
+
+
+def test_a_file_of_the_toy_fit_is_checked_by_the_fit(direct, tmp_path):
+    """The loader runs the fit's own check_state, and refuses the fit class once its solver
+    is no longer registered."""
+    X, Y, _ = _problem()
+    toy = ECRM(HammingLoss(), TREE, solver=direct(), gamma=0.2).fit(X, Y)
+    ecrm.save(toy, tmp_path / "toy.ecrm")
+    toy._fit.kernel_params = {**toy._fit.kernel_params, "gamma": 0.3}
+    with pytest.raises(ValueError, match="_fit must hold X_fit_ and kernel_params_"):
+        check_fitted_state(toy)
+    unregister_solver("direct")
+    try:
+        with pytest.raises(ModelFileError, match="DirectSolver"):
+            ecrm.load(tmp_path / "toy.ecrm")
+    finally:
+        register_solver(DirectSolver)
 
 
 def test_a_solver_is_known_only_while_registered(direct):

@@ -80,6 +80,15 @@ class RiskFit(ABC):
     def slim(self) -> RiskFit:
         """A copy that predicts from blocks without the training data (shipped to workers)."""
 
+    def check_state(self, X, n_features: int, kernel_params: dict) -> None:
+        """A loaded fit's own state checked against the estimator's training rows ``X``
+        (``None`` if the file holds none), ``n_features`` and ``kernel_params``: a
+        ``ValueError`` or ``TypeError`` naming what differs. The shapes of ``coef`` and
+        ``intercept`` and the ridge are checked for every fit by
+        :func:`ecrm._state.check_fitted_state`, which also knows the built-in fits; a new
+        solver's fit overrides this."""
+        raise TypeError(f"unknown fit object {type(self).__name__}")
+
     @property
     def risk_coef(self) -> np.ndarray:
         """The coefficients of the risk regressions (k, n_risk)."""
