@@ -2,7 +2,7 @@
 
 For every solver (the dual, the exact primal, Nystrom) and estimator (ECRM, ECRMCV) a fresh
 process fits a problem whose solver memory dominates, and reports the growth of its peak
-resident set size during ``fit`` next to :func:`ecrm._solvers.budget.memory_need` (the
+resident set size during ``fit`` next to :func:`ecrm._solvers.solver.memory_need` (the
 solver's own arrays plus its row blocks). The benchmark fails (exit status 1) when a
 measured peak exceeds the stated need by more than ``SLACK_MIB`` (allocator noise).
 
@@ -27,7 +27,7 @@ import json, resource, sys
 import numpy as np
 from ecrm import ECRM, ECRMCV, MultilabelSpace
 from ecrm.losses import HammingLoss
-from ecrm._solvers.budget import memory_need
+from ecrm._solvers.solver import memory_need
 from ecrm._solvers.rows import RiskTargets
 
 name, solver, m, p, M = json.loads(sys.argv[1])

@@ -239,7 +239,7 @@ def test_check_solver_params_resolves_auto():
     assert check_solver_params("auto", None, "uniform", None, m=100, p=3,
                                kernel="rbf").solver == "dual"
     assert check_solver_params("nystrom", None, "uniform", None, m=100, p=3,
-                               kernel="rbf").n_components == 100
+                               kernel="rbf").method.n_features(100, 3) == 100
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, bool])
@@ -267,7 +267,8 @@ def test_compact_outputs_inconsistent_row_named():
 
 
 def test_the_budget_counts_what_each_solver_states():
-    from ecrm._solvers.budget import DUAL_COPIES, check_solver_params, memory_need
+    from ecrm._solvers.budget import DUAL_COPIES
+    from ecrm._solvers.solver import check_solver_params, memory_need
 
     # ECRMCV's dual peaks at about three m x m arrays (benchmarks/bench_memory.py measures
     # 3.10): at m = 3500 two copies (0.18 GiB) fit 0.25 GiB, its stated peak (0.32 GiB) does not

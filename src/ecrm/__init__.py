@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["ECRM", "ECRMCV", "CandidateSpace", "CenterSelector", "FlowPolytope",
+__all__ = ["ECRM", "ECRMCV", "CandidateSpace", "CenterSelector", "DualSolver", "FlowPolytope",
            "ForestECRM", "ForestECRMCV", "GridEdgeWarning", "Hierarchy", "JointKernelECRM",
            "KMeansPlusPlusCenters", "LeverageCenters", "LinearConstraintSpace",
-           "MixedRiskECRM", "MultilabelSpace", "OutputSpace", "PermutationSpace", "StructuredSVM",
-           "UniformCenters", "bounds", "exceptions", "load", "losses", "save", "__version__"]
+           "MixedRiskECRM", "MultilabelSpace", "NystromSolver", "OutputSpace", "PermutationSpace",
+           "PrimalSolver", "Solver", "StructuredSVM", "UniformCenters", "bounds", "exceptions",
+           "load", "losses", "register_solver", "save", "__version__"]
 
 #: Where each public name is defined (``None``: a sub-module of that name).
 _SOURCES: dict[str, str | None] = {
@@ -28,6 +29,8 @@ _SOURCES: dict[str, str | None] = {
     "MixedRiskECRM": "ecrm.mixture",
     **{name: "ecrm._solvers.centers" for name in ("CenterSelector", "KMeansPlusPlusCenters",
                                                    "LeverageCenters", "UniformCenters")},
+    **{name: "ecrm._solvers.solver" for name in ("DualSolver", "NystromSolver", "PrimalSolver",
+                                                  "Solver", "register_solver")},
     **{name: "ecrm.spaces" for name in ("CandidateSpace", "FlowPolytope", "Hierarchy",
                                          "LinearConstraintSpace", "MultilabelSpace",
                                          "OutputSpace", "PermutationSpace")},
@@ -40,6 +43,13 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         KMeansPlusPlusCenters,
         LeverageCenters,
         UniformCenters,
+    )
+    from ecrm._solvers.solver import (
+        DualSolver,
+        NystromSolver,
+        PrimalSolver,
+        Solver,
+        register_solver,
     )
     from ecrm.estimator import ECRM, ECRMCV
     from ecrm.exceptions import GridEdgeWarning

@@ -149,7 +149,10 @@ CONSTRAINTS: dict[str, Number | Choice] = {
                      hidden=("polynomial", "sigmoid", "precomputed")),
     # kernels whose gamma is a width (the searches extend it; LeaveOneOutLengthScales)
     "width_kernel": Choice(("rbf", "laplacian")),
-    "solver": Choice(("auto", "dual", "primal", "nystrom")),
+    # "auto", then the names of ecrm._solvers.solver.SOLVER_CLASSES (a registered solver is
+    # added as a hidden name); a Solver object carries its own settings
+    "solver": Choice(("auto", "dual", "primal", "nystrom"),
+                     instance="ecrm._solvers.solver.Solver"),
     "center_selection": Choice(("uniform", "kmeans++", "leverage"),
                                instance="ecrm._solvers.centers.CenterSelector"),
     # "loss": the task loss; the others name ecrm._model_selection.SCORERS

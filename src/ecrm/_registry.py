@@ -20,6 +20,7 @@ from ecrm import _steps
 from ecrm._archive import ModelFileError
 from ecrm._solvers.base import RiskFit
 from ecrm._solvers.primal import FeatureFit
+from ecrm._solvers.solver import SOLVER_CLASSES, Solver
 from ecrm._state import (
     check_fit_kwargs,
     check_isotonic_kwargs,
@@ -88,8 +89,6 @@ _PLAIN: dict[str, tuple[str, Callable[[Any], dict]]] = {
     "ZeroOneLoss": ("ecrm.losses", lambda loss: {"space": loss.space}),
     "AbsoluteLoss": ("ecrm.losses", _absolute_loss),
     "SquaredLoss": ("ecrm.losses", _no_args),
-    "KernelFit": ("ecrm._solvers.dual", lambda f: f.to_state()),
-    "FeatureFit": ("ecrm._solvers.primal", lambda f: f.to_state()),
     "ForestFit": ("ecrm._solvers.forest", lambda f: f.to_state()),
     "Trees": ("ecrm._solvers.forest", lambda t: {"left": t.left, "right": t.right,
                                                  "feature": t.feature,
@@ -119,15 +118,35 @@ _ESTIMATOR_MODULES = {"ECRM": "ecrm.estimator", "ECRMCV": "ecrm.estimator",
                       "ForestECRM": "ecrm.forest", "ForestECRMCV": "ecrm.forest",
                       "MixedRiskECRM": "ecrm.mixture"}
 
-#: Every class a model file may name, and the module that defines it.
+#: Every class a model file may name, and the module that defines it (besides the solvers').
 _MODULES: dict[str, str] = {**{name: module for name, (module, _) in _PLAIN.items()},
                             **_ESTIMATOR_MODULES,
                             **{name: spec[0] for name, spec in _steps.STEPS.items()},
                             "Pipeline": "sklearn.pipeline"}
 
 
+def _solver_classes() -> dict[str, type]:
+    """The solvers of the table of solvers and the fit classes each one's models hold, by
+    class name (read at every look-up: a registered solver joins the model files)."""
+    out: dict[str, type] = {}
+    for solver in SOLVER_CLASSES.values():
+        out[solver.__name__] = solver
+        out.update((fit.__name__, fit) for fit in solver.fit_types)
+    return out
+
+
+def _modules() -> dict[str, str]:
+    return {**_MODULES, **{name: cls.__module__ for name, cls in _solver_classes().items()}}
+
+
 def _entry(name: str) -> _Entry:
     """The entry of the class called ``name`` (its module imported now)."""
+    solvers = _solver_classes()
+    if name in solvers:
+        cls = solvers[name]
+        if issubclass(cls, Solver):  # a solver object given as the estimator's solver
+            return _Entry(cls, lambda s: s.get_params(deep=False), check=_solver_check(cls))
+        return _Entry(cls, lambda f: f.to_state(), check=_CHECKS.get(name))
     cls = getattr(importlib.import_module(_MODULES[name]), name)
     if name in _ESTIMATOR_MODULES:
         return _Entry(cls, _estimator_params, cls._fitted_attributes, _estimator_state,
@@ -138,6 +157,12 @@ def _entry(name: str) -> _Entry:
     if name == "Pipeline":
         return _Entry(cls, _pipeline_params, (), lambda _: {}, _check_pipeline)
     return _Entry(cls, _PLAIN[name][1], check=_CHECKS.get(name))
+
+
+def _solver_check(cls) -> Callable[[dict], None]:
+    def check(kwargs: dict) -> None:  # its parameters as its estimator's fit checks them
+        cls(**kwargs).check_params()
+    return check
 
 
 def _estimator_params(model) -> dict:
@@ -226,6 +251,8 @@ class _Registry(Mapping):
         self._built: dict[str, _Entry] = {}
 
     def __getitem__(self, name: str) -> _Entry:
+        if name in _solver_classes():  # not kept: the table of solvers may change
+            return _entry(name)
         if name not in _MODULES:
             raise KeyError(name)
         if name not in self._built:
@@ -233,13 +260,13 @@ class _Registry(Mapping):
         return self._built[name]
 
     def __contains__(self, name: object) -> bool:
-        return name in _MODULES
+        return name in _modules()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_MODULES)
+        return iter(_modules())
 
     def __len__(self) -> int:
-        return len(_MODULES)
+        return len(_modules())
 
 
 #: Class name -> how to describe and rebuild it. Only these classes are ever constructed.

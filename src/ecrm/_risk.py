@@ -18,12 +18,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ecrm._kernels import check_kernel_input, check_kernel_params
 from ecrm._solvers._backend import ChunkCheck, get_backend
 from ecrm._solvers.base import RiskFit
-from ecrm._solvers.budget import (
-    SolverChoice,
-    check_solver_params,
-)
-from ecrm._solvers.centers import check_center_selection
 from ecrm._solvers.primal import FeatureFit
+from ecrm._solvers.solver import SolverChoice, check_solver_params, streams_rows
 from ecrm._state import check_kernel_state, check_ridge_state
 from ecrm._template import Seen, StructuredEstimator
 from ecrm._validation import check_same_rows
@@ -66,7 +62,7 @@ class _RiskEstimator(StructuredEstimator):
 
     def _check_training_data(self, X, Y, kernel):
         # the primal solvers' passes turn each block of outputs into floats: keep 1-byte Y
-        compact = (getattr(self, "solver", None) in ("primal", "nystrom")
+        compact = (streams_rows(getattr(self, "solver", None))
                    and isinstance(self.loss, LinearLoss))
         return super()._check_training_data(X, Y, kernel, compact=compact)
 
@@ -223,8 +219,7 @@ class _ECRMBase(_RiskEstimator):
     _fits_dask = True
 
     def _solver_choice(self, X, kernel, *, cv: bool) -> SolverChoice:
-        return check_solver_params(self.solver, self.n_components,
-                                   check_center_selection(self.center_selection),
+        return check_solver_params(self.solver, self.n_components, self.center_selection,
                                    self.memory_budget, m=X.shape[0], p=X.shape[1],
                                    kernel=kernel, cv=cv)
 

@@ -334,8 +334,8 @@ def _check_fit(model, fit, X, p: int, n_risk: int, d: int, kernel_params: dict) 
                                  f"kernel_params_ {kernel_params}")
         else:
             raise TypeError(f"unknown feature map {type(features).__name__}")
-    else:
-        raise TypeError(f"unknown fit object {type(fit).__name__}")
+    else:  # a fit of another solver checks its own state
+        fit.check_state(X, p, kernel_params)
     _float_array(fit.coef, "_fit.coef", (fit.n_columns, c))
     _float_array(fit.intercept, "_fit.intercept", (c,))
     if not (np.isfinite(fit.ridge) and fit.ridge > 0):

@@ -36,12 +36,9 @@ from ecrm._model_selection import (
 from ecrm._parameters import check_parameter
 from ecrm._ridge import check_ridge
 from ecrm._risk import _ECRMBase
-from ecrm._solvers.budget import (
-    check_solver_names,
-)
-from ecrm._solvers.centers import check_center_selection
 from ecrm._solvers.prepare import prepare, prepare_search
 from ecrm._solvers.rows import RiskTargets
+from ecrm._solvers.solver import check_solver
 from ecrm._state import check_kernel_state, check_ridge_state, check_search_state
 from ecrm._validation import check_bool
 from ecrm.calibration import choose_calibration
@@ -87,7 +84,7 @@ callable, default="rbf"
     fit_intercept : bool, default=True
         Model an unpenalised intercept in every risk regression (the risk weights then sum to
         one); see :mod:`ecrm._ridge` for the derivation.
-    solver : {"auto", "dual", "primal", "nystrom"}, default="auto"
+    solver : {"auto", "dual", "primal", "nystrom"} or Solver, default="auto"
         How the risk regressions are solved (:mod:`ecrm._solvers`), all with the same
         objective and ``alpha``. ``"dual"``: exact, on the m x m Gram matrix. ``"primal"``:
         exact for ``kernel="linear"`` (dense or sparse inputs) on the p x p matrix
@@ -97,7 +94,10 @@ callable, default="rbf"
         (an approximation of the kernel, exact when every point is a centre). ``"auto"``:
         the dual while its m x m matrices fit ``memory_budget``, else the primal for a
         linear kernel, else a ``ValueError`` naming ``solver="nystrom"`` (never a silent
-        approximation).
+        approximation). A :class:`ecrm.Solver` object (``ecrm.NystromSolver(n_components=50,
+        center_selection="kmeans++")``, :class:`ecrm.DualSolver`, :class:`ecrm.PrimalSolver`,
+        or one of your own added by :func:`ecrm.register_solver`) carries its own settings:
+        ``n_components`` and ``center_selection`` then keep their defaults.
     n_components : int >= 1, default=None
         Nystrom centres M, at most m (``None``: ``min(m, 1000)``); only for ``"nystrom"``.
     center_selection : {"uniform", "kmeans++", "leverage"} or CenterSelector, \
@@ -169,8 +169,7 @@ default="uniform"
                 "alpha": check_parameter("alpha", self.alpha),
                 "fit_intercept": check_bool(self.fit_intercept, "fit_intercept")}
         self._check_components()
-        check_solver_names(self.solver)
-        check_center_selection(self.center_selection)
+        check_solver(self.solver, self.n_components, self.center_selection)
         return plan
 
     def fit(self, X, Y):
@@ -401,8 +400,7 @@ class ECRMCV(_ECRMBase):
                 "intercepts": intercept_options(self.fit_intercept),
                 "search": self._check_search(), "metric": check_scoring(self.scoring)}
         self._check_components(linear=True)
-        check_solver_names(self.solver)
-        check_center_selection(self.center_selection)
+        check_solver(self.solver, self.n_components, self.center_selection)
         return plan
 
     def _check_own_state(self, plan: dict, training) -> None:

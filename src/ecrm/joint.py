@@ -38,11 +38,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 
-from ecrm._kernels import kernel_matrix
 from ecrm._parameters import check_parameter
-from ecrm._ridge import EigenFactor, check_ridge, fit_multitask_ridge
+from ecrm._ridge import check_ridge
 from ecrm._risk import _RiskEstimator
-from ecrm._solvers.dual import KernelFit
+from ecrm._solvers.solver import DualSolver
 from ecrm._validation import check_bool, check_real
 
 __all__ = ["JointKernelECRM", "check_task_kernel", "hierarchy_task_kernel"]
@@ -218,19 +217,9 @@ class JointKernelECRM(_RiskEstimator):
         B = self._task_kernel(e)
         m = X.shape[0]
         check_ridge(alpha, m)
-        K = kernel_matrix(X, X, **params)
-        ridge = check_ridge(alpha, m, np.abs(K.diagonal()).max())
-        eig = EigenFactor.from_kernel(K).with_ridge(ridge)
-        del K
-        sig, P = linalg.eigh(B)
-        sig = np.maximum(sig, 0.0)
-        # The rotated tasks T P with the kernels sig_k k, and the constant with k itself.
-        targets = np.column_stack([T @ P, self.loss.const(Y)])
-        fit = fit_multitask_ridge(eig, targets, np.append(sig, 1.0), fit_intercept)
-        coef = np.column_stack([fit.dual_coef[:, :-1] @ P.T, fit.dual_coef[:, -1]])
-        intercept = np.append(fit.intercept[:-1] @ P.T, fit.intercept[-1])
-        fitted = KernelFit(params, coef, intercept, coef.shape[1], ridge, fit_intercept,
-                           X_train=X)
+        basis = DualSolver().joint_basis(X, params, T, self.loss.const(Y), B)
+        ridge = check_ridge(alpha, m, basis.diagonal_max)
+        fitted = basis.fit(ridge, fit_intercept)
         fitted.check_finite(params, alpha)
         self._set_fitted(X, Y, seen, kernel_params_=params, _fit=fitted, task_kernel_=B)
         return self

@@ -48,10 +48,9 @@ from ecrm._parameters import check_parameter
 from ecrm._ridge import check_ridge
 from ecrm._solvers._backend import get_backend
 from ecrm._solvers.base import Criterion, Outcome, RiskFit
-from ecrm._solvers.budget import check_solver_names, check_solver_params
-from ecrm._solvers.centers import check_center_selection
 from ecrm._solvers.prepare import prepare_search
 from ecrm._solvers.rows import RiskTargets
+from ecrm._solvers.solver import check_solver, check_solver_params
 from ecrm.spaces.base import OutputSpace
 
 __all__ = ["HonestChoice", "LeaveOneOutChoice", "loo_search", "select_honestly"]
@@ -220,8 +219,7 @@ kernel_subsample, random_state, solver, n_components, center_selection, memory_b
                      "kernel_subsample": check_parameter("kernel_subsample", kernel_subsample)}
     if not callable(loss):
         raise TypeError(f"loss must be a callable loss(T, P); got {type(loss).__name__}")
-    check_solver_names(solver)
-    selector = check_center_selection(center_selection)
+    check_solver(solver, n_components, center_selection)
     X = check_kernel_input(X, own["kernel"])
     T = check_array(T, dtype=np.float64, ensure_2d=False, input_name="T")
     T = T.reshape(-1, 1) if T.ndim == 1 else T
@@ -230,7 +228,7 @@ kernel_subsample, random_state, solver, n_components, center_selection, memory_b
         raise ValueError(f"X and T have different numbers of rows: {m} and {T.shape[0]}")
     for i, alpha in enumerate(alphas):
         check_ridge(alpha, m, name=f"alphas[{i}]")
-    choice = check_solver_params(solver, n_components, selector, memory_budget, m=m,
+    choice = check_solver_params(solver, n_components, center_selection, memory_budget, m=m,
                                  p=X.shape[1], kernel=own["kernel"], cv=True)
     rng = check_random_state(random_state)
     targets = _Targets()

@@ -17,19 +17,34 @@ it through two objects (:mod:`ecrm._solvers.base`):
   intercept, then refits the chosen one (:class:`~ecrm._solvers.dual.EigenLooBasis`,
   :class:`~ecrm._solvers.primal.FeatureLooBasis`).
 
+A solver is a declared :class:`~ecrm._solvers.solver.Solver` (its name, memory need, checks,
+and the basis and leave-one-out source it builds), listed in one table,
+:data:`~ecrm._solvers.solver.SOLVER_CLASSES` (which also drives ``solver="auto"``);
 :func:`ecrm._solvers.prepare.prepare` and :func:`~ecrm._solvers.prepare.prepare_search` read
-the checked solver choice (:mod:`ecrm._solvers.budget`: the memory budget, row blocks, and
-``solver="auto"``) once. The primal normal equations are sums over row blocks
+the checked solver choice once (:mod:`ecrm._solvers.budget`: the memory budget and row
+blocks). The primal normal equations are sums over row blocks
 (:mod:`ecrm._solvers.normal_equations`, :mod:`ecrm._solvers.rows`), which
 :mod:`ecrm._solvers._dask` runs per chunk of Dask arrays as a map-reduce on the active Dask
 scheduler (``pip install 'ecrm[dask]'``; Dask is imported only when Dask arrays are passed).
 """
 
-from ecrm._solvers.budget import DEFAULT_MEMORY_BUDGET_GIB, SOLVERS, check_solver_params
-from ecrm._solvers.centers import CENTER_SELECTIONS, build_feature_map, select_centers
+from ecrm._solvers.budget import DEFAULT_MEMORY_BUDGET_GIB, SOLVERS
+from ecrm._solvers.centers import CENTER_SELECTIONS, select_centers
 from ecrm._solvers.features import FeatureMap, LinearFeatures, NystromFeatures
 from ecrm._solvers.normal_equations import NormalEquations, PrimalFit
+from ecrm._solvers.solver import (
+    SOLVER_CLASSES,
+    DualSolver,
+    NystromSolver,
+    PrimalSolver,
+    Solver,
+    build_feature_map,
+    check_solver_params,
+    register_solver,
+    unregister_solver,
+)
 
-__all__ = ["CENTER_SELECTIONS", "DEFAULT_MEMORY_BUDGET_GIB", "SOLVERS", "FeatureMap",
-           "LinearFeatures", "NormalEquations", "NystromFeatures", "PrimalFit", "build_feature_map",
-           "check_solver_params", "select_centers"]
+__all__ = ["CENTER_SELECTIONS", "DEFAULT_MEMORY_BUDGET_GIB", "SOLVERS", "SOLVER_CLASSES",
+           "DualSolver", "FeatureMap", "LinearFeatures", "NormalEquations", "NystromFeatures",
+           "NystromSolver", "PrimalFit", "PrimalSolver", "Solver", "build_feature_map",
+           "check_solver_params", "register_solver", "select_centers", "unregister_solver"]

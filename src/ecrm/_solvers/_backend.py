@@ -63,7 +63,7 @@ class _NumpyBackend:
     name = "numpy"
     lazy = False
 
-    def check_solver(self, solver: str, requested, kernel) -> None:
+    def check_solver(self, solver, requested: str, kernel) -> None:
         """Every solver runs in memory."""
 
     def training_rows(self, X, Y, space: OutputSpace) -> Rows:
@@ -98,9 +98,9 @@ class _DaskBackend:
     name = "dask"
     lazy = True
 
-    def check_solver(self, solver: str, requested, kernel) -> None:
-        """The dual's m x m Gram matrix is refused."""
-        if solver == "dual":
+    def check_solver(self, solver, requested: str, kernel) -> None:
+        """A solver that holds the m x m Gram matrix (the dual) is refused."""
+        if solver.holds_gram:
             _dask.refuse_dual(requested, kernel)
 
     def check_training_data(self, X, Y, loss: Loss, space: OutputSpace, name: str):

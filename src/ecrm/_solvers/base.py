@@ -9,6 +9,11 @@ without a linear form), then the output columns :math:`Y` (the marginals of
 primal) with coefficients and intercepts, so that every regression predicts
 :math:`b(x)^\top \mathrm{coef} + \mathrm{intercept}`, and the risk weights :math:`w(x)` of
 the same fit. The estimators hold one :class:`RiskFit` and never ask which solver made it.
+
+A solver (:class:`ecrm._solvers.solver.Solver`) builds the fit through a :class:`Basis` (one
+factorisation of the training rows, for :class:`ecrm.ECRM`), and the leave-one-out search of
+:class:`ecrm.ECRMCV` through a :class:`Source` of :class:`LooBasis` objects, one per kernel
+setting.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Criterion", "LooBasis", "Outcome", "RiskFit", "Trial"]
+__all__ = ["Basis", "Criterion", "LooBasis", "Outcome", "RiskFit", "Source", "Trial"]
 
 
 class RiskFit(ABC):
@@ -74,6 +79,15 @@ class RiskFit(ABC):
     @abstractmethod
     def slim(self) -> RiskFit:
         """A copy that predicts from blocks without the training data (shipped to workers)."""
+
+    def check_state(self, X, n_features: int, kernel_params: dict) -> None:
+        """A loaded fit's own state checked against the estimator's training rows ``X``
+        (``None`` if the file holds none), ``n_features`` and ``kernel_params``: a
+        ``ValueError`` or ``TypeError`` naming what differs. The shapes of ``coef`` and
+        ``intercept`` and the ridge are checked for every fit by
+        :func:`ecrm._state.check_fitted_state`, which also knows the built-in fits; a new
+        solver's fit overrides this."""
+        raise TypeError(f"unknown fit object {type(self).__name__}")
 
     @property
     def risk_coef(self) -> np.ndarray:
@@ -188,3 +202,40 @@ class LooBasis(ABC):
     @abstractmethod
     def refit(self, trial: Trial) -> RiskFit:
         """The fit on every training point of the trial's ridge and intercept."""
+
+
+class Basis(ABC):
+    """The training rows of one kernel setting, prepared for the one fit of :class:`ecrm.ECRM`.
+
+    Attributes
+    ----------
+    diagonal_max : float
+        The largest kernel diagonal entry (the round-off floor of the ridge term,
+        :func:`ecrm._ridge.check_ridge`).
+    """
+
+    diagonal_max: float
+
+    @abstractmethod
+    def fit(self, ridge: float, fit_intercept: bool) -> RiskFit:
+        """The risk regressions, then the marginals, with the ridge term ``ridge``."""
+
+
+class Source(ABC):
+    """The leave-one-out bases of a search, one per kernel setting (:class:`ecrm.ECRMCV`).
+
+    Attributes
+    ----------
+    n_rows : int
+        The training rows the search draws its leave-one-out rows from.
+    """
+
+    n_rows: int
+
+    @abstractmethod
+    def add_setting(self, params: dict) -> int:
+        """One more kernel setting (an extended grid); its index."""
+
+    @abstractmethod
+    def basis(self, k: int, subset: np.ndarray | None = None) -> LooBasis:
+        """The basis of kernel setting ``k`` on every row (or on the rows ``subset``)."""

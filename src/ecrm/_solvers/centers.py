@@ -22,10 +22,10 @@ from sklearn.utils import check_random_state
 
 from ecrm._parameters import check_parameter
 from ecrm._solvers.budget import CENTER_SELECTIONS, row_blocks
-from ecrm._solvers.features import LinearFeatures, NystromFeatures
+from ecrm._solvers.features import NystromFeatures
 
 __all__ = ["CENTER_SELECTIONS", "CenterSelector", "KMeansPlusPlusCenters", "LeverageCenters",
-           "UniformCenters", "build_feature_map", "check_center_selection", "select_centers"]
+           "UniformCenters", "check_center_selection", "select_centers"]
 
 
 class CenterSelector(ABC):
@@ -140,28 +140,3 @@ def select_centers(X, n_components: int, kernel_params: dict, method="uniform", 
     if int(n_components) == X.shape[0]:  # every point: a uniform draw of all of them
         selector = UniformCenters()
     return selector.select(X, n_components, kernel_params, alpha=alpha, random_state=rng)
-
-
-def build_feature_map(solver: str, X, kernel_params: dict, n_components: int | None,
-                      center_selection, *, alpha: float, random_state=None,
-                      centres=None):
-    """The feature map of a checked primal ``solver`` ("primal" or "nystrom") on ``X``.
-
-    ``centres(X, M, kernel_params, method, alpha=..., random_state=...)`` returns the
-    Nystrom centres (the array backend's, :mod:`ecrm._solvers._backend`; default: the rows
-    :func:`select_centers` picks).
-
-    >>> X = np.eye(3)
-    >>> build_feature_map("primal", X, {"kernel": "linear"}, None, "uniform",
-    ...                   alpha=1.0).n_features_out
-    3
-    """
-    if solver == "primal":
-        return LinearFeatures(X.shape[1])
-    M = min(X.shape[0], 1000) if n_components is None else n_components
-    if centres is None:
-        idx = select_centers(X, M, kernel_params, center_selection, alpha=alpha,
-                             random_state=random_state)
-        return NystromFeatures(X[idx], kernel_params)
-    return NystromFeatures(centres(X, M, kernel_params, center_selection, alpha=alpha,
-                                   random_state=random_state), kernel_params)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy import linalg
 
 from ecrm._kernels import kernel_matrix, large_product_rows
 from ecrm._ridge import (
@@ -21,12 +22,14 @@ from ecrm._ridge import (
     Factor,
     LeaveOneOut,
     RidgeFit,
+    fit_multitask_ridge,
     fit_ridge,
     risk_weights,
 )
-from ecrm._solvers.base import Criterion, LooBasis, Outcome, RiskFit, Trial
+from ecrm._solvers.base import Basis, Criterion, LooBasis, Outcome, RiskFit, Trial
 
-__all__ = ["CholeskyBasis", "EigenLooBasis", "KernelFit", "gram_eigendecomposition"]
+__all__ = ["CholeskyBasis", "EigenLooBasis", "JointKernelBasis", "KernelFit",
+           "gram_eigendecomposition"]
 
 
 class KernelFit(RiskFit):
@@ -149,6 +152,47 @@ class EigenBasis:
             keep_factor: bool = False) -> KernelFit:
         return _fit(self.eig.with_ridge(ridge), self.X, self.kernel_params, T, n_risk,
                     fit_intercept, keep_factor)
+
+
+class JointKernelBasis(Basis):
+    r"""The dual of the joint kernel :math:`k(x, x') B_{jk}` (:mod:`ecrm.joint`), from one
+    eigendecomposition of the Gram matrix and one of the task kernel.
+
+    With :math:`B = P \Sigma P^\top` the rotated tasks :math:`T P` are ridge regressions with
+    the Gram matrices :math:`\sigma_k K` (:func:`ecrm._ridge.fit_multitask_ridge`), and the
+    constant with :math:`K` itself; the fit rotates their coefficients back.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (m, p)
+    kernel_params : dict
+    T : ndarray of shape (m, e)
+        The cost targets :math:`\psi(Y)`.
+    const : ndarray of shape (m,)
+        The constant targets :math:`\mathrm{const}(Y)`.
+    task_kernel : ndarray of shape (e, e)
+        The checked task kernel :math:`B`.
+    """
+
+    def __init__(self, X, kernel_params: dict, T: np.ndarray, const: np.ndarray,
+                 task_kernel: np.ndarray):
+        self.X, self.kernel_params = X, dict(kernel_params)
+        K = kernel_matrix(X, X, **kernel_params)
+        self.diagonal_max = float(np.abs(K.diagonal()).max())
+        self._eig = EigenFactor.from_kernel(K)
+        del K
+        sig, self._P = linalg.eigh(task_kernel)
+        self._scales = np.append(np.maximum(sig, 0.0), 1.0)
+        self._targets = np.column_stack([T @ self._P, const])
+
+    def fit(self, ridge: float, fit_intercept: bool) -> KernelFit:
+        P = self._P
+        fit = fit_multitask_ridge(self._eig.with_ridge(ridge), self._targets, self._scales,
+                                  fit_intercept)
+        coef = np.column_stack([fit.dual_coef[:, :-1] @ P.T, fit.dual_coef[:, -1]])
+        intercept = np.append(fit.intercept[:-1] @ P.T, fit.intercept[-1])
+        return KernelFit(self.kernel_params, coef, intercept, coef.shape[1], ridge,
+                         fit_intercept, X_train=self.X)
 
 
 def gram_eigendecomposition(X, kernel_params: dict) -> EigenFactor:

@@ -1,21 +1,23 @@
 r"""One entry to every solver: :func:`prepare` a basis on the training rows, then fit it.
 
-:func:`prepare` reads the checked :class:`~ecrm._solvers.budget.SolverChoice` once and
-returns a basis with the same two answers whatever the solver: ``diagonal_max`` (the
-round-off floor of the ridge term, :func:`ecrm._ridge.check_ridge`) and
-``fit(ridge, fit_intercept) -> RiskFit`` (:class:`~ecrm._solvers.base.RiskFit`).
+:func:`prepare` and :func:`prepare_search` read the checked
+:class:`~ecrm._solvers.solver.SolverChoice` once and return what its solver builds: a
+:class:`~ecrm._solvers.base.Basis` (``diagonal_max``, the round-off floor of the ridge term,
+:func:`ecrm._ridge.check_ridge`, and ``fit(ridge, fit_intercept) -> RiskFit``) or a
+:class:`~ecrm._solvers.base.Source` of leave-one-out bases. The bases and sources of the
+built-in solvers are here: the dual's (the Gram matrix) and the feature solvers' (the normal
+equations of a feature map).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ecrm._solvers._backend import Backend
-from ecrm._solvers.base import LooBasis, RiskFit
-from ecrm._solvers.budget import SolverChoice
-from ecrm._solvers.centers import build_feature_map
+from ecrm._solvers.base import Basis, LooBasis, RiskFit, Source
 from ecrm._solvers.dual import CholeskyBasis, EigenLooBasis, gram_eigendecomposition
 from ecrm._solvers.features import FeatureMap
 from ecrm._solvers.normal_equations import NormalEquations
@@ -23,10 +25,14 @@ from ecrm._solvers.primal import FeatureFit, FeatureLooBasis
 from ecrm._solvers.rows import RiskTargets
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["prepare", "prepare_search"]
+if TYPE_CHECKING:  # the solvers build the bases and sources of this module
+    from ecrm._solvers.solver import FeatureSolver, SolverChoice
+
+__all__ = ["DualBasis", "DualSource", "FeatureBasis", "FeatureSource", "prepare",
+           "prepare_search"]
 
 
-class DualBasis:
+class DualBasis(Basis):
     """The Cholesky basis of the Gram matrix with the targets of every regression."""
 
     def __init__(self, X, Y, kernel_params: dict, targets: RiskTargets):
@@ -41,7 +47,7 @@ class DualBasis:
                                keep_factor=self.n_risk == 0)
 
 
-class FeatureBasis:
+class FeatureBasis(Basis):
     """The normal equations of a feature map and the targets, summed over the rows."""
 
     def __init__(self, features: FeatureMap, X, Y, space: OutputSpace, targets: RiskTargets,
@@ -59,13 +65,13 @@ class FeatureBasis:
 
 def prepare(choice: SolverChoice, X, Y, kernel_params: dict, targets: RiskTargets, *,
             space: OutputSpace, alpha: float, random_state: np.random.RandomState,
-            backend: Backend):
+            backend: Backend) -> Basis:
     """The basis of the chosen solver on the checked training rows ``X`` (m, p), ``Y`` (m, d).
 
     Parameters
     ----------
     choice : SolverChoice
-        The checked solver settings (:func:`ecrm._solvers.check_solver_params`).
+        The checked solver settings (:func:`ecrm._solvers.solver.check_solver_params`).
     X, Y : checked training inputs and outputs (in memory, or Dask arrays for a primal solver)
     kernel_params : dict
     targets : RiskTargets
@@ -80,18 +86,14 @@ def prepare(choice: SolverChoice, X, Y, kernel_params: dict, targets: RiskTarget
 
     Returns
     -------
-    DualBasis or FeatureBasis
+    Basis
     """
-    backend.check_solver(choice.solver, choice.requested, kernel_params["kernel"])
-    if choice.solver == "dual":
-        return DualBasis(X, Y, kernel_params, targets)
-    features = build_feature_map(choice.solver, X, kernel_params, choice.n_components,
-                                 choice.center_selection, alpha=alpha,
-                                 random_state=random_state, centres=backend.centres)
-    return FeatureBasis(features, X, Y, space, targets, backend)
+    backend.check_solver(choice.method, choice.requested, kernel_params["kernel"])
+    return choice.method.basis(X, Y, kernel_params, targets, space=space, alpha=alpha,
+                               random_state=random_state, backend=backend)
 
 
-class DualSource:
+class DualSource(Source):
     """The dual's leave-one-out bases: an eigendecomposition per kernel (and subset)."""
 
     def __init__(self, X, Y: np.ndarray, T: np.ndarray, settings: Sequence[dict],
@@ -113,15 +115,15 @@ class DualSource:
         return EigenLooBasis(X, Y, T, params, self.decompose(X, params))
 
 
-class FeatureSource:
+class FeatureSource(Source):
     """The primal solvers' leave-one-out bases: one feature map per kernel setting, drawn
     up front, and its normal equations over every row (a subset only restricts the rows the
     leave-one-out loss is averaged over)."""
 
-    def __init__(self, choice: SolverChoice, X, Y, settings: Sequence[dict],
+    def __init__(self, solver: FeatureSolver, X, Y, settings: Sequence[dict],
                  targets: RiskTargets, n_risk: int, *, space: OutputSpace, alpha: float,
                  random_state, backend: Backend):
-        self._draw = (choice, X, alpha, random_state, backend)
+        self._draw = (solver, X, alpha, random_state, backend)
         self.maps = [self._map(params) for params in settings]
         self.data = backend.training_rows(X, Y, space)
         self.targets, self.n_risk = targets, n_risk
@@ -129,10 +131,9 @@ class FeatureSource:
         self._equations: dict[int, NormalEquations] = {}
 
     def _map(self, params: dict) -> FeatureMap:
-        choice, X, alpha, random_state, backend = self._draw
-        return build_feature_map(choice.solver, X, params, choice.n_components,
-                                 choice.center_selection, alpha=alpha,
-                                 random_state=random_state, centres=backend.centres)
+        solver, X, alpha, random_state, backend = self._draw
+        return solver.feature_map(X, params, alpha=alpha, random_state=random_state,
+                                  centres=backend.centres)
 
     def add_setting(self, params: dict) -> int:
         """One more kernel setting (an extended grid), its centres drawn now; its index."""
@@ -149,7 +150,7 @@ class FeatureSource:
 def prepare_search(choice: SolverChoice, X, Y, settings: Sequence[dict], targets: RiskTargets,
                    *, space: OutputSpace, alphas: Sequence[float], random_state,
                    backend: Backend, decompose: Callable = gram_eigendecomposition,
-                   needs_scores: bool = False, refine: bool = False):
+                   needs_scores: bool = False, refine: bool = False) -> Source:
     """The leave-one-out source of the chosen solver, after checking it can answer.
 
     Parameters
@@ -176,23 +177,10 @@ def prepare_search(choice: SolverChoice, X, Y, settings: Sequence[dict], targets
 
     Returns
     -------
-    DualSource or FeatureSource
+    Source
         ``n_rows`` and ``basis(k, subset=None) -> LooBasis``.
     """
-    backend.check_solver(choice.solver, choice.requested, settings[0]["kernel"])
-    if choice.solver == "dual":
-        return DualSource(X, Y, targets.risk(Y), settings, decompose)
-    if needs_scores:
-        raise ValueError(f"scoring and calibration need solver='dual' (the leave-one-out "
-                         f"label scores of the {choice.solver} solver are not implemented)")
-    if refine:
-        raise ValueError(f"alpha_search='coarse-to-fine' needs solver='dual' (the "
-                         f"{choice.solver} solver evaluates every alpha from one "
-                         f"eigendecomposition)")
-    if choice.solver == "primal" and any(s["kernel"] != "linear" for s in settings):
-        raise ValueError("solver='primal' needs kernel='linear' in every kernel_grid "
-                         "setting; use solver='nystrom' for other kernels")
-    n_risk = targets.risk(space.validate(np.asarray(Y[:1]))).shape[1]
-    return FeatureSource(choice, X, Y, settings, targets, n_risk, space=space,
-                         alpha=float(np.median(alphas)), random_state=random_state,
-                         backend=backend)
+    backend.check_solver(choice.method, choice.requested, settings[0]["kernel"])
+    return choice.method.source(X, Y, settings, targets, space=space, alphas=alphas,
+                                random_state=random_state, backend=backend,
+                                decompose=decompose, needs_scores=needs_scores, refine=refine)
