@@ -15,7 +15,8 @@ from sklearn.utils.validation import check_array
 
 from ecrm._parameters import check_parameter
 
-__all__ = ["check_kernel_input", "check_kernel_params", "large_product_rows", "kernel_matrix"]
+__all__ = ["check_kernel_input", "check_kernel_params", "kernel_diagonal_mean", "kernel_matrix",
+           "large_product_rows"]
 
 #: The hyper-parameters each kernel uses, by the names of
 #: ``ecrm._parameters.CONSTRAINTS["kernel"]``.
@@ -158,3 +159,15 @@ def kernel_matrix(X, Z, kernel, *, gamma=None, degree=3, coef0=1.0,
             f"|x| = {scale:.3g}): rescale the inputs or check the kernel and its parameters"
         )
     return K
+
+
+def kernel_diagonal_mean(X, kernel_params: dict, block: int = 32) -> float:
+    """The mean of the diagonal of the kernel on the rows of ``X`` (the StructuredSVM's
+    intercept scale), in row blocks: O(m * block * p), never the m x m matrix."""
+    if kernel_params["kernel"] == "precomputed":
+        return float(np.mean(X.diagonal()))
+    total = 0.0
+    for start in range(0, X.shape[0], block):
+        rows = X[start:start + block]
+        total += float(np.diag(kernel_matrix(rows, rows, **kernel_params)).sum())
+    return total / X.shape[0]

@@ -17,11 +17,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm._kernels import check_kernel_params, kernel_matrix
+from ecrm._kernels import check_kernel_params
 from ecrm._solvers.base import RiskFit
-from ecrm._solvers.dual import KernelFit
-from ecrm._solvers.features import LinearFeatures, NystromFeatures
 from ecrm._solvers.primal import FeatureFit
+from ecrm._validation import check_float_array
 from ecrm.calibration import CALIBRATIONS
 from ecrm.losses.base import LinearLoss
 
@@ -31,16 +30,6 @@ __all__ = ["check_kernel_state", "check_ridge_state", "check_search_state",
 _REQUIRED = ("X_fit_", "Y_fit_", "n_features_in_", "label_names_", "kernel_params_", "_y_ndim",
              "_fit", "dual_coef_", "support_", "primal_objective_", "dual_objective_",
              "duality_gap_", "gap_history_", "n_iter_", "intercept_scale_")
-
-
-def _float_array(value, name: str, shape: tuple, *, finite: bool = True) -> None:
-    if not isinstance(value, np.ndarray) or value.dtype != np.float64:
-        found = value.dtype if isinstance(value, np.ndarray) else type(value).__name__
-        raise TypeError(f"{name} must be a float64 array; found {found}")
-    if value.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}; found {value.shape}")
-    if finite and not np.isfinite(value).all():
-        raise ValueError(f"{name} holds NaN or infinite values")
 
 
 def _finite_floats(value, name: str, ndim: int) -> np.ndarray:
@@ -110,18 +99,6 @@ def check_level_columns(names) -> None:
                                                       for v in names)):
         raise ValueError("level_columns_ must be a non-empty list of column names")
     check_unique_names(names, "level_columns_")
-
-
-def kernel_diagonal_mean(X, kernel_params: dict, block: int = 32) -> float:
-    """The mean of the diagonal of the kernel on the rows of ``X`` (the StructuredSVM's
-    intercept scale), in row blocks: O(m * block * p), never the m x m matrix."""
-    if kernel_params["kernel"] == "precomputed":
-        return float(np.mean(X.diagonal()))
-    total = 0.0
-    for start in range(0, X.shape[0], block):
-        rows = X[start:start + block]
-        total += float(np.diag(kernel_matrix(rows, rows, **kernel_params)).sum())
-    return total / X.shape[0]
 
 
 def _check_rows(X) -> None:
@@ -294,50 +271,9 @@ def _check_fit(model, fit, X, p: int, n_risk: int, d: int, kernel_params: dict) 
     c = n_risk + (d if model._fits_marginals else 0)
     if fit.n_risk != n_risk:
         raise ValueError(f"_fit has {fit.n_risk} risk regressions; the loss needs {n_risk}")
-    if isinstance(fit, KernelFit):
-        if fit.X_train is not X:
-            raise ValueError("_fit.X_train must be X_fit_ (the training inputs)")
-        if fit.kernel_params != kernel_params:
-            raise ValueError(f"_fit.kernel_params {fit.kernel_params} differ from "
-                             f"kernel_params_ {kernel_params}")
-        if kernel_params["kernel"] != "precomputed":
-            try:  # fit refused rows whose kernel overflows; its diagonal blocks show them
-                kernel_diagonal_mean(X, kernel_params)
-            except ValueError as exc:
-                raise ValueError(f"X_fit_: {exc}") from None
-        if fit.u is not None:
-            _float_array(fit.u, "_fit.u", (X.shape[0],))
-        if (fit.u is None) != (fit.s is None) or (fit.u is not None and not fit.fit_intercept):
-            raise ValueError("_fit.u and _fit.s are set together, and only with an intercept "
-                             "(_fit.fit_intercept)")
-    elif isinstance(fit, FeatureFit):
-        if fit.X_train is not X:
-            raise ValueError("_fit.X_train must be X_fit_ (the training inputs)")
-        if X is not None and fit.n_train != X.shape[0]:
-            raise ValueError(f"_fit.n_train={fit.n_train} but X_fit_ has {X.shape[0]} rows")
-        features = fit.features
-        if isinstance(features, LinearFeatures):
-            if kernel_params["kernel"] != "linear" or features.n_features_out != p:
-                raise ValueError(f"_fit.features: the identity of {features.n_features_out} "
-                                 f"features needs kernel='linear' on {p} features "
-                                 f"(n_features_in_)")
-        elif isinstance(features, NystromFeatures):
-            M = features.centres.shape[0]
-            if features.centres.ndim != 2 or features.centres.shape[1] != p:
-                raise ValueError(f"the Nystrom centres must have {p} columns "
-                                 f"(n_features_in_); found "
-                                 f"shape {features.centres.shape}")
-            _float_array(features.projection, "the Nystrom projection",
-                         (M, features.n_features_out))
-            if features.kernel_params != kernel_params:
-                raise ValueError(f"the Nystrom kernel {features.kernel_params} differs from "
-                                 f"kernel_params_ {kernel_params}")
-        else:
-            raise TypeError(f"unknown feature map {type(features).__name__}")
-    else:  # a fit of another solver checks its own state
-        fit.check_state(X, p, kernel_params)
-    _float_array(fit.coef, "_fit.coef", (fit.n_columns, c))
-    _float_array(fit.intercept, "_fit.intercept", (c,))
+    fit.check_state(X, p, kernel_params)  # its own arrays and settings
+    check_float_array(fit.coef, "_fit.coef", (fit.n_columns, c))
+    check_float_array(fit.intercept, "_fit.intercept", (c,))
     if not (np.isfinite(fit.ridge) and fit.ridge > 0):
         raise ValueError(f"_fit.ridge must be a positive number; found {fit.ridge!r}")
 
@@ -461,7 +397,7 @@ def check_training_state(model) -> TrainingState:
     for name in ("output_mean_", "output_mode_"):
         value = getattr(model, name, None)
         if value is not None:
-            _float_array(value, name, (d,))
+            check_float_array(value, name, (d,))
     check_level_columns(getattr(model, "level_columns_", None))
     return TrainingState(X, Y, m, p, d, n_risk)
 

@@ -11,7 +11,8 @@ from typing import Literal, overload
 
 import numpy as np
 
-__all__ = ["check_bool", "check_feature_scales", "check_int", "check_real", "check_same_rows"]
+__all__ = ["check_bool", "check_feature_scales", "check_float_array", "check_int", "check_real",
+           "check_same_rows"]
 
 
 def check_real(value, name: str, *, low: float = 0.0, high: float = np.inf,
@@ -145,3 +146,15 @@ def check_feature_scales(X, owner: str, *, names=None, max_ratio: float = 1e3) -
             "(ecrm fit --standardize yes, or --cv to choose by leave-one-out)",
             FeatureScaleWarning, stacklevel=4)
     return ratio
+
+
+def check_float_array(value, name: str, shape: tuple, *, finite: bool = True) -> None:
+    """``value`` is a float64 array of ``shape`` (finite unless told), as fit leaves it: a
+    model file's array is refused otherwise, naming ``name``."""
+    if not isinstance(value, np.ndarray) or value.dtype != np.float64:
+        found = value.dtype if isinstance(value, np.ndarray) else type(value).__name__
+        raise TypeError(f"{name} must be a float64 array; found {found}")
+    if value.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}; found {value.shape}")
+    if finite and not np.isfinite(value).all():
+        raise ValueError(f"{name} holds NaN or infinite values")

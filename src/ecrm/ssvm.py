@@ -54,12 +54,14 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ecrm._kernels import check_kernel_input, check_kernel_params, kernel_matrix
-from ecrm._parameters import check_parameter
-from ecrm._state import (
-    check_ssvm_summaries,
+from ecrm._kernels import (
+    check_kernel_input,
+    check_kernel_params,
     kernel_diagonal_mean,
+    kernel_matrix,
 )
+from ecrm._parameters import check_parameter
+from ecrm._state import check_ssvm_summaries
 from ecrm._template import StructuredEstimator
 from ecrm._validation import check_bool
 from ecrm.losses.base import LinearLoss

@@ -85,8 +85,7 @@ class RiskFit(ABC):
         (``None`` if the file holds none), ``n_features`` and ``kernel_params``: a
         ``ValueError`` or ``TypeError`` naming what differs. The shapes of ``coef`` and
         ``intercept`` and the ridge are checked for every fit by
-        :func:`ecrm._state.check_fitted_state`, which also knows the built-in fits; a new
-        solver's fit overrides this."""
+        :func:`ecrm._state.check_kernel_state`; each fit class checks the rest here."""
         raise TypeError(f"unknown fit object {type(self).__name__}")
 
     @property

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import linalg
 
-from ecrm._kernels import kernel_matrix, large_product_rows
+from ecrm._kernels import kernel_diagonal_mean, kernel_matrix, large_product_rows
 from ecrm._ridge import (
     CholeskyFactor,
     EigenFactor,
@@ -27,6 +27,7 @@ from ecrm._ridge import (
     risk_weights,
 )
 from ecrm._solvers.base import Basis, Criterion, LooBasis, Outcome, RiskFit, Trial
+from ecrm._validation import check_float_array
 
 __all__ = ["CholeskyBasis", "EigenLooBasis", "JointKernelBasis", "KernelFit",
            "gram_eigendecomposition"]
@@ -94,6 +95,25 @@ class KernelFit(RiskFit):
 
     def slim(self) -> KernelFit:
         return self  # the kernel block needs the training inputs
+
+    def check_state(self, X, n_features: int, kernel_params: dict) -> None:
+        """The training rows, kernel and intercept sums of a loaded fit."""
+        if self.X_train is not X:
+            raise ValueError("_fit.X_train must be X_fit_ (the training inputs)")
+        if self.kernel_params != kernel_params:
+            raise ValueError(f"_fit.kernel_params {self.kernel_params} differ from "
+                             f"kernel_params_ {kernel_params}")
+        if kernel_params["kernel"] != "precomputed":
+            try:  # fit refused rows whose kernel overflows; its diagonal blocks show them
+                kernel_diagonal_mean(X, kernel_params)
+            except ValueError as exc:
+                raise ValueError(f"X_fit_: {exc}") from None
+        if self.u is not None:
+            check_float_array(self.u, "_fit.u", (X.shape[0],))
+        if (self.u is None) != (self.s is None) or (self.u is not None
+                                                    and not self.fit_intercept):
+            raise ValueError("_fit.u and _fit.s are set together, and only with an intercept "
+                             "(_fit.fit_intercept)")
 
 
 def _fit(factor: Factor, X, kernel_params: dict, T: np.ndarray, n_risk: int,

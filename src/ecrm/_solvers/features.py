@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ecrm._kernels import kernel_matrix
+from ecrm._validation import check_float_array
 
 __all__ = ["FeatureMap", "LinearFeatures", "NystromFeatures"]
 
@@ -30,6 +31,10 @@ class FeatureMap:
 
     def transform(self, X) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def check_state(self, n_features: int, kernel_params: dict) -> None:
+        """A loaded map against the estimator's ``n_features`` inputs and kernel."""
+        raise TypeError(f"unknown feature map {type(self).__name__}")
 
 
 class LinearFeatures(FeatureMap):
@@ -44,6 +49,12 @@ class LinearFeatures(FeatureMap):
 
     def transform(self, X) -> np.ndarray:
         return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
+
+    def check_state(self, n_features: int, kernel_params: dict) -> None:
+        if kernel_params["kernel"] != "linear" or self.n_features_out != n_features:
+            raise ValueError(f"_fit.features: the identity of {self.n_features_out} "
+                             f"features needs kernel='linear' on {n_features} features "
+                             f"(n_features_in_)")
 
 
 class NystromFeatures(FeatureMap):
@@ -94,3 +105,13 @@ class NystromFeatures(FeatureMap):
 
     def transform(self, X) -> np.ndarray:
         return kernel_matrix(X, self.centres, **self.kernel_params) @ self.projection
+
+    def check_state(self, n_features: int, kernel_params: dict) -> None:
+        M = self.centres.shape[0]
+        if self.centres.ndim != 2 or self.centres.shape[1] != n_features:
+            raise ValueError(f"the Nystrom centres must have {n_features} columns "
+                             f"(n_features_in_); found shape {self.centres.shape}")
+        check_float_array(self.projection, "the Nystrom projection", (M, self.n_features_out))
+        if self.kernel_params != kernel_params:
+            raise ValueError(f"the Nystrom kernel {self.kernel_params} differs from "
+                             f"kernel_params_ {kernel_params}")

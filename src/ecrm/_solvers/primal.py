@@ -90,6 +90,16 @@ class FeatureFit(RiskFit):
         out.X_train = None  # prediction never reads it
         return out
 
+    def check_state(self, X, n_features: int, kernel_params: dict) -> None:
+        """The training rows (``None`` in a file without them) and the feature map."""
+        if self.X_train is not X:
+            raise ValueError("_fit.X_train must be X_fit_ (the training inputs)")
+        if X is not None and self.n_train != X.shape[0]:
+            raise ValueError(f"_fit.n_train={self.n_train} but X_fit_ has {X.shape[0]} rows")
+        if not isinstance(self.features, FeatureMap):
+            raise TypeError(f"unknown feature map {type(self.features).__name__}")
+        self.features.check_state(n_features, kernel_params)
+
 
 class PrimalLeaveOneOut:
     r"""Leave-one-out targets of the primal fits for any ridge, from one eigendecomposition.
