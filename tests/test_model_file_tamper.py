@@ -834,6 +834,7 @@ def _outputs(model, X):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("calibrated_file", ["isotonic"], indirect=True)
 @pytest.mark.parametrize("kind", ["flow", "isotonic", "ssvm", "pipeline", "forest"])
 def test_every_tampered_value_is_refused_or_changes_nothing(flow_file, calibrated_file,

@@ -300,6 +300,7 @@ def test_a_platt_calibrated_model_is_consistent_and_round_trips(tmp_path):
     np.testing.assert_array_equal(load(tmp_path / "m.ecrm").predict_scores(Xt), got)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.data(), st.integers(1, 30))
 def test_isotonic_thresholds_equal_sklearn_isotonic_regression(data, m):
