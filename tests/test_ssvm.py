@@ -12,11 +12,11 @@ from sklearn.base import clone
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _shapes import TREE5 as TREE
 from ecrm import CandidateSpace, Hierarchy, MultilabelSpace, PermutationSpace, StructuredSVM
 from ecrm.losses import FootruleLoss, HammingLoss, HierarchicalLoss, KendallLoss, ZeroOneLoss
 from ecrm.ssvm import loss_augmented_argmax
 
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 DAG = Hierarchy([("a", "x"), ("b", "x"), ("a", "a1"), ("x", "y")])
 CLASSES = CandidateSpace.from_classes(range(4))
 PERM = PermutationSpace(3)
