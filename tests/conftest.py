@@ -7,7 +7,9 @@ Locally it explores new examples each run (``HYPOTHESIS_PROFILE=dev``, the defau
 Fixtures shared by the test modules: :func:`subprocess_env`, :func:`run_python` and
 :func:`ecrm_cmd`, for the tests that run the command line, the examples or a fresh
 interpreter in a child process, and :func:`train_csv` / :func:`test_csv`, the example data
-files of the command-line tests.
+files of the command-line tests. The small hierarchies several modules share are
+constants in ``tests/_shapes.py`` (parametrize lists and hypothesis strategies use them
+at import time).
 """
 
 from __future__ import annotations

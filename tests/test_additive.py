@@ -9,16 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from _shapes import TREE6 as TREE
 from ecrm.estimator import ECRM
 from ecrm.losses.additive import AdditiveLoss
 from ecrm.losses.multilabel import HammingLoss, HierarchicalLoss
 from ecrm.losses.ranking import FootruleLoss
 from ecrm.spaces.base import MultilabelSpace
-from ecrm.spaces.hierarchy import Hierarchy
 from ecrm.spaces.permutations import PermutationSpace
 from ecrm.testing import check_linear_form
-
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1")])
 
 
 @settings(max_examples=30, deadline=None)

@@ -2,10 +2,8 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from ecrm import Hierarchy
+from _shapes import TREE5 as H
 from ecrm.baselines import BRSVM, BinaryRelevance
-
-H = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 
 
 def _data(seed=0, n=120):

@@ -3,16 +3,14 @@
 import numpy as np
 import pytest
 
+from _shapes import TREE5 as H
 from ecrm.bounds import generalization_bound, surrogate_loss, theorem_bound
 from ecrm.estimator import ECRM, ECRMCV
 from ecrm.losses.classification import ZeroOneLoss
 from ecrm.losses.multilabel import HammingLoss, HierarchicalLoss
 from ecrm.losses.ranking import FootruleLoss
 from ecrm.spaces.candidates import CandidateSpace
-from ecrm.spaces.hierarchy import Hierarchy
 from ecrm.spaces.permutations import PermutationSpace
-
-H = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 
 
 def _problems():

@@ -113,6 +113,7 @@ def test_in_memory_cache_computes_each_argument_once():
     assert cache.cache(triple)(2) == 6  # same arguments, another function: not shared
 
 
+@pytest.mark.slow  # a child Python
 def test_version_and_help_import_nothing_heavy():
     # issue 18: `ecrm --version` took 2.4 s importing scikit-learn first
     import os

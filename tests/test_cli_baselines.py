@@ -131,6 +131,7 @@ def test_report_has_the_model_summary_the_baselines_and_a_sortable_label_table(
     assert all(str(label) in cells for label in h.labels)
 
 
+@pytest.mark.slow  # node
 def test_the_per_label_table_sorts_by_the_clicked_column(tmp_path):
     """The report's sort script on a stand-in of the page's table (Node, when installed)."""
     import shutil

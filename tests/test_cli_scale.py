@@ -84,6 +84,7 @@ def test_latin1_and_gzip_files_are_read_as_before(tmp_path):
     assert data.feature_names == ("x1",) and data.X.ravel().tolist() == [1.0, 2.0]
 
 
+@pytest.mark.slow  # the real ecrm command
 def test_predict_streams_the_same_predictions(hmc_csv, tmp_path, monkeypatch):
     """``ecrm predict`` (row chunks) writes what one whole-file prediction writes."""
     from ecrm.io import load
@@ -111,6 +112,7 @@ def test_predict_streams_the_same_predictions(hmc_csv, tmp_path, monkeypatch):
     assert small.read_text() == out.read_text()
 
 
+@pytest.mark.slow  # the real ecrm command
 def test_predict_bad_cell_names_line_and_leaves_no_output(hmc_csv, tmp_path):
     model = str(tmp_path / "m.ecrm")
     _ecrm("fit", hmc_csv, "--kernel", "linear", "--standardize", "no", "-o", model)
@@ -125,12 +127,14 @@ def test_predict_bad_cell_names_line_and_leaves_no_output(hmc_csv, tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["bad.csv", "m.ecrm"]  # no output, no temporary
 
 
+@pytest.mark.slow  # the real ecrm command
 def test_scheduler_needs_a_streaming_solver(hmc_csv, tmp_path):
     run = _ecrm("fit", hmc_csv, "--scheduler", "tcp://127.0.0.1:1", "-o",
                 str(tmp_path / "m.ecrm"), check=False)
     assert run.returncode == 2 and "--scheduler needs --solver primal or nystrom" in run.stderr
 
 
+@pytest.mark.slow  # the real ecrm command
 def test_scheduler_fits_the_same_model(hmc_csv, tmp_path):
     """``--scheduler`` on a LocalCluster (workers in this process, reached over TCP by the
     ``ecrm`` process) gives the model fitted without it."""

@@ -46,6 +46,7 @@ def closure(h, C, engine, **constants):
         return h.argmin(C, method="mincut"), dict(h._stats)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.integers(5, 60), SHARES, st.sampled_from([0, 150]), st.integers(0, 2**32 - 1))
 def test_compiled_matches_scipy(d, share, small, seed):
@@ -63,6 +64,7 @@ def test_compiled_matches_scipy(d, share, small, seed):
         np.testing.assert_array_equal(h.argmin(C[i : i + 1]), Y[i : i + 1])
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(st.integers(2, 11), SHARES, st.integers(0, 2**32 - 1))
 def test_compiled_matches_brute_force(d, share, seed):
@@ -100,6 +102,7 @@ def test_compiled_reductions_match_scipy(d, share, seed):
             np.testing.assert_array_equal(fast, ref)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.integers(1, 12), SHARES, st.integers(0, 2**32 - 1))
 def test_compiled_contraction_keeps_an_optimum(d, share, seed):

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from ecrm import ECRM, Hierarchy
+from _shapes import TREE7 as TREE
+from ecrm import ECRM
 from ecrm._solvers._backend import BLAS_SLOTS
 from ecrm.losses import HierarchicalLoss
 
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1"), ("b", "b2")])
 CALLERS = 200
 
 

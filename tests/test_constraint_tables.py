@@ -10,12 +10,11 @@ import pytest
 from sklearn.base import BaseEstimator
 
 import ecrm
-from ecrm import Hierarchy
+from _shapes import TREE5 as TREE
 from ecrm._parameters import CONSTRAINTS, Choice, check_parameter, vocabulary
 from ecrm.losses import HammingLoss
 
 CHOICES = sorted(k for k, c in CONSTRAINTS.items() if isinstance(c, Choice))
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 BAD = "no-such-name"
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+from _shapes import TREE7 as TREE
 from ecrm import ECRM, ECRMCV, Hierarchy
 from ecrm.datasets.flows import simulate_flows
 from ecrm.losses import HammingLoss, HierarchicalLoss, SquaredLoss
@@ -15,7 +16,6 @@ distributed = pytest.importorskip("distributed", reason="the Dask tests need dis
                                   "(pip install 'ecrm[dask]')")
 da = pytest.importorskip("dask.array")
 
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1"), ("b", "b2")])
 NYSTROM = dict(solver="nystrom", n_components=40, kernel="rbf", gamma=0.2, random_state=0)
 PRIMAL = dict(solver="primal", kernel="linear")
 SOLVERS = pytest.mark.parametrize("kw", [NYSTROM, PRIMAL], ids=["nystrom", "primal"])

@@ -10,13 +10,12 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics.pairwise import laplacian_kernel, polynomial_kernel, rbf_kernel
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 
-from ecrm import ECRM, ECRMCV, Hierarchy, MultilabelSpace
+from _shapes import DAG6 as DAG
+from _shapes import TREE7 as TREE
+from ecrm import ECRM, ECRMCV, MultilabelSpace
 from ecrm._ridge import EigenFactor, LeaveOneOut
 from ecrm.losses import HammingLoss, HierarchicalLoss
 from ecrm.losses.base import Loss
-
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1"), ("b", "b2")])
-DAG = Hierarchy([("a", "c"), ("b", "c"), ("a", "d"), ("c", "e"), ("d", "e"), ("b", "f")])
 
 
 def _problem(h, m=40, p=3, seed=0):

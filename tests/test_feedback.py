@@ -7,11 +7,10 @@ import warnings
 import numpy as np
 import pytest
 
-from ecrm import ECRMCV, Hierarchy
+from _shapes import TREE5 as TREE
+from ecrm import ECRMCV
 from ecrm._model_selection import Candidate, GridEdgeWarning, grid_edges
 from ecrm.losses import HammingLoss
-
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 
 
 def _noise(m=40, seed=0):

@@ -248,6 +248,7 @@ def test_enumerate_refuses_unbounded_and_large_polytopes():
 
 
 # -- absolute loss --------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("make", NETWORKS)
 @SETTINGS
 @given(seed=st.integers(0, 10_000), m=st.integers(2, 3))
@@ -285,6 +286,7 @@ def test_absolute_risk_positive_weights_is_certified_by_the_lp():
     assert res.info["dca_iterations"].max() == 0
 
 
+@pytest.mark.slow
 def test_local_method_batches_and_falls_back_to_milp():
     space = paper_network()
     rng = np.random.default_rng(1)
@@ -335,6 +337,7 @@ def test_absolute_risk_input_errors():
         space.solve_risk([[1.0]], V[:1], HammingLoss())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", NETWORKS)
 @SETTINGS
 @given(seed=st.integers(0, 10_000), magnitude=st.floats(-12, 12))
@@ -366,6 +369,7 @@ def test_absolute_risk_is_invariant_to_the_scale_of_the_weights(make, seed, magn
                                        rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_regression_absolute_risk_at_tiny_and_huge_weights():
     # Before: at 1e-9 every row came back worse than the minimiser yet flagged certified; at
     # 1e12 "RuntimeError: the block LP of the absolute-loss inference failed".
@@ -383,6 +387,7 @@ def test_regression_absolute_risk_at_tiny_and_huge_weights():
             np.testing.assert_allclose(res.value, scale * ref.value, rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_regression_ecrm_predict_far_from_training_without_intercept():
     # An RBF kernel without intercept gives weights ~1e-9 (sum |w|) far from the training set;
     # before, every absolute-loss prediction there was worse than some vertex or training flow.
@@ -453,6 +458,7 @@ def test_squared_risk_is_invariant_to_the_scale_of_the_weights(make, seed, magni
                                    atol=1e-12 * scale_w * float(np.abs(W).sum(axis=1).max()))
 
 
+@pytest.mark.slow
 def test_losses_name_their_minimiser_as_a_callable():
     space = paper_network()
     rng = np.random.default_rng(3)
@@ -620,6 +626,7 @@ def test_bayes_risk_of_default_model_is_stable():
 
 
 # -- experiment -----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_reproduce_flow_smoke(tmp_path, capsys, monkeypatch):
     import argparse
 
@@ -706,6 +713,7 @@ def test_reproduce_flow_checks_that_its_json_directory_is_writable(ecrm_cmd, tmp
                           "'/proc'")
 
 
+@pytest.mark.slow
 def test_demo_returns_a_table():
     from ecrm.experiments.flow import demo
 
@@ -782,6 +790,7 @@ def test_linear_oracle_and_projection_scale_with_the_outputs(make, seed):
         np.testing.assert_allclose(proj.value[0] / s**2, exact, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", NETWORKS)
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), shift=st.sampled_from([-2.0, 0.5]))
@@ -811,6 +820,7 @@ def test_risk_minimisers_scale_with_the_outputs(make, seed, shift):
         np.testing.assert_allclose(sq.value / s**2, base_sq.value, rtol=1e-8, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_regression_absolute_and_squared_risk_at_tiny_and_huge_outputs():
     # ECRM weights on the paper's network, flows of 1 unit scaled by s: the same answers times
     # s. Before: at s <= 1e-9 every absolute-loss row was wrong and certified.

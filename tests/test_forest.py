@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 
+from _shapes import TREE5 as TREE
 from ecrm import (
     CandidateSpace,
     FlowPolytope,
@@ -44,7 +45,6 @@ from ecrm.losses import (
 )
 from ecrm.testing import check_oracle
 
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 DAG = Hierarchy([("a", "c"), ("b", "c"), ("a", "d"), ("c", "e")])
 
 

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from scipy import linalg
 
-from ecrm import ECRMCV, GridEdgeWarning, Hierarchy
+from _shapes import TREE5 as TREE
+from ecrm import ECRMCV, GridEdgeWarning
 from ecrm._kernels import check_kernel_params, kernel_matrix
 from ecrm._model_selection import (
     CallableCriterion,
@@ -29,7 +30,6 @@ from ecrm._solvers.prepare import DualSource
 from ecrm.losses import HammingLoss
 
 EPS = np.finfo(float).eps
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 
 
 def _sine(m=40, noise=0.5, seed=0, periods=1):

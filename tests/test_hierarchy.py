@@ -289,6 +289,7 @@ def test_certificate_fails_only_on_near_ties():
     assert h._stats == {"small": 1}
 
 
+@pytest.mark.slow
 def test_lp_is_scale_invariant():
     # regression: HiGHS on unscaled costs of order 1e-12 was wrong on most rows, and a single
     # label of cost -1e-9 gave the empty set
@@ -311,6 +312,7 @@ def test_diamond_beside_large_unrelated_costs():
     # (the LP is exact only to HiGHS's tolerance, 1e-7 of the largest cost: not here)
 
 
+@pytest.mark.slow
 def test_many_diamonds_with_small_margins():
     # regression: 50,000 independent diamonds, each worth -4e-5, came back empty
     k = 50_000
@@ -497,6 +499,7 @@ def brute_closure(c, child, parent):
     return (Y @ c).min()
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.integers(1, 11), st.integers(0, 2**32 - 1), st.sampled_from([0, 400]))
 def test_contraction_keeps_an_optimum(d, seed, sequential):

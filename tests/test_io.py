@@ -10,6 +10,8 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 
 import ecrm
+from _shapes import DAG6 as DAG
+from _shapes import TREE7 as TREE
 from ecrm import (
     ECRM,
     ECRMCV,
@@ -35,8 +37,6 @@ from ecrm.losses import (
 )
 from ecrm.spaces import paper_network
 
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1"), ("b", "b2")])
-DAG = Hierarchy([("a", "c"), ("b", "c"), ("a", "d"), ("c", "e"), ("d", "e"), ("b", "f")])
 INT_LABELS = Hierarchy([(1, 2), (1, 3), (4, 5)])
 CANDIDATES = CandidateSpace([[0.0], [1.0], [2.0]])
 PERM = PermutationSpace(3)

@@ -6,13 +6,11 @@ from scipy import linalg
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import KFold, cross_val_score
 
+from _shapes import TREE6 as H
 from ecrm.datasets.synthetic import make_hmc
 from ecrm.estimator import ECRM
 from ecrm.joint import JointKernelECRM, check_task_kernel, hierarchy_task_kernel
 from ecrm.losses.multilabel import HammingLoss, HierarchicalLoss
-from ecrm.spaces.hierarchy import Hierarchy
-
-H = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1")])
 
 
 def _data(m=25, seed=0):

@@ -52,6 +52,7 @@ def _costs(draw):
     return B
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(_costs(), st.sampled_from(["auto", "dp", "milp"]))
 def test_linear_ordering_matches_brute_force(B, method):
@@ -61,6 +62,7 @@ def test_linear_ordering_matches_brute_force(B, method):
     assert res.certified.all()
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(_costs(), st.sampled_from([2.0**-40, 0.5, 3.0, 1e-12, 1e12]))
 def test_linear_ordering_scale_invariant(B, s):

@@ -78,6 +78,7 @@ def test_missing_file_and_directory(tmp_path):
         load_label_ranking("toy", tmp_path / "nowhere")
 
 
+@pytest.mark.data
 @pytest.mark.skipif(not REAL.is_dir(), reason=f"benchmark data not present at {REAL}")
 def test_real_files_match_their_readme():
     expected = {"iris": (150, 4, 3), "wine": (178, 13, 3), "wisconsin": (194, 16, 16),
@@ -90,6 +91,7 @@ def test_real_files_match_their_readme():
     assert (load_label_ranking("iris", REAL).ranks[50:100, 1] == 0).mean() > 0.5
 
 
+@pytest.mark.data
 @pytest.mark.skipif(not REAL.is_dir(), reason=f"benchmark data not present at {REAL}")
 def test_reproduce_ranking_tiny(tmp_path, capsys):
     import argparse
@@ -163,6 +165,7 @@ def _toy_ranking(m, k=4, p=3, seed=0):
     return X, R
 
 
+@pytest.mark.slow
 def test_krr_chooses_kernel_and_alpha_by_leave_one_out_refits(monkeypatch):
     from sklearn.kernel_ridge import KernelRidge
 
@@ -208,6 +211,7 @@ def test_krr_reuses_the_eigendecompositions_of_ecrm(monkeypatch):
     assert len(memory.store) - before <= 1
 
 
+@pytest.mark.slow  # joblib worker processes
 def test_run_dataset_does_not_depend_on_n_jobs(tmp_path):
     from ecrm.experiments import ranking
 
@@ -279,6 +283,7 @@ def test_ecrm_selected_takes_the_smallest_leave_one_out_kendall_distance():
         ranking._select_by_loo(models, Rtr, space)
 
 
+@pytest.mark.slow
 def test_forest_rankers_and_the_honest_choice():
     from ecrm.experiments import _ranking_peers as peers
     from ecrm.experiments import ranking
@@ -297,6 +302,7 @@ def test_forest_rankers_and_the_honest_choice():
     assert honest[1]["family"] == "forest" and honest[0] is forest[0]
 
 
+@pytest.mark.slow
 def test_the_mixed_ranker_chooses_its_share_on_the_honest_costs():
     from ecrm.experiments import _ranking_peers as peers
     from ecrm.experiments import ranking
@@ -323,6 +329,7 @@ def test_the_mixed_ranker_chooses_its_share_on_the_honest_costs():
         np.testing.assert_array_equal(ranks, forest[0])
 
 
+@pytest.mark.slow
 def test_ssvm_search_passes_do_not_warn_but_an_unconverged_refit_does(monkeypatch):
     from ecrm.datasets import make_label_ranking
     from ecrm.experiments import _ranking_peers as peers
@@ -338,6 +345,7 @@ def test_ssvm_search_passes_do_not_warn_but_an_unconverged_refit_does(monkeypatc
     assert len(messages) == 1 and "stopped at max_iter=100 passes" in messages[0]
 
 
+@pytest.mark.slow
 def test_ssvm_kendall_column_ranks_better_than_chance_and_is_opt_in():
     import argparse
 
@@ -367,6 +375,7 @@ def _write_toy(tmp_path, m, seed=0, name="toy"):
     _write(tmp_path, "\n".join(lines) + "\n", name=name)
 
 
+@pytest.mark.slow
 def test_full_folds_agree_with_the_capped_protocol_under_the_cap(tmp_path):
     """Training folds under the cap: the full-fold and the capped protocol fit the same
     models on the same draws (whatever the cap, as long as no fold exceeds it)."""
@@ -386,6 +395,7 @@ def test_full_folds_agree_with_the_capped_protocol_under_the_cap(tmp_path):
                                                                  strict=True))
 
 
+@pytest.mark.data
 @pytest.mark.skipif(not REAL.is_dir(), reason=f"benchmark data not present at {REAL}")
 def test_full_folds_agree_with_the_capped_protocol_on_iris(tmp_path):
     """iris (150 points) is under the 1,000-point cap: both protocols give the same table."""
@@ -398,6 +408,7 @@ def test_full_folds_agree_with_the_capped_protocol_on_iris(tmp_path):
     assert [r["params"] for r in full["rows"]] == [r["params"] for r in capped["rows"]]
 
 
+@pytest.mark.slow
 def test_large_folds_go_low_rank_and_rank_like_the_exact_models(monkeypatch):
     """A fold over the dual's limit: Nystrom features (RBF) or the exact primal (linear),
     the three ECRM models on the same kernel, centres and leave-one-out points."""

@@ -35,6 +35,7 @@ _TIED = st.sampled_from([-0.0, 0.0, 0.1, 0.25, 0.5, 1.0, 1e-300, 0.1 + 1e-16])
 _ANY = st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=True)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.data(), st.integers(1, 9), st.integers(1, 7), st.booleans())
 def test_pooled_average_precision_equals_sklearn_micro(data, n, d, tied):

@@ -20,12 +20,12 @@ import numpy as np
 import pytest
 
 import ecrm.io
-from ecrm import ECRM, Hierarchy, _archive, load, save
+from _shapes import TREE5 as TREE
+from ecrm import ECRM, _archive, load, save
 from ecrm.losses import HammingLoss
 
 ModelFileError = ecrm.io.ModelFileError
 META, DIGEST = "ecrm-model.json", "ecrm-model.sha256"
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 
 
 @pytest.fixture(scope="module")

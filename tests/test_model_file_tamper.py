@@ -20,6 +20,7 @@ from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from _shapes import TREE5 as TREE
 from ecrm import ECRM, ECRMCV, ForestECRMCV, Hierarchy, StructuredSVM, _archive, load, save
 from ecrm.datasets.flows import simulate_flows
 from ecrm.io import ModelFileError
@@ -27,8 +28,6 @@ from ecrm.length_scales import LeaveOneOutLengthScales
 from ecrm.losses import AbsoluteLoss, HammingLoss
 from ecrm.spaces import paper_network
 from test_model_file_hostile import META, _members, _npy_header, _sign, _write
-
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 
 
 def _xy(m=16, seed=0):
@@ -834,6 +833,7 @@ def _outputs(model, X):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("calibrated_file", ["isotonic"], indirect=True)
 @pytest.mark.parametrize("kind", ["flow", "isotonic", "ssvm", "pipeline", "forest"])
 def test_every_tampered_value_is_refused_or_changes_nothing(flow_file, calibrated_file,

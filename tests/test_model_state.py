@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from ecrm import ECRM, ECRMCV, Hierarchy, JointKernelECRM, load, save
+from _shapes import TREE7 as TREE
+from ecrm import ECRM, ECRMCV, JointKernelECRM, load, save
 from ecrm.io import ModelFileError
 from ecrm.losses import HammingLoss, HierarchicalLoss
-
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1"), ("b", "b2")])
 
 
 def _data(m=40, seed=0):

@@ -44,6 +44,7 @@ def test_label_f1_is_scikit_learns_per_label_f1():
                                atol=1e-12)
 
 
+@pytest.mark.slow
 def test_evaluation_figures_are_png_files_that_follow_the_predictions(tmp_path):
     from ecrm.plotting import evaluation_figures
 

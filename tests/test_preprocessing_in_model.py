@@ -12,14 +12,13 @@ from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import MinMaxScaler, OneHotEncoder, StandardScaler
 
-from ecrm import ECRM, Hierarchy, load, save
+from _shapes import TREE5 as TREE
+from ecrm import ECRM, load, save
 from ecrm.datasets import HMCPreprocessor
 from ecrm.io import ModelFileError
 from ecrm.length_scales import LeaveOneOutLengthScales
 from ecrm.losses import HammingLoss
 from test_model_state import _edited
-
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 
 
 def _data(m=60, seed=0):

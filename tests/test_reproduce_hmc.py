@@ -32,6 +32,7 @@ def data_dir(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_reproduce_hmc_prints_table_and_writes_json(data_dir, tmp_path, capsys):
     out = tmp_path / "rows.json"
     code = main(["reproduce", "hmc", "--data-dir", str(data_dir), "--datasets",
@@ -51,6 +52,7 @@ def test_reproduce_hmc_prints_table_and_writes_json(data_dir, tmp_path, capsys):
         assert 0 <= row["hierarchical"] <= 1 and row["hamming"] >= 0
 
 
+@pytest.mark.slow
 def test_forest_scores_and_the_honestly_selected_row(data_dir, tmp_path, capsys):
     out = tmp_path / "rows.json"
     assert main(["reproduce", "hmc", "--data-dir", str(data_dir), "--datasets", "toytree",

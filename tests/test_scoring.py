@@ -7,13 +7,12 @@ from hypothesis import strategies as st
 from sklearn.isotonic import IsotonicRegression
 from sklearn.metrics import average_precision_score
 
-from ecrm import ECRM, ECRMCV, Hierarchy
+from _shapes import TREE7 as TREE
+from ecrm import ECRM, ECRMCV
 from ecrm._model_selection import SCORERS, check_scoring
 from ecrm.calibration import IsotonicCalibration
 from ecrm.losses import HammingLoss
 from ecrm.metrics import macro_auprc, micro_auprc
-
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1"), ("b", "b2")])
 
 
 def _problem(m=30, p=3, seed=0):
@@ -300,6 +299,7 @@ def test_a_platt_calibrated_model_is_consistent_and_round_trips(tmp_path):
     np.testing.assert_array_equal(load(tmp_path / "m.ecrm").predict_scores(Xt), got)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.data(), st.integers(1, 30))
 def test_isotonic_thresholds_equal_sklearn_isotonic_regression(data, m):

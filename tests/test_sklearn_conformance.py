@@ -19,12 +19,12 @@ from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _shapes import TREE5 as TREE
 from ecrm import (
     ECRM,
     ECRMCV,
     CandidateSpace,
     ForestECRM,
-    Hierarchy,
     JointKernelECRM,
     MixedRiskECRM,
 )
@@ -32,7 +32,6 @@ from ecrm.length_scales import LeaveOneOutLengthScales
 from ecrm.losses import HammingLoss, ZeroOneLoss
 
 CLASSES = CandidateSpace.from_classes(range(10))
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 
 #: Checks that cannot apply, with their reason (none: every check passes on these).
 EXPECTED_FAILED: dict[str, str] = {}

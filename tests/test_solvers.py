@@ -8,7 +8,8 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn import config_context
 
-from ecrm import ECRM, ECRMCV, Hierarchy
+from _shapes import TREE7 as TREE
+from ecrm import ECRM, ECRMCV
 from ecrm._solvers import (
     LinearFeatures,
     NormalEquations,
@@ -22,7 +23,6 @@ from ecrm.losses import AbsoluteLoss, FootruleLoss, HammingLoss, HierarchicalLos
 from ecrm.spaces.flows import paper_network
 from ecrm.spaces.permutations import PermutationSpace
 
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1"), ("b", "b2")])
 RBF = {"kernel": "rbf", "gamma": 0.2, "degree": 3, "coef0": 1}
 
 

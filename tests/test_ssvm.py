@@ -12,11 +12,11 @@ from sklearn.base import clone
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _shapes import TREE5 as TREE
 from ecrm import CandidateSpace, Hierarchy, MultilabelSpace, PermutationSpace, StructuredSVM
 from ecrm.losses import FootruleLoss, HammingLoss, HierarchicalLoss, KendallLoss, ZeroOneLoss
 from ecrm.ssvm import loss_augmented_argmax
 
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1")])
 DAG = Hierarchy([("a", "x"), ("b", "x"), ("a", "a1"), ("x", "y")])
 CLASSES = CandidateSpace.from_classes(range(4))
 PERM = PermutationSpace(3)
@@ -88,6 +88,7 @@ def _dual_qp(loss, space, K, Y, C):
     return dual, primal, lam
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cached", [True, False])
 @pytest.mark.parametrize("case", ["hamming-multilabel", "hierarchical-tree",
                                   "hierarchical-dag", "kendall-permutations"])
@@ -137,6 +138,7 @@ def _counting_oracle(monkeypatch):
     return rows
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["hierarchical-dag", "kendall-permutations"])
 def test_cached_oracle_reaches_the_same_optimum_with_fewer_calls(case, monkeypatch):
     loss, space = CASES[case]
@@ -181,6 +183,7 @@ def _tree_data(m=80, seed=0):
     return X, TREE.close(X @ rng.normal(size=(3, 5)) + 0.3 * rng.normal(size=(m, 5)) > 0.2)
 
 
+@pytest.mark.slow
 def test_gap_decreases_on_average_and_warm_start_continues():
     X, Y = _tree_data()
     svm = StructuredSVM(HierarchicalLoss(TREE), TREE, gamma=0.5, C=1.0, tol=0.0, max_iter=30,
@@ -221,6 +224,7 @@ def test_an_empty_support_is_refused_at_fit_and_sets_nothing():
     assert not hasattr(svm, "dual_coef_") and not hasattr(svm, "support_")
 
 
+@pytest.mark.slow
 def test_learns_the_tree_better_than_the_empty_prediction():
     X, Y = _tree_data(200)
     Xt, Yt = _tree_data(200, seed=1)
@@ -262,6 +266,7 @@ def test_bad_parameters_are_refused_and_set_nothing(params, match):
     assert clone(svm).get_params()["loss"] is not None
 
 
+@pytest.mark.slow
 @parametrize_with_checks([StructuredSVM(ZeroOneLoss(CandidateSpace.from_classes(range(10))),
                                         CandidateSpace.from_classes(range(10)), max_iter=20,
                                         random_state=0)])

@@ -7,11 +7,11 @@ import pytest
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from _shapes import TREE6 as TREE
 from ecrm import ECRM, ECRMCV, Hierarchy, JointKernelECRM, MultilabelSpace
 from ecrm.losses import HammingLoss, HierarchicalLoss
 from ecrm.losses.base import Loss
 
-TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("a1", "a11"), ("b", "b1")])
 DAG = Hierarchy([("a", "c"), ("b", "c"), ("c", "d")])
 ESTIMATORS = {"ECRM": ECRM, "ECRMCV": ECRMCV, "joint": JointKernelECRM}
 
