@@ -190,15 +190,21 @@ def test_standardize_yes_and_no_on_a_csv(ecrm_cmd, tmp_path, flag, steps):
     assert [s["step"] for s in info["preprocessing"]] == steps
 
 
-def test_standardize_auto_keeps_the_lower_leave_one_out_loss(ecrm_cmd, tmp_path):
-    # the label follows a feature in thousandths; another in thousands is noise: on the raw
-    # scale an RBF kernel sees only the noise, standardised it sees both
+def _two_scales(tmp_path, m: int):
+    """``d.csv`` (and its ``h.tsv``): the label follows a feature in thousandths; another in
+    thousands is noise. On the raw scale an RBF kernel sees only the noise, standardised it
+    sees both. Returns the features and the file's lines."""
     rng = np.random.default_rng(3)
-    signal, noise = rng.normal(size=80), rng.normal(size=80)
+    signal, noise = rng.normal(size=m), rng.normal(size=m)
     lines = ["s,n,labels"] + [f"{1e-3 * s:.6g},{1e3 * n:.6g},{'a;a1' if s > 0 else 'b'}"
                               for s, n in zip(signal, noise, strict=True)]
     (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
     (tmp_path / "h.tsv").write_text("a\ta1\na\ta2\nb\tb1\n")
+    return signal, noise, lines
+
+
+def test_standardize_auto_keeps_the_lower_leave_one_out_loss(ecrm_cmd, tmp_path):
+    signal, noise, _ = _two_scales(tmp_path, 80)
     proc = ecrm_cmd("fit", "d.csv", "--hierarchy", "h.tsv", "--cv", "--family", "kernel",
                     "-o", "m.ecrm",
                     "--quiet", cwd=tmp_path)
@@ -231,6 +237,54 @@ def test_impute_on_a_csv_with_missing_cells(ecrm_cmd, tmp_path):
     step = load(tmp_path / "m.ecrm")[0]
     observed = np.array([float(c) for c in cells if c not in ("", "NA")])
     assert_allclose(step.mean_[0], observed.mean(), rtol=1e-4)  # the cells' 4 decimals
+
+
+def test_one_rule_for_missing_cells_whatever_cv_chose(ecrm_cmd, tmp_path):
+    # standardising wins the leave-one-out choice here (the signal is in thousandths): the
+    # model holds an HMCPreprocessor, which still refuses a missing cell without --impute
+    _, _, lines = _two_scales(tmp_path, 60)
+    lines[3] = ",".join(["", *lines[3].split(",")[1:]])  # line 4: a missing cell
+    (tmp_path / "missing.csv").write_text("\n".join(lines) + "\n")
+    common = ["--hierarchy", "h.tsv", "--quiet"]
+    fit = ecrm_cmd("fit", "d.csv", "--cv", "--family", "kernel", *common, "-o", "cv.ecrm",
+                   cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    assert ("preprocessing: standardise the numeric columns (2 -> 2 columns) (chosen by exact "
+            "leave-one-out)") in fit.stdout.decode()  # and no imputation
+    assert load(tmp_path / "cv.ecrm")[0].impute is False
+    fit = ecrm_cmd("fit", "d.csv", "--standardize", "yes", "--impute", *common, "-o",
+                   "imputes.ecrm", cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    for command in ("predict", "evaluate"):
+        refused = ecrm_cmd(command, "cv.ecrm", "missing.csv", "--quiet", cwd=tmp_path)
+        assert refused.returncode == 2 and refused.stdout == b""
+        assert refused.stderr.decode().startswith(
+            "ecrm: error: missing.csv, line 4: column 's': a missing value"), refused.stderr
+        assert "--impute" in refused.stderr.decode()
+        imputed = ecrm_cmd(command, "imputes.ecrm", "missing.csv", "--quiet", cwd=tmp_path)
+        assert imputed.returncode == 0, imputed.stderr
+
+
+def test_an_hmc_preprocessor_without_imputation_refuses_missing_values(tmp_path):
+    X, Y = _data()  # NaN in column 1, from row 0 on
+    with pytest.raises(ValueError, match=r"missing value \(NaN\) in row 0, column 1, and "
+                       r"this HMCPreprocessor does not impute \(impute=False\)"):
+        HMCPreprocessor(impute=False).fit(X)
+    step = HMCPreprocessor(impute=False).fit(np.nan_to_num(X))
+    assert_allclose(step.transform(np.nan_to_num(X)),
+                    HMCPreprocessor().fit(np.nan_to_num(X)).transform(np.nan_to_num(X)))
+    with pytest.raises(ValueError, match="does not impute"):
+        step.transform(X)
+    import scipy.sparse as sp
+
+    with pytest.raises(ValueError, match="column 1, and this HMCPreprocessor does not"):
+        step.transform(sp.csr_matrix(X))
+    pipe = make_pipeline(HMCPreprocessor(impute=False), _ecrm()).fit(np.nan_to_num(X), Y)
+    save(pipe, tmp_path / "m.ecrm")
+    assert load(tmp_path / "m.ecrm")[0].impute is False
+    with pytest.raises(ModelFileError, match="impute must be true or false; found 'no'"):
+        load(_edited(tmp_path, pipe, lambda meta: meta["params"]["steps"][0]["items"][1][
+            "kwargs"].update(impute="no")))
 
 
 @pytest.mark.parametrize("edit, match", [

@@ -132,6 +132,8 @@ def _rebuild_minmax(step, state: dict) -> None:
 def _rebuild_hmc(step: HMCPreprocessor, state: dict) -> None:
     _only(state, HMCPreprocessor._fitted_attributes)
     check_parameter("scale", step.scale)
+    if not isinstance(step.impute, bool):
+        raise ValueError(f"impute must be true or false; found {step.impute!r}")
     p = _int(state.get("n_features_in_"), "n_features_in_", 1)
     widths, _, _ = step._layout(p)
     q = _int(state.get("n_features_out_"), "n_features_out_", 1)
