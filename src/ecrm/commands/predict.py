@@ -290,8 +290,10 @@ def run(args) -> int:
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
                 raise
+            left = _partial(args.output, progress.rows) or (
+                "" if is_stream(args.output) else " (an existing file there is left as it was)")
             return fail(f"cannot write the predictions to {args.output!r}: "
-                        f"{exc.strerror or exc}{_partial(args.output, progress.rows)}")
+                        f"{exc.strerror or exc}{left}")
         bar.update()
     n = progress.rows
     print(f"{n} predictions written to "
