@@ -423,7 +423,8 @@ def test_preprocessor_dense():
     # the caller's arrays are not modified
     assert np.isnan(Xte[1]).all()
     # sklearn conventions
-    assert clone(pre).get_params() == {"categories": cats, "scale": "numeric"}
+    assert clone(pre).get_params() == {"categories": cats, "scale": "numeric",
+                                        "impute": True}
 
 
 def test_preprocessor_scale_options():

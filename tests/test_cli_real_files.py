@@ -236,3 +236,92 @@ def test_predict_writes_to_standard_output_without_o(ecrm_cmd, model_file, test_
         assert bad.stdout == b""  # not even the header
         assert _error(bad) == ("ecrm: error: bad.csv, line 4: column 'f0': expected a finite "
                                "number; found 'oops'")
+
+
+# -- 6. --per-level: what predict writes, evaluate reads ---------------------------------------
+def _metrics(ecrm_cmd, model, data, *extra, cwd) -> dict:
+    proc = ecrm_cmd("evaluate", str(model), str(data), *extra, "--json", "--quiet", cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    return {k: out[k] for k in ("hamming", "hierarchical", "exact_match", "macro_f1")}
+
+
+def test_per_level_predictions_keep_the_level_columns_and_read_back(ecrm_cmd, train_csv,
+                                                                    test_csv, tmp_path):
+    _levels(train_csv, tmp_path / "train.csv")
+    _levels(test_csv, tmp_path / "test.csv")
+    fit = ecrm_cmd("fit", "train.csv", "--level-columns", "cat1,cat2", "-o", "m.ecrm",
+                   "--quiet", cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    flat = ecrm_cmd("predict", "m.ecrm", "test.csv", "--quiet", cwd=tmp_path)
+    assert flat.returncode == 0, flat.stderr
+    paths = [row[1] for row in csv.reader(flat.stdout.decode().splitlines()[1:])]
+    direct = _metrics(ecrm_cmd, "m.ecrm", "test.csv", cwd=tmp_path)
+    for out in ("p.csv", "p.jsonl"):
+        pred = ecrm_cmd("predict", "m.ecrm", "test.csv", "--per-level", "-o", out, "--quiet",
+                        cwd=tmp_path)
+        assert pred.returncode == 0, pred.stderr
+        assert _metrics(ecrm_cmd, "m.ecrm", "test.csv", "--predictions", out,
+                        cwd=tmp_path) == direct
+    rows = _rows(tmp_path / "p.csv")
+    assert rows[0] == ["row", "cat1", "cat2"]  # the training file's layout
+    # each cell: the last path steps of the row's labels at that depth, as the input file
+    # holds its values (several when a row branches)
+    for row, labels in zip(rows[1:], paths, strict=True):
+        assert row[1:] == [";".join(p.rsplit("/", 1)[-1] for p in labels.split(";")
+                                    if p and p.count("/") == k) for k in range(2)]
+    assert any(";" not in v and v for row in rows[1:] for v in row[1:])
+    # a value no label of its level has is one line naming it
+    rows[3][2] = "nonsense"
+    _write(tmp_path / "bad.csv", rows)
+    err = _error(ecrm_cmd("evaluate", "m.ecrm", "test.csv", "--predictions", "bad.csv",
+                          "--quiet", cwd=tmp_path))
+    assert err == ("ecrm: error: bad.csv, line 4: the level-1 value 'nonsense' names no "
+                   "label of depth 1")
+
+
+@pytest.mark.parametrize("path_sep", [[], ["--path-sep", "/"]], ids=["names", "steps"])
+def test_per_level_predictions_of_branching_rows_read_back(ecrm_cmd, model_file, test_csv,
+                                                           tmp_path, path_sep):
+    # rows with labels on two branches ("sport/football;arts/film"): two labels a level
+    pred = ecrm_cmd("predict", str(model_file), str(test_csv), "--per-level", *path_sep,
+                    "-o", "p.csv", "--quiet", cwd=tmp_path)
+    assert pred.returncode == 0, pred.stderr
+    rows = _rows(tmp_path / "p.csv")
+    assert rows[0] == ["row", "level_0", "level_1"]
+    assert any(";" in row[2] for row in rows[1:])
+    assert all("/" in v for row in rows[1:] for v in row[2].split(";") if v) == (not path_sep)
+    assert _metrics(ecrm_cmd, model_file, test_csv, "--predictions", "p.csv", *path_sep,
+                    cwd=tmp_path) == _metrics(ecrm_cmd, model_file, test_csv, cwd=tmp_path)
+
+
+# -- 7. a failure after rows were streamed -------------------------------------------------------
+@pytest.mark.parametrize("per_level", [[], ["--per-level"]], ids=["labels", "per-level"])
+def test_a_failure_after_the_first_chunk_says_what_was_written(model_file, test_csv, tmp_path,
+                                                               monkeypatch, capsys, per_level):
+    from ecrm.cli import main
+    from ecrm.datasets import _csv
+
+    monkeypatch.setattr(_csv, "CHUNK_ROWS", 10)  # the 4th chunk holds the bad row
+    rows = _rows(test_csv)
+    rows[34][1] = "oops"  # line 35: data row 33
+    bad = _write(tmp_path / "bad.csv", rows)
+    args = ["predict", str(model_file), str(bad), *per_level, "--quiet"]
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0].startswith("row,") and [r[0] for r in csv.reader(lines[1:])] == \
+        [str(i) for i in range(30)]  # three whole chunks, then nothing
+    assert err == ("ecrm: error: bad.csv, line 35: column 'f1': expected a finite number; "
+                   "found 'oops' (30 prediction rows were already written to standard output "
+                   "before this failure: the predictions there are incomplete)\n"
+                   ).replace("bad.csv", str(bad))
+    # a file is written whole or not at all: an existing one stays as it was
+    target = tmp_path / "p.csv"
+    target.write_text("earlier\n")
+    assert main([*args, "-o", str(target)]) == 2
+    assert capsys.readouterr().err.endswith(
+        f"found 'oops' (after 30 rows; {target} is not written, an existing file there is "
+        "left as it was)\n")
+    assert target.read_text() == "earlier\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv", "p.csv"]

@@ -4,6 +4,7 @@ levels out, from Python and through the real ``ecrm`` entry point."""
 from __future__ import annotations
 
 import csv
+import json
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,13 @@ import pytest
 from numpy.testing import assert_array_equal
 
 from ecrm import ECRM, Hierarchy
-from ecrm.labels import LabelRowError, as_label_matrix, labels_of
+from ecrm.labels import (
+    LabelRowError,
+    as_label_matrix,
+    labels_from_levels,
+    labels_of,
+    level_names,
+)
 from ecrm.losses import HammingLoss
 
 NAMES = Hierarchy([("animal", "mammal"), ("mammal", "dog"), ("animal", "bird"),
@@ -83,11 +90,18 @@ def test_predict_labels_names_leaves_and_levels():
     assert model.predict_labels(X) == NAMES.to_labels(Y)
     assert model.predict_labels(X, leaves_only=True) == NAMES.to_labels(Y, leaves_only=True)
     levels = model.predict_labels(X, per_level=True)
+    assert isinstance(levels, np.ndarray) and levels.shape == (len(X), 3)
+    assert levels.dtype == object and all(isinstance(c, list) for c in levels.ravel())
     depth = dict(zip(NAMES.labels, NAMES.depth, strict=True))
-    for row, by_level in zip(NAMES.to_labels(Y), levels, strict=True):
+    for row, by_level in zip(NAMES.to_labels(Y), levels.tolist(), strict=True):
         assert len(by_level) == 3
         assert sorted(v for level in by_level for v in level) == sorted(row)
         assert all(depth[v] == k for k, level in enumerate(by_level) for v in level)
+    # one column per level for pandas, under the names ecrm predict --per-level writes
+    frame = pd.DataFrame(levels, columns=level_names(NAMES))
+    assert list(frame.columns) == ["level_0", "level_1", "level_2"]
+    assert frame["level_2"].tolist() == [["dog"] if "dog" in r else []
+                                         for r in NAMES.to_labels(Y)]
     with pytest.raises(ValueError, match="choose one"):
         labels_of(NAMES, Y, leaves_only=True, per_level=True)
 
@@ -113,13 +127,20 @@ def test_cli_reads_level_columns_and_writes_levels(ecrm_cmd, tmp_path):
     assert pred.returncode == 0, pred.stderr
     with open(tmp_path / "p.csv") as fh:
         rows = list(csv.reader(fh))
-    assert rows[0] == ["row", "level_0", "level_1", "level_2"]
+    assert rows[0] == ["row", "Cat1", "Cat2", "Cat3"]  # the model's level columns
     given = [line.split(",")[2:] for line in (tmp_path / "d.csv").read_text().split("\n")[1:]
              if line]
     agree = np.mean([row[1:] == levels for row, levels in zip(rows[1:], given, strict=True)])
     assert agree > 0.8  # the training file, a well separated problem
     ev = ecrm_cmd("evaluate", "m.ecrm", "d.csv", *cols, "--quiet", cwd=tmp_path)
     assert ev.returncode == 0, ev.stderr
+    # what predict wrote, evaluate reads (the scores, not written, aside)
+    runs = [json.loads(ecrm_cmd("evaluate", "m.ecrm", "d.csv", *extra, "--json", "--quiet",
+                                cwd=tmp_path).stdout)
+            for extra in ([], ["--predictions", "p.csv"])]
+    for run in runs:
+        run.pop("micro_auprc", None)
+    assert runs[0] == runs[1]
 
 
 def test_cli_refuses_a_level_value_holding_the_separator(ecrm_cmd, tmp_path):
@@ -144,8 +165,10 @@ def test_predict_labels_reaches_through_a_pipeline():
     pipe = make_pipeline(StandardScaler(), ECRM(HammingLoss(), h)).fit(X, Y)
     inner = pipe[-1]
     Z = pipe[0].transform(X)
-    for kw in ({}, {"leaves_only": True}, {"per_level": True}):
+    for kw in ({}, {"leaves_only": True}):
         assert predict_labels(pipe, X, **kw) == inner.predict_labels(Z, **kw)
+    assert predict_labels(pipe, X, per_level=True).tolist() == \
+        inner.predict_labels(Z, per_level=True).tolist()
     assert predict_labels(inner, Z) == inner.predict_labels(Z)  # an estimator alone
 
 
@@ -169,3 +192,55 @@ def test_hierarchy_from_levels_reads_the_table_back():
         hierarchy_from_levels([["a/b", "c"]])
     with pytest.raises(ValueError, match="names no label"):
         hierarchy_from_levels([[None, None]])
+
+
+# the same step under two parents, and a DAG label ("c" under "a/x" and "b")
+STEPS = Hierarchy([("a", "a/x"), ("b", "b/x"), ("a/x", "c"), ("b", "c"), ("b/x", "b/x/y")])
+# a tree where the same step ("x") is under two parents and nothing is below it
+TWICE = Hierarchy([("a", "a/x"), ("b", "b/x"), ("b", "b/y"), ("b/y", "b/y/z")])
+
+
+def _closed_sets(h):
+    """Every label set of ``h`` closed under parents (brute force over all subsets)."""
+    rows = []
+    for bits in range(2 ** h.n_labels):
+        on = np.array([(bits >> j) & 1 for j in range(h.n_labels)], dtype=float)
+        if np.array_equal(h.close(on[None, :])[0], on):
+            rows.append(on)
+    return np.array(rows)
+
+
+@pytest.mark.parametrize("h", [STEPS, TWICE], ids=["dag", "tree"])
+def test_level_names_read_back_for_every_closed_label_set(h):
+    Y = _closed_sets(h)
+    back = labels_from_levels(h, labels_of(h, Y, per_level=True))
+    assert_array_equal(h.to_matrix(back, close=False), Y)
+
+
+def test_last_steps_read_back_unless_another_label_set_writes_the_same_row():
+    Y = _closed_sets(TWICE)
+    # what ecrm predict --per-level --path-sep / writes
+    written = [[sorted(v.rsplit("/", 1)[-1] for v in cell) for cell in row]
+               for row in labels_of(TWICE, Y, per_level=True)]
+    refused = 0
+    for i, row in enumerate(written):
+        try:
+            back = labels_from_levels(TWICE, [row], path_sep="/")
+        except LabelRowError:
+            assert written.count(row) > 1  # "x" under a or under b, both on
+            refused += 1
+            continue
+        assert_array_equal(TWICE.to_matrix(back, close=False)[0], Y[i])
+        assert written.count(row) == 1
+    assert 0 < refused < len(Y) // 2
+
+
+def test_a_level_value_that_names_no_label_or_too_many_names_the_row():
+    with pytest.raises(LabelRowError, match="row 1: the level-1 value 'z' names no label"):
+        labels_from_levels(STEPS, [["a"], ["b", "z"]], path_sep="/")
+    # "x" under a and b, both on: given once it cannot say which
+    with pytest.raises(LabelRowError, match=r"row 0: the level-1 value 'x' names 2 labels "
+                       r"of depth 1 \(\['a/x', 'b/x'\]\)"):
+        labels_from_levels(STEPS, [[["a", "b"], "x"]], path_sep="/")
+    assert labels_from_levels(STEPS, [[["a", "b"], ["x", "x"]], [["b"], "x"]],
+                              path_sep="/") == [["a", "b", "a/x", "b/x"], ["b", "b/x"]]

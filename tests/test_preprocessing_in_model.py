@@ -10,7 +10,12 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.decomposition import PCA
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import MinMaxScaler, OneHotEncoder, StandardScaler
+from sklearn.preprocessing import (
+    MinMaxScaler,
+    OneHotEncoder,
+    PolynomialFeatures,
+    StandardScaler,
+)
 
 from _shapes import TREE5 as TREE
 from ecrm import ECRM, load, save
@@ -43,6 +48,9 @@ STEPS = {
                                       LeaveOneOutLengthScales(max_iter=5)],
     "imputer+onehot": lambda: [SimpleImputer(strategy="most_frequent"),
                                OneHotEncoder(handle_unknown="ignore", sparse_output=False)],
+    "imputer+scaler+pca": lambda: [SimpleImputer(), StandardScaler(), PCA(2)],
+    "imputer+pca-whiten": lambda: [SimpleImputer(), PCA(0.9, whiten=True,
+                                                         svd_solver="covariance_eigh")],
 }
 
 
@@ -79,7 +87,8 @@ def test_onehot_of_strings_round_trips(tmp_path):
 
 
 @pytest.mark.parametrize("pipe, match", [
-    (lambda: make_pipeline(PCA(2), _ecrm()), "step .pca. must be one of .*; found PCA"),
+    (lambda: make_pipeline(PolynomialFeatures(), _ecrm()),
+     "step .polynomialfeatures. must be one of .*; found PolynomialFeatures"),
     (lambda: make_pipeline(SimpleImputer(missing_values=0.0), _ecrm()),
      "SimpleImputer of numbers with missing_values=np.nan"),
     (lambda: make_pipeline(SimpleImputer(), OneHotEncoder(min_frequency=3), _ecrm()),
@@ -106,8 +115,8 @@ def _step_state(meta, k=0):
     (lambda meta: _step_state(meta).update(n_features_out_=7), "n_features_out_=7"),
     (lambda meta: meta["params"]["steps"][0]["items"][1].update({"$type": "object"}),
      "entry without a fitted state"),
-    (lambda meta: meta["params"]["steps"][0]["items"][1].update({"class": "PCA"}),
-     "unknown class 'PCA'"),
+    (lambda meta: meta["params"]["steps"][0]["items"][1].update({"class": "KernelPCA"}),
+     "unknown class 'KernelPCA'"),
 ])
 def test_load_refuses_a_tampered_step(edit, match, tmp_path):
     X, Y = _data()
@@ -189,15 +198,21 @@ def test_standardize_yes_and_no_on_a_csv(ecrm_cmd, tmp_path, flag, steps):
     assert [s["step"] for s in info["preprocessing"]] == steps
 
 
-def test_standardize_auto_keeps_the_lower_leave_one_out_loss(ecrm_cmd, tmp_path):
-    # the label follows a feature in thousandths; another in thousands is noise: on the raw
-    # scale an RBF kernel sees only the noise, standardised it sees both
+def _two_scales(tmp_path, m: int):
+    """``d.csv`` (and its ``h.tsv``): the label follows a feature in thousandths; another in
+    thousands is noise. On the raw scale an RBF kernel sees only the noise, standardised it
+    sees both. Returns the features and the file's lines."""
     rng = np.random.default_rng(3)
-    signal, noise = rng.normal(size=80), rng.normal(size=80)
+    signal, noise = rng.normal(size=m), rng.normal(size=m)
     lines = ["s,n,labels"] + [f"{1e-3 * s:.6g},{1e3 * n:.6g},{'a;a1' if s > 0 else 'b'}"
                               for s, n in zip(signal, noise, strict=True)]
     (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
     (tmp_path / "h.tsv").write_text("a\ta1\na\ta2\nb\tb1\n")
+    return signal, noise, lines
+
+
+def test_standardize_auto_keeps_the_lower_leave_one_out_loss(ecrm_cmd, tmp_path):
+    signal, noise, _ = _two_scales(tmp_path, 80)
     proc = ecrm_cmd("fit", "d.csv", "--hierarchy", "h.tsv", "--cv", "--family", "kernel",
                     "-o", "m.ecrm",
                     "--quiet", cwd=tmp_path)
@@ -230,6 +245,54 @@ def test_impute_on_a_csv_with_missing_cells(ecrm_cmd, tmp_path):
     step = load(tmp_path / "m.ecrm")[0]
     observed = np.array([float(c) for c in cells if c not in ("", "NA")])
     assert_allclose(step.mean_[0], observed.mean(), rtol=1e-4)  # the cells' 4 decimals
+
+
+def test_one_rule_for_missing_cells_whatever_cv_chose(ecrm_cmd, tmp_path):
+    # standardising wins the leave-one-out choice here (the signal is in thousandths): the
+    # model holds an HMCPreprocessor, which still refuses a missing cell without --impute
+    _, _, lines = _two_scales(tmp_path, 60)
+    lines[3] = ",".join(["", *lines[3].split(",")[1:]])  # line 4: a missing cell
+    (tmp_path / "missing.csv").write_text("\n".join(lines) + "\n")
+    common = ["--hierarchy", "h.tsv", "--quiet"]
+    fit = ecrm_cmd("fit", "d.csv", "--cv", "--family", "kernel", *common, "-o", "cv.ecrm",
+                   cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    assert ("preprocessing: standardise the numeric columns (2 -> 2 columns) (chosen by exact "
+            "leave-one-out)") in fit.stdout.decode()  # and no imputation
+    assert load(tmp_path / "cv.ecrm")[0].impute is False
+    fit = ecrm_cmd("fit", "d.csv", "--standardize", "yes", "--impute", *common, "-o",
+                   "imputes.ecrm", cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    for command in ("predict", "evaluate"):
+        refused = ecrm_cmd(command, "cv.ecrm", "missing.csv", "--quiet", cwd=tmp_path)
+        assert refused.returncode == 2 and refused.stdout == b""
+        assert refused.stderr.decode().startswith(
+            "ecrm: error: missing.csv, line 4: column 's': a missing value"), refused.stderr
+        assert "--impute" in refused.stderr.decode()
+        imputed = ecrm_cmd(command, "imputes.ecrm", "missing.csv", "--quiet", cwd=tmp_path)
+        assert imputed.returncode == 0, imputed.stderr
+
+
+def test_an_hmc_preprocessor_without_imputation_refuses_missing_values(tmp_path):
+    X, Y = _data()  # NaN in column 1, from row 0 on
+    with pytest.raises(ValueError, match=r"missing value \(NaN\) in row 0, column 1, and "
+                       r"this HMCPreprocessor does not impute \(impute=False\)"):
+        HMCPreprocessor(impute=False).fit(X)
+    step = HMCPreprocessor(impute=False).fit(np.nan_to_num(X))
+    assert_allclose(step.transform(np.nan_to_num(X)),
+                    HMCPreprocessor().fit(np.nan_to_num(X)).transform(np.nan_to_num(X)))
+    with pytest.raises(ValueError, match="does not impute"):
+        step.transform(X)
+    import scipy.sparse as sp
+
+    with pytest.raises(ValueError, match="column 1, and this HMCPreprocessor does not"):
+        step.transform(sp.csr_matrix(X))
+    pipe = make_pipeline(HMCPreprocessor(impute=False), _ecrm()).fit(np.nan_to_num(X), Y)
+    save(pipe, tmp_path / "m.ecrm")
+    assert load(tmp_path / "m.ecrm")[0].impute is False
+    with pytest.raises(ModelFileError, match="impute must be true or false; found 'no'"):
+        load(_edited(tmp_path, pipe, lambda meta: meta["params"]["steps"][0]["items"][1][
+            "kwargs"].update(impute="no")))
 
 
 @pytest.mark.parametrize("edit, match", [
@@ -265,6 +328,66 @@ def test_a_minmax_scaler_state_is_rebuilt_only_as_fit_makes_it():
             rebuild(MinMaxScaler(feature_range=(-1, 2)), {**state, name: value})
     with pytest.raises(ValueError, match="feature_range"):
         rebuild(MinMaxScaler(feature_range=(2, 1)), dict(state))
+
+
+def _pca_state(**params):
+    from ecrm._steps import STEPS
+
+    X, _ = _data()
+    fitted = PCA(**params).fit(np.nan_to_num(X))
+    return fitted, STEPS["PCA"][2](fitted), STEPS["PCA"][3]
+
+
+@pytest.mark.parametrize("params", [{"n_components": 2}, {"whiten": True}], ids=str)
+def test_a_pca_state_is_rebuilt_only_as_fit_makes_it(params):
+    fitted, state, rebuild = _pca_state(**params)
+    back = PCA(**params)
+    rebuild(back, dict(state))
+    X, _ = _data(m=20, seed=5)
+    assert_allclose(back.transform(np.nan_to_num(X)), fitted.transform(np.nan_to_num(X)),
+                    rtol=1e-13, atol=1e-13)
+    V = state["components_"]
+    turned = V.copy()
+    turned[0] = V[0] * 0.9 + V[-1] * 0.1  # still finite, no longer orthonormal
+    for name, value, match in [
+            ("components_", turned, "orthonormal rows"),
+            ("components_", V[:, :2], r"shape \(\d, 3\)"),
+            ("components_", np.where(V == V[0, 0], np.nan, V), "finite float64"),
+            ("mean_", state["mean_"][:2], r"mean_ must be a float64 array of shape \(3,\)"),
+            ("mean_", np.array([0.0, np.inf, 1.0]), "mean_ must hold finite values"),
+            ("explained_variance_", state["explained_variance_"] * 2, "singular_values_"),
+            ("explained_variance_", state["explained_variance_"][::-1], "non-increasing"),
+            ("singular_values_", state["singular_values_"] * 1.001, "singular_values_"),
+            ("explained_variance_ratio_", state["explained_variance_ratio_"] * 3,
+             "summing to at most 1"),
+            ("n_components_", state["n_components_"] + 1, "n_components_"),
+            ("n_samples_", 1, "n_samples_ must be at least 2"),
+            ("noise_variance_", -1.0, "noise_variance_"),
+            ("whiten", True, "unknown fitted attributes")]:
+        with pytest.raises(ValueError, match=match):
+            rebuild(PCA(**params), {**state, name: value})
+    if "n_components" in params:
+        with pytest.raises(ValueError, match="n_components=3 gives 3"):
+            rebuild(PCA(3), dict(state))
+
+
+def _pca_entry(meta):
+    return meta["params"]["steps"][1]["items"][1]
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda meta: _pca_entry(meta)["kwargs"].update(whiten="yes"), "'whiten' parameter"),
+    (lambda meta: _pca_entry(meta)["state"].update(n_components_=3),
+     "n_components_=3, but n_components=2 gives 2"),
+    (lambda meta: _pca_entry(meta)["state"].update(noise_variance_=-1.0), "noise_variance_"),
+    (lambda meta: _pca_entry(meta)["state"].update(n_features_in_=4),
+     r"components_ must be a finite float64 array of shape \(2, 4\)"),
+], ids=["whiten", "n_components_", "noise", "n_features_in_"])
+def test_load_refuses_a_tampered_pca(edit, match, tmp_path):
+    X, Y = _data()
+    pipe = make_pipeline(SimpleImputer(), PCA(2, whiten=True), _ecrm()).fit(X, Y)
+    with pytest.raises(ModelFileError, match=match):
+        load(_edited(tmp_path, pipe, edit))
 
 
 def test_a_fitted_search_is_refused_naming_what_to_save(tmp_path):

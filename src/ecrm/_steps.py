@@ -6,6 +6,8 @@ scikit-learn versions). Loading rebuilds the fitted step from them:
 
 * :class:`~sklearn.preprocessing.StandardScaler`, :class:`~sklearn.preprocessing.MinMaxScaler`
   (its scale and offset must be the ones its range and the data's range give),
+  :class:`~sklearn.decomposition.PCA` (orthonormal components, variances as its singular
+  values give),
   :class:`~ecrm.datasets.HMCPreprocessor` and :class:`~ecrm.length_scales.LeaveOneOutLengthScales`
   by setting the attributes, once their types, shapes and values are checked against the
   parameters;
@@ -35,6 +37,7 @@ from ecrm.datasets.preprocessing import HMCPreprocessor
 from ecrm.length_scales import LeaveOneOutLengthScales
 
 if TYPE_CHECKING:  # imported with the step they rebuild (sklearn.impute loads ~140 modules)
+    from sklearn.decomposition import PCA
     from sklearn.impute import SimpleImputer
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
@@ -132,6 +135,8 @@ def _rebuild_minmax(step, state: dict) -> None:
 def _rebuild_hmc(step: HMCPreprocessor, state: dict) -> None:
     _only(state, HMCPreprocessor._fitted_attributes)
     check_parameter("scale", step.scale)
+    if not isinstance(step.impute, bool):
+        raise ValueError(f"impute must be true or false; found {step.impute!r}")
     p = _int(state.get("n_features_in_"), "n_features_in_", 1)
     widths, _, _ = step._layout(p)
     q = _int(state.get("n_features_out_"), "n_features_out_", 1)
@@ -265,6 +270,71 @@ def _rebuild_encoder(step: OneHotEncoder, state: dict) -> None:
     _names_in(step, state, p)
 
 
+# -- PCA: a projection, its transform reads components_, mean_ and explained_variance_ -------
+_PCA = ("n_features_in_", "n_samples_", "n_components_", "components_", "mean_",
+        "explained_variance_", "explained_variance_ratio_", "singular_values_",
+        "noise_variance_", "feature_names_in_")
+
+
+def _pca_state(step: PCA) -> dict:
+    state = _public(step, _PCA)
+    for name in _PCA[3:8]:  # float64 whatever the data's dtype (a float32 fit's are float32)
+        state[name] = np.asarray(state[name], dtype=np.float64)
+    state["noise_variance_"] = float(state["noise_variance_"])
+    return state
+
+
+def _rebuild_pca(step: PCA, state: dict) -> None:
+    r"""The fitted state of a :class:`~sklearn.decomposition.PCA` as its fit makes it.
+
+    With :math:`V` = ``components_`` (:math:`k \times p`), :math:`s` = ``singular_values_``
+    and :math:`n` = ``n_samples_``: the rows of :math:`V` are orthonormal
+    (:math:`V V^\top = I_k`), :math:`k \le \min(n, p)`, the explained variances are
+    :math:`s^2 / (n - 1)`, non-negative and non-increasing, and their ratios lie in
+    :math:`[0, 1]` and sum to at most 1. ``transform`` is then
+    :math:`(X - \mu) V^\top`, divided by the square roots of the variances with ``whiten``.
+    """
+    _only(state, _PCA)
+    step._validate_params()
+    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    n = _int(state.get("n_samples_"), "n_samples_", 2)
+    k = _int(state.get("n_components_"), "n_components_", 1)
+    if k > min(n, p):
+        raise ValueError(f"n_components_={k} exceeds min(n_samples_, n_features_in_)="
+                         f"{min(n, p)}")
+    wanted = step.n_components
+    if isinstance(wanted, numbers.Integral) and not isinstance(wanted, bool) and wanted != k \
+            or wanted is None and k != min(n, p):
+        raise ValueError(f"n_components_={k}, but n_components={wanted!r} gives "
+                         f"{wanted if wanted is not None else min(n, p)}")
+    V = state.get("components_")
+    if not (isinstance(V, np.ndarray) and V.dtype == np.float64 and V.shape == (k, p)
+            and np.isfinite(V).all()):
+        found = f"{V.dtype} {V.shape}" if isinstance(V, np.ndarray) else type(V).__name__
+        raise ValueError(f"components_ must be a finite float64 array of shape ({k}, {p}); "
+                         f"found {found}")
+    if not np.allclose(V @ V.T, np.eye(k), rtol=0, atol=1e-8):
+        raise ValueError("components_ must have orthonormal rows")
+    _vector(state.get("mean_"), "mean_", p)
+    variance = _vector(state.get("explained_variance_"), "explained_variance_", k)
+    singular = _vector(state.get("singular_values_"), "singular_values_", k)
+    ratio = _vector(state.get("explained_variance_ratio_"), "explained_variance_ratio_", k)
+    if (variance < 0).any() or (np.diff(variance) > 1e-12 * variance[0]).any():
+        raise ValueError("explained_variance_ must be non-negative and non-increasing")
+    if not np.allclose(variance, singular**2 / (n - 1), rtol=1e-8, atol=0):
+        raise ValueError("explained_variance_ must be singular_values_**2 / (n_samples_ - 1)")
+    if (ratio < 0).any() or ratio.sum() > 1 + 1e-8:
+        raise ValueError("explained_variance_ratio_ must be non-negative, summing to at "
+                         "most 1")
+    noise = state.get("noise_variance_")
+    if not isinstance(noise, float) or not (np.isfinite(noise) and noise >= 0):
+        raise ValueError(f"noise_variance_ must be a finite non-negative float; found "
+                         f"{noise!r}")
+    for name in _PCA[:-1]:
+        setattr(step, name, state[name])
+    _names_in(step, state, p)
+
+
 Rebuild = Callable[[Any, dict], None]
 
 #: Step class name -> (its module, its declared state, how to read it, how to rebuild it). By
@@ -282,6 +352,7 @@ STEPS: dict[str, tuple[str, tuple[str, ...], Callable[[Any], dict], Rebuild]] = 
     "MinMaxScaler": ("sklearn.preprocessing", _MINMAX, lambda s: _public(s, _MINMAX),
                      _rebuild_minmax),
     "OneHotEncoder": ("sklearn.preprocessing", _ENCODER, _encoder_state, _rebuild_encoder),
+    "PCA": ("sklearn.decomposition", _PCA, _pca_state, _rebuild_pca),
 }
 
 

@@ -15,8 +15,9 @@ the estimators' ``fit`` and ``score`` call it, so that ``fit(X, y)`` takes any o
 
 :func:`hierarchy_from_levels` builds the hierarchy of such a level table (its path labels),
 as HiClass infers its own from ``y``. :func:`labels_of` is the way back, for
-``predict_labels``: the names on in each row, its most specific labels only, or one list per
-depth level.
+``predict_labels``: the names on in each row, its most specific labels only, or a table of one
+column per depth level (a 2-D object array of lists, :func:`level_names` its column names);
+:func:`labels_from_levels` reads such a table back.
 
 Integer label names are ambiguous with a 0/1 matrix: pass such labels through
 :meth:`ecrm.Hierarchy.to_matrix` yourself.
@@ -28,8 +29,8 @@ from collections.abc import Set
 
 import numpy as np
 
-__all__ = ["LabelRowError", "as_label_matrix", "hierarchy_from_levels", "labels_of",
-           "predict_labels"]
+__all__ = ["LabelRowError", "as_label_matrix", "hierarchy_from_levels", "labels_from_levels",
+           "labels_of", "level_names", "predict_labels"]
 
 
 class LabelRowError(ValueError):
@@ -136,7 +137,7 @@ def as_label_matrix(space, y):
     return y
 
 
-def labels_of(space, Y, *, leaves_only: bool = False, per_level: bool = False) -> list:
+def labels_of(space, Y, *, leaves_only: bool = False, per_level: bool = False):
     """The label names switched on in each row of a 0/1 matrix ``Y`` of ``space``.
 
     Parameters
@@ -146,31 +147,121 @@ def labels_of(space, Y, *, leaves_only: bool = False, per_level: bool = False) -
     leaves_only : bool, default=False
         The most specific labels only (those with no child on).
     per_level : bool, default=False
-        One list per depth level (:attr:`ecrm.Hierarchy.depth`) for each row: ``[[level-0
-        labels], [level-1 labels], ...]``, as many levels as the hierarchy has.
+        One column per depth level (:attr:`ecrm.Hierarchy.depth`), as many as the hierarchy
+        has: a 2-D object array whose cell ``[i, k]`` is the list of row ``i``'s labels at
+        depth ``k`` (empty when it has none there; several when the row branches).
 
     Returns
     -------
-    labels : list
+    labels : list of n lists, or ndarray of shape (n, n_levels) with ``per_level``
+        With ``per_level``, ``labels.tolist()`` is the nested list earlier versions
+        returned, and ``pandas.DataFrame(labels, columns=level_names(space))`` the table of
+        one column per level.
+
+    Examples
+    --------
+    >>> from ecrm import Hierarchy
+    >>> h = Hierarchy([("animal", "dog"), ("animal", "cat"), ("plant", "tree")])
+    >>> levels = labels_of(h, h.to_matrix([["dog"], ["cat", "tree"], []]), per_level=True)
+    >>> levels.shape, level_names(h)
+    ((3, 2), ['level_0', 'level_1'])
+    >>> levels[1, 1]
+    ['cat', 'tree']
     """
     if per_level and leaves_only:
         raise ValueError("choose one of leaves_only and per_level")
     rows = space.to_labels(Y, leaves_only=leaves_only)
     if not per_level:
         return rows
-    depth = np.asarray(space.depth)
-    levels = int(depth.max()) + 1 if depth.size else 0
-    where = {name: int(d) for name, d in zip(space.labels, depth, strict=True)}
-    out = []
-    for row in rows:
-        by_level: list[list] = [[] for _ in range(levels)]
+    where = {name: int(d) for name, d in zip(space.labels, space.depth, strict=True)}
+    out = np.empty((len(rows), len(level_names(space))), dtype=object)
+    for i, row in enumerate(rows):
+        for k in range(out.shape[1]):
+            out[i, k] = []  # one list per cell (a slice assignment would share one)
         for name in row:
-            by_level[where[name]].append(name)
-        out.append(by_level)
+            out[i, where[name]].append(name)
     return out
 
 
-def predict_labels(model, X, *, leaves_only: bool = False, per_level: bool = False) -> list:
+def level_names(space) -> list[str]:
+    """The column names of :func:`labels_of`'s ``per_level`` table: ``level_0, level_1,
+    ...``, one per depth level of ``space`` (as ``ecrm predict --per-level`` writes them for
+    a model fitted without level columns)."""
+    depth = np.asarray(space.depth)
+    return [f"level_{k}" for k in range(int(depth.max()) + 1 if depth.size else 0)]
+
+
+def labels_from_levels(space, rows, *, path_sep: str | None = None) -> list[list]:
+    """The label names of rows given one cell per depth level: the way back from
+    :func:`labels_of`'s ``per_level`` table (and ``ecrm predict --per-level``'s columns).
+
+    A value at level ``k`` names the label of depth ``k`` called so, or, with ``path_sep``,
+    the label of depth ``k`` whose last path step it is (``"sport"`` at level 1 for
+    ``"news/sport"``), under one of the row's labels of lower levels when several have that
+    step (a value given twice names two such labels).
+
+    Parameters
+    ----------
+    space : Hierarchy
+    rows : iterable of sequences of (lists of) str
+        One sequence of level cells per row; a cell is one value, a list of values, or
+        empty.
+    path_sep : str, default=None
+        The separator of path labels (``None``: plain names only).
+
+    Returns
+    -------
+    labels : list of n lists of label names
+
+    Raises
+    ------
+    LabelRowError
+        Naming the row and a value that names no label of its level, or more labels (or
+        fewer) than it is given times.
+
+    Examples
+    --------
+    >>> from ecrm import Hierarchy
+    >>> h = Hierarchy([("a", "a/x"), ("b", "b/x")])
+    >>> labels_from_levels(h, [["b", "x"], [["a", "b"], []]], path_sep="/")
+    [['b', 'b/x'], ['a', 'b']]
+    """
+    depth = np.asarray(space.depth)
+    by_value: dict[tuple[int, str], list] = {}
+    for name, d in zip(space.labels, depth.tolist(), strict=True):
+        keys = {str(name)}
+        if path_sep:
+            keys.add(str(name).rsplit(path_sep, 1)[-1])
+        for key in keys:
+            by_value.setdefault((d, key), []).append(name)
+    parents = {name: {space.labels[j] for j in space.parents[i]}
+               for i, name in enumerate(space.labels)}
+    out = []
+    for i, row in enumerate(rows):
+        on: list = []
+        for k, cell in enumerate(row):
+            values = [cell] if isinstance(cell, str) else list(cell)
+            counts: dict[str, int] = {}
+            for v in values:
+                if not _missing(v):
+                    counts[str(v).strip()] = counts.get(str(v).strip(), 0) + 1
+            above = set(on)
+            for v, n in counts.items():
+                found = by_value.get((k, v), [])
+                if len(found) > n:  # the same step under several parents: the row's
+                    found = [name for name in found if parents[name] & above]
+                if len(found) != n:
+                    raise LabelRowError(i, f"the level-{k} value {v!r}"
+                                           + (f" ({n} times)" if n > 1 else "") + " names "
+                                           + (f"{len(found)} labels" if found else "no label")
+                                           + f" of depth {k}"
+                                           + (f" ({sorted(map(str, found))})" if found else ""))
+                on.extend(found)
+        out.append(on)
+    return out
+
+
+def predict_labels(model, X, *, leaves_only: bool = False, per_level: bool = False):
     """The predicted label names of each row, by a fitted estimator or a fitted
     :class:`~sklearn.pipeline.Pipeline` ending in one (a pipeline does not pass
     ``predict_labels`` on: its steps transform ``X``, then the estimator names its labels).
@@ -185,7 +276,8 @@ def predict_labels(model, X, *, leaves_only: bool = False, per_level: bool = Fal
 
     Returns
     -------
-    labels : list of n lists
+    labels : list of n lists, or ndarray of shape (n, n_levels) with ``per_level``
+        As :func:`labels_of`.
 
     Examples
     --------

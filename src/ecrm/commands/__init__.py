@@ -88,7 +88,7 @@ def describe_step(step) -> str:
     nominal = sum(c is not None for c in cats)
     what = {"numeric": "standardise the numeric columns", "all": "standardise every column",
             "none": "no scaling"}[step.scale]
-    return (f"{what}; mean-impute missing values"
+    return (what + ("; mean-impute missing values" if step.impute else "")
             + (f"; one-hot {nominal} nominal columns" if nominal else "")
             + f" ({step.n_features_in_} -> {step.n_features_out_} columns)")
 
@@ -176,7 +176,10 @@ def _ready_for(model, data, filename):
 
     steps = preprocessing_of(model)
     first = steps[0] if steps else estimator_of(model)
-    imputes = any(type(s).__name__ in ("HMCPreprocessor", "SimpleImputer") for s in steps)
+    # a missing value is refused unless the model imputes: fitted with --impute (its
+    # HMCPreprocessor says so), or a pipeline with an imputer
+    imputes = any(type(s).__name__ == "SimpleImputer" or (
+        type(s).__name__ == "HMCPreprocessor" and s.impute) for s in steps)
     check_finite_features(data, allow_missing=imputes)
     # the columns the model was fitted on: those of the file ``ecrm fit`` read, else the
     # DataFrame's a model fitted in Python saw (a bare StructuredSVM or ECRM, a pipeline)

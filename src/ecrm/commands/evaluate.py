@@ -9,13 +9,13 @@ its training outputs (:func:`ecrm.baselines.trivial_baselines`: the empty set, t
 frequent label set, the per-label majority), with a warning (``ecrm: warning: ...``, and
 ``warnings`` in the JSON) when the model is no better than one of them or predicts the empty
 set for many rows; a line on the model (``model`` in the JSON: ``ecrm info``) heads them.
-With ``--predictions FILE`` (as written by ``ecrm predict``) the model is not run: the
-labels are read from the file (AU(PRC) needs its score columns). ``--plot DIR`` writes the
-pictures of :func:`ecrm.plotting.evaluation_figures` as PNG files, ``--report FILE`` one
-self-contained HTML page with the model, the tables (also one row per label, sortable) and
-the pictures (:func:`ecrm.report.write_report`); ``--baseline FILE`` (another model's
-``ecrm predict --scores`` output) adds its precision-recall curve. Output paths are checked
-before any work.
+With ``--predictions FILE`` (as written by ``ecrm predict``, ``--per-level`` too) the model is
+not run: the labels are read from the file (AU(PRC) needs its score columns). ``--plot DIR``
+writes the pictures of :func:`ecrm.plotting.evaluation_figures` as PNG files, ``--report FILE``
+one self-contained HTML page with the model, the tables (also one row per label, sortable) and
+the pictures (:func:`ecrm.report.write_report`); ``--baseline FILE`` (another model's ``ecrm
+predict --scores`` output) adds its precision-recall curve. Output paths are checked before any
+work.
 
 A ranking model is evaluated by the mean Kendall tau, the Kendall distance, Spearman's rho
 and exact match (and the footrule or squared rank loss it was fitted for), beside the most
@@ -41,15 +41,28 @@ from ecrm.commands import (
 __all__ = ["add_parser", "read_predictions", "run"]
 
 
-def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";"):
-    """Label matrix (and scores, if present) from a file written by ``ecrm predict``."""
+def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
+                     levels=None, path_sep: str | None = None):
+    """Label matrix (and scores, if present) from a file written by ``ecrm predict``: its
+    ``labels`` column, or the ``--per-level`` columns ``levels`` (or ``level_0, ...``) whose
+    cells name labels or, by ``path_sep``, their last path steps
+    (:func:`ecrm.labels.labels_from_levels`)."""
     import csv
     import json
 
     import numpy as np
 
+    from ecrm.labels import LabelRowError, labels_from_levels, level_names
+
     names = [str(n) for n in hierarchy.labels]
     lists, scores = [], []
+
+    def from_levels(rows: list, first: int) -> list:
+        try:
+            return labels_from_levels(hierarchy, rows, path_sep=path_sep)
+        except LabelRowError as exc:  # (its row counts from the first row given)
+            raise ValueError(f"{path}, line {first + exc.row}: {exc.reason}") from None
+
     with open(path, encoding="utf-8") as fh:
         if path.lower().endswith((".jsonl", ".json")):
             for lineno, line in enumerate(fh, 1):
@@ -57,24 +70,35 @@ def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";"):
                     continue
                 try:
                     rec = json.loads(line)
-                    lists.append(rec["labels"])
+                    levels_of = rec.get("levels")  # --per-level: read once all are in
+                    lists.append(rec["labels"] if levels_of is None else (lineno, levels_of))
                     if "scores" in rec:
                         scores.append([float(rec["scores"][n]) for n in names])
                 except (ValueError, KeyError, TypeError) as exc:
                     raise ValueError(f"{path}, line {lineno}: not a prediction record "
                                      f"({exc})") from None
+            lists = [from_levels([v[1]], v[0])[0] if isinstance(v, tuple) else v
+                     for v in lists]
         else:
             reader = csv.reader(fh, delimiter="\t" if path.lower().endswith(".tsv") else ",")
             header = next(reader, [])
             score_cols = [header.index(f"score:{n}") if f"score:{n}" in header else None
                           for n in names]
-            if "labels" not in header:
-                raise ValueError(f"{path}, line 1: no 'labels' column")
-            li = header.index("labels")
+            layout = next((list(c) for c in (levels, level_names(hierarchy))
+                           if c and all(n in header for n in c)), None)
+            if "labels" not in header and layout is None:
+                raise ValueError(f"{path}, line 1: no 'labels' column, nor the level columns "
+                                 f"{list(levels or level_names(hierarchy))} of "
+                                 "ecrm predict --per-level")
+            cols = [header.index("labels")] if "labels" in header else \
+                [header.index(n) for n in layout or ()]
+            cells = []
             for row in reader:
-                lists.append([v for v in row[li].split(label_sep) if v])
+                cells.append([[v for v in (row[c] if c < len(row) else "").split(label_sep)
+                               if v] for c in cols])
                 if all(c is not None for c in score_cols):
                     scores.append([float(row[c]) for c in score_cols])  # type: ignore[index]
+            lists = [c[0] for c in cells] if "labels" in header else from_levels(cells, 2)
     if len(lists) != n_rows:
         raise ValueError(f"{path}: {len(lists)} predictions for {n_rows} data rows")
     by_name = {str(v): v for v in hierarchy.labels}
@@ -126,7 +150,10 @@ def run(args) -> int:
             bar.update()
             h = model.output_space
             if args.predictions is not None:
-                Y, S = read_predictions(args.predictions, h, len(data.Y), args.label_sep)
+                from ecrm.commands.predict import level_layout
+
+                Y, S = read_predictions(args.predictions, h, len(data.Y), args.label_sep,
+                                        *level_layout(loaded, args))
             else:
                 Y, S = model.predict(data.X), _scores(model, data.X)
             baseline = None

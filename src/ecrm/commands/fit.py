@@ -340,7 +340,7 @@ def _steps(args, data, impute: bool) -> list:
     else:
         choices = [args.standardize == "yes"]
     return [HMCPreprocessor(categories if nominal else None,
-                            scale="numeric" if standardize else "none")
+                            scale="numeric" if standardize else "none", impute=impute)
             if standardize or nominal or impute else None for standardize in choices]
 
 
@@ -600,7 +600,8 @@ def add_parser(subparsers) -> None:
     pre.add_argument("--impute", action=argparse.BooleanOptionalAction, default=None,
                      help="replace missing feature values by the training means (default: on "
                      "for ARFF files, whose '?' marks a missing value; elsewhere a missing "
-                     "value is an error naming its file, line and column)")
+                     "value is an error naming its file, line and column, also in the files "
+                     "predict and evaluate read)")
     p.add_argument("-o", "--output", type=output_file_option("-o"), required=True,
                    metavar="MODEL", help="model file to write (never an input file; '-': "
                    "standard output, redirected)")

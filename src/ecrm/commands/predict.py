@@ -6,10 +6,13 @@ by ``--label-sep``; ``--scores`` adds one ``score:<label>`` column per label) or
 (``.csv``, ``.tsv``, ``.jsonl``/``.json``) or ``--output-format``. Without ``-o`` (or with
 ``-o -``) the predictions go to standard output (CSV unless ``--output-format`` says
 otherwise; the summary then goes to standard error), nothing before the first rows are
-predicted. ``--id-column NAME`` writes that column of the data file first, instead of the
-0-based row. ``--leaves-only`` writes each row's most specific labels only; ``--per-level`` one
-column per depth level (``level_0, level_1, ...``; with ``--path-sep`` each label's last path
-step, the layout ``--level-columns`` reads). A label column in the data file is not read.
+predicted; a failure after rows were streamed says how many were written. ``--id-column
+NAME`` writes that column of the data file first, instead of the 0-based row.
+``--leaves-only`` writes each row's most specific labels only; ``--per-level`` one
+column per depth level, in the layout the model was fitted on: its level columns (``ecrm fit
+--level-columns``), each cell a label's last path step, else ``level_0, level_1, ...`` (with
+``--path-sep`` each label's last path step); ``ecrm evaluate --predictions`` reads either
+back. A label column in the data file is not read.
 A ranking model writes one ``ranking`` column (``a>c>b``, first to last) and a multiclass
 model one ``class`` column (JSON lines: a list of labels, a class name); see
 :mod:`ecrm.commands._tasks`. A model of other outputs (flows) is refused.
@@ -32,6 +35,7 @@ from ecrm.commands import (
     fail,
     iter_for_model,
     label_names,
+    level_columns_of,
     printable,
     row_labels,
     scores_note,
@@ -68,33 +72,42 @@ def _csv_writer(fh, fmt: str):
 
 class _Writer:
     """Writes prediction rows to an open text file, a chunk at a time (rows numbered on,
-    or keyed by the ``id_column``'s cells)."""
+    or keyed by the ``id_column``'s cells); with ``per_level``, one column per name of
+    ``levels`` (default ``level_0, level_1, ...`` as wide as the first rows)."""
 
     def __init__(self, fh, fmt: str, label_names, *, scores: bool, label_sep: str,
-                 per_level: bool, id_column: str | None = None):
+                 per_level: bool, id_column: str | None = None, levels=None):
         self.fh, self.fmt, self.label_sep, self.per_level = fh, fmt, label_sep, per_level
         # a terminal sees label names escaped (a file gets them as they are: they are data)
         isatty = getattr(fh, "isatty", None)
         self.str = printable if isatty is not None and isatty() else str
         self.names = [str(n) for n in label_names]
         self.scores, self.row, self.key = scores, 0, id_column or "row"
+        self.levels = None if levels is None else [str(n) for n in levels]
         self.csv = _csv_writer(fh, fmt)
 
     def header(self, width: int = 1) -> None:
-        """The CSV/TSV header (``width``: the level columns with ``per_level``)."""
+        """The CSV/TSV header (``width``: the level columns with ``per_level`` when no
+        ``levels`` names were given)."""
+        if self.per_level and self.levels is None:
+            self.levels = [f"level_{k}" for k in range(width)]
         if self.csv is not None:
-            self.csv.writerow([self.key] + ([f"level_{k}" for k in range(width)]
+            self.csv.writerow([self.key] + ([self.str(n) for n in self.levels or ()]
                                             if self.per_level else ["labels"])
                               + ([f"score:{self.str(n)}" for n in self.names]
                                  if self.scores else []))
 
-    def rows(self, labels: list, scores=None, ids=None) -> None:
+    def rows(self, labels, scores=None, ids=None) -> None:
         """Write one line per row of ``labels`` (and of ``scores``), keyed by ``ids`` if
-        given."""
+        given; with ``per_level`` a row is one list of names per level, padded with empty
+        levels to the header's width."""
         import json
 
+        width = len(self.levels or ())
         for k, row in enumerate(labels):
             i = self.row + k if ids is None else ids[k]
+            if self.per_level:
+                row = [list(level) for level in row] + [[]] * (width - len(row))
             if self.csv is None:
                 rec: dict = ({self.key: i, "levels": [[str(v) for v in level] for level in row]}
                              if self.per_level else {self.key: i,
@@ -112,27 +125,58 @@ class _Writer:
 
 
 def write_predictions(path: str, fmt: str, labels: list[list], label_names, scores=None,
-                      label_sep: str = ";", per_level: bool = False) -> None:
+                      label_sep: str = ";", per_level: bool = False, levels=None) -> None:
     """Write one line per row: its predicted label names (and scores).
 
     With ``per_level``, each row of ``labels`` is one list of names per depth level, written
-    as the columns ``level_0, level_1, ...`` (JSON lines: ``"levels"``). Written atomically
-    (a complete file or none, see :func:`ecrm.commands._files.atomic_text`); ``path="-"``
-    writes to standard output.
+    as the columns ``levels`` (default ``level_0, level_1, ...``; JSON lines: ``"levels"``).
+    Written atomically (a complete file or none, see
+    :func:`ecrm.commands._files.atomic_text`); ``path="-"`` writes to standard output.
     """
     with atomic_text(path) as fh:
         writer = _Writer(fh, fmt, label_names, scores=scores is not None,
-                         label_sep=label_sep, per_level=per_level)
+                         label_sep=label_sep, per_level=per_level, levels=levels)
         writer.header(max((len(row) for row in labels), default=0) if per_level else 1)
         writer.rows(labels, scores)
 
 
-def _labels(args, model, Y) -> list:
+class _Progress:
+    """The rows written so far (shown on the progress bar): a failure after the first chunk
+    says how many rows a stream already received."""
+
+    def __init__(self, bar) -> None:
+        self.bar, self.rows = bar, 0
+
+    def advance(self, n: int) -> None:
+        self.rows += n
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{self.rows:,} rows")
+
+
+def level_layout(loaded, args) -> tuple[list[str], str | None]:
+    """``--per-level``'s columns and what their cells hold.
+
+    The columns are the level columns the model was fitted with (``level_columns_``, or
+    ``--level-columns``), the layout of its training file, when there are as many as the
+    hierarchy has levels or more; else ``level_0, level_1, ...``. A cell holds each label's
+    last path step by ``--path-sep`` (default ``/`` for a model of level columns, whose
+    labels are the paths of their values), else the label's name.
+    """
+    from ecrm.labels import level_names
+
+    names = level_names(estimator_of(loaded).output_space)
+    given = level_columns_of(loaded, args)
+    if given is not None and len(given) >= len(names):
+        return list(given), args.path_sep or "/"
+    return names, args.path_sep
+
+
+def _labels(args, model, Y, path_sep: str | None) -> list:
     """The label names of the 0/1 predictions ``Y`` as ``--leaves-only``/``--per-level`` ask."""
     from ecrm.labels import labels_of
 
     if args.per_level:
-        step = ((lambda n: str(n).rsplit(args.path_sep, 1)[-1]) if args.path_sep
+        step = ((lambda n: str(n).rsplit(path_sep, 1)[-1]) if path_sep
                 else str)  # a path's last step, as in per-level input columns
         return [[[step(v) for v in level] for level in row] for row in
                 labels_of(model.output_space, Y, per_level=True)]
@@ -140,44 +184,28 @@ def _labels(args, model, Y) -> list:
             else row_labels(model, Y))
 
 
-def _predict_into(args, loaded, model, fh, fmt: str, bar) -> int:
-    """Predict chunk by chunk and write as it goes; the number of rows.
+def _predict_into(args, loaded, model, fh, fmt: str, progress: _Progress) -> None:
+    """Predict chunk by chunk and write as it goes.
 
     Nothing is written before the first chunk is predicted: a prediction that fails writes
-    no header into standard output. ``--per-level`` needs the widest row before the header:
-    its labels are kept and written at the end (the features are still read a chunk at a
-    time).
+    no header into standard output. ``--per-level`` writes the columns of
+    :func:`level_layout`.
     """
+    levels, path_sep = level_layout(loaded, args) if args.per_level else (None, None)
     writer = _Writer(fh, fmt, label_names(model), scores=args.scores,
                      label_sep=args.label_sep, per_level=args.per_level,
-                     id_column=args.id_column)
-    kept: list = []
-    kept_scores: list = []
-    kept_ids: list = []
-    n = 0
+                     id_column=args.id_column, levels=levels)
     for chunk in iter_for_model(loaded, args):
         Y = model.predict(chunk.X)
         scores = model.predict_scores(chunk.X) if args.scores else None
-        labels = _labels(args, model, Y)
-        if args.per_level:
-            kept.extend(labels)
-            kept_scores.extend([] if scores is None else list(scores))
-            kept_ids.extend(chunk.get("ids") or [])
-        else:
-            if n == 0:
-                writer.header()
-            writer.rows(labels, scores, chunk.get("ids"))
-        n += len(labels)
-        if bar is not None:
-            bar.set_postfix_str(f"{n:,} rows")
-    if args.per_level:
-        writer.header(max((len(row) for row in kept), default=0))
-        writer.rows(kept, kept_scores if args.scores else None,
-                    kept_ids if args.id_column else None)
-    return n
+        labels = _labels(args, model, Y, path_sep)
+        if progress.rows == 0:
+            writer.header()
+        writer.rows(labels, scores, chunk.get("ids"))
+        progress.advance(len(labels))
 
 
-def _predict_outputs(args, loaded, model, fh, fmt: str, bar) -> int:
+def _predict_outputs(args, loaded, model, fh, fmt: str, progress: _Progress) -> None:
     """A ranking or multiclass model's predictions, chunk by chunk: one ``ranking``
     (``a>c>b``) or ``class`` column (JSON lines: a list of labels, a class name)."""
     import json
@@ -188,9 +216,9 @@ def _predict_outputs(args, loaded, model, fh, fmt: str, bar) -> int:
     shown = printable if isatty is not None and isatty() else str
     writer = _csv_writer(fh, fmt)
     key = args.id_column or "row"
-    n = 0
     for chunk in _tasks.iter_features(loaded, args):
         Y = model.predict(chunk.X)
+        n = progress.rows
         ids = chunk.get("ids") or range(n, n + len(Y))
         if writer is None:
             fh.writelines(json.dumps({key: i, outputs.column: value}) + "\n"
@@ -200,10 +228,20 @@ def _predict_outputs(args, loaded, model, fh, fmt: str, bar) -> int:
                 writer.writerow([key, outputs.column])
             writer.writerows([shown(str(i)), shown(text)]
                              for i, text in zip(ids, outputs.text(Y), strict=True))
-        n += len(Y)
-        if bar is not None:
-            bar.set_postfix_str(f"{n:,} rows")
-    return n
+        progress.advance(len(Y))
+
+
+def _partial(output: str, rows: int) -> str:
+    """What a prediction that failed after ``rows`` rows left: a file nothing (it is written
+    atomically), a stream (standard output, a FIFO) those rows, which are incomplete."""
+    if rows == 0:
+        return ""  # nothing written, not even the header
+    if not is_stream(output):
+        return (f" (after {rows:,} rows; {output} is not written, an existing file there is "
+                "left as it was)")
+    where = "standard output" if output == STDOUT else output
+    return (f" ({rows:,} prediction rows were already written to {where} before this "
+            "failure: the predictions there are incomplete)")
 
 
 def run(args) -> int:
@@ -242,18 +280,22 @@ def run(args) -> int:
         if args.scores and scores_note(model):
             return fail(f"--scores: {scores_note(model)}; predict without --scores")
         bar.update()
+        progress = _Progress(bar)
         try:
             with atomic_text(args.output) as fh:
-                n = (_predict_into(args, loaded, model, fh, fmt, bar) if task == "multilabel"
-                     else _predict_outputs(args, loaded, model, fh, fmt, bar))
+                (_predict_into if task == "multilabel" else _predict_outputs)(
+                    args, loaded, model, fh, fmt, progress)
         except ValueError as exc:
-            return fail(str(exc))
+            return fail(f"{exc}{_partial(args.output, progress.rows)}")
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
                 raise
+            left = _partial(args.output, progress.rows) or (
+                "" if is_stream(args.output) else " (an existing file there is left as it was)")
             return fail(f"cannot write the predictions to {args.output!r}: "
-                        f"{exc.strerror or exc} (an existing file there is left as it was)")
+                        f"{exc.strerror or exc}{left}")
         bar.update()
+    n = progress.rows
     print(f"{n} predictions written to "
           f"{'standard output' if args.output == STDOUT else args.output}",
           file=summary)
@@ -277,9 +319,10 @@ def add_parser(subparsers) -> None:
                        "predicted child), as paths were given in training; the scores keep "
                        "every label")
     shape.add_argument("--per-level", action="store_true",
-                       help="one column per depth level (level_0, level_1, ...) with that "
-                       "level's predicted labels; with --path-sep, each label's last path "
-                       "step (the layout --level-columns reads)")
+                       help="one column per depth level with that level's predicted labels: "
+                       "the model's level columns (fitted with --level-columns), each label's "
+                       "last path step, else level_0, level_1, ... (with --path-sep, each "
+                       "label's last path step); evaluate --predictions reads it back")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_data_options(p)
     p.set_defaults(func=run)

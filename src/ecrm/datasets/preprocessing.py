@@ -48,6 +48,9 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
     scale : {"numeric", "all", "none"}, default="numeric"
         Which output columns to standardise: the numeric ones (indicator columns stay 0/1),
         all of them, or none (missing values are still imputed).
+    impute : bool, default=True
+        Impute missing values as above; ``False`` refuses them in ``fit`` and ``transform``
+        (``ecrm fit`` without ``--impute``: a missing value is an error at prediction too).
 
     Attributes
     ----------
@@ -76,9 +79,11 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
     _fitted_attributes = ("mean_", "scale_", "n_features_in_", "n_features_out_",
                           "feature_names_in_")
 
-    def __init__(self, categories: Sequence | None = None, *, scale: str = "numeric"):
+    def __init__(self, categories: Sequence | None = None, *, scale: str = "numeric",
+                 impute: bool = True):
         self.categories = categories
         self.scale = scale
+        self.impute = impute
 
     # ------------------------------------------------------------------ helpers
     def _layout(self, p: int):
@@ -99,14 +104,22 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
         nominal = np.array([c is not None for c in cats], dtype=bool)
         return widths, starts, nominal
 
-    @staticmethod
-    def _check_X(X):
+    def _check_X(self, X):
         if sp.issparse(X):
             X = sp.csr_matrix(X, dtype=np.float64)
         else:
             X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D; got shape {X.shape}")
+        if not isinstance(self.impute, (bool, np.bool_)):
+            raise TypeError(f"impute must be a bool; got {self.impute!r}")
+        if not self.impute:
+            nan = np.isnan(X.data if sp.issparse(X) else X)
+            if nan.any():
+                where = (f"column {int(X.indices[np.argmax(nan)])}" if sp.issparse(X) else
+                         "row {}, column {}".format(*np.argwhere(nan)[0].tolist()))
+                raise ValueError(f"X has a missing value (NaN) in {where}, and this "
+                                 "HMCPreprocessor does not impute (impute=False)")
         return X
 
     def _codes(self, X, j: int, k: int) -> np.ndarray:
