@@ -184,7 +184,7 @@ class StructuredEstimator(BaseEstimator):
         raise NotImplementedError
 
     # -- what every estimator answers -------------------------------------------------------
-    def predict_labels(self, X, *, leaves_only: bool = False, per_level: bool = False) -> list:
+    def predict_labels(self, X, *, leaves_only: bool = False, per_level: bool = False):
         """The predicted label names of each row (a model of a label hierarchy).
 
         Parameters
@@ -197,7 +197,7 @@ class StructuredEstimator(BaseEstimator):
 
         Returns
         -------
-        labels : list of n lists
+        labels : list of n lists, or ndarray of shape (n, n_levels) with ``per_level``
             See :func:`ecrm.labels.labels_of`.
         """
         if not hasattr(self.output_space, "to_labels"):
