@@ -52,6 +52,13 @@ class Loss(ABC):
     and enumerable spaces minimise the risk by brute force.
     """
 
+    @classmethod
+    def for_space(cls, space: OutputSpace) -> Loss:
+        """This kind of loss on ``space``: what ``ecrm fit --loss`` builds
+        (:mod:`ecrm.tasks`). Built without arguments by default; a loss built on its output
+        space (the hierarchical and 0-1 losses) takes it."""
+        return cls()
+
     def risk_minimizer(self) -> RiskMinimizer | None:
         """The callable ``f(W, Y_ref, space) -> CertifiedResult`` minimising this loss's
         estimated risk, with the loss's options bound; ``None`` by default."""

@@ -45,6 +45,11 @@ class ZeroOneLoss(LinearLoss):
     def __init__(self, space):
         self.space = space if isinstance(space, CandidateSpace) else CandidateSpace(space)
 
+    @classmethod
+    def for_space(cls, space) -> ZeroOneLoss:
+        """The loss on the output space ``space``."""
+        return cls(space)
+
     def __call__(self, Y_pred, Y_true):
         Y_pred, Y_true = paired_rows(Y_pred, Y_true)
         return np.any(Y_pred != Y_true, axis=1).astype(float)

@@ -75,6 +75,11 @@ class HierarchicalLoss(LinearLoss):
         self._top = np.asarray(hierarchy.top_level, dtype=int)
         self.weights = self._sibling_weights()
 
+    @classmethod
+    def for_space(cls, space) -> HierarchicalLoss:
+        """The loss on the output space ``space``."""
+        return cls(space)
+
     def _sibling_weights(self) -> np.ndarray:
         h = self.hierarchy
         n_children = np.array([len(ch) for ch in h.children], dtype=float)
