@@ -113,3 +113,27 @@ def test_the_command_line_names_the_toy_task(tmp_path, capsys):
         "at-most-k", "AtMostK", "HammingLoss")
     assert main(["info", str(tmp_path / "toy.ecrm")]) == 0
     assert "at-most-k" in capsys.readouterr().out
+
+
+def test_the_command_line_refuses_to_predict_a_task_whose_labels_it_cannot_write(
+        tmp_path, capsys):
+    X, Y = _data()
+    save(ECRM(HammingLoss(), AtMostK(5, 2), gamma=0.5).fit(X, Y), tmp_path / "toy.ecrm")
+    data = tmp_path / "x.csv"
+    data.write_text("a,b,c\n" + "".join(f"{u},{v},{w}\n" for u, v, w in X[:3]))
+    status = main(["predict", str(tmp_path / "toy.ecrm"), str(data), "-o",
+                   str(tmp_path / "p.csv"), "--quiet"])
+    assert status == 2
+    assert "no labels of the task 'at-most-k'" in capsys.readouterr().err
+    assert not (tmp_path / "p.csv").exists()
+
+
+def test_every_built_in_task_names_real_spaces_and_losses():
+    from ecrm.losses import Loss
+    from ecrm.tasks import resolve
+
+    for task in TASKS.values():
+        for space in task.spaces:
+            assert issubclass(resolve(space), OutputSpace), (task.name, space)
+        for loss in task.losses.values():
+            assert issubclass(resolve(loss), Loss), (task.name, loss)

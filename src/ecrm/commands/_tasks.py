@@ -65,9 +65,15 @@ def task_of(model) -> str:
     """The task of a model (an estimator or a pipeline): from its output space
     (:func:`ecrm.tasks.task_of_space`).
 
-    Raises ``ValueError`` for an output space no task declares.
+    Raises ``ValueError`` for an output space no task declares, or whose task's labels the
+    command line neither reads nor writes.
     """
-    return _library.task_of_space(estimator_of(model).output_space).name
+    task = _library.task_of_space(estimator_of(model).output_space)
+    if task.labels is None:
+        raise ValueError(f"the command line reads and writes no labels of the task "
+                         f"{task.name!r} ({task.what or type(model).__name__}): use this "
+                         "model in Python")
+    return task.name
 
 
 def label_set_only(args, task: str) -> str | None:

@@ -16,8 +16,9 @@ def read_training(args, stack):
     ``filename``. A Dask client opened for ``--scheduler`` is closed by ``stack``."""
     from ecrm.commands import _tasks
     from ecrm.datasets.formats import load_hierarchy
+    from ecrm.tasks import LABEL_SETS, TASKS
 
-    if args.task != "multilabel":
+    if TASKS[args.task].labels != LABEL_SETS:  # rankings, classes
         impute = _imputes(args)
         return _tasks.read_training(args, impute), impute
     hierarchy = None if args.hierarchy is None else load_hierarchy(args.hierarchy)

@@ -358,7 +358,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("train", type=existing_file_option("TRAIN"), metavar="TRAIN", nargs="+",
                    help="training data (.csv, .tsv, .arff[.gz], .svm); several files of the "
                    "same columns are fitted on together (e.g. Clus train and valid)")
-    p.add_argument("--task", choices=_tasks.TASKS, default="multilabel",
+    p.add_argument("--task", choices=_tasks.TASKS, default=_tasks.TASKS[0],
                    help="what the label column holds: label sets (default), a ranking of "
                    "named labels, first to last (" + _tasks.RANKING_SEP.join("acb") + "), or "
                    "one class per row; predict, evaluate and info read it from the model file")
