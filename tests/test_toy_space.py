@@ -84,6 +84,10 @@ def test_the_task_table_holds_the_toy_and_builds_its_loss():
         TOY.make_loss("kendall", space)
     with pytest.raises(ValueError, match="already registered"):
         register_task(TOY)
+    twin = type("AtMostK", (AtMostK,), {})  # another class of the same name
+    with pytest.raises(ValueError, match="another task's output space is called 'AtMostK'"):
+        register_task(Task("twin", (twin,)))
+    assert "twin" not in TASKS
 
 
 def test_ecrm_fits_predicts_saves_and_loads_the_toy_space(tmp_path):
@@ -102,6 +106,20 @@ def test_ecrm_fits_predicts_saves_and_loads_the_toy_space(tmp_path):
     assert type(loaded.output_space) is AtMostK
     assert (loaded.output_space.n_labels, loaded.output_space.k) == (5, 2)
     np.testing.assert_array_equal(loaded.predict(X[45:]), P)
+
+
+def test_a_forest_predicts_the_exact_minimiser_over_the_toy_space(tmp_path):
+    from ecrm import ForestECRM
+
+    X, Y = _data(1)
+    space = AtMostK(5, 2)
+    forest = ForestECRM(HammingLoss(), space, n_estimators=20, random_state=0).fit(X, Y)
+    P, C = forest.predict(X[:10]), forest.predict_costs(X[:10])
+    assert space.contains(P).all()
+    np.testing.assert_allclose(np.einsum("ij,ij->i", P, C),
+                               (C @ space.enumerate().T).min(axis=1), rtol=1e-12, atol=1e-12)
+    save(forest, tmp_path / "forest.ecrm")
+    np.testing.assert_array_equal(load(tmp_path / "forest.ecrm").predict(X[:10]), P)
 
 
 def test_the_command_line_names_the_toy_task(tmp_path, capsys):

@@ -26,7 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-__all__ = ["LABEL_SETS", "TASKS", "Task", "register_task", "resolve", "task_of_space"]
+__all__ = ["CLASS", "LABEL_SETS", "RANKING", "TASKS", "Task", "register_task", "resolve",
+           "space_classes", "task_of_space"]
 
 #: The layouts of a label column the command line reads and writes.
 LABEL_SETS, RANKING, CLASS = "label sets", "ranking", "class"
@@ -104,6 +105,11 @@ def register_task(task: Task) -> Task:
         raise ValueError(f"a task {task.name!r} is already registered")
     if not task.spaces:
         raise ValueError(f"task {task.name!r} names no output space")
+    taken = space_classes()
+    for space in task.spaces:  # a model file names a class by its name alone
+        if not isinstance(space, str) and taken.get(space.__name__, space) is not space:
+            raise ValueError(f"another task's output space is called {space.__name__!r}: "
+                             "model files could not tell them apart (rename the class)")
     _TASKS[task.name] = task
     return task
 
