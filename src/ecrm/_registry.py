@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ecrm import _steps, tasks
+from ecrm import _steps
 from ecrm._archive import ModelFileError
 from ecrm._solvers.base import RiskFit
 from ecrm._solvers.primal import FeatureFit
@@ -127,9 +127,10 @@ _MODULES: dict[str, str] = {**{name: module for name, (module, _) in _PLAIN.item
                             "Pipeline": "sklearn.pipeline"}
 
 
-def _constructor_params(obj) -> dict:
+def constructor_params(obj) -> dict:
     """The parameters of ``type(obj)``'s constructor, read from the attributes of the same
-    names (scikit-learn's convention): how a task's registered output space is written."""
+    names (scikit-learn's convention): how a registered task's output space is written
+    (:func:`ecrm.tasks.register_task`)."""
     params = [p for p in inspect.signature(type(obj).__init__).parameters.values()
               if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     missing = [p.name for p in params if not hasattr(obj, p.name)]
@@ -141,8 +142,6 @@ def _constructor_params(obj) -> dict:
 
 def _entry(name: str) -> _Entry:
     """The entry of the class called ``name`` (its module imported now)."""
-    if name not in _MODULES:  # an output space a registered task gives as a class
-        return _Entry(tasks.space_classes()[name], _constructor_params)
     cls = getattr(importlib.import_module(_MODULES[name]), name)
     if name in _ESTIMATOR_MODULES:
         return _Entry(cls, _estimator_params, cls._fitted_attributes, _estimator_state,
@@ -241,23 +240,20 @@ class _Registry(Mapping):
         self._built: dict[str, _Entry] = {}
 
     def __getitem__(self, name: str) -> _Entry:
-        if name not in self:
+        if name not in _MODULES:
             raise KeyError(name)
         if name not in self._built:
             self._built[name] = _entry(name)
         return self._built[name]
 
     def __contains__(self, name: object) -> bool:
-        return name in _MODULES or name in tasks.space_classes()
-
-    def _names(self) -> list[str]:
-        return [*_MODULES, *(n for n in tasks.space_classes() if n not in _MODULES)]
+        return name in _MODULES
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
+        return iter(_MODULES)
 
     def __len__(self) -> int:
-        return len(self._names())
+        return len(_MODULES)
 
 
 #: Class name -> how to describe and rebuild it. Only these classes are ever constructed.

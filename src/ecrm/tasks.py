@@ -96,9 +96,9 @@ TASKS: Mapping[str, Task] = MappingProxyType(_TASKS)
 
 
 def register_task(task: Task) -> Task:
-    """Add ``task`` to :data:`TASKS`; its output spaces given as classes may then be held by
-    model files (rebuilt from their constructor's parameters, read back from the attributes
-    of the same names). Returns ``task``."""
+    """Add ``task`` to :data:`TASKS` and let model files hold its output spaces given as
+    classes (:func:`ecrm._registry.register`: written as their constructor's parameters,
+    read back from the attributes of the same names). Returns ``task``."""
     if not isinstance(task, Task):
         raise TypeError(f"register_task takes a Task; got {type(task).__name__}")
     if task.name in _TASKS:
@@ -110,13 +110,18 @@ def register_task(task: Task) -> Task:
         if not isinstance(space, str) and taken.get(space.__name__, space) is not space:
             raise ValueError(f"another task's output space is called {space.__name__!r}: "
                              "model files could not tell them apart (rename the class)")
+    classes = [s for s in task.spaces if not isinstance(s, str)]
+    if classes:  # a class comes with NumPy already loaded: the registry costs nothing more
+        from ecrm._registry import constructor_params, register
+
+        for space in classes:
+            register(space, constructor_params)
     _TASKS[task.name] = task
     return task
 
 
 def space_classes() -> dict[str, type]:
-    """The output-space classes the registered tasks give as classes, by class name (those
-    model files may hold beside the built-in ones)."""
+    """The output-space classes the registered tasks give as classes, by class name."""
     return {s.__name__: s for task in _TASKS.values() for s in task.spaces
             if not isinstance(s, str)}
 

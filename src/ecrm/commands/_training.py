@@ -6,7 +6,7 @@ and line.
 
 from __future__ import annotations
 
-__all__ = ["MAX_EMPTY_COLUMNS", "read_training"]
+__all__ = ["read_training"]
 
 
 def read_training(args, stack):
