@@ -1,6 +1,6 @@
 """HMC benchmarks on the Clus data sets (issue 5), side by side in one process.
 
-1. Inference per instance: ECRM's batched oracle (``loss.argmin`` on a batch of test cost
+1. Inference per instance: ECRM's batched oracle (``h.minimize`` on a batch of test cost
    rows) vs the paper's LP solved per instance with ``scipy.optimize.linprog`` (HiGHS), for
    the Hamming loss on every data set and the hierarchical loss on the trees (on a DAG the
    hierarchical loss is not linear: its batched oracle is timed alone).
@@ -65,7 +65,7 @@ def inference(name, data, Xtr, Ytr, Xte, n_lp):
     out = []
     for loss_name, loss in (("Hamming", HammingLoss()), ("hierarchical", HierarchicalLoss(h))):
         C = model(loss, h, kernel, Xtr.shape[1]).fit(Xtr, Ytr).predict_costs(Xte)
-        Y, t_batch = timed(lambda C=C, loss=loss: loss.argmin(C, h), repeats=3)
+        Y, t_batch = timed(lambda C=C, loss=loss: h.minimize(C, loss.cost_form), repeats=3)
         per_batch = t_batch / len(C)
         linear = loss_name == "Hamming" or h.is_tree
         if linear:

@@ -208,3 +208,16 @@ def test_the_fit_command_s_kernel_list_is_the_table_s():
     assert parse(",".join(fit.KERNELS)) == list(fit.KERNELS)
     with pytest.raises(argparse.ArgumentTypeError):
         parse("precomputed")
+
+
+def test_the_fit_command_s_tasks_and_losses_are_the_task_table_s():
+    """``--task`` offers the library's tasks whose labels the command line reads, ``--loss``
+    their losses (issue 28): read from :data:`ecrm.tasks.TASKS`, never copied."""
+    from ecrm.tasks import TASKS
+
+    options = {dest: choices for command, dest, choices in _choice_options()
+               if command == "fit"}
+    readable = [t for t in TASKS.values() if t.labels is not None]
+    assert list(options["task"]) == [t.name for t in readable]
+    assert list(options["loss"]) == [name for t in readable for name in t.loss_names]
+    assert {"multilabel", "ranking", "multiclass"} <= set(options["task"])

@@ -181,7 +181,7 @@ class TaskLoss(Criterion):
         if not np.isfinite(costs).all():
             raise ValueError(f"the leave-one-out costs are not finite for {where}: the kernel "
                              f"values are too large or alpha too small for this data")
-        return self.loss.argmin(costs, self.output_space)
+        return self.output_space.minimize(costs, self.loss.cost_form)
 
     def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
         Y_loo = self.predict(P, where)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -137,6 +138,19 @@ def _solver_classes() -> dict[str, type]:
 
 def _modules() -> dict[str, str]:
     return {**_MODULES, **{name: cls.__module__ for name, cls in _solver_classes().items()}}
+
+
+def constructor_params(obj) -> dict:
+    """The parameters of ``type(obj)``'s constructor, read from the attributes of the same
+    names (scikit-learn's convention): how a registered task's output space is written
+    (:func:`ecrm.tasks.register_task`)."""
+    params = [p for p in inspect.signature(type(obj).__init__).parameters.values()
+              if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    missing = [p.name for p in params if not hasattr(obj, p.name)]
+    if missing:
+        raise ModelFileError(f"cannot save a {type(obj).__name__}: it keeps no attribute "
+                             f"{missing[0]!r} for its constructor's parameter of that name")
+    return {p.name: getattr(obj, p.name) for p in params}
 
 
 def _entry(name: str) -> _Entry:
@@ -287,8 +301,9 @@ def register(cls: type, describe: Callable[[Any], dict] | None = None, *,
     from ecrm._template import StructuredEstimator
 
     name, module = cls.__name__, cls.__module__
-    if _MODULES.get(name, module) != module:
-        raise ValueError(f"a class named {name!r} from {_MODULES[name]} is registered; "
+    known = _modules()
+    if known.get(name, module) != module:
+        raise ValueError(f"a class named {name!r} from {known[name]} is registered; "
                          f"model files name classes, so {module}.{name} needs another name")
     if describe is None:
         if not (isinstance(cls, type) and issubclass(cls, StructuredEstimator)):
@@ -301,6 +316,7 @@ def register(cls: type, describe: Callable[[Any], dict] | None = None, *,
             _CHECKS[name] = check
     _MODULES[name] = module
     _REGISTRY._built.pop(name, None)
+
 
 #: Parameters that are not part of a fitted model: written as ``None``.
 _TRANSIENT_PARAMS = ("memory", "random_state")

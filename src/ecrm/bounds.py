@@ -122,10 +122,10 @@ def surrogate_loss(estimator, X, Y, rho: float, *, loss_bound: float | None = No
     Y = space.validate(Y)
     C = estimator.predict_costs(X)
     check_same_rows(C, Y)
-    Y_hat = loss.argmin(C, space)
+    Y_hat = space.minimize(C, loss.cost_form)
     r_min = np.einsum("ij,ij->i", loss.phi(Y_hat), C)
     P, off = loss.psi(Y), loss.const(Y)
-    Y_adv = loss.argmin(C / rho - P, space)
+    Y_adv = space.minimize(C / rho - P, loss.cost_form)
     Phi_adv = loss.phi(Y_adv)
     gap = np.minimum(r_min - np.einsum("ij,ij->i", Phi_adv, C), 0.0)  # Delta <= 0
     raw = np.einsum("ij,ij->i", Phi_adv, P) + off + gap / rho

@@ -259,7 +259,7 @@ def _oob_predictions(fit: ForestFit, loss, space, Y) -> np.ndarray:
         P = np.full((W.shape[0], d), np.nan)
         if seen.any():
             W = W if seen.all() else W[seen]
-            P[seen] = (loss.argmin(W @ fit.risk_coef[:, :-1], space)
+            P[seen] = (space.minimize(W @ fit.risk_coef[:, :-1], loss.cost_form)
                        if isinstance(loss, LinearLoss)
                        else loss.minimize_risk(W.toarray(), Y, space))
         return P

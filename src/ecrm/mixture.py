@@ -156,7 +156,7 @@ def choose_mixture(kernel, forest, Y, grid, *, loss=None, output_space=None,
     for share in grid:
         mixed = share * K + (1.0 - share) * F
         if metric is None:
-            losses.append(float(np.mean(loss(loss.argmin(mixed, output_space), Y))))
+            losses.append(float(np.mean(loss(output_space.minimize(mixed, loss.cost_form), Y))))
             scores.append(-losses[-1])
         else:
             losses.append(np.nan)
@@ -344,7 +344,7 @@ class MixedRiskECRM(StructuredEstimator):
     def predict(self, X) -> np.ndarray:
         """Exact minimisers of the mixed estimated conditional risk, (n, d) (or (n,) when
         fitted on a 1-D ``y``)."""
-        Y = self.loss.argmin(self.predict_costs(X), self.output_space)
+        Y = self.output_space.minimize(self.predict_costs(X), self.loss.cost_form)
         return Y[:, 0] if self.kernel_estimator_._y_ndim == 1 else Y
 
     def predict_scores(self, X) -> np.ndarray:

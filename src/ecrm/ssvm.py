@@ -90,7 +90,7 @@ def loss_augmented_argmax(loss: LinearLoss, space: OutputSpace, F, Psi) -> np.nd
     -------
     Y : ndarray of shape (n, d)
     """
-    return loss.argmin(-(np.asarray(Psi, dtype=float) + F), space)
+    return space.minimize(-(np.asarray(Psi, dtype=float) + F), loss.cost_form)
 
 
 #: Blocks visited together (one kernel product and one batched oracle call per round),
@@ -540,5 +540,5 @@ class StructuredSVM(StructuredEstimator):
         -------
         Y : ndarray of shape (n, d), or (n,) if fitted on a 1-D ``y``
         """
-        Y = self.loss.argmin(-self.decision_function(X), self.output_space)
+        Y = self.output_space.minimize(-self.decision_function(X), self.loss.cost_form)
         return Y.ravel() if self._y_ndim == 1 else Y

@@ -76,7 +76,7 @@ def check_oracle(space: OutputSpace, C, *, loss=None, oracle=None, rtol=1e-9,
         Cost rows.
     loss : ecrm.losses.LinearLoss, optional
         With a loss the objective is ``<loss.phi(y), c>`` and the default oracle is
-        ``loss.argmin(C, space)``; without, ``<y, c>`` and ``space.argmin(C)``.
+        ``space.minimize(C, loss.cost_form)``; without, ``<y, c>`` and ``space.argmin(C)``.
     oracle : callable, optional
         ``oracle(C) -> Y`` to check instead of the default (e.g. one ``method`` of
         :meth:`ecrm.Hierarchy.argmin`).
@@ -97,7 +97,7 @@ def check_oracle(space: OutputSpace, C, *, loss=None, oracle=None, rtol=1e-9,
     C = np.atleast_2d(np.asarray(C, dtype=float))
     embed = (lambda Y: np.asarray(Y, dtype=float)) if loss is None else loss.phi
     if oracle is None:
-        oracle = space.argmin if loss is None else (lambda C: loss.argmin(C, space))
+        oracle = space.argmin if loss is None else (lambda C: space.minimize(C, loss.cost_form))
     Y_hat = np.asarray(oracle(C), dtype=float)
     inside = space.contains(Y_hat)
     if not inside.all():

@@ -13,7 +13,7 @@ import sys
 from ecrm.commands._options import add_data_options, existing_file_option, in_flags
 
 __all__ = ["add_data_options", "describe_step", "estimator_of", "existing_file_option", "fail",
-           "iter_for_model", "label_names", "level_columns_of", "load_for_model",
+           "hierarchy_of", "iter_for_model", "label_names", "level_columns_of", "load_for_model",
            "preprocessing_of", "print_out", "printable", "row_labels", "scores_note",
            "warn_id_like"]
 
@@ -103,19 +103,24 @@ def load_for_model(model, args, *, require_labels: bool):
     line and column, and missing ones too unless the model imputes them.
     """
     from ecrm.datasets.formats import load_data
-    from ecrm.spaces.hierarchy import Hierarchy
 
     steps = preprocessing_of(model)
     first = steps[0] if steps else estimator_of(model)
     space = estimator_of(model).output_space
     data = load_data(args.data, format=args.format,
-                     hierarchy=space if isinstance(space, Hierarchy) else None,
+                     hierarchy=hierarchy_of(space),
                      label_column=args.label_column, label_sep=args.label_sep,
                      path_sep=args.path_sep, level_columns=level_columns_of(model, args),
                      require_labels=require_labels, ignore_labels=not require_labels,
                      n_features=getattr(first, "n_features_in_", None),
                      sep=args.delimiter, id_column=args.id_column)
     return _ready_for(model, data, args.data)
+
+
+def hierarchy_of(space):
+    """The hierarchy a label-set model reads a file's labels with: its output space when that
+    has a structure (edges: a :class:`~ecrm.Hierarchy`), else ``None`` (the file's labels)."""
+    return space if getattr(space, "edges", None) is not None else None
 
 
 def warn_id_like(args, feature_names) -> None:

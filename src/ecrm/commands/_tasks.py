@@ -5,7 +5,8 @@
 ``ecrm fit --task`` chooses the kind; a model file says which it is by its output space
 (:class:`~ecrm.Hierarchy` or :class:`~ecrm.spaces.MultilabelSpace`, a
 :class:`~ecrm.PermutationSpace`, a :class:`~ecrm.CandidateSpace`), so ``predict``, ``evaluate``
-and ``info`` need no flag, and a model saved in Python is read the same way. Label sets keep
+and ``info`` need no flag, and a model saved in Python is read the same way. The tasks, their
+output spaces and losses are the library's table :data:`ecrm.tasks.TASKS`. Label sets keep
 their own code in the command modules; this module holds the other two:
 
 * **ranking**: the label column holds an ordering of every label, first (best) to last,
@@ -27,18 +28,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ecrm import tasks as _library
 from ecrm.commands import estimator_of
 
 __all__ = ["LOSSES", "METRIC_NAMES", "RANKING_SEP", "TASKS", "Classes", "Ranking", "iter_features",
            "label_set_only", "make_loss", "outputs_of", "read_labelled", "read_training",
            "task_of"]
 
-#: The kinds of output ``ecrm fit --task`` fits (the first is the default).
-TASKS = ("multilabel", "ranking", "multiclass")
+#: The kinds of output ``ecrm fit --task`` fits (the first is the default): the tasks of
+#: :data:`ecrm.tasks.TASKS` whose label column the command line reads.
+TASKS = tuple(name for name, task in _library.TASKS.items() if task.labels is not None)
 #: The ``--loss`` choices of each task (the first is its default).
-LOSSES = {"multilabel": ("hamming", "hierarchical"),
-          "ranking": ("kendall", "footrule", "squared"),
-          "multiclass": ("zero-one",)}
+LOSSES = {name: _library.TASKS[name].loss_names for name in TASKS}
 #: Separates the labels of a ranking, first to last.
 RANKING_SEP = ">"
 
@@ -61,42 +62,35 @@ _LABEL_SET_OPTIONS = (("hierarchy", "--hierarchy", None), ("path_sep", "--path-s
 
 
 def task_of(model) -> str:
-    """The task of a model (an estimator or a pipeline): from its output space.
+    """The task of a model (an estimator or a pipeline): from its output space
+    (:func:`ecrm.tasks.task_of_space`).
 
-    Raises ``ValueError`` for an output space the command line does not read or write.
+    Raises ``ValueError`` for an output space no task declares, or whose task's labels the
+    command line neither reads nor writes.
     """
-    space = estimator_of(model).output_space
-    kinds = {cls.__module__ + "." + cls.__name__ for cls in type(space).__mro__}
-    for kind, task in (("ecrm.spaces.hierarchy._space.Hierarchy", "multilabel"),
-                       ("ecrm.spaces.base.MultilabelSpace", "multilabel"),
-                       ("ecrm.spaces.permutations.PermutationSpace", "ranking"),
-                       ("ecrm.spaces.candidates.CandidateSpace", "multiclass")):
-        if kind in kinds:  # by name: a hierarchy's model never imports the ranking spaces
-            return task
-    raise ValueError(f"the command line reads models of label sets, rankings and classes; "
-                     f"this model's outputs are a {type(space).__name__} (use it in Python)")
+    task = _library.task_of_space(estimator_of(model).output_space)
+    if task.labels is None:
+        raise ValueError(f"the command line reads and writes no labels of the task "
+                         f"{task.name!r} ({task.what or type(model).__name__}): use this "
+                         "model in Python")
+    return task.name
 
 
 def label_set_only(args, task: str) -> str | None:
     """Why ``args`` do not suit ``task``: the first option given that only label sets
     have (``None`` for label sets, or when there is none)."""
-    if task == "multilabel":
+    if _library.TASKS[task].labels == _library.LABEL_SETS:
         return None
     for attr, flag, unset in _LABEL_SET_OPTIONS:
         if getattr(args, attr, unset) != unset:
-            what = {"ranking": "rankings", "multiclass": "classes"}.get(task, task)
-            return f"{flag} is for label sets (--task multilabel), not for {what}"
+            return (f"{flag} is for label sets (--task multilabel), not for "
+                    f"{_library.TASKS[task].what or task}")
     return None
 
 
-def make_loss(name: str, space):
-    """The loss ``--loss name`` means on ``space`` (a ranking or multiclass space)."""
-    from ecrm.losses import FootruleLoss, KendallLoss, SquaredRankLoss, ZeroOneLoss
-
-    if name == "zero-one":
-        return ZeroOneLoss(space)
-    losses = {"kendall": KendallLoss(), "footrule": FootruleLoss(), "squared": SquaredRankLoss()}
-    return losses[name]
+def make_loss(task: str, name: str, space):
+    """The loss ``--loss name`` means for ``--task task`` on ``space``."""
+    return _library.TASKS[task].make_loss(name, space)
 
 
 class _Outputs:
@@ -321,9 +315,11 @@ def _number(v: float) -> str:
 
 
 def outputs_of(model) -> Ranking | Classes:
-    """The :class:`Ranking` or :class:`Classes` of a ranking or multiclass model."""
+    """The :class:`Ranking` or :class:`Classes` of a ranking or multiclass model (by the
+    label layout of its task)."""
     space = estimator_of(model).output_space
-    return Ranking(space) if task_of(model) == "ranking" else Classes(space)
+    layout = _library.task_of_space(space).labels
+    return Ranking(space) if layout == _library.RANKING else Classes(space)
 
 
 def _where(filename, lines, i: int) -> str:

@@ -35,6 +35,7 @@ from ecrm.commands import (
     estimator_of,
     existing_file_option,
     fail,
+    hierarchy_of,
     load_for_model,
 )
 
@@ -118,7 +119,6 @@ def run(args) -> int:
     from ecrm.commands._options import progress_bar
     from ecrm.io import load
     from ecrm.metrics import multilabel_report, per_level_report
-    from ecrm.spaces.hierarchy import Hierarchy
 
     inputs = [args.model, args.data, args.predictions, args.baseline]
     try:
@@ -143,7 +143,7 @@ def run(args) -> int:
                      _read_outputs(args.predictions, outputs, len(data.Y)))
                 bar.update()
                 return _evaluate_outputs(args, loaded, model, outputs, data.Y, Y)
-            if not isinstance(model.output_space, Hierarchy):
+            if hierarchy_of(model.output_space) is None:
                 return fail(f"{args.model}: evaluate needs a model of label sets (a Hierarchy "
                             f"output space); this one has {model.output_space!r}")
             data = load_for_model(loaded, args, require_labels=True)

@@ -42,6 +42,7 @@ from ecrm.commands._options import (
     output_file_option,
     parameter_option,
 )
+from ecrm.commands._training import read_training
 
 __all__ = ["add_parser", "run"]
 
@@ -92,41 +93,12 @@ def _write_model(model, path: str) -> None:
         sys.stdout.buffer.flush()
 
 
-#: A sparse file may have this many feature columns, or ten per non-zero value, whichever is
-#: more. X stays sparse, but a fit keeps a few arrays as long as the number of columns
-#: (about 4 bytes per column: 0.4 GiB at this limit).
-MAX_EMPTY_COLUMNS = 100_000_000
-
-
-def _check_sparse_width(data) -> None:
-    """Refuse a sparse file whose largest feature index is far above its non-zeros."""
-    import numpy as np
-    import scipy.sparse as sp
-
-    from ecrm.datasets.formats import DataFileError
-
-    X = data.X
-    if not sp.issparse(X) or X.shape[1] <= max(MAX_EMPTY_COLUMNS, 10 * X.nnz):
-        return
-    X = sp.csr_matrix(X)
-    k = int(np.flatnonzero(X.indices == X.indices.max())[0]) if X.nnz else 0
-    r = int(np.searchsorted(X.indptr, k, side="right") - 1)
-    lines = data.get("row_lines")
-    raise DataFileError(data.filename, int(lines[r]) if lines is not None else None,
-                        f"the largest feature index makes {X.shape[1]:,} feature columns "
-                        f"for {X.nnz:,} non-zero values (at most "
-                        f"{max(MAX_EMPTY_COLUMNS, 10 * X.nnz):,} here: a fit keeps arrays as "
-                        "long as the number of columns); number the features compactly")
-
-
 def run(args) -> int:
     """Run ``ecrm fit`` from parsed arguments."""
     import contextlib
     import sys
 
     from ecrm.commands._options import progress_bar
-    from ecrm.datasets.formats import load_hierarchy
-    from ecrm.losses import HammingLoss, HierarchicalLoss
 
     if args.scheduler is not None and len(args.train) > 1:
         return fail("--scheduler reads one training file; give it the rows of all")
@@ -141,32 +113,17 @@ def run(args) -> int:
     with contextlib.ExitStack() as stack, progress_bar(3, "ecrm fit",
                                                        enabled=not args.quiet) as bar:
         try:
-            hierarchy = None if args.hierarchy is None else load_hierarchy(args.hierarchy)
             bar.set_postfix_str("reading data")
-            if args.task != "multilabel":
-                impute = _imputes(args)
-                data = _tasks.read_training(args, impute)
-            elif args.scheduler is not None:
-                client = _connect(args)
-                stack.callback(client.close)
-                data = _load_dask(args, hierarchy)
-                impute = False
-            else:
-                impute = _imputes(args)
-                data = _read_training(args, hierarchy, impute)
+            data, impute = read_training(args, stack)
         except ValueError as exc:
             return fail(str(exc))
         warn_id_like(args, data.feature_names)
         bar.update()
-        if args.task != "multilabel":
-            h = data.space
-            loss = _tasks.make_loss(args.loss, h)
-        elif args.loss == "hierarchical" and data.hierarchy.edges.size == 0:
+        h = data.space
+        if args.loss == "hierarchical" and h.edges.size == 0:
             return fail("--loss hierarchical needs a hierarchy: give --hierarchy FILE or label "
                         "paths with --path-sep (the labels of this file are flat)")
-        else:
-            h = data.hierarchy
-            loss = HierarchicalLoss(h) if args.loss == "hierarchical" else HammingLoss()
+        loss = _tasks.make_loss(args.task, args.loss, h)
         solver = _solver(args, data.X.shape)
         common = {"kernel": args.kernel, "gamma": args.gamma, "solver": solver,
                   "n_components": args.n_components,
@@ -207,120 +164,6 @@ def _family_of(model) -> str:
 
     return ("forest" if isinstance(model, ForestECRM) else
             "mixed" if isinstance(model, MixedRiskECRM) else "kernel")
-
-
-def _connect(args):
-    """A :class:`distributed.Client` of the scheduler at ``--scheduler`` (made the default
-    for the fit's Dask computations)."""
-    try:
-        from distributed import Client
-    except ImportError:
-        raise ValueError("--scheduler needs Dask's distributed scheduler: pip install "
-                         "'dask[distributed]'") from None
-    try:
-        return Client(args.scheduler, timeout="20s", set_as_default=True)
-    except (OSError, TimeoutError) as exc:
-        raise ValueError(f"--scheduler {args.scheduler}: cannot connect: {exc}") from None
-
-
-def _load_dask(args, hierarchy):
-    """The training CSV/TSV read by Dask's own reader, in row chunks on the cluster."""
-    from ecrm.datasets.formats import _check_path, _format_of, csv_sep, load_csv_dask
-
-    fmt = _format_of(_check_path(args.train[0])) if args.format == "auto" else args.format
-    other = (f"{fmt} files" if fmt not in ("csv", "tsv") else "--level-columns"
-             if args.level_columns is not None else "--id-column" if args.id_column else None)
-    if other is not None:
-        raise ValueError(f"--scheduler reads CSV/TSV files with a label column (not {other})")
-    return load_csv_dask(args.train[0], label_column=args.label_column,
-                         sep=csv_sep(fmt, args.delimiter), label_sep=args.label_sep,
-                         path_sep=args.path_sep, hierarchy=hierarchy)
-
-
-def _read_training(args, hierarchy, impute: bool):
-    """The rows of every TRAIN file, in order (the Clus protocol trains on train + valid),
-    each file checked on its own so that an error names its file and line."""
-    from ecrm.datasets.formats import check_finite_features, load_data
-
-    parts = []
-    for path in args.train:
-        data = load_data(path, format=args.format, hierarchy=hierarchy,
-                         label_column=args.label_column, label_sep=args.label_sep,
-                         path_sep=args.path_sep, level_columns=args.level_columns,
-                         compact_labels=True, sep=args.delimiter, id_column=args.id_column)
-        check_finite_features(data, allow_missing=impute)
-        _check_sparse_width(data)
-        parts.append(data)
-    return parts[0] if len(parts) == 1 else _concatenate(parts)
-
-
-def _concatenate(parts):
-    """One training set from several files of the same columns: their rows stacked.
-
-    The files must agree on the features (count, names, nominal categories). Their label
-    hierarchies must be the same when a file declares one (Clus ARFF); labels read from the
-    rows (CSV/TSV, svmlight) are united, each file's columns placed by label name.
-    """
-    import numpy as np
-    import scipy.sparse as sp
-    from sklearn.utils import Bunch
-
-    from ecrm.spaces.hierarchy import Hierarchy
-
-    first = parts[0]
-    # svmlight files name features by index and omit zeros: files of one feature space
-    # differ in their largest index, so their columns are united
-    svmlight = all(d.feature_names is None and sp.issparse(d.X) for d in parts)
-    for data in parts[1:]:
-        pair = f"{first.filename} and {data.filename}"
-        if data.X.shape[1] != first.X.shape[1] and not svmlight:
-            raise ValueError(f"{pair} have different numbers of features "
-                             f"({first.X.shape[1]} and {data.X.shape[1]})")
-        if (data.feature_names is None) != (first.feature_names is None):
-            raise ValueError(f"{pair} are not of the same format")
-        if first.feature_names is not None and tuple(data.feature_names) != tuple(
-                first.feature_names):
-            differ = next(f"{a!r} and {b!r}" for a, b in zip(
-                first.feature_names, data.feature_names, strict=True) if a != b)
-            raise ValueError(f"{pair} have different feature columns (first difference: "
-                             f"{differ})")
-        if data.get("categories") != first.get("categories"):
-            raise ValueError(f"{pair} declare different categories for their nominal "
-                             f"attributes")
-        if "categories" in data and data.hierarchy != first.hierarchy:
-            raise ValueError(f"{pair} declare different label hierarchies")
-    dense = [d.Y.toarray() if sp.issparse(d.Y) else d.Y for d in parts]
-    if all(d.hierarchy == first.hierarchy for d in parts):
-        hierarchy, Y = first.hierarchy, np.vstack(dense)
-    else:  # the union of the labels, each file's columns placed by name
-        hierarchy = Hierarchy(
-            list(dict.fromkeys((d.hierarchy.labels[a], d.hierarchy.labels[b])
-                               for d in parts for a, b in d.hierarchy.edges)),
-            labels=list(dict.fromkeys(lab for d in parts for lab in d.hierarchy.labels)))
-        Y = np.zeros((sum(len(y) for y in dense), hierarchy.n_labels), dtype=first.Y.dtype)
-        start = 0
-        for data, y in zip(parts, dense, strict=True):
-            Y[start:start + len(y), [hierarchy.index[lab] for lab in data.hierarchy.labels]] = y
-            start += len(y)
-    if svmlight:
-        width = max(d.X.shape[1] for d in parts)
-        X = sp.vstack([sp.csr_matrix((d.X.data, d.X.indices, d.X.indptr),
-                                     shape=(d.X.shape[0], width)) for d in parts], format="csr")
-    else:
-        X = (sp.vstack([d.X for d in parts], format="csr")
-             if any(sp.issparse(d.X) for d in parts) else np.vstack([d.X for d in parts]))
-    return Bunch(X=X, Y=Y, hierarchy=hierarchy, feature_names=first.feature_names,
-                 categories=first.get("categories"),
-                 filename=" + ".join(d.filename for d in parts))
-
-
-def _imputes(args) -> bool:
-    """``--impute`` as given, else on for ARFF files (whose format declares missing values)."""
-    if args.impute is not None:
-        return args.impute
-    name = args.train[0].lower()
-    return args.format == "arff" or (args.format == "auto" and name.endswith((".arff",
-                                                                              ".arff.gz")))
 
 
 def _steps(args, data, impute: bool) -> list:
@@ -515,7 +358,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("train", type=existing_file_option("TRAIN"), metavar="TRAIN", nargs="+",
                    help="training data (.csv, .tsv, .arff[.gz], .svm); several files of the "
                    "same columns are fitted on together (e.g. Clus train and valid)")
-    p.add_argument("--task", choices=_tasks.TASKS, default="multilabel",
+    p.add_argument("--task", choices=_tasks.TASKS, default=_tasks.TASKS[0],
                    help="what the label column holds: label sets (default), a ranking of "
                    "named labels, first to last (" + _tasks.RANKING_SEP.join("acb") + "), or "
                    "one class per row; predict, evaluate and info read it from the model file")

@@ -1,7 +1,8 @@
 """``ecrm info``: what a model file holds.
 
-The task (``multilabel``, ``ranking``, ``multiclass``: from the output space), the
-preprocessing steps stored with the estimator; the estimator, loss and output space, the
+The task (``multilabel``, ``ranking``, ``multiclass``, or one registered in
+:data:`ecrm.tasks.TASKS`: from the output space), the preprocessing steps stored with the
+estimator; the estimator, loss and output space, the
 kernel, the regularisation (a structured SVM's ``C``, passes and duality gap) and intercept,
 the solver (with its Nystrom centres), the selection (criterion, calibration) of an
 ``ECRMCV``, the sizes, and the labels (a ranking's labels, a classifier's classes): all of them in
@@ -12,6 +13,7 @@ the solver (with its Nystrom centres), the selection (criterion, calibration) of
 from __future__ import annotations
 
 from ecrm.commands import _tasks, existing_file_option, fail, print_out, printable
+from ecrm.tasks import CLASS, RANKING, TASKS, task_of_space
 
 __all__ = ["add_parser", "run", "summary"]
 
@@ -27,9 +29,9 @@ def summary(path: str, loaded=None) -> dict:
     loaded = load(path) if loaded is None else loaded
     model = estimator_of(loaded)
     space = model.output_space
-    try:
-        task = _tasks.task_of(model)
-    except ValueError:  # an output space the commands do not predict (e.g. flows)
+    try:  # the library's table knows the task of every registered output space
+        task = task_of_space(space).name
+    except ValueError:  # an output space no task declares (e.g. flows)
         task = "other"
     out = {"file": path, "bytes": os.path.getsize(path), "format_version": meta["format_version"],
            "ecrm_version": meta["ecrm_version"], "task": task,
@@ -51,7 +53,8 @@ def summary(path: str, loaded=None) -> dict:
     if hasattr(space, "edges"):
         out.update(n_edges=int(len(space.edges)), is_tree=bool(space.is_tree))
     # a ranking's labels, a classifier's classes; else the output coordinates' names
-    names = (_tasks.outputs_of(model).names if task in ("ranking", "multiclass")
+    layout = TASKS[task].labels if task in TASKS else None
+    names = (_tasks.outputs_of(model).names if layout in (RANKING, CLASS)
              else label_names(model))
     out["n_labels"] = len(names)
     out["labels"] = [str(v) for v in names]

@@ -91,7 +91,7 @@ def _mixed(kernel, forest, Rtr, Xte):
                             MIXING_GRID, loss=loss, output_space=space)
     share = choice.mixture
     C = share * model.predict_costs(Xte) + (1.0 - share) * forest.predict_costs(Xte)
-    return space.to_ranks(loss.argmin(C, space)), {
+    return space.to_ranks(space.minimize(C, loss.cost_form)), {
         "mixture": share, "honest_discordant": -float(choice.scores.max()),
         "kernel_discordant": -float(choice.scores[-1]),
         "forest_discordant": -float(choice.scores[0])}

@@ -374,7 +374,7 @@ def _mixed_scores(kernel, Xte_kernel, forest, Ytr, Xte, metric):
     mixed_scores = (share * kernel.predict_scores(Xte_kernel)
                     + (1 - share) * forest.predict_scores(Xte))
     costs = share * kernel.predict_costs(Xte_kernel) + (1 - share) * forest.predict_costs(Xte)
-    P = forest.loss.argmin(costs, forest.output_space)
+    P = forest.output_space.minimize(costs, forest.loss.cost_form)
     return P, mixed_scores, {"mixture": share, "honest_auprc": float(choice.scores.max()),
                              "kernel_auprc": float(choice.scores[-1]),
                              "forest_auprc": float(choice.scores[0])}

@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm.spaces.base import CertifiedResult, OutputSpace
+from ecrm.spaces.base import OUTPUTS, CertifiedResult, OutputSpace
 
 __all__ = ["LinearLoss", "Loss", "RiskMinimizer", "paired_rows"]
 
@@ -51,6 +51,13 @@ class Loss(ABC):
     polytope's minimisers this way, as plain functions. ``None`` (the default) names none,
     and enumerable spaces minimise the risk by brute force.
     """
+
+    @classmethod
+    def for_space(cls, space: OutputSpace) -> Loss:
+        """This kind of loss on ``space``: what ``ecrm fit --loss`` builds
+        (:mod:`ecrm.tasks`). Built without arguments by default; a loss built on its output
+        space (the hierarchical and 0-1 losses) takes it."""
+        return cls()
 
     def risk_minimizer(self) -> RiskMinimizer | None:
         """The callable ``f(W, Y_ref, space) -> CertifiedResult`` minimising this loss's
@@ -87,8 +94,10 @@ class Loss(ABC):
 class LinearLoss(Loss):
     r"""A loss with a linear form :math:`\langle \phi(y), \psi(y')\rangle + \mathrm{const}(y')`.
 
-    Subclasses give :meth:`psi` and :meth:`const`; :meth:`phi` defaults to ``y`` itself and
-    :meth:`argmin` to the output space's oracle.
+    Subclasses give :meth:`psi` and :meth:`const`; :meth:`phi` defaults to ``y`` itself, and
+    :attr:`cost_form`, the name of the embedding :math:`\phi` the output space minimises
+    over, to ``"outputs"``. A loss never minimises: the space does,
+    ``space.minimize(C, loss.cost_form)`` (:meth:`ecrm.spaces.base.OutputSpace.minimize`).
     """
 
     @abstractmethod
@@ -103,8 +112,15 @@ class LinearLoss(Loss):
         """The prediction-side embedding :math:`\\phi(y)`, shape (n, e)."""
         return np.asarray(Y, dtype=float)
 
+    @property
+    def cost_form(self) -> str:
+        """What the ``e`` coordinates of a cost row mean: the form of :meth:`phi` the output
+        space minimises (:meth:`ecrm.spaces.base.OutputSpace.minimize`); ``"outputs"``
+        (:math:`\\phi(y) = y`) by default."""
+        return OUTPUTS
+
     def argmin(self, C, space: OutputSpace) -> np.ndarray:
-        """Exact minimisers of :math:`\\langle \\phi(y), c\\rangle` over ``space``, per row."""
-        return space.argmin(C)
-
-
+        """Exact minimisers of :math:`\\langle \\phi(y), c\\rangle` over ``space``, per row:
+        :meth:`check_space`, then ``space.minimize(C, self.cost_form)``."""
+        self.check_space(space)
+        return space.minimize(C, self.cost_form)

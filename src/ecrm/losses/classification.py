@@ -45,6 +45,11 @@ class ZeroOneLoss(LinearLoss):
     def __init__(self, space):
         self.space = space if isinstance(space, CandidateSpace) else CandidateSpace(space)
 
+    @classmethod
+    def for_space(cls, space) -> ZeroOneLoss:
+        """The loss on the output space ``space``."""
+        return cls(space)
+
     def __call__(self, Y_pred, Y_true):
         Y_pred, Y_true = paired_rows(Y_pred, Y_true)
         return np.any(Y_pred != Y_true, axis=1).astype(float)
@@ -66,18 +71,10 @@ class ZeroOneLoss(LinearLoss):
                 "build the loss on the same candidates"
             )
 
-    def argmin(self, C, space):
-        """The candidate of least cost per row, for costs ``C`` (n, K) given per candidate."""
-        self.check_space(space)
-        C = np.asarray(C, dtype=float)
-        C = C[None, :] if C.ndim == 1 else C
-        K = self.space.n_candidates
-        if C.ndim != 2 or C.shape[1] != K:
-            raise ValueError(f"costs of the 0-1 loss must have shape (n, {K}), one per "
-                             f"candidate; got shape {C.shape}")
-        if not np.all(np.isfinite(C)):
-            raise ValueError("costs contain NaN or infinite values")
-        return space.enumerate(max_outputs=K)[np.argmin(C, axis=1)]
+    @property
+    def cost_form(self) -> str:
+        """One cost per candidate: :attr:`CandidateSpace.ONE_HOT`."""
+        return CandidateSpace.ONE_HOT
 
     def __repr__(self):
         return f"ZeroOneLoss({self.space!r})"

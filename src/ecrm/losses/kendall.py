@@ -19,7 +19,8 @@ so
 :math:`c = \sum_i w_i (\mathbf 1 - 2 z_i)`, and its minimiser over rankings is a weighted
 Kemeny aggregation of the training rankings: the linear ordering problem with cost
 :math:`c_{ab}` for placing :math:`a` before :math:`b` (and 0 for the reverse), solved exactly by
-:func:`ecrm.spaces.linear_ordering.linear_ordering`.
+:func:`ecrm.spaces.linear_ordering.linear_ordering`, the permutation space's oracle of
+the cost form :attr:`ecrm.PermutationSpace.PAIR_ORDERS`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from __future__ import annotations
 import numpy as np
 
 from ecrm.losses.base import LinearLoss, paired_rows
-from ecrm.spaces.linear_ordering import linear_ordering
 from ecrm.spaces.permutations import PermutationSpace
 
 __all__ = ["KendallLoss", "kendall_tau"]
@@ -53,7 +53,8 @@ class KendallLoss(LinearLoss):
     the ``d(d-1)/2`` pairs :math:`a < b` (row-major, as :func:`numpy.triu_indices`):
     :math:`\phi(y) = z(y)`, :math:`\psi(y') = 1 - 2 z(y')`, :math:`\mathrm{const}(y') =
     \sum z(y')`, with :math:`z_{ab} = 1` when :math:`a` is ranked before :math:`b`. Inference
-    (:meth:`argmin`) solves the induced linear ordering problem exactly.
+    solves the induced linear ordering problem exactly (the space's oracle of the cost form
+    :attr:`cost_form`).
 
     Examples
     --------
@@ -83,35 +84,11 @@ class KendallLoss(LinearLoss):
         if not isinstance(space, PermutationSpace):
             raise ValueError(f"KendallLoss needs a PermutationSpace; got {space!r}")
 
-    def argmin(self, C, space) -> np.ndarray:
-        r"""Rankings minimising :math:`\langle z(y), c\rangle` per row: exact Kemeny aggregation.
-
-        Parameters
-        ----------
-        C : array-like of shape (n, d(d-1)/2)
-            Cost of ranking ``a`` before ``b`` for every pair ``a < b`` (row-major).
-        space : PermutationSpace
-
-        Returns
-        -------
-        Y : ndarray of shape (n, d*d)
-            Flattened permutation matrices.
-        """
-        self.check_space(space)
-        d = space.n_items
-        n_pairs = d * (d - 1) // 2
-        C = np.asarray(C, dtype=float)
-        C = C[None, :] if C.ndim == 1 else C
-        if C.ndim != 2 or C.shape[1] != n_pairs:
-            raise ValueError(f"costs must have shape (n, {n_pairs}) (one per label pair of "
-                             f"{space!r}); got shape {C.shape}")
-        if not np.all(np.isfinite(C)):
-            raise ValueError("costs contain NaN or infinite values")
-        B = np.zeros((len(C), d, d))
-        a, b = np.triu_indices(d, 1)
-        B[:, a, b] = C
-        orders = linear_ordering(B).solution
-        return space.from_ranks(np.argsort(orders, axis=1))
+    @property
+    def cost_form(self) -> str:
+        """A cost per label pair ``a < b`` for ranking ``a`` before ``b``:
+        :attr:`PermutationSpace.PAIR_ORDERS`, minimised exactly (Kemeny aggregation)."""
+        return PermutationSpace.PAIR_ORDERS
 
     def __repr__(self) -> str:
         return "KendallLoss()"

@@ -60,7 +60,8 @@ class HierarchicalLoss(LinearLoss):
     the paper's Proposition 3.2. On a DAG the products :math:`\pi_k(y)` of labels with
     several parents are not linear in :math:`y`: they become extra coordinates of
     :math:`\phi(y) = (y, \pi_k(y))_k` with :math:`\psi(y')_k = c_k y'_k`, and the inference
-    is solved exactly as a mixed-integer programme (:meth:`Hierarchy.argmin_products`).
+    is solved exactly as a mixed-integer programme (:meth:`Hierarchy.argmin_products`, the
+    hierarchy's oracle of the cost form :attr:`cost_form`).
     """
 
     def __init__(self, hierarchy):
@@ -73,6 +74,11 @@ class HierarchicalLoss(LinearLoss):
         self._single = np.array([len(p) == 1 for p in hierarchy.parents])
         self._top = np.asarray(hierarchy.top_level, dtype=int)
         self.weights = self._sibling_weights()
+
+    @classmethod
+    def for_space(cls, space) -> HierarchicalLoss:
+        """The loss on the output space ``space``."""
+        return cls(space)
 
     def _sibling_weights(self) -> np.ndarray:
         h = self.hierarchy
@@ -125,22 +131,12 @@ class HierarchicalLoss(LinearLoss):
                 f"{space!r}: build the loss on the output space's hierarchy"
             )
 
-    def argmin(self, C, space):
-        """Exact minimisers of :math:`\\langle \\phi(y), c\\rangle`, per row of ``C`` (n, e).
-
-        ``e = d + len(multi_parent)``: the label costs, then the costs of the parent-products
-        (:meth:`Hierarchy.argmin_products`). ``space`` must be this loss's hierarchy.
-        """
-        self.check_space(space)
-        h = self.hierarchy
-        C = np.asarray(C, dtype=float)
-        width = h.n_labels + len(self._multi)
-        if C.ndim != 2 or C.shape[1] != width:
-            raise ValueError(f"C must have shape (n, {width}) (labels, then parent-products); "
-                             f"got shape {C.shape}")
-        if len(self._multi) == 0:
-            return h.argmin(C)
-        return h.argmin_products(C[:, : h.n_labels], C[:, h.n_labels :])
+    @property
+    def cost_form(self) -> str:
+        """Costs of the labels, then of the parent products of the multi-parent labels (width
+        ``d + len(multi_parent)``): :attr:`Hierarchy.PARENT_PRODUCTS`, minimised by
+        :meth:`Hierarchy.argmin_products`."""
+        return self.hierarchy.PARENT_PRODUCTS
 
     def __repr__(self):
         return f"HierarchicalLoss({self.hierarchy!r})"

@@ -1,10 +1,15 @@
-"""The output-space interface: a set Y in R^d with an exact linear minimisation oracle.
+r"""The output-space interface: a set Y in R^d with an exact linear minimisation oracle.
 
 Every space implements three things: :attr:`OutputSpace.n_outputs` (the width ``d`` of its
 output vectors, the same meaning on every space), :meth:`OutputSpace.argmin` (the exact linear
 oracle) and :meth:`OutputSpace.validate`. The other methods are optional hooks with defaults,
 so a new space knows what it may implement:
 
+* :meth:`OutputSpace.minimize` -- the oracle every estimator calls, on costs in the embedding
+  :math:`\phi` a loss declares (its ``cost_form``): ``"outputs"`` (:math:`\phi(y) = y`) goes
+  to :meth:`argmin`; a space that can minimise costs given in another embedding (a
+  hierarchy's parent products, a ranking's pair orders, a finite set's one-hot index)
+  handles that form and passes the others on;
 * :meth:`OutputSpace.contains` -- membership of each row (default: :meth:`validate` per row);
 * :meth:`OutputSpace.enumerate` -- every element of a small space (default: not enumerable);
   brute-force checkers (:mod:`ecrm.testing`) and finite-space losses use it;
@@ -24,8 +29,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["CertifiedResult", "MultilabelSpace", "OutputSpace", "all_binary_vectors",
-           "check_binary_matrix", "check_item_labels"]
+__all__ = ["OUTPUTS", "CertifiedResult", "MultilabelSpace", "OutputSpace",
+           "all_binary_vectors", "check_binary_matrix", "check_item_labels"]
+
+#: The cost form every space minimises: one cost per output coordinate, :math:`\phi(y) = y`.
+OUTPUTS = "outputs"
 
 
 def check_item_labels(labels, n: int, what: str = "labels") -> tuple[str, ...] | None:
@@ -140,19 +148,46 @@ class OutputSpace(ABC):
         The caller's array is never modified.
         """
 
-    def check_costs(self, C) -> np.ndarray:
-        """Return ``C`` as a 2-D float array of width ``n_outputs`` or raise ``ValueError``."""
+    def check_costs(self, C, width: int | None = None, what: str = " for this output space"
+                    ) -> np.ndarray:
+        """Return ``C`` as a 2-D float array of width ``width`` (default ``n_outputs``) or
+        raise ``ValueError`` (``what`` says what the columns are)."""
+        width = self.n_outputs if width is None else width
         C = np.asarray(C, dtype=float)
         if C.ndim == 1:
             C = C[None, :]
-        if C.ndim != 2 or C.shape[1] != self.n_outputs:
-            raise ValueError(
-                f"costs must have shape (n, {self.n_outputs}) for this output space; "
-                f"got shape {C.shape}"
-            )
+        if C.ndim != 2 or C.shape[1] != width:
+            raise ValueError(f"costs must have shape (n, {width}){what}; got shape {C.shape}")
         if not np.all(np.isfinite(C)):
             raise ValueError("costs contain NaN or infinite values")
         return C
+
+    def minimize(self, C, form: str = OUTPUTS) -> np.ndarray:
+        r"""Exact minimisers of :math:`\langle \phi(y), c\rangle` over the space, per row of
+        ``C``: the one oracle the estimators call.
+
+        ``form`` names the embedding :math:`\phi` the costs are given in; a loss declares
+        it (:attr:`ecrm.losses.LinearLoss.cost_form`), so a new loss needs no oracle of its
+        own and a new space one method, :meth:`argmin`. :data:`OUTPUTS` (:math:`\phi(y) = y`,
+        every space) calls :meth:`argmin`. A space that also minimises costs in another
+        embedding overrides this method, handles its forms and passes the others to
+        ``super().minimize``.
+
+        Parameters
+        ----------
+        C : array-like of shape (n, e)
+            Cost rows, any sign; ``e`` is the width of the form's embedding.
+        form : str, default="outputs"
+
+        Returns
+        -------
+        Y : ndarray of shape (n, n_outputs)
+        """
+        if form == OUTPUTS:
+            return self.argmin(C)
+        raise ValueError(f"{type(self).__name__} has no oracle for costs of the form "
+                         f"{form!r} (it minimises costs of the form {OUTPUTS!r}): the loss "
+                         "is not one for this output space")
 
     # -- optional hooks ---------------------------------------------------------------
     @property

@@ -9,8 +9,9 @@ output spaces. The linear oracle
 is one matrix product and a row-wise ``argmin`` (ties go to the first candidate).
 Losses that are not linear in :math:`y` itself but in the one-hot *index* of the candidate
 (:meth:`CandidateSpace.one_hot`; the 0-1 loss,
-:class:`ecrm.losses.classification.ZeroOneLoss`) pick ``enumerate()[argmin]`` of their costs
-per candidate instead.
+:class:`ecrm.losses.classification.ZeroOneLoss`) give one cost per candidate, the cost form
+:attr:`CandidateSpace.ONE_HOT`, and :meth:`CandidateSpace.minimize` picks the candidate of
+least cost.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm.spaces.base import OutputSpace, check_item_labels
+from ecrm.spaces.base import OUTPUTS, OutputSpace, check_item_labels
 
 __all__ = ["CandidateSpace"]
 
@@ -176,6 +177,18 @@ class CandidateSpace(OutputSpace):
     def argmin(self, C) -> np.ndarray:
         C = self.check_costs(C)
         return self.candidates[np.argmin(C @ self.candidates.T, axis=1)].copy()
+
+    #: The cost form of the one-hot index of the candidate (:meth:`one_hot`; the 0-1 loss,
+    #: :class:`ecrm.losses.ZeroOneLoss`): one cost per candidate.
+    ONE_HOT = "one_hot"
+
+    def minimize(self, C, form: str = OUTPUTS) -> np.ndarray:
+        """:meth:`OutputSpace.minimize`; the form :attr:`ONE_HOT` (costs of shape (n, K))
+        picks the candidate of least cost, the first one on ties."""
+        if form != self.ONE_HOT:
+            return super().minimize(C, form)
+        C = self.check_costs(C, self.n_candidates, ", one per candidate")
+        return self.candidates[np.argmin(C, axis=1)].copy()
 
     def __eq__(self, other) -> bool:
         return isinstance(other, CandidateSpace) and np.array_equal(

@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
 from ecrm._validation import check_int
-from ecrm.spaces.base import OutputSpace, check_binary_matrix, check_item_labels
+from ecrm.spaces.base import OUTPUTS, OutputSpace, check_binary_matrix, check_item_labels
 
 __all__ = ["ENUMERATE_MAX_ITEMS", "PermutationSpace", "check_ranks"]
 
@@ -233,6 +233,39 @@ class PermutationSpace(OutputSpace):
             rows, cols = linear_sum_assignment(c.reshape(k, k))
             Y[i, rows, cols] = 1.0
         return Y.reshape(len(C), k * k)
+
+    #: The cost form of Kendall's distance (:class:`ecrm.losses.KendallLoss`): a cost per
+    #: label pair ``a < b`` (row-major, as :func:`numpy.triu_indices`) for ranking ``a``
+    #: before ``b``.
+    PAIR_ORDERS = "pair_orders"
+
+    def minimize(self, C, form: str = OUTPUTS) -> np.ndarray:
+        r""":meth:`OutputSpace.minimize`; the form :attr:`PAIR_ORDERS` minimises
+        :math:`\sum_{a<b} c_{ab}\,\mathbb 1(\sigma(a) < \sigma(b))`, a weighted Kemeny
+        aggregation, exactly by the linear ordering problem
+        (:func:`ecrm.spaces.linear_ordering.linear_ordering`).
+
+        Parameters
+        ----------
+        C : array-like of shape (n, n_outputs), or (n, k(k-1)/2) for :attr:`PAIR_ORDERS`
+        form : str, default="outputs"
+
+        Returns
+        -------
+        Y : ndarray of shape (n, k*k)
+            Flattened permutation matrices.
+        """
+        if form != self.PAIR_ORDERS:
+            return super().minimize(C, form)
+        from ecrm.spaces.linear_ordering import linear_ordering
+
+        k = self.n_items
+        C = self.check_costs(C, k * (k - 1) // 2, f" (one per label pair of {self!r})")
+        B = np.zeros((len(C), k, k))
+        a, b = np.triu_indices(k, 1)
+        B[:, a, b] = C
+        orders = linear_ordering(B).solution
+        return self.from_ranks(np.argsort(orders, axis=1))
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, PermutationSpace) and other.n_items == self.n_items

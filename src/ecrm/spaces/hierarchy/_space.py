@@ -13,7 +13,7 @@ from types import MappingProxyType
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm.spaces.base import OutputSpace
+from ecrm.spaces.base import OUTPUTS, OutputSpace
 from ecrm.spaces.hierarchy._closure import LevelPlan
 from ecrm.spaces.hierarchy._inputs import (
     _check_distinct_names,
@@ -303,6 +303,23 @@ class Hierarchy(LabelSets, Oracles, OutputSpace):
     @property
     def multi_parent(self) -> np.ndarray:
         return self._multi_parent
+
+    #: The cost form of the hierarchical loss (:class:`ecrm.losses.HierarchicalLoss`): a cost
+    #: per label, then one per multi-parent label on the product of its parents.
+    PARENT_PRODUCTS = "parent_products"
+
+    def minimize(self, C, form: str = OUTPUTS) -> np.ndarray:
+        """:meth:`OutputSpace.minimize`; the form :attr:`PARENT_PRODUCTS` (costs of shape
+        ``(n, d + len(multi_parent))``, the labels' then the parent products') is solved by
+        :meth:`argmin_products`, which is :meth:`argmin` on a tree."""
+        if form != self.PARENT_PRODUCTS:
+            return super().minimize(C, form)
+        C = np.asarray(C, dtype=float)
+        d, width = self.n_labels, self.n_labels + len(self._multi_parent)
+        if C.ndim != 2 or C.shape[1] != width:
+            raise ValueError(f"C must have shape (n, {width}) (labels, then parent-products); "
+                             f"got shape {C.shape}")
+        return self.argmin_products(C[:, :d], C[:, d:])
 
     def __repr__(self) -> str:
         kind = "tree" if self._is_tree else "DAG"
