@@ -65,6 +65,10 @@ _INTEGRAL = 1e-9
 _ENUMERATE = 12
 # Upper-lower pairs of the sandwich (each exact; later pairs charge fewer products).
 _SANDWICH_ROUNDS = 1
+# "parts": the LP of a block, then the MILP on its fractional components only, each scaled
+# apart, without HiGHS's presolve; "rows": the LP, then the MILP on every row with a
+# fractional label (the reference of the tests).
+_MILP_PATH = "parts"
 
 
 def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> np.ndarray:
@@ -89,18 +93,25 @@ def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) 
     big_label = big[comp[: len(r)]]
     free_big = np.zeros_like(free)
     free_big[r[big_label], j[big_label]] = True
-    n_free_big = np.asarray(free_big.astype(float) @ of_product.T)
+    n_free_big = _per_product(of_product, free_big)
     live_big = live & (n_free_big > 0)
     rows = np.flatnonzero(free_big.any(axis=1))
     if stats is not None:
         stats["milp_rows"] = stats.get("milp_rows", 0) + len(rows)
         stats["enumerated"] = stats.get("enumerated", 0) + len(small)
     edges, anc = h.edges, h._level_plan().anc
+    pnode = np.full(live.shape, -1, dtype=np.intp)  # the node of each live (row, product)
+    pnode[live] = len(r) + np.arange(np.count_nonzero(live))
     for start in range(0, len(rows), _MILP_ROWS):
         block = rows[start : start + _MILP_ROWS]
-        problems = [_row_problem(edges, of_product, C[i], P[i], free_big[i],
-                                 np.flatnonzero(live_big[i]), anc) for i in block]
-        Y[block] |= _solve_milps(problems, d)
+        problems, parts = [], []
+        for i in block:
+            products = np.flatnonzero(live_big[i])
+            problems.append(_row_problem(edges, of_product, C[i], P[i], free_big[i], products,
+                                         anc))
+            parts.append(comp[np.concatenate([node[i, problems[-1][3]], pnode[i, products]])])
+        Y[block] |= (_solve_parts(problems, parts, d) if _MILP_PATH == "parts"
+                     else _solve_milps(problems, d))
     return Y
 
 
@@ -181,7 +192,7 @@ def sandwich(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> tupl
     (nonzero, every parent allowed, one free); ``undecided = live & (P > 0)``. A row with
     no undecided product is solved by ``allowed[:, :d]``.
     """
-    plus, of_product = h._product_closure()
+    plus, of_product, parents_of = h._product_closure()
     plan, edges_plus = plus._level_plan(), plus.edges
     d = h.n_labels
     n_parents = np.diff(of_product.indptr)
@@ -193,19 +204,25 @@ def sandwich(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> tupl
     charged = None
     for pair in range(_SANDWICH_ROUNDS + 1):
         free = allowed[:, :d] & ~on[:, :d]
-        n_free = np.asarray(free.astype(float) @ of_product.T)
-        n_open = np.asarray(allowed[:, :d].astype(float) @ of_product.T)
+        n_free = _per_product(of_product, free)
+        n_open = _per_product(of_product, allowed[:, :d])
         live = (n_open == n_parents) & (n_free > 0) & (P != 0)
         undecided = live & (P > 0)
         now = np.where(undecided, P, 0.0)
         if pair == _SANDWICH_ROUNDS or (charged is not None and np.array_equal(now, charged)):
             break
         charged = now
-        W = (charged @ of_product) * free  # each product charged to its free parents
+        W = _per_product(parents_of, charged) * free  # each product charged to its free parents
         on = closure_argmin(plan, edges_plus, G + np.hstack([W, np.zeros_like(P)]), on=on,
                             allowed=allowed, stats=stats)
         allowed = closure_argmin(plan, edges_plus, G, on=on, allowed=allowed, stats=stats)
     return on, allowed, live, undecided
+
+
+def _per_product(S, M: np.ndarray) -> np.ndarray:
+    """``M @ S.T`` (n, K) for a sparse CSR ``S`` (K, d) and a dense ``M`` (n, d), as a
+    sparse-times-dense product (a dense-times-sparse one transposes ``S`` on every call)."""
+    return np.asarray(S @ np.asarray(M, dtype=float).T).T
 
 
 _VECTORS: dict = {}
@@ -283,6 +300,77 @@ def _row_problem(edges, of_product, c, p, free, products, anc=None):
     if top > 0:  # a power of two: max|cost| in (2^19, 2^20]
         cost = cost * 2.0 ** (20 - np.ceil(np.log2(top)))
     return cost, A, np.concatenate(ub), nodes
+
+
+def _highs(problems, integer: bool, presolve: bool = True) -> np.ndarray:
+    """The solution of the block-diagonal programme of ``problems`` (HiGHS through ``milp``):
+    its LP relaxation, or with ``integer`` the MILP (labels integral, ``mip_rel_gap`` 0)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    cost = np.concatenate([c for c, _, _, _ in problems])
+    A = sp.block_diag([a for _, a, _, _ in problems], format="csr")
+    ub = np.concatenate([u for _, _, u, _ in problems])
+    options = {"presolve": presolve}
+    integrality = None
+    if integer:
+        integrality = np.concatenate([np.r_[np.ones(len(nodes)), np.zeros(len(c) - len(nodes))]
+                                      for c, _, _, nodes in problems])
+        options["mip_rel_gap"] = 0.0
+    res = milp(cost, constraints=LinearConstraint(A, -np.inf, ub), integrality=integrality,
+               bounds=Bounds(0, 1), options=options)
+    if res.status != 0:  # pragma: no cover - always feasible (y = 0) and bounded
+        raise RuntimeError(f"HiGHS failed: {res.message}")
+    return res.x
+
+
+def _solve_parts(problems, parts, d: int) -> np.ndarray:
+    r"""Solve row problems by components: the LP of the block, then the MILP of what is left.
+
+    ``parts[i]`` is the component of each variable of ``problems[i]`` (labels, then products);
+    every constraint lies inside one component, so the block's LP relaxation is optimal on
+    each component apart and a component whose labels come out integral (within
+    ``_INTEGRAL``) is solved: its LP value is a lower bound that a feasible point attains.
+    Only the fractional components go on, together, to one MILP. Each component's costs are
+    scaled by a power of two to :math:`\max|c| \in (2^{19}, 2^{20}]` (exact), so that
+    HiGHS's absolute tolerances are relative to the component; HiGHS's presolve is off (on
+    these problems it costs more than it saves). Returns bool (rows, d).
+    """
+    problems = [(_scale_parts(c, part), A, ub, nodes)
+                for (c, A, ub, nodes), part in zip(problems, parts, strict=True)]
+    Y = np.zeros((len(problems), d), dtype=bool)
+    x = _highs(problems, integer=False, presolve=False)
+    left, where, offset = [], [], 0
+    for row, ((c, A, ub, nodes), part) in enumerate(zip(problems, parts, strict=True)):
+        y = x[offset : offset + len(nodes)]
+        offset += len(c)
+        fractional = np.unique(part[: len(nodes)][np.minimum(y, 1.0 - y) > _INTEGRAL])
+        done = ~np.isin(part[: len(nodes)], fractional)
+        Y[row, nodes[done]] = y[done] > 0.5
+        if len(fractional):
+            keep = np.isin(part, fractional)
+            sub = A[:, keep].tocsr()
+            inside = np.diff(sub.indptr) > 0  # the constraints of the kept components
+            left.append((c[keep], sub[inside], ub[inside], nodes[~done]))
+            where.append(row)
+    if left:
+        x = _highs(left, integer=True, presolve=False)
+        offset = 0
+        for row, (c, _, _, nodes) in zip(where, left, strict=True):
+            Y[row, nodes] = x[offset : offset + len(nodes)] > 0.5
+            offset += len(c)
+    return Y
+
+
+def _scale_parts(cost: np.ndarray, part: np.ndarray) -> np.ndarray:
+    """``cost`` with each component's entries scaled by a power of two to a maximum
+    magnitude in :math:`(2^{19}, 2^{20}]` (a component of zero costs is left as is)."""
+    uniq, inv = np.unique(part, return_inverse=True)
+    top = np.zeros(len(uniq))
+    np.maximum.at(top, inv, np.abs(cost))
+    exponent = np.zeros(len(uniq))
+    nonzero = top > 0
+    exponent[nonzero] = 20 - np.ceil(np.log2(top[nonzero]))
+    return cost * 2.0 ** exponent[inv]
 
 
 def _solve_milps(problems, d: int, relax_first: bool = True) -> np.ndarray:
