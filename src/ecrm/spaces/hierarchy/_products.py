@@ -310,7 +310,7 @@ def _highs(problems, integer: bool, presolve: bool = True) -> np.ndarray:
     cost = np.concatenate([c for c, _, _, _ in problems])
     A = sp.block_diag([a for _, a, _, _ in problems], format="csr")
     ub = np.concatenate([u for _, _, u, _ in problems])
-    options = {"presolve": presolve}
+    options: dict = {"presolve": presolve}
     integrality = None
     if integer:
         integrality = np.concatenate([np.r_[np.ones(len(nodes)), np.zeros(len(c) - len(nodes))]
