@@ -52,6 +52,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from ecrm.spaces.hierarchy import _branch
 from ecrm.spaces.hierarchy._closure import closure_argmin
 
 __all__ = ["products_argmin", "sandwich"]
@@ -65,6 +66,9 @@ _INTEGRAL = 1e-9
 _ENUMERATE = 12
 # Upper-lower pairs of the sandwich (each exact; later pairs charge fewer products).
 _SANDWICH_ROUNDS = 1
+# Components of more free labels, up to this many (at most _branch.MAX_LABELS), are searched
+# by the compiled branch and bound (numba), stopped after _BRANCH_NODES nodes (then the MILP).
+_BRANCH_MAX, _BRANCH_NODES = 40, 2**14
 # "parts": the LP of a block, then the MILP on its fractional components only, each scaled
 # apart, without HiGHS's presolve; "rows": the LP, then the MILP on every row with a
 # fractional label (the reference of the tests).
@@ -82,12 +86,21 @@ def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) 
     of_product = h._product_closure()[1]
     free = allowed[:, :d] & ~on[:, :d]
     Y = allowed[:, :d].copy()  # the answer of the parts with no positive product left
-    node, comp, hard, size = _parts(h.edges, of_product, free, live, undecided)
+    node, comp, hard, size, arcs = _parts(h.edges, of_product, free, live, undecided)
     r, j = np.nonzero(free)
     in_hard = hard[comp[: len(r)]]
     Y[r[in_hard], j[in_hard]] = False  # decided below
-    small = np.flatnonzero(hard & (size <= _ENUMERATE))
+    small = hard & (size <= _ENUMERATE)
     big = hard & (size > _ENUMERATE)
+    searched = (hard & (size <= _BRANCH_MAX)) if _branch.AVAILABLE else np.zeros_like(hard)
+    small &= ~searched
+    if searched.any():  # the compiled search, small parts included
+        big &= ~searched
+        left = _branch_parts(searched, comp, arcs, r, j, h.depth, C, P, live, Y)
+        big[left] = True
+        if stats is not None:
+            stats["branched"] = stats.get("branched", 0) + int(searched.sum()) - len(left)
+    small = np.flatnonzero(small)
     if len(small):
         _enumerate_parts(small, comp, r, j, h.parents, C, P, of_product, live, free, Y)
     big_label = big[comp[: len(r)]]
@@ -122,9 +135,11 @@ def _parts(edges, of_product, free, live, undecided) -> tuple:
     followed by the live (row, product) pairs; a free label is linked to its free parents and
     a live product to its free parents. On the interval the objective is a constant plus one
     term per component (a product's free parents lie in one component), so the components are
-    solved apart. Returns ``(node, comp, hard, size)``: the node of each free pair (-1
+    solved apart. Returns ``(node, comp, hard, size, arcs)``: the node of each free pair (-1
     elsewhere), the component of each node, whether a component holds an undecided (positive)
-    product, and its number of labels.
+    product, its number of labels, and the links ``(child, parent, product, factor)``: the
+    free arcs (child and parent nodes) and each live product's free parents (the product as
+    its index among the live pairs, the parent as a node).
     """
     r, j = np.nonzero(free)
     N = len(r)
@@ -138,15 +153,47 @@ def _parts(edges, of_product, free, live, undecided) -> tuple:
     first = np.repeat(of_product.indptr[lk] - (np.cumsum(counts) - counts), counts)
     q = of_product.indices[first + np.arange(len(owner))]
     keep = free[lr[owner], q]
-    a = np.concatenate([a, N + owner[keep]])
-    b = np.concatenate([b, node[lr[owner[keep]], q[keep]]])
+    arcs = (a, b, owner[keep], node[lr[owner[keep]], q[keep]])
+    a = np.concatenate([a, N + arcs[2]])
+    b = np.concatenate([b, arcs[3]])
     total = N + len(lr)
     n_comp, comp = connected_components(
         sp.csr_array((np.ones(len(a)), (a, b)), shape=(total, total)), directed=False)
     hard = np.zeros(n_comp, dtype=bool)
     hard[comp[N:][undecided[lr, lk]]] = True
     size = np.bincount(comp[:N], minlength=n_comp)
-    return node, comp, hard, size
+    return node, comp, hard, size, arcs
+
+
+def _members(parts, comp, r, j, live):
+    """``(row, labels, products)`` of each component of ``parts``: its row, its free labels
+    (ascending) and its live products."""
+    N = len(r)
+    by_comp = np.argsort(comp[:N], kind="stable")
+    first = np.searchsorted(comp[:N][by_comp], np.arange(comp.max(initial=0) + 2))
+    lr, lk = np.nonzero(live)
+    prod_by_comp = np.argsort(comp[N:], kind="stable")
+    prod_first = np.searchsorted(comp[N:][prod_by_comp], np.arange(comp.max(initial=0) + 2))
+    for part in parts:
+        members = by_comp[first[part] : first[part + 1]]
+        yield (r[members[0]], j[members],
+               lk[prod_by_comp[prod_first[part] : prod_first[part + 1]]])
+
+
+def _local(labels, products, parents, of_product, free_row, d):
+    """The structure of one component on its labels numbered ``0..m-1`` in the order given:
+    ``(child, parent, factors)``, its arcs (free parents only: the others are on) and the
+    local free parents of each product."""
+    local = np.full(d, -1, dtype=np.intp)
+    local[labels] = np.arange(len(labels))
+    child = np.repeat(np.arange(len(labels)), [len(parents[lab]) for lab in labels])
+    parent = local[np.concatenate([parents[lab] for lab in labels])]
+    inside = parent >= 0
+    factors = []
+    for k in products:
+        q = of_product.indices[of_product.indptr[k] : of_product.indptr[k + 1]]
+        factors.append(local[q[free_row[q]]])
+    return child[inside], parent[inside], factors
 
 
 def _enumerate_parts(parts, comp, r, j, parents, C, P, of_product, live, free, Y) -> None:
@@ -156,31 +203,51 @@ def _enumerate_parts(parts, comp, r, j, parents, C, P, of_product, live, free, Y
     a free parent off) excluded; a product counts when all its free parents are on (the
     others are forced on). The best consistent vector is written into ``Y``.
     """
-    N = len(r)
-    by_comp = np.argsort(comp[:N], kind="stable")
-    first = np.searchsorted(comp[:N][by_comp], np.arange(comp.max(initial=0) + 2))
-    lr, lk = np.nonzero(live)
-    prod_by_comp = np.argsort(comp[N:], kind="stable")
-    prod_first = np.searchsorted(comp[N:][prod_by_comp], np.arange(comp.max(initial=0) + 2))
-    for part in parts:
-        members = by_comp[first[part] : first[part + 1]]
-        row, labels = r[members[0]], j[members]
-        m = len(labels)
-        B = _all_vectors(m)
-        local = np.full(Y.shape[1], -1, dtype=np.intp)
-        local[labels] = np.arange(m)
-        child = np.repeat(np.arange(m), [len(parents[lab]) for lab in labels])
-        parent = local[np.concatenate([parents[lab] for lab in labels])]
-        inside = parent >= 0  # the other parents are forced on
-        bad = np.any(B[:, child[inside]] & ~B[:, parent[inside]], axis=1)
+    for row, labels, products in _members(parts, comp, r, j, live):
+        B = _all_vectors(len(labels))
+        child, parent, factors = _local(labels, products, parents, of_product, free[row],
+                                        Y.shape[1])
+        bad = np.any(B[:, child] & ~B[:, parent], axis=1)
         value = B @ C[row, labels]
-        for t in prod_by_comp[prod_first[part] : prod_first[part + 1]]:
-            k = lk[t]
-            q = of_product.indices[of_product.indptr[k] : of_product.indptr[k + 1]]
-            q = local[q[free[row, q]]]
+        for k, q in zip(products, factors, strict=True):
             value = value + P[row, k] * B[:, q].all(axis=1)
         value[bad] = np.inf
         Y[row, labels] = B[int(np.argmin(value))]
+
+
+def _branch_parts(searched, comp, arcs, r, j, depth, C, P, live, Y) -> np.ndarray:
+    """Solve the components ``searched`` (bool, per component) by the compiled branch and
+    bound of :mod:`ecrm.spaces.hierarchy._branch`, all in one call: each component's labels
+    in order of depth (parents first), its arcs and products as bit masks. Writes the solved
+    ones into ``Y`` and returns the others (stopped after ``_BRANCH_NODES`` nodes)."""
+    N = len(r)
+    child, parent, product, factor = arcs
+    lr, lk = np.nonzero(live)
+    nodes = np.flatnonzero(searched[comp[:N]])
+    nodes = nodes[np.lexsort((depth[j[nodes]], comp[nodes]))]  # by component, then depth
+    parts, start = np.unique(comp[nodes], return_index=True)
+    slot = np.full(N, -1, dtype=np.intp)  # a node's place in ``nodes``
+    slot[nodes] = np.arange(len(nodes))
+    bit = np.uint64(1) << (np.arange(len(nodes)) - np.repeat(start, np.diff(
+        np.append(start, len(nodes))))).astype(np.uint64)  # a label's bit in its component
+    parent_mask = np.zeros(len(nodes), dtype=np.uint64)
+    inside = slot[child] >= 0
+    np.bitwise_or.at(parent_mask, slot[child[inside]], bit[slot[parent[inside]]])
+    pairs = np.flatnonzero(searched[comp[N:]])  # the live products of these components
+    pairs = pairs[np.argsort(comp[N + pairs], kind="stable")]
+    pslot = np.full(len(lr), -1, dtype=np.intp)
+    pslot[pairs] = np.arange(len(pairs))
+    product_mask = np.zeros(len(pairs), dtype=np.uint64)
+    inside = pslot[product] >= 0
+    np.bitwise_or.at(product_mask, pslot[product[inside]], bit[slot[factor[inside]]])
+    pstart = np.searchsorted(comp[N + pairs], parts)
+    masks, solved = _branch.search_parts(
+        np.append(start, len(nodes)), C[r[nodes], j[nodes]], parent_mask,
+        np.append(pstart, len(pairs)), product_mask, P[lr[pairs], lk[pairs]], _BRANCH_NODES)
+    whose = np.repeat(np.arange(len(parts)), np.diff(np.append(start, len(nodes))))
+    on = solved[whose] & ((masks[whose] & bit) != 0)
+    Y[r[nodes[on]], j[nodes[on]]] = True
+    return parts[~solved]
 
 
 def sandwich(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> tuple:
