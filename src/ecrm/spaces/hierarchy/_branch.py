@@ -8,11 +8,14 @@ labels in a topological order (parents first), so that a label can be on only wh
 parents in the part are on and a product is decided when its last parent is.
 
 Bound. At a node of the search (the first :math:`t` labels decided, value :math:`v` so far)
-every completion is worth at least :math:`v + \sum_{j \ge t,\ j \text{ alive}} \min(c_j, 0)
-+ \sum_{k \text{ open, alive}} \min(p_k, 0)`, a label being *alive* when none of its
-ancestors in the part was switched off (else it is off) and a product open when its last
-parent is undecided, alive when all its parents are. A node whose bound is not below the best
-value found is cut. The search starts from the empty set (value 0) and tries first, at each
+every completion is worth at least :math:`v + \sum_{j \ge t,\ j \text{ alive}}
+\min(c'_j, 0) + \sum_{k \text{ open, alive}} \min(p_k, 0)`, a label being *alive* when none
+of its ancestors in the part was switched off (else it is off), a product open when its last
+parent is undecided, alive when all its parents are, and :math:`c'_j = c_j + \sum p_k` over
+the open positive products whose only undecided parent is :math:`j` (the others are on): such
+a product is on whenever :math:`j` is, and each is charged to one label only, so
+:math:`\sum_j c'_j y_j` never exceeds the value of the labels and positive products. A node
+whose bound is not below the best value found is cut. The search starts from the empty set (value 0) and tries first, at each
 label, the side its own cost prefers.
 
 The search is exhaustive up to those cuts, hence exact, or it stops after ``budget`` nodes
@@ -70,6 +73,7 @@ def search(c, parent_mask, product_mask, p, budget):
     off = np.zeros(m + 1, dtype=np.uint64)  # switched off, with their descendants
     stage = np.zeros(m + 1, dtype=np.int8)  # 0 new node, 1 first side tried, 2 both
     prefer = np.zeros(m + 1, dtype=np.int8)
+    charged = np.zeros(m)  # a label's cost plus the products it alone would switch on
     best, best_mask, nodes, t = 0.0, np.uint64(0), 0, 0
     while t >= 0:
         if t == m:
@@ -87,12 +91,22 @@ def search(c, parent_mask, product_mask, p, budget):
                 return best_mask, False
             bound = values[t]
             for j in range(t, m):
-                if c[j] < 0 and not off[t] & _bit(j):
-                    bound += c[j]
+                charged[j] = c[j]
             for e in range(first_at[t], K):
                 k = order[e]
-                if p[k] < 0 and not off[t] & product_mask[k]:
+                if off[t] & product_mask[k]:
+                    continue  # stays off
+                if p[k] < 0:
                     bound += p[k]
+                    continue
+                rest = product_mask[k] & ~on[t]  # undecided factors (the others are on)
+                if rest & (rest - np.uint64(1)) == 0:  # one: it carries the product
+                    for j in range(t, m):
+                        if rest == _bit(j):
+                            charged[j] += p[k]
+            for j in range(t, m):
+                if charged[j] < 0 and not off[t] & _bit(j):
+                    bound += charged[j]
             if bound >= best:
                 t -= 1
                 continue
