@@ -15,8 +15,8 @@ parent is undecided, alive when all its parents are, and :math:`c'_j = c_j + \su
 the open positive products whose only undecided parent is :math:`j` (the others are on): such
 a product is on whenever :math:`j` is, and each is charged to one label only, so
 :math:`\sum_j c'_j y_j` never exceeds the value of the labels and positive products. A node
-whose bound is not below the best value found is cut. The search starts from the empty set (value 0) and tries first, at each
-label, the side its own cost prefers.
+whose bound is not below the best value found is cut. The search starts from the empty set
+(value 0) and tries first, at each label, the side its own cost prefers.
 
 The search is exhaustive up to those cuts, hence exact, or it stops after ``budget`` nodes
 and says so: such a part goes to the MILP. Numba is the ``fast`` extra; without it every
