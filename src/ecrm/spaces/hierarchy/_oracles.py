@@ -209,9 +209,10 @@ class Oracles:
         where :math:`m_k` = ``multi_parent[k]``: exact reductions by two closures that
         bound the optimum from both sides (cached augmented DAG with a node per product),
         then, per connected component of what is left with a positive product in it,
-        enumeration (small components) or a mixed-integer programme (HiGHS ``milp``, its LP
-        relaxation first) on the costs scaled per row
-        (:mod:`ecrm.spaces.hierarchy._products`). This
+        a compiled branch and bound (numba; enumeration without it) on the small and medium
+        components, else a mixed-integer programme (HiGHS ``milp``, the LP relaxation of a
+        block of rows first, then the MILP on its fractional components only) on the costs
+        scaled by powers of two (:mod:`ecrm.spaces.hierarchy._products`). This
         is the oracle of the hierarchical loss on a DAG. The answer is the same for
         ``(s * C, s * P)``, ``s > 0``.
 

@@ -38,11 +38,17 @@ What is left is split into connected components (free labels linked to their fre
 live products to theirs); on the interval the objective is a constant plus one term per
 component, so each is solved apart: a component with no positive product left takes the
 lower closure :math:`T'` (there :math:`h` is constant, and :math:`T'` minimises :math:`g`);
-a small one (at most ``_ENUMERATE`` labels) is enumerated; the others go, per block of rows,
-to a mixed-integer programme (HiGHS ``milp``) tightened by the cover inequalities of
-:func:`_row_problem`, whose LP relaxation is solved first (an integral relaxed optimum is
-optimal). The programme's costs are scaled per row by a power of two to
-:math:`\max|c| \in (2^{19}, 2^{20}]`, so that HiGHS's absolute optimality gap
+with numba (the ``fast`` extra) one of at most ``_BRANCH_MAX`` labels is searched by the
+compiled branch and bound of :mod:`ecrm.spaces.hierarchy._branch` (exhaustive up to valid
+bounds, or it stops after ``_BRANCH_NODES`` nodes and says so); without numba a small one (at
+most ``_ENUMERATE`` labels) is enumerated. The others go, per block of rows, to a
+mixed-integer programme (HiGHS ``milp``) tightened by the cover inequalities of
+:func:`_row_problem`: the LP relaxation of the block first, a component whose labels come out
+integral being solved (an integral relaxed optimum is optimal, and the LP is separable over
+the components), then one MILP on the fractional components only (:func:`_solve_parts`;
+:func:`_solve_milps`, the reference of the tests, sends every row with a fractional label
+whole). The programme's costs are scaled by a power of two to :math:`\max|c| \in (2^{19},
+2^{20}]`, per row and then per component, so that HiGHS's absolute optimality gap
 (:math:`10^{-6}`) is :math:`10^{-12}` relative.
 """
 
