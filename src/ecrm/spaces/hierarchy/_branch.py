@@ -34,7 +34,7 @@ except ImportError:  # optional: the module still imports (doctests)
 else:  # compiled once, then loaded from numba's cache
     AVAILABLE, _jit = True, njit(cache=True)
 
-__all__ = ["AVAILABLE", "MAX_LABELS", "search", "search_parts"]
+__all__ = ["AVAILABLE", "MAX_LABELS", "search_parts"]
 
 # One bit per label in a uint64.
 MAX_LABELS = 63

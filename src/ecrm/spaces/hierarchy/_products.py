@@ -98,7 +98,8 @@ def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) 
     Y[r[in_hard], j[in_hard]] = False  # decided below
     small = hard & (size <= _ENUMERATE)
     big = hard & (size > _ENUMERATE)
-    searched = (hard & (size <= _BRANCH_MAX)) if _branch.AVAILABLE else np.zeros_like(hard)
+    most = min(_BRANCH_MAX, _branch.MAX_LABELS) if _branch.AVAILABLE else 0  # one bit each
+    searched = hard & (size <= most)
     small &= ~searched
     if searched.any():  # the compiled search, small parts included
         big &= ~searched
