@@ -20,7 +20,10 @@ ratio old / new of the medians. The answers are checked against the old code's, 
 HiGHS LP and a plain per-row HiGHS MILP on every label and product (no reduction). A second
 table puts the closure's compiled path (numba, the ``fast`` extra) beside its scipy path in
 the same process (both oracles, batched and single; x = median scipy / median compiled; the
-compiled kernels are loaded before timing, their first-call compile time is printed).
+compiled kernels are loaded before timing, their first-call compile time is printed). A third
+puts the hierarchical-loss oracle's solver stage (issue 32: the compiled branch and bound on
+the medium parts, then one MILP per block on the fractional components only) beside its
+reference (every row with a fractional label sent whole to the MILP), same process and rows.
 
 Usage::
 
@@ -255,6 +258,21 @@ def engine(name: str):
         _closure._ENGINE = before
 
 
+@contextmanager
+def milp_stage(reference: bool):
+    """The hierarchical-loss oracle's solver stage inside the block: the reference (no
+    branch and bound, every row with a fractional label to the MILP whole) or the default."""
+    from ecrm.spaces.hierarchy import _products
+
+    before = _products._MILP_PATH, _products._BRANCH_MAX
+    if reference:
+        _products._MILP_PATH, _products._BRANCH_MAX = "rows", 0
+    try:
+        yield
+    finally:
+        _products._MILP_PATH, _products._BRANCH_MAX = before
+
+
 def compiled_available() -> bool:
     """Whether numba imports; the first-call compile (or cache load) time is printed."""
     from ecrm.spaces.hierarchy import Hierarchy as H
@@ -268,6 +286,10 @@ def compiled_available() -> bool:
     t0 = time.perf_counter()
     with engine("numba"):
         h.argmin(np.array([[1.0, 1.0, -1.5, -1.5]]), method="mincut")
+    from ecrm.spaces.hierarchy import _branch
+
+    _branch.search_parts(np.array([0, 1]), np.array([-1.0]), np.zeros(1, dtype=np.uint64),
+                         np.array([0, 0]), np.zeros(0, dtype=np.uint64), np.zeros(0), 10)
     print(f"\ncompiled closure: kernels ready in {time.perf_counter() - t0:.2f} s (compile on "
           "the first run, then numba's cache)")
     return True
@@ -298,6 +320,7 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
           "x = median old / median new")
     status = 0
     side = []  # the compiled / scipy table
+    stage = []  # the MILP stage / its reference table
     for h, name in stress_dags(rng):
         d, K = h.n_labels, len(h.multi_parent)
         h_old = None if old is None else old.Hierarchy(h.edges.tolist(), labels=range(d))
@@ -335,6 +358,11 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
                                      else oracle_times(h, C, P, n_single, n_milp))
                     by_path[path + " Y"] = (h.argmin(C[:n_milp]),
                                             h.argmin_products(C[:n_milp], P[:n_milp]))
+            with milp_stage(reference=True):
+                ref_times = [per_row_in_batches(h.argmin_products, 10, C[:n_milp], P[:n_milp]),
+                             per_row_times(h.argmin_products, C[: n_milp // 2],
+                                           P[: n_milp // 2])]
+                Y_ref_stage = h.argmin_products(C[:n_milp], P[:n_milp])
             new, was = times["new"], times["old"]
             lp = per_row_times(lambda c: h.argmin(c, method="lp"), C[:n_lp])
             plain = per_row_times(lambda c, p: plain_milp(h, c, p), C[:n_plain], P[:n_plain])
@@ -354,6 +382,8 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
                 gaps += [np.abs(obj - np.sum(C[:n_milp] * Yc, axis=1)) / scale,
                          np.abs(obj_p - product_objective(h, C[:n_milp], P[:n_milp], Ypc))
                          / scale]
+            gaps.append(np.abs(obj_p - product_objective(h, C[:n_milp], P[:n_milp],
+                                                         Y_ref_stage)) / scale)
             if h_old is not None:
                 gaps += [np.abs(obj - np.sum(C[:n_milp] * h_old.argmin(C[:n_milp]), axis=1))
                          / scale,
@@ -370,6 +400,9 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
                 cells.append(ratio(was[k], new[k]))
             print(f"{frac:>9.0%} | {'':>8} {''.join(cells[:4])}{np.median(lp):>8.1f} | "
                   f"{'':>5} {''.join(cells[4:])}{np.median(plain):>7.0f}{left:>6}")
+            stage.append(f"{name:<10}{frac:>5.0%} |" + " |".join(
+                f"{pct(new[k])}{pct(ref_times[k - 2])}{ratio(ref_times[k - 2], new[k])}"
+                for k in (2, 3)))
             if len(paths) == 2:
                 fast, ref = by_path["numba"], by_path["scipy"]
                 side.append(f"{name:<10}{frac:>5.0%} |" + " |".join(
@@ -387,6 +420,16 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
         print(f"{'':<15} |" + " |".join([cell] * 4))
         print("-" * len(header))
         print("\n".join(side))
+    print("\nThe hierarchical MILP's solver stage (branch and bound, then the MILP on the "
+          "fractional components) beside its reference (rows to the MILP whole), same process "
+          "and rows; times per row in ms, p50 and p95; x = median reference / median new")
+    cell = f"{'new':>16}{'reference':>16}{'':>7}"
+    header = f"{'':<10}{'neg':>5} |" + " |".join(f"{title:^39}" for title in
+                                                 ("MILP, batched", "MILP, single"))
+    print(header)
+    print(f"{'':<15} |" + " |".join([cell] * 2))
+    print("-" * len(header))
+    print("\n".join(stage))
     return status
 
 

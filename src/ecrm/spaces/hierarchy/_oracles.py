@@ -140,9 +140,10 @@ class Oracles:
     def _product_closure(self) -> tuple:
         """The augmented DAG of :mod:`ecrm.spaces.hierarchy._products` and its product matrix.
 
-        ``(plus, of_product)``: a :class:`Hierarchy` on ``d + K`` labels (these ``d``, then one
-        node per multi-parent label ``multi_parent[k]``, child of that label's parents) and
-        the 0/1 CSR matrix (K, d) of the parents of each ``multi_parent[k]``. Built once.
+        ``(plus, of_product, parents_of)``: a :class:`Hierarchy` on ``d + K`` labels (these
+        ``d``, then one node per multi-parent label ``multi_parent[k]``, child of that label's
+        parents), the 0/1 CSR matrix (K, d) of the parents of each ``multi_parent[k]`` and its
+        transpose (CSR, (d, K)). Built once, with the augmented DAG's closure set-up.
         """
         if self._plus is None:
             d, multi = self.n_labels, self._multi_parent
@@ -156,7 +157,8 @@ class Oracles:
                              labels=range(d + len(multi)))
             of_product = sp.csr_array((np.ones(len(owner)), (owner, parents)),
                                       shape=(len(multi), d))
-            self._plus = (plus, of_product)
+            plus._level_plan()  # cached on plus: single-row calls pay it once
+            self._plus = (plus, of_product, of_product.T.tocsr())
         return self._plus
 
     def _make_forest_plan(self) -> tuple:
@@ -208,9 +210,10 @@ class Oracles:
         where :math:`m_k` = ``multi_parent[k]``: exact reductions by two closures that
         bound the optimum from both sides (cached augmented DAG with a node per product),
         then, per connected component of what is left with a positive product in it,
-        enumeration (small components) or a mixed-integer programme (HiGHS ``milp``, its LP
-        relaxation first) on the costs scaled per row
-        (:mod:`ecrm.spaces.hierarchy._products`). This
+        a compiled branch and bound (numba; enumeration without it) on the small and medium
+        components, else a mixed-integer programme (HiGHS ``milp``, the LP relaxation of a
+        block of rows first, then the MILP on its fractional components only) on the costs
+        scaled by powers of two (:mod:`ecrm.spaces.hierarchy._products`). This
         is the oracle of the hierarchical loss on a DAG. The answer is the same for
         ``(s * C, s * P)``, ``s > 0``.
 

@@ -38,11 +38,17 @@ What is left is split into connected components (free labels linked to their fre
 live products to theirs); on the interval the objective is a constant plus one term per
 component, so each is solved apart: a component with no positive product left takes the
 lower closure :math:`T'` (there :math:`h` is constant, and :math:`T'` minimises :math:`g`);
-a small one (at most ``_ENUMERATE`` labels) is enumerated; the others go, per block of rows,
-to a mixed-integer programme (HiGHS ``milp``) tightened by the cover inequalities of
-:func:`_row_problem`, whose LP relaxation is solved first (an integral relaxed optimum is
-optimal). The programme's costs are scaled per row by a power of two to
-:math:`\max|c| \in (2^{19}, 2^{20}]`, so that HiGHS's absolute optimality gap
+with numba (the ``fast`` extra) one of at most ``_BRANCH_MAX`` labels is searched by the
+compiled branch and bound of :mod:`ecrm.spaces.hierarchy._branch` (exhaustive up to valid
+bounds, or it stops after ``_BRANCH_NODES`` nodes and says so); without numba a small one (at
+most ``_ENUMERATE`` labels) is enumerated. The others go, per block of rows, to a
+mixed-integer programme (HiGHS ``milp``) tightened by the cover inequalities of
+:func:`_row_problem`: the LP relaxation of the block first, a component whose labels come out
+integral being solved (an integral relaxed optimum is optimal, and the LP is separable over
+the components), then one MILP on the fractional components only (:func:`_solve_parts`;
+:func:`_solve_milps`, the reference of the tests, sends every row with a fractional label
+whole). The programme's costs are scaled by a power of two to :math:`\max|c| \in (2^{19},
+2^{20}]`, per row and then per component, so that HiGHS's absolute optimality gap
 (:math:`10^{-6}`) is :math:`10^{-12}` relative.
 """
 
@@ -52,6 +58,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from ecrm.spaces.hierarchy import _branch
 from ecrm.spaces.hierarchy._closure import closure_argmin
 
 __all__ = ["products_argmin", "sandwich"]
@@ -65,6 +72,13 @@ _INTEGRAL = 1e-9
 _ENUMERATE = 12
 # Upper-lower pairs of the sandwich (each exact; later pairs charge fewer products).
 _SANDWICH_ROUNDS = 1
+# Components of more free labels, up to this many (at most _branch.MAX_LABELS), are searched
+# by the compiled branch and bound (numba), stopped after _BRANCH_NODES nodes (then the MILP).
+_BRANCH_MAX, _BRANCH_NODES = 40, 2**14
+# "parts": the LP of a block, then the MILP on its fractional components only, each scaled
+# apart, without HiGHS's presolve; "rows": the LP, then the MILP on every row with a
+# fractional label (the reference of the tests).
+_MILP_PATH = "parts"
 
 
 def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> np.ndarray:
@@ -78,29 +92,46 @@ def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) 
     of_product = h._product_closure()[1]
     free = allowed[:, :d] & ~on[:, :d]
     Y = allowed[:, :d].copy()  # the answer of the parts with no positive product left
-    node, comp, hard, size = _parts(h.edges, of_product, free, live, undecided)
+    node, comp, hard, size, arcs = _parts(h.edges, of_product, free, live, undecided)
     r, j = np.nonzero(free)
     in_hard = hard[comp[: len(r)]]
     Y[r[in_hard], j[in_hard]] = False  # decided below
-    small = np.flatnonzero(hard & (size <= _ENUMERATE))
+    small = hard & (size <= _ENUMERATE)
     big = hard & (size > _ENUMERATE)
+    most = min(_BRANCH_MAX, _branch.MAX_LABELS) if _branch.AVAILABLE else 0  # one bit each
+    searched = hard & (size <= most)
+    small &= ~searched
+    if searched.any():  # the compiled search, small parts included
+        big &= ~searched
+        left = _branch_parts(searched, comp, arcs, r, j, h.depth, C, P, live, Y)
+        big[left] = True
+        if stats is not None:
+            stats["branched"] = stats.get("branched", 0) + int(searched.sum()) - len(left)
+    small = np.flatnonzero(small)
     if len(small):
         _enumerate_parts(small, comp, r, j, h.parents, C, P, of_product, live, free, Y)
     big_label = big[comp[: len(r)]]
     free_big = np.zeros_like(free)
     free_big[r[big_label], j[big_label]] = True
-    n_free_big = np.asarray(free_big.astype(float) @ of_product.T)
+    n_free_big = _per_product(of_product, free_big)
     live_big = live & (n_free_big > 0)
     rows = np.flatnonzero(free_big.any(axis=1))
     if stats is not None:
         stats["milp_rows"] = stats.get("milp_rows", 0) + len(rows)
         stats["enumerated"] = stats.get("enumerated", 0) + len(small)
     edges, anc = h.edges, h._level_plan().anc
+    pnode = np.full(live.shape, -1, dtype=np.intp)  # the node of each live (row, product)
+    pnode[live] = len(r) + np.arange(np.count_nonzero(live))
     for start in range(0, len(rows), _MILP_ROWS):
         block = rows[start : start + _MILP_ROWS]
-        problems = [_row_problem(edges, of_product, C[i], P[i], free_big[i],
-                                 np.flatnonzero(live_big[i]), anc) for i in block]
-        Y[block] |= _solve_milps(problems, d)
+        problems, parts = [], []
+        for i in block:
+            products = np.flatnonzero(live_big[i])
+            problems.append(_row_problem(edges, of_product, C[i], P[i], free_big[i], products,
+                                         anc))
+            parts.append(comp[np.concatenate([node[i, problems[-1][3]], pnode[i, products]])])
+        Y[block] |= (_solve_parts(problems, parts, d) if _MILP_PATH == "parts"
+                     else _solve_milps(problems, d))
     return Y
 
 
@@ -111,9 +142,11 @@ def _parts(edges, of_product, free, live, undecided) -> tuple:
     followed by the live (row, product) pairs; a free label is linked to its free parents and
     a live product to its free parents. On the interval the objective is a constant plus one
     term per component (a product's free parents lie in one component), so the components are
-    solved apart. Returns ``(node, comp, hard, size)``: the node of each free pair (-1
+    solved apart. Returns ``(node, comp, hard, size, arcs)``: the node of each free pair (-1
     elsewhere), the component of each node, whether a component holds an undecided (positive)
-    product, and its number of labels.
+    product, its number of labels, and the links ``(child, parent, product, factor)``: the
+    free arcs (child and parent nodes) and each live product's free parents (the product as
+    its index among the live pairs, the parent as a node).
     """
     r, j = np.nonzero(free)
     N = len(r)
@@ -127,15 +160,47 @@ def _parts(edges, of_product, free, live, undecided) -> tuple:
     first = np.repeat(of_product.indptr[lk] - (np.cumsum(counts) - counts), counts)
     q = of_product.indices[first + np.arange(len(owner))]
     keep = free[lr[owner], q]
-    a = np.concatenate([a, N + owner[keep]])
-    b = np.concatenate([b, node[lr[owner[keep]], q[keep]]])
+    arcs = (a, b, owner[keep], node[lr[owner[keep]], q[keep]])
+    a = np.concatenate([a, N + arcs[2]])
+    b = np.concatenate([b, arcs[3]])
     total = N + len(lr)
     n_comp, comp = connected_components(
         sp.csr_array((np.ones(len(a)), (a, b)), shape=(total, total)), directed=False)
     hard = np.zeros(n_comp, dtype=bool)
     hard[comp[N:][undecided[lr, lk]]] = True
     size = np.bincount(comp[:N], minlength=n_comp)
-    return node, comp, hard, size
+    return node, comp, hard, size, arcs
+
+
+def _members(parts, comp, r, j, live):
+    """``(row, labels, products)`` of each component of ``parts``: its row, its free labels
+    (ascending) and its live products."""
+    N = len(r)
+    by_comp = np.argsort(comp[:N], kind="stable")
+    first = np.searchsorted(comp[:N][by_comp], np.arange(comp.max(initial=0) + 2))
+    lr, lk = np.nonzero(live)
+    prod_by_comp = np.argsort(comp[N:], kind="stable")
+    prod_first = np.searchsorted(comp[N:][prod_by_comp], np.arange(comp.max(initial=0) + 2))
+    for part in parts:
+        members = by_comp[first[part] : first[part + 1]]
+        yield (r[members[0]], j[members],
+               lk[prod_by_comp[prod_first[part] : prod_first[part + 1]]])
+
+
+def _local(labels, products, parents, of_product, free_row, d):
+    """The structure of one component on its labels numbered ``0..m-1`` in the order given:
+    ``(child, parent, factors)``, its arcs (free parents only: the others are on) and the
+    local free parents of each product."""
+    local = np.full(d, -1, dtype=np.intp)
+    local[labels] = np.arange(len(labels))
+    child = np.repeat(np.arange(len(labels)), [len(parents[lab]) for lab in labels])
+    parent = local[np.concatenate([parents[lab] for lab in labels])]
+    inside = parent >= 0
+    factors = []
+    for k in products:
+        q = of_product.indices[of_product.indptr[k] : of_product.indptr[k + 1]]
+        factors.append(local[q[free_row[q]]])
+    return child[inside], parent[inside], factors
 
 
 def _enumerate_parts(parts, comp, r, j, parents, C, P, of_product, live, free, Y) -> None:
@@ -145,31 +210,51 @@ def _enumerate_parts(parts, comp, r, j, parents, C, P, of_product, live, free, Y
     a free parent off) excluded; a product counts when all its free parents are on (the
     others are forced on). The best consistent vector is written into ``Y``.
     """
-    N = len(r)
-    by_comp = np.argsort(comp[:N], kind="stable")
-    first = np.searchsorted(comp[:N][by_comp], np.arange(comp.max(initial=0) + 2))
-    lr, lk = np.nonzero(live)
-    prod_by_comp = np.argsort(comp[N:], kind="stable")
-    prod_first = np.searchsorted(comp[N:][prod_by_comp], np.arange(comp.max(initial=0) + 2))
-    for part in parts:
-        members = by_comp[first[part] : first[part + 1]]
-        row, labels = r[members[0]], j[members]
-        m = len(labels)
-        B = _all_vectors(m)
-        local = np.full(Y.shape[1], -1, dtype=np.intp)
-        local[labels] = np.arange(m)
-        child = np.repeat(np.arange(m), [len(parents[lab]) for lab in labels])
-        parent = local[np.concatenate([parents[lab] for lab in labels])]
-        inside = parent >= 0  # the other parents are forced on
-        bad = np.any(B[:, child[inside]] & ~B[:, parent[inside]], axis=1)
+    for row, labels, products in _members(parts, comp, r, j, live):
+        B = _all_vectors(len(labels))
+        child, parent, factors = _local(labels, products, parents, of_product, free[row],
+                                        Y.shape[1])
+        bad = np.any(B[:, child] & ~B[:, parent], axis=1)
         value = B @ C[row, labels]
-        for t in prod_by_comp[prod_first[part] : prod_first[part + 1]]:
-            k = lk[t]
-            q = of_product.indices[of_product.indptr[k] : of_product.indptr[k + 1]]
-            q = local[q[free[row, q]]]
+        for k, q in zip(products, factors, strict=True):
             value = value + P[row, k] * B[:, q].all(axis=1)
         value[bad] = np.inf
         Y[row, labels] = B[int(np.argmin(value))]
+
+
+def _branch_parts(searched, comp, arcs, r, j, depth, C, P, live, Y) -> np.ndarray:
+    """Solve the components ``searched`` (bool, per component) by the compiled branch and
+    bound of :mod:`ecrm.spaces.hierarchy._branch`, all in one call: each component's labels
+    in order of depth (parents first), its arcs and products as bit masks. Writes the solved
+    ones into ``Y`` and returns the others (stopped after ``_BRANCH_NODES`` nodes)."""
+    N = len(r)
+    child, parent, product, factor = arcs
+    lr, lk = np.nonzero(live)
+    nodes = np.flatnonzero(searched[comp[:N]])
+    nodes = nodes[np.lexsort((depth[j[nodes]], comp[nodes]))]  # by component, then depth
+    parts, start = np.unique(comp[nodes], return_index=True)
+    slot = np.full(N, -1, dtype=np.intp)  # a node's place in ``nodes``
+    slot[nodes] = np.arange(len(nodes))
+    bit = np.uint64(1) << (np.arange(len(nodes)) - np.repeat(start, np.diff(
+        np.append(start, len(nodes))))).astype(np.uint64)  # a label's bit in its component
+    parent_mask = np.zeros(len(nodes), dtype=np.uint64)
+    inside = slot[child] >= 0
+    np.bitwise_or.at(parent_mask, slot[child[inside]], bit[slot[parent[inside]]])
+    pairs = np.flatnonzero(searched[comp[N:]])  # the live products of these components
+    pairs = pairs[np.argsort(comp[N + pairs], kind="stable")]
+    pslot = np.full(len(lr), -1, dtype=np.intp)
+    pslot[pairs] = np.arange(len(pairs))
+    product_mask = np.zeros(len(pairs), dtype=np.uint64)
+    inside = pslot[product] >= 0
+    np.bitwise_or.at(product_mask, pslot[product[inside]], bit[slot[factor[inside]]])
+    pstart = np.searchsorted(comp[N + pairs], parts)
+    masks, solved = _branch.search_parts(
+        np.append(start, len(nodes)), C[r[nodes], j[nodes]], parent_mask,
+        np.append(pstart, len(pairs)), product_mask, P[lr[pairs], lk[pairs]], _BRANCH_NODES)
+    whose = np.repeat(np.arange(len(parts)), np.diff(np.append(start, len(nodes))))
+    on = solved[whose] & ((masks[whose] & bit) != 0)
+    Y[r[nodes[on]], j[nodes[on]]] = True
+    return parts[~solved]
 
 
 def sandwich(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> tuple:
@@ -181,7 +266,7 @@ def sandwich(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> tupl
     (nonzero, every parent allowed, one free); ``undecided = live & (P > 0)``. A row with
     no undecided product is solved by ``allowed[:, :d]``.
     """
-    plus, of_product = h._product_closure()
+    plus, of_product, parents_of = h._product_closure()
     plan, edges_plus = plus._level_plan(), plus.edges
     d = h.n_labels
     n_parents = np.diff(of_product.indptr)
@@ -193,19 +278,25 @@ def sandwich(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) -> tupl
     charged = None
     for pair in range(_SANDWICH_ROUNDS + 1):
         free = allowed[:, :d] & ~on[:, :d]
-        n_free = np.asarray(free.astype(float) @ of_product.T)
-        n_open = np.asarray(allowed[:, :d].astype(float) @ of_product.T)
+        n_free = _per_product(of_product, free)
+        n_open = _per_product(of_product, allowed[:, :d])
         live = (n_open == n_parents) & (n_free > 0) & (P != 0)
         undecided = live & (P > 0)
         now = np.where(undecided, P, 0.0)
         if pair == _SANDWICH_ROUNDS or (charged is not None and np.array_equal(now, charged)):
             break
         charged = now
-        W = (charged @ of_product) * free  # each product charged to its free parents
+        W = _per_product(parents_of, charged) * free  # each product charged to its free parents
         on = closure_argmin(plan, edges_plus, G + np.hstack([W, np.zeros_like(P)]), on=on,
                             allowed=allowed, stats=stats)
         allowed = closure_argmin(plan, edges_plus, G, on=on, allowed=allowed, stats=stats)
     return on, allowed, live, undecided
+
+
+def _per_product(S, M: np.ndarray) -> np.ndarray:
+    """``M @ S.T`` (n, K) for a sparse CSR ``S`` (K, d) and a dense ``M`` (n, d), as a
+    sparse-times-dense product (a dense-times-sparse one transposes ``S`` on every call)."""
+    return np.asarray(S @ np.asarray(M, dtype=float).T).T
 
 
 _VECTORS: dict = {}
@@ -283,6 +374,77 @@ def _row_problem(edges, of_product, c, p, free, products, anc=None):
     if top > 0:  # a power of two: max|cost| in (2^19, 2^20]
         cost = cost * 2.0 ** (20 - np.ceil(np.log2(top)))
     return cost, A, np.concatenate(ub), nodes
+
+
+def _highs(problems, integer: bool, presolve: bool = True) -> np.ndarray:
+    """The solution of the block-diagonal programme of ``problems`` (HiGHS through ``milp``):
+    its LP relaxation, or with ``integer`` the MILP (labels integral, ``mip_rel_gap`` 0)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    cost = np.concatenate([c for c, _, _, _ in problems])
+    A = sp.block_diag([a for _, a, _, _ in problems], format="csr")
+    ub = np.concatenate([u for _, _, u, _ in problems])
+    options: dict = {"presolve": presolve}
+    integrality = None
+    if integer:
+        integrality = np.concatenate([np.r_[np.ones(len(nodes)), np.zeros(len(c) - len(nodes))]
+                                      for c, _, _, nodes in problems])
+        options["mip_rel_gap"] = 0.0
+    res = milp(cost, constraints=LinearConstraint(A, -np.inf, ub), integrality=integrality,
+               bounds=Bounds(0, 1), options=options)
+    if res.status != 0:  # pragma: no cover - always feasible (y = 0) and bounded
+        raise RuntimeError(f"HiGHS failed: {res.message}")
+    return res.x
+
+
+def _solve_parts(problems, parts, d: int) -> np.ndarray:
+    r"""Solve row problems by components: the LP of the block, then the MILP of what is left.
+
+    ``parts[i]`` is the component of each variable of ``problems[i]`` (labels, then products);
+    every constraint lies inside one component, so the block's LP relaxation is optimal on
+    each component apart and a component whose labels come out integral (within
+    ``_INTEGRAL``) is solved: its LP value is a lower bound that a feasible point attains.
+    Only the fractional components go on, together, to one MILP. Each component's costs are
+    scaled by a power of two to :math:`\max|c| \in (2^{19}, 2^{20}]` (exact), so that
+    HiGHS's absolute tolerances are relative to the component; HiGHS's presolve is off (on
+    these problems it costs more than it saves). Returns bool (rows, d).
+    """
+    problems = [(_scale_parts(c, part), A, ub, nodes)
+                for (c, A, ub, nodes), part in zip(problems, parts, strict=True)]
+    Y = np.zeros((len(problems), d), dtype=bool)
+    x = _highs(problems, integer=False, presolve=False)
+    left, where, offset = [], [], 0
+    for row, ((c, A, ub, nodes), part) in enumerate(zip(problems, parts, strict=True)):
+        y = x[offset : offset + len(nodes)]
+        offset += len(c)
+        fractional = np.unique(part[: len(nodes)][np.minimum(y, 1.0 - y) > _INTEGRAL])
+        done = ~np.isin(part[: len(nodes)], fractional)
+        Y[row, nodes[done]] = y[done] > 0.5
+        if len(fractional):
+            keep = np.isin(part, fractional)
+            sub = A[:, keep].tocsr()
+            inside = np.diff(sub.indptr) > 0  # the constraints of the kept components
+            left.append((c[keep], sub[inside], ub[inside], nodes[~done]))
+            where.append(row)
+    if left:
+        x = _highs(left, integer=True, presolve=False)
+        offset = 0
+        for row, (c, _, _, nodes) in zip(where, left, strict=True):
+            Y[row, nodes] = x[offset : offset + len(nodes)] > 0.5
+            offset += len(c)
+    return Y
+
+
+def _scale_parts(cost: np.ndarray, part: np.ndarray) -> np.ndarray:
+    """``cost`` with each component's entries scaled by a power of two to a maximum
+    magnitude in :math:`(2^{19}, 2^{20}]` (a component of zero costs is left as is)."""
+    uniq, inv = np.unique(part, return_inverse=True)
+    top = np.zeros(len(uniq))
+    np.maximum.at(top, inv, np.abs(cost))
+    exponent = np.zeros(len(uniq))
+    nonzero = top > 0
+    exponent[nonzero] = 20 - np.ceil(np.log2(top[nonzero]))
+    return cost * 2.0 ** exponent[inv]
 
 
 def _solve_milps(problems, d: int, relax_first: bool = True) -> np.ndarray:

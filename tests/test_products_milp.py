@@ -1,0 +1,135 @@
+"""The hierarchical-loss oracle's MILP stage: the path by components against the row path.
+
+:func:`ecrm.spaces.hierarchy._products.products_argmin` sends the parts left by its exact
+reductions to HiGHS. The ``"parts"`` path (the default) solves the LP relaxation of a block of
+rows and then one MILP on the fractional components only; the ``"rows"`` path (the reference)
+sends every row with a fractional label to the MILP whole. Before them, the compiled branch
+and bound (:mod:`ecrm.spaces.hierarchy._branch`) solves the medium components. All must reach
+the brute-force minimum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ecrm.losses import HierarchicalLoss
+from ecrm.spaces.hierarchy import _products
+from ecrm.testing import check_oracle
+from test_hierarchy import random_hierarchy, signed_costs
+
+
+def oracle(h, C, P, path, **constants):
+    """``h.argmin_products(C, P)`` on the MILP path ``path`` with the constants of
+    ``_products`` given (``_ENUMERATE=0`` sends every hard component to HiGHS)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_products, "_MILP_PATH", path)
+        for name, value in constants.items():
+            mp.setattr(_products, name, value)
+        return h.argmin_products(C, P)
+
+
+def sign_mix(rng, n, d, share):
+    """Magnitudes of :func:`signed_costs` (ties, zeros, 1e-12..1e12), each entry negative
+    with probability ``share``."""
+    return np.where(rng.random((n, d)) < share, -1.0, 1.0) * np.abs(signed_costs(rng, n, d))
+
+
+# the stage that solves the hard components: the MILP; enumeration (small) then the MILP;
+# the branch and bound (numba); the branch and bound stopped after 3 nodes, so that most
+# components go on to the MILP
+STAGES = st.sampled_from([{"_BRANCH_MAX": 0, "_ENUMERATE": 0}, {"_BRANCH_MAX": 0},
+                          {"_BRANCH_MAX": 63, "_ENUMERATE": 0},
+                          {"_BRANCH_MAX": 63, "_BRANCH_NODES": 3, "_ENUMERATE": 0}])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(3, 12), st.sampled_from([0.05, 0.3, 0.5, 0.9]), st.sampled_from([1, 3, 10]),
+       STAGES, st.integers(0, 2**32 - 1))
+def test_parts_match_rows_and_brute_force(d, share, block, stage, seed):
+    # the same objective as the row path (MILP only) on every row, and the brute-force
+    # minimum, whatever the signs, the scales, the rows per block and the stage
+    rng = np.random.default_rng(seed)
+    h = random_hierarchy(rng, d, tree=False)
+    K = len(h.multi_parent)
+    C, P = sign_mix(rng, 12, d, share), sign_mix(rng, 12, K, share)
+    M = np.hstack([C, P])
+    loss = HierarchicalLoss(h)
+    Y = oracle(h, C, P, "parts", _MILP_ROWS=block, **stage)
+    Y_ref = oracle(h, C, P, "rows", _ENUMERATE=0, _MILP_ROWS=block, _BRANCH_MAX=0)
+    assert h.is_consistent(Y).all()
+    gap = np.einsum("ij,ij->i", M, loss.phi(Y) - loss.phi(Y_ref))
+    assert np.all(np.abs(gap) <= 1e-12 * np.abs(M).sum(axis=1))
+    check_oracle(h, M, loss=loss, rtol=1e-12, atol=0.0,
+                 oracle=lambda M: oracle(h, M[:, :d], M[:, d:], "parts", _MILP_ROWS=block,
+                                         **stage))
+
+
+def test_fractional_components_reach_the_milp(monkeypatch):
+    # the MILP stage is exercised: on these DAGs some components have a fractional LP
+    # optimum, go on to the MILP, and the answers still reach the brute-force minimum
+    calls = []
+    solve = _products._highs
+
+    def counting(problems, integer, presolve=True):
+        calls.append((integer, sum(len(nodes) for _, _, _, nodes in problems)))
+        return solve(problems, integer, presolve)
+
+    monkeypatch.setattr(_products, "_highs", counting)
+    monkeypatch.setattr(_products, "_ENUMERATE", 0)
+    monkeypatch.setattr(_products, "_BRANCH_MAX", 0)
+    rng = np.random.default_rng(7)
+    for _ in range(10):
+        h = random_hierarchy(rng, 12, tree=False)
+        C, P = sign_mix(rng, 10, 12, 0.3), sign_mix(rng, 10, len(h.multi_parent), 0.3)
+        check_oracle(h, np.hstack([C, P]), loss=HierarchicalLoss(h), rtol=1e-12, atol=0.0,
+                     oracle=lambda M, h=h: h.argmin_products(M[:, :12], M[:, 12:]))
+    assert any(not integer for integer, _ in calls)
+    assert any(integer for integer, _ in calls)
+
+
+def test_scale_parts_is_a_power_of_two_per_component():
+    rng = np.random.default_rng(0)
+    part = rng.integers(0, 5, size=40)
+    cost = rng.normal(0, 1, size=40) * 10.0 ** rng.integers(-12, 13, size=40)
+    cost[part == 4] = 0.0
+    scaled = _products._scale_parts(cost, part)
+    for k in range(4):
+        inside = part == k
+        top = np.abs(scaled[inside]).max()
+        assert 2.0**19 < top <= 2.0**20
+        ratio = scaled[inside] / cost[inside]
+        assert np.all(ratio == ratio[0]) and np.log2(ratio[0]) == np.round(np.log2(ratio[0]))
+    assert np.all(scaled[part == 4] == 0.0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 6), st.integers(0, 2**32 - 1))
+def test_branch_and_bound_matches_brute_force(m, K, seed):
+    # one part: the best closed label set by enumeration, against the compiled search
+    _branch = pytest.importorskip("ecrm.spaces.hierarchy._branch")
+    if not _branch.AVAILABLE:
+        pytest.skip("numba (the 'fast' extra) is not installed")
+    rng = np.random.default_rng(seed)
+    bits = np.uint64(1) << np.arange(m, dtype=np.uint64)
+    parent_mask = np.zeros(m, dtype=np.uint64)
+    for j in range(1, m):
+        for q in rng.choice(j, size=min(j, int(rng.integers(0, 3))), replace=False):
+            parent_mask[j] |= bits[q]
+    product_mask = np.array([np.bitwise_or.reduce(bits[rng.choice(m, size=min(m, 3),
+                                                                   replace=False)])
+                             for _ in range(K)], dtype=np.uint64)
+    c, p = sign_mix(rng, 1, m, 0.5)[0], sign_mix(rng, 1, K, 0.5)[0]
+    B = (np.arange(2**m)[:, None] >> np.arange(m)) & 1 == 1
+    masks = B.astype(np.uint64) @ bits
+    closed = np.all(~B | ((masks[:, None] & parent_mask) == parent_mask), axis=1)
+    values = B @ c + ((masks[:, None] & product_mask) == product_mask) @ p
+    best = values[closed].min()
+    for budget in (10**7, 1, 5):  # a search stopped early says so; one that ends is exact
+        mask, solved = _branch.search(c, parent_mask, product_mask, p, budget)
+        found = (np.uint64(mask) & bits) != 0
+        assert closed[int(found @ (2 ** np.arange(m)))] and (solved or budget < 10**7)
+        value = found @ c + ((np.uint64(mask) & product_mask) == product_mask) @ p
+        assert value <= best + 1e-12 * (np.abs(c).sum() + np.abs(p).sum()) or not solved
