@@ -75,7 +75,7 @@ def test_the_library_constants_are_the_table():
     from ecrm import forest, length_scales
     from ecrm._kernels import KERNEL_PARAMS
     from ecrm._model_selection import SCORERS, WIDTH_KERNELS
-    from ecrm._solvers import CENTER_SELECTIONS, SOLVERS
+    from ecrm._solvers.budget import CENTER_SELECTIONS, SOLVERS
     from ecrm._solvers.centers import _SHORTHANDS
     from ecrm.calibration import CALIBRATIONS
     from ecrm.datasets.formats import FORMATS

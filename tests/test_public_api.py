@@ -129,15 +129,7 @@ TAKEN = _taken_by_others()
 PRIVATE = sorted(m for m in MODULES if _is_private(m) and _declared(MODULES[m][0]))
 #: Private modules whose ``__all__`` is not trimmed yet, and why (a strict xfail: once one
 #: is trimmed, its entry must go).
-PENDING = {
-    **dict.fromkeys(["ecrm.commands._options", "ecrm.commands._tasks", "ecrm.commands._threads",
-                     "ecrm.spaces.hierarchy._closure", "ecrm.spaces.hierarchy._compiled",
-                     "ecrm.spaces.hierarchy._products"],
-                    "its files are being reworked elsewhere (issue 28)"),
-    # the package re-exports its pieces for the tests (tests/test_solvers.py): trimming its
-    # __all__ needs its imports changed, which the declared-solver work of issue 28 owns
-    "ecrm._solvers": "the package's re-exports go with its imports",
-}
+PENDING: dict[str, str] = {}  # private modules whose __all__ is not trimmed yet, and why
 
 
 def test_the_scan_sees_imports_attributes_and_tables():

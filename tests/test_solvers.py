@@ -10,14 +10,11 @@ from sklearn import config_context
 
 from _shapes import TREE7 as TREE
 from ecrm import ECRM, ECRMCV
-from ecrm._solvers import (
-    LinearFeatures,
-    NormalEquations,
-    NystromFeatures,
-    check_solver_params,
-    select_centers,
-)
+from ecrm._solvers.centers import select_centers
+from ecrm._solvers.features import LinearFeatures, NystromFeatures
+from ecrm._solvers.normal_equations import NormalEquations
 from ecrm._solvers.primal import PrimalLeaveOneOut
+from ecrm._solvers.solver import check_solver_params
 from ecrm.datasets.flows import simulate_flows
 from ecrm.losses import AbsoluteLoss, FootruleLoss, HammingLoss, HierarchicalLoss, SquaredLoss
 from ecrm.spaces.flows import paper_network

@@ -27,24 +27,3 @@ blocks). The primal normal equations are sums over row blocks
 :mod:`ecrm._solvers._dask` runs per chunk of Dask arrays as a map-reduce on the active Dask
 scheduler (``pip install 'ecrm[dask]'``; Dask is imported only when Dask arrays are passed).
 """
-
-from ecrm._solvers.budget import DEFAULT_MEMORY_BUDGET_GIB, SOLVERS
-from ecrm._solvers.centers import CENTER_SELECTIONS, select_centers
-from ecrm._solvers.features import FeatureMap, LinearFeatures, NystromFeatures
-from ecrm._solvers.normal_equations import NormalEquations, PrimalFit
-from ecrm._solvers.solver import (
-    SOLVER_CLASSES,
-    DualSolver,
-    NystromSolver,
-    PrimalSolver,
-    Solver,
-    build_feature_map,
-    check_solver_params,
-    register_solver,
-    unregister_solver,
-)
-
-__all__ = ["CENTER_SELECTIONS", "DEFAULT_MEMORY_BUDGET_GIB", "SOLVERS", "SOLVER_CLASSES",
-           "DualSolver", "FeatureMap", "LinearFeatures", "NormalEquations", "NystromFeatures",
-           "NystromSolver", "PrimalFit", "PrimalSolver", "Solver", "build_feature_map",
-           "check_solver_params", "register_solver", "select_centers", "unregister_solver"]

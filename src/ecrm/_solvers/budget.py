@@ -24,8 +24,8 @@ from sklearn.utils import gen_batches
 
 from ecrm._parameters import check_parameter, vocabulary
 
-__all__ = ["BLOCK_FEATURE_COPIES", "DEFAULT_MEMORY_BUDGET_GIB", "DUAL_COPIES", "GIB", "SOLVERS",
-           "MemoryNeed", "check_budget", "pass_bytes", "row_blocks"]
+__all__ = ["BLOCK_FEATURE_COPIES", "DUAL_COPIES", "GIB", "MemoryNeed", "check_budget", "pass_bytes",
+           "row_blocks"]
 
 #: Solver names accepted by ``ECRM(solver=...)`` and ``ECRMCV(solver=...)`` and offered by the
 #: command line (declared in :data:`ecrm._parameters.CONSTRAINTS`; the table of solvers,

@@ -21,11 +21,11 @@ from scipy import linalg
 from sklearn.utils import check_random_state
 
 from ecrm._parameters import check_parameter
-from ecrm._solvers.budget import CENTER_SELECTIONS, row_blocks
+from ecrm._solvers.budget import row_blocks
 from ecrm._solvers.features import NystromFeatures
 
-__all__ = ["CENTER_SELECTIONS", "CenterSelector", "KMeansPlusPlusCenters", "LeverageCenters",
-           "UniformCenters", "check_center_selection", "select_centers"]
+__all__ = ["CenterSelector", "KMeansPlusPlusCenters", "LeverageCenters", "UniformCenters",
+           "check_center_selection", "select_centers"]
 
 
 class CenterSelector(ABC):

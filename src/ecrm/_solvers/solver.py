@@ -55,9 +55,8 @@ from ecrm._solvers.prepare import DualBasis, DualSource, FeatureBasis, FeatureSo
 from ecrm._solvers.primal import FeatureFit
 
 __all__ = ["SOLVER_CLASSES", "DualSolver", "FeatureSolver", "NystromSolver", "PrimalSolver",
-           "Solver", "SolverChoice", "build_feature_map", "check_solver",
-           "check_solver_params", "memory_need", "register_solver", "streams_rows",
-           "unregister_solver"]
+           "Solver", "SolverChoice", "check_solver", "check_solver_params", "memory_need",
+           "register_solver", "streams_rows"]
 
 
 class Solver(ABC):

@@ -15,9 +15,9 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["FORMATS", "add_data_options", "choices", "delimiter_option", "directory_option",
-           "existing_file_option", "in_flags", "names_option", "number_option",
-           "output_file_option", "parameter_option", "progress_bar"]
+__all__ = ["add_data_options", "choices", "directory_option", "existing_file_option", "in_flags",
+           "names_option", "number_option", "output_file_option", "parameter_option",
+           "progress_bar"]
 
 
 def choices(parameter: str) -> tuple[str, ...]:

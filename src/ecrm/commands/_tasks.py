@@ -31,9 +31,8 @@ from pathlib import Path
 from ecrm import tasks as _library
 from ecrm.commands import estimator_of
 
-__all__ = ["LOSSES", "METRIC_NAMES", "RANKING_SEP", "TASKS", "Classes", "Ranking", "iter_features",
-           "label_set_only", "make_loss", "outputs_of", "read_labelled", "read_training",
-           "task_of"]
+__all__ = ["LOSSES", "METRIC_NAMES", "RANKING_SEP", "TASKS", "iter_features", "label_set_only",
+           "make_loss", "outputs_of", "read_labelled", "read_training", "task_of"]
 
 #: The kinds of output ``ecrm fit --task`` fits (the first is the default): the tasks of
 #: :data:`ecrm.tasks.TASKS` whose label column the command line reads.

@@ -18,7 +18,7 @@ import argparse
 import contextlib
 from collections.abc import Iterator
 
-__all__ = ["COMMANDS", "DEFAULT_THREADS", "add_threads_option", "limit_threads"]
+__all__ = ["COMMANDS", "add_threads_option", "limit_threads"]
 
 #: The commands that compute, and take ``--threads``.
 COMMANDS = ("fit", "predict", "evaluate")

@@ -64,8 +64,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components, maxi
 
 from ecrm.spaces.hierarchy._exact_flow import min_closure_exact
 
-__all__ = ["LevelPlan", "closure_argmin", "contract", "make_level_plan", "reduce_closure",
-           "sum_down", "up_closure"]
+__all__ = ["LevelPlan", "closure_argmin", "make_level_plan"]
 
 # Integer budget of the cut: a component's capacities are scaled so that its flow is at most
 # its budget Q (between 2^22 and 2^27, growing with its size), and a call to maximum_flow holds

@@ -34,7 +34,7 @@ except ImportError:  # optional: the module still imports (doctests), _closure d
 else:  # compiled once, then loaded from numba's cache
     AVAILABLE, _jit = True, njit(cache=True)
 
-__all__ = ["AVAILABLE", "certified_cuts", "contract", "max_flow", "reduce_closure"]
+__all__ = ["AVAILABLE"]
 
 
 @_jit

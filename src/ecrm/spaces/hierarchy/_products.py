@@ -61,7 +61,7 @@ from scipy.sparse.csgraph import connected_components
 from ecrm.spaces.hierarchy import _branch
 from ecrm.spaces.hierarchy._closure import closure_argmin
 
-__all__ = ["products_argmin", "sandwich"]
+__all__ = ["products_argmin"]
 
 # Rows solved together as one block-diagonal MILP: amortises HiGHS's per-call overhead.
 _MILP_ROWS = 10
