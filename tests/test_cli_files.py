@@ -278,7 +278,9 @@ def test_a_socket_as_output_is_refused(ecrm_cmd, test_csv, tmp_path, model_file)
 def _slow_training_file(train_csv, tmp_path) -> Path:
     lines = train_csv.read_text().splitlines()
     path = tmp_path / "slow.csv"
-    path.write_text("\n".join(lines[:1] + lines[1:] * 5) + "\n")  # 1,500 rows
+    # 3,000 rows: the exact leave-one-out search's eigendecomposition takes seconds, so the
+    # signal sent when the progress bar says "fitting" always arrives before the fit ends
+    path.write_text("\n".join(lines[:1] + lines[1:] * 10) + "\n")
     return path
 
 
