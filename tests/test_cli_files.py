@@ -290,9 +290,12 @@ def test_interrupted_fit_leaves_the_old_model_and_no_temporary_file(subprocess_e
                                                                     tmp_path, sig, status, line):
     _slow_training_file(train_csv, tmp_path)
     (tmp_path / "m.ecrm").write_bytes(b"the old model")
+    # SIGINT as in a terminal: a test run started in the background (``make test &``) has
+    # it ignored, and a child would inherit that
     proc = subprocess.Popen(
         [sys.executable, "-m", "ecrm", "fit", "slow.csv", "--cv", "-o", "m.ecrm"],
-        cwd=tmp_path, env=subprocess_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        cwd=tmp_path, env=subprocess_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = b""
     deadline = time.monotonic() + 120
     while b"fitting" not in seen and time.monotonic() < deadline:  # the progress bar says so
