@@ -188,9 +188,12 @@ def loo_search(X, T, loss: Callable, *, alphas=None, kernel="rbf", gamma=None, d
         predictions ``P`` (n, c) against its targets ``T_rows`` (n, c); smaller is better.
         It may be called on blocks of rows (the primal solvers), so it must be a sum of
         per-point values.
-    alphas, kernel, gamma, degree, coef0, fit_intercept, kernel_grid, memory, loo_samples, \
-kernel_subsample, random_state, solver, n_components, center_selection, memory_budget
+    alphas, kernel, gamma, degree, coef0, fit_intercept, kernel_grid, memory
         As in :class:`ecrm.ECRMCV`; the ridge term is ``m * alpha``.
+    loo_samples, kernel_subsample, random_state, solver, n_components, center_selection
+        As in :class:`ecrm.ECRMCV`.
+    memory_budget
+        As in :class:`ecrm.ECRMCV`.
 
     Returns
     -------
