@@ -85,6 +85,22 @@ def test_ecrm_fit_says_when_the_choice_is_at_the_grid_edge(ecrm_cmd, train_csv, 
     assert "gamma=0.166667 (1/features)" in proc.stdout.decode()
 
 
+def test_fit_lines_are_not_written_over_the_progress_bar(ecrm_cmd, train_csv, tmp_path):
+    """The search's report and the warnings clear the stage bar and start their own line (a
+    terminal shows what follows the last carriage return of a line); the bar shows the
+    stage and the time elapsed, no rate or time left (its three stages are unequal)."""
+    proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--cv", "--family", "kernel",
+                    "--alphas", "1e-9,1e-8", "-o", "m.ecrm", cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 0, err
+    shown = [line.split("\r")[-1] for line in err.split("\n")]
+    reports = [line for line in shown if "[ECRMCV]" in line or "ecrm: warning" in line]
+    assert reports and all(line.startswith(("[ECRMCV]", "ecrm: warning")) for line in reports)
+    bars = [part for part in err.replace("\n", "\r").split("\r") if "ecrm fit:" in part]
+    assert bars and "3/3, saving" in bars[-1]
+    assert not any("it/s" in part or "<" in part for part in bars)
+
+
 def test_info_shows_the_solver_the_selection_and_every_label(ecrm_cmd, train_csv, tmp_path):
     import json
 

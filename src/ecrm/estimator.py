@@ -526,12 +526,16 @@ class ECRMCV(_ECRMBase):
 
     @staticmethod
     def _report(search) -> None:
+        # through tqdm, so that a progress bar on the same stream (the command line's) is
+        # cleared and drawn again below the lines instead of being written over
+        from tqdm.auto import tqdm
+
         for k in sorted({c.kernel_index for c in search.candidates}):
             top = min((c for c in search.candidates if c.kernel_index == k),
                       key=lambda c: c.sort_key)
-            print(f"[ECRMCV] kernel {top.kernel_params}: best alpha={top.alpha:g}, "
-                  f"intercept={top.fit_intercept}, leave-one-out score {top.score:.6g}",
-                  file=sys.stderr)
+            tqdm.write(f"[ECRMCV] kernel {top.kernel_params}: best alpha={top.alpha:g}, "
+                       f"intercept={top.fit_intercept}, leave-one-out score {top.score:.6g}",
+                       file=sys.stderr)
         best = search.best
-        print(f"[ECRMCV] selected {best.kernel_params}, alpha={best.alpha:g}, "
-              f"intercept={best.fit_intercept}", file=sys.stderr)
+        tqdm.write(f"[ECRMCV] selected {best.kernel_params}, alpha={best.alpha:g}, "
+                   f"intercept={best.fit_intercept}", file=sys.stderr)

@@ -280,15 +280,19 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
                        "model remembers them for predict and evaluate")
 
 
-def progress_bar(total: int, desc: str, *, enabled: bool = True, stream=None) -> Any:
+def progress_bar(total: int, desc: str, *, enabled: bool = True, stream=None,
+                 stages: bool = False) -> Any:
     """A tqdm bar of ``total`` steps on ``stream`` (stderr by default); silent if disabled.
 
     Use as a context manager; ``bar.update()`` after each step and ``bar.set_postfix_str``
-    for a note on the step just done.
+    for a note on the step just done. ``stages``: the steps are a command's few unequal
+    stages (reading, fitting, saving), so the bar shows the stage and the time elapsed, not
+    a rate or an estimate of the time left, which such steps would make wrong.
     """
     import sys
 
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, disable=not enabled,
+    form = "{desc}: {n_fmt}/{total_fmt}{postfix} [{elapsed}]" if stages else None
+    return tqdm(total=total, desc=desc, disable=not enabled, bar_format=form,
                 file=sys.stderr if stream is None else stream, dynamic_ncols=True)

@@ -128,7 +128,7 @@ def run(args) -> int:
             check_output_directory(args.plot, option="--plot")
     except OutputError as exc:
         return fail(str(exc))
-    with progress_bar(2, "ecrm evaluate", enabled=not args.quiet) as bar:
+    with progress_bar(2, "ecrm evaluate", enabled=not args.quiet, stages=True) as bar:
         try:
             loaded = load(args.model)
             model = estimator_of(loaded)

@@ -111,7 +111,8 @@ def run(args) -> int:
                     "standard output (ecrm fit ... -o - > model.ecrm) or give a file path")
     report = sys.stderr if is_stream(args.output) else sys.stdout  # not into the output
     with contextlib.ExitStack() as stack, progress_bar(3, "ecrm fit",
-                                                       enabled=not args.quiet) as bar:
+                                                       enabled=not args.quiet,
+                                                       stages=True) as bar:
         try:
             bar.set_postfix_str("reading data")
             data, impute = read_training(args, stack)

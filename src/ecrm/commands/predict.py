@@ -262,7 +262,7 @@ def run(args) -> int:
     except (argparse.ArgumentTypeError, OutputError) as exc:
         return fail(str(exc))
     summary = sys.stderr if is_stream(args.output) else sys.stdout  # not into the output
-    with progress_bar(2, "ecrm predict", enabled=not args.quiet) as bar:
+    with progress_bar(2, "ecrm predict", enabled=not args.quiet, stages=True) as bar:
         try:
             loaded = load(args.model)
             model = estimator_of(loaded)
