@@ -44,7 +44,7 @@ print("  " + ", ".join(h.labels))
 # Fit with exact leave-one-out model selection
 # --------------------------------------------
 model = ECRMCV(HierarchicalLoss(h), h, alphas=np.logspace(-5, 0, 11),
-               kernel_grid={"gamma": [0.03, 0.1, 0.3]}).fit(train.X, train.Y)
+               kernel_grid={"gamma": [0.1, 0.3, 1.0]}).fit(train.X, train.Y)
 print(f"chosen: alpha={model.alpha_:.2g}, gamma={model.kernel_params_['gamma']}, "
       f"intercept={model.fit_intercept_}")
 
