@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -74,3 +76,24 @@ def test_a_built_site_loads_the_local_mathjax():
         assert f"{prefix}_static/mathjax/tex-mml-chtml.js" in scripts, page
         assert not [s for s in scripts if "mathjax" in s.lower() and "//" in s], page
     assert (site / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
+
+
+def test_the_maths_renders_with_the_network_off(site, tmp_path):
+    """Headless Chromium, every connection refused (a proxy on a closed port, no name
+    resolution), renders the page's TeX into MathJax's output elements; the screenshot is
+    kept beside the page for a person to look at."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("no headless Chromium (Debian's chromium package) on this machine")
+    offline = ["--headless", "--no-sandbox", "--disable-gpu", "--proxy-server=127.0.0.1:9",
+               "--host-resolver-rules=MAP * ~NOTFOUND", "--virtual-time-budget=20000",
+               "--allow-file-access-from-files", f"--user-data-dir={tmp_path / 'profile'}"]
+    page = (site / "index.html").as_uri()
+    dom = subprocess.run([browser, *offline, "--dump-dom", page], capture_output=True,
+                         text=True, timeout=120).stdout
+    assert dom.count("<mjx-container") == 2, dom[-2000:]  # the inline and the display formula
+    assert "\\lambda" not in re.sub(r"<[^>]+>", "", dom.split("<body", 1)[1])  # no raw TeX
+    shot = site / "maths.png"
+    subprocess.run([browser, *offline, "--window-size=900,500", f"--screenshot={shot}", page],
+                   capture_output=True, timeout=120)
+    assert shot.stat().st_size > 5_000
