@@ -118,7 +118,10 @@ def kernel_settings(own: dict, kernel_grid) -> list[dict]:
         if unknown:
             raise ValueError(f"kernel_grid may only set kernel, gamma, degree and coef0; "
                              f"got {sorted(unknown)}")
-        params = check_kernel_params(**{**own, **override})
+        try:
+            params = check_kernel_params(**{**own, **override})
+        except ValueError as exc:  # name the grid: the setting is not the estimator's own
+            raise ValueError(f"kernel_grid: {exc}") from None
         if params["kernel"] == "precomputed":
             raise ValueError("kernel_grid cannot contain 'precomputed'")
         settings.append(params)

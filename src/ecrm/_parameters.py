@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["CONSTRAINTS", "Choice", "Number", "check_parameter", "vocabulary"]
+__all__ = ["CONSTRAINTS", "RANDOM_STATE", "Checked", "Choice", "Flag", "Number", "check_parameter",
+           "table", "vocabulary"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,44 @@ class Choice:
                     and isinstance(value, self._class()))):
             return value
         raise ValueError(f"{name} must be {self.allowed()}; got {value!r}")
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A ``True``/``False`` parameter (NumPy's booleans too), or also one of ``values``
+    (``fit_intercept="auto"``)."""
+
+    values: tuple[str, ...] = ()
+
+    def check(self, value, name: str):
+        if isinstance(value, str) and value in self.values:
+            return value
+        if isinstance(value, bool) or type(value).__name__ == "bool_":
+            return bool(value)
+        words = " or ".join(["True", "False", *map(repr, self.values)])
+        raise ValueError(f"{name} must be {words}; got {value!r}")
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A parameter its estimator's own ``_check_params`` checks (a grid, a list of values,
+    nested options, a random state), with values it refuses (``bad``) for the tests the
+    class tables generate (``tests/test_parameter_tables.py``)."""
+
+    what: str
+    bad: tuple = ()
+
+
+#: ``random_state``: a seed or a ``RandomState``, read by scikit-learn's check_random_state at fit.
+RANDOM_STATE = Checked("a seed or a RandomState (check_random_state, at fit)")
+
+
+def table(*names: str, **own) -> dict:
+    """An estimator's table of parameter constraints (its ``_parameter_constraints``): the
+    declared constraint of each of ``names`` (:data:`CONSTRAINTS`), then its own
+    (a :class:`Flag`, :class:`Checked`, ... by parameter name). Every parameter of the
+    constructor but the loss and the output space has an entry."""
+    return {**{name: CONSTRAINTS[name] for name in names}, **own}
 
 
 #: Every constrained parameter by name; the same name means the same constraint on every

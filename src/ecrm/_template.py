@@ -67,6 +67,10 @@ class StructuredEstimator(BaseEstimator):
     #: The fitted attributes: removed and set together by a successful fit, the only names
     #: a model file holds.
     _fitted_attributes: tuple[str, ...] = ()
+    #: Each constructor parameter's constraint but the loss's and the output space's
+    #: (:func:`ecrm._parameters.table`: the declared ones, flags and those ``_check_params``
+    #: checks itself); ``tests/test_parameter_tables.py`` is generated from these tables.
+    _parameter_constraints: dict = {}
     #: Whether ``fit`` takes Dask arrays (a map-reduce over their row chunks).
     _fits_dask = False
 

@@ -33,7 +33,7 @@ from ecrm._model_selection import (
     kernel_settings,
     leave_one_out_search,
 )
-from ecrm._parameters import check_parameter
+from ecrm._parameters import RANDOM_STATE, Checked, Flag, check_parameter, table
 from ecrm._ridge import check_ridge
 from ecrm._risk import _ECRMBase
 from ecrm._solvers.prepare import prepare, prepare_search
@@ -146,6 +146,12 @@ default="uniform"
            [1., 0., 1.]])
     """
 
+    #: Each parameter's constraint (:func:`ecrm._parameters.table`).
+    _parameter_constraints = table(
+        "kernel", "gamma", "degree", "coef0", "alpha", "solver", "n_components",
+        "center_selection", "memory_budget", fit_intercept=Flag(),
+        random_state=RANDOM_STATE)
+
     def __init__(self, loss, output_space, *, kernel="rbf", gamma=None, degree=3, coef0=1,
                  alpha=1e-3, fit_intercept=True, solver="auto", n_components=None,
                  center_selection="uniform", memory_budget=None, random_state=None):
@@ -169,7 +175,7 @@ default="uniform"
                 "alpha": check_parameter("alpha", self.alpha),
                 "fit_intercept": check_bool(self.fit_intercept, "fit_intercept")}
         self._check_components()
-        check_solver(self.solver, self.n_components, self.center_selection)
+        check_solver(self.solver, self.n_components, self.center_selection, self.memory_budget)
         return plan
 
     def fit(self, X, Y):
@@ -360,6 +366,18 @@ class ECRMCV(_ECRMBase):
         Their leave-one-out predictions under the selected model.
     """
 
+    _parameter_constraints = table(
+        "kernel", "gamma", "degree", "coef0", "loo_samples", "kernel_subsample", "solver",
+        "n_components", "center_selection", "memory_budget", "verbose", "scoring",
+        "calibration", "alpha_search", "max_added_gammas",
+        alphas=Checked("a non-empty list of alphas", bad=([], [0.0], [1e-3, -1.0])),
+        fit_intercept=Flag(("auto",)),
+        kernel_grid=Checked("settings of kernel, gamma, degree and coef0",
+                            bad=({"alpha": [1.0]}, {"gamma": [-1.0]}, {"kernel": ["gauss"]})),
+        memory=Checked("a joblib Memory or a directory (scikit-learn's check_memory, at fit)"),
+        random_state=RANDOM_STATE,
+        extend_grid=Flag())
+
     def __init__(self, loss, output_space, *, alphas=None, kernel="rbf", gamma=None, degree=3,
                  coef0=1, fit_intercept="auto", kernel_grid=None, memory=None,
                  loo_samples=None, kernel_subsample=None, random_state=None, solver="auto",
@@ -400,7 +418,7 @@ class ECRMCV(_ECRMBase):
                 "intercepts": intercept_options(self.fit_intercept),
                 "search": self._check_search(), "metric": check_scoring(self.scoring)}
         self._check_components(linear=True)
-        check_solver(self.solver, self.n_components, self.center_selection)
+        check_solver(self.solver, self.n_components, self.center_selection, self.memory_budget)
         return plan
 
     def _check_own_state(self, plan: dict, training) -> None:

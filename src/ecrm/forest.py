@@ -26,7 +26,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ecrm._model_selection import check_scoring
-from ecrm._parameters import check_parameter, vocabulary
+from ecrm._parameters import RANDOM_STATE, Checked, check_parameter, table, vocabulary
 from ecrm._risk import _ECRMBase
 from ecrm._solvers.forest import ForestFit, Trees, grow_forest
 from ecrm._solvers.rows import RiskTargets
@@ -129,6 +129,14 @@ class ForestECRM(_ECRMBase):
     _fitted_attributes = tuple(
         name for name in _ECRMBase._fitted_attributes if name != "kernel_params_"
     ) + ("oob_loss_", "oob_predictions_")
+
+    _parameter_constraints = table(
+        "flavour", "n_estimators", "min_samples_leaf", "max_depth", "n_split_targets",
+        max_features=Checked("a share in (0, 1], a count >= 1, 'sqrt', 'log2' or None",
+                             bad=("x", 0.0, 1.5, 0, True)),
+        max_samples=Checked("a share in (0, 1], a count >= 1 or None", bad=("x", 0.0, 1.5, 0)),
+        n_jobs=Checked("joblib's n_jobs (scikit-learn checks it at fit)"),
+        random_state=RANDOM_STATE)
 
     def __init__(self, loss, output_space, *, flavour="random", n_estimators=100,
                  max_features=0.5, min_samples_leaf=1, max_depth=None, max_samples=None,
@@ -300,6 +308,11 @@ class ForestECRMCV(ForestECRM):
     _fitted_attributes = ForestECRM._fitted_attributes + ("best_params_", "best_score_",
                                                           "cv_results_")
     DEFAULT_GRID = {"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}
+
+    _parameter_constraints = {
+        **ForestECRM._parameter_constraints, **table("scoring"),
+        "param_grid": Checked("settings of the forest's parameters",
+                              bad=({"alpha": [1.0]}, {"n_estimators": [0]}))}
 
     def __init__(self, loss, output_space, *, param_grid=None, scoring="loss",
                  flavour="random", n_estimators=100, max_features=0.5, min_samples_leaf=1,

@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 
-from ecrm._parameters import check_parameter
+from ecrm._parameters import Checked, Flag, check_parameter, table
 from ecrm._ridge import check_ridge
 from ecrm._risk import _RiskEstimator
 from ecrm._solvers.solver import DualSolver
@@ -161,6 +161,11 @@ class JointKernelECRM(_RiskEstimator):
     """
 
     _fitted_attributes = _RiskEstimator._fitted_attributes + ("task_kernel_",)
+
+    _parameter_constraints = table(
+        "kernel", "gamma", "degree", "coef0", "alpha", fit_intercept=Flag(),
+        task_kernel=Checked("None or a symmetric positive semi-definite matrix of the loss's "
+                            "size (at fit, which knows the size)"))
 
     def __init__(self, loss, output_space, *, task_kernel=None, kernel="rbf", gamma=None,
                  degree=3, coef0=1, alpha=1e-3, fit_intercept=True):

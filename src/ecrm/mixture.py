@@ -29,6 +29,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ecrm._model_selection import SCORERS, LooCosts, ScoreMetric, check_scoring
+from ecrm._parameters import RANDOM_STATE, Checked, table
 from ecrm._template import StructuredEstimator
 from ecrm.estimator import ECRMCV
 from ecrm.forest import ForestECRMCV
@@ -222,6 +223,15 @@ class MixedRiskECRM(StructuredEstimator):
     >>> (shares[0], shares[-1]), model.predict([[0.9]]).tolist()
     ((0.0, 1.0), [[1.0, 0.0, 1.0]])
     """
+
+    _parameter_constraints = table(
+        "scoring",
+        kernel_options=Checked("ECRMCV's keyword arguments", bad=("x", {"loss": None},
+                                                                  {"calibration": "auto"})),
+        forest_options=Checked("ForestECRMCV's keyword arguments",
+                               bad=("x", {"random_state": 0})),
+        mixing_grid=Checked("an int >= 2 or shares in [0, 1]", bad=(1, [], [0.5, 1.5], "x")),
+        random_state=RANDOM_STATE)
 
     def __init__(self, loss, output_space, *, kernel_options=None, forest_options=None,
                  mixing_grid=11, scoring="loss", random_state=None):

@@ -222,7 +222,7 @@ def loo_search(X, T, loss: Callable, *, alphas=None, kernel="rbf", gamma=None, d
                      "kernel_subsample": check_parameter("kernel_subsample", kernel_subsample)}
     if not callable(loss):
         raise TypeError(f"loss must be a callable loss(T, P); got {type(loss).__name__}")
-    check_solver(solver, n_components, center_selection)
+    check_solver(solver, n_components, center_selection, memory_budget)
     X = check_kernel_input(X, own["kernel"])
     T = check_array(T, dtype=np.float64, ensure_2d=False, input_name="T")
     T = T.reshape(-1, 1) if T.ndim == 1 else T

@@ -60,7 +60,7 @@ from ecrm._kernels import (
     kernel_diagonal_mean,
     kernel_matrix,
 )
-from ecrm._parameters import check_parameter
+from ecrm._parameters import RANDOM_STATE, Flag, check_parameter, table
 from ecrm._state import check_ssvm_summaries
 from ecrm._template import StructuredEstimator
 from ecrm._validation import check_bool
@@ -241,6 +241,11 @@ class StructuredSVM(StructuredEstimator):
         "X_fit_", "Y_fit_", "n_features_in_", "feature_names_in_", "kernel_params_",
         "_y_ndim", "dual_coef_", "support_", "primal_objective_", "dual_objective_",
         "duality_gap_", "gap_history_", "n_iter_", "intercept_scale_")
+
+    _parameter_constraints = table(
+        "kernel", "gamma", "degree", "coef0", "C", "max_iter", "tol", "gap_every",
+        fit_intercept=Flag(), warm_start=Flag(), cached_oracle=Flag(),
+        random_state=RANDOM_STATE)
 
     def __init__(self, loss, output_space, *, kernel="rbf", gamma=None, degree=3, coef0=1,
                  C=1.0, fit_intercept=True, max_iter=100, tol=1e-3, warm_start=False,

@@ -385,11 +385,13 @@ def check_solver_names(solver) -> None:
     check_parameter("solver", solver)
 
 
-def check_solver(solver, n_components=None, center_selection="uniform") -> None:
-    """The estimator's ``solver``, ``n_components`` and ``center_selection``, checked before
-    any work: a :class:`Solver` object carries its own settings, so the other two keep
-    their defaults then."""
+def check_solver(solver, n_components=None, center_selection="uniform",
+                 memory_budget=None) -> None:
+    """The estimator's ``solver``, ``n_components``, ``center_selection`` and
+    ``memory_budget``, checked before any work: a :class:`Solver` object carries its own
+    settings, so ``n_components`` and ``center_selection`` keep their defaults then."""
     check_solver_names(solver)
+    check_parameter("memory_budget", memory_budget)
     check_parameter("n_components", n_components)
     check_center_selection(center_selection)
     if isinstance(solver, Solver):
