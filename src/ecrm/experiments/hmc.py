@@ -234,9 +234,9 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
                           if k == "kernel" or (k == "gamma" and v is not None
                                                and est.kernel_params_["kernel"] == "rbf")}
                 params.update(alpha=est.alpha_, fit_intercept=est.fit_intercept_)
-                name = getattr(est.solver, "name", est.solver)
-                if name != "auto":
-                    params.update(solver=name)
+                solver_name = getattr(est.solver, "name", est.solver)
+                if solver_name != "auto":
+                    params.update(solver=solver_name)
                 rows.append({"dataset": name, "method": "ECRM", "protocol": protocol,
                              "trained_for": trained_for, **scores(P, est.predict_scores(Xte)),
                              "fit_seconds": fit_s, "predict_seconds_per_instance":
