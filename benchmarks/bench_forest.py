@@ -7,7 +7,7 @@ each (so that its peak RSS is its own):
 * ``forest``: ``ForestECRM(n_estimators=--trees, max_samples=min(m, --max-draws),
   min_samples_leaf=--min-leaf, n_jobs=--n-jobs)``: fit (the trees, the training leaves, the
   out-of-bag criterion), predict on the test rows, the model file written and its size;
-* ``nystrom``: ``ECRM(solver="nystrom", n_components=--n-components)`` at one alpha, RBF
+* ``nystrom``: ``ECRM(solver=NystromSolver(n_components=--n-components))`` at one alpha, RBF
   gamma = 1/p (``bench_scale.py``'s fit), predict, the model file.
 
 The ratio is forest / Nystrom fit time; test Hamming loss of both.
@@ -33,7 +33,7 @@ from bench_scale import ALPHA, _data
 
 
 def child(task, m, p, labels, n_test, args) -> dict:
-    from ecrm import ECRM, ForestECRM, save
+    from ecrm import ECRM, ForestECRM, NystromSolver, save
     from ecrm.losses import HammingLoss
 
     X, Y, Xt, Yt, h = _data(m, n_test, p, labels)
@@ -42,8 +42,8 @@ def child(task, m, p, labels, n_test, args) -> dict:
                          max_samples=min(m, args.max_draws), min_samples_leaf=args.min_leaf,
                          n_jobs=args.n_jobs, random_state=0)
     else:
-        est = ECRM(HammingLoss(), h, alpha=ALPHA, gamma=1.0 / p, solver="nystrom",
-                   n_components=args.n_components, random_state=0)
+        est = ECRM(HammingLoss(), h, alpha=ALPHA, gamma=1.0 / p,
+                   solver=NystromSolver(n_components=args.n_components), random_state=0)
     t0 = time.perf_counter()
     est.fit(X, Y)
     out = {"fit_s": time.perf_counter() - t0}

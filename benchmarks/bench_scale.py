@@ -98,10 +98,10 @@ def _data(m, n_test, p, labels):
 
 
 def _estimators(M, p, n_alphas, loo_samples):
-    from ecrm import ECRM, ECRMCV
+    from ecrm import ECRM, ECRMCV, NystromSolver
     from ecrm.losses import HammingLoss
 
-    kw = dict(gamma=1.0 / p, solver="nystrom", n_components=M, random_state=0)
+    kw = dict(gamma=1.0 / p, solver=NystromSolver(n_components=M), random_state=0)
     return (lambda h: ECRM(HammingLoss(), h, alpha=ALPHA, **kw),
             lambda h: ECRMCV(HammingLoss(), h, alphas=np.logspace(-7, -2, n_alphas),
                              loo_samples=loo_samples, **kw))
@@ -199,7 +199,7 @@ def dask_child(task, m, M, p, labels, n_alphas, n_test, loo_samples):
 
 
 def accuracy(m, Ms, p, labels, n_alphas, n_test, plot=None):
-    from ecrm import ECRMCV
+    from ecrm import ECRMCV, NystromSolver
     from ecrm.losses import HammingLoss
 
     X, Y, Xt, Yt, h = _data(m, n_test, p, labels)
@@ -214,8 +214,9 @@ def accuracy(m, Ms, p, labels, n_alphas, n_test, plot=None):
     for M in Ms:
         for method in ("uniform", "kmeans++", "leverage"):
             t0 = time.perf_counter()
-            est = ECRMCV(loss, h, gamma=1.0 / p, alphas=alphas, solver="nystrom",
-                         n_components=M, center_selection=method, random_state=0).fit(X, Y)
+            est = ECRMCV(loss, h, gamma=1.0 / p, alphas=alphas,
+                         solver=NystromSolver(n_components=M, center_selection=method),
+                         random_state=0).fit(X, Y)
             fit_s = time.perf_counter() - t0
             ham = float(np.mean(loss(est.predict(Xt), Yt)))
             rows.append((M, method, ham, fit_s))

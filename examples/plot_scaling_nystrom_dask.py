@@ -3,8 +3,8 @@ Scaling: Nystrom features and Dask arrays
 =========================================
 
 The exact dual solver factorises the ``m x m`` Gram matrix. Past a few tens of thousands of
-training points, ``solver="nystrom"`` replaces the kernel by ``M`` centres
-(``n_components``) and solves the same ridge problem on the features
+training points, ``solver=NystromSolver(n_components=M)`` replaces the kernel by ``M`` centres
+and solves the same ridge problem on the features
 :math:`k(x, C) K_{MM}^{-1/2}`, accumulating :math:`F^\\top F` over row blocks: memory
 independent of ``m``, and exact leave-one-out model selection of the low-rank model in
 :class:`~ecrm.ECRMCV`. With every point a centre it equals the dual.
@@ -23,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ecrm import ECRM
+from ecrm import ECRM, NystromSolver
 from ecrm.datasets import make_hmc
 from ecrm.losses import HammingLoss
 
@@ -45,8 +45,9 @@ for selection in ("uniform", "kmeans++"):
     losses[selection], times[selection] = [], []
     for M in sizes:
         start = time.perf_counter()
-        est = ECRM(HammingLoss(), h, solver="nystrom", n_components=M,
-                   center_selection=selection, random_state=0, **params).fit(X_train, Y_train)
+        est = ECRM(HammingLoss(), h, solver=NystromSolver(n_components=M,
+                                                          center_selection=selection),
+                   random_state=0, **params).fit(X_train, Y_train)
         times[selection].append(time.perf_counter() - start)
         losses[selection].append(HammingLoss()(est.predict(X_test), Y_test).mean())
     print(f"nystrom, {selection:8s} centres: test Hamming "
@@ -86,7 +87,7 @@ try:
 except ImportError:
     print("dask is not installed: skipping the Dask part (pip install 'ecrm[dask]')")
 else:
-    kwargs = {"solver": "nystrom", "n_components": 200, "random_state": 0, **params}
+    kwargs = {"solver": NystromSolver(n_components=200), "random_state": 0, **params}
     in_memory = ECRM(HammingLoss(), h, **kwargs).fit(X_train, Y_train)
     X_dask = da.from_array(X_train, chunks=(600, -1))
     with dask.config.set(scheduler="synchronous"):

@@ -99,13 +99,14 @@ callable, default="rbf"
         or one of your own added by :func:`ecrm.register_solver`) carries its own settings:
         ``n_components`` and ``center_selection`` then keep their defaults.
     n_components : int >= 1, default=None
-        Nystrom centres M, at most m (``None``: ``min(m, 1000)``); only for ``"nystrom"``.
+        Deprecated: ``solver=ecrm.NystromSolver(n_components=M)``. Nystrom centres M, at
+        most m (``None``: ``min(m, 1000)``); only for ``"nystrom"``.
     center_selection : {"uniform", "kmeans++", "leverage"} or CenterSelector, \
 default="uniform"
-        How the Nystrom centres are drawn: a :class:`ecrm.CenterSelector`
-        (its ``select`` method), or the name of one of the three built in
-        (:class:`ecrm.UniformCenters`, :class:`ecrm.KMeansPlusPlusCenters`,
-        :class:`ecrm.LeverageCenters`).
+        Deprecated: ``solver=ecrm.NystromSolver(center_selection=...)``. How the Nystrom
+        centres are drawn: a :class:`ecrm.CenterSelector` (its ``select`` method), or the
+        name of one of the three built in (:class:`ecrm.UniformCenters`,
+        :class:`ecrm.KMeansPlusPlusCenters`, :class:`ecrm.LeverageCenters`).
     memory_budget : float in (0, inf), default=None
         GiB the dual's m x m matrices may take (``None``: 8); also checked, before any
         allocation, for the primal's matrices. Row blocks follow scikit-learn's
@@ -196,6 +197,7 @@ default="uniform"
         self : ECRM
         """
         plan = self._check_params()
+        self._warn_solver_options()
         params, alpha = plan["kernel_params"], plan["alpha"]
         X, Y, seen = self._check_training_data(X, Y, params["kernel"])
         m = X.shape[0]
@@ -463,6 +465,7 @@ class ECRMCV(_ECRMBase):
         """:meth:`fit`, returning the selected candidate's search (its leave-one-out basis
         answers further questions, e.g. :func:`ecrm.mixture.kernel_loo_outputs`)."""
         plan = self._check_params()
+        self._warn_solver_options()
         own, settings, alphas = plan["kernel_params"], plan["settings"], plan["alphas"]
         search_params, metric = plan["search"], plan["metric"]
         candidates = [(a, b) for b in plan["intercepts"] for a in alphas]

@@ -126,9 +126,8 @@ def run(args) -> int:
                         "paths with --path-sep (the labels of this file are flat)")
         loss = _tasks.make_loss(args.task, args.loss, h)
         solver = _solver(args, data.X.shape)
-        common = {"kernel": args.kernel, "gamma": args.gamma, "solver": solver,
-                  "n_components": args.n_components,
-                  "center_selection": args.center_selection,
+        common = {"kernel": args.kernel, "gamma": args.gamma,
+                  "solver": _solver_object(args, solver),
                   "memory_budget": args.memory_budget, "random_state": args.seed}
         bar.set_postfix_str("fitting")
         try:
@@ -350,6 +349,16 @@ def _solver(args, shape: tuple[int, int]) -> str:
     kernels = (args.kernels or [args.kernel]) if args.cv else [args.kernel]
     m, p = shape
     return "primal" if set(kernels) == {"linear"} and m > p else "auto"
+
+
+def _solver_object(args, name: str):
+    """The estimators' ``solver``: a name, or the Nystrom solver with its centres' settings
+    (``--n-components``, ``--center-selection``)."""
+    if name != "nystrom":
+        return name
+    from ecrm import NystromSolver
+
+    return NystromSolver(n_components=args.n_components, center_selection=args.center_selection)
 
 
 def add_parser(subparsers) -> None:

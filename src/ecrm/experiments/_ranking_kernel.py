@@ -78,12 +78,12 @@ def _krr_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components):
     params = loo_search(Xtr[sub], Rtr[sub], _discordant_loss, alphas=ALPHAS,
                         fit_intercept=False, kernel_grid=_kernel_candidates(gammas),
                         memory=memory, solver="dual").kernel_params
-    solver = _low_rank_solver(params)
+    solver = _low_rank_solver(params, n_components)
     choice = loo_search(Xtr, Rtr, _discordant_loss, alphas=ALPHAS, fit_intercept=False,
-                        **params, solver=solver, n_components=n_components,
-                        loo_samples=large_loo_rows(*Rtr.shape), random_state=seed)
+                        **params, solver=solver, loo_samples=large_loo_rows(*Rtr.shape),
+                        random_state=seed)
     return _rank_labels(choice.predict(Xte)), {
-        **params, "alpha": choice.alpha, "solver": solver,
+        **params, "alpha": choice.alpha, "solver": getattr(solver, "name", solver),
         **({} if params["kernel"] == "linear" else {"n_components": n_components})}
 
 
@@ -159,10 +159,11 @@ def _ecrm_outputs(chosen: dict, Rtr, Xte, space) -> dict:
     out = {}
     for label, est in chosen.items():
         params = {**est.kernel_params_, "alpha": est.alpha_, "fit_intercept": est.fit_intercept_}
-        if est.solver != "auto":
-            params["solver"] = est.solver
-            if est.solver == "nystrom":
-                params["n_components"] = est.n_components
+        solver = est.solver
+        if solver != "auto":
+            params["solver"] = getattr(solver, "name", solver)
+            if params["solver"] == "nystrom":
+                params["n_components"] = solver.n_components
         out[label] = (space.to_ranks(est.predict(Xte)), params)
     best, distance = _select_by_loo(chosen, Rtr, space)
     out["ECRM-selected"] = (out[best][0], {"loss": best, **out[best][1],
@@ -170,10 +171,14 @@ def _ecrm_outputs(chosen: dict, Rtr, Xte, space) -> dict:
     return {m: out[m] for m in (*ECRM_LOSSES, "ECRM-selected")}
 
 
-def _low_rank_solver(kernel_params: dict) -> str:
+def _low_rank_solver(kernel_params: dict, n_components: int):
     """The estimators' solver of a large training fold: the exact primal for a linear
-    kernel, Nystrom features otherwise."""
-    return "primal" if kernel_params["kernel"] == "linear" else "nystrom"
+    kernel, Nystrom features on ``n_components`` uniformly drawn centres otherwise."""
+    if kernel_params["kernel"] == "linear":
+        return "primal"
+    from ecrm import NystromSolver
+
+    return NystromSolver(n_components=n_components)
 
 
 def _kernel_subset(m: int, seed) -> np.ndarray:
@@ -209,8 +214,8 @@ def _ecrm_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components, *, honest=Non
                     kernel_grid=_kernel_candidates(gammas), memory=memory,
                     random_state=seed, extend_grid=extend_grid).fit(Xtr[sub], Ytr[sub])
     params = stage1.kernel_params_
-    shared = {"alphas": ALPHAS, **params, "solver": _low_rank_solver(params),
-              "n_components": n_components, "loo_samples": large_loo_rows(m, k),
+    shared = {"alphas": ALPHAS, **params, "solver": _low_rank_solver(params, n_components),
+              "loo_samples": large_loo_rows(m, k),
               "random_state": seed, "extend_grid": extend_grid}
     chosen = {label: ECRMCV(loss, space, fit_intercept="auto", **shared).fit(Xtr, Ytr)
               for label, loss in [("ECRM-squared", SquaredRankLoss()),

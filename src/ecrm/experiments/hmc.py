@@ -234,8 +234,9 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
                           if k == "kernel" or (k == "gamma" and v is not None
                                                and est.kernel_params_["kernel"] == "rbf")}
                 params.update(alpha=est.alpha_, fit_intercept=est.fit_intercept_)
-                if est.solver != "auto":
-                    params.update(solver=est.solver)
+                solver_name = getattr(est.solver, "name", est.solver)
+                if solver_name != "auto":
+                    params.update(solver=solver_name)
                 rows.append({"dataset": name, "method": "ECRM", "protocol": protocol,
                              "trained_for": trained_for, **scores(P, est.predict_scores(Xte)),
                              "fit_seconds": fit_s, "predict_seconds_per_instance":
@@ -425,12 +426,12 @@ def _solver_settings(solver: str, grid, n_components, center_selection, m: int) 
                  for k in g["kernel"])
     if solver == "nystrom" and linear:
         solver = "primal"
-    settings = {"solver": solver, "center_selection": center_selection}
-    if solver == "primal":
-        settings["kernel"] = "linear"
     if solver == "nystrom":
-        settings["n_components"] = None if n_components is None else min(n_components, m)
-    return settings
+        from ecrm import NystromSolver
+
+        M = None if n_components is None else min(n_components, m)
+        return {"solver": NystromSolver(n_components=M, center_selection=center_selection)}
+    return {"solver": solver, **({"kernel": "linear"} if solver == "primal" else {})}
 
 
 def format_table(results) -> str:
