@@ -112,7 +112,7 @@ def test_fit_solver_flags_checked_before_the_work(ecrm_cmd, train_csv, tmp_path,
 def test_fit_nystrom_is_the_python_model(ecrm_cmd, train_csv, tmp_path, cv):
     import numpy as np
 
-    from ecrm import ECRM, ECRMCV, load
+    from ecrm import ECRM, ECRMCV, NystromSolver, load
     from ecrm.datasets import load_csv
     from ecrm.losses import HammingLoss
 
@@ -124,12 +124,12 @@ def test_fit_nystrom_is_the_python_model(ecrm_cmd, train_csv, tmp_path, cv):
     assert proc.returncode == 0, proc.stderr
     assert "nystrom solver with 40 centres" in proc.stdout.decode()
     data = load_csv(train_csv, path_sep="/")
-    common = dict(solver="nystrom", n_components=40, center_selection="kmeans++",
-                  random_state=3, memory_budget=2.0)
+    solver = NystromSolver(n_components=40, center_selection="kmeans++")
+    common = dict(solver=solver, random_state=3, memory_budget=2.0)
     direct = (ECRMCV(HammingLoss(), data.hierarchy, alphas=[1e-3, 1e-2], loo_samples=120,
                      fit_intercept="auto", **common) if cv
               else ECRM(HammingLoss(), data.hierarchy, **common)).fit(data.X, data.Y)
     model = load(tmp_path / "m.ecrm")
-    assert model.get_params()["solver"] == "nystrom"
+    assert model.get_params()["solver"] == solver
     np.testing.assert_allclose(model.predict_scores(data.X), direct.predict_scores(data.X),
                                rtol=1e-6, atol=1e-8)
