@@ -179,6 +179,28 @@ def test_out_of_bag_criterion_is_the_explicit_computation(name):
     np.testing.assert_allclose(model.oob_loss_, np.mean(loss(P, Y[seen])), rtol=1e-12)
 
 
+def test_weighted_sum_applies_the_weights_to_another_losss_embedding():
+    # one forest grown for the Kendall loss gives the footrule and squared-rank costs
+    X, Y, space, loss = dict(CASES)["ranking-kendall"]()
+    model = ForestECRM(loss, space, n_estimators=10, max_samples=0.7,
+                       random_state=1).fit(X, Y)
+    Xt = X[:6] + 0.05
+    W = model.conditional_weights(Xt)  # tested against the definition above
+    for other in (FootruleLoss(), SquaredRankLoss(), loss):
+        psi = other.psi(Y.astype(float))
+        np.testing.assert_allclose(model.weighted_sum(psi, Xt), W @ psi, rtol=1e-10,
+                                   atol=1e-12)
+        C = _explicit_oob_costs(model, Y, other)
+        seen = ~np.isnan(C).any(axis=1)
+        S = model.weighted_sum(psi)
+        np.testing.assert_array_equal(np.isnan(S).any(axis=1), ~seen)
+        np.testing.assert_allclose(S[seen], C[seen], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(model.weighted_sum(loss.psi(Y.astype(float)), Xt),
+                               model.predict_costs(Xt), rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match=r"one row per training point.*got shape \(5, 3\)"):
+        model.weighted_sum(np.ones((5, 3)))
+
+
 def test_scores_are_weighted_marginals_and_consistent():
     X, Y = _tree_data()
     model = ForestECRM(HammingLoss(), TREE, n_estimators=10, random_state=0).fit(X, Y)

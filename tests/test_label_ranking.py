@@ -303,7 +303,7 @@ def test_forest_rankers_and_the_honest_choice():
 
 
 @pytest.mark.slow
-def test_the_mixed_ranker_chooses_its_share_on_the_honest_costs():
+def test_the_mixed_ranker_chooses_its_loss_and_share_on_the_honest_costs():
     from ecrm.experiments import _ranking_peers as peers
     from ecrm.experiments import ranking
     from ecrm.experiments.cache import InMemoryCache
@@ -313,19 +313,24 @@ def test_the_mixed_ranker_chooses_its_share_on_the_honest_costs():
     kernel = ranking._ecrm(X[:60], R[:60], X[60:], [0.5, 2.0], InMemoryCache(), 0,
                            honest=fitted)
     forest = peers._forest(X[:60], R[:60], X[60:], 0, fitted)
-    model, rows, costs = fitted["kernel"]
-    assert costs.shape == (len(rows), 6) and fitted["forest"].oob_loss_ == forest[1][
-        "oob_discordant"]
-    ranks, params = peers._mixed(fitted["kernel"], fitted["forest"], R[:60], X[60:])
-    # the ends of the grid are the two families' own honest criteria
-    assert params["kernel_discordant"] == pytest.approx(kernel["ECRM-Kendall"][1].get(
-        "loo_discordant", model.cv_results_["mean_loo_loss"].min()), rel=1e-12)
-    assert params["forest_discordant"] == pytest.approx(forest[1]["oob_discordant"], rel=1e-12)
-    assert params["honest_discordant"] <= min(params["kernel_discordant"],
-                                              params["forest_discordant"])
+    for label in ranking.ECRM_LOSSES:  # every kernel model is kept with its honest costs
+        model, rows, costs = fitted[label]
+        psi = model.loss.psi(model.output_space.from_ranks(R[:60]).astype(float))
+        assert costs.shape == (len(rows), psi.shape[1]) and len(rows) == 60
+    assert fitted["forest"].oob_loss_ == forest[1]["oob_discordant"]
+    ranks, params = peers._mixed(fitted, fitted["forest"], R[:60], X[60:])
+    table = params["candidates"]
+    # share 1 of each loss is that kernel model alone: the best of them is ECRM-selected's
+    # leave-one-out criterion; share 0 of the Kendall loss is ECRM-forest's out-of-bag one
+    assert min(d[-1] for d in table.values()) == pytest.approx(
+        kernel["ECRM-selected"][1]["loo_discordant"], rel=1e-12)
+    assert table["ECRM-Kendall"][0] == pytest.approx(forest[1]["oob_discordant"], rel=1e-12)
+    assert params["honest_discordant"] == min(min(d) for d in table.values())
+    chosen = table[params["loss"]]
+    assert chosen[round(params["mixture"] * 10)] == params["honest_discordant"]
     if params["mixture"] == 1.0:
-        np.testing.assert_array_equal(ranks, kernel["ECRM-Kendall"][0])
-    elif params["mixture"] == 0.0:
+        np.testing.assert_array_equal(ranks, kernel[params["loss"]][0])
+    elif params["mixture"] == 0.0 and params["loss"] == "ECRM-Kendall":
         np.testing.assert_array_equal(ranks, forest[0])
 
 

@@ -207,9 +207,38 @@ class ForestECRM(_ECRMBase):
         r"""Out-of-bag costs :math:`c(x_i)` of the training points (m, e), a linear loss
         (rows of points with no out-of-bag tree are NaN)."""
         self._require_linear()
+        return self.weighted_sum(self._forest_fit().risk_coef[:, :-1])
+
+    def weighted_sum(self, T, X=None) -> np.ndarray:
+        r"""The forest's weighted sum :math:`\sum_i w_i(x)\, t_i` of values of the training
+        points.
+
+        With the embedding :math:`T = \psi'(Y)` of another linear loss on the same output
+        space this gives that loss's costs under this forest's weights, so that one forest
+        serves several losses (``T = loss.psi(Y)`` of the forest's own loss gives
+        :meth:`predict_costs` and :meth:`oob_costs`).
+
+        Parameters
+        ----------
+        T : array-like of shape (m, e)
+            One row per training point, in the training order.
+        X : array-like or sparse matrix of shape (n, p), optional
+            The rows to weigh; ``None``: the training points, out of bag (the rows of points
+            that every tree drew are NaN).
+
+        Returns
+        -------
+        S : ndarray of shape (n, e), or (m, e) out of bag
+        """
         fit = self._forest_fit()
-        psi = fit.risk_coef[:, :-1]
-        return fit.oob_map(lambda W, seen: _unseen_nan(W @ psi, seen), psi.shape[1])
+        T = np.asarray(T, dtype=float)
+        m = fit.bag.shape[0]
+        if T.ndim != 2 or T.shape[0] != m:
+            raise ValueError(f"T must have one row per training point, shape ({m}, e); "
+                             f"got shape {T.shape}")
+        if X is None:
+            return fit.oob_map(lambda W, seen: _unseen_nan(W @ T, seen), T.shape[1])
+        return self._apply(X, lambda B: np.asarray(B @ T), fit, T.shape[1], T.shape[1])
 
     def oob_scores(self) -> np.ndarray:
         """Out-of-bag label scores of the training points (m, d), as :meth:`predict_scores`

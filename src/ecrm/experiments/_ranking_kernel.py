@@ -116,8 +116,9 @@ def large_loo_rows(m: int, k: int) -> int | None:
 
 def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed, *, honest=None, extend_grid=False):
     """ECRM with the three losses; every ``ECRMCV`` draws the same kernel subset (``seed``),
-    so the eigendecompositions in ``memory`` serve every loss. ``honest["kernel"]`` is set
-    to the Kendall model with its exact leave-one-out rows and costs (for ECRM-mixed)."""
+    so the eigendecompositions in ``memory`` serve every loss. With ``honest``, each model
+    is kept there under its name with its exact leave-one-out rows and costs (for
+    ECRM-mixed)."""
     from ecrm import ECRMCV
     from ecrm.losses import FootruleLoss, SquaredRankLoss
     from ecrm.losses.kendall import KendallLoss
@@ -130,26 +131,26 @@ def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed, *, honest=None, extend_grid=False
     grid = {"fit_intercept": "auto", "kernel_grid": _kernel_candidates(gammas)}
     chosen = {}
     for label, loss in [("ECRM-squared", SquaredRankLoss()), ("ECRM-footrule", FootruleLoss())]:
-        chosen[label] = ECRMCV(loss, space, **grid, **shared).fit(Xtr, Ytr)
+        chosen[label] = _fit(honest, label, ECRMCV(loss, space, **grid, **shared), Xtr, Ytr)
     # Kendall: the squared-rank model's kernel and intercept (its own kernel search, tried,
     # moved tau by noise at up to 10 times the cost); alpha by Kendall's leave-one-out loss.
     ref = chosen["ECRM-squared"]
     own = {"fit_intercept": ref.fit_intercept_, **ref.kernel_params_,
            "loo_samples": kendall_loo_rows(len(Xtr), Rtr.shape[1])}
-    chosen["ECRM-Kendall"] = ECRMCV(KendallLoss(), space, **own, **shared)
-    _keep_honest(honest, chosen["ECRM-Kendall"], Xtr, Ytr)
+    chosen["ECRM-Kendall"] = _fit(honest, "ECRM-Kendall",
+                                  ECRMCV(KendallLoss(), space, **own, **shared), Xtr, Ytr)
     return _ecrm_outputs(chosen, Rtr, Xte, space)
 
 
-def _keep_honest(honest: dict | None, model, Xtr, Ytr) -> None:
-    """Fit the Kendall ``model``; with ``honest``, keep it there with its exact
-    leave-one-out rows and costs (``honest["kernel"]``, for ECRM-mixed)."""
+def _fit(honest: dict | None, label: str, model, Xtr, Ytr):
+    """Fit ``model`` and return it; with ``honest``, keep it there with its exact
+    leave-one-out rows and costs (``honest[label]``, for ECRM-mixed)."""
     from ecrm.mixture import kernel_loo_outputs
 
     if honest is None:
-        model.fit(Xtr, Ytr)
-    else:
-        honest["kernel"] = (model, *kernel_loo_outputs(model, Xtr, Ytr))
+        return model.fit(Xtr, Ytr)
+    honest[label] = (model, *kernel_loo_outputs(model, Xtr, Ytr))
+    return model
 
 
 def _ecrm_outputs(chosen: dict, Rtr, Xte, space) -> dict:
@@ -217,12 +218,13 @@ def _ecrm_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components, *, honest=Non
     shared = {"alphas": ALPHAS, **params, "solver": _low_rank_solver(params, n_components),
               "loo_samples": large_loo_rows(m, k),
               "random_state": seed, "extend_grid": extend_grid}
-    chosen = {label: ECRMCV(loss, space, fit_intercept="auto", **shared).fit(Xtr, Ytr)
+    chosen = {label: _fit(honest, label, ECRMCV(loss, space, fit_intercept="auto", **shared),
+                          Xtr, Ytr)
               for label, loss in [("ECRM-squared", SquaredRankLoss()),
                                   ("ECRM-footrule", FootruleLoss())]}
-    chosen["ECRM-Kendall"] = ECRMCV(
-        KendallLoss(), space, fit_intercept=chosen["ECRM-squared"].fit_intercept_, **shared)
-    _keep_honest(honest, chosen["ECRM-Kendall"], Xtr, Ytr)
+    chosen["ECRM-Kendall"] = _fit(honest, "ECRM-Kendall", ECRMCV(
+        KendallLoss(), space, fit_intercept=chosen["ECRM-squared"].fit_intercept_, **shared),
+        Xtr, Ytr)
     return _ecrm_outputs(chosen, Rtr, Xte, space)
 
 

@@ -10,8 +10,9 @@ weights, the label-wise and pairwise random forests, and the structured SVM.
   forest-weighted training rankings. A training fold of more than ``FOREST_MAX_DRAWS``
   points draws that many points per tree (``max_samples``), so the large sets grow in
   seconds.
-* **ECRM-mixed**: the risk mixed from the kernel Kendall model's and ECRM-forest's, the
-  kernel's share chosen on their honest costs (:mod:`ecrm.mixture`).
+* **ECRM-mixed**: the risk mixed from one of the three kernel ECRM models' and ECRM-forest's
+  weights (applied to that model's loss), the loss and the kernel's share chosen together on
+  their honest costs (:func:`_mixed`).
 * **LWRF** (label-wise random forest): one scikit-learn ``RandomForestRegressor`` per label
   on its position, labels ranked by predicted position.
 * **PWRF** (pairwise random forest): one ``RandomForestClassifier`` per label pair on which
@@ -40,9 +41,12 @@ PUBLISHED: dict[str, tuple[float, str, str]] = {
     name: (tau, "LWRF/PWRF/LWLR", "2023 study") for name, tau in _BEST_2023.items()}
 
 FOREST_TREES = 100
-FOREST_GRID = {"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}
+#: Random forests (half the features per split) and extremely randomised trees (all of them),
+#: each with fine and coarse leaves: the leaf size matters most on the noisy yeast sets.
+FOREST_GRID = [{"flavour": ["random"], "max_features": [0.5], "min_samples_leaf": [1, 10]},
+               {"flavour": ["extra"], "max_features": [1.0], "min_samples_leaf": [1, 10]}]
 #: Bootstrap draws per tree on larger training folds.
-FOREST_MAX_DRAWS = 3000
+FOREST_MAX_DRAWS = 10000
 #: ECRM-mixed's kernel shares (0: the forest alone, 1: the kernel alone).
 MIXING_GRID = 11
 #: The structured SVM's C grid (RBF kernel with gamma = 1/p, intercept included: the diagonal
@@ -78,23 +82,48 @@ def _honest(kernel, forest):
     return kernel[0], {"family": "kernel", **kernel[1]}
 
 
-def _mixed(kernel, forest, Rtr, Xte):
-    """ECRM-mixed: the Kendall risk mixed from the kernel model ``kernel`` (``(model, rows,
-    leave-one-out costs)``) and the forest model, the kernel's share in ``MIXING_GRID`` by
-    the mean Kendall distance of the exact Kemeny rankings of the mixed honest costs
-    (:func:`ecrm.mixture.choose_mixture`)."""
-    from ecrm.mixture import choose_mixture
+def _mixed(kernels: dict, forest, Rtr, Xte):
+    """ECRM-mixed: of the risks mixed from each kernel model and the forest, the one whose
+    honest costs rank the training points best.
 
-    model, rows, costs = kernel
-    loss, space = forest.loss, forest.output_space
-    choice = choose_mixture((rows, costs), forest.oob_costs(), space.from_ranks(Rtr),
-                            MIXING_GRID, loss=loss, output_space=space)
-    share = choice.mixture
-    C = share * model.predict_costs(Xte) + (1.0 - share) * forest.predict_costs(Xte)
-    return space.to_ranks(space.minimize(C, loss.cost_form)), {
-        "mixture": share, "honest_discordant": -float(choice.scores.max()),
-        "kernel_discordant": -float(choice.scores[-1]),
-        "forest_discordant": -float(choice.scores[0])}
+    For each loss of ``ECRM_LOSSES`` (``kernels[name] = (model, rows, leave-one-out costs)``)
+    and each kernel share in ``MIXING_GRID``, the costs are the share of the kernel model's
+    and the rest of the forest's weights applied to that loss's embedding
+    (:meth:`ecrm.ForestECRM.weighted_sum`: one forest serves the three losses); the
+    candidate kept has the smallest mean Kendall distance of the exact rankings of its
+    honest costs (leave-one-out in the kernel, out of bag in the forest) on the Kendall
+    model's leave-one-out points. Ties go to the earlier loss, then the smaller share (as
+    :func:`ecrm.mixture.choose_mixture`). Share 1 of a loss is that kernel model alone, so
+    the candidates include ECRM-selected's; share 0 of the Kendall loss is ECRM-forest."""
+    from ecrm.experiments._ranking_kernel import ECRM_LOSSES
+    from ecrm.experiments._ranking_knn import _discordant
+    from ecrm.mixture import check_mixing_grid
+
+    space = forest.output_space
+    Ytr = space.from_ranks(Rtr).astype(float)
+    rows = kernels["ECRM-Kendall"][1]
+    grid = check_mixing_grid(MIXING_GRID)
+    best, table = None, {}
+    for label in ECRM_LOSSES:
+        model, own_rows, K = kernels[label]
+        loss = model.loss
+        psi = loss.psi(Ytr)
+        F = forest.weighted_sum(psi)[rows]
+        K = K[np.searchsorted(own_rows, rows)]  # every model's points include Kendall's
+        seen = ~np.isnan(F).any(axis=1)
+        distances = []
+        for share in grid:
+            P = space.minimize(share * K[seen] + (1.0 - share) * F[seen], loss.cost_form)
+            distances.append(float(_discordant(space.to_ranks(P), Rtr[rows[seen]]).mean()))
+        table[label] = distances
+        at = int(np.argmin(distances))
+        if best is None or distances[at] < best[0]:
+            best = (distances[at], label, float(grid[at]), model, psi)
+    distance, label, share, model, psi = best
+    C = share * model.predict_costs(Xte) + (1.0 - share) * forest.weighted_sum(psi, Xte)
+    return space.to_ranks(space.minimize(C, model.loss.cost_form)), {
+        "loss": label, "mixture": share, "honest_discordant": distance,
+        "candidates": table}
 
 
 def _lwrf(Xtr, Rtr, Xte, seed):

@@ -29,9 +29,11 @@ there.
   out-of-bag Kendall distance (:mod:`._ranking_peers`); **ECRM-honest**: of ECRM-selected's
   model and the forest, the one with the smaller honest training-fold Kendall distance
   (exact leave-one-out against out-of-bag). Nothing fitted anew. **ECRM-mixed**: the
-  risk mixed from ECRM-Kendall's and the forest's, the kernel's share in ``MIXING_GRID``
-  chosen by the Kendall distance of the exact Kemeny rankings of the mixed honest costs
-  (:mod:`ecrm.mixture`; the Kendall model's leave-one-out points, out of bag in the forest).
+  risk mixed from one of the three kernel models' and the forest's weights applied to that
+  model's loss; the loss and the kernel's share in ``MIXING_GRID`` chosen together by the
+  Kendall distance of the exact rankings of the mixed honest costs (the Kendall model's
+  leave-one-out points, out of bag in the forest). Its candidates include ECRM-selected's
+  model (share 1) and ECRM-forest (share 0), so it is the protocol's honestly selected row.
 * **kNN + Borda** and **kNN + Kemeny**: the rankings of the ``k`` nearest training points,
   aggregated by mean position or exactly by Kemeny's rule
   (:func:`ecrm.spaces.linear_ordering.linear_ordering`); ``k`` in ``NEIGHBOURS`` by the exact
@@ -171,7 +173,7 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
             seconds["ECRM-honest"] = 0.0  # no fit of its own
         if "ECRM-mixed" in methods:
             t0 = time.perf_counter()
-            results["ECRM-mixed"] = _mixed(honest["kernel"], honest["forest"], Rtr, Xte)
+            results["ECRM-mixed"] = _mixed(honest, honest["forest"], Rtr, Xte)
             seconds["ECRM-mixed"] = time.perf_counter() - t0  # the choice and the predictions
     return {m: (float(_tau(results[m][0], Rte).mean()), results[m][1], seconds[m])
             for m in methods}
