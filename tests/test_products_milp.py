@@ -211,3 +211,18 @@ def test_cut_search_matches_brute_force(m, K, share, seed):
         assert closed[row] and (solved or budget < 10**7) and nodes <= max(budget, 1) + 1
         assert (values[row] <= best + 1e-12 * (np.abs(c).sum() + np.abs(p).sum())
                 or not solved)
+
+
+@pytest.mark.parametrize("n", [2, 9, 16])
+def test_cut_search_product_of_many_parents(n):
+    # one product on n free labels (no cover), each worth -1, the product p = n - 0.5: the
+    # best is all but one on (-(n - 1)), found through the linear bound (p on each label)
+    from ecrm.spaces.hierarchy import _cut_branch
+
+    if not _cut_branch.AVAILABLE:
+        pytest.skip("numba (the 'fast' extra) is not installed")
+    none = np.zeros(0, dtype=np.int64)
+    c, p = -np.ones(n), np.array([n - 0.5])
+    y, solved, _ = _cut_branch.search(c, np.zeros(n + 1, dtype=np.int64), none,
+                                      np.array([0, n]), np.arange(n), p, 10**6)
+    assert solved and y.sum() == n - 1

@@ -315,7 +315,8 @@ def search(c, par_ptr, par_idx, fac_ptr, fac_idx, p, budget):
     it = np.empty(n_nodes, dtype=np.int64)
     path = np.empty(n_nodes, dtype=np.int64)
     queue = np.empty(n_nodes, dtype=np.int64)
-    # scale: the part's total magnitude to at most 2^60 (a cut is below 2^61 < _INF)
+    # scale: the part's total magnitude to at most 2^60, so that each weight, the sum of the
+    # negative ones (hence every flow and minimum cut) are at most 2^60 < _INF
     total = np.abs(c).sum() + np.abs(p).sum()
     scale = 1.0
     if total > 0:
