@@ -41,6 +41,8 @@ after ``budget`` nodes and says so: such a part goes to the MILP. Numba is the `
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ecrm.spaces.hierarchy._branch import AVAILABLE, _jit
@@ -105,6 +107,23 @@ def _max_flow(head, rev, first, cap, source, sink, level, it, path, queue):
                 top -= 1
                 v = head[rev[path[top]]]
                 it[v] += 1
+
+
+@_jit
+def _by_tail(tail, n):
+    """A stable counting sort of the entries by ``tail`` (in ``0..n-1``): ``(first, where)``,
+    entries with tail ``v`` at ``first[v]:first[v + 1]``, entry ``a`` at ``where[a]``."""
+    first = np.zeros(n + 1, dtype=np.int64)
+    for a in range(len(tail)):
+        first[tail[a] + 1] += 1
+    for v in range(n):
+        first[v + 1] += first[v]
+    fill = first[:-1].copy()
+    where = np.empty(len(tail), dtype=np.int64)
+    for a in range(len(tail)):
+        where[a] = fill[tail[a]]
+        fill[tail[a]] += 1
+    return first, where
 
 
 @_jit
@@ -250,22 +269,18 @@ def search(c, par_ptr, par_idx, fac_ptr, fac_idx, p, budget):
     m, K = len(c), len(p)
     # children lists, ancestors-or-self, and a cover of each product (the first label in
     # the order whose ancestors-or-self hold all its parents)
-    n_ch = np.zeros(m + 1, dtype=np.int64)
-    for e in range(len(par_idx)):
-        n_ch[par_idx[e] + 1] += 1
-    ch_ptr = np.cumsum(n_ch)
+    ch_ptr, where = _by_tail(par_idx, m)
     ch_idx = np.empty(len(par_idx), dtype=np.int64)
-    fill = ch_ptr[:-1].copy()
     for j in range(m):
         for e in range(par_ptr[j], par_ptr[j + 1]):
-            ch_idx[fill[par_idx[e]]] = j
-            fill[par_idx[e]] += 1
+            ch_idx[where[e]] = j
     anc = np.zeros((m, m), dtype=np.bool_)
     for j in range(m):
         anc[j, j] = True
         for e in range(par_ptr[j], par_ptr[j + 1]):
-            anc[j] |= anc[par_idx[e]]
-    cover = np.full(K, -1, dtype=np.int64)
+            for q in range(j):
+                anc[j, q] |= anc[par_idx[e], q]
+    cover = -np.ones(K, dtype=np.int64)
     for k in range(K):
         if p[k] > 0 and fac_ptr[k + 1] - fac_ptr[k] > 1:
             for j in range(m):
@@ -301,14 +316,12 @@ def search(c, par_ptr, par_idx, fac_ptr, fac_idx, p, budget):
             tail[a], head[a] = 2 + m + k, 2 + fac_idx[e]
             tail[a + 1], head[a + 1] = 2 + fac_idx[e], 2 + m + k
             a += 2
-    order = np.argsort(tail, kind="mergesort")
-    where = np.empty(n_arcs, dtype=np.int64)
-    where[order] = np.arange(n_arcs)
-    head_s = head[order]
+    first, where = _by_tail(tail, n_nodes)  # arc a is at where[a] in the order by tail
+    head_s = np.empty(n_arcs, dtype=np.int64)
     rev = np.empty(n_arcs, dtype=np.int64)
     for a in range(n_arcs):
+        head_s[where[a]] = head[a]
         rev[where[a]] = where[a ^ 1]
-    first = np.searchsorted(tail[order], np.arange(n_nodes + 1))
     cap0 = np.zeros(n_arcs, dtype=np.int64)  # the capacities in the input order
     cap = np.empty(n_arcs, dtype=np.int64)
     level = np.empty(n_nodes, dtype=np.int64)
@@ -317,12 +330,18 @@ def search(c, par_ptr, par_idx, fac_ptr, fac_idx, p, budget):
     queue = np.empty(n_nodes, dtype=np.int64)
     # scale: the part's total magnitude to at most 2^60, so that each weight, the sum of the
     # negative ones (hence every flow and minimum cut) are at most 2^60 < _INF
-    total = np.abs(c).sum() + np.abs(p).sum()
-    scale = 1.0
-    if total > 0:
-        scale = 2.0 ** min(60 - np.ceil(np.log2(total)), 1000.0)
-    c_int = np.floor(c * scale).astype(np.int64)
-    p_int = np.floor(p * scale).astype(np.int64)
+    total = 0.0
+    for j in range(m):
+        total += abs(c[j])
+    for k in range(K):
+        total += abs(p[k])
+    scale = math.ldexp(1.0, min(60 - math.frexp(total)[1], 1000)) if total > 0 else 1.0
+    c_int = np.empty(m, dtype=np.int64)
+    for j in range(m):
+        c_int[j] = math.floor(c[j] * scale)
+    p_int = np.empty(K, dtype=np.int64)
+    for k in range(K):
+        p_int[k] = math.floor(p[k] * scale)
     w = np.empty(m + K, dtype=np.int64)
     linear = np.zeros(K, dtype=np.bool_)  # the products on their linear lower bound
     # the depth-first search: a stack of nodes, each a state per label (1 on, -1 off, 0 free)
@@ -342,7 +361,8 @@ def search(c, par_ptr, par_idx, fac_ptr, fac_idx, p, budget):
         for rnd in range(_ROUNDS):
             const, low = _bound(state, c, c_int, fac_ptr, fac_idx, p, p_int, cover, linear, w,
                                 cap0, par_ptr, par_idx, closure_start)
-            cap[where] = cap0
+            for a in range(len(cap0)):
+                cap[where[a]] = cap0[a]
             flow = _max_flow(head_s, rev, first, cap, 0, 1, level, it, path, queue)
             bound = const + float(low + flow) / scale
             for j in range(m):
