@@ -22,8 +22,10 @@ table puts the closure's compiled path (numba, the ``fast`` extra) beside its sc
 the same process (both oracles, batched and single; x = median scipy / median compiled; the
 compiled kernels are loaded before timing, their first-call compile time is printed). A third
 puts the hierarchical-loss oracle's solver stage (issue 32: the compiled branch and bound on
-the medium parts, then one MILP per block on the fractional components only) beside its
-reference (every row with a fractional label sent whole to the MILP), same process and rows.
+bit sets on the small parts and with closure bounds on the larger ones, then one MILP per block
+on the fractional components only) beside its reference (every row with a fractional label
+sent whole to the MILP) and beside the stage without the closure-bound search, same process
+and rows.
 
 Usage::
 
@@ -259,18 +261,23 @@ def engine(name: str):
 
 
 @contextmanager
-def milp_stage(reference: bool):
-    """The hierarchical-loss oracle's solver stage inside the block: the reference (no
-    branch and bound, every row with a fractional label to the MILP whole) or the default."""
+def milp_stage(kind: str):
+    """The hierarchical-loss oracle's solver stage inside the block: ``"reference"`` (no
+    branch and bound, every row with a fractional label to the MILP whole), ``"bits"`` (the
+    bit-set branch and bound up to 40 labels, no closure-bound search: the stage before
+    issue 32's search) or the default."""
     from ecrm.spaces.hierarchy import _products
 
-    before = _products._MILP_PATH, _products._BRANCH_MAX
-    if reference:
-        _products._MILP_PATH, _products._BRANCH_MAX = "rows", 0
+    names = ("_MILP_PATH", "_BRANCH_MAX", "_CUT_NODES")
+    before = tuple(getattr(_products, name) for name in names)
+    now = {"reference": ("rows", 0, 0), "bits": ("parts", 40, 0)}.get(kind, before)
+    for name, value in zip(names, now, strict=True):
+        setattr(_products, name, value)
     try:
         yield
     finally:
-        _products._MILP_PATH, _products._BRANCH_MAX = before
+        for name, value in zip(names, before, strict=True):
+            setattr(_products, name, value)
 
 
 def compiled_available() -> bool:
@@ -290,6 +297,11 @@ def compiled_available() -> bool:
 
     _branch.search_parts(np.array([0, 1]), np.array([-1.0]), np.zeros(1, dtype=np.uint64),
                          np.array([0, 0]), np.zeros(0, dtype=np.uint64), np.zeros(0), 10)
+    from ecrm.spaces.hierarchy import _cut_branch
+
+    none = np.zeros(0, dtype=np.int64)
+    _cut_branch.search_parts(np.array([0, 1]), np.array([-1.0]), np.array([0, 0]), none,
+                             np.array([0, 0]), np.array([0]), none, np.zeros(0), 10)
     print(f"\ncompiled closure: kernels ready in {time.perf_counter() - t0:.2f} s (compile on "
           "the first run, then numba's cache)")
     return True
@@ -358,11 +370,13 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
                                      else oracle_times(h, C, P, n_single, n_milp))
                     by_path[path + " Y"] = (h.argmin(C[:n_milp]),
                                             h.argmin_products(C[:n_milp], P[:n_milp]))
-            with milp_stage(reference=True):
-                ref_times = [per_row_in_batches(h.argmin_products, 10, C[:n_milp], P[:n_milp]),
-                             per_row_times(h.argmin_products, C[: n_milp // 2],
-                                           P[: n_milp // 2])]
-                Y_ref_stage = h.argmin_products(C[:n_milp], P[:n_milp])
+            stage_times, Y_stage = {}, []
+            for kind in ("reference", "bits"):
+                with milp_stage(kind):
+                    stage_times[kind] = [
+                        per_row_in_batches(h.argmin_products, 10, C[:n_milp], P[:n_milp]),
+                        per_row_times(h.argmin_products, C[: n_milp // 2], P[: n_milp // 2])]
+                    Y_stage.append(h.argmin_products(C[:n_milp], P[:n_milp]))
             new, was = times["new"], times["old"]
             lp = per_row_times(lambda c: h.argmin(c, method="lp"), C[:n_lp])
             plain = per_row_times(lambda c, p: plain_milp(h, c, p), C[:n_plain], P[:n_plain])
@@ -382,8 +396,8 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
                 gaps += [np.abs(obj - np.sum(C[:n_milp] * Yc, axis=1)) / scale,
                          np.abs(obj_p - product_objective(h, C[:n_milp], P[:n_milp], Ypc))
                          / scale]
-            gaps.append(np.abs(obj_p - product_objective(h, C[:n_milp], P[:n_milp],
-                                                         Y_ref_stage)) / scale)
+            gaps += [np.abs(obj_p - product_objective(h, C[:n_milp], P[:n_milp], Ys)) / scale
+                     for Ys in Y_stage]
             if h_old is not None:
                 gaps += [np.abs(obj - np.sum(C[:n_milp] * h_old.argmin(C[:n_milp]), axis=1))
                          / scale,
@@ -400,9 +414,10 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
                 cells.append(ratio(was[k], new[k]))
             print(f"{frac:>9.0%} | {'':>8} {''.join(cells[:4])}{np.median(lp):>8.1f} | "
                   f"{'':>5} {''.join(cells[4:])}{np.median(plain):>7.0f}{left:>6}")
+            ref, bits = stage_times["reference"], stage_times["bits"]
             stage.append(f"{name:<10}{frac:>5.0%} |" + " |".join(
-                f"{pct(new[k])}{pct(ref_times[k - 2])}{ratio(ref_times[k - 2], new[k])}"
-                for k in (2, 3)))
+                f"{pct(new[k])}{pct(ref[k - 2])}{ratio(ref[k - 2], new[k])}"
+                f"{pct(bits[k - 2])}{ratio(bits[k - 2], new[k])}" for k in (2, 3)))
             if len(paths) == 2:
                 fast, ref = by_path["numba"], by_path["scipy"]
                 side.append(f"{name:<10}{frac:>5.0%} |" + " |".join(
@@ -420,11 +435,13 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
         print(f"{'':<15} |" + " |".join([cell] * 4))
         print("-" * len(header))
         print("\n".join(side))
-    print("\nThe hierarchical MILP's solver stage (branch and bound, then the MILP on the "
-          "fractional components) beside its reference (rows to the MILP whole), same process "
-          "and rows; times per row in ms, p50 and p95; x = median reference / median new")
-    cell = f"{'new':>16}{'reference':>16}{'':>7}"
-    header = f"{'':<10}{'neg':>5} |" + " |".join(f"{title:^39}" for title in
+    print("\nThe hierarchical MILP's solver stage (bit-set branch and bound up to 20 labels, "
+          "branch and bound with closure bounds beyond, then the MILP on the fractional "
+          "components) beside its reference (rows to the MILP whole) and the stage without the "
+          "closure-bound search (bits: bit-set search up to 40 labels, then the MILP), same "
+          "process and rows; times per row in ms, p50 and p95; x = median other / median new")
+    cell = f"{'new':>16}{'reference':>16}{'':>7}{'bits':>16}{'':>7}"
+    header = f"{'':<10}{'neg':>5} |" + " |".join(f"{title:^62}" for title in
                                                  ("MILP, batched", "MILP, single"))
     print(header)
     print(f"{'':<15} |" + " |".join([cell] * 2))

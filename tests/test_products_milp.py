@@ -51,6 +51,48 @@ STAGES = st.sampled_from([{"_BRANCH_MAX": 0, "_ENUMERATE": 0}, {"_BRANCH_MAX": 0
 def test_parts_match_rows_and_brute_force(d, share, block, stage, seed):
     # the same objective as the row path (MILP only) on every row, and the brute-force
     # minimum, whatever the signs, the scales, the rows per block and the stage
+    check_stage(d, share, block, stage, seed)
+
+
+# the search with closure bounds on every component of more than one label (the bit-set
+# search on the others); the same stopped after 3 nodes, so that most go on to the MILP
+CUT_STAGES = st.sampled_from([{"_BRANCH_MAX": 1, "_ENUMERATE": 0},
+                              {"_BRANCH_MAX": 1, "_CUT_NODES": 3, "_ENUMERATE": 0},
+                              {"_BRANCH_MAX": 1, "_BRANCH_NODES": 1, "_ENUMERATE": 0}])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(3, 12), st.sampled_from([0.05, 0.3, 0.5, 0.9]), st.sampled_from([1, 3, 10]),
+       CUT_STAGES, st.integers(0, 2**32 - 1))
+def test_cut_search_matches_rows_and_brute_force(d, share, block, stage, seed):
+    if not _products._branch.AVAILABLE:
+        pytest.skip("numba (the 'fast' extra) is not installed")
+    check_stage(d, share, block, stage, seed)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(25, 60), st.sampled_from([0.3, 0.5]), CUT_STAGES, st.integers(0, 2**32 - 1))
+def test_cut_search_matches_the_milp_on_larger_dags(d, share, stage, seed):
+    # larger parts (the search branches, and stops early at 3 nodes): the objective of the
+    # row path (MILP only) on every row
+    if not _products._branch.AVAILABLE:
+        pytest.skip("numba (the 'fast' extra) is not installed")
+    rng = np.random.default_rng(seed)
+    h = random_hierarchy(rng, d, tree=False, max_parents=4)
+    K = len(h.multi_parent)
+    C, P = sign_mix(rng, 12, d, share), sign_mix(rng, 12, K, share)
+    M = np.hstack([C, P])
+    loss = HierarchicalLoss(h)
+    Y = oracle(h, C, P, "parts", **stage)
+    Y_ref = oracle(h, C, P, "rows", _ENUMERATE=0, _BRANCH_MAX=0)
+    assert h.is_consistent(Y).all()
+    gap = np.einsum("ij,ij->i", M, loss.phi(Y) - loss.phi(Y_ref))
+    assert np.all(np.abs(gap) <= 1e-12 * np.abs(M).sum(axis=1))
+
+
+def check_stage(d, share, block, stage, seed):
+    """On a random DAG of ``d`` labels and 12 rows of costs with the sign mix ``share``:
+    the objective of the row path (MILP only) and the brute-force minimum."""
     rng = np.random.default_rng(seed)
     h = random_hierarchy(rng, d, tree=False)
     K = len(h.multi_parent)
@@ -133,3 +175,54 @@ def test_branch_and_bound_matches_brute_force(m, K, seed):
         assert closed[int(found @ (2 ** np.arange(m)))] and (solved or budget < 10**7)
         value = found @ c + ((np.uint64(mask) & product_mask) == product_mask) @ p
         assert value <= best + 1e-12 * (np.abs(c).sum() + np.abs(p).sum()) or not solved
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 8), st.sampled_from([0.05, 0.3, 0.5, 0.9]),
+       st.integers(0, 2**32 - 1))
+def test_cut_search_matches_brute_force(m, K, share, seed):
+    # one part: the best closed label set by enumeration, against the search with closure
+    # bounds (its parents and products' factors as lists of local indices)
+    from ecrm.spaces.hierarchy import _cut_branch
+
+    if not _cut_branch.AVAILABLE:
+        pytest.skip("numba (the 'fast' extra) is not installed")
+    rng = np.random.default_rng(seed)
+    parents = [rng.choice(j, size=min(j, int(rng.integers(0, 3))), replace=False)
+               for j in range(m)]
+    factors = [rng.choice(m, size=min(m, int(rng.integers(1, 4))), replace=False)
+               for _ in range(K)]
+    c, p = sign_mix(rng, 1, m, share)[0], sign_mix(rng, 1, K, share)[0]
+    p[p == 0] = 1.0  # a live product has a nonzero cost
+    B = (np.arange(2**m)[:, None] >> np.arange(m)) & 1 == 1
+    closed = np.ones(len(B), dtype=bool)
+    for j in range(m):
+        closed &= ~B[:, j] | B[:, parents[j]].all(axis=1)
+    on = np.column_stack([B[:, q].all(axis=1) for q in factors] or [np.zeros((len(B), 0))])
+    values = B @ c + on @ p
+    best = values[closed].min()
+    ptr = np.cumsum([0] + [len(q) for q in parents])
+    fptr = np.cumsum([0] + [len(q) for q in factors])
+    idx = np.concatenate([np.zeros(0, dtype=np.int64)] + parents).astype(np.int64)
+    fidx = np.concatenate([np.zeros(0, dtype=np.int64)] + factors).astype(np.int64)
+    for budget in (10**7, 1, 3):  # a search stopped early says so; one that ends is exact
+        y, solved, nodes = _cut_branch.search(c, ptr, idx, fptr, fidx, p, budget)
+        row = int(y @ (2 ** np.arange(m)))
+        assert closed[row] and (solved or budget < 10**7) and nodes <= max(budget, 1) + 1
+        assert (values[row] <= best + 1e-12 * (np.abs(c).sum() + np.abs(p).sum())
+                or not solved)
+
+
+@pytest.mark.parametrize("n", [2, 9, 16])
+def test_cut_search_product_of_many_parents(n):
+    # one product on n free labels (no cover), each worth -1, the product p = n - 0.5: the
+    # best is all but one on (-(n - 1)), found through the linear bound (p on each label)
+    from ecrm.spaces.hierarchy import _cut_branch
+
+    if not _cut_branch.AVAILABLE:
+        pytest.skip("numba (the 'fast' extra) is not installed")
+    none = np.zeros(0, dtype=np.int64)
+    c, p = -np.ones(n), np.array([n - 0.5])
+    y, solved, _ = _cut_branch.search(c, np.zeros(n + 1, dtype=np.int64), none,
+                                      np.array([0, n]), np.arange(n), p, 10**6)
+    assert solved and y.sum() == n - 1

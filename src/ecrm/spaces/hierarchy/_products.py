@@ -40,8 +40,10 @@ component, so each is solved apart: a component with no positive product left ta
 lower closure :math:`T'` (there :math:`h` is constant, and :math:`T'` minimises :math:`g`);
 with numba (the ``fast`` extra) one of at most ``_BRANCH_MAX`` labels is searched by the
 compiled branch and bound of :mod:`ecrm.spaces.hierarchy._branch` (exhaustive up to valid
-bounds, or it stops after ``_BRANCH_NODES`` nodes and says so); without numba a small one (at
-most ``_ENUMERATE`` labels) is enumerated. The others go, per block of rows, to a
+bounds, or it stops after ``_BRANCH_NODES`` nodes and says so), a larger one (or one that
+search left) by the branch and bound with closure bounds of
+:mod:`ecrm.spaces.hierarchy._cut_branch` (the same, ``_CUT_NODES``); without numba a small one
+(at most ``_ENUMERATE`` labels) is enumerated. The others go, per block of rows, to a
 mixed-integer programme (HiGHS ``milp``) tightened by the cover inequalities of
 :func:`_row_problem`: the LP relaxation of the block first, a component whose labels come out
 integral being solved (an integral relaxed optimum is optimal, and the LP is separable over
@@ -58,7 +60,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from ecrm.spaces.hierarchy import _branch
+from ecrm.spaces.hierarchy import _branch, _cut_branch
 from ecrm.spaces.hierarchy._closure import closure_argmin
 
 __all__ = ["products_argmin"]
@@ -73,8 +75,13 @@ _ENUMERATE = 12
 # Upper-lower pairs of the sandwich (each exact; later pairs charge fewer products).
 _SANDWICH_ROUNDS = 1
 # Components of more free labels, up to this many (at most _branch.MAX_LABELS), are searched
-# by the compiled branch and bound (numba), stopped after _BRANCH_NODES nodes (then the MILP).
-_BRANCH_MAX, _BRANCH_NODES = 40, 2**14
+# by the compiled branch and bound (numba), stopped after _BRANCH_NODES nodes (then the search
+# below). Beyond about 20 labels the search with closure bounds is faster on the GO DAGs.
+_BRANCH_MAX, _BRANCH_NODES = 20, 2**14
+# The larger components (and those the search above left), up to _CUT_MAX free labels, are
+# searched by the branch and bound with closure bounds, stopped after _CUT_NODES nodes (then
+# the MILP; 0 turns it off). Both compiled searches are off when _BRANCH_MAX is 0.
+_CUT_MAX, _CUT_NODES = 1000, 2**11
 # "parts": the LP of a block, then the MILP on its fractional components only, each scaled
 # apart, without HiGHS's presolve; "rows": the LP, then the MILP on every row with a
 # fractional label (the reference of the tests).
@@ -107,6 +114,13 @@ def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) 
         big[left] = True
         if stats is not None:
             stats["branched"] = stats.get("branched", 0) + int(searched.sum()) - len(left)
+    cut = big & (size <= _CUT_MAX) if most and _CUT_NODES else np.zeros_like(big)
+    if cut.any():  # the search with closure bounds
+        left = _cut_parts(cut, comp, arcs, r, j, h.depth, C, P, live, Y)
+        big &= ~cut
+        big[left] = True
+        if stats is not None:
+            stats["cut_branched"] = stats.get("cut_branched", 0) + int(cut.sum()) - len(left)
     small = np.flatnonzero(small)
     if len(small):
         _enumerate_parts(small, comp, r, j, h.parents, C, P, of_product, live, free, Y)
@@ -222,37 +236,75 @@ def _enumerate_parts(parts, comp, r, j, parents, C, P, of_product, live, free, Y
         Y[row, labels] = B[int(np.argmin(value))]
 
 
-def _branch_parts(searched, comp, arcs, r, j, depth, C, P, live, Y) -> np.ndarray:
-    """Solve the components ``searched`` (bool, per component) by the compiled branch and
-    bound of :mod:`ecrm.spaces.hierarchy._branch`, all in one call: each component's labels
-    in order of depth (parents first), its arcs and products as bit masks. Writes the solved
-    ones into ``Y`` and returns the others (stopped after ``_BRANCH_NODES`` nodes)."""
+def _pack(searched, comp, arcs, r, j, depth, n_live: int) -> tuple:
+    """The components ``searched`` (bool, per component) laid out for a compiled search:
+    ``(nodes, parts, start, local, links, pairs, pstart)``, their free (row, label) nodes
+    by component then depth (parents first), the components, where each starts in
+    ``nodes``, each node's index in its component, the free arcs ``(child, parent)`` and
+    the product factors ``(product, factor)`` inside them (child and product as positions in
+    ``nodes`` and ``pairs``, parent and factor as indices in their component), and their
+    live (row, product) pairs by component with where each component's start."""
     N = len(r)
     child, parent, product, factor = arcs
-    lr, lk = np.nonzero(live)
     nodes = np.flatnonzero(searched[comp[:N]])
     nodes = nodes[np.lexsort((depth[j[nodes]], comp[nodes]))]  # by component, then depth
     parts, start = np.unique(comp[nodes], return_index=True)
     slot = np.full(N, -1, dtype=np.intp)  # a node's place in ``nodes``
     slot[nodes] = np.arange(len(nodes))
-    bit = np.uint64(1) << (np.arange(len(nodes)) - np.repeat(start, np.diff(
-        np.append(start, len(nodes))))).astype(np.uint64)  # a label's bit in its component
-    parent_mask = np.zeros(len(nodes), dtype=np.uint64)
+    local = np.arange(len(nodes)) - np.repeat(start, np.diff(np.append(start, len(nodes))))
     inside = slot[child] >= 0
-    np.bitwise_or.at(parent_mask, slot[child[inside]], bit[slot[parent[inside]]])
+    links = [slot[child[inside]], local[slot[parent[inside]]]]
     pairs = np.flatnonzero(searched[comp[N:]])  # the live products of these components
     pairs = pairs[np.argsort(comp[N + pairs], kind="stable")]
-    pslot = np.full(len(lr), -1, dtype=np.intp)
+    pslot = np.full(n_live, -1, dtype=np.intp)
     pslot[pairs] = np.arange(len(pairs))
-    product_mask = np.zeros(len(pairs), dtype=np.uint64)
     inside = pslot[product] >= 0
-    np.bitwise_or.at(product_mask, pslot[product[inside]], bit[slot[factor[inside]]])
+    links += [pslot[product[inside]], local[slot[factor[inside]]]]
     pstart = np.searchsorted(comp[N + pairs], parts)
+    return nodes, parts, start, local, links, pairs, pstart
+
+
+def _branch_parts(searched, comp, arcs, r, j, depth, C, P, live, Y) -> np.ndarray:
+    """Solve the components ``searched`` (bool, per component) by the compiled branch and
+    bound of :mod:`ecrm.spaces.hierarchy._branch`, all in one call: each component's labels
+    in order of depth (parents first), its arcs and products as bit masks. Writes the solved
+    ones into ``Y`` and returns the others (stopped after ``_BRANCH_NODES`` nodes)."""
+    lr, lk = np.nonzero(live)
+    nodes, parts, start, local, (a, b, k, q), pairs, pstart = _pack(
+        searched, comp, arcs, r, j, depth, len(lr))
+    bit = np.uint64(1) << local.astype(np.uint64)  # a label's bit in its component
+    parent_mask = np.zeros(len(nodes), dtype=np.uint64)
+    np.bitwise_or.at(parent_mask, a, np.uint64(1) << b.astype(np.uint64))
+    product_mask = np.zeros(len(pairs), dtype=np.uint64)
+    np.bitwise_or.at(product_mask, k, np.uint64(1) << q.astype(np.uint64))
     masks, solved = _branch.search_parts(
         np.append(start, len(nodes)), C[r[nodes], j[nodes]], parent_mask,
         np.append(pstart, len(pairs)), product_mask, P[lr[pairs], lk[pairs]], _BRANCH_NODES)
     whose = np.repeat(np.arange(len(parts)), np.diff(np.append(start, len(nodes))))
     on = solved[whose] & ((masks[whose] & bit) != 0)
+    Y[r[nodes[on]], j[nodes[on]]] = True
+    return parts[~solved]
+
+
+def _cut_parts(searched, comp, arcs, r, j, depth, C, P, live, Y) -> np.ndarray:
+    """Solve the components ``searched`` (bool, per component) by the branch and bound with
+    closure bounds of :mod:`ecrm.spaces.hierarchy._cut_branch`, all in one call: each
+    component's labels in order of depth (parents first), its arcs and products' factors as
+    lists of local indices. Writes the solved ones into ``Y`` and returns the others
+    (stopped after ``_CUT_NODES`` nodes)."""
+    lr, lk = np.nonzero(live)
+    nodes, parts, start, local, (a, b, k, q), pairs, pstart = _pack(
+        searched, comp, arcs, r, j, depth, len(lr))
+    by = np.argsort(a, kind="stable")
+    par_ptr = np.searchsorted(a[by], np.arange(len(nodes) + 1))
+    by_k = np.argsort(k, kind="stable")
+    fac_ptr = np.searchsorted(k[by_k], np.arange(len(pairs) + 1))
+    y, solved, _ = _cut_branch.search_parts(
+        np.append(start, len(nodes)), C[r[nodes], j[nodes]], par_ptr, b[by].astype(np.int64),
+        np.append(pstart, len(pairs)), fac_ptr, q[by_k].astype(np.int64),
+        P[lr[pairs], lk[pairs]], _CUT_NODES)
+    whose = np.repeat(np.arange(len(parts)), np.diff(np.append(start, len(nodes))))
+    on = solved[whose] & y
     Y[r[nodes[on]], j[nodes[on]]] = True
     return parts[~solved]
 
