@@ -115,12 +115,17 @@ class LevelPlan:
     ``anc`` (float CSR, (d, d)): ``anc[j, k] = 1`` iff ``k`` is an ancestor-or-self of ``j``,
     so ``anc @ v`` sums ``v`` over each label's ancestors-or-self and ``desc @ v``
     (``desc = anc.T``, CSR) over its descendants-or-self, each in one sparse product.
+    ``par_ptr``, ``par_idx``: the parents of each label (CSR pattern), and ``order`` the labels
+    parents first, for the compiled path.
     """
 
     levels: tuple
     depth: np.ndarray
     anc: sp.csr_array
     desc: sp.csr_array
+    par_ptr: np.ndarray
+    par_idx: np.ndarray
+    order: np.ndarray
 
 
 def make_level_plan(parents: tuple, depth: np.ndarray, ancestors: sp.csr_array) -> LevelPlan:
@@ -136,7 +141,9 @@ def make_level_plan(parents: tuple, depth: np.ndarray, ancestors: sp.csr_array) 
                          shape=(len(nodes), len(ups)))
         levels.append((nodes, ups, K, K.T.tocsr()))
     anc = sp.csr_array(ancestors, dtype=float)
-    return LevelPlan(tuple(levels), depth, anc, anc.T.tocsr())
+    par_ptr = np.concatenate([[0], np.cumsum([len(p) for p in parents])]).astype(np.intp)
+    par_idx = np.concatenate([np.zeros(0, dtype=np.intp), *parents]).astype(np.intp)
+    return LevelPlan(tuple(levels), depth, anc, anc.T.tocsr(), par_ptr, par_idx, by_depth)
 
 
 def sum_down(plan: LevelPlan, V: np.ndarray) -> np.ndarray:
@@ -163,6 +170,9 @@ def closure_argmin(plan: LevelPlan, edges: np.ndarray, C: np.ndarray, on=None, a
     paid). ``allowed`` (n, d), closed under parents: the only labels that may be on (default
     all). ``stats`` (optional) counts the cut components and the exact re-solves.
     """
+    fast = _kernels()
+    if fast is not None and len(C) < _COMPILED_REDUCE_ROWS:
+        return _compiled_argmin(fast, plan, C, on, allowed, stats)
     G = np.ascontiguousarray(C.T)  # node-major (d, n)
     forced, cand = reduce_closure(plan, G, on, allowed)
     Y = forced
@@ -170,6 +180,27 @@ def closure_argmin(plan: LevelPlan, edges: np.ndarray, C: np.ndarray, on=None, a
     if len(rows):  # the cut on what is left
         Y[:, rows] |= _cut(cand[:, rows], G[:, rows], edges, stats)
     return Y.T
+
+
+def _compiled_argmin(fast, plan: LevelPlan, C: np.ndarray, on, allowed, stats) -> np.ndarray:
+    """:func:`closure_argmin` on the compiled path: the reductions, the contraction and the
+    certified cut in one call over the block (no per-row work in Python); the components
+    whose certificate failed are re-solved here in exact arithmetic."""
+    shape = C.shape
+    Y, row, label, group, gc, child, parent, on_g, comp, failed, n_cut = fast.closure_block(
+        plan.anc.indptr, plan.anc.indices, plan.desc.indptr, plan.desc.indices,
+        plan.par_ptr, plan.par_idx, plan.order, np.ascontiguousarray(C, dtype=float),
+        np.zeros(shape, dtype=bool) if on is None else np.ascontiguousarray(on, dtype=bool),
+        np.ones(shape, dtype=bool) if allowed is None
+        else np.ascontiguousarray(allowed, dtype=bool), _FORCING_PASSES, _SMALL_EXACT,
+        float(_Q_SMALL), float(_Q_MIN), float(_Q_MAX))
+    if len(failed):
+        _resolve_exact(on_g, gc, child, parent, comp, failed)
+        grouped = group >= 0
+        Y[row[grouped], label[grouped]] = on_g[group[grouped]]
+    if len(gc):
+        _count(stats, len(gc) <= _SMALL_EXACT, n_cut, len(failed))
+    return Y
 
 
 def reduce_closure(plan: LevelPlan, G: np.ndarray, on=None, allowed=None) -> tuple:
@@ -186,8 +217,9 @@ def reduce_closure(plan: LevelPlan, G: np.ndarray, on=None, allowed=None) -> tup
     if fast is not None and G.shape[1] < _COMPILED_REDUCE_ROWS:
         forced, cand = fast.reduce_closure(
             plan.anc.indptr, plan.anc.indices, plan.desc.indptr, plan.desc.indices,
-            np.ascontiguousarray(G.T, dtype=float), np.ascontiguousarray(forced.T),
-            np.ascontiguousarray(ok.T), _FORCING_PASSES)  # row-major: one row contiguous
+            plan.par_ptr, plan.par_idx, plan.order, np.ascontiguousarray(G.T, dtype=float),
+            np.ascontiguousarray(forced.T), np.ascontiguousarray(ok.T),
+            _FORCING_PASSES)  # row-major: one row contiguous
         return forced.T, cand.T
     neg = (G < 0) & ok
     positive = np.maximum(G, 0.0)
@@ -401,12 +433,10 @@ def _cut_groups(c: np.ndarray, child: np.ndarray, parent: np.ndarray, stats) -> 
     exact arithmetic instead (:func:`min_closure_exact`): cheaper than the calls of the cut
     and its certificate (on the compiled path: by one cut at a budget of ``_Q_SMALL``, its
     certificate failing only on near-ties finer than that)."""
-    N = len(c)
     fast = _kernels()
-    small = N <= _SMALL_EXACT
-    if small and stats is not None:
-        stats["small"] = stats.get("small", 0) + 1
+    small = len(c) <= _SMALL_EXACT
     if small and fast is None:
+        _count(stats, small, 0, 0)
         return min_closure_exact(c, child, parent)
     if fast is not None:
         q = (_Q_SMALL, _Q_SMALL) if small else (_Q_MIN, _Q_MAX)
@@ -416,11 +446,21 @@ def _cut_groups(c: np.ndarray, child: np.ndarray, parent: np.ndarray, stats) -> 
         on, comp, failed, n_cut = _scipy_cuts(c, child, parent)
     if len(failed):  # re-solve exactly, one component at a time
         _resolve_exact(on, c, child, parent, comp, failed)
-    if stats is not None and (len(failed) or not small):
+    _count(stats, small, n_cut, len(failed))
+    return on
+
+
+def _count(stats, small: bool, n_cut: int, n_failed: int) -> None:
+    """Count a contracted problem in ``stats`` (if given): ``small`` ones, the components
+    cut (of the others) and the exact re-solves."""
+    if stats is None:
+        return
+    if small:
+        stats["small"] = stats.get("small", 0) + 1
+    if n_failed or not small:
         if not small:
             stats["components"] = stats.get("components", 0) + n_cut
-        stats["exact"] = stats.get("exact", 0) + len(failed)
-    return on
+        stats["exact"] = stats.get("exact", 0) + n_failed
 
 
 def _scipy_cuts(c: np.ndarray, child: np.ndarray, parent: np.ndarray) -> tuple:
