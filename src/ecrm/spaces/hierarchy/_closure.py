@@ -43,12 +43,13 @@ The contracted costs are sums of the labels' costs, so the answer is exact up to
 rounding of those sums (as for the dynamic programme on trees).
 
 Every step has a compiled path (:mod:`ecrm.spaces.hierarchy._compiled`, numba, the ``fast``
-extra), used when numba imports (``_ENGINE``): the reductions row by row on the ancestor
-relation's CSR pattern (for blocks of few rows), the contraction one move at a time over the
-whole block, and the certified cut by a hand-written max flow on int64 capacities, with the
-same budgets as here (the same integer problems), except that a small problem is cut once at
-the budget ``_Q_SMALL`` (room that int64 leaves) instead of going to the exact flow at once.
-The scipy path stays the reference of the tests.
+extra), used when numba imports (``_ENGINE``), the whole closure of a block of rows in one
+call: the reductions row by row on the ancestor relation's CSR pattern, the contraction one
+move at a time over the whole block, and the certified cut by a hand-written max flow on
+int64 capacities, with the same budgets as here (the same integer problems), except that a
+small problem is cut once at the budget ``_Q_SMALL`` (room that int64 leaves) instead of
+going to the exact flow at once. Only the components whose certificate fails come back to
+Python (the exact flow). The scipy path stays the reference of the tests.
 
 Every step works on blocks of rows, with memory :math:`O(\text{rows} \times (d + E))`.
 """
@@ -83,9 +84,6 @@ _SMALL_EXACT = 150
 _Q_SMALL = 2**52
 # "auto": the compiled path when numba imports, else scipy; "scipy" or "numba" to choose.
 _ENGINE = "auto"
-# The compiled reductions take blocks of fewer rows than this: on more, the sparse products
-# (vectorised over the rows) cost as little per row or less (measured on the GO DAGs).
-_COMPILED_REDUCE_ROWS = 16
 
 
 @functools.cache
@@ -171,7 +169,7 @@ def closure_argmin(plan: LevelPlan, edges: np.ndarray, C: np.ndarray, on=None, a
     all). ``stats`` (optional) counts the cut components and the exact re-solves.
     """
     fast = _kernels()
-    if fast is not None and len(C) < _COMPILED_REDUCE_ROWS:
+    if fast is not None:
         return _compiled_argmin(fast, plan, C, on, allowed, stats)
     G = np.ascontiguousarray(C.T)  # node-major (d, n)
     forced, cand = reduce_closure(plan, G, on, allowed)
@@ -214,7 +212,7 @@ def reduce_closure(plan: LevelPlan, G: np.ndarray, on=None, allowed=None) -> tup
     ok = np.ones(G.shape, dtype=bool) if allowed is None else np.asarray(allowed.T, dtype=bool)
     forced = np.zeros(G.shape, dtype=bool) if on is None else np.array(on.T, dtype=bool)
     fast = _kernels()
-    if fast is not None and G.shape[1] < _COMPILED_REDUCE_ROWS:
+    if fast is not None:
         forced, cand = fast.reduce_closure(
             plan.anc.indptr, plan.anc.indices, plan.desc.indptr, plan.desc.indices,
             plan.par_ptr, plan.par_idx, plan.order, np.ascontiguousarray(G.T, dtype=float),
