@@ -327,11 +327,16 @@ def certified_cuts(c, child, parent, q_min, q_max):
     return on, comp, np.flatnonzero(failed), int(cut.sum())
 
 
-@_jit
+@_inline
 def _reduce_row(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, c, f, ok, cand,
-                passes, new, blocked, negative, open_, dirty):
+                passes, new, stack, blocked, negative, open_, dirty):
     """The reductions of :func:`reduce_closure` on one row: ``f`` (forced, updated) and
-    ``cand`` (written); the other arrays are scratch space of length ``d``."""
+    ``cand`` (written); the other arrays are scratch space of length ``d``.
+
+    Forcing tests, in each pass, the open labels (negative, allowed, not forced) whose test
+    changed: all of them at first, then those below a label paid (forced, positive) in the
+    pass before; the labels that pass are forced with their ancestors (a search up the
+    parents that stops at the labels forced already)."""
     d = len(c)
     n_open = 0
     for j in range(d):
@@ -339,12 +344,11 @@ def _reduce_row(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, c
             open_[n_open] = j
             n_open += 1
             dirty[j] = True
-        negative[j] = c[j] if c[j] > 0 and not f[j] else 0.0  # unpaid, while forcing
+        negative[j] = c[j] if c[j] > 0 and not f[j] else 0.0  # unpaid (while forcing)
     for _ in range(passes):
-        found = False
+        n_new = 0
         for t in range(n_open):
             j = open_[t]
-            new[t] = False
             if not dirty[j]:  # same test as last pass
                 continue
             dirty[j] = False
@@ -353,21 +357,28 @@ def _reduce_row(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, c
                 above += negative[anc_idx[i]]
                 if above > 0:  # only grows
                     break
-            new[t] = above <= 0
-            found |= new[t]
-        if not found:
+            if above <= 0:
+                new[n_new] = j
+                n_new += 1
+        if n_new == 0:
             break
-        for t in range(n_open):
-            if new[t]:
-                j = open_[t]
-                for i in range(anc_ptr[j], anc_ptr[j + 1]):
-                    a = anc_idx[i]
-                    if not f[a]:
-                        f[a] = True
+        for t in range(n_new):
+            if f[new[t]]:
+                continue
+            f[new[t]], stack[0], top = True, new[t], 1
+            while top:
+                top -= 1
+                x = stack[top]
+                for i in range(par_ptr[x], par_ptr[x + 1]):
+                    a = par_idx[i]
+                    if f[a]:
+                        continue
+                    f[a], stack[top] = True, a
+                    top += 1
+                    if c[a] > 0:  # now paid: the tests below it change
                         negative[a] = 0.0
-                        if c[a] > 0:  # now paid: its descendants' tests change
-                            for k in range(desc_ptr[a], desc_ptr[a + 1]):
-                                dirty[desc_idx[k]] = True
+                        for k in range(desc_ptr[a], desc_ptr[a + 1]):
+                            dirty[desc_idx[k]] = True
         kept = 0
         for t in range(n_open):
             if not f[open_[t]]:
@@ -417,12 +428,12 @@ def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order
     """
     n, d = C.shape
     forced, cand = on.copy(), np.zeros((n, d), np.bool_)
-    new, blocked, negative = np.zeros(d, np.bool_), np.zeros(d, np.bool_), np.zeros(d)
-    open_, dirty = np.empty(d, np.int64), np.zeros(d, np.bool_)
+    new, stack, open_ = np.empty(d, np.int64), np.empty(d, np.int64), np.empty(d, np.int64)
+    blocked, dirty, negative = np.zeros(d, np.bool_), np.zeros(d, np.bool_), np.zeros(d)
     for r in range(n):
         _reduce_row(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, C[r],
-                    forced[r], allowed[r], cand[r], passes, new, blocked, negative, open_,
-                    dirty)
+                    forced[r], allowed[r], cand[r], passes, new, stack, blocked, negative,
+                    open_, dirty)
     return forced, cand
 
 
