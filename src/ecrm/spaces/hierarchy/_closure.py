@@ -73,7 +73,9 @@ __all__ = ["LevelPlan", "closure_argmin", "make_level_plan"]
 # then stay far below the int32 limit of scipy's maximum_flow).
 _Q_MIN, _Q_MAX, _CALL_BUDGET = 2**22, 2**27, 2**29
 # Forcing is repeated while it finds new labels, at most this many times (each pass is exact;
-# more passes only shrink the cut).
+# more passes only shrink the cut). The compiled path repeats it until nothing new is found:
+# a pass there tests only the labels below one newly paid, and costs less than the
+# contraction and cut of what it would leave (6-16% less time per row on the GO DAGs).
 _FORCING_PASSES = 6
 # contract: vectorised rounds down to this many groups, or while a round removes at least
 # this share of them; then the moves one at a time in Python if at most _SEQUENTIAL_MAX left
@@ -190,7 +192,7 @@ def _compiled_argmin(fast, plan: LevelPlan, C: np.ndarray, on, allowed, stats) -
         plan.par_ptr, plan.par_idx, plan.order, np.ascontiguousarray(C, dtype=float),
         np.zeros(shape, dtype=bool) if on is None else np.ascontiguousarray(on, dtype=bool),
         np.ones(shape, dtype=bool) if allowed is None
-        else np.ascontiguousarray(allowed, dtype=bool), _FORCING_PASSES, _SMALL_EXACT,
+        else np.ascontiguousarray(allowed, dtype=bool), shape[1] + 1, _SMALL_EXACT,
         float(_Q_SMALL), float(_Q_MIN), float(_Q_MAX))
     if len(failed):
         _resolve_exact(on_g, gc, child, parent, comp, failed)
