@@ -127,6 +127,30 @@ def test_compiled_reductions_match_scipy(d, share, seed):
             np.testing.assert_array_equal(fast, ref)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 40), SHARES, st.integers(0, 2**32 - 1))
+def test_forcing_at_once_reaches_the_scipy_fixpoint(d, share, seed):
+    # the one-call path forces each label as soon as it passes its test, until no pass finds
+    # more: the same forced and candidate labels as the scipy passes run to the end
+    rng = np.random.default_rng(seed)
+    h = random_hierarchy(rng, d, tree=False)
+    plan = h._level_plan()
+    C = np.where(rng.random((12, d)) < share, -1, 1) * rng.integers(0, 5, size=(12, d)) * 0.5
+    allowed = h.close((rng.random((12, d)) < 0.8).astype(float)).astype(bool)
+    on = h.close((allowed & (rng.random((12, d)) < 0.2)).astype(float)).astype(bool)
+    for bounds in ((np.zeros_like(on), np.ones_like(allowed)), (on, allowed)):
+        fast = _compiled.reduce_closure(
+            plan.anc.indptr, plan.anc.indices, plan.desc.indptr, plan.desc.indices,
+            plan.par_ptr, plan.par_idx, plan.order, C, *bounds, d + 1, True)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_closure, "_ENGINE", "scipy")
+            mp.setattr(_closure, "_FORCING_PASSES", d + 1)
+            ref = _closure.reduce_closure(plan, np.ascontiguousarray(C.T), bounds[0],
+                                          bounds[1])
+        np.testing.assert_array_equal(fast[0], ref[0].T)
+        np.testing.assert_array_equal(fast[1], ref[1].T)
+
+
 @pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.integers(1, 12), SHARES, st.integers(0, 2**32 - 1))

@@ -328,15 +328,37 @@ def certified_cuts(c, child, parent, q_min, q_max):
 
 
 @_inline
+def _force(j, par_ptr, par_idx, desc_ptr, desc_idx, c, f, unpaid, dirty, stack):
+    """Force ``j`` (not forced) and its ancestors, by a search up the parents that stops at
+    the labels forced already; a positive label forced is paid (``unpaid`` 0) and the tests
+    below it are due again (``dirty``)."""
+    f[j], stack[0], top = True, j, 1  # j is negative: nothing to pay
+    while top:
+        top -= 1
+        x = stack[top]
+        for i in range(par_ptr[x], par_ptr[x + 1]):
+            a = par_idx[i]
+            if f[a]:
+                continue
+            f[a], stack[top] = True, a
+            top += 1
+            if c[a] > 0:
+                unpaid[a] = 0.0
+                for k in range(desc_ptr[a], desc_ptr[a + 1]):
+                    dirty[desc_idx[k]] = True
+
+
+@_inline
 def _reduce_row(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, c, f, ok, cand,
-                passes, new, stack, blocked, negative, open_, dirty):
+                passes, at_once, new, stack, blocked, negative, open_, dirty):
     """The reductions of :func:`reduce_closure` on one row: ``f`` (forced, updated) and
     ``cand`` (written); the other arrays are scratch space of length ``d``.
 
     Forcing tests, in each pass, the open labels (negative, allowed, not forced) whose test
-    changed: all of them at first, then those below a label paid (forced, positive) in the
-    pass before; the labels that pass are forced with their ancestors (a search up the
-    parents that stops at the labels forced already)."""
+    is due: all of them at first, then those below a label paid (forced, positive) since
+    their last test. With ``at_once`` a label that passes is forced at once, so the tests
+    after it in the pass see its ancestors paid (fewer passes to the same fixpoint), else
+    after the pass (the passes of the scipy path, whatever their number)."""
     d = len(c)
     n_open = 0
     for j in range(d):
@@ -349,7 +371,7 @@ def _reduce_row(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, c
         n_new = 0
         for t in range(n_open):
             j = open_[t]
-            if not dirty[j]:  # same test as last pass
+            if f[j] or not dirty[j]:  # forced in this pass, or the same test as last pass
                 continue
             dirty[j] = False
             above = c[j]  # with the unpaid positive costs of its ancestors
@@ -357,28 +379,18 @@ def _reduce_row(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, c
                 above += negative[anc_idx[i]]
                 if above > 0:  # only grows
                     break
-            if above <= 0:
-                new[n_new] = j
-                n_new += 1
+            if above > 0:
+                continue
+            if at_once:
+                _force(j, par_ptr, par_idx, desc_ptr, desc_idx, c, f, negative, dirty, stack)
+            new[n_new] = j
+            n_new += 1
         if n_new == 0:
             break
         for t in range(n_new):
-            if f[new[t]]:
-                continue
-            f[new[t]], stack[0], top = True, new[t], 1
-            while top:
-                top -= 1
-                x = stack[top]
-                for i in range(par_ptr[x], par_ptr[x + 1]):
-                    a = par_idx[i]
-                    if f[a]:
-                        continue
-                    f[a], stack[top] = True, a
-                    top += 1
-                    if c[a] > 0:  # now paid: the tests below it change
-                        negative[a] = 0.0
-                        for k in range(desc_ptr[a], desc_ptr[a + 1]):
-                            dirty[desc_idx[k]] = True
+            if not f[new[t]]:
+                _force(new[t], par_ptr, par_idx, desc_ptr, desc_idx, c, f, negative, dirty,
+                       stack)
         kept = 0
         for t in range(n_open):
             if not f[open_[t]]:
@@ -411,7 +423,7 @@ def _reduce_row(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, c
 
 @_jit
 def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, C, on,
-                   allowed, passes):
+                   allowed, passes, at_once=False):
     r"""The exact reductions of ``_closure.reduce_closure`` (forcing, then switching off),
     one row of the row-major costs ``C`` (n, d) at a time; ``on`` and ``allowed`` bool
     (n, d) as there. ``anc``/``desc``: the CSR patterns of the ancestors-or-self and the
@@ -423,7 +435,9 @@ def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order
     times. Switching off: every label below a :math:`k` with :math:`c_k + \sum_{\mathcal
     D^*(k) \setminus k} \min(c, 0) \ge 0` (sums over the labels allowed and not forced),
     tested in the order ``order`` and only on the labels not below one found already.
-    Both sums are monotone, so each stops once its sign is known.
+    Both sums are monotone, so each stops once its sign is known. ``at_once``: a label
+    that passes the forcing test is forced before the next test (the same forced labels
+    once no pass finds any more; else those of the scipy path's passes).
     Returns ``(forced, cand)``, bool (n, d).
     """
     n, d = C.shape
@@ -432,22 +446,22 @@ def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order
     blocked, dirty, negative = np.zeros(d, np.bool_), np.zeros(d, np.bool_), np.zeros(d)
     for r in range(n):
         _reduce_row(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, C[r],
-                    forced[r], allowed[r], cand[r], passes, new, stack, blocked, negative,
-                    open_, dirty)
+                    forced[r], allowed[r], cand[r], passes, at_once, new, stack, blocked,
+                    negative, open_, dirty)
     return forced, cand
 
 
 @_jit
 def reduce_contract(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, C, on,
                     allowed, passes):
-    """:func:`reduce_closure`, then :func:`contract` on what is left of the block (the pairs
-    (row, label) left, with the arcs between them), in one call.
+    """:func:`reduce_closure` (forcing at once), then :func:`contract` on what is left of
+    the block (the pairs (row, label) left, with the arcs between them), in one call.
 
     Returns ``(forced, row, label, group, gc, gchild, gparent)``: ``forced`` as
     :func:`reduce_closure` returns it, the pairs left, and :func:`contract`'s answer on them.
     """
     forced, cand = reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx,
-                                  order, C, on, allowed, passes)
+                                  order, C, on, allowed, passes, True)
     n, d = C.shape
     N = 0
     for r in range(n):
