@@ -242,14 +242,12 @@ def _cut(cand: np.ndarray, G: np.ndarray, edges: np.ndarray, stats) -> np.ndarra
     The (row, label) pairs left are contracted (:func:`contract`), and the groups left over
     are solved by certified cuts.
     """
-    row, lab = np.nonzero(cand.T)  # a row's pairs together: locality for the compiled moves
+    row, lab = np.nonzero(cand.T)
     N = len(lab)
     ident = np.full(cand.shape, -1, dtype=np.intp)
     ident[lab, row] = np.arange(N)
     r, e = np.nonzero((cand[edges[:, 1]] & cand[edges[:, 0]]).T)
-    fast = _kernels()
-    group, c, child, parent = (contract if fast is None else fast.contract)(
-        G[lab, row], ident[edges[e, 1], r], ident[edges[e, 0], r])
+    group, c, child, parent = contract(G[lab, row], ident[edges[e, 1], r], ident[edges[e, 0], r])
     on = group == -1
     if len(c):
         grouped = group >= 0
@@ -429,21 +427,13 @@ def _contract_sequential(gc, a, b):
 
 def _cut_groups(c: np.ndarray, child: np.ndarray, parent: np.ndarray, stats) -> np.ndarray:
     """Minimum-weight closure of a contracted problem by certified cuts on its connected
-    components; bool per node. A small problem is solved at once in
-    exact arithmetic instead (:func:`min_closure_exact`): cheaper than the calls of the cut
-    and its certificate (on the compiled path: by one cut at a budget of ``_Q_SMALL``, its
-    certificate failing only on near-ties finer than that)."""
-    fast = _kernels()
+    components; bool per node. A small problem is solved at once in exact arithmetic instead
+    (:func:`min_closure_exact`): cheaper than the calls of the cut and its certificate."""
     small = len(c) <= _SMALL_EXACT
-    if small and fast is None:
+    if small:
         _count(stats, small, 0, 0)
         return min_closure_exact(c, child, parent)
-    if fast is not None:
-        q = (_Q_SMALL, _Q_SMALL) if small else (_Q_MIN, _Q_MAX)
-        on, comp, failed, n_cut = fast.certified_cuts(c, child, parent, float(q[0]),
-                                                      float(q[1]))
-    else:
-        on, comp, failed, n_cut = _scipy_cuts(c, child, parent)
+    on, comp, failed, n_cut = _scipy_cuts(c, child, parent)
     if len(failed):  # re-solve exactly, one component at a time
         _resolve_exact(on, c, child, parent, comp, failed)
     _count(stats, small, n_cut, len(failed))

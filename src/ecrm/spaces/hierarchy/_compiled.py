@@ -361,7 +361,7 @@ def _reduce_row(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, c
     after the pass (the passes of the scipy path, whatever their number)."""
     d = len(c)
     n_open = 0
-    for j in range(d):
+    for j in order:  # parents first: tested after them, a label often finds them forced
         if c[j] < 0 and ok[j] and not f[j]:
             open_[n_open] = j
             n_open += 1
@@ -374,13 +374,19 @@ def _reduce_row(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, c
             if f[j] or not dirty[j]:  # forced in this pass, or the same test as last pass
                 continue
             dirty[j] = False
-            above = c[j]  # with the unpaid positive costs of its ancestors
-            for i in range(anc_ptr[j], anc_ptr[j + 1]):
-                above += negative[anc_idx[i]]
-                if above > 0:  # only grows
+            paid = True  # every parent forced: so is every ancestor, nothing left to pay
+            for i in range(par_ptr[j], par_ptr[j + 1]):
+                if not f[par_idx[i]]:
+                    paid = False
                     break
-            if above > 0:
-                continue
+            if not paid:
+                above = c[j]  # with the unpaid positive costs of its ancestors
+                for i in range(anc_ptr[j], anc_ptr[j + 1]):
+                    above += negative[anc_idx[i]]
+                    if above > 0:  # only grows
+                        break
+                if above > 0:
+                    continue
             if at_once:
                 _force(j, par_ptr, par_idx, desc_ptr, desc_idx, c, f, negative, dirty, stack)
             new[n_new] = j
@@ -463,17 +469,14 @@ def reduce_contract(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, orde
     forced, cand = reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx,
                                   order, C, on, allowed, passes, True)
     n, d = C.shape
-    N = 0
-    for r in range(n):
-        for j in range(d):
-            N += cand[r, j]
-    row, label, cost = np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N)
-    ident = np.empty(d, np.int64)  # the pair of each label of the row
-    M = 0  # at most the parents of the pairs
+    N, M = 0, 0  # the pairs, and at most their arcs (their parents)
     for r in range(n):
         for j in range(d):
             if cand[r, j]:
+                N += 1
                 M += par_ptr[j + 1] - par_ptr[j]
+    row, label, cost = np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N)
+    ident = np.empty(d, np.int64)  # the pair of each label of the row
     child, parent = np.empty(M, np.int64), np.empty(M, np.int64)
     k, M = 0, 0
     for r in range(n):
