@@ -1,8 +1,8 @@
 """The compiled DAG closure (numba) against the scipy reference path and brute force.
 
-The compiled path (:mod:`ecrm.spaces.hierarchy._compiled`) replaces the reductions (on
-blocks of few rows), the contraction and the certified cut of
-:mod:`ecrm.spaces.hierarchy._closure`; the scipy path is the reference.
+The compiled path (:mod:`ecrm.spaces.hierarchy._compiled`) replaces the reductions, the
+contraction and the certified cut of :mod:`ecrm.spaces.hierarchy._closure` (all in one call
+per block of rows); the scipy path is the reference.
 """
 
 from __future__ import annotations
@@ -64,6 +64,31 @@ def test_compiled_matches_scipy(d, share, small, seed):
         np.testing.assert_array_equal(h.argmin(C[i : i + 1]), Y[i : i + 1])
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 50), SHARES, st.integers(1, 20), st.integers(0, 2**32 - 1))
+def test_one_call_closure_matches_scipy_with_bounds(d, share, n, seed):
+    # the one-call kernel (closure_block) against the scipy path, with labels that must be on
+    # and a set to stay inside (as the hierarchical loss asks), on blocks of any size and on
+    # single rows: the same objective, closed, between the bounds
+    rng = np.random.default_rng(seed)
+    h = random_hierarchy(rng, d, tree=False)
+    C = sign_mix_costs(rng, n, d, share)
+    allowed = h.close((rng.random((n, d)) < 0.8).astype(float)).astype(bool)
+    on = h.close((allowed & (rng.random((n, d)) < 0.2)).astype(float)).astype(bool)
+    plan, edges = h._level_plan(), h.edges
+    Y = _closure.closure_argmin(plan, edges, C, on=on, allowed=allowed)
+    rows = [_closure.closure_argmin(plan, edges, C[i : i + 1], on=on[i : i + 1],
+                                    allowed=allowed[i : i + 1]) for i in range(n)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_closure, "_ENGINE", "scipy")
+        Y_ref = _closure.closure_argmin(plan, edges, C, on=on, allowed=allowed)
+    scale = 1e-13 * np.abs(C).sum(axis=1)
+    for got in (Y, np.vstack(rows)):
+        assert h.is_consistent(got.astype(float)).all()
+        assert np.all(got >= on) and np.all(got <= allowed)
+        assert np.all(np.abs(np.sum(C * got, axis=1) - np.sum(C * Y_ref, axis=1)) <= scale)
+
+
 @pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(st.integers(2, 11), SHARES, st.integers(0, 2**32 - 1))
@@ -100,6 +125,30 @@ def test_compiled_reductions_match_scipy(d, share, seed):
             got.append(_closure.reduce_closure(h._level_plan(), G, **kw))
         for fast, ref in zip(*got, strict=True):
             np.testing.assert_array_equal(fast, ref)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 40), SHARES, st.integers(0, 2**32 - 1))
+def test_forcing_at_once_reaches_the_scipy_fixpoint(d, share, seed):
+    # the one-call path forces each label as soon as it passes its test, until no pass finds
+    # more: the same forced and candidate labels as the scipy passes run to the end
+    rng = np.random.default_rng(seed)
+    h = random_hierarchy(rng, d, tree=False)
+    plan = h._level_plan()
+    C = np.where(rng.random((12, d)) < share, -1, 1) * rng.integers(0, 5, size=(12, d)) * 0.5
+    allowed = h.close((rng.random((12, d)) < 0.8).astype(float)).astype(bool)
+    on = h.close((allowed & (rng.random((12, d)) < 0.2)).astype(float)).astype(bool)
+    for bounds in ((np.zeros_like(on), np.ones_like(allowed)), (on, allowed)):
+        fast = _compiled.reduce_closure(
+            plan.anc.indptr, plan.anc.indices, plan.desc.indptr, plan.desc.indices,
+            plan.par_ptr, plan.par_idx, plan.order, C, *bounds, d + 1, True)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_closure, "_ENGINE", "scipy")
+            mp.setattr(_closure, "_FORCING_PASSES", d + 1)
+            ref = _closure.reduce_closure(plan, np.ascontiguousarray(C.T), bounds[0],
+                                          bounds[1])
+        np.testing.assert_array_equal(fast[0], ref[0].T)
+        np.testing.assert_array_equal(fast[1], ref[1].T)
 
 
 @pytest.mark.slow

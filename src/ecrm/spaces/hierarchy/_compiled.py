@@ -8,17 +8,25 @@ first call compiles them (about 10 s), later processes load them from numba's ca
 
 * :func:`reduce_closure`: the exact reductions (forcing, switching off) row by row, with
   loops over the CSR patterns of the ancestor relation in place of sparse products (one
-  row's products cost more in call overhead than in work).
+  row's products cost more in call overhead than in work); switching off walks the labels
+  parents first, so a label below one switched off is not tested.
 * :func:`contract`: the degree-one moves of :func:`ecrm.spaces.hierarchy._closure.contract`
   one at a time, on the whole problem (no vectorised rounds are needed at compiled speed).
   A merged node is tracked by union-find, so the arcs of a node swallowed by another are
-  renamed for free; each node keeps linked lists of its parent and child arcs, spliced on a
-  merge and cleaned of self-loops, duplicates and decided ends as they are scanned.
+  renamed for free; each node keeps linked lists of its parent and child arcs (one array
+  per side, so both moves share one code path), spliced on a merge and cleaned of
+  self-loops, duplicates and decided ends as they are scanned.
 * :func:`certified_cuts`: the certified cut of ``_closure`` (components, integer
   capacities scaled per component to a budget, the minimal minimum cut, then a flow that
   saturates every arc leaving it with capacities rounded against the claim), on int64
   capacities with a hand-written Dinic max flow (BFS levels, blocking flows by DFS). The
   components whose certificate fails are returned for the exact integer flow.
+* :func:`closure_block`: all of it for a block of rows in one call (the reductions, the
+  arcs left between the pairs, the contraction, the cut and the answer), so a single row
+  pays one dispatch and no per-row work in Python.
+
+The helpers are inlined into the kernels (``inline="always"``): a call between kernels
+passes its arrays with reference counting, which cost more than the work of these loops.
 """
 
 from __future__ import annotations
@@ -31,13 +39,15 @@ try:
     from numba import njit
 except ImportError:  # optional: the module still imports (doctests), _closure does not use it
     AVAILABLE, _jit = False, (lambda f: f)
+    _inline = _jit
 else:  # compiled once, then loaded from numba's cache
     AVAILABLE, _jit = True, njit(cache=True)
+    _inline = njit(cache=True, inline="always")
 
 __all__ = ["AVAILABLE"]
 
 
-@_jit
+@_inline
 def _find(rep, x):
     root = x
     while rep[root] != root:
@@ -45,63 +55,6 @@ def _find(rep, x):
     while rep[x] != root:  # path compression
         rep[x], x = root, rep[x]
     return root
-
-
-@_jit
-def _scan(k, head, tail, nxt, other, rep, state):
-    """Distinct live neighbours of ``k`` in one of its arc lists: ``(count, first)``, count
-    stopping at 2. Self-loops, decided ends and repeats of ``first`` are unlinked on the way
-    (``head``/``tail``/``nxt``: the list; ``other[arc]``: the arc's far end before any
-    merge)."""
-    count, first, prev, arc = 0, -1, -1, head[k]
-    while arc >= 0:
-        x = _find(rep, other[arc])
-        if x == k or state[x] != 0 or x == first:
-            arc = nxt[arc]
-            if prev < 0:
-                head[k] = arc
-            else:
-                nxt[prev] = arc
-            if arc < 0:
-                tail[k] = prev
-            continue
-        if count == 1:
-            return 2, first
-        count, first, prev, arc = 1, x, arc, nxt[arc]
-    return count, first
-
-
-@_jit
-def _splice(k, into, head, tail, nxt):
-    """Append the arc list of ``k`` to that of ``into``."""
-    if head[k] < 0:
-        return
-    if head[into] < 0:
-        head[into] = head[k]
-    else:
-        nxt[tail[into]] = head[k]
-    tail[into] = tail[k]
-    head[k] = -1
-
-
-@_jit
-def _join(k, count, into, decided, cost, rep, state, head, tail, nxt, other, work):
-    """The move of ``k``: decided (``state`` 1 on, 2 off) without a neighbour, else merged
-    into its only one, ``into``; ``head``/``tail``/``nxt``/``other``: the arcs on the side
-    that ``k`` keeps (its children for an up move), whose ends are queued again."""
-    arc = head[k]
-    while arc >= 0:
-        x = _find(rep, other[arc])
-        if state[x] == 0 and x != k:
-            work.append(x)
-        arc = nxt[arc]
-    if count == 0:
-        state[k] = decided
-    else:
-        rep[k] = into
-        cost[into] += cost[k]
-        _splice(k, into, head, tail, nxt)
-        work.append(into)
 
 
 @_jit
@@ -116,30 +69,75 @@ def contract(c, child, parent):
     cost = c.astype(np.float64)
     rep = np.arange(n)
     state = np.zeros(n, np.int8)  # of a root: 0 live, 1 on, 2 off
-    # linked lists of arcs: the parent arcs of a node (it is the child) and its child arcs
-    ph, pt, pn = np.full(n, -1), np.full(n, -1), np.full(m, -1)
-    ch, ct, cn = np.full(n, -1), np.full(n, -1), np.full(m, -1)
+    # arc lists of each node, side 0: its parent arcs (it is the child), side 1: its child
+    # arcs; ends[0] / ends[1]: the arc's parent / child before any merge
+    head, tail, nxt = np.full((2, n), -1), np.full((2, n), -1), np.full((2, m), -1)
+    ends = np.empty((2, m), np.int64)
     for i in range(m - 1, -1, -1):
         a, b = child[i], parent[i]
-        if ph[a] < 0:
-            pt[a] = i
-        pn[i], ph[a] = ph[a], i
-        if ch[b] < 0:
-            ct[b] = i
-        cn[i], ch[b] = ch[b], i
-    work = list(range(n - 1, -1, -1))
-    while len(work):
-        k = work.pop()
+        ends[0, i], ends[1, i] = b, a
+        if head[0, a] < 0:
+            tail[0, a] = i
+        nxt[0, i], head[0, a] = head[0, a], i
+        if head[1, b] < 0:
+            tail[1, b] = i
+        nxt[1, i], head[1, b] = head[1, b], i
+    work = np.empty(n, np.int64)  # a stack of nodes to look at, each at most once
+    queued = np.ones(n, np.bool_)
+    for k in range(n):
+        work[k] = n - 1 - k
+    top = n
+    while top:
+        top -= 1
+        k = work[top]
+        queued[k] = False
         if rep[k] != k or state[k] != 0:
             continue
-        if cost[k] <= 0:  # up: on with its only parent (or always)
-            count, p = _scan(k, ph, pt, pn, parent, rep, state)
-            if count <= 1:
-                _join(k, count, p, 1, cost, rep, state, ch, ct, cn, child, work)
-        else:  # down: off with its only child (or always)
-            count, x = _scan(k, ch, ct, cn, child, rep, state)
-            if count <= 1:
-                _join(k, count, x, 2, cost, rep, state, ph, pt, pn, parent, work)
+        # up (side 0): cost <= 0, at most one parent; down (side 1): cost > 0, one child
+        side = 0 if cost[k] <= 0 else 1
+        count, into, prev, arc = 0, -1, -1, head[side, k]
+        while arc >= 0:  # distinct live neighbours on that side, unlinking the dead arcs
+            x = _find(rep, ends[side, arc])
+            if x == k or state[x] != 0 or x == into:
+                arc = nxt[side, arc]
+                if prev < 0:
+                    head[side, k] = arc
+                else:
+                    nxt[side, prev] = arc
+                if arc < 0:
+                    tail[side, k] = prev
+                continue
+            if count == 1:
+                count = 2
+                break
+            count, into, prev, arc = 1, x, arc, nxt[side, arc]
+        if count == 2:
+            continue
+        keep = 1 - side  # the move: the neighbours on the other side look again
+        arc = head[keep, k]
+        while arc >= 0:
+            x = _find(rep, ends[keep, arc])
+            if state[x] == 0 and x != k and not queued[x]:
+                queued[x] = True
+                work[top] = x
+                top += 1
+            arc = nxt[keep, arc]
+        if count == 0:
+            state[k] = 1 + side  # on (up) or off (down)
+        else:
+            rep[k] = into
+            cost[into] += cost[k]
+            if head[keep, k] >= 0:  # the arcs of k on that side become those of into
+                if head[keep, into] < 0:
+                    head[keep, into] = head[keep, k]
+                else:
+                    nxt[keep, tail[keep, into]] = head[keep, k]
+                tail[keep, into] = tail[keep, k]
+                head[keep, k] = -1
+            if not queued[into]:
+                queued[into] = True
+                work[top] = into
+                top += 1
     new = np.full(n, -3)
     size = 0
     for k in range(n):
@@ -149,25 +147,23 @@ def contract(c, child, parent):
     group = np.empty(n, np.int64)
     for k in range(n):
         r = _find(rep, k)
-        group[k] = new[r] if state[r] == 0 else -int(state[r])
+        group[k] = new[r] if state[r] == 0 else -np.int64(state[r])
     gc = np.empty(size)
     seen = np.full(n, -1)  # the last group whose children were listed
-    gchild, gparent = [0], [0]
-    gchild.pop()
-    gparent.pop()
+    gchild, gparent, m_out = np.empty(m, np.int64), np.empty(m, np.int64), 0
     for k in range(n):
         if new[k] < 0:
             continue
         gc[new[k]] = cost[k]
-        arc = ch[k]
+        arc = head[1, k]
         while arc >= 0:
-            x = _find(rep, child[arc])
+            x = _find(rep, ends[1, arc])
             if x != k and state[x] == 0 and seen[x] != k:
                 seen[x] = k
-                gchild.append(new[x])
-                gparent.append(new[k])
-            arc = cn[arc]
-    return group, gc, np.array(gchild, np.int64), np.array(gparent, np.int64)
+                gchild[m_out], gparent[m_out] = new[x], new[k]
+                m_out += 1
+            arc = nxt[1, arc]
+    return group, gc, gchild[:m_out], gparent[:m_out]
 
 
 @_jit
@@ -331,87 +327,198 @@ def certified_cuts(c, child, parent, q_min, q_max):
     return on, comp, np.flatnonzero(failed), int(cut.sum())
 
 
-@_jit
-def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, C, on, allowed, passes):
-    r"""The exact reductions of ``_closure.reduce_closure`` (forcing, then switching off),
-    one row of the row-major costs ``C`` (n, d) at a time; ``on`` and ``allowed`` bool
-    (n, d) as there. ``anc``/``desc``: the CSR patterns of the ancestors-or-self and the
-    descendants-or-self of each label.
+@_inline
+def _force(j, par_ptr, par_idx, desc_ptr, desc_idx, c, f, unpaid, dirty, stack):
+    """Force ``j`` (not forced) and its ancestors, by a search up the parents that stops at
+    the labels forced already; a positive label forced is paid (``unpaid`` 0) and the tests
+    below it are due again (``dirty``)."""
+    f[j], stack[0], top = True, j, 1  # j is negative: nothing to pay
+    while top:
+        top -= 1
+        x = stack[top]
+        for i in range(par_ptr[x], par_ptr[x + 1]):
+            a = par_idx[i]
+            if f[a]:
+                continue
+            f[a], stack[top] = True, a
+            top += 1
+            if c[a] > 0:
+                unpaid[a] = 0.0
+                for k in range(desc_ptr[a], desc_ptr[a + 1]):
+                    dirty[desc_idx[k]] = True
 
-    Forcing: :math:`j` (negative, allowed) and its ancestors when :math:`c_j + \sum_{a \in
-    \mathcal A^*(j)} \max(c_a, 0) [a \text{ not forced}] \le 0`, repeated at most ``passes``
-    times. Switching off: every label below a :math:`k` with :math:`c_k + \sum_{\mathcal
-    D^*(k) \setminus k} \min(c, 0) \ge 0` (sums over the labels allowed and not forced).
-    Both sums are monotone, so each stops once its sign is known.
-    Returns ``(forced, cand)``, bool (n, d).
-    """
-    n, d = C.shape
-    forced, cand = on.copy(), np.zeros((n, d), np.bool_)
-    new, root, negative = np.zeros(d, np.bool_), np.zeros(d, np.bool_), np.zeros(d)
-    open_ = np.empty(d, np.int64)  # the negative labels not forced yet
-    # an ancestor's cost paid since the label's last test (set for the open labels per row)
-    dirty = np.zeros(d, np.bool_)
-    for r in range(n):
-        c, f, ok = C[r], forced[r], allowed[r]
-        n_open = 0
-        for j in range(d):
-            if c[j] < 0 and ok[j] and not f[j]:
-                open_[n_open] = j
-                n_open += 1
-                dirty[j] = True
-        for _ in range(passes):
-            found = False
-            for t in range(n_open):
-                j = open_[t]
-                new[t] = False
-                if not dirty[j]:  # same test as last pass
-                    continue
-                dirty[j] = False
+
+@_inline
+def _reduce_row(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, c, f, ok, cand,
+                passes, at_once, new, stack, blocked, negative, open_, dirty):
+    """The reductions of :func:`reduce_closure` on one row: ``f`` (forced, updated) and
+    ``cand`` (written); the other arrays are scratch space of length ``d``.
+
+    Forcing tests, in each pass, the open labels (negative, allowed, not forced) whose test
+    is due: all of them at first, then those below a label paid (forced, positive) since
+    their last test. With ``at_once`` a label that passes is forced at once, so the tests
+    after it in the pass see its ancestors paid (fewer passes to the same fixpoint), else
+    after the pass (the passes of the scipy path, whatever their number)."""
+    d = len(c)
+    n_open = 0
+    for j in order:  # parents first: tested after them, a label often finds them forced
+        if c[j] < 0 and ok[j] and not f[j]:
+            open_[n_open] = j
+            n_open += 1
+            dirty[j] = True
+        negative[j] = c[j] if c[j] > 0 and not f[j] else 0.0  # unpaid (while forcing)
+    for _ in range(passes):
+        n_new = 0
+        for t in range(n_open):
+            j = open_[t]
+            if f[j] or not dirty[j]:  # forced in this pass, or the same test as last pass
+                continue
+            dirty[j] = False
+            paid = True  # every parent forced: so is every ancestor, nothing left to pay
+            for i in range(par_ptr[j], par_ptr[j + 1]):
+                if not f[par_idx[i]]:
+                    paid = False
+                    break
+            if not paid:
                 above = c[j]  # with the unpaid positive costs of its ancestors
                 for i in range(anc_ptr[j], anc_ptr[j + 1]):
-                    a = anc_idx[i]
-                    if c[a] > 0 and not f[a]:
-                        above += c[a]
-                        if above > 0:  # only grows
-                            break
-                new[t] = above <= 0
-                found |= new[t]
-            if not found:
+                    above += negative[anc_idx[i]]
+                    if above > 0:  # only grows
+                        break
+                if above > 0:
+                    continue
+            if at_once:
+                _force(j, par_ptr, par_idx, desc_ptr, desc_idx, c, f, negative, dirty, stack)
+            new[n_new] = j
+            n_new += 1
+        if n_new == 0:
+            break
+        for t in range(n_new):
+            if not f[new[t]]:
+                _force(new[t], par_ptr, par_idx, desc_ptr, desc_idx, c, f, negative, dirty,
+                       stack)
+        kept = 0
+        for t in range(n_open):
+            if not f[open_[t]]:
+                open_[kept] = open_[t]
+                kept += 1
+        n_open = kept
+    for j in range(d):
+        negative[j] = min(c[j], 0.0) if ok[j] and not f[j] else 0.0
+    # parents first: a label is blocked (off) below a switched-off one, else tested itself;
+    # a label not allowed has no allowed descendant, a forced one no blocked parent
+    for j in order:
+        cand[j] = False
+        if f[j] or not ok[j]:
+            blocked[j] = not f[j]
+            continue
+        below = 0.0
+        for i in range(par_ptr[j], par_ptr[j + 1]):
+            if blocked[par_idx[i]]:
+                below = 1.0
                 break
-            for t in range(n_open):
-                if new[t]:
-                    j = open_[t]
-                    for i in range(anc_ptr[j], anc_ptr[j + 1]):
-                        a = anc_idx[i]
-                        if not f[a]:
-                            f[a] = True
-                            if c[a] > 0:  # now paid: its descendants' tests change
-                                for k in range(desc_ptr[a], desc_ptr[a + 1]):
-                                    dirty[desc_idx[k]] = True
-            kept = 0
-            for t in range(n_open):
-                if not f[open_[t]]:
-                    open_[kept] = open_[t]
-                    kept += 1
-            n_open = kept
-        for j in range(d):
-            negative[j] = min(c[j], 0.0) if ok[j] and not f[j] else 0.0
-        for j in range(d):
-            root[j] = False
-            if f[j]:
-                continue
+        if below == 0.0:  # the switching-off test of j itself
             below = c[j] - negative[j]
             for i in range(desc_ptr[j], desc_ptr[j + 1]):
                 below += negative[desc_idx[i]]
                 if below < 0:  # only falls
                     break
-            root[j] = below >= 0
-        for j in range(d):
-            if ok[j] and not f[j]:
-                free = True
-                for i in range(anc_ptr[j], anc_ptr[j + 1]):
-                    if root[anc_idx[i]]:
-                        free = False
-                        break
-                cand[r, j] = free
+        blocked[j] = below >= 0
+        cand[j] = not blocked[j]
+
+
+@_jit
+def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, C, on,
+                   allowed, passes, at_once=False):
+    r"""The exact reductions of ``_closure.reduce_closure`` (forcing, then switching off),
+    one row of the row-major costs ``C`` (n, d) at a time; ``on`` and ``allowed`` bool
+    (n, d) as there. ``anc``/``desc``: the CSR patterns of the ancestors-or-self and the
+    descendants-or-self of each label; ``par``: of the parents; ``order``: the labels,
+    parents first.
+
+    Forcing: :math:`j` (negative, allowed) and its ancestors when :math:`c_j + \sum_{a \in
+    \mathcal A^*(j)} \max(c_a, 0) [a \text{ not forced}] \le 0`, repeated at most ``passes``
+    times. Switching off: every label below a :math:`k` with :math:`c_k + \sum_{\mathcal
+    D^*(k) \setminus k} \min(c, 0) \ge 0` (sums over the labels allowed and not forced),
+    tested in the order ``order`` and only on the labels not below one found already.
+    Both sums are monotone, so each stops once its sign is known. ``at_once``: a label
+    that passes the forcing test is forced before the next test (the same forced labels
+    once no pass finds any more; else those of the scipy path's passes).
+    Returns ``(forced, cand)``, bool (n, d).
+    """
+    n, d = C.shape
+    forced, cand = on.copy(), np.zeros((n, d), np.bool_)
+    new, stack, open_ = np.empty(d, np.int64), np.empty(d, np.int64), np.empty(d, np.int64)
+    blocked, dirty, negative = np.zeros(d, np.bool_), np.zeros(d, np.bool_), np.zeros(d)
+    for r in range(n):
+        _reduce_row(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, C[r],
+                    forced[r], allowed[r], cand[r], passes, at_once, new, stack, blocked,
+                    negative, open_, dirty)
     return forced, cand
+
+
+@_jit
+def reduce_contract(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, C, on,
+                    allowed, passes):
+    """:func:`reduce_closure` (forcing at once), then :func:`contract` on what is left of
+    the block (the pairs (row, label) left, with the arcs between them), in one call.
+
+    Returns ``(forced, row, label, group, gc, gchild, gparent)``: ``forced`` as
+    :func:`reduce_closure` returns it, the pairs left, and :func:`contract`'s answer on them.
+    """
+    forced, cand = reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx,
+                                  order, C, on, allowed, passes, True)
+    n, d = C.shape
+    N, M = 0, 0  # the pairs, and at most their arcs (their parents)
+    for r in range(n):
+        for j in range(d):
+            if cand[r, j]:
+                N += 1
+                M += par_ptr[j + 1] - par_ptr[j]
+    row, label, cost = np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N)
+    ident = np.empty(d, np.int64)  # the pair of each label of the row
+    child, parent = np.empty(M, np.int64), np.empty(M, np.int64)
+    k, M = 0, 0
+    for r in range(n):
+        first = k
+        for j in range(d):
+            if cand[r, j]:
+                row[k], label[k], cost[k] = r, j, C[r, j]
+                ident[j] = k
+                k += 1
+        for t in range(first, k):
+            j = label[t]
+            for i in range(par_ptr[j], par_ptr[j + 1]):
+                p = par_idx[i]
+                if cand[r, p]:
+                    child[M], parent[M] = t, ident[p]
+                    M += 1
+    group, gc, gchild, gparent = contract(cost, child[:M], parent[:M])
+    return forced, row, label, group, gc, gchild, gparent
+
+
+@_jit
+def closure_block(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, C, on,
+                  allowed, passes, small_max, q_small, q_min, q_max):
+    """The whole compiled closure of a block of rows: :func:`reduce_contract`, then
+    :func:`certified_cuts` on the groups left (at the budget ``q_small`` when there are at
+    most ``small_max``, else between ``q_min`` and ``q_max``), in one call.
+
+    Returns ``(Y, row, label, group, gc, gchild, gparent, on, comp, failed, n_cut)``: the
+    answer (bool (n, d)), then what the caller needs to re-solve the components whose
+    certificate failed (``failed``) and to count: the pairs left and their groups, the
+    contracted problem, :func:`certified_cuts`'s answer per group and component of each.
+    """
+    Y, row, label, group, gc, gchild, gparent = reduce_contract(
+        anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, C, on, allowed, passes)
+    on_g, comp = np.zeros(len(gc), np.bool_), np.zeros(len(gc), np.int64)
+    failed, n_cut = np.zeros(0, np.int64), 0
+    if len(gc):
+        if len(gc) <= small_max:
+            q_min, q_max = q_small, q_small
+        on_g, comp, failed, n_cut = certified_cuts(gc, gchild, gparent, q_min, q_max)
+    for t in range(len(row)):
+        g = group[t]
+        if g == -1 or (g >= 0 and on_g[g]):
+            Y[row[t], label[t]] = True
+    return Y, row, label, group, gc, gchild, gparent, on_g, comp, failed, n_cut
