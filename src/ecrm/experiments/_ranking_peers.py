@@ -103,7 +103,8 @@ def _mixed(kernels: dict, forest, Rtr, Xte):
     Ytr = space.from_ranks(Rtr).astype(float)
     rows = kernels["ECRM-Kendall"][1]
     grid = check_mixing_grid(MIXING_GRID)
-    best, table = None, {}
+    best: tuple = (np.inf,)
+    table = {}
     for label in ECRM_LOSSES:
         model, own_rows, K = kernels[label]
         loss = model.loss
@@ -117,7 +118,7 @@ def _mixed(kernels: dict, forest, Rtr, Xte):
             distances.append(float(_discordant(space.to_ranks(P), Rtr[rows[seen]]).mean()))
         table[label] = distances
         at = int(np.argmin(distances))
-        if best is None or distances[at] < best[0]:
+        if distances[at] < best[0]:
             best = (distances[at], label, float(grid[at]), model, psi)
     distance, label, share, model, psi = best
     C = share * model.predict_costs(Xte) + (1.0 - share) * forest.weighted_sum(psi, Xte)
