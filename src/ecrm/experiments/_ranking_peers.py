@@ -5,11 +5,11 @@ weights, the label-wise and pairwise random forests, and the structured SVM.
 (n, k): entry ``j`` is label ``j``'s place, 0 first.
 
 * **ECRM-forest**: :class:`ecrm.ForestECRMCV` with the Kendall loss: ``FOREST_TREES`` trees
-  grown on the Kendall embedding (pairwise orders), the flavour and ``max_features`` in
-  ``FOREST_GRID`` chosen by the out-of-bag Kendall distance, exact Kemeny aggregation of the
-  forest-weighted training rankings. A training fold of more than ``FOREST_MAX_DRAWS``
-  points draws that many points per tree (``max_samples``), so the large sets grow in
-  seconds.
+  grown on the Kendall embedding (pairwise orders), the flavour (with its ``max_features``)
+  and ``min_samples_leaf`` in ``FOREST_GRID`` chosen by the out-of-bag Kendall distance,
+  exact Kemeny aggregation of the forest-weighted training rankings. A training fold of more
+  than ``FOREST_MAX_DRAWS`` points draws that many points per tree (``max_samples``; fried
+  and calhousing).
 * **ECRM-mixed**: the risk mixed from one of the three kernel ECRM models' and ECRM-forest's
   weights (applied to that model's loss), the loss and the kernel's share chosen together on
   their honest costs (:func:`_mixed`).
