@@ -47,7 +47,7 @@ import numpy as np
 
 from ecrm.spaces.hierarchy._branch import AVAILABLE, _jit
 
-__all__ = ["AVAILABLE", "search_parts"]
+__all__ = ["search_parts"]
 
 _INF = np.int64(2) ** 62  # capacity of the closure arcs: above any cut of finite arcs
 # Bounds per node: after the first, the products on at the bound's minimiser with their cover
