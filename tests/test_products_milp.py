@@ -183,9 +183,9 @@ def test_branch_and_bound_matches_brute_force(m, K, seed):
 def test_cut_search_matches_brute_force(m, K, share, seed):
     # one part: the best closed label set by enumeration, against the search with closure
     # bounds (its parents and products' factors as lists of local indices)
-    from ecrm.spaces.hierarchy import _cut_branch
+    from ecrm.spaces.hierarchy import _branch, _cut_branch
 
-    if not _cut_branch.AVAILABLE:
+    if not _branch.AVAILABLE:
         pytest.skip("numba (the 'fast' extra) is not installed")
     rng = np.random.default_rng(seed)
     parents = [rng.choice(j, size=min(j, int(rng.integers(0, 3))), replace=False)
@@ -217,9 +217,9 @@ def test_cut_search_matches_brute_force(m, K, share, seed):
 def test_cut_search_product_of_many_parents(n):
     # one product on n free labels (no cover), each worth -1, the product p = n - 0.5: the
     # best is all but one on (-(n - 1)), found through the linear bound (p on each label)
-    from ecrm.spaces.hierarchy import _cut_branch
+    from ecrm.spaces.hierarchy import _branch, _cut_branch
 
-    if not _cut_branch.AVAILABLE:
+    if not _branch.AVAILABLE:
         pytest.skip("numba (the 'fast' extra) is not installed")
     none = np.zeros(0, dtype=np.int64)
     c, p = -np.ones(n), np.array([n - 0.5])

@@ -45,7 +45,7 @@ import math
 
 import numpy as np
 
-from ecrm.spaces.hierarchy._branch import AVAILABLE, _jit
+from ecrm.spaces.hierarchy._branch import _jit
 
 __all__ = ["search_parts"]
 
