@@ -9,7 +9,7 @@ import pytest
 from sklearn.utils import check_random_state
 
 from ecrm import ECRM, ECRMCV, ForestECRMCV, Hierarchy, MixedRiskECRM, PermutationSpace, load, save
-from ecrm.losses import AbsoluteLoss, HammingLoss, HierarchicalLoss, KendallLoss
+from ecrm.losses import AbsoluteLoss, FootruleLoss, HammingLoss, HierarchicalLoss, KendallLoss
 from ecrm.metrics import micro_auprc
 from ecrm.mixture import check_mixing_grid, choose_mixture, kernel_loo_outputs
 from test_forest import _explicit_oob_costs
@@ -185,3 +185,24 @@ def test_check_mixing_grid():
     assert check_mixing_grid(3).tolist() == [0.0, 0.5, 1.0]
     assert check_mixing_grid(11)[3] == 0.3
     assert check_mixing_grid([1.0, 0.0, 0.5, 0.5]).tolist() == [0.0, 0.5, 1.0]
+
+
+def test_a_judge_scores_the_loss_oracles_outputs_by_another_loss():
+    # costs of the footrule loss, minimised by its own oracle (the assignment),
+    # judged by Kendall's distance: the mean of the judge on those outputs, share by share
+    rng = np.random.default_rng(4)
+    space, loss = PermutationSpace(4), FootruleLoss()
+    Y = space.from_ranks(np.argsort(rng.random((30, 4)), axis=1)).astype(float)
+    psi = loss.psi(Y)
+    rows = np.arange(0, 30, 2)
+    K, F = rng.normal(size=(len(rows), psi.shape[1])), rng.normal(size=psi.shape)
+    grid = [0.0, 0.5, 1.0]
+    choice = choose_mixture((rows, K), F, Y, grid, loss=loss, output_space=space,
+                            judge=KendallLoss())
+    expected = [np.mean(KendallLoss()(space.minimize(s * K + (1 - s) * F[rows],
+                                                     loss.cost_form), Y[rows]))
+                for s in grid]
+    np.testing.assert_allclose(choice.mean_losses, expected, rtol=1e-12)
+    assert choice.mixture == grid[int(np.argmin(expected))]
+    own = choose_mixture((rows, K), F, Y, grid, loss=loss, output_space=space)
+    assert not np.allclose(own.mean_losses, expected)  # the judge is what judged

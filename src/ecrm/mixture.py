@@ -117,7 +117,7 @@ class MixingChoice:
 
 
 def choose_mixture(kernel, forest, Y, grid, *, loss=None, output_space=None,
-                   metric=None) -> MixingChoice:
+                   metric=None, judge=None) -> MixingChoice:
     r"""The kernel share :math:`\lambda` whose mixed out-of-sample outputs judge best.
 
     Parameters
@@ -136,6 +136,10 @@ def choose_mixture(kernel, forest, Y, grid, *, loss=None, output_space=None,
         Judge the costs by the mean task loss of the exact oracle's outputs.
     metric : callable, optional
         Judge label scores by ``metric(Y, scores)`` instead (greater is better).
+    judge : callable, optional
+        Judge the oracle's outputs by ``judge(outputs, Y)`` (per-row losses) instead of
+        ``loss``: the costs are still ``loss``'s, minimised by its exact oracle (a model
+        trained for one loss, chosen by another).
 
     Returns
     -------
@@ -153,11 +157,12 @@ def choose_mixture(kernel, forest, Y, grid, *, loss=None, output_space=None,
         raise ValueError("no training point is out of sample in both families")
     grid = check_mixing_grid(grid)
     Y = np.asarray(Y)[rows]
+    judge = loss if judge is None else judge
     scores, losses = [], []
     for share in grid:
         mixed = share * K + (1.0 - share) * F
         if metric is None:
-            losses.append(float(np.mean(loss(output_space.minimize(mixed, loss.cost_form), Y))))
+            losses.append(float(np.mean(judge(output_space.minimize(mixed, loss.cost_form), Y))))
             scores.append(-losses[-1])
         else:
             losses.append(np.nan)

@@ -96,30 +96,24 @@ def _mixed(kernels: dict, forest, Rtr, Xte):
     :func:`ecrm.mixture.choose_mixture`). Share 1 of a loss is that kernel model alone, so
     the candidates include ECRM-selected's; share 0 of the Kendall loss is ECRM-forest."""
     from ecrm.experiments._ranking_kernel import ECRM_LOSSES
-    from ecrm.experiments._ranking_knn import _discordant
-    from ecrm.mixture import check_mixing_grid
+    from ecrm.losses.kendall import KendallLoss
+    from ecrm.mixture import choose_mixture
 
     space = forest.output_space
     Ytr = space.from_ranks(Rtr).astype(float)
     rows = kernels["ECRM-Kendall"][1]
-    grid = check_mixing_grid(MIXING_GRID)
     best: tuple = (np.inf,)
     table = {}
     for label in ECRM_LOSSES:
         model, own_rows, K = kernels[label]
-        loss = model.loss
-        psi = loss.psi(Ytr)
-        F = forest.weighted_sum(psi)[rows]
+        psi = model.loss.psi(Ytr)
         K = K[np.searchsorted(own_rows, rows)]  # every model's points include Kendall's
-        seen = ~np.isnan(F).any(axis=1)
-        distances = []
-        for share in grid:
-            P = space.minimize(share * K[seen] + (1.0 - share) * F[seen], loss.cost_form)
-            distances.append(float(_discordant(space.to_ranks(P), Rtr[rows[seen]]).mean()))
-        table[label] = distances
-        at = int(np.argmin(distances))
-        if distances[at] < best[0]:
-            best = (distances[at], label, float(grid[at]), model, psi)
+        choice = choose_mixture((rows, K), forest.weighted_sum(psi), Ytr, MIXING_GRID,
+                                loss=model.loss, output_space=space, judge=KendallLoss())
+        table[label] = choice.mean_losses.tolist()
+        at = int(np.argmax(choice.scores))
+        if choice.mean_losses[at] < best[0]:
+            best = (float(choice.mean_losses[at]), label, choice.mixture, model, psi)
     distance, label, share, model, psi = best
     C = share * model.predict_costs(Xte) + (1.0 - share) * forest.weighted_sum(psi, Xte)
     return space.to_ranks(space.minimize(C, model.loss.cost_form)), {
