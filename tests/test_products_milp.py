@@ -15,6 +15,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from ecrm import Hierarchy
 from ecrm.losses import HierarchicalLoss
 from ecrm.spaces.hierarchy import _products
 from ecrm.testing import check_oracle
@@ -236,3 +237,44 @@ def test_cut_search_product_of_many_parents(n):
     y, solved, _ = _cut_branch.search(c, np.zeros(n + 1, dtype=np.int64), none,
                                       np.array([0, n]), np.arange(n), p, 10**6)
     assert solved and y.sum() == n - 1
+
+
+def test_each_fractional_component_of_a_row_is_its_own_milp(monkeypatch):
+    # two disjoint copies of a DAG whose row leaves a fractional LP, with the same costs: the
+    # row has two fractional components, each goes to its own MILP (together, HiGHS would
+    # branch on both at once), and the answer is the brute-force minimum of each copy
+    calls = []
+    solve = _products._highs
+
+    def counting(problems, integer, presolve=True):
+        if integer:
+            calls.append(len(problems))
+        return solve(problems, integer, presolve)
+
+    monkeypatch.setattr(_products, "_highs", counting)
+    for name, value in {"_ENUMERATE": 0, "_BRANCH_MAX": 0, "_MILP_ROWS": 1}.items():
+        monkeypatch.setattr(_products, name, value)
+    rng = np.random.default_rng(7)
+    for _ in range(200):  # a DAG and a row that reach the MILP
+        half = random_hierarchy(rng, 12, tree=False)
+        c, p = sign_mix(rng, 1, 12, 0.3), sign_mix(rng, 1, len(half.multi_parent), 0.3)
+        half.argmin_products(c, p)
+        if calls:
+            break
+    assert calls == [1]
+    names = [f"{side}{label}" for side in "ab" for label in half.labels]
+    h = Hierarchy([(f"{side}{half.labels[a]}", f"{side}{half.labels[b]}")
+                   for side in "ab" for a, b in half.edges], labels=names)
+    at = {label: j for j, label in enumerate(half.labels)}
+    product = {j: k for k, j in enumerate(half.multi_parent)}
+    C = np.array([[c[0, at[name[1:]]] for name in names]])
+    P = np.array([[p[0, product[at[names[j][1:]]]] for j in h.multi_parent]])
+    calls.clear()
+    Y = h.argmin_products(C, P)
+    assert calls == [1, 1]
+    subsets = (np.arange(2**12)[:, None] >> np.arange(12) & 1).astype(float)
+    closed = subsets[half.is_consistent(subsets)]
+    best = (HierarchicalLoss(half).phi(closed) @ np.r_[c[0], p[0]]).min()
+    value = HierarchicalLoss(h).phi(Y) @ np.r_[C[0], P[0]]
+    assert h.is_consistent(Y).all()
+    np.testing.assert_allclose(value, 2 * best, rtol=1e-12, atol=1e-12 * np.abs(C).sum())
