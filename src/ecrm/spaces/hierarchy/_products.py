@@ -65,7 +65,8 @@ from ecrm.spaces.hierarchy._closure import closure_argmin
 
 __all__ = ["products_argmin"]
 
-# Rows solved together as one block-diagonal MILP: amortises HiGHS's per-call overhead.
+# Rows whose LP relaxations are solved together as one block-diagonal LP (amortises HiGHS's
+# per-call overhead; the "rows" path also solves their MILP together).
 _MILP_ROWS = 10
 # An LP solution's label within this of 0 or 1 counts as integral: stricter than the MILP's
 # own integrality tolerance (HiGHS's mip_feasibility_tolerance, 1e-6), so no less exact.
