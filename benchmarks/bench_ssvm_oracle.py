@@ -12,11 +12,16 @@ the fit time. On a DAG with the hierarchical loss it also prints the oracle's ow
 seconds times the protocol's points and passes (``SSVM_DAG_POINTS``, ``SSVM_DAG_PASSES``)
 estimate a full ``_tuned_ssvm`` plus refit before running it.
 
+With ``--baseline COMMIT`` (a DAG and the hierarchical loss), ``--replay`` random oracle calls
+of each fit are then solved again, side by side in this process, by today's hierarchy oracle
+and by that commit's (``bench_oracles.load_baseline``), each timed by CPU time and checked to
+reach the same objective.
+
 Run::
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_ssvm_oracle.py [--dataset pheno_GO]
         [--points 100] [--passes 3] [--C 0.1] [--loss hierarchical] [--modes cached,uncached]
-        [--data-dir DIR]
+        [--baseline COMMIT] [--replay 80] [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -45,8 +50,9 @@ def _data_dir(given: str | None) -> str:
     return os.environ.get("ECRM_DATA", str(default))
 
 
-def _counted_fit(model, X, Y) -> tuple[list, float]:
-    """Fit ``model`` with every oracle call recorded as ``(rows, seconds, negative share)``."""
+def _counted_fit(model, X, Y, costs=None) -> tuple[list, float]:
+    """Fit ``model`` with every oracle call recorded as ``(rows, seconds, negative share)``;
+    each call's costs are appended to the list ``costs`` when one is given."""
     calls, oracle = [], ssvm_module.loss_augmented_argmax
 
     def counted(loss, space, F, Psi):
@@ -54,6 +60,8 @@ def _counted_fit(model, X, Y) -> tuple[list, float]:
         out = oracle(loss, space, F, Psi)
         negative = float(np.mean(-(np.asarray(Psi) + F) < 0))
         calls.append((len(F), time.perf_counter() - t0, negative))
+        if costs is not None:
+            costs.append(-(np.asarray(Psi) + F))
         return out
 
     ssvm_module.loss_augmented_argmax = counted  # the module global that fit calls
@@ -80,6 +88,36 @@ def _per_pass(calls, n: int) -> list[tuple[int, float, float]]:
     return passes
 
 
+def _replay(h, loss, old, costs, n_calls: int, seed: int) -> None:
+    """``n_calls`` random oracle calls solved again by today's DAG oracle and by ``old``'s
+    (same process, CPU time), their objectives compared."""
+    d = h.n_labels
+    h_old = old.Hierarchy(h.edges.tolist(), labels=range(d))
+    picked = np.random.default_rng(seed).choice(len(costs), min(n_calls, len(costs)),
+                                                replace=False)
+    for i in np.argsort([-len(c) for c in costs])[:2]:  # compile every path of both, untimed
+        for space in (h, h_old):
+            space.argmin_products(costs[i][:, :d], costs[i][:, d:])
+    new_s, old_s, rows, worst = [], [], 0, 0.0
+    for i in picked:
+        C, P = costs[i][:, :d], costs[i][:, d:]
+        values = []
+        for space, spent in ((h, new_s), (h_old, old_s)):
+            t0 = time.process_time()
+            Y = space.argmin_products(C, P)
+            spent.append(time.process_time() - t0)
+            values.append(np.einsum("ij,ij->i", costs[i], loss.phi(Y)))
+        scale = np.abs(costs[i]).sum(axis=1)
+        worst = max(worst, float(np.max(np.abs(values[0] - values[1]) / scale)))
+        rows += len(C)
+    new_t, old_t = sum(new_s), sum(old_s)
+    print(f"  replayed {len(picked)} random oracle calls ({rows} rows), CPU s: today "
+          f"{new_t:.1f}, baseline {old_t:.1f} ({old_t / new_t:.1f}x); per call p50 / p95 / max "
+          f"today {np.percentile(new_s, [50, 95, 100]).round(3).tolist()}, baseline "
+          f"{np.percentile(old_s, [50, 95, 100]).round(3).tolist()}; largest objective "
+          f"difference {worst:.1e} of the row's total |cost|")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="pheno_GO")
@@ -91,6 +129,8 @@ def main() -> None:
     parser.add_argument("--loss", choices=("hierarchical", "hamming"), default="hierarchical")
     parser.add_argument("--modes", default="cached,uncached")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--baseline", help="a commit whose DAG oracle replays the fits' calls")
+    parser.add_argument("--replay", type=int, default=80, help="oracle calls replayed")
     args = parser.parse_args()
     print(describe())
     data = load_hmc(args.dataset, _data_dir(args.data_dir))
@@ -109,11 +149,17 @@ def main() -> None:
     print(f"{args.dataset}: {n} of {len(data.train.X)} training points, {h.n_labels} labels "
           f"({'tree' if h.is_tree else 'DAG'}), {args.loss} loss, C = {C:.3g}, at most "
           f"{args.passes} passes")
+    old = None
+    if args.baseline and not h.is_tree and args.loss == "hierarchical":
+        from bench_oracles import load_baseline
+
+        old = load_baseline(args.baseline)
     for mode in args.modes.split(","):
         before = dict(h._stats)
         model = StructuredSVM(loss, h, kernel="linear", C=C, tol=1e-2, max_iter=args.passes,
                               cached_oracle=mode == "cached", random_state=args.seed)
-        calls, fit_s = _counted_fit(model, X, Y)
+        costs: list | None = [] if old is not None else None
+        calls, fit_s = _counted_fit(model, X, Y, costs)
         rows = sum(c[0] for c in calls)
         secs = sum(c[1] for c in calls)
         print(f"\n{mode}: {model.n_iter_} passes, fit {fit_s:.1f} s, relative gap "
@@ -127,6 +173,8 @@ def main() -> None:
                     if value != before.get(key, 0)}
         if counters:
             print(f"  oracle counters: {counters}")
+        if costs:
+            _replay(h, loss, old, costs, args.replay, args.seed)
 
 
 if __name__ == "__main__":
