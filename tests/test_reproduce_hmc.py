@@ -203,3 +203,23 @@ def test_length_scales_for_the_scores_are_kept_only_past_a_standard_error():
     assert choice["kept"] and choice["gain"] > 3 * choice["standard_error"]
     assert choice["loo_error_ratio"] < 1
     assert scaled.kernel_params_["kernel"] == "rbf" and out["transform"](X).shape == X.shape
+
+
+def test_the_ssvm_c_search_fits_each_c_on_each_fold_once_and_leaves_the_refit(monkeypatch):
+    # GridSearchCV's own refit would be one more fit on the search's points, thrown away
+    from ecrm import Hierarchy, StructuredSVM
+    from ecrm.experiments import hmc
+    from ecrm.losses import HammingLoss
+
+    h = Hierarchy([("a", "b"), ("a", "c"), ("d", "e")])
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    sets = [{"a", "b"}, {"a", "c"}, {"d", "e"}, {"d"}, {"a"}]
+    Y = np.array([[label in sets[i % 5] for label in h.labels] for i in range(30)], float)
+    fits = []
+    original = StructuredSVM.fit
+    monkeypatch.setattr(StructuredSVM, "fit",
+                        lambda self, X, Y: (fits.append(len(X)), original(self, X, Y))[1])
+    model, params = hmc._tuned_ssvm(HammingLoss(), h, X, Y, "linear", 0)
+    assert fits == [20] * (3 * len(hmc.SSVM_CS))  # 3 folds of 30 points
+    assert params["C"] == model.C and model.max_iter == hmc.SSVM_PASSES[1]

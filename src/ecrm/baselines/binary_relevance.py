@@ -199,7 +199,8 @@ class BRSVM(BaseEstimator):
         varying = np.flatnonzero((freq > 0) & (freq < 1))
         labels = varying[np.argsort(-freq[varying], kind="stable")][: self.tuning_labels]
         search = GridSearchCV(clone(model).set_params(hierarchy=None), grid,
-                              scoring=make_scorer(_neg_mean_hamming), cv=self.cv)
+                              scoring=make_scorer(_neg_mean_hamming), cv=self.cv,
+                              refit=False)  # refitted below on every row and label
         with warnings.catch_warnings():  # liblinear's iteration cap on the largest C values
             warnings.simplefilter("ignore", ConvergenceWarning)
             search.fit(X[rows], Y[np.ix_(rows, labels)])
