@@ -107,7 +107,7 @@ def _replay(h, loss, old, costs, n_calls: int, seed: int) -> None:
             Y = space.argmin_products(C, P)
             spent.append(time.process_time() - t0)
             values.append(np.einsum("ij,ij->i", costs[i], loss.phi(Y)))
-        scale = np.abs(costs[i]).sum(axis=1)
+        scale = np.maximum(np.abs(costs[i]).sum(axis=1), np.finfo(float).tiny)  # 0-cost rows
         worst = max(worst, float(np.max(np.abs(values[0] - values[1]) / scale)))
         rows += len(C)
     new_t, old_t = sum(new_s), sum(old_s)
