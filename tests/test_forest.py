@@ -33,7 +33,7 @@ from ecrm import (
     save,
 )
 from ecrm._archive import ModelFileError
-from ecrm._solvers.forest import ForestFit, grow_forest
+from ecrm._solvers.forest import ForestFit, grow_forest, prune
 from ecrm.losses import (
     AbsoluteLoss,
     FootruleLoss,
@@ -48,12 +48,13 @@ from ecrm.testing import check_oracle
 DAG = Hierarchy([("a", "c"), ("b", "c"), ("a", "d"), ("c", "e")])
 
 
-def _explicit_weights(forest, X_train, X) -> np.ndarray:
-    """w_i(x) = 1/T sum_t b_ti 1[leaf_t(x_i) = leaf_t(x)] / sum_j b_tj 1[...], tree by tree."""
+def _explicit_weights(forest, X_train, X, split=None) -> np.ndarray:
+    """w_i(x) = 1/T sum_t b_ti 1[leaf_t(x_i) = leaf_t(x)] / sum_j b_tj 1[...], tree by tree;
+    with ``split``, the leaves of the trees stopped at nodes of fewer drawn points."""
     m, W = len(X_train), np.zeros((len(X), len(X_train)))
     for est, drawn in zip(forest.estimators_, forest.estimators_samples_, strict=True):
         b = np.bincount(drawn, minlength=m)
-        lx, lt = est.apply(X.astype(np.float32)), est.apply(X_train.astype(np.float32))
+        lx, lt = (_stopped_leaves(est, Z, split) for Z in (X, X_train))
         same = (lx[:, None] == lt[None, :]) * b[None, :]
         W += same / same.sum(axis=1, keepdims=True)
     return W / len(forest.estimators_)
@@ -68,7 +69,7 @@ def test_weights_are_the_definition_and_the_costs_the_forest_prediction(seed, fl
     rng = np.random.default_rng(seed)
     X, Xt = rng.normal(size=(40, 3)), rng.normal(size=(15, 3))
     G = rng.normal(size=(40, 2))
-    trees, bag, leaves = grow_forest(X, G, flavour=flavour, n_estimators=7, max_features=0.5,
+    trees, bag, leaves, _ = grow_forest(X, G, flavour=flavour, n_estimators=7, max_features=0.5,
                                      min_samples_leaf=leaf, max_depth=None, n_draws=draws,
                                      n_jobs=None, random_state=seed)
     np.testing.assert_array_equal(leaves, trees.apply(X))  # scikit-learn's leaves are ours
@@ -87,6 +88,76 @@ def test_weights_are_the_definition_and_the_costs_the_forest_prediction(seed, fl
     np.testing.assert_allclose((W_oob @ G)[seen], forest.oob_prediction_[seen], rtol=1e-10,
                                atol=1e-12)
     assert np.all(W_oob.diagonal() == 0)  # a point never weighs itself out of bag
+
+
+def _stopped_leaves(tree, X, split=None) -> np.ndarray:
+    """Each row's leaf in a scikit-learn tree; with ``split``, the first node of its path
+    that holds fewer than ``split`` drawn points (or its leaf)."""
+    X = X.astype(np.float32)
+    if split is None:
+        return tree.apply(X)
+    path, sizes = tree.decision_path(X), tree.tree_.n_node_samples
+    out = []
+    for r in range(len(X)):
+        nodes = np.sort(path.indices[path.indptr[r]:path.indptr[r + 1]])  # root to leaf
+        small = nodes[sizes[nodes] < split]
+        out.append(small[0] if len(small) else nodes[-1])
+    return np.array(out)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**16), flavour=st.sampled_from(["random", "extra"]),
+       split=st.integers(2, 16), draws=st.integers(10, 40))
+def test_a_pruned_forest_weighs_by_the_leaves_of_its_stopped_trees(seed, flavour, split,
+                                                                    draws):
+    rng = np.random.default_rng(seed)
+    X, Xt, G = rng.normal(size=(40, 3)), rng.normal(size=(15, 3)), rng.normal(size=(40, 2))
+    grown = grow_forest(X, G, flavour=flavour, n_estimators=6, max_features=0.5,
+                        min_samples_leaf=1, max_depth=None, n_draws=draws, n_jobs=None,
+                        random_state=seed)
+    pruned = prune(grown, split)
+    pruned.trees.check(3)
+    np.testing.assert_array_equal(pruned.leaves, pruned.trees.apply(X))
+    assert pruned.trees.n_nodes <= grown.trees.n_nodes
+    inner = pruned.trees.left != -1
+    assert (pruned.sizes[inner] >= split).all()  # what is split holds enough points
+    cls = RandomForestRegressor if flavour == "random" else ExtraTreesRegressor
+    forest = cls(6, max_features=0.5, bootstrap=True, max_samples=draws,
+                 random_state=seed).fit(X, G)  # grow_forest's trees
+    fit = ForestFit(pruned.trees, pruned.bag, 3, X_train=X, coef=G)
+    fit.check_leaves()
+    W = fit.weights(fit.block(Xt))
+    assert (W >= 0).all()
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(W, _explicit_weights(forest, X, Xt, split), rtol=1e-12,
+                               atol=1e-15)
+    W_oob, seen = fit.oob_weights()
+    S = fit.oob_mean(G)
+    np.testing.assert_array_equal(np.isnan(S).any(axis=1), ~seen)
+    np.testing.assert_allclose(S[seen], (W_oob @ G)[seen], rtol=1e-12, atol=1e-14)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**16), split=st.integers(2, 16), draws=st.integers(10, 60))
+def test_pruning_bagged_trees_is_growing_them_with_that_min_samples_split(seed, split, draws):
+    """Bagged trees that try every feature split on no random draw: pruned at ``split``, the
+    deep trees part each tree's drawn points exactly as trees grown with it (features that
+    tie may move the undrawn points, so those are not compared)."""
+    rng = np.random.default_rng(seed)
+    X, G = rng.normal(size=(60, 3)), rng.normal(size=(60, 2))
+    options = dict(flavour="random", n_estimators=5, max_features=1.0, min_samples_leaf=1,
+                   max_depth=None, n_draws=draws, n_jobs=None, random_state=seed)
+    pruned = prune(grow_forest(X, G, **options), split)
+    direct = grow_forest(X, G, **options, min_samples_split=split)
+    assert pruned.trees.n_nodes == direct.trees.n_nodes
+    np.testing.assert_array_equal(pruned.bag, direct.bag)
+    np.testing.assert_array_equal(np.sort(pruned.sizes), np.sort(direct.sizes))
+    for t in range(5):
+        drawn = pruned.bag[:, t] > 0
+        a, b = pruned.leaves[drawn, t], direct.leaves[drawn, t]
+        # the same partition: a leaf of one is a leaf of the other
+        pairs = np.unique(np.column_stack([a, b]), axis=0)
+        assert len(pairs) == len(np.unique(a)) == len(np.unique(b))
 
 
 def _ranking_data(m=60, k=4, seed=0):
@@ -236,6 +307,55 @@ def test_the_cv_choice_is_the_smallest_out_of_bag_loss_of_separate_fits():
     np.testing.assert_allclose(cv.cv_results_["oob_loss"], losses, rtol=1e-12)
     assert cv.best_params_ == list(ParameterGrid(grid))[int(np.argmin(losses))]
     assert cv.oob_loss_ == min(losses) and cv.best_score_ == -min(losses)
+
+
+def test_the_cv_prunes_one_forest_for_its_leaf_sizes_and_keeps_the_best_pruning():
+    X, Y, space, loss = dict(CASES)["ranking-kendall"]()
+    grid = {"flavour": ["random", "extra"], "min_samples_split": [2, 6, 500, 1000]}
+    cv = ForestECRMCV(loss, space, param_grid=grid, n_estimators=8, random_state=5).fit(X, Y)
+    results = cv.cv_results_
+    assert results["n_estimators"] == [8] * 8
+    best = int(np.argmin(results["oob_loss"]))
+    assert cv.best_params_ == results["params"][best] and cv.oob_loss_ == min(results["oob_loss"])
+    # the kept forest is judged on its own trees: its out-of-bag costs from scratch
+    C = _explicit_oob_costs(cv, Y, loss)
+    seen = ~np.isnan(C).any(axis=1)
+    np.testing.assert_allclose(cv.oob_costs()[seen], C[seen], rtol=1e-12, atol=1e-14)
+    assert (cv._fit.trees.left == -1).sum() <= 8 * len(X)
+    # above every tree's size a pruning leaves the roots alone: the same forest, judged once
+    for first in (0, 4):
+        assert results["oob_loss"][first + 2] == results["oob_loss"][first + 3]
+
+
+def test_a_cv_search_on_fewer_trees_grows_only_the_best_setting_on():
+    X, Y, space, loss = dict(CASES)["ranking-kendall"]()
+    grid = {"flavour": ["random", "extra"], "min_samples_split": [2, 8]}
+    small = ForestECRMCV(loss, space, param_grid=grid, n_estimators=4,
+                         random_state=2).fit(X, Y)
+    cv = ForestECRMCV(loss, space, param_grid=grid, n_estimators=12, search_estimators=4,
+                      random_state=2).fit(X, Y)
+    # the search is the 4-tree fit; the best setting's flavour grows on to 12 trees
+    lead = small.best_params_["flavour"]
+    group = [p["flavour"] == lead for p in grid_params(grid)]
+    assert cv.cv_results_["n_estimators"] == [12 if g else 4 for g in group]
+    for key in ("oob_loss", "score"):
+        assert [v for v, g in zip(cv.cv_results_[key], group, strict=True) if not g] == \
+            [v for v, g in zip(small.cv_results_[key], group, strict=True) if not g]
+    assert cv.best_params_["flavour"] == lead and cv._fit.trees.n_trees == 12
+    np.testing.assert_array_equal(cv._fit.bag[:, :4], small._fit.bag)  # grown on
+    C = _explicit_oob_costs(cv, Y, loss)
+    seen = ~np.isnan(C).any(axis=1)
+    np.testing.assert_allclose(cv.oob_costs()[seen], C[seen], rtol=1e-12, atol=1e-14)
+    # every setting at full size: no search
+    full = ForestECRMCV(loss, space, param_grid=grid, n_estimators=4, search_estimators=9,
+                        random_state=2).fit(X, Y)
+    assert full.cv_results_ == small.cv_results_
+
+
+def grid_params(grid) -> list[dict]:
+    from sklearn.model_selection import ParameterGrid
+
+    return list(ParameterGrid(grid))
 
 
 def test_the_cv_choice_by_a_score_metric_is_the_metric_of_the_out_of_bag_scores():
@@ -391,6 +511,29 @@ def test_a_cv_forest_file_round_trips_and_its_choice_is_checked(tmp_path):
         loaded._check_fitted_state()
 
 
+def test_a_searched_and_pruned_cv_forest_file_round_trips_and_is_checked(tmp_path):
+    X, Y = _tree_data(m=40)
+    grid = {"flavour": ["random", "extra"], "min_samples_split": [2, 5]}
+    model = ForestECRMCV(HammingLoss(), TREE, param_grid=grid, n_estimators=6,
+                         search_estimators=2, random_state=0).fit(X, Y)
+    save(model, tmp_path / "cv.ecrm")
+    loaded = load(tmp_path / "cv.ecrm")
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    assert loaded.cv_results_ == model.cv_results_
+    for counts in ([6, 6, 2, 7], [6, 6, 2.0, 2], [2, 2, 2, 2]):  # beyond n_estimators, a
+        loaded.cv_results_ = {**model.cv_results_, "n_estimators": counts}  # float, none full
+        with pytest.raises(ValueError, match="cv_results_|best setting"):
+            loaded._check_fitted_state()
+    # a choice among the settings judged on fewer trees is refused
+    results = dict(model.cv_results_)
+    short = results["n_estimators"].index(2)
+    results["score"] = [s + (1.0 if i == short else 0.0) for i, s in enumerate(results["score"])]
+    loaded.cv_results_ = results
+    loaded.best_params_, loaded.best_score_ = grid_params(grid)[short], results["score"][short]
+    with pytest.raises(ValueError, match="best setting"):
+        loaded._check_fitted_state()
+
+
 def test_sparse_inputs_give_the_dense_model():
     import scipy.sparse as sp
 
@@ -411,7 +554,7 @@ def test_trees_grown_in_batches_are_the_definition_too(monkeypatch):
     monkeypatch.setattr(module, "GROW_BATCH_BYTES", 1)  # one tree a batch
     rng = np.random.default_rng(0)
     X, Xt, G = rng.normal(size=(30, 3)), rng.normal(size=(9, 3)), rng.normal(size=(30, 2))
-    trees, bag, leaves = grow_forest(X, G, flavour="random", n_estimators=4,
+    trees, bag, leaves, _ = grow_forest(X, G, flavour="random", n_estimators=4,
                                      max_features=0.5, min_samples_leaf=2, max_depth=None,
                                      n_draws=30, n_jobs=None, random_state=7)
     np.testing.assert_array_equal(leaves, trees.apply(X))  # across batches too
@@ -425,3 +568,37 @@ def test_trees_grown_in_batches_are_the_definition_too(monkeypatch):
                for k in range(4)]
     W = np.mean([_explicit_weights(f, X, Xt) for f in forests], axis=0)
     np.testing.assert_allclose(fit.weights(fit.block(Xt)), W, rtol=1e-12, atol=1e-15)
+
+
+def test_the_model_summary_names_the_chosen_leaf_size():
+    from ecrm.commands.info import _weights
+    from ecrm.report import weights_line
+
+    X, Y = _tree_data(m=40)
+    grid = {"min_samples_split": [30, 60]}  # 60: above every tree's size, only roots
+    model = ForestECRMCV(HammingLoss(), TREE, param_grid=grid, n_estimators=4,
+                         random_state=0).fit(X, Y)
+    summary = _weights(model)
+    assert summary["min_samples_split"] == model.best_params_["min_samples_split"]
+    assert f"min_samples_split={summary['min_samples_split']})" in weights_line(summary)
+    plain = _weights(ForestECRM(HammingLoss(), TREE, n_estimators=2).fit(X, Y))
+    assert plain["min_samples_split"] == 2 and "split" not in weights_line(plain)
+
+
+def test_out_of_bag_sums_by_leaf_means_and_by_weights_agree():
+    """Where the leaf means of a wide embedding would not fit the working memory, the
+    out-of-bag sums are the weights times the values instead: the same numbers."""
+    from sklearn import config_context
+
+    X, Y, space, loss = dict(CASES)["ranking-kendall"]()
+    model = ForestECRM(loss, space, n_estimators=6, max_samples=0.6, random_state=4).fit(X, Y)
+    T = np.random.default_rng(0).normal(size=(len(X), 7))
+    by_leaf = model.weighted_sum(T)
+    with config_context(working_memory=1e-4):  # 100 bytes: the weights' path
+        by_weights = model.weighted_sum(T)
+    np.testing.assert_array_equal(np.isnan(by_leaf), np.isnan(by_weights))
+    seen = ~np.isnan(by_leaf).any(axis=1)
+    assert 0 < seen.sum() < len(X)
+    np.testing.assert_allclose(by_weights[seen], by_leaf[seen], rtol=1e-12, atol=1e-14)
+    W, _ = model._fit.oob_weights()
+    np.testing.assert_allclose(by_leaf[seen], (W @ T)[seen], rtol=1e-12, atol=1e-14)

@@ -295,11 +295,28 @@ def test_forest_rankers_and_the_honest_choice():
         assert ranking._tau(ranks, R[60:]).mean() > 0.3
     forest = peers._forest(X[:60], R[:60], X[60:], 0)
     assert forest[1]["flavour"] in ("random", "extra") and forest[1]["oob_discordant"] >= 0
+    assert forest[1]["min_samples_split"] in peers.FOREST_SPLITS
+    assert forest[1]["search_estimators"] is None  # 60 points: every setting on 100 trees
     kernel = (R[60:], {"loss": "ECRM-Kendall", "loo_discordant": forest[1]["oob_discordant"]})
     assert peers._honest(kernel, forest)[1]["family"] == "kernel"  # a tie goes to the kernel
     kernel[1]["loo_discordant"] += 0.01
     honest = peers._honest(kernel, forest)
     assert honest[1]["family"] == "forest" and honest[0] is forest[0]
+
+
+@pytest.mark.slow
+def test_a_large_fold_judges_the_forest_flavours_on_fewer_trees(monkeypatch):
+    from ecrm.experiments import _ranking_peers as peers
+
+    X, R = _toy_ranking(80)
+    monkeypatch.setattr(peers, "FOREST_SEARCH_ABOVE", 50)  # 60 training points: large
+    fitted: dict = {}
+    ranks, params = peers._forest(X[:60], R[:60], X[60:], 0, fitted)
+    assert params["search_estimators"] == peers.FOREST_SEARCH_TREES
+    counts = fitted["forest"].cv_results_["n_estimators"]
+    assert sorted(set(counts)) == [peers.FOREST_SEARCH_TREES, peers.FOREST_TREES]
+    assert counts.count(peers.FOREST_TREES) == len(peers.FOREST_SPLITS)  # one flavour
+    assert fitted["forest"]._fit.trees.n_trees == peers.FOREST_TREES
 
 
 @pytest.mark.slow

@@ -196,10 +196,11 @@ EDGES = {"alpha": (1e-12, 0.0), "gamma": (0.0, -1e-3), "degree": (1, 0), "coef0"
          "kernel_subsample": (2, 1), "verbose": (0, -1), "C": (1e-12, 0.0), "tol": (0.0, -1e-3),
          "max_iter": (1, 0), "gap_every": (1, 0), "max_added_gammas": (0, -1),
          "n_estimators": (1, 0), "max_features": (1.0, 1.5), "min_samples_leaf": (1, 0),
-         "max_depth": (1, 0), "n_split_targets": (1, 0), "max_samples": (1.0, 1.5)}
-#: The forest's parameters (ecrm.ForestECRM).
+         "max_depth": (1, 0), "n_split_targets": (1, 0), "max_samples": (1.0, 1.5),
+         "min_samples_split": (2, 1), "search_estimators": (1, 0)}
+#: The forest's parameters (ecrm.ForestECRM; search_estimators: ecrm.ForestECRMCV's).
 FOREST = ("n_estimators", "max_features", "min_samples_leaf", "max_depth", "n_split_targets",
-          "max_samples")
+          "max_samples", "min_samples_split", "search_estimators")
 #: The ``ecrm`` options of estimator parameters.
 OPTIONS = {"--alpha": "alpha", "--gamma": "gamma", "--n-components": "n_components",
            "--memory-budget": "memory_budget", "--loo-samples": "loo_samples"}
@@ -214,10 +215,11 @@ def test_fit_checks_every_declared_constraint(parameter):
     assert set(EDGES) == {k for k, c in CONSTRAINTS.items() if isinstance(c, Number)}
     X, Y = _data()
     ok, bad = EDGES[parameter]
-    from ecrm import ForestECRM, StructuredSVM
+    from ecrm import ForestECRM, ForestECRMCV, StructuredSVM
 
     cls, extra = ((ECRM, {}) if parameter == "alpha" else
-                  (ForestECRM, {"n_estimators": 2} if parameter != "n_estimators" else {})
+                  (ForestECRMCV if parameter == "search_estimators" else ForestECRM,
+                   {"n_estimators": 2} if parameter != "n_estimators" else {})
                   if parameter in FOREST else
                   (StructuredSVM, {"max_iter": 2}) if parameter in ("C", "tol", "gap_every") else
                   (StructuredSVM, {}) if parameter == "max_iter" else

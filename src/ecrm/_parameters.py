@@ -174,6 +174,8 @@ CONSTRAINTS: dict[str, Number | Choice] = {
     "n_estimators": Number("int", {"low": 1}),
     "max_features": Number("real", {"high": 1.0, "high_open": False}),
     "min_samples_leaf": Number("int", {"low": 1}),
+    "min_samples_split": Number("int", {"low": 2}),
+    "search_estimators": Number("int", {"low": 1}, none=True),
     "max_depth": Number("int", {"low": 1}, none=True),
     "max_samples": Number("real", {"high": 1.0, "high_open": False}),
     "n_split_targets": Number("int", {"low": 1}, none=True),

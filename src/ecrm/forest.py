@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 from ecrm._model_selection import check_scoring
 from ecrm._parameters import RANDOM_STATE, Checked, check_parameter, table, vocabulary
 from ecrm._risk import _ECRMBase
-from ecrm._solvers.forest import ForestFit, Trees, grow_forest
+from ecrm._solvers.forest import ForestFit, Grown, Trees, grow_forest, prune
 from ecrm._solvers.rows import RiskTargets
 from ecrm._validation import check_int
 from ecrm.losses.base import LinearLoss
@@ -86,6 +86,9 @@ class ForestECRM(_ECRMBase):
     max_features : float in (0, 1], int >= 1, "sqrt", "log2" or None, default=0.5
         Features tried at each split (scikit-learn's meaning).
     min_samples_leaf : int >= 1, default=1
+    min_samples_split : int >= 2, default=2
+        Nodes of fewer drawn points are not split (scikit-learn's meaning): coarser leaves.
+        :class:`ForestECRMCV` grows one forest for every value of a grid and prunes it.
     max_depth : int >= 1, default=None
     max_samples : int >= 1, float in (0, 1] or None, default=None
         Bootstrap draws per tree: ``m`` (``None``), at most this many, or this share of
@@ -131,7 +134,8 @@ class ForestECRM(_ECRMBase):
     ) + ("oob_loss_", "oob_predictions_")
 
     _parameter_constraints = table(
-        "flavour", "n_estimators", "min_samples_leaf", "max_depth", "n_split_targets",
+        "flavour", "n_estimators", "min_samples_leaf", "min_samples_split", "max_depth",
+        "n_split_targets",
         max_features=Checked("a share in (0, 1], a count >= 1, 'sqrt', 'log2' or None",
                              bad=("x", 0.0, 1.5, 0, True)),
         max_samples=Checked("a share in (0, 1], a count >= 1 or None", bad=("x", 0.0, 1.5, 0)),
@@ -139,14 +143,15 @@ class ForestECRM(_ECRMBase):
         random_state=RANDOM_STATE)
 
     def __init__(self, loss, output_space, *, flavour="random", n_estimators=100,
-                 max_features=0.5, min_samples_leaf=1, max_depth=None, max_samples=None,
-                 n_split_targets=64, n_jobs=None, random_state=None):
+                 max_features=0.5, min_samples_leaf=1, min_samples_split=2, max_depth=None,
+                 max_samples=None, n_split_targets=64, n_jobs=None, random_state=None):
         self.loss = loss
         self.output_space = output_space
         self.flavour = flavour
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.min_samples_leaf = min_samples_leaf
+        self.min_samples_split = min_samples_split
         self.max_depth = max_depth
         self.max_samples = max_samples
         self.n_split_targets = n_split_targets
@@ -163,6 +168,8 @@ class ForestECRM(_ECRMBase):
                 "n_estimators": check_parameter("n_estimators", self.n_estimators),
                 "max_features": _check_max_features(self.max_features),
                 "min_samples_leaf": check_parameter("min_samples_leaf", self.min_samples_leaf),
+                "min_samples_split": check_parameter("min_samples_split",
+                                                     self.min_samples_split),
                 "max_depth": check_parameter("max_depth", self.max_depth),
                 "max_samples": _check_max_samples(self.max_samples),
                 "n_split_targets": check_parameter("n_split_targets", self.n_split_targets)}
@@ -182,26 +189,34 @@ class ForestECRM(_ECRMBase):
         """
         params = self._check_params()
         X, Y, seen = self._check_training_data(X, Y, None)
+        rng = check_random_state(self.random_state)
+        targets, n_risk, grow_on = self._split_targets(Y, params, rng)
+        grown = self._grow(X, grow_on, params, params["n_estimators"], rng)
+        fit = _forest_fit(grown, X, targets, n_risk)
+        loss, predictions = _judge(fit, self.loss, self.output_space, Y)
+        self._set_fitted(X, Y, seen, _fit=fit, oob_loss_=loss, oob_predictions_=predictions)
+        return self
+
+    def _split_targets(self, Y, params: dict, rng) -> tuple[np.ndarray, int, np.ndarray]:
+        """The training outputs' risk targets, how many of their columns the risk uses, and
+        the targets the trees split on (a random projection of a wide embedding)."""
         targets = RiskTargets(self.loss)(Y)
         linear = isinstance(self.loss, LinearLoss)
         n_risk = targets.shape[1] - Y.shape[1] if linear else 0
-        rng = check_random_state(self.random_state)
         grow_on = targets[:, :n_risk - 1] if linear else targets
         q = params["n_split_targets"]
         if q is not None and grow_on.shape[1] > q:  # splits on a random projection
             grow_on = grow_on @ rng.standard_normal((grow_on.shape[1], q)) / np.sqrt(q)
-        trees, bag, leaves = grow_forest(
-            X, grow_on, flavour=params["flavour"], n_estimators=params["n_estimators"],
+        return targets, n_risk, grow_on
+
+    def _grow(self, X, grow_on, params: dict, n_estimators: int, rng) -> Grown:
+        """``n_estimators`` trees of the setting ``params``, seeded from ``rng``."""
+        return grow_forest(
+            X, grow_on, flavour=params["flavour"], n_estimators=n_estimators,
             max_features=params["max_features"], min_samples_leaf=params["min_samples_leaf"],
-            max_depth=params["max_depth"], n_draws=n_draws(X.shape[0], params["max_samples"]),
-            n_jobs=self.n_jobs, random_state=rng.randint(np.iinfo(np.int32).max))
-        fit = ForestFit(trees, bag, n_risk, X_train=X, coef=targets, train_leaves=leaves)
-        predictions = _oob_predictions(fit, self.loss, self.output_space, Y)
-        seen_rows = ~np.isnan(predictions).any(axis=1)
-        loss = self.loss(predictions[seen_rows], Y[seen_rows]) if seen_rows.any() else [np.nan]
-        self._set_fitted(X, Y, seen, _fit=fit, oob_loss_=float(np.mean(loss)),
-                         oob_predictions_=predictions)
-        return self
+            min_samples_split=params["min_samples_split"], max_depth=params["max_depth"],
+            n_draws=n_draws(X.shape[0], params["max_samples"]), n_jobs=self.n_jobs,
+            random_state=rng.randint(np.iinfo(np.int32).max))
 
     def oob_costs(self) -> np.ndarray:
         r"""Out-of-bag costs :math:`c(x_i)` of the training points (m, e), a linear loss
@@ -237,16 +252,13 @@ class ForestECRM(_ECRMBase):
             raise ValueError(f"T must have one row per training point, shape ({m}, e); "
                              f"got shape {T.shape}")
         if X is None:
-            return fit.oob_map(lambda W, seen: _unseen_nan(W @ T, seen), T.shape[1])
+            return fit.oob_mean(T)
         return self._apply(X, lambda B: np.asarray(B @ T), fit, T.shape[1], T.shape[1])
 
     def oob_scores(self) -> np.ndarray:
         """Out-of-bag label scores of the training points (m, d), as :meth:`predict_scores`
         computes them (rows of points with no out-of-bag tree are NaN)."""
-        fit, space = self._forest_fit(), self.output_space
-        Y = fit.marginal_coef
-        return fit.oob_map(lambda W, seen: _unseen_nan(
-            space.consistent_scores(np.clip(W @ Y, 0.0, 1.0)), seen), Y.shape[1])
+        return _oob_scores(self._forest_fit(), self.output_space)
 
     def _forest_fit(self) -> ForestFit:
         check_is_fitted(self, "X_fit_")
@@ -282,23 +294,46 @@ class ForestECRM(_ECRMBase):
             raise ValueError(f"oob_predictions_ must be a float64 array of shape {(m, d)}")
 
 
-def _unseen_nan(A: np.ndarray, seen: np.ndarray) -> np.ndarray:
-    A[~seen] = np.nan
-    return A
+def _forest_fit(grown: Grown, X, targets: np.ndarray, n_risk: int) -> ForestFit:
+    return ForestFit(grown.trees, grown.bag, n_risk, X_train=X, coef=targets,
+                     train_leaves=grown.leaves)
+
+
+def _judge(fit: ForestFit, loss, space, Y) -> tuple[float, np.ndarray]:
+    """The mean task loss of the out-of-bag predictions (over the points some tree left
+    out; NaN if none) and the predictions."""
+    predictions = _oob_predictions(fit, loss, space, Y)
+    seen = ~np.isnan(predictions).any(axis=1)
+    return float(np.mean(loss(predictions[seen], Y[seen]))) if seen.any() else np.nan, \
+        predictions
+
+
+def _oob_scores(fit: ForestFit, space) -> np.ndarray:
+    """Out-of-bag label scores (NaN rows where every tree drew the point)."""
+    def scores(S, seen):
+        S[seen] = space.consistent_scores(np.clip(S[seen], 0.0, 1.0))
+        return S
+
+    return fit.oob_mean(fit.marginal_coef, scores)
 
 
 def _oob_predictions(fit: ForestFit, loss, space, Y) -> np.ndarray:
     """The exact risk minimisers of the training points' out-of-bag risks (NaN rows where
     every tree drew the point), in row blocks."""
     d = Y.shape[1]
+    if isinstance(loss, LinearLoss):
+        def minimize(C, seen):
+            P = np.full((C.shape[0], d), np.nan)
+            if seen.any():
+                P[seen] = space.minimize(C[seen], loss.cost_form)
+            return P
+
+        return fit.oob_mean(fit.risk_coef[:, :-1], minimize, d)
 
     def predict(W, seen):
         P = np.full((W.shape[0], d), np.nan)
         if seen.any():
-            W = W if seen.all() else W[seen]
-            P[seen] = (space.minimize(W @ fit.risk_coef[:, :-1], loss.cost_form)
-                       if isinstance(loss, LinearLoss)
-                       else loss.minimize_risk(W.toarray(), Y, space))
+            P[seen] = loss.minimize_risk((W if seen.all() else W[seen]).toarray(), Y, space)
         return P
 
     return fit.oob_map(predict, fit.coef.shape[1])
@@ -308,11 +343,19 @@ class ForestECRMCV(ForestECRM):
     """:class:`ForestECRM` with its settings chosen out of bag.
 
     Every setting of ``param_grid`` (keys among ``flavour``, ``max_features``,
-    ``min_samples_leaf``, ``max_depth``) grows one forest on all the training points; the one
-    with the best out-of-bag criterion is kept as it is (that criterion is an honest estimate
-    for it: no refit). The criterion is minus the out-of-bag task loss (``scoring="loss"``)
-    or a ranking metric of the out-of-bag label scores, as in :class:`ecrm.ECRMCV`, so the two
-    families' ``best_score_`` compare (:func:`ecrm.selection.select_honestly`).
+    ``min_samples_leaf``, ``min_samples_split``, ``max_depth``) is a forest on all the
+    training points; the one with the best out-of-bag criterion is kept as it is (that
+    criterion is an honest estimate for it: no refit). The criterion is minus the out-of-bag
+    task loss (``scoring="loss"``) or a ranking metric of the out-of-bag label scores, as in
+    :class:`ecrm.ECRMCV`, so the two families' ``best_score_`` compare
+    (:func:`ecrm.selection.select_honestly`).
+
+    Settings that differ only in ``min_samples_split`` share one forest, grown with the
+    smallest value and pruned for the others (:func:`ecrm._solvers.forest.prune`: the pruned
+    trees are distributed as trees grown with that value), so a grid of leaf sizes costs one
+    forest. With ``search_estimators``, every setting is first judged on that many trees;
+    the best setting's forest then grows on to ``n_estimators`` trees and the
+    ``min_samples_split`` values of its group are judged again on the whole forest.
 
     Parameters
     ----------
@@ -324,6 +367,9 @@ class ForestECRMCV(ForestECRM):
         ``{"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}``.
     scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
         As :class:`ecrm.ECRMCV`'s.
+    search_estimators : int >= 1 or None, default=None
+        Trees each setting is judged on before the best grows on to ``n_estimators``
+        (``None``, or at least ``n_estimators``: every setting grows them all).
 
     Attributes
     ----------
@@ -331,7 +377,9 @@ class ForestECRMCV(ForestECRM):
     best_score_ : float
         The chosen setting's criterion (greater is better).
     cv_results_ : dict of lists
-        ``params``, ``oob_loss`` and ``score`` of every setting, in grid order.
+        ``params``, ``oob_loss``, ``score`` and ``n_estimators`` (the trees it was judged
+        on) of every setting, in grid order; the choice is the best of the settings judged
+        on ``n_estimators`` trees.
     """
 
     _fitted_attributes = ForestECRM._fitted_attributes + ("best_params_", "best_score_",
@@ -339,26 +387,28 @@ class ForestECRMCV(ForestECRM):
     DEFAULT_GRID = {"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}
 
     _parameter_constraints = {
-        **ForestECRM._parameter_constraints, **table("scoring"),
+        **ForestECRM._parameter_constraints, **table("scoring", "search_estimators"),
         "param_grid": Checked("settings of the forest's parameters",
                               bad=({"alpha": [1.0]}, {"n_estimators": [0]}))}
 
     def __init__(self, loss, output_space, *, param_grid=None, scoring="loss",
-                 flavour="random", n_estimators=100, max_features=0.5, min_samples_leaf=1,
-                 max_depth=None, max_samples=None, n_split_targets=64, n_jobs=None,
-                 random_state=None):
+                 search_estimators=None, flavour="random", n_estimators=100,
+                 max_features=0.5, min_samples_leaf=1, min_samples_split=2, max_depth=None,
+                 max_samples=None, n_split_targets=64, n_jobs=None, random_state=None):
         super().__init__(loss, output_space, flavour=flavour, n_estimators=n_estimators,
                          max_features=max_features, min_samples_leaf=min_samples_leaf,
-                         max_depth=max_depth, max_samples=max_samples,
-                         n_split_targets=n_split_targets, n_jobs=n_jobs,
-                         random_state=random_state)
+                         min_samples_split=min_samples_split, max_depth=max_depth,
+                         max_samples=max_samples, n_split_targets=n_split_targets,
+                         n_jobs=n_jobs, random_state=random_state)
         self.param_grid = param_grid
         self.scoring = scoring
+        self.search_estimators = search_estimators
 
     def _grid(self) -> list[dict]:
         grid = list(ParameterGrid(self.DEFAULT_GRID if self.param_grid is None
                                   else self.param_grid))
-        allowed = {"flavour", "max_features", "min_samples_leaf", "max_depth"}
+        allowed = {"flavour", "max_features", "min_samples_leaf", "min_samples_split",
+                   "max_depth"}
         for setting in grid:
             unknown = set(setting) - allowed
             if unknown:
@@ -368,12 +418,15 @@ class ForestECRMCV(ForestECRM):
     def _check_params(self) -> dict:
         params = super()._check_params()
         check_scoring(self.scoring)
+        params["search_estimators"] = check_parameter("search_estimators",
+                                                      self.search_estimators)
         for setting in self._grid():  # every setting's values, before any forest grows
             ForestECRM(self.loss, self.output_space, **setting)._check_params()
         return params
 
-    def fit(self, X, Y):
-        """Grow one forest per setting and keep the one with the best out-of-bag criterion.
+    def fit(self, X, Y) -> ForestECRMCV:
+        """Grow one forest per setting (one per group of settings that differ only in
+        ``min_samples_split``) and keep the one with the best out-of-bag criterion.
 
         Parameters
         ----------
@@ -384,48 +437,97 @@ class ForestECRMCV(ForestECRM):
         -------
         self : ForestECRMCV
         """
-        self._check_params()
+        plan = self._check_params()
+        X, Y, seen = self._check_training_data(X, Y, None)
         grid, metric = self._grid(), check_scoring(self.scoring)
         rng = check_random_state(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=len(grid))
         base = {k: v for k, v in self.get_params(deep=False).items()
-                if k not in ("param_grid", "scoring")}
-        best, losses, scores = None, [], []
-        for setting, seed in zip(grid, seeds, strict=True):
-            model = ForestECRM(**{**base, **setting, "random_state": int(seed)}).fit(X, Y)
-            losses.append(model.oob_loss_)
-            scores.append(-model.oob_loss_ if metric is None else _oob_metric(model, metric))
-            if best is None or scores[-1] > best[2]:
-                best = (setting, model, scores[-1])
-        assert best is not None  # the grid is never empty
-        setting, model, score = best
-        state = {name: vars(model)[name] for name in ForestECRM._fitted_attributes
-                 if name in vars(model)}
-        self._clear_fitted()
-        self._set_state({**state, "best_params_": dict(setting), "best_score_": float(score),
-                         "cv_results_": {"params": grid, "oob_loss": losses,
-                                         "score": scores}})
+                if k not in ("param_grid", "scoring", "search_estimators")}
+        full = plan["n_estimators"]
+        first = min(full, plan["search_estimators"] or full)
+        judged: dict[int, tuple] = {}  # grid index: (score, oob loss, trees)
+        best: list = []  # (score, -index), index, fit, predictions: of forests of all trees
+
+        def judge(group, grown, targets, n_risk, smallest):
+            last: tuple = (None,)  # (nodes, fit, loss, predictions, score) of a pruning
+            for i in sorted(group, key=lambda i: settings[i]["min_samples_split"]):
+                split = settings[i]["min_samples_split"]
+                pruned = prune(grown, split) if split > smallest else grown
+                if pruned.trees.n_nodes != last[0]:  # else the same trees: nested prunings
+                    fit = _forest_fit(pruned, X, targets, n_risk)
+                    loss, predictions = _judge(fit, self.loss, self.output_space, Y)
+                    score = -loss if metric is None else _oob_metric(fit, self.output_space,
+                                                                      Y, metric)
+                    last = (pruned.trees.n_nodes, fit, loss, predictions, score)
+                _, fit, loss, predictions, score = last
+                judged[i] = (float(score), loss, grown.trees.n_trees)
+                if grown.trees.n_trees == full and (not best or (score, -i) > best[0]):
+                    best[:] = [(score, -i), i, fit, predictions]
+
+        settings = [ForestECRM(**{**base, **s})._check_params() for s in grid]
+        groups: dict[tuple, list[int]] = {}
+        for i, params in enumerate(settings):
+            key = tuple(sorted((k, repr(v)) for k, v in params.items()
+                               if k != "min_samples_split"))
+            groups.setdefault(key, []).append(i)
+        kept: dict[tuple, tuple] = {}  # per group, what growing on needs
+        for key, group in groups.items():
+            params, group_rng = settings[group[0]], check_random_state(int(seeds[group[0]]))
+            smallest = min(settings[i]["min_samples_split"] for i in group)
+            targets, n_risk, grow_on = self._split_targets(Y, params, group_rng)
+            grown = self._grow(X, grow_on, {**params, "min_samples_split": smallest}, first,
+                               group_rng)
+            judge(group, grown, targets, n_risk, smallest)
+            if first < full:
+                kept[key] = (grown, targets, n_risk, grow_on, group_rng, smallest)
+        if first < full:  # the best setting's forest grows on; its group is judged again
+            lead = max(judged, key=lambda i: (judged[i][0], -i))
+            key = next(k for k, g in groups.items() if lead in g)
+            grown, targets, n_risk, grow_on, group_rng, smallest = kept.pop(key)
+            kept.clear()
+            more = self._grow(X, grow_on, {**settings[lead], "min_samples_split": smallest},
+                              full - first, group_rng)
+            judge(groups[key], Grown.concatenate([grown, more]), targets, n_risk, smallest)
+        (score, _), chosen, fit, predictions = best
+        self._set_fitted(X, Y, seen, _fit=fit, oob_loss_=judged[chosen][1],
+                         oob_predictions_=predictions, best_params_=dict(grid[chosen]),
+                         best_score_=float(score),
+                         cv_results_={key: [judged[i][c] for i in range(len(grid))]
+                                      for c, key in enumerate(("score", "oob_loss",
+                                                               "n_estimators"))}
+                         | {"params": grid})
         return self
 
     def _check_own_state(self, plan: dict, training) -> None:
         super()._check_own_state(plan, training)
         grid, results = self._grid(), self.cv_results_
-        if not (isinstance(results, dict) and set(results) == {"params", "oob_loss", "score"}
+        if isinstance(results, dict) and set(results) == {"params", "oob_loss", "score"}:
+            results = {**results, "n_estimators": [plan["n_estimators"]] * len(grid)}  # older
+        if not (isinstance(results, dict)
+                and set(results) == {"params", "oob_loss", "score", "n_estimators"}
                 and results["params"] == grid
                 and all(isinstance(results[k], list) and len(results[k]) == len(grid)
                         and all(isinstance(v, float) for v in results[k])
-                        for k in ("oob_loss", "score"))):
+                        for k in ("oob_loss", "score"))
+                and isinstance(results["n_estimators"], list)
+                and len(results["n_estimators"]) == len(grid)
+                and all(type(v) is int and 1 <= v <= plan["n_estimators"]
+                        for v in results["n_estimators"])):
             raise ValueError("cv_results_ must hold params (the grid), oob_loss and score, one "
-                             "float per setting")
-        best = int(np.argmax(results["score"]))
-        if self.best_params_ != grid[best] or self.best_score_ != results["score"][best] \
+                             "float per setting, and n_estimators, the trees of each")
+        full = [i for i, n in enumerate(results["n_estimators"]) if n == plan["n_estimators"]]
+        best = max(full, key=lambda i: (results["score"][i], -i)) if full else None
+        if best is None or self.best_params_ != grid[best] \
+                or self.best_score_ != results["score"][best] \
                 or self.oob_loss_ != results["oob_loss"][best]:
             raise ValueError("best_params_, best_score_ and oob_loss_ must be the best "
-                             "setting's of cv_results_")
+                             "setting's of cv_results_ among those judged on n_estimators "
+                             "trees")
 
 
-def _oob_metric(model: ForestECRM, metric) -> float:
+def _oob_metric(fit: ForestFit, space, Y, metric) -> float:
     """``metric`` of the out-of-bag label scores of the points some tree left out."""
-    S = model.oob_scores()
+    S = _oob_scores(fit, space)
     seen = ~np.isnan(S).any(axis=1)
-    return float(metric(np.asarray(model.Y_fit_[seen], dtype=float), S[seen]))
+    return float(metric(np.asarray(Y[seen], dtype=float), S[seen]))

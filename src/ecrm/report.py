@@ -82,9 +82,11 @@ def weights_line(summary: dict) -> str:
 
 
 def _forest(summary: dict) -> str:
+    split = summary.get("min_samples_split", 2)  # 2 (no limit) in older model summaries
     return (f"forest weights ({summary['flavour']}, {summary['n_estimators']} trees, "
             f"max_features={summary['max_features']}, "
-            f"min_samples_leaf={summary['min_samples_leaf']})")
+            f"min_samples_leaf={summary['min_samples_leaf']}"
+            f"{f', min_samples_split={split}' if split != 2 else ''})")
 
 
 def _regularisation(summary: dict) -> tuple[str, str]:

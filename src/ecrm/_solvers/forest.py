@@ -23,13 +23,16 @@ estimators' costs ``block @ coef`` are the weighted sums of the targets
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn import get_config
 
 from ecrm._solvers.base import RiskFit
 from ecrm._solvers.budget import row_blocks
 
-__all__ = ["ForestFit", "Trees", "grow_forest"]
+__all__ = ["ForestFit", "Grown", "Trees", "grow_forest", "prune"]
 
 
 class Trees:
@@ -241,15 +244,20 @@ class ForestFit(RiskFit):
             self._leaf_weights = L
         return self._leaf_weights
 
-    def _average(self, leaves: np.ndarray, include: np.ndarray | None = None) -> sp.csr_array:
-        """Rows of the leaf weights averaged over the trees (only those in ``include``)."""
+    def _tree_average(self, leaves: np.ndarray, include: np.ndarray | None = None
+                      ) -> sp.csr_array:
+        """The (n, n_nodes) average over the trees (only those in ``include``) of each row's
+        leaf indicators."""
         n, T = leaves.shape
         keep = np.ones((n, T), bool) if include is None else include
         per_row = keep.sum(axis=1)
         r, t = np.nonzero(keep)
         scale = np.divide(1.0, per_row, out=np.zeros(n), where=per_row > 0)
-        A = sp.csr_array((scale[r], (r, leaves[r, t])), shape=(n, self.trees.n_nodes))
-        return A @ self.leaf_weights()
+        return sp.csr_array((scale[r], (r, leaves[r, t])), shape=(n, self.trees.n_nodes))
+
+    def _average(self, leaves: np.ndarray, include: np.ndarray | None = None) -> sp.csr_array:
+        """Rows of the leaf weights averaged over the trees (only those in ``include``)."""
+        return self._tree_average(leaves, include) @ self.leaf_weights()
 
     def block(self, X) -> sp.csr_array:
         """The forest weights w(x) of the rows of ``X``: a sparse (n, m) array."""
@@ -263,6 +271,40 @@ class ForestFit(RiskFit):
         over the trees that did not draw the point, and which rows have any such tree."""
         out = self.bag[rows] == 0
         return self._average(self.train_leaves()[rows], out), out.any(axis=1)
+
+    def oob_mean(self, T: np.ndarray, fn=None, width: int | None = None) -> np.ndarray:
+        r"""The out-of-bag weighted sums :math:`\sum_i w^{oob}_i(x_j)\, t_i` of the training
+        points, ``oob_weights() @ T`` (m, e) with NaN rows for the points every tree drew;
+        or ``fn(S, seen)`` of those sums (``width`` columns), in row blocks.
+
+        Computed as each leaf's weighted mean of ``T`` averaged over a point's out-of-bag
+        trees, so that the m x m weights are never formed; when the leaf means of ``T``
+        (nodes x e floats) would not fit sklearn's ``working_memory`` (a wide embedding), as
+        the weights times ``T``, row block by row block."""
+        width = T.shape[1] if width is None else width
+        if 8 * self.trees.n_nodes * T.shape[1] > get_config()["working_memory"] * 2**20:
+            def product(W, seen):
+                S = W @ T
+                S[~seen] = np.nan
+                return S if fn is None else fn(S, seen)
+
+            return self.oob_map(product, T.shape[1] + width)
+        means = self.leaf_weights() @ T
+        m, T_trees = self.bag.shape
+        out = np.empty((m, width))
+        for blk in row_blocks(m, 2 * T.shape[1] + width + 3 * T_trees):
+            out_of_bag = self.bag[blk] == 0
+            count = out_of_bag.sum(axis=1)
+            seen = count > 0
+            share = out_of_bag / np.where(seen, count, 1)[:, None]
+            n = len(count)  # a row's T leaves, those of its in-bag trees weighing 0
+            A = sp.csr_array((share.ravel(), self.train_leaves()[blk].ravel(),
+                              np.arange(0, n * T_trees + 1, T_trees)),
+                             shape=(n, self.trees.n_nodes))
+            S = A @ means
+            S[~seen] = np.nan
+            out[blk] = S if fn is None else fn(S, seen)
+        return out
 
     def oob_map(self, fn, width: int) -> np.ndarray:
         """``fn(W, seen)`` of the out-of-bag weights of the training points, in row blocks
@@ -290,15 +332,38 @@ class ForestFit(RiskFit):
 GROW_BATCH_BYTES = 2**29
 
 
+class Grown(NamedTuple):
+    """A grown forest: the packed trees, each tree's bootstrap counts (m, n_trees; uint16),
+    the training points' leaves (m, n_trees; packed node indices) and every node's number of
+    drawn points (n_nodes; scikit-learn's ``n_node_samples``, what ``min_samples_split`` and
+    :func:`prune` compare)."""
+
+    trees: Trees
+    bag: np.ndarray
+    leaves: np.ndarray
+    sizes: np.ndarray
+
+    @classmethod
+    def concatenate(cls, parts: list[Grown]) -> Grown:
+        """One forest of the trees of every part, in order."""
+        if len(parts) == 1:
+            return parts[0]
+        trees = Trees.concatenate([p.trees for p in parts])
+        kind = np.int32 if trees.n_nodes < 2**31 else np.int64
+        offsets = np.cumsum([0] + [p.trees.n_nodes for p in parts[:-1]])
+        return cls(trees, np.hstack([p.bag for p in parts]),
+                   np.hstack([p.leaves.astype(kind) + kind(o)
+                              for p, o in zip(parts, offsets, strict=True)]),
+                   np.concatenate([p.sizes for p in parts]))
+
+
 def grow_forest(X, G: np.ndarray, *, flavour: str, n_estimators: int, max_features,
-                min_samples_leaf: int, max_depth, n_draws: int, n_jobs,
-                random_state: int) -> tuple[Trees, np.ndarray, np.ndarray]:
+                min_samples_leaf: int, max_depth, n_draws: int, n_jobs, random_state: int,
+                min_samples_split: int = 2) -> Grown:
     """Grow scikit-learn's multi-output random forest (``flavour="random"``) or extremely
     randomised trees (``"extra"``, with bootstrap samples of ``n_draws`` points) on the
-    targets ``G``; the packed trees, each tree's bootstrap counts (m, n_estimators) and the
-    training points' leaves (m, n_estimators; packed node indices, from scikit-learn's
-    compiled ``apply`` while its trees are at hand: our traversal gives the same leaves, and
-    is slower).
+    targets ``G``. The training points' leaves come from scikit-learn's compiled ``apply``
+    while its trees are at hand (our traversal gives the same leaves, and is slower).
 
     The trees grow in batches whose node values fit ``GROW_BATCH_BYTES`` (one batch, hence
     exactly scikit-learn's forest of ``random_state``, unless that is exceeded; the k-th
@@ -309,31 +374,59 @@ def grow_forest(X, G: np.ndarray, *, flavour: str, n_estimators: int, max_featur
     m = X.shape[0]
     tree_bytes = 16 * n_draws / min_samples_leaf * G.shape[1]  # ~2 draws/leaf nodes x 8 B
     per_batch = max(1, min(n_estimators, int(GROW_BATCH_BYTES // max(tree_bytes, 1))))
-    bag = np.empty((m, n_estimators), np.uint16)
-    leaves: list[np.ndarray] = []  # per batch, node indices within each tree
-    parts: list[Trees] = []
+    parts: list[Grown] = []
     done = 0
     while done < n_estimators:
         k = min(per_batch, n_estimators - done)
         forest = cls(n_estimators=k, max_features=max_features,
-                     min_samples_leaf=min_samples_leaf, max_depth=max_depth, bootstrap=True,
-                     max_samples=n_draws, n_jobs=n_jobs,
+                     min_samples_leaf=min_samples_leaf, min_samples_split=min_samples_split,
+                     max_depth=max_depth, bootstrap=True, max_samples=n_draws, n_jobs=n_jobs,
                      random_state=(random_state + len(parts)) % 2**31).fit(X, G)
+        bag = np.empty((m, k), np.uint16)
         for t, drawn in enumerate(forest.estimators_samples_):
             counts = np.bincount(drawn, minlength=m)
             if counts.max() > np.iinfo(np.uint16).max:  # pragma: no cover - 65,536 draws
                 raise ValueError("a bootstrap sample drew one point more than 65,535 times")
-            bag[:, done + t] = counts
-        parts.append(Trees.from_estimators(forest.estimators_))
-        leaves.append(forest.apply(X).astype(np.int32 if parts[-1].n_nodes < 2**31
-                                             else np.int64))
+            bag[:, t] = counts
+        trees = Trees.from_estimators(forest.estimators_)
+        kind = np.int32 if trees.n_nodes < 2**31 else np.int64
+        # a tree's packed nodes start at its root
+        leaves = forest.apply(X).astype(kind) + trees.roots.astype(kind)
+        sizes = np.concatenate([e.tree_.n_node_samples for e in forest.estimators_])
+        parts.append(Grown(trees, bag, leaves, sizes.astype(np.int64)))
         done += k
         del forest  # its node values go before the next batch grows
-    trees = Trees.concatenate(parts)
-    kind = np.int32 if trees.n_nodes < 2**31 else np.int64
-    train_leaves = np.empty((m, n_estimators), kind)
-    for start, block in zip(np.cumsum([0] + [b.shape[1] for b in leaves[:-1]]), leaves,
-                            strict=True):
-        stop = start + block.shape[1]  # a tree's packed nodes start at its root
-        train_leaves[:, start:stop] = block + trees.roots[start:stop].astype(kind)
-    return trees, bag, train_leaves
+    return Grown.concatenate(parts)
+
+
+def prune(grown: Grown, min_samples_split: int) -> Grown:
+    """The forest as ``min_samples_split`` would have grown it: every node of fewer drawn
+    points becomes a leaf and the nodes below it go.
+
+    scikit-learn splits a node only when it holds at least ``min_samples_split`` drawn
+    points, and splits each node with random draws of its own, so the pruned trees are
+    distributed exactly as trees grown with that setting (the same trees where the splits
+    draw nothing at random: bagged trees with every feature); one deep forest serves every
+    ``min_samples_split`` at the cost of growing it once."""
+    trees, sizes = grown.trees, grown.sizes
+    n = trees.n_nodes
+    idx = np.arange(n)
+    inner = trees.left != -1
+    parent = idx.copy()  # roots are their own parents
+    parent[trees.left[inner]] = idx[inner]
+    parent[trees.right[inner]] = idx[inner]
+    # sizes shrink down every path, so a node stays when its parent is split (or a root)
+    keep = (parent == idx) | (sizes[parent] >= min_samples_split)
+    end = np.where(keep, idx, parent)  # each node's nearest kept ancestor, by doubling
+    while not keep[end].all():
+        end = end[end]
+    leaf = keep & ((trees.left == -1) | (sizes < min_samples_split))
+    new = np.cumsum(keep) - 1  # order kept: children still follow their parents
+
+    def child(a):
+        return np.where(leaf, -1, new[np.maximum(a, 0)])[keep]
+
+    pruned = Trees(child(trees.left), child(trees.right), np.where(leaf, 0, trees.feature)[keep],
+                   np.where(leaf, 0.0, trees.threshold)[keep], new[trees.roots])
+    return Grown(pruned, grown.bag, new[end[grown.leaves]].astype(grown.leaves.dtype),
+                 sizes[keep])

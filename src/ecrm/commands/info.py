@@ -78,8 +78,8 @@ def _weights(model) -> dict:
     if isinstance(model, ForestECRM):
         params = {**model.get_params(deep=False), **getattr(model, "best_params_", {})}
         out = {"weights": "forest", **{k: params[k] for k in (
-            "flavour", "n_estimators", "max_features", "min_samples_leaf", "max_depth",
-            "max_samples")}, "oob_loss": float(model.oob_loss_)}
+            "flavour", "n_estimators", "max_features", "min_samples_leaf", "min_samples_split",
+            "max_depth", "max_samples")}, "oob_loss": float(model.oob_loss_)}
         if hasattr(model, "best_score_"):
             out["selection"] = {"scoring": "out-of-bag " + (
                 model.scoring if isinstance(model.scoring, str) else "callable"),

@@ -40,9 +40,10 @@ def _kemeny(neigh_ranks) -> np.ndarray:
     return np.argsort(linear_ordering(B).solution, axis=1)
 
 
-def _knn(Xtr, Rtr, Xte, aggregate, loo_samples=None, seed=None):
-    """kNN with ``k`` chosen by exact leave-one-out tau on the training fold (averaged over
-    ``loo_samples`` random training points drawn from ``seed``, when given)."""
+def _neighbours(Xtr, Xte, loo_samples=None, seed=None):
+    """What the kNN rankers of a fold share: the leave-one-out rows (all training points, or
+    ``loo_samples`` random ones drawn from ``seed``), each row's nearest other training
+    points and each test point's nearest training points, as many as the largest ``k``."""
     from sklearn.neighbors import NearestNeighbors
 
     ks = [k for k in NEIGHBOURS if k < len(Xtr)]
@@ -54,10 +55,16 @@ def _knn(Xtr, Rtr, Xte, aggregate, loo_samples=None, seed=None):
     loo = nn.kneighbors(Xtr[rows], return_distance=False)
     # Drop each point itself (it need not come first when there are duplicates).
     loo = np.array([row[row != i][: max(ks)] for i, row in zip(rows, loo, strict=True)])
+    return ks, rows, loo, nn.kneighbors(Xte, n_neighbors=max(ks), return_distance=False)
+
+
+def _knn(Xtr, Rtr, Xte, aggregate, neighbours):
+    """kNN with ``k`` chosen by exact leave-one-out tau on the training fold (on the rows of
+    ``neighbours()``, :func:`_neighbours` of the fold)."""
+    ks, rows, loo, test = neighbours()
     scores = [_tau(aggregate(Rtr[loo[:, :k]]), Rtr[rows]).mean() for k in ks]
     k = ks[int(np.argmax(scores))]
-    idx = nn.kneighbors(Xte, n_neighbors=k, return_distance=False)
-    return aggregate(Rtr[idx]), {"k": k}
+    return aggregate(Rtr[test[:, :k]]), {"k": k}
 
 
 def _borda(neigh_ranks) -> np.ndarray:

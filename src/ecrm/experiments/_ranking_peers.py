@@ -6,10 +6,13 @@ weights, the label-wise and pairwise random forests, and the structured SVM.
 
 * **ECRM-forest**: :class:`ecrm.ForestECRMCV` with the Kendall loss: ``FOREST_TREES`` trees
   grown on the Kendall embedding (pairwise orders), the flavour (with its ``max_features``)
-  and ``min_samples_leaf`` in ``FOREST_GRID`` chosen by the out-of-bag Kendall distance,
-  exact Kemeny aggregation of the forest-weighted training rankings. A training fold of more
-  than ``FOREST_MAX_DRAWS`` points draws that many points per tree (``max_samples``; fried
-  and calhousing).
+  and ``min_samples_split`` in ``FOREST_GRID`` chosen by the out-of-bag Kendall distance,
+  exact Kemeny aggregation of the forest-weighted training rankings. One deep forest per
+  flavour serves every ``min_samples_split`` (pruned). A training fold of more than
+  ``FOREST_SEARCH_ABOVE`` points judges both flavours on ``FOREST_SEARCH_TREES`` trees and
+  grows only the better one on (``search_estimators``); one of more than
+  ``FOREST_MAX_DRAWS`` points draws that many points per tree (``max_samples``; fried,
+  calhousing and elevators).
 * **ECRM-mixed**: the risk mixed from one of the three kernel ECRM models' and ECRM-forest's
   weights (applied to that model's loss), the loss and the kernel's share chosen together on
   their honest costs (:func:`_mixed`).
@@ -42,9 +45,13 @@ PUBLISHED: dict[str, tuple[float, str, str]] = {
 
 FOREST_TREES = 100
 #: Random forests (half the features per split) and extremely randomised trees (all of them),
-#: each with fine and coarse leaves: the leaf size matters most on the noisy yeast sets.
-FOREST_GRID = [{"flavour": ["random"], "max_features": [0.5], "min_samples_leaf": [1, 10]},
-               {"flavour": ["extra"], "max_features": [1.0], "min_samples_leaf": [1, 10]}]
+#: each with leaves from fine to coarse: the leaf size matters most on the noisy yeast sets.
+FOREST_SPLITS = [2, 5, 10, 20, 40, 80, 160, 320]
+FOREST_GRID = [{"flavour": ["random"], "max_features": [0.5], "min_samples_split": FOREST_SPLITS},
+               {"flavour": ["extra"], "max_features": [1.0], "min_samples_split": FOREST_SPLITS}]
+#: Training folds of more points judge the flavours on ``FOREST_SEARCH_TREES`` trees first.
+FOREST_SEARCH_ABOVE = 2000
+FOREST_SEARCH_TREES = 25
 #: Bootstrap draws per tree on larger training folds.
 FOREST_MAX_DRAWS = 10000
 #: ECRM-mixed's kernel shares (0: the forest alone, 1: the kernel alone).
@@ -64,12 +71,15 @@ def _forest(Xtr, Rtr, Xte, seed, honest=None):
 
     space = PermutationSpace(Rtr.shape[1])
     draws = FOREST_MAX_DRAWS if len(Xtr) > FOREST_MAX_DRAWS else None
+    search = FOREST_SEARCH_TREES if len(Xtr) > FOREST_SEARCH_ABOVE else None
     model = ForestECRMCV(KendallLoss(), space, param_grid=FOREST_GRID,
                          n_estimators=FOREST_TREES, max_samples=draws,
+                         search_estimators=search,
                          random_state=seed).fit(Xtr, space.from_ranks(Rtr))
     if honest is not None:
         honest["forest"] = model
     return space.to_ranks(model.predict(Xte)), {**model.best_params_, "max_samples": draws,
+                                                "search_estimators": search,
                                                 "oob_discordant": model.oob_loss_}
 
 

@@ -72,6 +72,7 @@ on the number of processes.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 
@@ -91,7 +92,7 @@ from ecrm.experiments._ranking_kernel import (
     kendall_loo_rows,
     large_loo_rows,
 )
-from ecrm.experiments._ranking_knn import NEIGHBOURS, _borda, _kemeny, _knn, _tau
+from ecrm.experiments._ranking_knn import NEIGHBOURS, _borda, _kemeny, _knn, _neighbours, _tau
 from ecrm.experiments._ranking_peers import (
     PUBLISHED,
     SSVM_CS,
@@ -160,9 +161,10 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
             seconds.update({m: share for m in ECRM_LOSSES})
             seconds["ECRM-selected"] = 0.0  # no fit of its own
         knn = (large_loo_rows(*Rtr.shape), fit_seed) if large else ()
+        neighbours = functools.cache(lambda: _neighbours(Xtr, Xte, *knn))  # shared, once
         for m, fn, extra in [("ECRM-forest", _forest, (fit_seed, honest)),
-                             ("kNN-Borda", _knn, (_borda, *knn)),
-                             ("kNN-Kemeny", _knn, (_kemeny, *knn)),
+                             ("kNN-Borda", _knn, (_borda, neighbours)),
+                             ("kNN-Kemeny", _knn, (_kemeny, neighbours)),
                              ("KRR-positions", krr, (gammas, memory, fit_seed, *large)),
                              ("SSVM-Kendall", _ssvm, (gammas, fit_seed)),
                              ("LWRF", _lwrf, (fit_seed,)), ("PWRF", _pwrf, (fit_seed,))]:

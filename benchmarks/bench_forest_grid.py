@@ -1,0 +1,96 @@
+"""The ranking protocol's forest grid, beside the grid it replaced, in one process.
+
+On the first training fold of each label ranking set (``KFold(10, shuffle=True,
+random_state=0)``, features standardised on it; training data only), two searches of
+:class:`ecrm.ForestECRMCV` with the Kendall loss, 100 trees, the protocol's draws:
+
+* ``before``: four forests, random forest (half the features) and extremely randomised trees
+  (all), each with ``min_samples_leaf`` 1 and 10 (the grid of sessions 10-13);
+* ``now``: ``_ranking_peers.FOREST_GRID``, one deep forest per flavour pruned for every
+  ``min_samples_split`` of ``FOREST_SPLITS``, the flavours judged on ``FOREST_SEARCH_TREES``
+  trees on folds of more than ``FOREST_SEARCH_ABOVE`` points (what ``ecrm reproduce ranking``
+  runs).
+
+For each: median CPU seconds over ``--repeats`` (one core, BLAS single-threaded), the chosen
+setting and its out-of-bag mean Kendall distance (the honest criterion; lower is better).
+
+    python benchmarks/bench_forest_grid.py --data-dir ../shared/data/label_ranking
+        [--datasets fried,elevators,...] [--repeats 1] [--json out.json]
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import describe
+
+BEFORE = [{"flavour": ["random"], "max_features": [0.5], "min_samples_leaf": [1, 10]},
+          {"flavour": ["extra"], "max_features": [1.0], "min_samples_leaf": [1, 10]}]
+HEAVY = "fried,elevators,calhousing,cpu,spo,diau,heat,dtt,cold,segment"
+
+
+def search(X, Y, space, grid, search_trees, draws) -> dict:
+    from ecrm import ForestECRMCV
+    from ecrm.losses.kendall import KendallLoss
+
+    t0 = time.process_time()
+    model = ForestECRMCV(KendallLoss(), space, param_grid=grid, n_estimators=100,
+                         max_samples=draws, search_estimators=search_trees,
+                         random_state=0).fit(X, Y)
+    return {"cpu_s": time.process_time() - t0, "choice": model.best_params_,
+            "oob_discordant": model.oob_loss_}
+
+
+def main() -> None:
+    from sklearn.model_selection import KFold
+    from threadpoolctl import threadpool_limits
+
+    from ecrm.datasets.label_ranking import load_label_ranking
+    from ecrm.experiments import _ranking_peers as peers
+    from ecrm.spaces.permutations import PermutationSpace
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data-dir", default=os.environ.get("ECRM_DATA_RANKING",
+                                                         os.environ.get("ECRM_DATA")))
+    ap.add_argument("--datasets", default=HEAVY)
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    print(describe())
+    rows, total = [], {"before": 0.0, "now": 0.0}
+    for name in args.datasets.split(","):
+        data = load_label_ranking(name, args.data_dir)
+        train, _ = next(KFold(10, shuffle=True, random_state=0).split(data.X))
+        X = data.X[train]
+        X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
+        space = PermutationSpace(data.ranks.shape[1])
+        Y = space.from_ranks(data.ranks[train])
+        draws = peers.FOREST_MAX_DRAWS if len(X) > peers.FOREST_MAX_DRAWS else None
+        trees = peers.FOREST_SEARCH_TREES if len(X) > peers.FOREST_SEARCH_ABOVE else None
+        row = {"dataset": name, "m": len(X)}
+        with threadpool_limits(1, user_api="blas"):
+            for label, grid, first in (("before", BEFORE, None),
+                                       ("now", peers.FOREST_GRID, trees)):
+                runs = [search(X, Y, space, grid, first, draws) for _ in range(args.repeats)]
+                row[label] = {**runs[0], "cpu_s": float(np.median([r["cpu_s"] for r in runs]))}
+                total[label] += row[label]["cpu_s"]
+        rows.append(row)
+        b, n = row["before"], row["now"]
+        print(f"{name:<11}{len(X):>7}  before {b['cpu_s']:6.2f} s  {b['oob_discordant']:.4f}"
+              f"   now {n['cpu_s']:6.2f} s  {n['oob_discordant']:.4f}  "
+              f"({b['cpu_s'] / n['cpu_s']:.2f}x)  {n['choice']}", flush=True)
+    print(f"all: before {total['before']:.1f} s, now {total['now']:.1f} s "
+          f"({total['before'] / total['now']:.2f}x)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": describe(), "rows": rows, "total_cpu_s": total}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
