@@ -383,10 +383,35 @@ def test_wide_embeddings_split_on_a_projection_but_average_the_whole():
     np.testing.assert_allclose(model.predict_costs(X[:4]), W @ (1 - 2 * Y), rtol=1e-12)
 
 
+def test_principal_split_targets_are_the_embeddings_top_components():
+    from sklearn.decomposition import PCA
+
+    space = MultilabelSpace(5)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    Y = (X @ rng.normal(size=(3, 5)) > 0).astype(float)
+    model = ForestECRM(HammingLoss(), space, n_estimators=5, n_split_targets=2,
+                       split_projection="principal", random_state=0).fit(X, Y)
+    # the trees are those grown on the two top principal components of psi(Y)
+    seeds = np.random.RandomState(0).randint(np.iinfo(np.int32).max, size=2)
+    psi = HammingLoss().psi(Y)
+    G = PCA(2, random_state=seeds[0]).fit_transform(psi)
+    grown = grow_forest(X, G, flavour="random", n_estimators=5, max_features=0.5,
+                        min_samples_leaf=1, max_depth=None, n_draws=40, n_jobs=None,
+                        random_state=seeds[1])
+    for name in ("left", "right", "feature", "threshold", "roots"):
+        np.testing.assert_array_equal(getattr(model._fit.trees, name),
+                                      getattr(grown.trees, name))
+    W = model.conditional_weights(X[:4])  # the leaves average the whole embedding
+    np.testing.assert_allclose(model.predict_costs(X[:4]), W @ psi, rtol=1e-12)
+
+
 @pytest.mark.parametrize("bad, match", [
     ({"flavour": "gradient"}, "flavour"), ({"n_estimators": 0}, "n_estimators"),
     ({"max_features": 1.5}, "max_features"), ({"max_features": True}, "max_features"),
     ({"min_samples_leaf": 0}, "min_samples_leaf"), ({"n_split_targets": 0}, "n_split_targets"),
+    ({"min_samples_split": 1}, "min_samples_split"),
+    ({"split_projection": "sparse"}, "split_projection"),
 ])
 def test_bad_parameters_are_refused_before_any_work(bad, match):
     X, Y = _tree_data()

@@ -203,6 +203,7 @@ CONSTRAINTS: dict[str, Number | Choice] = {
     "calibration": Choice(("isotonic", "platt", "auto"), none=True),
     "alpha_search": Choice(("grid", "coarse-to-fine")),
     "flavour": Choice(("random", "extra")),  # the forest's
+    "split_projection": Choice(("random", "principal")),  # the forest's split targets
     "format": Choice(("auto", "csv", "tsv", "arff", "svmlight")),  # data files'
     "scale": Choice(("numeric", "all", "none")),  # ecrm.datasets.preprocessing.HMCPreprocessor's
     # the simulated flows' losses (ecrm.datasets.flows.FlowModel, ecrm reproduce flow)

@@ -94,10 +94,14 @@ class ForestECRM(_ECRMBase):
         Bootstrap draws per tree: ``m`` (``None``), at most this many, or this share of
         ``m``. Smaller samples grow large forests faster and leave more trees out of bag.
     n_split_targets : int >= 1, default=64
-        When the embedding is wider, the trees choose their splits on a Gaussian random
-        projection of it to this many columns (the leaves still average the whole
-        embedding), so that wide embeddings (DAG hierarchies) grow in the time of narrow ones.
-        ``None``: always the whole embedding.
+        When the embedding is wider, the trees choose their splits on a projection of it to
+        this many columns (the leaves still average the whole embedding), so that wide
+        embeddings (DAG hierarchies) grow in the time of narrow ones. ``None``: always the
+        whole embedding.
+    split_projection : {"random", "principal"}, default="random"
+        That projection: a Gaussian random one, or the embedding's top principal components
+        (scikit-learn's :class:`~sklearn.decomposition.PCA`), which keep the most of its
+        variance in those columns.
     n_jobs : int, default=None
         Trees grown in parallel (scikit-learn's ``n_jobs``).
     random_state : int, RandomState instance or None, default=None
@@ -135,7 +139,7 @@ class ForestECRM(_ECRMBase):
 
     _parameter_constraints = table(
         "flavour", "n_estimators", "min_samples_leaf", "min_samples_split", "max_depth",
-        "n_split_targets",
+        "n_split_targets", "split_projection",
         max_features=Checked("a share in (0, 1], a count >= 1, 'sqrt', 'log2' or None",
                              bad=("x", 0.0, 1.5, 0, True)),
         max_samples=Checked("a share in (0, 1], a count >= 1 or None", bad=("x", 0.0, 1.5, 0)),
@@ -144,7 +148,8 @@ class ForestECRM(_ECRMBase):
 
     def __init__(self, loss, output_space, *, flavour="random", n_estimators=100,
                  max_features=0.5, min_samples_leaf=1, min_samples_split=2, max_depth=None,
-                 max_samples=None, n_split_targets=64, n_jobs=None, random_state=None):
+                 max_samples=None, n_split_targets=64, split_projection="random", n_jobs=None,
+                 random_state=None):
         self.loss = loss
         self.output_space = output_space
         self.flavour = flavour
@@ -155,6 +160,7 @@ class ForestECRM(_ECRMBase):
         self.max_depth = max_depth
         self.max_samples = max_samples
         self.n_split_targets = n_split_targets
+        self.split_projection = split_projection
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -172,7 +178,9 @@ class ForestECRM(_ECRMBase):
                                                      self.min_samples_split),
                 "max_depth": check_parameter("max_depth", self.max_depth),
                 "max_samples": _check_max_samples(self.max_samples),
-                "n_split_targets": check_parameter("n_split_targets", self.n_split_targets)}
+                "n_split_targets": check_parameter("n_split_targets", self.n_split_targets),
+                "split_projection": check_parameter("split_projection",
+                                                    self.split_projection)}
 
     def fit(self, X, Y):
         """Grow the forest on the loss's embedding and judge it out of bag.
@@ -205,9 +213,14 @@ class ForestECRM(_ECRMBase):
         n_risk = targets.shape[1] - Y.shape[1] if linear else 0
         grow_on = targets[:, :n_risk - 1] if linear else targets
         q = params["n_split_targets"]
-        if q is not None and grow_on.shape[1] > q:  # splits on a random projection
-            grow_on = grow_on @ rng.standard_normal((grow_on.shape[1], q)) / np.sqrt(q)
-        return targets, n_risk, grow_on
+        if q is None or grow_on.shape[1] <= q:
+            return targets, n_risk, grow_on
+        if params["split_projection"] == "principal":
+            from sklearn.decomposition import PCA
+
+            pca = PCA(q, random_state=rng.randint(np.iinfo(np.int32).max))
+            return targets, n_risk, pca.fit_transform(grow_on)
+        return targets, n_risk, grow_on @ rng.standard_normal((grow_on.shape[1], q)) / np.sqrt(q)
 
     def _grow(self, X, grow_on, params: dict, n_estimators: int, rng) -> Grown:
         """``n_estimators`` trees of the setting ``params``, seeded from ``rng``."""
@@ -359,9 +372,11 @@ class ForestECRMCV(ForestECRM):
 
     Parameters
     ----------
-    loss, output_space, n_estimators, max_samples, n_split_targets, n_jobs, random_state :
+    loss, output_space, n_estimators, max_samples, n_split_targets, split_projection :
         As :class:`ForestECRM`; the other parameters of :class:`ForestECRM` are the defaults
         of the settings ``param_grid`` does not name.
+    n_jobs, random_state :
+        As :class:`ForestECRM`.
     param_grid : dict or list of dicts, default=None
         scikit-learn's :class:`~sklearn.model_selection.ParameterGrid` format. ``None``:
         ``{"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}``.
@@ -394,12 +409,14 @@ class ForestECRMCV(ForestECRM):
     def __init__(self, loss, output_space, *, param_grid=None, scoring="loss",
                  search_estimators=None, flavour="random", n_estimators=100,
                  max_features=0.5, min_samples_leaf=1, min_samples_split=2, max_depth=None,
-                 max_samples=None, n_split_targets=64, n_jobs=None, random_state=None):
+                 max_samples=None, n_split_targets=64, split_projection="random", n_jobs=None,
+                 random_state=None):
         super().__init__(loss, output_space, flavour=flavour, n_estimators=n_estimators,
                          max_features=max_features, min_samples_leaf=min_samples_leaf,
                          min_samples_split=min_samples_split, max_depth=max_depth,
                          max_samples=max_samples, n_split_targets=n_split_targets,
-                         n_jobs=n_jobs, random_state=random_state)
+                         split_projection=split_projection, n_jobs=n_jobs,
+                         random_state=random_state)
         self.param_grid = param_grid
         self.scoring = scoring
         self.search_estimators = search_estimators

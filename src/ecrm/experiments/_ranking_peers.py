@@ -7,12 +7,13 @@ weights, the label-wise and pairwise random forests, and the structured SVM.
 * **ECRM-forest**: :class:`ecrm.ForestECRMCV` with the Kendall loss: ``FOREST_TREES`` trees
   grown on the Kendall embedding (pairwise orders), the flavour (with its ``max_features``)
   and ``min_samples_split`` in ``FOREST_GRID`` chosen by the out-of-bag Kendall distance,
-  exact Kemeny aggregation of the forest-weighted training rankings. One deep forest per
-  flavour serves every ``min_samples_split`` (pruned). A training fold of more than
-  ``FOREST_SEARCH_ABOVE`` points judges both flavours on ``FOREST_SEARCH_TREES`` trees and
-  grows only the better one on (``search_estimators``); one of more than
-  ``FOREST_MAX_DRAWS`` points draws that many points per tree (``max_samples``; fried,
-  calhousing and elevators).
+  exact Kemeny aggregation of the forest-weighted training rankings. The trees split on the
+  embedding's top principal components, as many as labels (the leaves average the whole
+  embedding), and one deep forest per flavour serves every ``min_samples_split`` (pruned).
+  A training fold of more than ``FOREST_SEARCH_ABOVE`` points judges both flavours on
+  ``FOREST_SEARCH_TREES`` trees and grows only the better one on (``search_estimators``);
+  one of more than ``FOREST_MAX_DRAWS`` points draws that many points per tree
+  (``max_samples``; fried, calhousing and elevators).
 * **ECRM-mixed**: the risk mixed from one of the three kernel ECRM models' and ECRM-forest's
   weights (applied to that model's loss), the loss and the kernel's share chosen together on
   their honest costs (:func:`_mixed`).
@@ -74,7 +75,8 @@ def _forest(Xtr, Rtr, Xte, seed, honest=None):
     search = FOREST_SEARCH_TREES if len(Xtr) > FOREST_SEARCH_ABOVE else None
     model = ForestECRMCV(KendallLoss(), space, param_grid=FOREST_GRID,
                          n_estimators=FOREST_TREES, max_samples=draws,
-                         search_estimators=search,
+                         search_estimators=search, n_split_targets=Rtr.shape[1],
+                         split_projection="principal",
                          random_state=seed).fit(Xtr, space.from_ranks(Rtr))
     if honest is not None:
         honest["forest"] = model
