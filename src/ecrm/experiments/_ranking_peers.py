@@ -32,7 +32,7 @@ import numpy as np
 
 from ecrm.experiments._ranking_knn import _rank_labels
 
-__all__ = ["PUBLISHED", "SSVM_CS"]
+__all__ = ["PUBLISHED", "SSVM_CS", "forest_model"]
 
 #: Best published tau per set: the best of label-wise / pairwise random forests and
 #: label-wise linear regression in a 2023 study of nonparametric label ranking (5 x 10-fold
@@ -66,23 +66,30 @@ def _forest(Xtr, Rtr, Xte, seed, honest=None):
     """ECRM-forest: test rankings and the chosen settings, with the out-of-bag mean Kendall
     distance (``oob_discordant``) that ECRM-honest compares; ``honest["forest"]`` is set to
     the fitted model (for ECRM-mixed)."""
+    from ecrm.spaces.permutations import PermutationSpace
+
+    space = PermutationSpace(Rtr.shape[1])
+    model = forest_model(*Rtr.shape, seed).fit(Xtr, space.from_ranks(Rtr))
+    if honest is not None:
+        honest["forest"] = model
+    return space.to_ranks(model.predict(Xte)), {
+        **model.best_params_, "max_samples": model.max_samples,
+        "search_estimators": model.search_estimators, "oob_discordant": model.oob_loss_}
+
+
+def forest_model(m: int, k: int, seed: int):
+    """ECRM-forest's unfitted :class:`ecrm.ForestECRMCV` for a training fold of ``m``
+    rankings of ``k`` labels."""
     from ecrm import ForestECRMCV
     from ecrm.losses.kendall import KendallLoss
     from ecrm.spaces.permutations import PermutationSpace
 
-    space = PermutationSpace(Rtr.shape[1])
-    draws = FOREST_MAX_DRAWS if len(Xtr) > FOREST_MAX_DRAWS else None
-    search = FOREST_SEARCH_TREES if len(Xtr) > FOREST_SEARCH_ABOVE else None
-    model = ForestECRMCV(KendallLoss(), space, param_grid=FOREST_GRID,
-                         n_estimators=FOREST_TREES, max_samples=draws,
-                         search_estimators=search, n_split_targets=Rtr.shape[1],
-                         split_projection="principal",
-                         random_state=seed).fit(Xtr, space.from_ranks(Rtr))
-    if honest is not None:
-        honest["forest"] = model
-    return space.to_ranks(model.predict(Xte)), {**model.best_params_, "max_samples": draws,
-                                                "search_estimators": search,
-                                                "oob_discordant": model.oob_loss_}
+    return ForestECRMCV(KendallLoss(), PermutationSpace(k), param_grid=FOREST_GRID,
+                        n_estimators=FOREST_TREES,
+                        max_samples=FOREST_MAX_DRAWS if m > FOREST_MAX_DRAWS else None,
+                        search_estimators=FOREST_SEARCH_TREES if m > FOREST_SEARCH_ABOVE
+                        else None, n_split_targets=k, split_projection="principal",
+                        random_state=seed)
 
 
 def _honest(kernel, forest):
