@@ -207,7 +207,7 @@ class ForestECRM(_ECRMBase):
 
     def _split_targets(self, Y, params: dict, rng) -> tuple[np.ndarray, int, np.ndarray]:
         """The training outputs' risk targets, how many of their columns the risk uses, and
-        the targets the trees split on (a random projection of a wide embedding)."""
+        the targets the trees split on (a projection of a wide embedding)."""
         targets = RiskTargets(self.loss)(Y)
         linear = isinstance(self.loss, LinearLoss)
         n_risk = targets.shape[1] - Y.shape[1] if linear else 0
