@@ -372,11 +372,15 @@ def test_the_cv_choice_by_a_score_metric_is_the_metric_of_the_out_of_bag_scores(
     assert cv.best_score_ == max(cv.cv_results_["score"])
 
 
-def test_wide_embeddings_split_on_a_projection_but_average_the_whole():
-    space = MultilabelSpace(5)
+def _wide_data():
+    """Five labels of 40 points: an embedding wider than two split targets."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
-    Y = (X @ rng.normal(size=(3, 5)) > 0).astype(float)
+    return MultilabelSpace(5), X, (X @ rng.normal(size=(3, 5)) > 0).astype(float)
+
+
+def test_wide_embeddings_split_on_a_projection_but_average_the_whole():
+    space, X, Y = _wide_data()
     model = ForestECRM(HammingLoss(), space, n_estimators=5, n_split_targets=2,
                        random_state=0).fit(X, Y)
     W = model.conditional_weights(X[:4])
@@ -386,10 +390,7 @@ def test_wide_embeddings_split_on_a_projection_but_average_the_whole():
 def test_principal_split_targets_are_the_embeddings_top_components():
     from sklearn.decomposition import PCA
 
-    space = MultilabelSpace(5)
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(40, 3))
-    Y = (X @ rng.normal(size=(3, 5)) > 0).astype(float)
+    space, X, Y = _wide_data()
     model = ForestECRM(HammingLoss(), space, n_estimators=5, n_split_targets=2,
                        split_projection="principal", random_state=0).fit(X, Y)
     # the trees are those grown on the two top principal components of psi(Y)
