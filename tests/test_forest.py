@@ -352,6 +352,76 @@ def test_a_cv_search_on_fewer_trees_grows_only_the_best_setting_on():
     assert full.cv_results_ == small.cv_results_
 
 
+def _descent(scores, order, at) -> tuple[set, int]:
+    """``split_search="descent"`` simulated on known scores of the settings ``order`` (sorted
+    by ``min_samples_split``) from position ``at``: the settings it judges and its end."""
+    def key(n):
+        return scores[order[n]], -order[n]
+
+    judged = {order[at]}
+    while True:
+        near = [n for n in (at - 1, at + 1) if 0 <= n < len(order)]
+        judged |= {order[n] for n in near}
+        step = max(near, key=key, default=at)
+        if not key(step) > key(at):
+            return judged, order[at]
+        at = step
+
+
+DESCENT_GRID = {"flavour": ["random", "extra"], "min_samples_split": [2, 3, 4, 6, 9, 14, 20, 30]}
+
+
+def test_a_descent_over_the_leaf_sizes_judges_the_grid_s_settings_along_its_path():
+    X, Y, space, loss = dict(CASES)["ranking-kendall"]()
+    kw = {"param_grid": DESCENT_GRID, "n_estimators": 6, "random_state": 3}
+    every = ForestECRMCV(loss, space, **kw).fit(X, Y)
+    cv = ForestECRMCV(loss, space, split_search="descent", **kw).fit(X, Y)
+    scores = every.cv_results_["score"]
+    paths = [_descent(scores, list(group), 3) for group in (range(8), range(8, 16))]
+    judged = set().union(*(j for j, _ in paths))
+    assert 6 <= len(judged) < 16  # the descents moved, and skipped settings
+    results = cv.cv_results_
+    assert {i for i, n in enumerate(results["n_estimators"]) if n} == judged
+    for i in range(16):  # the same forests and prunings: the grid's criteria, or not judged
+        expect = (scores[i], every.cv_results_["oob_loss"][i], 6) if i in judged \
+            else (np.nan, np.nan, 0)
+        np.testing.assert_allclose([results[k][i] for k in ("score", "oob_loss",
+                                                             "n_estimators")],
+                                   expect, rtol=1e-12)
+    chosen = max((end for _, end in paths), key=lambda i: (scores[i], -i))
+    assert cv.best_params_ == grid_params(DESCENT_GRID)[chosen]
+    assert cv.oob_loss_ == results["oob_loss"][chosen]
+
+
+def test_after_a_search_the_descent_starts_from_its_choice_on_all_trees():
+    X, Y, space, loss = dict(CASES)["ranking-kendall"]()
+    kw = {"param_grid": DESCENT_GRID, "random_state": 4}
+    few = ForestECRMCV(loss, space, n_estimators=4, **kw).fit(X, Y)
+    searched = ForestECRMCV(loss, space, n_estimators=12, search_estimators=4, **kw).fit(X, Y)
+    cv = ForestECRMCV(loss, space, n_estimators=12, search_estimators=4,
+                      split_search="descent", **kw).fit(X, Y)
+    groups = [list(range(8)), list(range(8, 16))]
+    first = [_descent(few.cv_results_["score"], g, 3) for g in groups]
+    lead = max((end for _, end in first), key=lambda i: (few.cv_results_["score"][i], -i))
+    group = groups[lead // 8]
+    full = searched.cv_results_
+    assert set(full["n_estimators"][i] for i in group) == {12}  # the grid's lead: this data
+    second, end = _descent(full["score"], group, group.index(lead))
+    results = cv.cv_results_
+    for i in range(16):
+        if i in second:
+            trees, score = 12, full["score"][i]
+        elif any(i in judged for judged, _ in first):
+            trees, score = 4, few.cv_results_["score"][i]
+        else:
+            trees, score = 0, np.nan
+        assert results["n_estimators"][i] == trees
+        np.testing.assert_allclose(results["score"][i], score, rtol=1e-12)
+    assert cv.best_params_ == grid_params(DESCENT_GRID)[end] and cv._fit.trees.n_trees == 12
+    # a model file keeps the unjudged settings' NaN criteria
+    assert sum(n == 0 for n in results["n_estimators"]) > 0
+
+
 def grid_params(grid) -> list[dict]:
     from sklearn.model_selection import ParameterGrid
 
@@ -413,10 +483,11 @@ def test_principal_split_targets_are_the_embeddings_top_components():
     ({"min_samples_leaf": 0}, "min_samples_leaf"), ({"n_split_targets": 0}, "n_split_targets"),
     ({"min_samples_split": 1}, "min_samples_split"),
     ({"split_projection": "sparse"}, "split_projection"),
+    ({"split_search": "binary"}, "split_search"),
 ])
 def test_bad_parameters_are_refused_before_any_work(bad, match):
     X, Y = _tree_data()
-    model = ForestECRM(HammingLoss(), TREE, **bad)
+    model = (ForestECRMCV if "split_search" in bad else ForestECRM)(HammingLoss(), TREE, **bad)
     with pytest.raises((ValueError, TypeError), match=match):
         model.fit(X, Y)
     assert not hasattr(model, "X_fit_")
@@ -560,6 +631,23 @@ def test_a_searched_and_pruned_cv_forest_file_round_trips_and_is_checked(tmp_pat
         loaded._check_fitted_state()
 
 
+def test_a_descended_cv_forest_file_keeps_its_settings_not_judged(tmp_path):
+    X, Y = _tree_data(m=40)
+    grid = {"min_samples_split": [2, 3, 4, 6, 9, 14, 20]}
+    model = ForestECRMCV(HammingLoss(), TREE, param_grid=grid, n_estimators=4,
+                         split_search="descent", random_state=0).fit(X, Y)
+    assert 0 in model.cv_results_["n_estimators"]
+    save(model, tmp_path / "cv.ecrm")
+    loaded = load(tmp_path / "cv.ecrm")
+    np.testing.assert_equal(loaded.cv_results_, model.cv_results_)  # NaN where not judged
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    loaded.cv_results_ = {**model.cv_results_,
+                          "n_estimators": [-1 if n == 0 else n
+                                           for n in model.cv_results_["n_estimators"]]}
+    with pytest.raises(ValueError, match="cv_results_"):
+        loaded._check_fitted_state()
+
+
 def test_sparse_inputs_give_the_dense_model():
     import scipy.sparse as sp
 
@@ -628,3 +716,16 @@ def test_out_of_bag_sums_by_leaf_means_and_by_weights_agree():
     np.testing.assert_allclose(by_weights[seen], by_leaf[seen], rtol=1e-12, atol=1e-14)
     W, _ = model._fit.oob_weights()
     np.testing.assert_allclose(by_leaf[seen], (W @ T)[seen], rtol=1e-12, atol=1e-14)
+    # some training points only, on both paths: their rows of the whole
+    rows = np.array([7, 0, 3, 3, len(X) - 1])
+    for memory in (None, 1e-4):
+        with config_context(working_memory=memory or 1024):
+            some = model.weighted_sum(T, rows=rows)
+        np.testing.assert_array_equal(np.isnan(some), np.isnan(by_leaf[rows]))
+        np.testing.assert_allclose(some, by_leaf[rows], rtol=1e-12, atol=1e-14)
+    for bad in ([len(X)], [-1], [0.5], [[0]]):
+        with pytest.raises(ValueError, match=rf"rows must be indices of training points in "
+                                             rf"\[0, {len(X)}\)"):
+            model.weighted_sum(T, rows=np.array(bad))
+    with pytest.raises(ValueError, match="needs X=None"):
+        model.weighted_sum(T, X[:2], rows=rows)

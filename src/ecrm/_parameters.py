@@ -204,6 +204,7 @@ CONSTRAINTS: dict[str, Number | Choice] = {
     "alpha_search": Choice(("grid", "coarse-to-fine")),
     "flavour": Choice(("random", "extra")),  # the forest's
     "split_projection": Choice(("random", "principal")),  # the forest's split targets
+    "split_search": Choice(("grid", "descent")),  # ecrm.ForestECRMCV's min_samples_split
     "format": Choice(("auto", "csv", "tsv", "arff", "svmlight")),  # data files'
     "scale": Choice(("numeric", "all", "none")),  # ecrm.datasets.preprocessing.HMCPreprocessor's
     # the simulated flows' losses (ecrm.datasets.flows.FlowModel, ecrm reproduce flow)

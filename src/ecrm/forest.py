@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 from ecrm._model_selection import check_scoring
 from ecrm._parameters import RANDOM_STATE, Checked, check_parameter, table, vocabulary
 from ecrm._risk import _ECRMBase
-from ecrm._solvers.forest import ForestFit, Grown, Trees, grow_forest, prune
+from ecrm._solvers.forest import BagPattern, ForestFit, Grown, Trees, grow_forest, prune
 from ecrm._solvers.rows import RiskTargets
 from ecrm._validation import check_int
 from ecrm.losses.base import LinearLoss
@@ -237,7 +237,7 @@ class ForestECRM(_ECRMBase):
         self._require_linear()
         return self.weighted_sum(self._forest_fit().risk_coef[:, :-1])
 
-    def weighted_sum(self, T, X=None) -> np.ndarray:
+    def weighted_sum(self, T, X=None, *, rows=None) -> np.ndarray:
         r"""The forest's weighted sum :math:`\sum_i w_i(x)\, t_i` of values of the training
         points.
 
@@ -253,10 +253,12 @@ class ForestECRM(_ECRMBase):
         X : array-like or sparse matrix of shape (n, p), optional
             The rows to weigh; ``None``: the training points, out of bag (the rows of points
             that every tree drew are NaN).
+        rows : array-like of int, optional
+            With ``X=None``, only these training points (indices), out of bag.
 
         Returns
         -------
-        S : ndarray of shape (n, e), or (m, e) out of bag
+        S : ndarray of shape (n, e), or (m, e) out of bag (``(len(rows), e)`` with ``rows``)
         """
         fit = self._forest_fit()
         T = np.asarray(T, dtype=float)
@@ -265,7 +267,14 @@ class ForestECRM(_ECRMBase):
             raise ValueError(f"T must have one row per training point, shape ({m}, e); "
                              f"got shape {T.shape}")
         if X is None:
-            return fit.oob_mean(T)
+            if rows is not None:
+                rows = np.asarray(rows)
+                if rows.ndim != 1 or rows.dtype.kind not in "iu" or (
+                        len(rows) and not 0 <= rows.min() <= rows.max() < m):
+                    raise ValueError(f"rows must be indices of training points in [0, {m})")
+            return fit.oob_mean(T, rows=rows)
+        if rows is not None:
+            raise ValueError("rows selects training points out of bag; it needs X=None")
         return self._apply(X, lambda B: np.asarray(B @ T), fit, T.shape[1], T.shape[1])
 
     def oob_scores(self) -> np.ndarray:
@@ -307,9 +316,10 @@ class ForestECRM(_ECRMBase):
             raise ValueError(f"oob_predictions_ must be a float64 array of shape {(m, d)}")
 
 
-def _forest_fit(grown: Grown, X, targets: np.ndarray, n_risk: int) -> ForestFit:
+def _forest_fit(grown: Grown, X, targets: np.ndarray, n_risk: int,
+                pattern: BagPattern | None = None) -> ForestFit:
     return ForestFit(grown.trees, grown.bag, n_risk, X_train=X, coef=targets,
-                     train_leaves=grown.leaves)
+                     train_leaves=grown.leaves, pattern=pattern)
 
 
 def _judge(fit: ForestFit, loss, space, Y) -> tuple[float, np.ndarray]:
@@ -369,6 +379,7 @@ class ForestECRMCV(ForestECRM):
     forest. With ``search_estimators``, every setting is first judged on that many trees;
     the best setting's forest then grows on to ``n_estimators`` trees and the
     ``min_samples_split`` values of its group are judged again on the whole forest.
+    ``split_search="descent"`` judges fewer of those values (see below).
 
     Parameters
     ----------
@@ -385,6 +396,14 @@ class ForestECRMCV(ForestECRM):
     search_estimators : int >= 1 or None, default=None
         Trees each setting is judged on before the best grows on to ``n_estimators``
         (``None``, or at least ``n_estimators``: every setting grows them all).
+    split_search : {"grid", "descent"}, default="grid"
+        Which ``min_samples_split`` values of a group are judged: all (``"grid"``), or a
+        descent along the sorted values (``"descent"``): from the middle one (with
+        ``search_estimators``, on the whole forest: from the value chosen on fewer trees),
+        judge both neighbours and move to the better one while it beats the current value.
+        It ends at a local optimum of the criterion over the values, the grid's choice
+        when the criterion is unimodal in ``min_samples_split``, typically after three to
+        five judgements instead of all. Values not judged are NaN in ``cv_results_``.
 
     Attributes
     ----------
@@ -393,8 +412,8 @@ class ForestECRMCV(ForestECRM):
         The chosen setting's criterion (greater is better).
     cv_results_ : dict of lists
         ``params``, ``oob_loss``, ``score`` and ``n_estimators`` (the trees it was judged
-        on) of every setting, in grid order; the choice is the best of the settings judged
-        on ``n_estimators`` trees.
+        on; 0 and NaN criteria: not judged) of every setting, in grid order; the choice is
+        the best of the settings judged on ``n_estimators`` trees.
     """
 
     _fitted_attributes = ForestECRM._fitted_attributes + ("best_params_", "best_score_",
@@ -402,12 +421,14 @@ class ForestECRMCV(ForestECRM):
     DEFAULT_GRID = {"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}
 
     _parameter_constraints = {
-        **ForestECRM._parameter_constraints, **table("scoring", "search_estimators"),
+        **ForestECRM._parameter_constraints,
+        **table("scoring", "search_estimators", "split_search"),
         "param_grid": Checked("settings of the forest's parameters",
                               bad=({"alpha": [1.0]}, {"n_estimators": [0]}))}
 
     def __init__(self, loss, output_space, *, param_grid=None, scoring="loss",
-                 search_estimators=None, flavour="random", n_estimators=100,
+                 search_estimators=None, split_search="grid", flavour="random",
+                 n_estimators=100,
                  max_features=0.5, min_samples_leaf=1, min_samples_split=2, max_depth=None,
                  max_samples=None, n_split_targets=64, split_projection="random", n_jobs=None,
                  random_state=None):
@@ -420,6 +441,7 @@ class ForestECRMCV(ForestECRM):
         self.param_grid = param_grid
         self.scoring = scoring
         self.search_estimators = search_estimators
+        self.split_search = split_search
 
     def _grid(self) -> list[dict]:
         grid = list(ParameterGrid(self.DEFAULT_GRID if self.param_grid is None
@@ -437,6 +459,7 @@ class ForestECRMCV(ForestECRM):
         check_scoring(self.scoring)
         params["search_estimators"] = check_parameter("search_estimators",
                                                       self.search_estimators)
+        params["split_search"] = check_parameter("split_search", self.split_search)
         for setting in self._grid():  # every setting's values, before any forest grows
             ForestECRM(self.loss, self.output_space, **setting)._check_params()
         return params
@@ -460,27 +483,50 @@ class ForestECRMCV(ForestECRM):
         rng = check_random_state(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=len(grid))
         base = {k: v for k, v in self.get_params(deep=False).items()
-                if k not in ("param_grid", "scoring", "search_estimators")}
+                if k not in ("param_grid", "scoring", "search_estimators", "split_search")}
         full = plan["n_estimators"]
         first = min(full, plan["search_estimators"] or full)
         judged: dict[int, tuple] = {}  # grid index: (score, oob loss, trees)
         best: list = []  # (score, -index), index, fit, predictions: of forests of all trees
 
-        def judge(group, grown, targets, n_risk, smallest):
-            last: tuple = (None,)  # (nodes, fit, loss, predictions, score) of a pruning
-            for i in sorted(group, key=lambda i: settings[i]["min_samples_split"]):
-                split = settings[i]["min_samples_split"]
-                pruned = prune(grown, split) if split > smallest else grown
-                if pruned.trees.n_nodes != last[0]:  # else the same trees: nested prunings
-                    fit = _forest_fit(pruned, X, targets, n_risk)
-                    loss, predictions = _judge(fit, self.loss, self.output_space, Y)
-                    score = -loss if metric is None else _oob_metric(fit, self.output_space,
-                                                                      Y, metric)
-                    last = (pruned.trees.n_nodes, fit, loss, predictions, score)
-                _, fit, loss, predictions, score = last
-                judged[i] = (float(score), loss, grown.trees.n_trees)
-                if grown.trees.n_trees == full and (not best or (score, -i) > best[0]):
-                    best[:] = [(score, -i), i, fit, predictions]
+        def judge_one(i, forest, prunings) -> tuple:
+            """Judge setting ``i`` on ``forest``'s trees pruned to its ``min_samples_split``;
+            its ``(score, -i)``, which orders the settings as the choice does."""
+            grown, targets, n_risk, smallest, pattern = forest
+            split = settings[i]["min_samples_split"]
+            pruned = prune(grown, split) if split > smallest else grown
+            fit = _forest_fit(pruned, X, targets, n_risk, pattern)
+            nodes = pruned.trees.n_nodes  # nested prunings with as many nodes are the same
+            if nodes not in prunings:
+                loss, predictions = _judge(fit, self.loss, self.output_space, Y)
+                score = -loss if metric is None else _oob_metric(fit, self.output_space, Y,
+                                                                  metric)
+                prunings[nodes] = (loss, predictions, float(score))
+            loss, predictions, score = prunings[nodes]
+            judged[i] = (score, loss, grown.trees.n_trees)
+            if grown.trees.n_trees == full and (not best or (score, -i) > best[0]):
+                best[:] = [(score, -i), i, fit, predictions]
+            return score, -i
+
+        def judge(group, grown, targets, n_risk, smallest, start=None):
+            order = sorted(group, key=lambda i: settings[i]["min_samples_split"])
+            forest = (grown, targets, n_risk, smallest, BagPattern(grown.bag))
+            prunings: dict[int, tuple] = {}  # nodes: (loss, predictions, score)
+            if plan["split_search"] == "grid":
+                for i in order:
+                    judge_one(i, forest, prunings)
+                return
+            at = (len(order) - 1) // 2 if start is None else order.index(start)
+            keys = {at: judge_one(order[at], forest, prunings)}
+            while True:  # descent: to the better neighbour while it beats the current value
+                near = [n for n in (at - 1, at + 1) if 0 <= n < len(order)]
+                for n in near:
+                    if n not in keys:
+                        keys[n] = judge_one(order[n], forest, prunings)
+                step = max(near, key=keys.__getitem__, default=at)
+                if not keys[step] > keys[at]:
+                    return
+                at = step
 
         settings = [ForestECRM(**{**base, **s})._check_params() for s in grid]
         groups: dict[tuple, list[int]] = {}
@@ -505,12 +551,15 @@ class ForestECRMCV(ForestECRM):
             kept.clear()
             more = self._grow(X, grow_on, {**settings[lead], "min_samples_split": smallest},
                               full - first, group_rng)
-            judge(groups[key], Grown.concatenate([grown, more]), targets, n_risk, smallest)
+            judge(groups[key], Grown.concatenate([grown, more]), targets, n_risk, smallest,
+                  start=lead)
         (score, _), chosen, fit, predictions = best
+        fit.pattern = None  # the search's: the model keeps no m x trees index array
         self._set_fitted(X, Y, seen, _fit=fit, oob_loss_=judged[chosen][1],
                          oob_predictions_=predictions, best_params_=dict(grid[chosen]),
                          best_score_=float(score),
-                         cv_results_={key: [judged[i][c] for i in range(len(grid))]
+                         cv_results_={key: [judged.get(i, (np.nan, np.nan, 0))[c]
+                                            for i in range(len(grid))]
                                       for c, key in enumerate(("score", "oob_loss",
                                                                "n_estimators"))}
                          | {"params": grid})
@@ -529,7 +578,7 @@ class ForestECRMCV(ForestECRM):
                         for k in ("oob_loss", "score"))
                 and isinstance(results["n_estimators"], list)
                 and len(results["n_estimators"]) == len(grid)
-                and all(type(v) is int and 1 <= v <= plan["n_estimators"]
+                and all(type(v) is int and 0 <= v <= plan["n_estimators"]
                         for v in results["n_estimators"])):
             raise ValueError("cv_results_ must hold params (the grid), oob_loss and score, one "
                              "float per setting, and n_estimators, the trees of each")

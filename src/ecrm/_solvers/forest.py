@@ -32,7 +32,7 @@ from sklearn import get_config
 from ecrm._solvers.base import RiskFit
 from ecrm._solvers.budget import row_blocks
 
-__all__ = ["ForestFit", "Grown", "Trees", "grow_forest", "prune"]
+__all__ = ["BagPattern", "ForestFit", "Grown", "Trees", "grow_forest", "prune"]
 
 
 class Trees:
@@ -164,6 +164,33 @@ class Trees:
             raise ValueError("the nodes do not form trees (a node with no or several parents)")
 
 
+class BagPattern:
+    """The (point, tree) pairs a forest's bootstraps left out, found once for the forest
+    and every pruning of it (pruning changes the leaves, not the draws).
+
+    ``out`` holds their flat indices into the row-major (m, n_trees) bootstrap counts, point
+    by point and each point's trees in order; point ``i``'s are ``out[start[i]:start[i+1]]``.
+    """
+
+    def __init__(self, bag: np.ndarray):
+        out_of_bag = bag == 0
+        self.out = np.flatnonzero(out_of_bag).astype(np.int32 if bag.size < 2**31 else np.int64)
+        self.start = np.concatenate([[0], np.cumsum(out_of_bag.sum(axis=1))])
+
+    def tree_average(self, leaves: np.ndarray, rows: slice, n_nodes: int
+                     ) -> tuple[sp.csr_array, np.ndarray]:
+        """The (n, n_nodes) average over the out-of-bag trees of the leaf indicators of the
+        training points ``rows`` (``leaves``: theirs and all others', (m, n_trees)), and which
+        of them have any such tree."""
+        start = self.start[rows.start:rows.stop + 1]
+        count = np.diff(start)
+        seen = count > 0
+        scale = np.divide(1.0, count, out=np.zeros(len(count)), where=seen)
+        pairs = self.out[start[0]:start[-1]]
+        return sp.csr_array((np.repeat(scale, count), leaves.ravel()[pairs], start - start[0]),
+                            shape=(len(count), n_nodes)), seen
+
+
 class ForestFit(RiskFit):
     r"""Forest weights over the training points (see the module docstring).
 
@@ -183,6 +210,9 @@ class ForestFit(RiskFit):
         The training inputs; their leaves weigh the points (set again on load).
     coef : ndarray of shape (m, c), optional
         The targets of the training points (set on load by the estimator, from its outputs).
+    pattern : BagPattern, optional
+        Of ``bag``, shared by the prunings of one forest that a search judges (out-of-bag
+        sums without finding the pairs again; otherwise found block by block).
     """
 
     coef_name = "risk_targets_"
@@ -190,8 +220,9 @@ class ForestFit(RiskFit):
     fit_intercept = False
 
     def __init__(self, trees: Trees, bag: np.ndarray, n_risk: int, *, X_train=None, coef=None,
-                 train_leaves: np.ndarray | None = None):
+                 train_leaves: np.ndarray | None = None, pattern: BagPattern | None = None):
         self.trees, self.bag, self.n_risk = trees, bag, n_risk
+        self.pattern = pattern
         self.X_train = X_train
         self.coef = coef
         self._leaf_weights: sp.csr_array | None = None
@@ -251,9 +282,10 @@ class ForestFit(RiskFit):
         n, T = leaves.shape
         keep = np.ones((n, T), bool) if include is None else include
         per_row = keep.sum(axis=1)
-        r, t = np.nonzero(keep)
+        r, t = np.nonzero(keep)  # row by row, each row's trees in order: CSR order already
         scale = np.divide(1.0, per_row, out=np.zeros(n), where=per_row > 0)
-        return sp.csr_array((scale[r], (r, leaves[r, t])), shape=(n, self.trees.n_nodes))
+        return sp.csr_array((scale[r], leaves[r, t], np.concatenate([[0], np.cumsum(per_row)])),
+                            shape=(n, self.trees.n_nodes))
 
     def _average(self, leaves: np.ndarray, include: np.ndarray | None = None) -> sp.csr_array:
         """Rows of the leaf weights averaged over the trees (only those in ``include``)."""
@@ -272,10 +304,12 @@ class ForestFit(RiskFit):
         out = self.bag[rows] == 0
         return self._average(self.train_leaves()[rows], out), out.any(axis=1)
 
-    def oob_mean(self, T: np.ndarray, fn=None, width: int | None = None) -> np.ndarray:
+    def oob_mean(self, T: np.ndarray, fn=None, width: int | None = None, rows=None
+                 ) -> np.ndarray:
         r"""The out-of-bag weighted sums :math:`\sum_i w^{oob}_i(x_j)\, t_i` of the training
         points, ``oob_weights() @ T`` (m, e) with NaN rows for the points every tree drew;
-        or ``fn(S, seen)`` of those sums (``width`` columns), in row blocks.
+        or ``fn(S, seen)`` of those sums (``width`` columns), in row blocks; only those of
+        the training points ``rows`` (indices) if given.
 
         Computed as each leaf's weighted mean of ``T`` averaged over a point's out-of-bag
         trees, so that the m x m weights are never formed; when the leaf means of ``T``
@@ -288,33 +322,33 @@ class ForestFit(RiskFit):
                 S[~seen] = np.nan
                 return S if fn is None else fn(S, seen)
 
-            return self.oob_map(product, T.shape[1] + width)
+            return self.oob_map(product, T.shape[1] + width, rows)
         means = self.leaf_weights() @ T
-        m, T_trees = self.bag.shape
-        out = np.empty((m, width))
-        for blk in row_blocks(m, 2 * T.shape[1] + width + 3 * T_trees):
-            out_of_bag = self.bag[blk] == 0
-            count = out_of_bag.sum(axis=1)
-            seen = count > 0
-            share = out_of_bag / np.where(seen, count, 1)[:, None]
-            n = len(count)  # a row's T leaves, those of its in-bag trees weighing 0
-            A = sp.csr_array((share.ravel(), self.train_leaves()[blk].ravel(),
-                              np.arange(0, n * T_trees + 1, T_trees)),
-                             shape=(n, self.trees.n_nodes))
+        n, T_trees = self.bag.shape if rows is None else (len(rows), self.bag.shape[1])
+        out = np.empty((n, width))
+        pattern = self.pattern if rows is None else None
+        for blk in row_blocks(n, 2 * T.shape[1] + width + 3 * T_trees):
+            if pattern is not None:
+                A, seen = pattern.tree_average(self.train_leaves(), blk, self.trees.n_nodes)
+            else:
+                at = blk if rows is None else rows[blk]
+                out_of_bag = self.bag[at] == 0
+                A = self._tree_average(self.train_leaves()[at], out_of_bag)
+                seen = out_of_bag.any(axis=1)
             S = A @ means
             S[~seen] = np.nan
             out[blk] = S if fn is None else fn(S, seen)
         return out
 
-    def oob_map(self, fn, width: int) -> np.ndarray:
-        """``fn(W, seen)`` of the out-of-bag weights of the training points, in row blocks
-        (``width``: floats a row of ``fn`` holds), stacked: the m x m weights are never
-        held at once."""
-        m = self.bag.shape[0]
+    def oob_map(self, fn, width: int, rows=None) -> np.ndarray:
+        """``fn(W, seen)`` of the out-of-bag weights of the training points (those of
+        ``rows`` if given), in row blocks (``width``: floats a row of ``fn`` holds), stacked:
+        the m x m weights are never held at once."""
+        n = self.bag.shape[0] if rows is None else len(rows)
         # a weight entry takes 3 floats' room at the peak: its value and index, and the
         # same again while the product that builds it (or a caller's row selection) is alive
-        return np.concatenate([fn(*self.oob_weights(blk))
-                               for blk in row_blocks(m, 3 * self.n_columns + width)])
+        return np.concatenate([fn(*self.oob_weights(blk if rows is None else rows[blk]))
+                               for blk in row_blocks(n, 3 * self.n_columns + width)])
 
     def check_leaves(self) -> None:
         """``ValueError`` unless every leaf holds some drawn training point (else a row

@@ -11,7 +11,11 @@ weights, the label-wise and pairwise random forests, and the structured SVM.
   embedding's top principal components, as many as labels (the leaves average the whole
   embedding), and one deep forest per flavour serves every ``min_samples_split`` (pruned).
   A training fold of more than ``FOREST_SEARCH_ABOVE`` points judges both flavours on
-  ``FOREST_SEARCH_TREES`` trees and grows only the better one on (``search_estimators``);
+  ``FOREST_SEARCH_TREES`` trees and grows only the better one on (``search_estimators``),
+  descending along ``min_samples_split`` instead of judging every value
+  (``split_search="descent"``: from the middle value, then on all trees from the value
+  chosen on fewer), as does a fold whose exact Kemeny judgements of every training point
+  cost more than the Kendall model's leave-one-out budget (wisconsin, ``k = 16``);
   one of more than ``FOREST_MAX_DRAWS`` points draws that many points per tree
   (``max_samples``; fried, calhousing and elevators).
 * **ECRM-mixed**: the risk mixed from one of the three kernel ECRM models' and ECRM-forest's
@@ -81,15 +85,18 @@ def forest_model(m: int, k: int, seed: int):
     """ECRM-forest's unfitted :class:`ecrm.ForestECRMCV` for a training fold of ``m``
     rankings of ``k`` labels."""
     from ecrm import ForestECRMCV
+    from ecrm.experiments._ranking_kernel import KENDALL_LOO_BUDGET
     from ecrm.losses.kendall import KendallLoss
     from ecrm.spaces.permutations import PermutationSpace
 
+    large = m > FOREST_SEARCH_ABOVE
+    costly = m * 2**k * k > KENDALL_LOO_BUDGET  # exact Kemeny judgements: wisconsin, k = 16
     return ForestECRMCV(KendallLoss(), PermutationSpace(k), param_grid=FOREST_GRID,
                         n_estimators=FOREST_TREES,
                         max_samples=FOREST_MAX_DRAWS if m > FOREST_MAX_DRAWS else None,
-                        search_estimators=FOREST_SEARCH_TREES if m > FOREST_SEARCH_ABOVE
-                        else None, n_split_targets=k, split_projection="principal",
-                        random_state=seed)
+                        search_estimators=FOREST_SEARCH_TREES if large else None,
+                        split_search="descent" if large or costly else "grid",
+                        n_split_targets=k, split_projection="principal", random_state=seed)
 
 
 def _honest(kernel, forest):
@@ -127,7 +134,9 @@ def _mixed(kernels: dict, forest, Rtr, Xte):
         model, own_rows, K = kernels[label]
         psi = model.loss.psi(Ytr)
         K = K[np.searchsorted(own_rows, rows)]  # every model's points include Kendall's
-        choice = choose_mixture((rows, K), forest.weighted_sum(psi), Ytr, MIXING_GRID,
+        F = np.full(psi.shape, np.nan)  # out of bag only where the kernel's points are
+        F[rows] = forest.weighted_sum(psi, rows=rows)
+        choice = choose_mixture((rows, K), F, Ytr, MIXING_GRID,
                                 loss=model.loss, output_space=space, judge=KendallLoss())
         table[label] = choice.mean_losses.tolist()
         at = int(np.argmax(choice.scores))

@@ -63,11 +63,12 @@ training fold; every fold is then fitted exactly. The test fold is always comple
 training fold is under the cap the two protocols fit the same models on the same draws, so
 they agree.
 
-Time: the folds run in ``--n-jobs`` processes (joblib); every fold uses one BLAS thread, also
-with ``--n-jobs 1``, so that its floating-point results are the same either way. Every fold's
-random draws (the training subset, the kernel subset, the leave-one-out rows) come from its
-own seed, :func:`fold_seed` ``(random_state, repeat, fold)``, so the results do not depend
-on the number of processes.
+Time: the folds of every data set run in one pool of ``--n-jobs`` processes (joblib), the
+larger sets' first, so that no process idles at the end of a set; every fold uses one BLAS
+thread, also with ``--n-jobs 1``, so that its floating-point results are the same either way.
+Every fold's random draws (the training subset, the kernel subset, the leave-one-out rows)
+come from its own seed, :func:`fold_seed` ``(random_state, repeat, fold)``, so the results do
+not depend on the number of processes.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ __all__ = ["ALPHAS", "DEFAULT_DATASETS", "DUAL_MAX_TRAIN", "ECRM_LOSSES", "GAMMA
            "KENDALL_LOO_BUDGET", "KENDALL_LOO_MIN_ROWS", "LARGE_LOO_ROWS", "METHODS",
            "N_COMPONENTS", "NEIGHBOURS", "PUBLISHED", "SSVM_CS", "add_parser", "fold_seed",
            "format_table", "kendall_loo_rows", "large_loo_rows", "protocol_folds", "run",
-           "run_dataset"]
+           "run_dataset", "run_datasets"]
 
 #: The benchmark in the usual order: 13 semi-synthetic sets, then the 5 yeast sets.
 DEFAULT_DATASETS = ("iris", "wine", "glass", "vehicle", "stock", "housing", "bodyfat",
@@ -183,14 +184,15 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
             for m in methods}
 
 
-def _fold_counting_edges(*args, **kwargs) -> tuple[dict, int]:
-    """:func:`_fold`, and how many of its searches chose an end of the protocol's own grid:
-    those :class:`~ecrm.exceptions.GridEdgeWarning` are counted for the summary (a user cannot
-    change the grid), every other warning is shown."""
+def _fold_counting_edges(*args, **kwargs) -> tuple[dict, int, float]:
+    """:func:`_fold`, how many of its searches chose an end of the protocol's own grid (those
+    :class:`~ecrm.exceptions.GridEdgeWarning` are counted for the summary: a user cannot
+    change the grid; every other warning is shown), and its wall seconds."""
     import warnings
 
     from ecrm.exceptions import GridEdgeWarning
 
+    start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out = _fold(*args, **kwargs)
@@ -198,7 +200,7 @@ def _fold_counting_edges(*args, **kwargs) -> tuple[dict, int]:
     for w in caught:
         if not issubclass(w.category, GridEdgeWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return out, len(edges)
+    return out, len(edges), time.perf_counter() - start
 
 
 def _cap(train, max_train, rng) -> np.ndarray:
@@ -238,37 +240,70 @@ def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=None, methods=
     (joblib), each with one BLAS thread; every fold's random draws come from
     :func:`fold_seed`, so the results do not depend on ``n_jobs``.
     """
+    return run_datasets([name], data_dir, repeats=repeats, folds=folds, max_train=max_train,
+                        methods=methods, progress=progress, random_state=random_state,
+                        n_jobs=n_jobs, gammas=gammas, n_components=n_components,
+                        extend_grid=extend_grid)[0]
+
+
+def run_datasets(names, data_dir, *, repeats=5, folds=10, max_train=None, methods=METHODS,
+                 progress=None, random_state=0, n_jobs=1, gammas=None,
+                 n_components=N_COMPONENTS, extend_grid=False, finished=None) -> list[dict]:
+    """:func:`run_dataset` of every data set in ``names``, all their folds in one pool of
+    ``n_jobs`` processes: the larger sets' folds first, so that no process waits for a set's
+    last fold while another set's remain. ``finished(results)`` is called with the results
+    of the sets done so far (in the order of ``names``) whenever a set is done; the results
+    of every set are returned in that order."""
     from joblib import Parallel, delayed
     from sklearn.model_selection import KFold
 
     from ecrm.datasets.label_ranking import load_label_ranking
 
-    data = load_label_ranking(name, data_dir)
-    X, R = data.X, data.ranks
-    gammas = [g / X.shape[1] for g in (GAMMAS if gammas is None else gammas)]
-    splits = [(rep, f, train, test) for rep in range(repeats) for f, (train, test) in
-              enumerate(KFold(folds, shuffle=True, random_state=random_state + rep).split(X))]
-    tasks = (delayed(_fold_counting_edges)(X, R, train, test, gammas=gammas, methods=methods,
-                                           seed=fold_seed(random_state, rep, f),
-                                           max_train=max_train, n_components=n_components,
-                                           extend_grid=extend_grid)
-             for rep, f, train, test in splits)
-    done, edges, start = [], 0, time.perf_counter()
-    for out, n_edges in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
-        done.append(out)
-        edges += n_edges
+    names = list(dict.fromkeys(names))  # each set once
+    data = {name: load_label_ranking(name, data_dir) for name in names}
+    tags, tasks = [], []
+    for name in sorted(names, key=lambda n: -data[n].X.shape[0]):  # stable: ties as given
+        X, R = data[name].X, data[name].ranks
+        scaled = [g / X.shape[1] for g in (GAMMAS if gammas is None else gammas)]
+        for rep in range(repeats):
+            split = KFold(folds, shuffle=True, random_state=random_state + rep).split(X)
+            for f, (train, test) in enumerate(split):
+                tags.append(name)
+                tasks.append(delayed(_fold_counting_edges)(
+                    X, R, train, test, gammas=scaled, methods=methods,
+                    seed=fold_seed(random_state, rep, f), max_train=max_train,
+                    n_components=n_components, extend_grid=extend_grid))
+    done: dict[str, list] = {name: [] for name in names}
+    results: dict[str, dict] = {}
+    for name, (out, n_edges, wall) in zip(tags, Parallel(n_jobs=n_jobs,
+                                                         return_as="generator")(tasks),
+                                          strict=True):
+        done[name].append((out, n_edges, wall))
         if progress is not None:
+            progress.set_postfix_str(name)
             progress.update()
-    return {"dataset": name, "n": X.shape[0], "p": X.shape[1], "k": R.shape[1],
-            "max_train": max_train, "n_components": n_components,
-            "extend_grid": extend_grid, "repeats": repeats,
-            "folds": folds, "seconds_wall": time.perf_counter() - start,
-            "grid_edge_warnings": edges,
-            "rows": [{"method": m, "tau_mean": float(np.mean([d[m][0] for d in done])),
-                      "tau_std": float(np.std([d[m][0] for d in done])),
-                      "fold_taus": [d[m][0] for d in done],
-                      "seconds": float(sum(d[m][2] for d in done)),
-                      "params": [d[m][1] for d in done]} for m in methods]}
+        if len(done[name]) == repeats * folds:
+            results[name] = _summary(name, data[name], done.pop(name), methods=methods,
+                                     max_train=max_train, n_components=n_components,
+                                     extend_grid=extend_grid, repeats=repeats, folds=folds)
+            if finished is not None:
+                finished([results[n] for n in names if n in results])
+    return [results[name] for name in names]
+
+
+def _summary(name, data, done, *, methods, **protocol) -> dict:
+    """One data set's results from its folds' ``(taus, grid edges, wall seconds)``;
+    ``seconds_wall`` is the sum of its folds' wall times (each fold runs in one process)."""
+    folds = [out for out, _, _ in done]
+    return {"dataset": name, "n": data.X.shape[0], "p": data.X.shape[1],
+            "k": data.ranks.shape[1], **protocol,
+            "seconds_wall": sum(wall for _, _, wall in done),
+            "grid_edge_warnings": sum(edges for _, edges, _ in done),
+            "rows": [{"method": m, "tau_mean": float(np.mean([d[m][0] for d in folds])),
+                      "tau_std": float(np.std([d[m][0] for d in folds])),
+                      "fold_taus": [d[m][0] for d in folds],
+                      "seconds": float(sum(d[m][2] for d in folds)),
+                      "params": [d[m][1] for d in folds]} for m in methods]}
 
 
 def format_table(results) -> str:
@@ -312,20 +347,17 @@ def run(args) -> int:
         print(f"ecrm reproduce ranking: data sets not found: {missing or 'none given'}; "
               f"available: {available}. {LABEL_RANKING_HELP}")
         return 2
-    results = []
+    def save(results):  # after every data set, so that a long run keeps what it finished
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
+
     with progress_bar(len(names) * args.repeats * args.folds, "label ranking folds",
                       enabled=not args.quiet) as bar:
-        for name in names:
-            bar.set_postfix_str(name)
-            results.append(run_dataset(name, args.data_dir, repeats=args.repeats,
-                                       folds=args.folds, max_train=args.max_train,
-                                       progress=bar, n_jobs=args.n_jobs,
-                                       methods=args.methods,
-                                       n_components=args.n_components,
-                                       extend_grid=args.extend_grid))
-            if args.json:  # after every data set, so that a long run keeps what it finished
-                with open(args.json, "w") as f:
-                    json.dump(results, f, indent=1)
+        results = run_datasets(names, args.data_dir, repeats=args.repeats, folds=args.folds,
+                               max_train=args.max_train, progress=bar, n_jobs=args.n_jobs,
+                               methods=args.methods, n_components=args.n_components,
+                               extend_grid=args.extend_grid, finished=save)
     print(format_table(results))
     edges = sum(info["grid_edge_warnings"] for info in results)
     if edges:  # once, here: the protocol's grid is fixed, a warning per fit helps no one
