@@ -9,7 +9,8 @@ random_state=0)``, features standardised on it; training data only), two searche
 * ``now``: ``_ranking_peers.forest_model``, what ``ecrm reproduce ranking`` runs: one deep
   forest per flavour pruned for every ``min_samples_split`` of ``FOREST_SPLITS``, split on
   the embedding's top principal components, the flavours judged on ``FOREST_SEARCH_TREES``
-  trees on folds of more than ``FOREST_SEARCH_ABOVE`` points.
+  trees on folds of more than ``FOREST_SEARCH_ABOVE`` points, there (and on wisconsin) the
+  leaf sizes descended rather than all judged (``split_search="descent"``).
 
 For each: median CPU seconds over ``--repeats`` (one core, BLAS single-threaded), the chosen
 setting and its out-of-bag mean Kendall distance (the honest criterion; lower is better);

@@ -723,6 +723,7 @@ def test_out_of_bag_sums_by_leaf_means_and_by_weights_agree():
             some = model.weighted_sum(T, rows=rows)
         np.testing.assert_array_equal(np.isnan(some), np.isnan(by_leaf[rows]))
         np.testing.assert_allclose(some, by_leaf[rows], rtol=1e-12, atol=1e-14)
+    assert model.weighted_sum(T, rows=np.array([], int)).shape == (0, 7)
     for bad in ([len(X)], [-1], [0.5], [[0]]):
         with pytest.raises(ValueError, match=rf"rows must be indices of training points in "
                                              rf"\[0, {len(X)}\)"):

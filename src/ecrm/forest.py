@@ -272,6 +272,8 @@ class ForestECRM(_ECRMBase):
                 if rows.ndim != 1 or rows.dtype.kind not in "iu" or (
                         len(rows) and not 0 <= rows.min() <= rows.max() < m):
                     raise ValueError(f"rows must be indices of training points in [0, {m})")
+                if not len(rows):
+                    return np.empty((0, T.shape[1]))
             return fit.oob_mean(T, rows=rows)
         if rows is not None:
             raise ValueError("rows selects training points out of bag; it needs X=None")
