@@ -255,7 +255,6 @@ def run_datasets(names, data_dir, *, repeats=5, folds=10, max_train=None, method
     of the sets done so far (in the order of ``names``) whenever a set is done; the results
     of every set are returned in that order."""
     from joblib import Parallel, delayed
-    from sklearn.model_selection import KFold
 
     from ecrm.datasets.label_ranking import load_label_ranking
 
@@ -265,14 +264,13 @@ def run_datasets(names, data_dir, *, repeats=5, folds=10, max_train=None, method
     for name in sorted(names, key=lambda n: -data[n].X.shape[0]):  # stable: ties as given
         X, R = data[name].X, data[name].ranks
         scaled = [g / X.shape[1] for g in (GAMMAS if gammas is None else gammas)]
-        for rep in range(repeats):
-            split = KFold(folds, shuffle=True, random_state=random_state + rep).split(X)
-            for f, (train, test) in enumerate(split):
-                tags.append(name)
-                tasks.append(delayed(_fold_counting_edges)(
-                    X, R, train, test, gammas=scaled, methods=methods,
-                    seed=fold_seed(random_state, rep, f), max_train=max_train,
-                    n_components=n_components, extend_grid=extend_grid))
+        # whole training folds here: each fold caps its own from its seed (``_fold``)
+        for _, _, train, test, seed in protocol_folds(len(X), repeats=repeats, folds=folds,
+                                                      random_state=random_state):
+            tags.append(name)
+            tasks.append(delayed(_fold_counting_edges)(
+                X, R, train, test, gammas=scaled, methods=methods, seed=seed,
+                max_train=max_train, n_components=n_components, extend_grid=extend_grid))
     done: dict[str, list] = {name: [] for name in names}
     results: dict[str, dict] = {}
     for name, (out, n_edges, wall) in zip(tags, Parallel(n_jobs=n_jobs,
@@ -347,6 +345,7 @@ def run(args) -> int:
         print(f"ecrm reproduce ranking: data sets not found: {missing or 'none given'}; "
               f"available: {available}. {LABEL_RANKING_HELP}")
         return 2
+
     def save(results):  # after every data set, so that a long run keeps what it finished
         if args.json:
             with open(args.json, "w") as f:
