@@ -28,7 +28,7 @@ at the head of every arc). :class:`FlowPolytope` is this set, with
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,25 +36,10 @@ from scipy.optimize import linprog
 
 from ecrm.spaces._scaling import highs_costs, power_of_two
 from ecrm.spaces.base import CertifiedResult, OutputSpace
-from ecrm.spaces.flows import _vertices, projection
+from ecrm.spaces.flows import _network, _vertices, projection
+from ecrm.spaces.flows._network import InfeasibleNetworkError
 
 __all__ = ["PAPER_ARCS", "FlowPolytope", "InfeasibleNetworkError", "paper_network"]
-
-class InfeasibleNetworkError(ValueError):
-    """No flow satisfies the supplies within the capacities (the polytope is empty)."""
-
-
-def _node_list(arcs: list, supply, nodes) -> list:
-    if nodes is not None:
-        nodes = list(nodes)
-        if len(set(nodes)) != len(nodes):
-            raise ValueError("nodes must not contain duplicates")
-        return nodes
-    seen: dict = {}
-    for tail, head in arcs:
-        seen.setdefault(tail, None)
-        seen.setdefault(head, None)
-    return list(seen)
 
 
 class FlowPolytope(OutputSpace):
@@ -115,7 +100,7 @@ class FlowPolytope(OutputSpace):
             arc_list.append((tail, head))
         if not arc_list:
             raise ValueError("a flow network needs at least one arc")
-        node_list = _node_list(arc_list, supply, nodes)
+        node_list = _network.node_list(arc_list, nodes)
         index = {v: j for j, v in enumerate(node_list)}
         for k, (tail, head) in enumerate(arc_list):
             for v in (tail, head):
@@ -125,8 +110,8 @@ class FlowPolytope(OutputSpace):
         self.arcs: tuple[tuple[Hashable, Hashable], ...] = tuple(arc_list)
         self.nodes: tuple[Hashable, ...] = tuple(node_list)
         self._index = index
-        self.supply = self._check_supply(supply)
-        self.capacity = self._check_capacity(capacity)
+        self.supply = _network.check_supply(supply, self.nodes, index)
+        self.capacity = _network.check_capacity(capacity, self.arcs)
         finite = self.capacity[np.isfinite(self.capacity)]
         #: Magnitude of the data: the largest supply; for a circulation (all supplies 0) the
         #: largest finite capacity; 0 if there is neither. Capacities do not count otherwise:
@@ -149,7 +134,7 @@ class FlowPolytope(OutputSpace):
         self._tails, self._heads = tails, heads
         # One node row per weakly connected component is redundant: drop it, so the
         # equality system A_eq y = b_eq has full row rank.
-        self._components = self._weak_components()
+        self._components = _network.weak_components(n_nodes, tails, heads)
         keep = np.ones(n_nodes, dtype=bool)
         for comp in self._components:
             keep[comp[-1]] = False
@@ -163,95 +148,9 @@ class FlowPolytope(OutputSpace):
         self.A_eq = N[self._rows]
         self.b_eq = self.supply[self._rows]
         self._unit_b_eq = self.b_eq / self.scale
-        self._feasible = self._find_feasible_flow()
+        self._feasible = _network.find_feasible_flow(self)
         self._upper: np.ndarray | None = None
         self._vertices: np.ndarray | None = None
-
-    # -- construction checks --------------------------------------------------------
-    def _check_supply(self, supply) -> np.ndarray:
-        n = len(self.nodes)
-        if isinstance(supply, Mapping):
-            b = np.zeros(n)
-            for v, value in supply.items():
-                if v not in self._index:
-                    raise ValueError(f"supply names unknown node {v!r}; known nodes: "
-                                     f"{list(self.nodes)}")
-                b[self._index[v]] = float(value)
-        else:
-            b = np.array(supply, dtype=float).ravel()
-            if b.shape != (n,):
-                raise ValueError(f"supply must have one entry per node ({n}: {list(self.nodes)}"
-                                 f"); got shape {np.shape(supply)}")
-        if not np.all(np.isfinite(b)):
-            raise ValueError("supply contains NaN or infinite values")
-        total = float(b.sum())
-        if abs(total) > 1e-9 * float(np.abs(b).sum()):  # relative: any scale of supplies
-            raise ValueError(f"supplies must sum to zero (total outflow = total inflow); they "
-                             f"sum to {total:g}")
-        b.setflags(write=False)
-        return b
-
-    def _check_capacity(self, capacity) -> np.ndarray:
-        n_arcs = len(self.arcs)
-        if capacity is None:
-            u = np.full(n_arcs, np.inf)
-        else:
-            u = np.array(capacity, dtype=float)
-            if u.ndim == 0:
-                u = np.full(n_arcs, float(u))
-            if u.shape != (n_arcs,):
-                raise ValueError(f"capacity must be a number or have one entry per arc "
-                                 f"({n_arcs}); got shape {np.shape(capacity)}")
-        if np.isnan(u).any():
-            k = int(np.flatnonzero(np.isnan(u))[0])
-            raise ValueError(f"capacity of arc {k} {self.arcs[k]} is NaN")
-        if (u < 0).any():
-            k = int(np.flatnonzero(u < 0)[0])
-            raise ValueError(f"capacities must be non-negative; arc {k} {self.arcs[k]} has "
-                             f"capacity {u[k]:g}")
-        u.setflags(write=False)
-        return u
-
-    def _weak_components(self) -> list[np.ndarray]:
-        parent = list(range(len(self.nodes)))
-
-        def find(i):
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
-
-        for t, h in zip(self._tails, self._heads, strict=False):
-            parent[find(t)] = find(h)
-        groups: dict[int, list[int]] = {}
-        for j in range(len(self.nodes)):
-            groups.setdefault(find(j), []).append(j)
-        return [np.array(g) for g in groups.values()]
-
-    def _find_feasible_flow(self) -> np.ndarray:
-        """A feasible flow, or :class:`InfeasibleNetworkError` naming the unmet supplies."""
-        n_nodes, n_arcs = self.incidence.shape
-        # min 1'(p + q) s.t. N y + p - q = b, 0 <= y <= u, p, q >= 0, on the unit-scaled data.
-        A = np.hstack([self.incidence, np.eye(n_nodes), -np.eye(n_nodes)])
-        c = np.concatenate([np.zeros(n_arcs), np.ones(2 * n_nodes)])
-        bounds = self._unit_bounds() + [(0.0, None)] * (2 * n_nodes)
-        unit_supply = self.supply / self.scale
-        res = linprog(c, A_eq=A, b_eq=unit_supply, bounds=bounds, method="highs")
-        if res.status != 0:  # pragma: no cover - this LP is always feasible and bounded
-            raise RuntimeError("could not decide whether the flow network is feasible")
-        scale = max(1.0, float(np.abs(unit_supply).sum()))
-        unmet = (res.x[n_arcs:n_arcs + n_nodes] - res.x[n_arcs + n_nodes:]) * self.scale
-        if res.fun > 1e-9 * scale:
-            total = float(np.abs(self.supply).sum()) / 2
-            routed = total - float(res.fun) * self.scale / 2
-            where = ", ".join(f"{self.nodes[j]!r}: {unmet[j]:+g}"
-                              for j in np.flatnonzero(np.abs(unmet) > 1e-9 * scale * self.scale))
-            raise InfeasibleNetworkError(
-                f"infeasible network: no flow meets the supplies within the capacities; at "
-                f"most {routed:g} of the total supply {total:g} can be routed (unmet supply "
-                f"by node: {where})")
-        y = np.clip(res.x[:n_arcs] * self.scale, 0.0, self.capacity)
-        return y
 
     def _unit_bounds(self) -> list[tuple[float, float | None]]:
         """Arc bounds ``[0, u / scale]`` for HiGHS (``None``: uncapacitated)."""
