@@ -1,4 +1,4 @@
-"""The exact fit at m = 10,000 (issue 21, part 4): ECRMCV's leave-one-out search against a bare
+"""The exact fit at m = 10,000: ECRMCV's leave-one-out search against a bare
 eigendecomposition of the same m x m Gram matrix, and against the previous code path.
 
 The fit is the HMC protocol's (``ecrm.experiments.hmc``, the "paper" row of imclef07a):
@@ -60,7 +60,7 @@ ALPHAS = np.logspace(-8, 2, 21)  # ecrm.experiments.hmc.ALPHAS
 DEFAULT_DATA = "/work/shared/data/hmc"
 
 
-# -- the previous code path (as it was before issue 21, part 4) -------------------------------
+# -- the previous code path ------------------------------------------------------------------
 class PreviousEigenFactor(EigenFactor):
     """The kernel diagonal by a three-operand einsum, every time a basis asks for it."""
 
