@@ -19,6 +19,7 @@ Run:  python examples/label_ranking.py --datasets iris wine digits breast_cancer
 import argparse
 import time
 
+import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import GridSearchCV, train_test_split
@@ -66,6 +67,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     print(f"{'data set':14s} {'d':>3s} {'method':22s} {'footrule':>9s} {'spearman':>9s} "
           f"{'time s':>7s}")
+    rhos = {}
     for name in args.datasets:
         scores = {m: [] for m in METHODS}
         for rep in range(args.repeats):
@@ -79,8 +81,18 @@ def main(argv=None):
                                        time.perf_counter() - start))
         for method, s in scores.items():
             foot, rho, sec = np.mean(s, axis=0)
+            rhos.setdefault(method, []).append(rho)
             print(f"{name:14s} {data.space.n_items:3d} {method:22s} {foot:9.3f} {rho:9.3f} "
                   f"{sec:7.2f}")
+
+    # mean test Spearman's rho of each method on each data set
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for k, (method, values) in enumerate(rhos.items()):
+        ax.bar(np.arange(len(values)) + 0.27 * k, values, width=0.27, label=method)
+    ax.set_xticks(np.arange(len(args.datasets)) + 0.27, args.datasets)
+    ax.set(ylabel="test Spearman's rho", title="Label ranking", ylim=(0, 1.05))
+    ax.legend(loc="lower right")
+    fig.tight_layout()
 
 
 if __name__ == "__main__":
