@@ -54,3 +54,21 @@ def test_every_example_draws_a_figure_or_names_a_thumbnail():
         text = script.read_text()
         assert ("plt.subplots" in text or "plt.figure" in text
                 or "sphinx_gallery_thumbnail_path" in text), script.name
+
+
+def _tooltip(script: Path) -> str:
+    """The first paragraph after an example's title: sphinx-gallery's tooltip, shown raw."""
+    doc = script.read_text().split('"""', 2)[1]
+    paragraphs = [p for p in doc.strip().split("\n\n") if p.strip()]
+    return " ".join(paragraphs[1].split())  # paragraphs[0] is the title and its underline
+
+
+def test_gallery_tooltips_are_plain_text():
+    markup = ("``", ":class:", ":func:", ":meth:", ":math:", ":doc:", "~ecrm", "\\", "^", "_{",
+              "*")
+    for script in sorted((DOCS.parent / "examples").glob("*.py")):
+        if script.name == "make_data.py":
+            continue
+        tip = _tooltip(script)
+        assert 20 < len(tip) < 300, (script.name, tip)
+        assert not [m for m in markup if m in tip], (script.name, tip)
