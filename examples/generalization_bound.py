@@ -38,8 +38,8 @@ def main(m=800, seed=0):
         print(f"{rho:8g} {s.mean:10.3f} {b.bound:10.3f}")
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
-    ax.semilogx(rhos, surrogates, "o-", label="empirical surrogate risk")
-    ax.semilogx(rhos, bounds, "s-", label="bound (delta = 0.05)")
+    ax.loglog(rhos, surrogates, "o-", label="empirical surrogate risk")
+    ax.loglog(rhos, bounds, "s-", label="bound (delta = 0.05)")
     ax.axhline(test, color="k", ls=":", label="test 0-1 loss")
     ax.set(xlabel="rho", ylabel="risk", title="Surrogate risk and generalisation bound")
     ax.legend()

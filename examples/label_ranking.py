@@ -85,13 +85,15 @@ def main(argv=None):
             print(f"{name:14s} {data.space.n_items:3d} {method:22s} {foot:9.3f} {rho:9.3f} "
                   f"{sec:7.2f}")
 
-    # mean test Spearman's rho of each method on each data set
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for k, (method, values) in enumerate(rhos.items()):
-        ax.bar(np.arange(len(values)) + 0.27 * k, values, width=0.27, label=method)
-    ax.set_xticks(np.arange(len(args.datasets)) + 0.27, args.datasets)
-    ax.set(ylabel="test Spearman's rho", title="Label ranking", ylim=(0, 1.05))
-    ax.legend(loc="lower right")
+    # mean test Spearman's rho of each method on the first data set
+    fig, ax = plt.subplots(figsize=(6, 2.6))
+    values = [v[0] for v in rhos.values()]
+    ax.barh(list(rhos), values, color=["C0", "C1", "C2"])
+    for k, v in enumerate(values):
+        ax.text(v, k, f" {v:.3f}", va="center")
+    ax.set(xlabel="test Spearman's rho", title=f"Label ranking ({args.datasets[0]})",
+           xlim=(min(values) - 0.05, 1.0))
+    ax.invert_yaxis()
     fig.tight_layout()
 
 
