@@ -3,7 +3,7 @@ Network flows under the absolute loss
 =====================================
 
 Predict network flows under the absolute loss, which has no linear form, and compare
-ECRM's conditional risk with the Bayes risk, kNN and kernel ridge.
+ECRM's exact conditional risk with the Bayes risk and with that of the conditional mean flow.
 
 The outputs are unit flows from ``s`` to ``t`` on the six-node network of the paper's
 Section 6.2 (:func:`ecrm.spaces.flows.paper_network`): a point of the flow polytope
