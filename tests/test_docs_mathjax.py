@@ -1,4 +1,4 @@
-"""The docs render maths from a MathJax inside the built site, not from a CDN (issue 30).
+"""The docs render maths from a MathJax inside the built site, not from a CDN.
 
 A one-page-and-a-subpage Sphinx build with the docs' own extension (``docs/sphinxext/
 local_mathjax.py``, as ``docs/conf.py`` loads it): every page's MathJax script is the site's
