@@ -1,4 +1,4 @@
-"""The exact fit at m = 10,000 (issue 21, part 4): ECRMCV's leave-one-out search against a bare
+"""The exact fit at m = 10,000: ECRMCV's leave-one-out search against a bare
 eigendecomposition of the same m x m Gram matrix, and against the previous code path.
 
 The fit is the HMC protocol's (``ecrm.experiments.hmc``, the "paper" row of imclef07a):
@@ -21,18 +21,7 @@ tolerance printed with the table).
     python benchmarks/bench_exact_fit.py [--m 10000] [--repeats 3] [--data-dir DIR]
                                          [--scipy] [--quick]
 
-Measured 2026-11-25 (``--m 10000 --repeats 3 --scipy``, idle 2-core AMD EPYC, numpy 2.4.6,
-scipy 1.17.1): bare ``numpy.linalg.eigh`` 93.7 s (93.7, 97.1, 90.6), ``scipy.linalg.eigh``
-92.3 s (0.98x), previous fit 106.7 s (1.14x), current fit 101.9 s (**1.09x**; 101.9, 104.1,
-100.9); the same gamma, alpha and intercept, predicted costs within 6.6e-13 relative,
-leave-one-out scores identical. The fit's own work beyond the decomposition is 8 s: the
-m x m Gram matrix (1.3 s), the leave-one-out fitted values of 42 candidates (7 s, one
-m x m x d product each) and the refit (0.9 s). The aim of <= 60 s is out of reach of any
-exact float64 decomposition on this machine (the bare one alone takes 94 s). A float32
-``syevd`` is 2.2-2.4x faster (m = 3000: 0.97 s against 2.16-2.46 s), but its eigenvalue
-error (about eps32 * lambda_max) reaches the ridges of the small alphas: at m = 3000 the mean
-leave-one-out Hamming loss of the smallest alphas moved by up to 0.0033, enough to reorder
-near-tied candidates, so it was not taken.
+What it measured, and on which machine: ``docs/results/benchmarks.rst``.
 """
 
 import argparse
@@ -60,7 +49,7 @@ ALPHAS = np.logspace(-8, 2, 21)  # ecrm.experiments.hmc.ALPHAS
 DEFAULT_DATA = "/work/shared/data/hmc"
 
 
-# -- the previous code path (as it was before issue 21, part 4) -------------------------------
+# -- the previous code path ------------------------------------------------------------------
 class PreviousEigenFactor(EigenFactor):
     """The kernel diagonal by a three-operand einsum, every time a basis asks for it."""
 

@@ -5,7 +5,7 @@ random_state=0)``, features standardised on it; training data only), two searche
 :class:`ecrm.ForestECRMCV` with the Kendall loss, 100 trees, the protocol's draws:
 
 * ``before``: four forests, random forest (half the features) and extremely randomised trees
-  (all), each with ``min_samples_leaf`` 1 and 10 (the grid of sessions 10-13);
+  (all), each with ``min_samples_leaf`` 1 and 10;
 * ``now``: ``_ranking_peers.forest_model``, what ``ecrm reproduce ranking`` runs: one deep
   forest per flavour pruned for every ``min_samples_split`` of ``FOREST_SPLITS``, split on
   the embedding's top principal components, the flavours judged on ``FOREST_SEARCH_TREES``

@@ -1,4 +1,4 @@
-"""HMC benchmarks on the Clus data sets (issue 5), side by side in one process.
+"""HMC benchmarks on the Clus data sets, side by side in one process.
 
 1. Inference per instance: ECRM's batched oracle (``h.minimize`` on a batch of test cost
    rows) vs the paper's LP solved per instance with ``scipy.optimize.linprog`` (HiGHS), for

@@ -7,21 +7,21 @@ with ``scipy.optimize.linprog(method="highs")`` (``method="lp"``) on a subset of
 rows. Reports medians over repeats of the time per instance, the speed-up, and the
 largest objective gap between the two on the shared rows.
 
-Then a stress case for the DAG oracles (issues 11.5 and 21): random signs on the Gene
+Then a stress case for the DAG oracles: random signs on the Gene
 Ontology DAGs of pheno_GO and spo_GO (3,127 and 4,119 labels, read from ``ECRM_DATA`` or
 ``../shared/data/hmc`` relative to the repository; skipped with a note, and a random DAG of
 the same size used instead, when the directory is absent) with 1%, 30%, 50% and 93% negative
 costs. For each: the closure (``"mincut"``) and the hierarchical-loss oracle
 (``argmin_products``), batched and one row per call (median and 95th percentile of the time
 per row), side by side in the same process with the same oracles of an older commit
-(``--baseline``, default the code before issue 21's contraction; its hierarchy package is
+(``--baseline``, default the code before the degree-one contraction; its hierarchy package is
 read with ``git show`` into a temporary package, skipped with a note without git), with the
 ratio old / new of the medians. The answers are checked against the old code's, the per-row
 HiGHS LP and a plain per-row HiGHS MILP on every label and product (no reduction). A second
 table puts the closure's compiled path (numba, the ``fast`` extra) beside its scipy path in
 the same process (both oracles, batched and single; x = median scipy / median compiled; the
 compiled kernels are loaded before timing, their first-call compile time is printed). A third
-puts the hierarchical-loss oracle's solver stage (issue 32: the compiled branch and bound on
+puts the hierarchical-loss oracle's solver stage (the compiled branch and bound on
 bit sets on the small parts and with closure bounds on the larger ones, then one MILP per block
 on the fractional components only) beside its reference (every row with a fractional label
 sent whole to the MILP) and beside the stage without the closure-bound search, same process
@@ -93,7 +93,7 @@ def main(argv=None) -> int:
                         help="time per row by the thread's CPU time, not the wall clock")
     parser.add_argument("--baseline", default=BASELINE,
                         help="commit whose hierarchy oracles are timed side by side "
-                             f"(default {BASELINE}, before issue 21's contraction)")
+                             f"(default {BASELINE}, before the degree-one contraction)")
     parser.add_argument("--data-dir", default=os.environ.get("ECRM_DATA"),
                         help="the HMC data (pheno_GO, spo_GO); default ECRM_DATA or "
                              "../shared/data/hmc relative to the repository")
@@ -163,7 +163,7 @@ def main(argv=None) -> int:
     return stress(args.quick, args.seed, args.baseline)
 
 
-BASELINE = "f19d2b4"  # the DAG oracles before issue 21 (reductions, certified cut, MILP)
+BASELINE = "f19d2b4"  # the DAG oracles before the reductions, certified cut and MILP
 
 
 def load_baseline(commit: str):
@@ -277,8 +277,8 @@ def engine(name: str):
 def milp_stage(kind: str):
     """The hierarchical-loss oracle's solver stage inside the block: ``"reference"`` (no
     branch and bound, every row with a fractional label to the MILP whole), ``"bits"`` (the
-    bit-set branch and bound up to 40 labels, no closure-bound search: the stage before
-    issue 32's search) or the default."""
+    bit-set branch and bound up to 40 labels, without the closure-bound search) or the
+    default."""
     from ecrm.spaces.hierarchy import _products
 
     names = ("_MILP_PATH", "_BRANCH_MAX", "_CUT_NODES")
@@ -337,7 +337,7 @@ def stress(quick: bool, seed: int, baseline: str = BASELINE) -> int:
                                           else (1000, 200, 20, 200, 3))
     old = load_baseline(baseline)
     paths = ("numba", "scipy") if compiled_available() else ("scipy",)
-    print(f"\nDAG stress case (issue 21) on {describe()}; load average "
+    print(f"\nDAG stress case on {describe()}; load average "
           f"{os.getloadavg()[0]:.1f} at the start; times by "
           + ("the thread's CPU time" if _clock is time.thread_time else "the wall clock"))
     print("|N(0, 1)| label costs and |N(0, 0.3)| product costs, each negative with the "

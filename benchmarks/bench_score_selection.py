@@ -1,4 +1,4 @@
-"""The hot path of ``ECRMCV(scoring="micro_auprc")`` (issue 10), old vs new in one process.
+"""The hot path of ``ECRMCV(scoring="micro_auprc")``, old vs new in one process.
 
 Each candidate (kernel, alpha, intercept) of the selection on the leave-one-out label scores
 costs: the leave-one-out scores (a (m x m) by (m x d) product per alpha), the hierarchy's

@@ -1,6 +1,6 @@
 """The structured SVM's loss-augmented oracle on an HMC data set: rows, time, pass by pass.
 
-Issue 32: the SSVM's hierarchical-loss cells on the Gene Ontology DAGs (pheno_GO, spo_GO)
+The SSVM's hierarchical-loss cells on the Gene Ontology DAGs (pheno_GO, spo_GO)
 are bounded by the loss-augmented inference, the hierarchical MILP. This fits
 :class:`ecrm.StructuredSVM` as ``ecrm reproduce hmc`` does (linear kernel, C in units of
 1 / the mean kernel diagonal with the intercept, ``tol=1e-2``) on a random subset of the

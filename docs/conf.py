@@ -29,6 +29,7 @@ extensions = [
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "site_checks",  # when the build ends: no link to a missing anchor, no placeholder thumbnail
 ]
 
 templates_path = ["_templates"]
@@ -46,17 +47,27 @@ numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 
 
+def _api_modules() -> list[str]:
+    """The submodules that have a page of their own: the ``autosummary`` list of api.rst."""
+    text = (HERE / "api.rst").read_text()
+    block = text.split(".. autosummary::", 1)[1].split("\n\n", 2)[1]
+    return [line.strip() for line in block.splitlines() if line.strip() not in ("", "ecrm")]
+
+
 def _documented_elsewhere() -> dict:
-    """Top-level names of ``ecrm`` that re-export a public submodule's name: the ``ecrm``
-    page links to the submodule's page instead of documenting the object twice."""
+    """Top-level names of ``ecrm`` that re-export a name of a submodule with a page of its
+    own: the ``ecrm`` page links to the submodule's page instead of documenting the object
+    twice (twice documented, the source pages' back-links would point at a missing anchor)."""
     import importlib
 
     out = {}
     for name in ecrm.__all__:
         module = getattr(getattr(ecrm, name), "__module__", "") or ""
-        for public in ("ecrm.spaces", "ecrm.losses", "ecrm.datasets", "ecrm.metrics"):
-            if module.startswith(public + ".") and name in importlib.import_module(public).__all__:
+        for public in _api_modules():
+            if ((module == public or module.startswith(public + "."))
+                    and name in getattr(importlib.import_module(public), "__all__", ())):
                 out[name] = f"{public}.{name}"
+                break
     return out
 
 

@@ -9,6 +9,7 @@ x = 0.75 (every feature), and prints it beside the Bayes-optimal flow with their
 conditional risks.
 """
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from ecrm.datasets.flows import simulate_flows
@@ -29,3 +30,13 @@ for (tail, head), a, b, mu in zip(space.arcs, y_hat, y_bayes, model.mean(x)[0], 
 risk = model.conditional_risk(x[0], y_hat[None], "absolute")[0]
 print(f"conditional absolute risk: ECRM {risk:.4f}, Bayes {bayes_risk:.4f}, "
       f"conditional mean {model.conditional_risk(x[0], model.mean(x), 'absolute')[0]:.4f}")
+
+# the flow on each arc: ECRM's prediction beside the Bayes-optimal flow
+arcs = np.arange(len(space.arcs))
+fig, ax = plt.subplots(figsize=(6, 3.5))
+ax.bar(arcs - 0.2, y_hat, width=0.4, label="ECRM")
+ax.bar(arcs + 0.2, y_bayes, width=0.4, label="Bayes-optimal")
+ax.set_xticks(arcs, [f"{tail}->{head}" for tail, head in space.arcs])
+ax.set(xlabel="arc", ylabel="flow", title="Predicted flow at x = 0.75")
+ax.legend()
+fig.tight_layout()

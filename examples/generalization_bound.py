@@ -8,6 +8,7 @@ For a range of rho: the empirical surrogate risk (loss-augmented inference throu
 oracle), the test loss, and the bound (kappa = 1 for the rbf kernel).
 """
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from ecrm.bounds import generalization_bound, surrogate_loss
@@ -28,10 +29,21 @@ def main(m=800, seed=0):
     train = ZeroOneLoss(space)(est.predict(X[:m]), y[:m, None]).mean()
     print(f"m={m}, lambda={lam}: train 0-1 {train:.3f}, test 0-1 {test:.3f}")
     print(f"{'rho':>8s} {'surrogate':>10s} {'bound':>10s}")
-    for rho in [1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0]:
+    rhos, surrogates, bounds = [1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0], [], []
+    for rho in rhos:
         s = surrogate_loss(est, X[:m], y[:m, None], rho, loss_bound=1.0)
         b = generalization_bound(est, rho=rho, delta=0.05, loss_bound=1.0)
+        surrogates.append(s.mean)
+        bounds.append(b.bound)
         print(f"{rho:8g} {s.mean:10.3f} {b.bound:10.3f}")
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ax.loglog(rhos, surrogates, "o-", label="empirical surrogate risk")
+    ax.loglog(rhos, bounds, "s-", label="bound (delta = 0.05)")
+    ax.axhline(test, color="k", ls=":", label="test 0-1 loss")
+    ax.set(xlabel="rho", ylabel="risk", title="Surrogate risk and generalisation bound")
+    ax.legend()
+    fig.tight_layout()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ Run:  python examples/label_ranking.py --datasets iris wine digits breast_cancer
 import argparse
 import time
 
+import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import GridSearchCV, train_test_split
@@ -66,6 +67,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     print(f"{'data set':14s} {'d':>3s} {'method':22s} {'footrule':>9s} {'spearman':>9s} "
           f"{'time s':>7s}")
+    rhos = {}
     for name in args.datasets:
         scores = {m: [] for m in METHODS}
         for rep in range(args.repeats):
@@ -79,8 +81,20 @@ def main(argv=None):
                                        time.perf_counter() - start))
         for method, s in scores.items():
             foot, rho, sec = np.mean(s, axis=0)
+            rhos.setdefault(method, []).append(rho)
             print(f"{name:14s} {data.space.n_items:3d} {method:22s} {foot:9.3f} {rho:9.3f} "
                   f"{sec:7.2f}")
+
+    # mean test Spearman's rho of each method on the first data set
+    fig, ax = plt.subplots(figsize=(6, 2.6))
+    values = [v[0] for v in rhos.values()]
+    ax.barh(list(rhos), values, color=["C0", "C1", "C2"])
+    for k, v in enumerate(values):
+        ax.text(v, k, f" {v:.3f}", va="center")
+    ax.set(xlabel="test Spearman's rho", title=f"Label ranking ({args.datasets[0]})",
+           xlim=(min(values) - 0.05, 1.0))
+    ax.invert_yaxis()
+    fig.tight_layout()
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 Output spaces given by linear constraints
 =========================================
 
-Any output space given by linear constraints over {0,1}^d (paper, Theorem 3.1).
+Any output space of binary vectors given by linear constraints (paper, Theorem 3.1).
 
 Outputs pick one label per group (two groups of three) and may switch on a bonus label only
 when label 0 is on. The constraint matrix is checked for total unimodularity; every answer
@@ -10,6 +10,7 @@ carries the method that found it ("lp" when the certified LP relaxation is exact
 otherwise) and a proven lower bound.
 """
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from ecrm.estimator import ECRM
@@ -35,6 +36,14 @@ def main(n=120, seed=0):
     print(f"  test Hamming loss {HammingLoss()(res.solution, Y[80:]).mean():.3f}; "
           f"methods: {n_lp} lp, {len(res.method) - n_lp} milp; "
           f"{res.n_certified} of {len(res.method)} certified optimal")
+
+    # the test outputs: true and predicted labels, every row feasible
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(6, 3.5), sharey=True)
+    for ax, Z, title in ((ax1, Y[80:], "true"), (ax2, res.solution, "predicted")):
+        ax.imshow(np.asarray(Z, dtype=float), aspect="auto", cmap="Greys", interpolation="none")
+        ax.set(title=title, xlabel="label (groups 0-2, 3-5; bonus 6)", xticks=range(7))
+    ax1.set_ylabel("test point")
+    fig.tight_layout()
 
     # A matrix that is not totally unimodular (an odd cycle): the relaxation can be
     # fractional and the MILP fallback takes over.

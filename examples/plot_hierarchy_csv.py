@@ -2,6 +2,9 @@
 Hierarchical classification of your own CSV file
 ================================================
 
+Fit, predict and evaluate a hierarchical classifier on a CSV file whose labels are topic
+paths, with every choice made by exact leave-one-out.
+
 A CSV file with numeric feature columns and a ``labels`` column is all ECRM needs. Here the
 labels are paths (``science/physics``) separated by ``;``, so they imply a tree of 7 topics
 under 3 parents. :class:`~ecrm.ECRMCV` chooses the regularisation, the intercept and the RBF

@@ -2,6 +2,9 @@
 Label ranking with the Kendall loss
 ===================================
 
+Rank classes with the Kendall loss: each prediction is an exact Kemeny aggregation of the
+training rankings, compared with the footrule and squared rank losses.
+
 The output is a ranking of the ``d`` classes, stored as a flattened ``d x d`` permutation
 matrix (:class:`~ecrm.PermutationSpace`). Kendall's distance counts the pairs of classes two
 rankings order differently; it is linear in the pairwise orders, so ECRM's prediction is an

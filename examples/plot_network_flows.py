@@ -2,6 +2,9 @@
 Network flows under the absolute loss
 =====================================
 
+Predict network flows under the absolute loss, which has no linear form, and compare
+ECRM's exact conditional risk with the Bayes risk and with that of the conditional mean flow.
+
 The outputs are unit flows from ``s`` to ``t`` on the six-node network of the paper's
 Section 6.2 (:func:`ecrm.spaces.flows.paper_network`): a point of the flow polytope
 (:class:`~ecrm.FlowPolytope`). The absolute loss :math:`\\sum_a |y_a - y'_a|` has no linear

@@ -2,6 +2,9 @@
 Scaling: Nystrom features and Dask arrays
 =========================================
 
+Fit on many rows with Nystrom features, in memory or on Dask arrays, and see how the
+number of centres trades accuracy for time.
+
 The exact dual solver factorises the ``m x m`` Gram matrix. Past a few tens of thousands of
 training points, ``solver=NystromSolver(n_components=M)`` replaces the kernel by ``M`` centres
 and solves the same ridge problem on the features

@@ -2,6 +2,9 @@
 Label scores, calibration and the precision-recall curve
 ========================================================
 
+Score every label, choose the model by the leave-one-out micro AU(PRC) of those scores,
+calibrate them, and draw the precision-recall curve.
+
 Besides a label set, ECRM gives every label a score (:meth:`~ecrm.ECRM.predict_scores`),
 consistent with the hierarchy (a child never scores above its parent). When what matters is
 a ranking of (instance, label) pairs, as for micro AU(PRC), :class:`~ecrm.ECRMCV` can choose

