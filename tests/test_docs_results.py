@@ -1,7 +1,10 @@
-"""The documentation's generated tables: every results table's JSON files load and fill its
-columns, and the API page lists every name of ``ecrm.__all__`` """
+"""The documentation's generated tables: every table of the results pages is a ``results-table``
+directive (none typed into a page), every results file carries its provenance and is shown by
+some table, every table's files load and fill its columns, and the API page lists every name
+of ``ecrm.__all__``."""
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -62,8 +65,113 @@ def test_every_results_file_is_shown_and_loads():
     files = sorted((DOCS / "results" / "data").glob("*.json"))
     assert files
     for path in files:
-        assert isinstance(json.loads(path.read_text()), list), path.name
+        assert isinstance(results_table.load_records([path]), list), path.name
         assert path.resolve() in used, f"{path.name} is in no results table"
+
+
+RESULTS_FILES = sorted((DOCS / "results" / "data").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", RESULTS_FILES, ids=[p.name for p in RESULTS_FILES])
+def test_every_results_file_has_its_provenance(path):
+    """Each file names its run (command, commit, date, machine, each a text, ``not recorded``
+    where unknown) or, for published numbers, its source."""
+    data = json.loads(path.read_text())
+    assert isinstance(data, dict) and set(data) == {"provenance", "records"}, path.name
+    provenance = data["provenance"]
+    assert results_table.check_provenance(provenance, path) is provenance
+    if "source" not in provenance:
+        assert set(results_table.RUN_FIELDS) <= set(provenance), path.name
+    line = results_table.provenance_line(path)
+    assert line.startswith(f"``{path.name}``: ")
+    for field in ("commit", "date", "machine"):
+        assert field in line or "source" in provenance
+
+
+def test_provenance_line_and_refusals(tmp_path):
+    path = tmp_path / "run.json"
+    records = [{"dataset": "a", "v": 1}]
+    run = {"command": ["ecrm reproduce a", "ecrm reproduce b"], "commit": "abc1234",
+           "date": "not recorded", "machine": "2 cores", "notes": "idle"}
+    path.write_text(json.dumps({"provenance": run, "records": records}))
+    assert results_table.load_records([path]) == [{"_file": "run", **records[0]}]
+    assert results_table.provenance_line(path) == (
+        "``run.json``: command ``ecrm reproduce a`` and ``ecrm reproduce b``; commit abc1234; "
+        "date not recorded; machine 2 cores; idle.")
+    path.write_text(json.dumps({"provenance": {"source": "the paper"}, "records": records}))
+    assert results_table.provenance_line(path) == "``run.json``: published numbers: the paper."
+    bad = [({**run, "commit": ""}, "'commit' must be a non-empty text"),
+           ({k: v for k, v in run.items() if k != "date"}, "'date' must be"),
+           ({**run, "machin": "x"}, "unknown provenance field"),
+           ({**run, "command": []}, "'command' must be"),
+           ("abc", "no provenance")]
+    for provenance, message in bad:
+        path.write_text(json.dumps({"provenance": provenance, "records": records}))
+        with pytest.raises(results_table.ResultsTableError, match=message):
+            results_table.load_records([path])
+    path.write_text(json.dumps(records))  # a bare list, as ``--json`` writes it: no provenance
+    assert results_table.load_records([path])[0]["v"] == 1
+    with pytest.raises(results_table.ResultsTableError, match="run.json: no provenance"):
+        results_table.provenance_line(path)
+    path.write_text(json.dumps({"records": records}))
+    with pytest.raises(results_table.ResultsTableError, match="'provenance' and 'records'"):
+        results_table.load_records([path])
+
+
+#: a line of a table typed into a page: a grid table's border, a simple table's border
+_TABLE_BORDER = re.compile(r"^\s*(\+[-=]+)+\+\s*$|^\s*=+( +=+)+\s*$")
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(\.\d+)?(?![\w.])")
+_SHELL = {"sh", "bash", "console", "shell", "python", "pycon"}
+
+
+def typed_tables(text: str) -> list[str]:
+    """``line: what`` for each table typed into an rST page rather than rendered from data:
+    a ``list-table``, ``csv-table`` or ``table`` directive, a grid or simple table, or a
+    literal block (other than shell or Python code) with two or more lines of three or more
+    numbers."""
+    found, lines = [], text.splitlines()
+    for i, line in enumerate(lines, 1):
+        directive = re.match(r"\s*\.\. (list-table|csv-table|table)::", line)
+        if directive:
+            found.append(f"{i}: {directive.group(1)}")
+        elif _TABLE_BORDER.match(line):
+            found.append(f"{i}: a typed table")
+        literal = re.match(r"\s*\.\. (?:code-block|code|sourcecode)::\s*(\S*)", line)
+        if (literal and literal.group(1) not in _SHELL) or (
+                line.rstrip().endswith("::") and not line.lstrip().startswith("..")):
+            indent = len(line) - len(line.lstrip())
+            block = []
+            for body in lines[i:]:
+                if body.strip() and len(body) - len(body.lstrip()) <= indent:
+                    break
+                block.append(body)
+            if sum(len(_NUMBER.findall(b)) >= 3 for b in block) >= 2:
+                found.append(f"{i}: numbers in a literal block")
+    return found
+
+
+RESULT_PAGES = sorted((DOCS / "results").glob("*.rst"))
+
+
+@pytest.mark.parametrize("page", RESULT_PAGES, ids=[p.name for p in RESULT_PAGES])
+def test_no_table_is_typed_into_the_results_pages(page):
+    assert not typed_tables(page.read_text()), page.name
+
+
+@pytest.mark.parametrize("text", [
+    ".. list-table::\n   :header-rows: 1\n", "  .. csv-table:: x\n",
+    "+-----+-----+\n| a   | 1   |\n+=====+=====+\n", "=====  =====\na      1\n=====  =====\n",
+    ".. code-block:: text\n\n   iris 150 3 0.964\n   wine 178 3 0.963\n",
+    "The table::\n\n   iris 150 3 0.964\n   wine 178 3 0.963\n"])
+def test_typed_tables_are_found(text):
+    assert typed_tables(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Title\n=====\n", ".. code-block:: sh\n\n   bench --sizes 1,2,3 --m 4 5\n   a 1 2 3\n",
+    "One line::\n\n   iris 150 3 0.964\n", ".. results-table:: data/x.json\n   :rows: m\n"])
+def test_plain_text_is_not_a_typed_table(text):
+    assert not typed_tables(text)
 
 
 def test_rows_flattened_bold_and_missing(tmp_path):

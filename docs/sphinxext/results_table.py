@@ -31,6 +31,15 @@ The table's rows are the values of the ``:rows:`` key (or keys, separated by spa
 the order the files first give them (with ``:rows-of: FILE``, those of that file only); a
 cell no record fills shows ``:missing:`` (default ``-``). A column that no record
 fills, a file that does not load, or a malformed line stops the build with the reason.
+
+**Provenance.** A file of the results pages is an object ``{"provenance": {...}, "records":
+[...]}``: the records as the command wrote them, and where they come from. The provenance
+holds ``command`` (the command line, or a list of them), ``commit`` (of the code run),
+``date`` (of the run) and ``machine``, each a text (``"not recorded"`` where it is not
+known), and optionally ``notes`` (the conditions of the run, such as the load); a file of
+published numbers holds ``source`` (the publication) instead of the four. Under each table
+the directive prints one provenance line per file; a file without provenance, or with a
+field missing or misspelt, stops the build.
 """
 
 from __future__ import annotations
@@ -46,25 +55,79 @@ class ResultsTableError(ValueError):
     """A ``results-table`` directive whose files or column lines do not give a table."""
 
 
+#: the fields of a run's provenance, each required; ``notes`` is optional
+RUN_FIELDS = ("command", "commit", "date", "machine")
+NOT_RECORDED = "not recorded"
+
+
+def check_provenance(provenance, path) -> dict:
+    """``provenance`` if it names its run (``command``, ``commit``, ``date``, ``machine``) or
+    its publication (``source``), each a non-empty text; otherwise the reason, naming ``path``."""
+    name = Path(path).name
+    if not isinstance(provenance, dict):
+        raise ResultsTableError(f"{name}: no provenance: write the file as "
+                                '{"provenance": {"command": ..., "commit": ..., "date": ..., '
+                                '"machine": ...}, "records": [...]}')
+    required = ("source",) if "source" in provenance else RUN_FIELDS
+    unknown = set(provenance) - set(RUN_FIELDS) - {"source", "notes"}
+    if unknown:
+        raise ResultsTableError(f"{name}: unknown provenance field(s) {sorted(unknown)}; "
+                                f"expected {', '.join(RUN_FIELDS)} (or source) and notes")
+    for field in required + tuple(f for f in ("notes",) if f in provenance):
+        value = provenance.get(field)
+        texts = value if field == "command" and isinstance(value, list) else [value]
+        if not texts or not all(isinstance(t, str) and t.strip() for t in texts):
+            raise ResultsTableError(f"{name}: provenance field {field!r} must be a non-empty "
+                                    f"text (write {NOT_RECORDED!r} if it is not known), "
+                                    f"not {value!r}")
+    return provenance
+
+
+def load_file(path) -> tuple[dict | None, list[dict]]:
+    """A results file's provenance (``None`` for a bare list of records, as the commands'
+    ``--json`` writes it) and its records."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ResultsTableError(f"cannot read results file {path}: {exc}") from exc
+    provenance = None
+    if isinstance(data, dict):
+        if set(data) != {"provenance", "records"}:
+            raise ResultsTableError(f"{path}: expected the keys 'provenance' and 'records', "
+                                    f"not {sorted(data)}")
+        provenance, data = check_provenance(data["provenance"], path), data["records"]
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise ResultsTableError(f"{path}: expected a JSON list of records (objects)")
+    return provenance, data
+
+
 def load_records(paths) -> list[dict]:
     """The records of the JSON files, in order, a record's ``rows`` flattened into it; each
     record's ``_file`` is its file's name without ``.json`` (a selector can name the run)."""
     records = []
     for path in paths:
-        try:
-            data = json.loads(Path(path).read_text())
-        except (OSError, ValueError) as exc:
-            raise ResultsTableError(f"cannot read results file {path}: {exc}") from exc
-        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-            raise ResultsTableError(f"{path}: expected a JSON list of records (objects)")
         origin = {"_file": Path(path).stem}
-        for record in data:
+        for record in load_file(path)[1]:
             if isinstance(record.get("rows"), list):
                 scalars = {k: v for k, v in record.items() if not isinstance(v, (list, dict))}
                 records.extend({**origin, **scalars, **row} for row in record["rows"])
             else:
                 records.append({**origin, **record})
     return records
+
+
+def provenance_line(path) -> str:
+    """The rST line under a table that says where the records of ``path`` come from."""
+    provenance = check_provenance(load_file(path)[0], path)
+    name = f"``{Path(path).name}``"
+    if "source" in provenance:
+        return f"{name}: published numbers: {provenance['source']}."
+    commands = provenance["command"]
+    commands = commands if isinstance(commands, list) else [commands]
+    shown = " and ".join(f"``{c}``" if c != NOT_RECORDED else c for c in commands)
+    notes = f"; {provenance['notes']}" if "notes" in provenance else ""
+    return (f"{name}: command {shown}; commit {provenance['commit']}; "
+            f"date {provenance['date']}; machine {provenance['machine']}{notes}.")
 
 
 def parse_column(line: str) -> dict:
@@ -217,7 +280,13 @@ def _directive():
             except ResultsTableError as exc:
                 raise self.error(f"results-table {' '.join(self.arguments)}: {exc}") from exc
             header = [self.options.get("row-header", rows_key)] + [c["header"] for c in columns]
-            return parse(self, list_table([header] + body, header=True))
+            try:
+                lines = [provenance_line(path) for path in paths]
+            except ResultsTableError as exc:
+                raise self.error(f"results-table {' '.join(self.arguments)}: {exc}") from exc
+            source = [".. rst-class:: results-provenance", ""]
+            source += ["| " + line for line in lines] + [""]
+            return parse(self, list_table([header] + body, header=True) + source)
 
     return ResultsTable
 
