@@ -12,10 +12,11 @@ records fill it and which field they show::
        ECRM   | method=ECRM protocol=paper trained_for=hamming | hamming | .3f | best
        BR-SVM | method=BR-SVM trained_for=hamming                 | hamming | .3f | best
 
-A file holds a list of records (flat dictionaries), as ``ecrm reproduce hmc --json`` and
+A file's records are a list of flat dictionaries, as ``ecrm reproduce hmc --json`` and
 ``ecrm reproduce flow --json`` write them; a record with a ``rows`` list (``ecrm reproduce
 ranking --json``: one record per data set) stands for its rows, each inheriting the record's
-scalar fields. A column line is ``header | selector | field | format [| best]``:
+scalar fields (the records sit beside their provenance: see below). A column line is
+``header | selector | field | format [| best]``:
 
 * the selector is ``key=value`` pairs (all must match; values compared as text; quote a
   value with spaces: ``method="paper ECRM"``; ``_file=NAME`` selects the records of the
@@ -33,7 +34,8 @@ cell no record fills shows ``:missing:`` (default ``-``). A column that no recor
 fills, a file that does not load, or a malformed line stops the build with the reason.
 
 **Provenance.** A file of the results pages is an object ``{"provenance": {...}, "records":
-[...]}``: the records as the command wrote them, and where they come from. The provenance
+[...]}``: the records as the command wrote them, and where they come from (a bare list of
+records loads too, as the commands write it, but a table will not show it). The provenance
 holds ``command`` (the command line, or a list of them), ``commit`` (of the code run),
 ``date`` (of the run) and ``machine``, each a text (``"not recorded"`` where it is not
 known), and optionally ``notes`` (the conditions of the run, such as the load); a file of
