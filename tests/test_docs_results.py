@@ -118,6 +118,29 @@ def test_provenance_line_and_refusals(tmp_path):
         results_table.load_records([path])
 
 
+def test_the_script_gives_a_run_its_provenance(tmp_path):
+    """``results_table.py RUN OUT --command ...`` writes the run's records with their
+    provenance, the fields not given filled from this checkout and machine."""
+    run, out = tmp_path / "run.json", tmp_path / "out.json"
+    records = [{"dataset": "a", "rows": [{"method": "x", "tau_mean": 0.5}]}]
+    run.write_text(json.dumps(records))
+    results_table.main([str(run), str(out), "--command", "ecrm reproduce ranking --json r.json",
+                        "--commit", "abc1234", "--date", "2026-01-02", "--machine", "m",
+                        "--notes", "idle"])
+    assert json.loads(out.read_text()) == {
+        "provenance": {"command": "ecrm reproduce ranking --json r.json", "commit": "abc1234",
+                       "date": "2026-01-02", "machine": "m", "notes": "idle"},
+        "records": records}
+    results_table.main([str(out), str(out), "--command", "a", "--command", "b"])
+    provenance = json.loads(out.read_text())["provenance"]
+    assert provenance["command"] == ["a", "b"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", provenance["date"])
+    assert provenance["commit"] and "CPUs" in provenance["machine"]
+    run.write_text("{not json")
+    with pytest.raises(SystemExit):
+        results_table.main([str(run), str(out), "--command", "a"])
+
+
 #: a line of a table typed into a page: a grid table's border, a simple table's border
 _TABLE_BORDER = re.compile(r"^\s*(\+[-=]+)+\+\s*$|^\s*=+( +=+)+\s*$")
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(\.\d+)?(?![\w.])")

@@ -41,7 +41,8 @@ holds ``command`` (the command line, or a list of them), ``commit`` (of the code
 known), and optionally ``notes`` (the conditions of the run, such as the load); a file of
 published numbers holds ``source`` (the publication) instead of the four. Under each table
 the directive prints one provenance line per file; a file without provenance, or with a
-field missing or misspelt, stops the build.
+field missing or misspelt, stops the build. Run as a script, this module gives a command's
+records their provenance (``python docs/sphinxext/results_table.py --help``).
 """
 
 from __future__ import annotations
@@ -279,13 +280,10 @@ def _directive():
                                    self.options.get("best"),
                                    self.options.get("missing", MISSING),
                                    self.options.get("rows-of"))
-            except ResultsTableError as exc:
-                raise self.error(f"results-table {' '.join(self.arguments)}: {exc}") from exc
-            header = [self.options.get("row-header", rows_key)] + [c["header"] for c in columns]
-            try:
                 lines = [provenance_line(path) for path in paths]
             except ResultsTableError as exc:
                 raise self.error(f"results-table {' '.join(self.arguments)}: {exc}") from exc
+            header = [self.options.get("row-header", rows_key)] + [c["header"] for c in columns]
             source = [".. rst-class:: results-provenance", ""]
             source += ["| " + line for line in lines] + [""]
             return parse(self, list_table([header] + body, header=True) + source)
@@ -296,3 +294,65 @@ def _directive():
 def setup(app):
     app.add_directive("results-table", _directive())
     return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def _this_commit() -> str:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True, cwd=Path(__file__).parent)
+    except (OSError, subprocess.CalledProcessError):
+        return NOT_RECORDED
+    return out.stdout.strip() or NOT_RECORDED
+
+
+def _this_machine() -> str:
+    import os
+    import platform
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        names = [line.split(":", 1)[1].strip() for line in
+                 Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+
+
+def main(argv=None) -> None:
+    """``python docs/sphinxext/results_table.py RUN.json OUT.json --command "..."``: the
+    records a command wrote to RUN.json, with their provenance, written to OUT.json; the
+    commit, the date and the machine default to this checkout's, today and this machine."""
+    import argparse
+    import datetime
+
+    parser = argparse.ArgumentParser(description=main.__doc__.split(": ", 1)[1])
+    parser.add_argument("records", help="the JSON file the command wrote (a list of records)")
+    parser.add_argument("out", help="the results file to write, under docs/results/data")
+    parser.add_argument("--command", action="append", required=True,
+                        help="the command line that wrote the records (repeat for several)")
+    parser.add_argument("--commit", help="default: this checkout's commit")
+    parser.add_argument("--date", help="default: today (YYYY-MM-DD)")
+    parser.add_argument("--machine", help="default: this machine's CPU, CPUs and Python")
+    parser.add_argument("--notes", help="the conditions of the run, such as the load")
+    args = parser.parse_args(argv)
+    try:
+        records = load_file(args.records)[1]
+        provenance = {"command": args.command[0] if len(args.command) == 1 else args.command,
+                      "commit": args.commit or _this_commit(),
+                      "date": args.date or datetime.date.today().isoformat(),
+                      "machine": args.machine or _this_machine()}
+        if args.notes:
+            provenance["notes"] = args.notes
+        check_provenance(provenance, args.out)
+    except ResultsTableError as exc:
+        parser.error(str(exc))
+    text = json.dumps({"provenance": provenance, "records": records}, indent=1,
+                      ensure_ascii=False)
+    Path(args.out).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
