@@ -143,8 +143,8 @@ def bucket_order_to_pairs(positions) -> np.ndarray:
 
 def pairs_to_bucket_order(U) -> np.ndarray:
     """Positions (n, k) of pair vectors (n, k(k-1)): dense bucket numbers 1, 2, ...; 0 for a
-    missing label (all its pairs NaN). Raises ``ValueError`` on a vector that is no bucket
-    order.
+    missing label (all its pairs NaN; a row ranking a single label has no pair and reads back
+    as all missing). Raises ``ValueError`` on a vector that is no bucket order.
 
     >>> pairs_to_bucket_order(bucket_order_to_pairs([[3, 1, 3, 0]]))
     array([[2, 1, 2, 0]])
