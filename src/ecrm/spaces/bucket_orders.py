@@ -316,7 +316,7 @@ def optimal_bucket_order(C, *, method: str = "auto", max_dp_size: int = MAX_DP_S
         raise ValueError(f"method must be 'auto', 'dp' or 'milp'; got {method!r}")
     max_dp_size = check_int(max_dp_size, "max_dp_size")
     n, k, _ = B.shape
-    top = np.abs(B).reshape(n, -1).max(axis=1, initial=0.0)
+    top = np.abs(B).reshape(n, k * k).max(axis=1, initial=0.0)
     scale = np.exp2(np.floor(np.log2(np.where(top > 0, top, 1.0))))
     Bs = B / scale[:, None, None]  # exact: answers invariant to powers of two, no overflow
     if n == 0:
@@ -328,7 +328,8 @@ def optimal_bucket_order(C, *, method: str = "auto", max_dp_size: int = MAX_DP_S
         positions, gap, ok = _bucket_solvers.dp(Bs), np.zeros(n), np.ones(n, bool)
         largest = np.full(n, k)
     else:
-        positions, gap, ok, largest = (*_milp(Bs, time_limit), np.full(n, k))
+        positions, gap, ok = _milp(Bs, time_limit)
+        largest = np.full(n, k)
     U = bucket_order_to_pairs(positions)
     a, b = pair_index(k)
     value = np.einsum("ij,ij->i", U, B[:, a, b])
