@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from ecrm import ECRMCV
 from ecrm.io import load, save
 from ecrm.losses import KendallTiesLoss, TauXLoss, tau_x
-from ecrm.spaces import BucketOrderSpace, _bucket_solvers
+from ecrm.spaces import BucketOrderSpace, _bucket_solvers, bucket_orders
 from ecrm.spaces.bucket_orders import (
     bucket_order_to_pairs,
     n_bucket_orders,
@@ -156,6 +156,29 @@ def test_oracle_matches_brute_force(C, method, engine):
     np.testing.assert_array_equal(res.value, res.bound)
     np.testing.assert_allclose(res.value, np.einsum("ij,ij->i", res.solution, C), rtol=0,
                                atol=1e-12 * np.abs(C).sum())
+
+
+def test_numpy_programme_in_small_blocks_matches_brute_force(monkeypatch):
+    # blocks of a few subsets and one row at a time: every chunking path of the NumPy DP
+    monkeypatch.setattr(_bucket_solvers, "_CHUNK", 64)
+    space = BucketOrderSpace(6)
+    C = np.concatenate([_costs(np.random.default_rng(1), kind, 3, 6) for kind in KINDS])
+    with _engine("numpy"):
+        check_oracle(space, C, oracle=lambda C: space.argmin(C, method="dp"))
+    assert space.argmin(np.zeros((0, 30))).shape == (0, 30)
+    assert optimal_bucket_order(np.zeros((0, 30)), method="milp").solution.shape == (0, 6)
+
+
+def test_validation_in_blocks_names_the_row(monkeypatch):
+    monkeypatch.setattr(bucket_orders, "_CHUNK", 20)  # two rows of 3 labels per block
+    space = BucketOrderSpace(3)
+    P = np.random.default_rng(0).integers(0, 3, size=(7, 3))
+    U = space.from_positions(P)
+    np.testing.assert_array_equal(space.from_positions(space.to_positions(U)), U)
+    U[5, 0] = 0.5
+    with pytest.raises(ValueError, match="row 5 of the pair vectors"):
+        space.validate(U)
+    np.testing.assert_array_equal(space.contains(U), (P > 0).all(axis=1) & (np.arange(7) != 5))
 
 
 @settings(max_examples=30, deadline=None)
