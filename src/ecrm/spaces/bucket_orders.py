@@ -223,7 +223,10 @@ def _problems(A: np.ndarray, k: int, allow_missing: bool):
 
 def _milp(B: np.ndarray, time_limit):
     U, gap, ok = _bucket_solvers.milp(B, time_limit)
-    return _positions(_matrix(U, B.shape[1]), B.shape[1]), gap, ok
+    positions, _, message = _check_pairs(U, B.shape[1], False)
+    if message is not None:  # HiGHS's rounded answer: never expected, never passed on
+        raise RuntimeError(f"the MILP's answer is not a bucket order: {message}")
+    return positions, gap, ok
 
 
 def _blocks(B: np.ndarray):
