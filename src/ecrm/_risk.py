@@ -98,7 +98,10 @@ class _RiskEstimator(StructuredEstimator):
     # -- prediction -----------------------------------------------------------------------
     @property
     def _input_kernel(self):
-        """The kernel the inputs are checked for (``"precomputed"`` takes kernel blocks)."""
+        """The kernel the inputs are checked for (``"precomputed"`` takes kernel blocks;
+        ``None``, a family without ``kernel_params_``: the features as they are)."""
+        if "kernel_params_" not in self._fitted_attributes:
+            return None
         return self.kernel_params_["kernel"]
 
     def _check_input(self, X):
