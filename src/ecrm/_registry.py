@@ -177,7 +177,7 @@ def _modules() -> dict[str, str]:
             **{name: cls.__module__ for name, cls in _solver_classes().items()}}
 
 
-def _class(name: str) -> type:
+def _class(name: str) -> Any:
     """The class a model file names (its module imported now)."""
     refs = {**_family_classes("estimators"), **_family_classes("fits")}
     ref = refs.get(name)

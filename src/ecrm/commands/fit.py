@@ -263,7 +263,8 @@ def _fit(args, data, families: dict, impute: bool):
                 model = make_model().fit(X, data.Y)
             score = getattr(model, "honest_score_", None)  # none for a fixed --alpha
             tried[family] = max(tried.get(family, score), score) if score is not None else None
-            if best is None or score > best[3]:
+            if best is None or (score is not None and best[3] is not None
+                                and score > best[3]):  # ties and no criterion: the first
                 best = (model, step, caught, score)
     model, step, caught, _ = best  # type: ignore[misc]
     for w in caught:
