@@ -292,13 +292,11 @@ class MixedRiskECRM(StructuredEstimator):
         kernel, forest = self._members(plan["kernel_options"], plan["forest_options"],
                                        check_random_state(self.random_state))
         on_scores = metric is not None
-        honest = [(out.rows, out.values) for out in (
-            member.fit_honest(X, Y, scores=on_scores) for member in (kernel, forest))]
-        rows, oob = honest[1]
-        full = np.full((checked_X.shape[0], oob.shape[1]), np.nan)  # by training point
-        full[rows] = oob
-        choice = choose_mixture(honest[0], full, kernel.Y_fit_, grid, loss=self.loss,
-                                output_space=self.output_space, metric=metric)
+        loo, bag = (member.fit_honest(X, Y, scores=on_scores) for member in (kernel, forest))
+        oob = np.full((checked_X.shape[0], bag.values.shape[1]), np.nan)  # by training point
+        oob[bag.rows] = bag.values
+        choice = choose_mixture((loo.rows, loo.values), oob, kernel.Y_fit_, grid,
+                                loss=self.loss, output_space=self.output_space, metric=metric)
         self._set_fitted(
             checked_X, checked_Y, seen, kernel_estimator_=kernel, forest_estimator_=forest,
             mixture_=choice.mixture, best_score_=float(np.max(choice.scores)),
