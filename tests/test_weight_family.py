@@ -287,6 +287,8 @@ def test_ecrm_fit_and_info_handle_a_registered_family(tmp_path, capsys, train_cs
     info = json.loads(capsys.readouterr().out)
     assert info["estimator"] == "NeighboursECRM" and info["weights"] == "knn"
     assert info["n_neighbors"] == loaded.n_neighbors_
+    assert main(["info", str(model)]) == 0  # the text form too
+    assert "knn" in capsys.readouterr().out
     assert main(["predict", str(model), str(test_csv), "-o", str(tmp_path / "p.csv"),
                  "--quiet"]) == 0
     # an option of another family is refused, naming it
