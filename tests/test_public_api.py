@@ -199,3 +199,29 @@ def test_every_warning_class_is_public_in_ecrm_exceptions():
     for name in _issued_categories():
         assert hasattr(builtins, name) or name in foreign or name in exceptions.__all__, name
     assert ecrm.GridEdgeWarning is exceptions.GridEdgeWarning
+
+
+#: The public names of the weight families' package (:mod:`ecrm.weights`).
+WEIGHTS = ["FAMILIES", "Family", "HonestOutputs", "RiskEstimator", "RiskFit", "RiskTargets",
+           "family_of", "register_family", "unregister_family"]
+
+
+def test_the_weight_families_public_names():
+    """A new family needs only these (tests/test_weight_family.py builds one with them)."""
+    from sklearn.base import BaseEstimator
+
+    import ecrm.weights as weights
+
+    assert sorted(weights.__all__) == sorted(WEIGHTS) and set(WEIGHTS) <= set(dir(weights))
+    for name in WEIGHTS:
+        assert getattr(weights, name) is not None, name
+    assert issubclass(weights.RiskEstimator, BaseEstimator)
+    assert {"kernel", "forest", "mixed"} <= set(weights.FAMILIES)
+
+
+def test_the_table_of_families_imports_nothing_heavy(run_python):
+    # the command line builds `ecrm fit --family`'s choices from it before any command runs
+    proc = run_python("-c", "import sys, ecrm.weights as w; print(sorted(w.FAMILIES)); "
+                      "print('numpy' in sys.modules)")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["['forest',", "'kernel',", "'mixed']", "False"]

@@ -18,13 +18,13 @@ __all__ = ["ECRM", "ECRMCV", "CandidateSpace", "CenterSelector", "DualSolver", "
            "KMeansPlusPlusCenters", "LeverageCenters", "LinearConstraintSpace",
            "MixedRiskECRM", "MultilabelSpace", "NystromSolver", "OutputSpace", "PermutationSpace",
            "PrimalSolver", "Solver", "StructuredSVM", "UniformCenters", "bounds", "exceptions",
-           "load", "losses", "register_solver", "save", "__version__"]
+           "load", "losses", "register_solver", "save", "weights", "__version__"]
 
 #: Where each public name is defined (``None``: a sub-module of that name).
 _SOURCES: dict[str, str | None] = {
     "ECRM": "ecrm.estimator", "ECRMCV": "ecrm.estimator", "JointKernelECRM": "ecrm.joint",
     "load": "ecrm.io", "save": "ecrm.io", "StructuredSVM": "ecrm.ssvm", "bounds": None,
-    "exceptions": None, "losses": None, "ForestECRM": "ecrm.forest",
+    "exceptions": None, "losses": None, "weights": None, "ForestECRM": "ecrm.forest",
     "ForestECRMCV": "ecrm.forest", "GridEdgeWarning": "ecrm.exceptions",
     "MixedRiskECRM": "ecrm.mixture",
     **{name: "ecrm._solvers.centers" for name in ("CenterSelector", "KMeansPlusPlusCenters",
@@ -37,7 +37,7 @@ _SOURCES: dict[str, str | None] = {
 }
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
-    from ecrm import bounds, exceptions, losses
+    from ecrm import bounds, exceptions, losses, weights
     from ecrm._solvers.centers import (
         CenterSelector,
         KMeansPlusPlusCenters,

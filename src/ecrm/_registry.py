@@ -4,7 +4,8 @@
 file names a class of :data:`REGISTRY`, and nothing else is ever constructed. Each entry says
 which parameters describe the object, whether it has fitted state, and how that state is
 checked and set back (the estimators' declared fitted attributes, the fit objects of the
-solvers, the preprocessing steps of :mod:`ecrm._steps`).
+solvers, the preprocessing steps of :mod:`ecrm._steps`). The estimators and fit classes of the
+weight families are read from their table (:data:`ecrm.weights.FAMILIES`) at every look-up.
 """
 
 from __future__ import annotations
@@ -93,7 +94,6 @@ _PLAIN: dict[str, tuple[str, Callable[[Any], dict]]] = {
     "ZeroOneLoss": ("ecrm.losses", lambda loss: {"space": loss.space}),
     "AbsoluteLoss": ("ecrm.losses", _absolute_loss),
     "SquaredLoss": ("ecrm.losses", _no_args),
-    "ForestFit": ("ecrm._solvers.forest", lambda f: f.to_state()),
     "Trees": ("ecrm._solvers.forest", lambda t: {"left": t.left, "right": t.right,
                                                  "feature": t.feature,
                                                  "threshold": t.threshold, "roots": t.roots}),
@@ -116,15 +116,49 @@ _CHECKS: dict[str, Callable[[dict], None]] = {
     "LinearFeatures": check_linear_features_kwargs, "NystromFeatures": check_nystrom_kwargs,
     "IsotonicCalibration": check_isotonic_kwargs, "PlattCalibration": check_platt_kwargs}
 
-#: The estimators a model file holds (alone or as a pipeline's last step): name -> module.
-_ESTIMATOR_MODULES = {"ECRM": "ecrm.estimator", "ECRMCV": "ecrm.estimator",
-                      "JointKernelECRM": "ecrm.joint", "StructuredSVM": "ecrm.ssvm",
-                      "ForestECRM": "ecrm.forest", "ForestECRMCV": "ecrm.forest",
-                      "MixedRiskECRM": "ecrm.mixture"}
+def _family_classes(what: str) -> dict[str, type | str]:
+    """The ``estimators`` or ``fits`` of every weight family, by class name (as the table
+    gives them: classes, or ``"module:Class"`` paths)."""
+    from ecrm.weights.families import FAMILIES
 
-#: Every class a model file may name, and the module that defines it (besides the solvers').
+    return {_class_path(ref)[1]: ref for family in FAMILIES.values()
+            for ref in getattr(family, what)}
+
+
+def _class_path(ref) -> tuple[str, str]:
+    if isinstance(ref, str):
+        module, _, name = ref.partition(":")
+        return module, name
+    return ref.__module__, ref.__name__
+
+
+#: Estimators registered by :func:`register` outside the table of families: name -> module.
+_OWN_ESTIMATORS: dict[str, str] = {}
+
+
+class _Estimators(Mapping):
+    """The estimators a model file holds (alone or as a pipeline's last step): name ->
+    module, the families' (read from their table at every look-up) and :func:`register`'s."""
+
+    def _all(self) -> dict[str, str]:
+        return {**{name: _class_path(ref)[0]
+                   for name, ref in _family_classes("estimators").items()},
+                **_OWN_ESTIMATORS}
+
+    def __getitem__(self, name: str) -> str:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+_ESTIMATOR_MODULES: Mapping[str, str] = _Estimators()
+
+#: The other classes a model file may name, and the module that defines each.
 _MODULES: dict[str, str] = {**{name: module for name, (module, _) in _PLAIN.items()},
-                            **_ESTIMATOR_MODULES,
                             **{name: spec[0] for name, spec in _steps.STEPS.items()},
                             "Pipeline": "sklearn.pipeline"}
 
@@ -140,7 +174,19 @@ def _solver_classes() -> dict[str, type]:
 
 
 def _modules() -> dict[str, str]:
-    return {**_MODULES, **{name: cls.__module__ for name, cls in _solver_classes().items()}}
+    """Every class a model file may name, and the module that defines it."""
+    return {**_MODULES, **_ESTIMATOR_MODULES,
+            **{name: _class_path(ref)[0] for name, ref in _family_classes("fits").items()},
+            **{name: cls.__module__ for name, cls in _solver_classes().items()}}
+
+
+def _class(name: str) -> Any:
+    """The class a model file names (its module imported now)."""
+    refs = {**_family_classes("estimators"), **_family_classes("fits")}
+    ref = refs.get(name)
+    if isinstance(ref, type):
+        return ref
+    return getattr(importlib.import_module(_modules()[name]), name)
 
 
 def constructor_params(obj) -> dict:
@@ -164,10 +210,12 @@ def _entry(name: str) -> _Entry:
         if issubclass(cls, Solver):  # a solver object given as the estimator's solver
             return _Entry(cls, lambda s: s.get_params(deep=False), check=_solver_check(cls))
         return _Entry(cls, lambda f: f.to_state(), check=_CHECKS.get(name))
-    cls = getattr(importlib.import_module(_MODULES[name]), name)
+    cls = _class(name)
     if name in _ESTIMATOR_MODULES:
         return _Entry(cls, _estimator_params, cls._fitted_attributes, _estimator_state,
                       _rebuild_estimator)
+    if name in _family_classes("fits"):  # a family's fit object: its own state
+        return _Entry(cls, lambda f: f.to_state(), check=_CHECKS.get(name))
     if name in _steps.STEPS:
         _, names, state, rebuild = _steps.STEPS[name]
         return _Entry(cls, lambda s: s.get_params(deep=False), names, state, rebuild)
@@ -270,7 +318,7 @@ class _Registry(Mapping):
     def __getitem__(self, name: str) -> _Entry:
         if name in _solver_classes():  # not kept: the table of solvers may change
             return _entry(name)
-        if name not in _MODULES:
+        if name not in _modules():
             raise KeyError(name)
         if name not in self._built:
             self._built[name] = _entry(name)
@@ -304,21 +352,35 @@ def register(cls: type, describe: Callable[[Any], dict] | None = None, *,
     from ecrm._template import StructuredEstimator
 
     name, module = cls.__name__, cls.__module__
-    known = _modules()
-    if known.get(name, module) != module:
-        raise ValueError(f"a class named {name!r} from {known[name]} is registered; "
-                         f"model files name classes, so {module}.{name} needs another name")
+    check_new_classes([cls])
     if describe is None:
         if not (isinstance(cls, type) and issubclass(cls, StructuredEstimator)):
             raise TypeError(f"{name} is not an estimator on ecrm's template; give describe "
                             f"for a class without fitted state")
-        _ESTIMATOR_MODULES[name] = module
+        _OWN_ESTIMATORS[name] = module
     else:
         _PLAIN[name] = (module, describe)
         if check is not None:
             _CHECKS[name] = check
     _MODULES[name] = module
     _REGISTRY._built.pop(name, None)
+
+
+def check_new_classes(classes) -> None:
+    """Refuse classes (or ``"module:Class"`` paths) whose name a class of another module
+    has in the model files already: a model file names classes."""
+    known = _modules()
+    for ref in classes:
+        module, name = _class_path(ref)
+        if known.get(name, module) != module:
+            raise ValueError(f"a class named {name!r} from {known[name]} is registered; "
+                             f"model files name classes, so {module}.{name} needs another name")
+
+
+def forget(family) -> None:
+    """Drop the cached entries of a family's classes (it was added or removed)."""
+    for ref in (*family.estimators, *family.fits):
+        _REGISTRY._built.pop(_class_path(ref)[1], None)
 
 
 #: Parameters that are not part of a fitted model: written as ``None``.

@@ -7,12 +7,15 @@ check): the check of a kernel fit's state, and prediction from the one fit objec
 estimator holds (:class:`ecrm._solvers.base.RiskFit`: the block map, the regressions of a
 linear loss's targets :math:`[\psi(Y), \mathrm{const}(Y)]`, the risk weights), in row blocks
 on the array backend chosen at the call (:mod:`ecrm._solvers._backend`).
-:class:`_ECRMBase` adds the marginal regressions (:meth:`predict_scores`) and the weights.
+:class:`RiskEstimator` (public as :class:`ecrm.weights.RiskEstimator`) adds the marginal
+regressions (:meth:`predict_scores`), the weights and the honest outputs of a family
+(:meth:`~RiskEstimator.fit_honest`, :attr:`~RiskEstimator.honest_score_`).
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -27,7 +30,7 @@ from ecrm._template import Seen, StructuredEstimator
 from ecrm._validation import check_same_rows
 from ecrm.losses.base import LinearLoss
 
-__all__: list[str] = []
+__all__ = ["HonestOutputs", "RiskEstimator"]
 
 
 class _Costs:
@@ -95,7 +98,10 @@ class _RiskEstimator(StructuredEstimator):
     # -- prediction -----------------------------------------------------------------------
     @property
     def _input_kernel(self):
-        """The kernel the inputs are checked for (``"precomputed"`` takes kernel blocks)."""
+        """The kernel the inputs are checked for (``"precomputed"`` takes kernel blocks;
+        ``None``, a family without ``kernel_params_``: the features as they are)."""
+        if "kernel_params_" not in self._fitted_attributes:
+            return None
         return self.kernel_params_["kernel"]
 
     def _check_input(self, X):
@@ -195,9 +201,9 @@ class _RiskEstimator(StructuredEstimator):
         fit, loss, space = self._slim_fit(), self.loss, self.output_space
         d = space.n_outputs
         one_dimensional = self._y_ndim == 1
-        if isinstance(loss, LinearLoss):
-            costs = _Costs(fit)
-            Y = self._apply(X, lambda V: loss.argmin(costs(V), space), fit, fit.n_risk, d,
+        if isinstance(loss, LinearLoss):  # the space's oracle (the loss was checked at fit)
+            costs, form = _Costs(fit), loss.cost_form
+            Y = self._apply(X, lambda V: space.minimize(costs(V), form), fit, fit.n_risk, d,
                             one_dimensional)
         else:
             Y_fit = self.Y_fit_
@@ -206,8 +212,44 @@ class _RiskEstimator(StructuredEstimator):
         return Y
 
 
-class _ECRMBase(_RiskEstimator):
-    """ECRM's fitted state: the risk regressions of every solver (:mod:`ecrm._solvers`).
+@dataclass(frozen=True)
+class HonestOutputs:
+    r"""Honest out-of-sample outputs of a family's training points (:meth:`fit_honest`).
+
+    Each row was computed without its own point: the kernel's exact leave-one-out, the
+    forest's out-of-bag trees. Mixing the rows of two families gives the honest outputs of
+    their mixed risk (:mod:`ecrm.mixture`).
+
+    Attributes
+    ----------
+    rows : ndarray of int
+        The training points judged (all of them, or the search's ``loo_samples``).
+    values : ndarray of shape (len(rows), e) or (len(rows), d)
+        Their costs :math:`c(x_i)` (the embedding's columns, the constant left out) or label
+        scores; a NaN row is a point no honest output exists for (no out-of-bag tree).
+    """
+
+    rows: np.ndarray
+    values: np.ndarray
+
+
+class RiskEstimator(_RiskEstimator):
+    r"""The base of an ECRM weight family: risk weights :math:`w(x)` held as one fit object.
+
+    A family estimates :math:`\hat R(y|x) = \sum_i w_i(x)\, \ell(y, y_i)`. Its ``fit``
+    checks its parameters (``_check_params``) and the training data
+    (``_check_training_data``), builds a :class:`ecrm.weights.RiskFit` whose ``block(X)``
+    and coefficients give the regressions of the targets
+    :class:`ecrm.weights.RiskTargets` (a linear loss's :math:`[\psi(Y), \mathrm{const}(Y)]`,
+    then the outputs :math:`Y`), and sets it with ``_set_fitted(X, Y, seen, _fit=fit)``;
+    ``_check_own_state`` checks a loaded fit against the parameters. Everything else is
+    shared: :meth:`predict` (the output space's exact oracle on the costs), the costs, the
+    risk, the weights, the label scores, model files, ``ecrm fit --family`` and ``ecrm
+    info`` once the family is registered (:func:`ecrm.weights.register_family`).
+
+    A family with an honest criterion (one no training point influenced for itself) also
+    answers :meth:`fit_honest` and :attr:`honest_score_`, which the mixture of families and
+    :func:`ecrm.selection.select_honestly` read.
 
     A fitted model keeps what prediction needs: the training inputs (or the Nystrom
     centres), the coefficients and intercepts of the risk regressions and of the output
@@ -216,6 +258,29 @@ class _ECRMBase(_RiskEstimator):
     :math:`O(m^3)`; the primal: one pass over the training blocks). A loss with no linear
     form predicts through the weights, so the dual keeps its factor then.
     """
+
+    def fit_honest(self, X, Y, *, scores: bool = False) -> HonestOutputs:
+        """Fit on ``(X, Y)`` (in place, as ``fit`` does) and give the honest outputs of the
+        training points: their costs, or with ``scores`` their label scores.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (m, p)
+        Y : array-like of shape (m, d)
+        scores : bool, default=False
+
+        Returns
+        -------
+        outputs : HonestOutputs
+        """
+        raise TypeError(f"{type(self).__name__} has no honest criterion (no leave-one-out "
+                        f"or out-of-bag outputs)")
+
+    @property
+    def honest_score_(self) -> float:
+        """The fitted model's honest criterion, greater is better (minus the mean honest
+        task loss, or a metric of the honest label scores)."""
+        raise AttributeError(f"{type(self).__name__} has no honest criterion")
 
     _fits_marginals = True
     _fits_dask = True
@@ -317,3 +382,7 @@ class _ECRMBase(_RiskEstimator):
         """
         S = self.predict_scores(X)
         return S.ravel() if self._y_ndim == 1 else S
+
+
+#: The former name of :class:`RiskEstimator`, used by the modules of the built-in families.
+_ECRMBase = RiskEstimator

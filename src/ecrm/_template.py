@@ -19,8 +19,8 @@ that answers four questions the same way:
   :meth:`_check_own_state`.
 
 A new weight family implements ``__init__``, ``_check_params``, ``fit`` (calling the two
-data methods) and ``_check_own_state``, and adds one line to the model-file registry
-(:data:`ecrm._registry._ESTIMATOR_MODULES`).
+data methods) and ``_check_own_state``, and adds one line to the table of families
+(:func:`ecrm.weights.register_family`).
 """
 
 from __future__ import annotations

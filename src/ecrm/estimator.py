@@ -461,6 +461,31 @@ class ECRMCV(_ECRMBase):
         self._fit_search(X, Y)
         return self
 
+    def fit_honest(self, X, Y, *, scores: bool = False):
+        """:meth:`fit`, then the selected candidate's exact leave-one-out costs (or label
+        scores, as :meth:`predict_scores` makes them without a calibration) of the points
+        its criterion averaged over (``loo_rows_``): an
+        :class:`ecrm.weights.HonestOutputs`."""
+        from ecrm._model_selection import LooCosts
+        from ecrm._risk import HonestOutputs
+
+        if not scores:
+            self._require_linear()
+        search = self._fit_search(X, Y)
+        if scores:
+            outputs = search.scores
+            if outputs is None:
+                metric = ScoreMetric(SCORERS["micro_auprc"], self.output_space)
+                outputs = search.basis.loo_values(metric, [search.trial], search.rows)[0].scores
+        else:
+            outputs = search.basis.loo_predictions(LooCosts(), search.trial, search.rows)
+        return HonestOutputs(search.rows, np.asarray(outputs, dtype=float))
+
+    @property
+    def honest_score_(self) -> float:
+        """The exact leave-one-out criterion of the selected candidate (``best_score_``)."""
+        return float(self.best_score_)
+
     def _fit_search(self, X, Y):
         """:meth:`fit`, returning the selected candidate's search (its leave-one-out basis
         answers further questions, e.g. :func:`ecrm.mixture.kernel_loo_outputs`)."""

@@ -284,6 +284,23 @@ class ForestECRM(_ECRMBase):
         computes them (rows of points with no out-of-bag tree are NaN)."""
         return _oob_scores(self._forest_fit(), self.output_space)
 
+    def fit_honest(self, X, Y, *, scores: bool = False):
+        """:meth:`fit`, then the out-of-bag costs (:meth:`oob_costs`) or label scores
+        (:meth:`oob_scores`) of every training point: an
+        :class:`ecrm.weights.HonestOutputs`."""
+        from ecrm._risk import HonestOutputs
+
+        if not scores:
+            self._require_linear()
+        self.fit(X, Y)
+        values = self.oob_scores() if scores else self.oob_costs()
+        return HonestOutputs(np.arange(values.shape[0]), values)
+
+    @property
+    def honest_score_(self) -> float:
+        """Minus the out-of-bag task loss (``oob_loss_``)."""
+        return -float(self.oob_loss_)
+
     def _forest_fit(self) -> ForestFit:
         check_is_fitted(self, "X_fit_")
         fit = self._fit
@@ -566,6 +583,11 @@ class ForestECRMCV(ForestECRM):
                                                                "n_estimators"))}
                          | {"params": grid})
         return self
+
+    @property
+    def honest_score_(self) -> float:
+        """The out-of-bag criterion of the chosen setting (``best_score_``)."""
+        return float(self.best_score_)
 
     def _check_own_state(self, plan: dict, training) -> None:
         super()._check_own_state(plan, training)

@@ -28,7 +28,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ecrm._model_selection import SCORERS, LooCosts, ScoreMetric, check_scoring
+from ecrm._model_selection import check_scoring
 from ecrm._parameters import RANDOM_STATE, Checked, table
 from ecrm._template import StructuredEstimator
 from ecrm.estimator import ECRMCV
@@ -58,7 +58,8 @@ def check_mixing_grid(grid) -> np.ndarray:
 
 
 def kernel_loo_outputs(model: ECRMCV, X, Y, *, scores: bool = False):
-    """Fit ``model`` (in place) and give its exact leave-one-out costs, or label scores.
+    """Fit ``model`` (in place) and give its exact leave-one-out costs, or label scores
+    (:meth:`ecrm.ECRMCV.fit_honest`, as a pair).
 
     Parameters
     ----------
@@ -78,16 +79,8 @@ def kernel_loo_outputs(model: ECRMCV, X, Y, *, scores: bool = False):
         The selected candidate's leave-one-out costs (the embedding's columns, the constant
         left out) or label scores of those points.
     """
-    search = model._fit_search(X, Y)
-    if scores:
-        outputs = search.scores
-        if outputs is None:
-            metric = ScoreMetric(SCORERS["micro_auprc"], model.output_space)
-            outputs = search.basis.loo_values(metric, [search.trial], search.rows)[0].scores
-    else:
-        model._require_linear()
-        outputs = search.basis.loo_predictions(LooCosts(), search.trial, search.rows)
-    return search.rows, np.asarray(outputs, dtype=float)
+    honest = model.fit_honest(X, Y, scores=scores)
+    return honest.rows, honest.values
 
 
 @dataclass(frozen=True)
@@ -295,24 +288,26 @@ class MixedRiskECRM(StructuredEstimator):
         """
         plan = self._check_params()
         grid, metric = plan["grid"], plan["metric"]
+        checked_X, checked_Y, seen = self._check_training_data(X, Y, None)  # before any work
         kernel, forest = self._members(plan["kernel_options"], plan["forest_options"],
                                        check_random_state(self.random_state))
         on_scores = metric is not None
-        loo = kernel_loo_outputs(kernel, X, Y, scores=on_scores)
-        forest.fit(X, Y)
-        oob = forest.oob_scores() if on_scores else forest.oob_costs()
-        choice = choose_mixture(loo, oob, kernel.Y_fit_, grid, loss=self.loss,
-                                output_space=self.output_space, metric=metric)
-        self._clear_fitted()
-        names = getattr(kernel, "feature_names_in_", None)
-        self._set_state({
-            "kernel_estimator_": kernel, "forest_estimator_": forest,
-            "mixture_": choice.mixture, "best_score_": float(np.max(choice.scores)),
-            "cv_results_": {"mixture": choice.grid.tolist(), "score": choice.scores.tolist(),
-                            "mean_loss": choice.mean_losses.tolist()},
-            "n_features_in_": kernel.n_features_in_,
-            **({} if names is None else {"feature_names_in_": names})})
+        loo, bag = (member.fit_honest(X, Y, scores=on_scores) for member in (kernel, forest))
+        oob = np.full((checked_X.shape[0], bag.values.shape[1]), np.nan)  # by training point
+        oob[bag.rows] = bag.values
+        choice = choose_mixture((loo.rows, loo.values), oob, kernel.Y_fit_, grid,
+                                loss=self.loss, output_space=self.output_space, metric=metric)
+        self._set_fitted(
+            checked_X, checked_Y, seen, kernel_estimator_=kernel, forest_estimator_=forest,
+            mixture_=choice.mixture, best_score_=float(np.max(choice.scores)),
+            cv_results_={"mixture": choice.grid.tolist(), "score": choice.scores.tolist(),
+                         "mean_loss": choice.mean_losses.tolist()})
         return self
+
+    @property
+    def honest_score_(self) -> float:
+        """The honest criterion of the chosen mixture (``best_score_``)."""
+        return float(self.best_score_)
 
     # -- what the forest member knows of the training data (it always keeps its rows; a
     # kernel fitted in the primal or on Nystrom features drops them from model files) -------

@@ -18,9 +18,9 @@ by Kendall's distance) is chosen by exactly the same search.
 Every family's own search ends with a criterion that no training point influenced for
 itself: :class:`ecrm.ECRMCV` the exact leave-one-out task loss (or a metric of the
 leave-one-out label scores), :class:`ecrm.ForestECRMCV` the out-of-bag task loss (or the
-same metric of the out-of-bag label scores). Both report it as ``best_score_`` (greater is
-better), so :func:`select_honestly` fits each candidate once and keeps the best, nothing
-refitted and nothing judged on a test set.
+same metric of the out-of-bag label scores). Every family reports it as ``honest_score_``
+(greater is better; :class:`ecrm.weights.RiskEstimator`), so :func:`select_honestly` fits
+each candidate once and keeps the best, nothing refitted and nothing judged on a test set.
 """
 
 from __future__ import annotations
@@ -257,10 +257,10 @@ class HonestChoice:
     Attributes
     ----------
     best_estimator : estimator
-        The fitted candidate with the highest ``best_score_`` (the earlier one on ties).
+        The fitted candidate with the highest ``honest_score_`` (the earlier one on ties).
     best_index : int
     scores : list of float
-        Every candidate's ``best_score_``, in the order given.
+        Every candidate's ``honest_score_``, in the order given.
     estimators : list of estimators
         Every fitted candidate.
     """
@@ -277,9 +277,10 @@ def select_honestly(candidates, X, Y) -> HonestChoice:
     Parameters
     ----------
     candidates : list of estimators
-        Unfitted :class:`ecrm.ECRMCV` / :class:`ecrm.ForestECRMCV` (anything with
-        ``scoring`` and, once fitted, ``best_score_``), all with the same ``scoring``; they
-        are cloned, never fitted in place.
+        Unfitted :class:`ecrm.ECRMCV` / :class:`ecrm.ForestECRMCV` /
+        :class:`ecrm.MixedRiskECRM` (any family with ``scoring`` and, once fitted,
+        ``honest_score_``), all with the same ``scoring``; they are cloned, never fitted in
+        place.
     X : array-like or sparse matrix of shape (m, p)
     Y : array-like of shape (m, d)
 
@@ -306,9 +307,9 @@ def select_honestly(candidates, X, Y) -> HonestChoice:
         raise ValueError("select_honestly needs at least one candidate")
     scorings = {repr(getattr(c, "scoring", None)) for c in candidates}
     if len(scorings) != 1 or "None" in scorings:
-        raise ValueError(f"the candidates must share one scoring (their best_score_ then "
+        raise ValueError(f"the candidates must share one scoring (their honest_score_ then "
                          f"compare); got {sorted(scorings)}")
     fitted = [clone(c).fit(X, Y) for c in candidates]
-    scores = [float(est.best_score_) for est in fitted]
+    scores = [float(est.honest_score_) for est in fitted]
     best = max(range(len(scores)), key=lambda k: (scores[k], -k))
     return HonestChoice(fitted[best], best, scores, fitted)

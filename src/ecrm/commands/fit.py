@@ -46,9 +46,11 @@ from ecrm.commands._training import read_training
 
 __all__ = ["add_parser", "run"]
 
-#: The weight families: kernel ridge, a forest, or the one with the better honest criterion
-#: (a choice of this command, not a library parameter).
-FAMILIES = ("auto", "kernel", "forest", "mixed")
+#: ``--family auto``: with ``--cv`` the kernel and the forest, the one with the better honest
+#: criterion (a choice of this command, not a library parameter); the other choices are the
+#: families of the library's table (:data:`ecrm.weights.FAMILIES`), read when the parser is
+#: built.
+AUTO = ("kernel", "forest")
 #: The library's vocabularies (:data:`ecrm._parameters.CONSTRAINTS`, which imports nothing
 #: heavy); ``--calibration none`` is the library's ``calibration=None``.
 KERNELS = choices("kernel")
@@ -158,12 +160,11 @@ def run(args) -> int:
 
 
 def _family_of(model) -> str:
-    """The weight family of a fitted estimator."""
-    from ecrm.forest import ForestECRM
-    from ecrm.mixture import MixedRiskECRM
+    """The weight family of a fitted estimator (its line of the table of families)."""
+    from ecrm.weights.families import family_of
 
-    return ("forest" if isinstance(model, ForestECRM) else
-            "mixed" if isinstance(model, MixedRiskECRM) else "kernel")
+    family = family_of(model)
+    return "unknown" if family is None else family.name
 
 
 def _steps(args, data, impute: bool) -> list:
@@ -195,8 +196,29 @@ def _families(args, loss, h, common: dict) -> dict:
                 "forest": lambda: _forest(args, loss, h),
                 "mixed": lambda: _mixed(args, loss, h, common)}
     if args.family == "auto":
-        return {f: families[f] for f in (("kernel", "forest") if args.cv else ("kernel",))}
+        return {f: families[f] for f in (AUTO if args.cv else AUTO[:1])}
+    if args.family not in families:  # a registered family
+        return {args.family: lambda: _registered(args, loss, h)}
     return {args.family: families[args.family]}
+
+
+def _registered(args, loss, h):
+    """A registered family's estimator (its search with ``--cv``, if it has one): the seed,
+    ``--scoring`` with ``--cv`` and each of its options set on the parameters of the same
+    names it has."""
+    from ecrm.weights import FAMILIES
+
+    family = FAMILIES[args.family]
+    model = family.estimator_class(cv=args.cv)(loss, h)
+    params = model.get_params(deep=False)
+    values = {"random_state": 0 if args.seed is None else args.seed,
+              **({"scoring": args.scoring} if args.cv else {}),
+              **{_dest(flag): getattr(args, _dest(flag)) for flag in family.options}}
+    return model.set_params(**{k: v for k, v in values.items() if k in params})
+
+
+def _dest(flag: str) -> str:
+    return flag[2:].replace("-", "_")
 
 
 def _forest(args, loss, h):
@@ -239,11 +261,12 @@ def _fit(args, data, families: dict, impute: bool):
             with warnings.catch_warnings(record=True) as caught:  # shown for the chosen one
                 warnings.simplefilter("always")
                 model = make_model().fit(X, data.Y)
-            score = getattr(model, "best_score_", None)  # none for a fixed --alpha
+            score = getattr(model, "honest_score_", None)  # none for a fixed --alpha
             tried[family] = max(tried.get(family, score), score) if score is not None else None
-            if best is None or model.best_score_ > best[0].best_score_:
-                best = (model, step, caught)
-    model, step, caught = best  # type: ignore[misc]
+            if best is None or (score is not None and best[3] is not None
+                                and score > best[3]):  # ties and no criterion: the first
+                best = (model, step, caught, score)
+    model, step, caught, _ = best  # type: ignore[misc]
     for w in caught:
         if issubclass(w.category, FeatureScaleWarning) and step is None \
                 and data.feature_names is not None:  # again, naming the file's columns
@@ -285,7 +308,6 @@ def _estimator(args, loss, h, common: dict):
 
 def _print_summary(args, data, model, step, solver: str, report) -> None:
     from ecrm.commands import describe_step
-    from ecrm.forest import ForestECRM
 
     h = data.get("hierarchy")
     outputs = (data.outputs.describe() if h is None else f"{h.n_labels} labels "
@@ -299,14 +321,18 @@ def _print_summary(args, data, model, step, solver: str, report) -> None:
               f"{model.mixture_:g} (honest {criterion}); kernel {kernel.kernel_params_['kernel']}"
               f" alpha={kernel.alpha_:g}; forest "
               + ", ".join(f"{k}={v}" for k, v in forest.best_params_.items()), file=report)
-    elif isinstance(model, ForestECRM):
+    elif _family_of(model) == "forest":
         criterion = (f"{args.loss} loss {model.oob_loss_:.4f}" if args.scoring == "loss"
                      else f"{args.scoring} {model.best_score_:.4f}")
         settings = ", ".join(f"{k}={v}" for k, v in model.best_params_.items())
         print(f"fitted ECRM with forest weights ({args.loss} loss, {model.n_estimators} "
               f"trees) on {shape}: {settings} (out-of-bag {criterion})", file=report)
-    else:
+    elif _family_of(model) == "kernel":
         _print_kernel(args, model, solver, shape, report)
+    else:
+        score = getattr(model, "honest_score_", None)
+        print(f"fitted ECRM with {_family_of(model)} weights ({args.loss} loss) on {shape}"
+              + ("" if score is None else f" (honest score {score:.4f})"), file=report)
     how = " (chosen by exact leave-one-out)" if args.cv and args.standardize == "auto" else ""
     print(f"preprocessing: {describe_step(step)}{how}", file=report)
     print(f"model written to "
@@ -379,7 +405,10 @@ def add_parser(subparsers) -> None:
                        for task, names in _tasks.LOSSES.items()))
     p.add_argument("--hierarchy", type=existing_file_option("--hierarchy"), metavar="FILE",
                    help="hierarchy file: TSV parent<TAB>child lines or JSON")
-    p.add_argument("--family", choices=FAMILIES, default="auto",
+    from ecrm.weights import FAMILIES
+
+    p.add_argument("--family", choices=["auto", *(f.name for f in FAMILIES.values() if f.cli)],
+                   default="auto",
                    help="risk weights: kernel ridge, a forest grown on the loss's embedding "
                    "(its settings by the out-of-bag criterion), mixed: the two risks mixed, the "
                    "kernel's share by the honest criterion (needs --cv), or auto: with --cv "
@@ -461,6 +490,26 @@ def add_parser(subparsers) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_data_options(p)
     p.set_defaults(func=_checked)
+    p.set_defaults(defaults={_dest(flag): p.get_default(_dest(flag))  # the refusal's
+                             for f in FAMILIES.values() for flag in f.options})
+
+
+def _unused_option(args) -> str | None:
+    """The refusal of an option given (not at its default) that the chosen family does not
+    read, naming the families that do (each family's options: its line of the table)."""
+    from ecrm.weights import FAMILIES
+
+    offered = {name: f.options for name, f in FAMILIES.items() if f.cli}
+    used = ({flag for name in AUTO for flag in offered[name]} if args.family == "auto"
+            else set(offered[args.family]))
+    for flag in dict.fromkeys(flag for options in offered.values() for flag in options):
+        if flag in used or getattr(args, _dest(flag), None) == args.defaults.get(_dest(flag)):
+            continue
+        users = [name for name, options in offered.items() if flag in options]
+        return (f"{flag} is an option of the {' and '.join(users)} "
+                f"famil{'y' if len(users) == 1 else 'ies'}; --family {args.family} does not "
+                "use it")
+    return None
 
 
 def _checked(args) -> int:
@@ -495,6 +544,9 @@ def _checked(args) -> int:
                     "criterion of the selection")
     if args.family == "auto" and (args.calibration != "none" or args.scheduler is not None):
         args.family = "kernel"  # leave-one-out calibration and Dask fits: a kernel's
+    refusal = _unused_option(args)
+    if refusal is not None:
+        return fail(refusal)
     if args.center_selection is None:
         args.center_selection = "uniform"
     return run(args)

@@ -62,56 +62,11 @@ def summary(path: str, loaded=None) -> dict:
 
 
 def _weights(model) -> dict:
-    """The family of risk weights and its settings: a forest's, a kernel's with its
-    regularisation, intercept and solver, or a mixture of the two (each member's)."""
-    from ecrm.forest import ForestECRM
-    from ecrm.mixture import MixedRiskECRM
+    """The family of risk weights and its settings, as the family's line of the table of
+    families describes them (:data:`ecrm.weights.FAMILIES`)."""
+    from ecrm.weights.families import describe
 
-    if isinstance(model, MixedRiskECRM):
-        return {"weights": "mixed", "mixture": float(model.mixture_),
-                "members": {"kernel": _weights(model.kernel_estimator_),
-                            "forest": _weights(model.forest_estimator_)},
-                "selection": {"scoring": "mixed honest " + (
-                    model.scoring if isinstance(model.scoring, str) else "callable"),
-                    "best_score": float(model.best_score_),
-                    "n_candidates": len(model.cv_results_["mixture"])}}
-    if isinstance(model, ForestECRM):
-        params = {**model.get_params(deep=False), **getattr(model, "best_params_", {})}
-        out = {"weights": "forest", **{k: params[k] for k in (
-            "flavour", "n_estimators", "max_features", "min_samples_leaf", "min_samples_split",
-            "max_depth", "max_samples")}, "oob_loss": float(model.oob_loss_)}
-        if hasattr(model, "best_score_"):
-            out["selection"] = {"scoring": "out-of-bag " + (
-                model.scoring if isinstance(model.scoring, str) else "callable"),
-                "best_score": float(model.best_score_),
-                "n_candidates": len(model.cv_results_["params"])}
-        return out
-    return {"weights": "kernel", "kernel": dict(model.kernel_params_),
-            **_regularisation(model),
-            "fit_intercept": bool(getattr(model, "fit_intercept_", model.fit_intercept)),
-            **_solver(model)}
-
-
-def _regularisation(model) -> dict:
-    """ECRM's ``alpha``; a structured SVM's ``C`` and how its training ended."""
-    if not hasattr(model, "duality_gap_"):
-        return {"alpha": float(getattr(model, "alpha_", getattr(model, "alpha",
-                                                                  float("nan"))))}
-    return {"C": float(model.C), "n_iter": int(model.n_iter_),
-            "duality_gap": float(model.duality_gap_),
-            "objective": float(model.primal_objective_)}
-
-
-def _solver(model) -> dict:
-    """How the risk regressions were solved: the solver behind the fit object."""
-    fit = getattr(model, "_fit", None)
-    features = getattr(fit, "features", None)
-    if features is None:
-        return {"solver": "dual"}
-    centres = getattr(features, "centres", None)
-    if centres is None:
-        return {"solver": "primal"}
-    return {"solver": "nystrom", "n_components": int(centres.shape[0])}
+    return describe(model)
 
 
 def run(args) -> int:

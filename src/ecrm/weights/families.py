@@ -1,0 +1,239 @@
+"""The table of weight families: one line per family, read by ``ecrm fit --family``,
+``ecrm info`` and the model files.
+
+A line (:class:`Family`) names the family's estimator classes (given as classes, or as
+``"module:Class"`` paths imported on first use, so that reading the table loads nothing
+heavy), the fit objects its models hold, the ``ecrm fit`` options it reads (the command
+refuses an option the chosen family does not read, naming the families that do) and how
+``ecrm info`` describes a fitted model. :func:`register_family` adds a line,
+:func:`unregister_family` removes one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["FAMILIES", "Family", "describe", "family_of", "register_family",
+           "unregister_family"]
+
+
+def _path(ref: type | str) -> tuple[str, str]:
+    """``(module, class name)`` of a class or of a ``"module:Class"`` path."""
+    if isinstance(ref, str):
+        module, _, name = ref.partition(":")
+        return module, name
+    return ref.__module__, ref.__name__
+
+
+def _resolve(ref: type | str) -> type:
+    if isinstance(ref, type):
+        return ref
+    module, name = _path(ref)
+    return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One weight family of the table.
+
+    Attributes
+    ----------
+    name : str
+        What ``ecrm fit --family`` and ``ecrm info`` call it.
+    estimator : type or str
+        Its estimator class (a :class:`ecrm.weights.RiskEstimator`), or ``"module:Class"``.
+    cv : type, str or None
+        Its search (what ``ecrm fit --cv`` fits), if it has a separate one.
+    also : tuple of type or str
+        Other estimator classes ``ecrm info`` describes as this family (not built by
+        ``ecrm fit``).
+    fits : tuple of type or str
+        The fit classes (:class:`ecrm.weights.RiskFit`) its models hold, written to model
+        files by their ``to_state`` and rebuilt by their constructor.
+    options : tuple of str
+        The ``ecrm fit`` options it reads (e.g. ``"--trees"``); the command refuses the
+        others' options. A registered family's option sets the estimator parameter of the
+        same name (``--trees``: ``trees``) when it has one.
+    describe : callable or None
+        ``describe(model) -> dict``: what ``ecrm info`` says of a fitted model's weights
+        (``{"weights": name}`` and the model's parameters when not given).
+    cli : bool
+        Whether ``ecrm fit --family`` offers it.
+    """
+
+    name: str
+    estimator: type | str
+    cv: type | str | None = None
+    also: tuple[type | str, ...] = ()
+    fits: tuple[type | str, ...] = ()
+    options: tuple[str, ...] = ()
+    describe: Callable[[Any], dict] | None = None
+    cli: bool = True
+
+    @property
+    def estimators(self) -> tuple[type | str, ...]:
+        """Every estimator class of the family (as given: classes or paths)."""
+        return (self.estimator, *(() if self.cv is None else (self.cv,)), *self.also)
+
+    def estimator_class(self, *, cv: bool = False) -> type:
+        """The class ``ecrm fit`` builds: the search with ``cv`` (if any), else the
+        estimator (imported now)."""
+        return _resolve(self.cv if cv and self.cv is not None else self.estimator)
+
+    def paths(self, what: str = "estimators") -> list[tuple[str, str]]:
+        """``(module, class name)`` of the family's ``estimators`` or ``fits``."""
+        return [_path(ref) for ref in getattr(self, what)]
+
+
+# -- how ecrm info describes the built-in families ----------------------------------------
+def _kernel(model) -> dict:
+    """A kernel's settings, regularisation, intercept and solver."""
+    if hasattr(model, "duality_gap_"):  # a structured SVM: C and how its training ended
+        regularisation = {"C": float(model.C), "n_iter": int(model.n_iter_),
+                          "duality_gap": float(model.duality_gap_),
+                          "objective": float(model.primal_objective_)}
+    else:
+        regularisation = {"alpha": float(getattr(model, "alpha_",
+                                                 getattr(model, "alpha", float("nan"))))}
+    features = getattr(getattr(model, "_fit", None), "features", None)
+    centres = getattr(features, "centres", None)
+    solver = ({"solver": "dual"} if features is None else {"solver": "primal"}
+              if centres is None else {"solver": "nystrom",
+                                       "n_components": int(centres.shape[0])})
+    return {"weights": "kernel", "kernel": dict(model.kernel_params_), **regularisation,
+            "fit_intercept": bool(getattr(model, "fit_intercept_", model.fit_intercept)),
+            **solver}
+
+
+def _scoring(model) -> str:
+    return model.scoring if isinstance(model.scoring, str) else "callable"
+
+
+def _forest(model) -> dict:
+    """A forest's settings (the chosen ones of a search) and its out-of-bag criterion."""
+    params = {**model.get_params(deep=False), **getattr(model, "best_params_", {})}
+    out = {"weights": "forest", **{k: params[k] for k in (
+        "flavour", "n_estimators", "max_features", "min_samples_leaf", "min_samples_split",
+        "max_depth", "max_samples")}, "oob_loss": float(model.oob_loss_)}
+    if hasattr(model, "best_score_"):
+        out["selection"] = {"scoring": "out-of-bag " + _scoring(model),
+                            "best_score": float(model.best_score_),
+                            "n_candidates": len(model.cv_results_["params"])}
+    return out
+
+
+def _mixed(model) -> dict:
+    """The kernel's share and each member's description."""
+    return {"weights": "mixed", "mixture": float(model.mixture_),
+            "members": {"kernel": describe(model.kernel_estimator_),
+                        "forest": describe(model.forest_estimator_)},
+            "selection": {"scoring": "mixed honest " + _scoring(model),
+                          "best_score": float(model.best_score_),
+                          "n_candidates": len(model.cv_results_["mixture"])}}
+
+
+#: The options of ``ecrm fit`` that only kernel ridge reads.
+_KERNEL_OPTIONS = ("--kernel", "--gamma", "--alpha", "--alphas", "--gammas", "--kernels",
+                   "--extend-grid", "--solver", "--n-components", "--center-selection",
+                   "--memory-budget", "--loo-samples")
+
+_TABLE: dict[str, Family] = {f.name: f for f in (
+    Family("kernel", "ecrm.estimator:ECRM", "ecrm.estimator:ECRMCV",
+           also=("ecrm.joint:JointKernelECRM", "ecrm.ssvm:StructuredSVM"),
+           options=(*_KERNEL_OPTIONS, "--calibration", "--scheduler"), describe=_kernel),
+    Family("forest", "ecrm.forest:ForestECRM", "ecrm.forest:ForestECRMCV",
+           fits=("ecrm._solvers.forest:ForestFit",), options=("--trees",), describe=_forest),
+    Family("mixed", "ecrm.mixture:MixedRiskECRM", options=(*_KERNEL_OPTIONS, "--trees"),
+           describe=_mixed),
+)}
+
+#: The weight families by name (a read-only view: :func:`register_family` changes it).
+FAMILIES: Mapping[str, Family] = MappingProxyType(_TABLE)
+
+
+def register_family(name: str, estimator: type, *, cv: type | None = None,
+                    also: Iterable[type] = (), fits: Iterable[type] = (),
+                    options: Iterable[str] = (), describe: Callable[[Any], dict] | None = None,
+                    cli: bool = True) -> Family:
+    """Add a weight family to the table (see :class:`Family` for the arguments).
+
+    Its estimators and fit classes join the model files' classes; with ``cli``, ``ecrm fit
+    --family name`` fits it (``--cv``: ``cv`` when given) and ``ecrm info`` describes it.
+
+    Returns
+    -------
+    family : Family
+
+    Raises
+    ------
+    ValueError
+        ``name`` is taken (or ``"auto"``, the command line's choice between families), or a
+        class of the same name from another module is in the model files already.
+
+    Examples
+    --------
+    >>> from ecrm.weights import register_family, unregister_family
+    >>> from ecrm import ECRMCV
+    >>> class SmoothECRMCV(ECRMCV):
+    ...     pass
+    >>> register_family("smooth", SmoothECRMCV, options=("--alphas",)).name
+    'smooth'
+    >>> unregister_family("smooth")
+    """
+    from ecrm import _registry
+    from ecrm._template import StructuredEstimator
+
+    if not (isinstance(name, str) and name.isidentifier() and name != "auto"):
+        raise ValueError(f"a family's name must be a word other than 'auto'; got {name!r}")
+    if name in _TABLE:
+        raise ValueError(f"a family named {name!r} is registered: unregister it first or "
+                         "choose another name")
+    family = Family(name, estimator, cv, tuple(also), tuple(fits), tuple(options), describe,
+                    cli)
+    for ref in family.estimators:
+        if not (isinstance(ref, type) and issubclass(ref, StructuredEstimator)):
+            raise TypeError(f"{ref!r} is not an estimator class on ecrm's template (e.g. a "
+                            "subclass of ecrm.weights.RiskEstimator)")
+    for flag in family.options:
+        if not (isinstance(flag, str) and flag.startswith("--")):
+            raise ValueError(f"options are ecrm fit's options, e.g. '--trees'; got {flag!r}")
+    _registry.check_new_classes([*family.estimators, *family.fits])
+    _TABLE[name] = family
+    _registry.forget(family)
+    return family
+
+
+def unregister_family(name: str) -> None:
+    """Remove the family ``name`` from the table (and its classes from the model files)."""
+    from ecrm import _registry
+
+    if name not in _TABLE:
+        raise KeyError(f"no family named {name!r}; the families are {sorted(_TABLE)}")
+    _registry.forget(_TABLE.pop(name))
+
+
+def family_of(model) -> Family | None:
+    """The family of a fitted estimator (of its class or the nearest base in the table), or
+    ``None``. Nothing is imported: classes are matched by module and name."""
+    for cls in type(model).__mro__:
+        path = (cls.__module__, cls.__name__)
+        for family in _TABLE.values():
+            if path in family.paths():
+                return family
+    return None
+
+
+def describe(model) -> dict:
+    """What ``ecrm info`` says of a fitted model's weights: its family's description, or
+    ``{"weights": name}`` and the model's plain parameters for a family that gives none
+    (``"weights": "unknown"`` outside the table)."""
+    family = family_of(model)
+    if family is not None and family.describe is not None:
+        return family.describe(model)
+    plain = {k: v for k, v in model.get_params(deep=False).items()
+             if isinstance(v, (str, int, float, bool)) or v is None}
+    return {"weights": "unknown" if family is None else family.name, "params": plain}
