@@ -50,11 +50,11 @@ __all__ = ["add_parser", "run"]
 #: (a choice of this command, not a library parameter).
 FAMILIES = ("auto", "kernel", "forest", "mixed")
 #: The library's vocabularies (:data:`ecrm._parameters.CONSTRAINTS`, which imports nothing
-#: heavy); ``--calibration none`` is the library's ``calibration=None``.
+#: heavy); ``--calibration none`` is the library's ``calibration=None``. The solvers are the
+#: solvers' table's, read when the parser is built (a registered solver is offered too).
 KERNELS = choices("kernel")
 SCORINGS = choices("scoring")
 CALIBRATIONS = ("none", *choices("calibration"))
-SOLVERS = choices("solver")
 CENTER_SELECTIONS = choices("center_selection")
 
 def _reals(parameter: str, name: str):
@@ -414,7 +414,7 @@ def add_parser(subparsers) -> None:
                         "leave-one-out scores ('auto': none, isotonic or Platt, whichever "
                         "cross-fits best)")
     solver = p.add_argument_group("solver (for large training files)")
-    solver.add_argument("--solver", choices=SOLVERS, default="auto",
+    solver.add_argument("--solver", choices=choices("solver"), default="auto",
                         help="exact dual (m x m memory), exact primal (linear kernel, p x p) "
                         "or Nystrom features (an approximation, M x M); auto: the dual while "
                         "it fits --memory-budget; for --kernel linear with more rows than "
