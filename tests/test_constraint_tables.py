@@ -76,8 +76,8 @@ def test_the_library_constants_are_the_table():
     from ecrm._kernels import KERNEL_PARAMS
     from ecrm._model_selection import SCORERS, WIDTH_KERNELS
     from ecrm._solvers.budget import CENTER_SELECTIONS
-    from ecrm._solvers.solver import SOLVER_CLASSES
     from ecrm._solvers.centers import _SHORTHANDS
+    from ecrm._solvers.solver import SOLVER_CLASSES
     from ecrm.calibration import CALIBRATIONS
     from ecrm.datasets.formats import FORMATS
     from ecrm.datasets.preprocessing import _SCALE_CHOICES

@@ -170,6 +170,7 @@ class BRSVM(BaseEstimator):
         "tuning_samples": Number("int", none=True),
         "tuning_labels": Number("int"),
         "random_state": RANDOM_STATE}
+    _parameter_rules = ()
 
     def __init__(self, hierarchy, *, kernel="linear", Cs=(0.01, 0.1, 1.0, 10.0), gammas=None,
                  cv=3, tuning_samples=2000, tuning_labels=200, random_state=0):

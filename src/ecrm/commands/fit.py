@@ -330,9 +330,16 @@ def _print_kernel(args, model, solver: str, shape: str, report) -> None:
     if args.solver != "auto":
         how += f", {args.solver} solver" + (f" with {args.n_components} centres"
                                             if args.n_components is not None else "")
-    elif solver == "primal":
+    elif solver == _solvers().PrimalSolver.name:
         how += ", primal solver (auto: linear kernel, more rows than features)"
     print(f"fitted ECRM ({args.loss} loss, {how}) on {shape}: {chosen}", file=report)
+
+
+def _solvers():
+    """The solvers' module (imported when a command runs: it needs NumPy)."""
+    from ecrm._solvers import solver
+
+    return solver
 
 
 def _solver(args, shape: tuple[int, int]) -> str:
@@ -348,15 +355,15 @@ def _solver(args, shape: tuple[int, int]) -> str:
         return args.solver
     kernels = (args.kernels or [args.kernel]) if args.cv else [args.kernel]
     m, p = shape
-    return "primal" if set(kernels) == {"linear"} and m > p else "auto"
+    return _solvers().PrimalSolver.name if set(kernels) == {"linear"} and m > p else "auto"
 
 
 def _solver_object(args, name: str):
     """The estimators' ``solver``: a name, or the Nystrom solver with its centres' settings
     (``--n-components``, ``--center-selection``)."""
-    if name != "nystrom":
+    NystromSolver = _solvers().NystromSolver
+    if name != NystromSolver.name:
         return name
-    from ecrm import NystromSolver
 
     return NystromSolver(n_components=args.n_components, center_selection=args.center_selection)
 
@@ -480,9 +487,13 @@ def _checked(args) -> int:
         return fail("--extend-grid needs --cv")
     if not args.cv and args.loo_samples is not None:
         return fail("--loo-samples needs --cv")
-    if args.solver != "nystrom" and (args.n_components, args.center_selection) != (None, None):
+    solvers = _solvers()
+    if args.solver != solvers.NystromSolver.name and \
+            (args.n_components, args.center_selection) != (None, None):
         return fail("--n-components and --center-selection need --solver nystrom")
-    if args.scheduler is not None and (args.solver not in ("primal", "nystrom")
+    streams = args.solver in solvers.SOLVER_CLASSES and \
+        not solvers.SOLVER_CLASSES[args.solver].holds_gram  # a feature solver: Dask arrays
+    if args.scheduler is not None and (not streams
                                        or args.standardize == "yes" or args.impute
                                        or (args.cv and args.standardize == "auto")):
         return fail("--scheduler needs --solver primal or nystrom, and the features as they "

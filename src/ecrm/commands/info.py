@@ -104,14 +104,16 @@ def _regularisation(model) -> dict:
 
 def _solver(model) -> dict:
     """How the risk regressions were solved: the solver behind the fit object."""
+    from ecrm._solvers.solver import DualSolver, NystromSolver, PrimalSolver
+
     fit = getattr(model, "_fit", None)
     features = getattr(fit, "features", None)
     if features is None:
-        return {"solver": "dual"}
+        return {"solver": DualSolver.name}
     centres = getattr(features, "centres", None)
     if centres is None:
-        return {"solver": "primal"}
-    return {"solver": "nystrom", "n_components": int(centres.shape[0])}
+        return {"solver": PrimalSolver.name}
+    return {"solver": NystromSolver.name, "n_components": int(centres.shape[0])}
 
 
 def run(args) -> int:
