@@ -197,9 +197,21 @@ def test_no_estimator_checks_its_parameters_by_hand():
     import ecrm
 
     root = Path(ecrm.__file__).parent
-    defined = sorted(str(path.relative_to(root)) for path in root.rglob("*.py")
-                     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+    texts = {path: path.read_text(encoding="utf-8") for path in root.rglob("*.py")}
+    defined = sorted(str(path.relative_to(root)) for path, text in texts.items()
+                     if "_check_params" in text
+                     for node in ast.walk(ast.parse(text))
                      if isinstance(node, ast.FunctionDef) and node.name == "_check_params")
     assert defined == ["_template.py"]
     for cls in ESTIMATORS:
         assert cls._check_params is StructuredEstimator._check_params
+
+
+def test_a_flag_takes_numpy_booleans_and_names_its_words():
+    plan = ECRM(HammingLoss(), TREE, fit_intercept=np.False_)._check_params()
+    assert plan["fit_intercept"] is False
+    assert ECRMCV(HammingLoss(), TREE, fit_intercept=np.str_("auto"))._check_params()[
+        "intercepts"] == [True, False]
+    for cls, words in ((ECRM, "True or False"), (ECRMCV, "True, False or 'auto'")):
+        with pytest.raises(ValueError, match=f"^fit_intercept must be {words}; got 'no'$"):
+            cls(HammingLoss(), TREE, fit_intercept="no")._check_params()

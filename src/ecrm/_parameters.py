@@ -145,10 +145,13 @@ class Flag:
     def check(self, value, name: str):
         if isinstance(value, str) and value in self.values:
             return value
-        if isinstance(value, bool) or type(value).__name__ == "bool_":
+        import numpy as np  # when a value is checked: the table itself stays light
+
+        if isinstance(value, (bool, np.bool_)):
             return bool(value)
-        words = " or ".join(["True", "False", *map(repr, self.values)])
-        raise ValueError(f"{name} must be {words}; got {value!r}")
+        words = ["True", "False", *map(repr, self.values)]
+        raise ValueError(f"{name} must be {', '.join(words[:-1])} or {words[-1]}; "
+                         f"got {value!r}")
 
 
 @dataclass(frozen=True)
