@@ -166,8 +166,8 @@ class Checked:
     what : str
         What the parameter takes, in words.
     bad : tuple, default=()
-        Values ``function`` refuses, for the tests the class tables generate
-        (``tests/test_parameter_tables.py``).
+        Values the estimator refuses (by ``function``, or by a :class:`Rule` reading the
+        parameter), for the tests the class tables generate.
     function : callable, optional
         ``function(value) -> cleaned``, raising ``ValueError`` or ``TypeError`` naming the
         parameter.

@@ -58,7 +58,7 @@ from ecrm._solvers.primal import FeatureFit
 
 __all__ = ["SOLVER_CLASSES", "DualSolver", "FeatureSolver", "NystromSolver", "PrimalSolver",
            "Solver", "SolverChoice", "check_solver", "check_solver_params", "memory_need",
-           "register_solver", "streams_rows", "unregister_solver"]
+           "register_solver", "streams_rows"]
 
 
 class Solver(ABC):
