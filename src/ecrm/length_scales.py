@@ -181,10 +181,11 @@ class LeaveOneOutLengthScales(OneToOneFeatureMixin, TransformerMixin, BaseEstima
     #: start and its box are one rule, ``gamma`` and ``alpha`` are checked there.
     _parameter_constraints = {
         "kernel": CONSTRAINTS["width_kernel"],
-        "gamma": Checked("None or a real number > 0 (the start's rule)"),
-        "alpha": Checked("a real number > 0 (the start's rule)"),
+        "gamma": Checked("None or a real number > 0 (the start's rule)", bad=(-1.0, 0.0)),
+        "alpha": Checked("a real number > 0 (the start's rule)", bad=(0.0,)),
         "subsample": Checked("None or an int >= 2", bad=(1, 0), function=_check_subsample),
-        "bounds": Checked("(low, high) with 0 < low <= 1 <= high (the start's rule)"),
+        "bounds": Checked("(low, high) with 0 < low <= 1 <= high (the start's rule)",
+                          bad=((2.0, 3.0), (0.0, 1.0))),
         "max_iter": Checked("L-BFGS-B's iterations (an int, at fit)"),
         "random_state": RANDOM_STATE}
     _parameter_rules = (Rule(None, _check_start, ("gamma", "alpha", "bounds")),)
