@@ -350,10 +350,13 @@ def _oob_predictions(fit: ForestFit, loss, space, Y) -> np.ndarray:
     return fit.oob_map(predict, fit.coef.shape[1])
 
 
-def _forest_grid(param_grid) -> list[dict]:
-    """The settings of ``param_grid`` (``None``: :attr:`ForestECRMCV.DEFAULT_GRID`), in
-    :class:`~sklearn.model_selection.ParameterGrid` order."""
-    grid = list(ParameterGrid(ForestECRMCV.DEFAULT_GRID if param_grid is None else param_grid))
+def _forest_grid(param_grid, default=None) -> list[dict]:
+    """The settings of ``param_grid`` (``None``: ``default``, else
+    :attr:`ForestECRMCV.DEFAULT_GRID`), in :class:`~sklearn.model_selection.ParameterGrid`
+    order."""
+    if param_grid is None:
+        param_grid = ForestECRMCV.DEFAULT_GRID if default is None else default
+    grid = list(ParameterGrid(param_grid))
     allowed = {"flavour", "max_features", "min_samples_leaf", "min_samples_split", "max_depth"}
     for setting in grid:
         unknown = set(setting) - allowed
@@ -454,7 +457,7 @@ class ForestECRMCV(ForestECRM):
         self.split_search = split_search
 
     def _grid(self) -> list[dict]:
-        return _forest_grid(self.param_grid)
+        return _forest_grid(self.param_grid, self.DEFAULT_GRID)
 
     def fit(self, X, Y) -> ForestECRMCV:
         """Grow one forest per setting (one per group of settings that differ only in
