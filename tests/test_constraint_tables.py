@@ -75,14 +75,15 @@ def test_the_library_constants_are_the_table():
     from ecrm import forest, length_scales
     from ecrm._kernels import KERNEL_PARAMS
     from ecrm._model_selection import SCORERS, WIDTH_KERNELS
-    from ecrm._solvers.budget import CENTER_SELECTIONS, SOLVERS
+    from ecrm._solvers.budget import CENTER_SELECTIONS
     from ecrm._solvers.centers import _SHORTHANDS
+    from ecrm._solvers.solver import SOLVER_CLASSES
     from ecrm.calibration import CALIBRATIONS
     from ecrm.datasets.formats import FORMATS
     from ecrm.datasets.preprocessing import _SCALE_CHOICES
     from ecrm.experiments import flow
 
-    assert SOLVERS == vocabulary("solver")
+    assert vocabulary("solver") == ("auto", *SOLVER_CLASSES)  # the solvers' one table
     assert CENTER_SELECTIONS == vocabulary("center_selection") == tuple(_SHORTHANDS)
     assert set(KERNEL_PARAMS) == set(vocabulary("kernel"))
     assert {"loss", *SCORERS} == set(vocabulary("scoring")) and "loss" not in SCORERS
@@ -202,7 +203,6 @@ def test_the_fit_command_s_kernel_list_is_the_table_s():
     from ecrm.commands import fit
 
     assert fit.KERNELS == CONSTRAINTS["kernel"].offered
-    assert fit.SOLVERS == vocabulary("solver")
     assert fit.CENTER_SELECTIONS == vocabulary("center_selection")
     parse = fit.names_option("--kernels", fit.KERNELS, lower=True)
     assert parse(",".join(fit.KERNELS)) == list(fit.KERNELS)

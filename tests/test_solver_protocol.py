@@ -223,7 +223,7 @@ def test_a_file_of_the_toy_fit_is_checked_by_the_fit(direct, tmp_path):
 def test_a_solver_is_known_only_while_registered(direct):
     X, Y, _ = _problem()
     assert vocabulary("solver") == ("auto", *BUILT_IN, "direct")
-    assert CONSTRAINTS["solver"].offered == ("auto", *BUILT_IN)  # not on the command line
+    assert CONSTRAINTS["solver"].offered == ("auto", *BUILT_IN, "direct")  # the CLI's too
     unregister_solver("direct")
     try:
         with pytest.raises(ValueError, match="solver must be one of .* or a Solver; got 'direct'"):

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ecrm._parameters import check_parameter
+from ecrm._parameters import check_parameter, check_params
 from ecrm._state import _int, check_unique_names
 from ecrm.datasets.preprocessing import HMCPreprocessor
 from ecrm.length_scales import LeaveOneOutLengthScales
@@ -159,7 +159,7 @@ def _rebuild_length_scales(step: LeaveOneOutLengthScales, state: dict) -> None:
     check_parameter("gamma", step.gamma)
     check_parameter("max_iter", step.max_iter)
     check_parameter("kernel_subsample", step.subsample, name="subsample")
-    step._check_params(p)  # the bounds, and gamma and alpha positive
+    check_params(step)  # the bounds, and gamma and alpha positive
     _vector(state.get("scales_"), "scales_", p, positive=True)
     for name in ("alpha_", "loo_error_", "initial_loo_error_"):
         value = state.get(name)

@@ -4,8 +4,11 @@ An estimator (ECRM with kernel or forest weights, their searches, the multitask 
 structured SVM, the mixture) is a scikit-learn estimator of a (loss, output space) pair
 that answers four questions the same way:
 
-* **its parameter plan**: :meth:`_check_params` checks every parameter before any work and
-  returns them by name (a ``dict``); ``fit`` and the model-file loader both run it;
+* **its parameter plan**: :meth:`_check_params` checks the loss, the output space and every
+  parameter before any work, by walking the class's table of constraints and its
+  cross-parameter rules (:func:`ecrm._parameters.check_params`), and returns the cleaned
+  values by name (a read-only :class:`ecrm._parameters.Plan`); ``fit`` and the model-file
+  loader both run it, and no estimator checks a parameter by hand;
 * **its training data**: :meth:`_check_training_data` reads the outputs (names, paths or
   0/1 rows) into the output space, checks ``X`` for the kernel, the rows and the feature
   scales, and returns what the inputs say about the model (:class:`Seen`) without setting
@@ -18,8 +21,9 @@ that answers four questions the same way:
   (:func:`ecrm._state.check_training_state`), then the estimator's own
   :meth:`_check_own_state`.
 
-A new weight family implements ``__init__``, ``_check_params``, ``fit`` (calling the two
-data methods) and ``_check_own_state``, and adds one line to the table of families
+A new weight family declares its table (``_parameter_constraints``, ``_parameter_rules``),
+implements ``__init__``, ``fit`` (calling the plan and the two data methods) and
+``_check_own_state``, and adds one line to the table of families
 (:func:`ecrm.weights.register_family`).
 """
 
@@ -32,6 +36,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
 from ecrm._kernels import check_kernel_input
+from ecrm._parameters import Plan, check_params
 from ecrm._solvers._backend import Backend, _NumpyBackend, get_backend
 from ecrm._solvers.rows import validate_outputs
 from ecrm._validation import check_feature_scales, check_same_rows
@@ -68,9 +73,14 @@ class StructuredEstimator(BaseEstimator):
     #: a model file holds.
     _fitted_attributes: tuple[str, ...] = ()
     #: Each constructor parameter's constraint but the loss's and the output space's
-    #: (:func:`ecrm._parameters.table`: the declared ones, flags and those ``_check_params``
-    #: checks itself); ``tests/test_parameter_tables.py`` is generated from these tables.
+    #: (:func:`ecrm._parameters.table`): what :meth:`_check_params` checks, one by one;
+    #: ``tests/test_parameter_tables.py`` is generated from these tables.
     _parameter_constraints: dict = {}
+    #: The constraints of several parameters at once and the plan entries derived from them
+    #: (:class:`ecrm._parameters.Rule`), checked after the table, in order.
+    _parameter_rules: tuple = ()
+    #: Whether the loss must have a linear form (:class:`ecrm.losses.LinearLoss`).
+    _linear_loss = False
     #: Whether ``fit`` takes Dask arrays (a map-reduce over their row chunks).
     _fits_dask = False
 
@@ -84,10 +94,11 @@ class StructuredEstimator(BaseEstimator):
         return tags
 
     # -- the parameter plan -------------------------------------------------------------
-    def _check_params(self) -> dict:
-        """Every parameter, checked before any work (``fit`` and the model-file loader),
-        by name."""
-        raise NotImplementedError
+    def _check_params(self) -> Plan:
+        """The loss, the output space and every parameter, checked before any work (``fit``
+        and the model-file loader): the parameter plan of the class's table and rules."""
+        self._check_components(linear=self._linear_loss)
+        return check_params(self)
 
     def _check_components(self, *, linear: bool = False) -> None:
         if not isinstance(self.loss, Loss):
@@ -182,7 +193,7 @@ class StructuredEstimator(BaseEstimator):
         training = check_training_state(self) if "X_fit_" in self._fitted_attributes else None
         self._check_own_state(plan, training)
 
-    def _check_own_state(self, plan: dict, training) -> None:
+    def _check_own_state(self, plan: Plan, training) -> None:
         """The estimator's own fitted attributes against its ``plan`` and the checked
         training state (:class:`ecrm._state.TrainingState`)."""
         raise NotImplementedError

@@ -33,17 +33,32 @@ from ecrm._model_selection import (
     kernel_settings,
     leave_one_out_search,
 )
-from ecrm._parameters import RANDOM_STATE, Checked, Flag, check_parameter, table
+from ecrm._parameters import (
+    KERNEL_PARAMS,
+    RANDOM_STATE,
+    SOLVER_SETTINGS,
+    Checked,
+    Flag,
+    Rule,
+    table,
+)
 from ecrm._ridge import check_ridge
 from ecrm._risk import _ECRMBase
 from ecrm._solvers.prepare import prepare, prepare_search
 from ecrm._solvers.rows import RiskTargets
-from ecrm._solvers.solver import check_solver
 from ecrm._state import check_kernel_state, check_ridge_state, check_search_state
-from ecrm._validation import check_bool
 from ecrm.calibration import choose_calibration
 
 __all__ = ["ECRM", "ECRMCV"]
+
+
+def _search_settings(loo_samples, kernel_subsample, alpha_search, extend_grid,
+                     max_added_gammas) -> dict:
+    """The leave-one-out search's settings (:func:`ecrm._model_selection.
+    leave_one_out_search`) from the checked parameters."""
+    return {"loo_samples": loo_samples, "kernel_subsample": kernel_subsample,
+            "refine": alpha_search == "coarse-to-fine", "extend": extend_grid,
+            "max_added_gammas": max_added_gammas}
 
 
 class ECRM(_ECRMBase):
@@ -152,6 +167,7 @@ default="uniform"
         "kernel", "gamma", "degree", "coef0", "alpha", "solver", "n_components",
         "center_selection", "memory_budget", fit_intercept=Flag(),
         random_state=RANDOM_STATE)
+    _parameter_rules = (KERNEL_PARAMS, SOLVER_SETTINGS)
 
     def __init__(self, loss, output_space, *, kernel="rbf", gamma=None, degree=3, coef0=1,
                  alpha=1e-3, fit_intercept=True, solver="auto", n_components=None,
@@ -169,15 +185,6 @@ default="uniform"
         self.center_selection = center_selection
         self.memory_budget = memory_budget
         self.random_state = random_state
-
-    def _check_params(self) -> dict:
-        """Every parameter, checked before any work (fit and the model-file loader)."""
-        plan = {"kernel_params": self._check_kernel_params(),
-                "alpha": check_parameter("alpha", self.alpha),
-                "fit_intercept": check_bool(self.fit_intercept, "fit_intercept")}
-        self._check_components()
-        check_solver(self.solver, self.n_components, self.center_selection, self.memory_budget)
-        return plan
 
     def fit(self, X, Y):
         """Fit the risk regressions.
@@ -372,13 +379,23 @@ class ECRMCV(_ECRMBase):
         "kernel", "gamma", "degree", "coef0", "loo_samples", "kernel_subsample", "solver",
         "n_components", "center_selection", "memory_budget", "verbose", "scoring",
         "calibration", "alpha_search", "max_added_gammas",
-        alphas=Checked("a non-empty list of alphas", bad=([], [0.0], [1e-3, -1.0])),
+        alphas=Checked("a non-empty list of alphas", bad=([], [0.0], [1e-3, -1.0]),
+                       function=alpha_grid),
         fit_intercept=Flag(("auto",)),
         kernel_grid=Checked("settings of kernel, gamma, degree and coef0",
                             bad=({"alpha": [1.0]}, {"gamma": [-1.0]}, {"kernel": ["gauss"]})),
         memory=Checked("a joblib Memory or a directory (scikit-learn's check_memory, at fit)"),
         random_state=RANDOM_STATE,
         extend_grid=Flag())
+    #: The plan's entries of several parameters: the kernel settings to search, the
+    #: intercepts, the search's settings and the scoring metric (``None``: the task loss).
+    _parameter_rules = (
+        KERNEL_PARAMS, Rule("settings", kernel_settings, ("kernel_params", "kernel_grid")),
+        Rule("intercepts", intercept_options, ("fit_intercept",)),
+        Rule("search", _search_settings, ("loo_samples", "kernel_subsample", "alpha_search",
+                                          "extend_grid", "max_added_gammas")),
+        Rule("metric", check_scoring, ("scoring",)), SOLVER_SETTINGS)
+    _linear_loss = True
 
     def __init__(self, loss, output_space, *, alphas=None, kernel="rbf", gamma=None, degree=3,
                  coef0=1, fit_intercept="auto", kernel_grid=None, memory=None,
@@ -410,36 +427,12 @@ class ECRMCV(_ECRMBase):
         self.extend_grid = extend_grid
         self.max_added_gammas = max_added_gammas
 
-    def _check_params(self) -> dict:
-        """Every parameter, checked before any work (fit and the model-file loader): the
-        kernel settings, alphas and intercepts of the candidates, the search's settings and
-        the scoring metric (``None``: the task loss)."""
-        own = self._check_kernel_params()
-        plan = {"kernel_params": own, "settings": kernel_settings(own, self.kernel_grid),
-                "alphas": alpha_grid(self.alphas),
-                "intercepts": intercept_options(self.fit_intercept),
-                "search": self._check_search(), "metric": check_scoring(self.scoring)}
-        self._check_components(linear=True)
-        check_solver(self.solver, self.n_components, self.center_selection, self.memory_budget)
-        return plan
-
     def _check_own_state(self, plan: dict, training) -> None:
         """The search's choice among the plan's candidates, and its fit."""
         check_kernel_state(self, training)
         check_search_state(self, training.m, training.d, plan["settings"], plan["alphas"],
                            sorted(set(plan["intercepts"])))
         check_ridge_state(self._fit, training.m, self.alpha_, self.fit_intercept_)
-
-    def _check_search(self) -> dict:
-        """Every parameter of the search, checked before any work."""
-        check_parameter("verbose", self.verbose)
-        check_parameter("alpha_search", self.alpha_search)
-        check_parameter("calibration", self.calibration)
-        return {"loo_samples": check_parameter("loo_samples", self.loo_samples),
-                "kernel_subsample": check_parameter("kernel_subsample", self.kernel_subsample),
-                "refine": self.alpha_search == "coarse-to-fine",
-                "extend": check_bool(self.extend_grid, "extend_grid"),
-                "max_added_gammas": check_parameter("max_added_gammas", self.max_added_gammas)}
 
     def fit(self, X, Y):
         """Select the regularisation and kernel by exact leave-one-out task loss, then refit.

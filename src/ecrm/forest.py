@@ -141,8 +141,9 @@ class ForestECRM(_ECRMBase):
         "flavour", "n_estimators", "min_samples_leaf", "min_samples_split", "max_depth",
         "n_split_targets", "split_projection",
         max_features=Checked("a share in (0, 1], a count >= 1, 'sqrt', 'log2' or None",
-                             bad=("x", 0.0, 1.5, 0, True)),
-        max_samples=Checked("a share in (0, 1], a count >= 1 or None", bad=("x", 0.0, 1.5, 0)),
+                             bad=("x", 0.0, 1.5, 0, True), function=_check_max_features),
+        max_samples=Checked("a share in (0, 1], a count >= 1 or None", bad=("x", 0.0, 1.5, 0),
+                            function=_check_max_samples),
         n_jobs=Checked("joblib's n_jobs (scikit-learn checks it at fit)"),
         random_state=RANDOM_STATE)
 
@@ -166,21 +167,6 @@ class ForestECRM(_ECRMBase):
 
     _input_kernel = None  # the trees read the features as they are
     _fits_dask = False
-
-    def _check_params(self) -> dict:
-        """Every parameter, checked before any work (fit and the model-file loader)."""
-        self._check_components()
-        return {"flavour": check_parameter("flavour", self.flavour),
-                "n_estimators": check_parameter("n_estimators", self.n_estimators),
-                "max_features": _check_max_features(self.max_features),
-                "min_samples_leaf": check_parameter("min_samples_leaf", self.min_samples_leaf),
-                "min_samples_split": check_parameter("min_samples_split",
-                                                     self.min_samples_split),
-                "max_depth": check_parameter("max_depth", self.max_depth),
-                "max_samples": _check_max_samples(self.max_samples),
-                "n_split_targets": check_parameter("n_split_targets", self.n_split_targets),
-                "split_projection": check_parameter("split_projection",
-                                                    self.split_projection)}
 
     def fit(self, X, Y):
         """Grow the forest on the loss's embedding and judge it out of bag.
@@ -381,6 +367,30 @@ def _oob_predictions(fit: ForestFit, loss, space, Y) -> np.ndarray:
     return fit.oob_map(predict, fit.coef.shape[1])
 
 
+def _forest_grid(param_grid, default=None) -> list[dict]:
+    """The settings of ``param_grid`` (``None``: ``default``, else
+    :attr:`ForestECRMCV.DEFAULT_GRID`), in :class:`~sklearn.model_selection.ParameterGrid`
+    order."""
+    if param_grid is None:
+        param_grid = ForestECRMCV.DEFAULT_GRID if default is None else default
+    grid = list(ParameterGrid(param_grid))
+    allowed = {"flavour", "max_features", "min_samples_leaf", "min_samples_split", "max_depth"}
+    for setting in grid:
+        unknown = set(setting) - allowed
+        if unknown:
+            raise ValueError(f"param_grid may set {sorted(allowed)}; got {sorted(unknown)}")
+    return grid
+
+
+def _check_param_grid(param_grid):
+    """``param_grid`` as given, once every value of every setting passed the constraint
+    :class:`ForestECRM` declares for it (before any forest grows)."""
+    for setting in _forest_grid(param_grid):
+        for name, value in setting.items():
+            ForestECRM._parameter_constraints[name].check(value, name)
+    return param_grid
+
+
 class ForestECRMCV(ForestECRM):
     """:class:`ForestECRM` with its settings chosen out of bag.
 
@@ -443,7 +453,8 @@ class ForestECRMCV(ForestECRM):
         **ForestECRM._parameter_constraints,
         **table("scoring", "search_estimators", "split_search"),
         "param_grid": Checked("settings of the forest's parameters",
-                              bad=({"alpha": [1.0]}, {"n_estimators": [0]}))}
+                              bad=({"alpha": [1.0]}, {"n_estimators": [0]}),
+                              function=_check_param_grid)}
 
     def __init__(self, loss, output_space, *, param_grid=None, scoring="loss",
                  search_estimators=None, split_search="grid", flavour="random",
@@ -463,25 +474,7 @@ class ForestECRMCV(ForestECRM):
         self.split_search = split_search
 
     def _grid(self) -> list[dict]:
-        grid = list(ParameterGrid(self.DEFAULT_GRID if self.param_grid is None
-                                  else self.param_grid))
-        allowed = {"flavour", "max_features", "min_samples_leaf", "min_samples_split",
-                   "max_depth"}
-        for setting in grid:
-            unknown = set(setting) - allowed
-            if unknown:
-                raise ValueError(f"param_grid may set {sorted(allowed)}; got {sorted(unknown)}")
-        return grid
-
-    def _check_params(self) -> dict:
-        params = super()._check_params()
-        check_scoring(self.scoring)
-        params["search_estimators"] = check_parameter("search_estimators",
-                                                      self.search_estimators)
-        params["split_search"] = check_parameter("split_search", self.split_search)
-        for setting in self._grid():  # every setting's values, before any forest grows
-            ForestECRM(self.loss, self.output_space, **setting)._check_params()
-        return params
+        return _forest_grid(self.param_grid, self.DEFAULT_GRID)
 
     def fit(self, X, Y) -> ForestECRMCV:
         """Grow one forest per setting (one per group of settings that differ only in

@@ -38,11 +38,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 
-from ecrm._parameters import Checked, Flag, check_parameter, table
+from ecrm._parameters import KERNEL_PARAMS, Checked, Flag, table
 from ecrm._ridge import check_ridge
 from ecrm._risk import _RiskEstimator
 from ecrm._solvers.solver import DualSolver
-from ecrm._validation import check_bool, check_real
+from ecrm._validation import check_real
 
 __all__ = ["JointKernelECRM", "check_task_kernel", "hierarchy_task_kernel"]
 
@@ -166,6 +166,8 @@ class JointKernelECRM(_RiskEstimator):
         "kernel", "gamma", "degree", "coef0", "alpha", fit_intercept=Flag(),
         task_kernel=Checked("None or a symmetric positive semi-definite matrix of the loss's "
                             "size (at fit, which knows the size)"))
+    _parameter_rules = (KERNEL_PARAMS,)
+    _linear_loss = True
 
     def __init__(self, loss, output_space, *, task_kernel=None, kernel="rbf", gamma=None,
                  degree=3, coef0=1, alpha=1e-3, fit_intercept=True):
@@ -178,14 +180,6 @@ class JointKernelECRM(_RiskEstimator):
         self.coef0 = coef0
         self.alpha = alpha
         self.fit_intercept = fit_intercept
-
-    def _check_params(self) -> dict:
-        """Every parameter, checked before any work (fit and the model-file loader)."""
-        plan = {"kernel_params": self._check_kernel_params(),
-                "alpha": check_parameter("alpha", self.alpha),
-                "fit_intercept": check_bool(self.fit_intercept, "fit_intercept")}
-        self._check_components(linear=True)
-        return plan
 
     def _check_own_state(self, plan: dict, training) -> None:
         """The kernel fit, and ``task_kernel_`` the checked ``task_kernel``."""

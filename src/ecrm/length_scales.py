@@ -43,7 +43,7 @@ from sklearn.metrics.pairwise import euclidean_distances, manhattan_distances
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ecrm._parameters import check_parameter, vocabulary
+from ecrm._parameters import CONSTRAINTS, RANDOM_STATE, Checked, Rule, check_params, vocabulary
 
 __all__ = ["LeaveOneOutLengthScales", "leave_one_out_error"]
 
@@ -111,6 +111,22 @@ def leave_one_out_error(X, T, scales, ridge, kernel="rbf", *, gradient=False):
     return loss, -scales * weighted, ridge * float(np.trace(M))
 
 
+def _check_subsample(subsample):
+    if subsample is not None and int(subsample) < 2:
+        raise ValueError(f"subsample must be at least 2; got {subsample!r}")
+    return subsample
+
+
+def _check_start(gamma, alpha, bounds) -> None:
+    """The starting ``gamma`` (``None``: 1 / n_features, positive) and ``alpha`` positive,
+    and the box of the scales around the start."""
+    low, high = bounds
+    if not ((gamma is None or float(gamma) > 0) and float(alpha) > 0
+            and 0 < low <= 1 <= high):
+        raise ValueError(f"need gamma > 0, alpha > 0 and 0 < bounds[0] <= 1 <= bounds[1]; "
+                         f"got gamma={gamma!r}, alpha={alpha!r}, bounds={bounds!r}")
+
+
 class LeaveOneOutLengthScales(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     r"""Learn per-feature kernel scales by the exact leave-one-out error (see the module).
 
@@ -161,6 +177,19 @@ class LeaveOneOutLengthScales(OneToOneFeatureMixin, TransformerMixin, BaseEstima
     _fitted_attributes = ("n_features_in_", "scales_", "alpha_", "loo_error_",
                           "initial_loo_error_", "n_iter_", "feature_names_in_")
 
+    #: Each parameter's constraint (:func:`ecrm._parameters.check_params` walks them); the
+    #: start and its box are one rule, ``gamma`` and ``alpha`` are checked there.
+    _parameter_constraints = {
+        "kernel": CONSTRAINTS["width_kernel"],
+        "gamma": Checked("None or a real number > 0 (the start's rule)", bad=(-1.0, 0.0)),
+        "alpha": Checked("a real number > 0 (the start's rule)", bad=(0.0,)),
+        "subsample": Checked("None or an int >= 2", bad=(1, 0), function=_check_subsample),
+        "bounds": Checked("(low, high) with 0 < low <= 1 <= high (the start's rule)",
+                          bad=((2.0, 3.0), (0.0, 1.0))),
+        "max_iter": Checked("L-BFGS-B's iterations (an int, at fit)"),
+        "random_state": RANDOM_STATE}
+    _parameter_rules = (Rule(None, _check_start, ("gamma", "alpha", "bounds")),)
+
     def __init__(self, kernel="rbf", *, gamma=None, alpha=1e-3, subsample=1500,
                  bounds=(1e-4, 1e2), max_iter=100, random_state=None):
         self.kernel = kernel
@@ -177,23 +206,12 @@ class LeaveOneOutLengthScales(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         tags.input_tags.sparse = True
         return tags
 
-    def _check_params(self, p: int) -> float:
-        check_parameter("width_kernel", self.kernel, "kernel")
-        gamma = 1.0 / p if self.gamma is None else float(self.gamma)
-        low, high = self.bounds
-        if not (gamma > 0 and float(self.alpha) > 0 and 0 < low <= 1 <= high):
-            raise ValueError(f"need gamma > 0, alpha > 0 and 0 < bounds[0] <= 1 <= bounds[1]; "
-                             f"got gamma={gamma!r}, alpha={self.alpha!r}, "
-                             f"bounds={self.bounds!r}")
-        if self.subsample is not None and int(self.subsample) < 2:
-            raise ValueError(f"subsample must be at least 2; got {self.subsample!r}")
-        return gamma
-
     def fit(self, X, Y):
         """Learn the scales on ``X`` (m, p) and targets ``Y`` (m,) or (m, d)."""
+        check_params(self)
         X, Y = validate_data(self, X, Y, accept_sparse="csr", multi_output=True, y_numeric=True)
         T = np.asarray(Y, dtype=float).reshape(len(Y), -1)
-        gamma = self._check_params(X.shape[1])
+        gamma = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
         if len(T) < 2:
             raise ValueError(f"leave-one-out needs at least 2 samples; got {len(T)} sample")
         if self.subsample is not None and len(T) > self.subsample:

@@ -29,7 +29,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ecrm._model_selection import check_scoring
-from ecrm._parameters import RANDOM_STATE, Checked, table
+from ecrm._parameters import RANDOM_STATE, Checked, Rule, table
 from ecrm._template import StructuredEstimator
 from ecrm.estimator import ECRMCV
 from ecrm.forest import ForestECRMCV
@@ -55,6 +55,32 @@ def check_mixing_grid(grid) -> np.ndarray:
         raise ValueError(f"mixing_grid must be a non-empty sequence of floats in [0, 1]; got "
                          f"{grid!r}")
     return np.unique(values)
+
+
+def _member_options(value, name: str) -> dict:
+    """A member's keyword arguments (``None``: none), without those the mixture sets."""
+    if value is not None and not (isinstance(value, dict)
+                                  and all(isinstance(k, str) for k in value)):
+        raise TypeError(f"{name} must be a dict of keyword arguments; got {value!r}")
+    reserved = {"loss", "output_space", "scoring", "random_state"} & set(value or {})
+    if reserved:
+        raise ValueError(f"{name} must not set {sorted(reserved)}: the mixture sets them for "
+                         f"both families")
+    return dict(value or {})
+
+
+def _kernel_options(value) -> dict:
+    """The kernel member's keyword arguments: no calibration either."""
+    options = _member_options(value, "kernel_options")
+    if options.get("calibration") is not None:
+        raise ValueError("kernel_options must not set a calibration: the kernel's scores are "
+                         "mixed as the leave-one-out search judged them")
+    return options
+
+
+def _forest_options(value) -> dict:
+    """The forest member's keyword arguments."""
+    return _member_options(value, "forest_options")
 
 
 def kernel_loo_outputs(model: ECRMCV, X, Y, *, scores: bool = False):
@@ -225,11 +251,17 @@ class MixedRiskECRM(StructuredEstimator):
     _parameter_constraints = table(
         "scoring",
         kernel_options=Checked("ECRMCV's keyword arguments", bad=("x", {"loss": None},
-                                                                  {"calibration": "auto"})),
+                                                                  {"calibration": "auto"}),
+                               function=_kernel_options),
         forest_options=Checked("ForestECRMCV's keyword arguments",
-                               bad=("x", {"random_state": 0})),
-        mixing_grid=Checked("an int >= 2 or shares in [0, 1]", bad=(1, [], [0.5, 1.5], "x")),
+                               bad=("x", {"random_state": 0}), function=_forest_options),
+        mixing_grid=Checked("an int >= 2 or shares in [0, 1] (the rule grid)",
+                            bad=(1, [], [0.5, 1.5], "x")),
         random_state=RANDOM_STATE)
+    #: The plan's grid of shares and scoring metric (``None``: the task loss).
+    _parameter_rules = (Rule("grid", check_mixing_grid, ("mixing_grid",)),
+                        Rule("metric", check_scoring, ("scoring",)))
+    _linear_loss = True
 
     def __init__(self, loss, output_space, *, kernel_options=None, forest_options=None,
                  mixing_grid=11, scoring="loss", random_state=None):
@@ -244,27 +276,6 @@ class MixedRiskECRM(StructuredEstimator):
     _fitted_attributes = ("kernel_estimator_", "forest_estimator_", "mixture_", "best_score_",
                           "cv_results_", "n_features_in_", "feature_names_in_",
                           "feature_columns_", "level_columns_")
-
-    def _check_params(self) -> dict:
-        """Every parameter, checked before any work (fit and the model-file loader)."""
-        self._check_components(linear=True)
-        grid, metric = check_mixing_grid(self.mixing_grid), check_scoring(self.scoring)
-        options = []
-        for name in ("kernel_options", "forest_options"):
-            value = getattr(self, name)
-            if value is not None and not (isinstance(value, dict)
-                                          and all(isinstance(k, str) for k in value)):
-                raise TypeError(f"{name} must be a dict of keyword arguments; got {value!r}")
-            reserved = {"loss", "output_space", "scoring", "random_state"} & set(value or {})
-            if reserved:
-                raise ValueError(f"{name} must not set {sorted(reserved)}: the mixture sets "
-                                 f"them for both families")
-            options.append(dict(value or {}))
-        if options[0].get("calibration") is not None:
-            raise ValueError("kernel_options must not set a calibration: the kernel's scores "
-                             "are mixed as the leave-one-out search judged them")
-        return {"grid": grid, "metric": metric, "kernel_options": options[0],
-                "forest_options": options[1]}
 
     def _members(self, kernel: dict, forest: dict, rng) -> tuple[ECRMCV, ForestECRMCV]:
         seeds = rng.randint(np.iinfo(np.int32).max, size=2)

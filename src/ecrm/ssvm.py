@@ -56,14 +56,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ecrm._kernels import (
     check_kernel_input,
-    check_kernel_params,
     kernel_diagonal_mean,
     kernel_matrix,
 )
-from ecrm._parameters import RANDOM_STATE, Flag, check_parameter, table
+from ecrm._parameters import KERNEL_PARAMS, RANDOM_STATE, Flag, table
 from ecrm._state import check_ssvm_summaries
 from ecrm._template import StructuredEstimator
-from ecrm._validation import check_bool
 from ecrm.losses.base import LinearLoss
 from ecrm.spaces.base import OutputSpace
 
@@ -246,6 +244,8 @@ class StructuredSVM(StructuredEstimator):
         "kernel", "gamma", "degree", "coef0", "C", "max_iter", "tol", "gap_every",
         fit_intercept=Flag(), warm_start=Flag(), cached_oracle=Flag(),
         random_state=RANDOM_STATE)
+    _parameter_rules = (KERNEL_PARAMS,)
+    _linear_loss = True
 
     def __init__(self, loss, output_space, *, kernel="rbf", gamma=None, degree=3, coef0=1,
                  C=1.0, fit_intercept=True, max_iter=100, tol=1e-3, warm_start=False,
@@ -264,17 +264,6 @@ class StructuredSVM(StructuredEstimator):
         self.cached_oracle = cached_oracle
         self.gap_every = gap_every
         self.random_state = random_state
-
-    # -- checks ---------------------------------------------------------------------------
-    def _check_params(self) -> dict:
-        self._check_components(linear=True)
-        for name in ("C", "tol", "max_iter", "gap_every"):
-            check_parameter(name, getattr(self, name))
-        check_bool(self.fit_intercept, "fit_intercept")
-        check_bool(self.warm_start, "warm_start")
-        check_bool(self.cached_oracle, "cached_oracle")
-        return {"kernel_params": check_kernel_params(self.kernel, self.gamma, self.degree,
-                                                     self.coef0)}
 
     def _gram(self, X, Z, params, bias: float) -> np.ndarray:
         return kernel_matrix(X, Z, **params, copy=True) + bias

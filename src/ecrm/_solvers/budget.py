@@ -27,10 +27,6 @@ from ecrm._parameters import check_parameter, vocabulary
 __all__ = ["BLOCK_FEATURE_COPIES", "DUAL_COPIES", "GIB", "MemoryNeed", "check_budget", "pass_bytes",
            "row_blocks"]
 
-#: Solver names accepted by ``ECRM(solver=...)`` and ``ECRMCV(solver=...)`` and offered by the
-#: command line (declared in :data:`ecrm._parameters.CONSTRAINTS`; the table of solvers,
-#: :data:`ecrm._solvers.solver.SOLVER_CLASSES`, holds the same names after ``"auto"``).
-SOLVERS = vocabulary("solver")
 #: Shorthands of ``center_selection`` (:func:`ecrm._solvers.centers.select_centers`).
 CENTER_SELECTIONS = vocabulary("center_selection")
 #: Default ``memory_budget`` in GiB: the largest m x m working set the dual may allocate.

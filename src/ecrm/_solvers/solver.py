@@ -12,11 +12,14 @@ A solver answers the ridge regressions of ECRM (:mod:`ecrm._solvers`) and states
 * the **fit classes** its models hold (:attr:`Solver.fit_types`), which model files may
   construct (:mod:`ecrm._registry`).
 
-:data:`SOLVER_CLASSES` maps every name to its class: the names the estimators accept, the
-``"auto"`` rule (the first exact solver, in table order, whose kernel fits and whose
-matrices fit ``memory_budget``: the dual, then the primal for a linear kernel; else a
-``ValueError`` naming ``solver="nystrom"``: ECRM never approximates silently) and the model
-files' classes all read it. :func:`register_solver` adds a solver (one table line).
+:data:`SOLVER_CLASSES` maps every name to its class, the one table of solvers: the names
+the estimators accept and the command line offers (the ``solver`` constraint of
+:data:`ecrm._parameters.CONSTRAINTS` reads it when asked), the ``"auto"`` rule (the first
+exact solver, in table order, whose kernel fits and whose matrices fit ``memory_budget``:
+the dual, then the primal for a linear kernel; else a ``ValueError`` naming
+``solver="nystrom"``: ECRM never approximates silently) and the model files' classes all
+read it. :func:`register_solver` adds a solver (one table line), :func:`unregister_solver`
+removes it. The built-in solvers' names are written here only.
 
 A solver is a small object with scikit-learn's ``get_params``/``set_params``, so that
 ``ECRM(solver=NystromSolver(n_components=50, center_selection="kmeans++"))`` clones, searches
@@ -37,7 +40,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from ecrm import _parameters
 from ecrm._parameters import check_parameter
 from ecrm._solvers.base import Basis, RiskFit, Source
 from ecrm._solvers.budget import (
@@ -340,43 +342,46 @@ class NystromSolver(FeatureSolver):
                                        random_state=random_state), kernel_params)
 
 
-#: Every solver by name, in the order ``solver="auto"`` tries the exact ones.
+#: Every solver by name (its class's ``name``), in the order ``solver="auto"`` tries the
+#: exact ones: the one table of solvers.
 SOLVER_CLASSES: dict[str, type[Solver]] = {
-    "dual": DualSolver, "primal": PrimalSolver, "nystrom": NystromSolver}
+    cls.name: cls for cls in (DualSolver, PrimalSolver, NystromSolver)}
+#: The built-in solvers, which :func:`unregister_solver` keeps.
+_BUILT_IN = frozenset(SOLVER_CLASSES)
 
 
 def register_solver(cls: type[Solver]) -> type[Solver]:
-    """Add ``cls`` to :data:`SOLVER_CLASSES` under ``cls.name`` (a decorator too).
+    """Add ``cls`` to :data:`SOLVER_CLASSES` under its ``name`` (a decorator too).
 
-    The estimators then accept the name and instances, and model files its fit classes; the
-    command line keeps offering the built-in names only (the name is a ``hidden`` value of
-    the ``solver`` constraint, :data:`ecrm._parameters.CONSTRAINTS`).
+    The estimators then accept the name and instances, the command line offers the name
+    (``--solver``, in a parser built after the registration) and model files may construct
+    its fit classes.
+
+    Parameters
+    ----------
+    cls : type
+        A :class:`Solver` subclass whose ``name`` is not taken (nor ``"auto"``).
+
+    Returns
+    -------
+    cls : type
     """
     if not (isinstance(cls, type) and issubclass(cls, Solver)):
         raise TypeError(f"a solver must be a Solver subclass; got {cls!r}")
-    if cls.name in SOLVER_CLASSES or cls.name == "auto":
-        raise ValueError(f"a solver named {cls.name!r} is already registered")
-    SOLVER_CLASSES[cls.name] = cls
-    _set_names(lambda names: (*names, cls.name))
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"a solver class needs a name (a non-empty str); got {name!r}")
+    if name in SOLVER_CLASSES or name == "auto":
+        raise ValueError(f"a solver named {name!r} is already registered")
+    SOLVER_CLASSES[name] = cls
     return cls
 
 
 def unregister_solver(name: str) -> None:
-    """Remove a solver added by :func:`register_solver`."""
-    if name not in SOLVER_CLASSES or name not in getattr(_parameters.CONSTRAINTS["solver"],
-                                                         "hidden", ()):
+    """Remove a solver added by :func:`register_solver` (the built-in ones stay)."""
+    if name not in SOLVER_CLASSES or name in _BUILT_IN:
         raise ValueError(f"{name!r} is not a registered solver that can be removed")
     del SOLVER_CLASSES[name]
-    _set_names(lambda names: tuple(v for v in names if v != name))
-
-
-def _set_names(change: Callable[[tuple[str, ...]], tuple[str, ...]]) -> None:
-    """Change the registered names of the ``solver`` constraint (a hidden name each)."""
-    choice = _parameters.CONSTRAINTS["solver"]
-    if not isinstance(choice, _parameters.Choice):
-        raise TypeError("the solver constraint must be a Choice")
-    _parameters.CONSTRAINTS["solver"] = dataclasses.replace(
-        choice, values=change(choice.values), hidden=change(choice.hidden))
 
 
 # -- the estimators' solver parameters ------------------------------------------------------

@@ -13,7 +13,8 @@ from sklearn.svm import SVC, LinearSVC
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ecrm._validation import check_int, check_real, check_same_rows
+from ecrm._parameters import RANDOM_STATE, Checked, Choice, Number, check_params
+from ecrm._validation import check_real, check_same_rows
 
 __all__ = ["BRSVM", "BinaryRelevance"]
 
@@ -109,6 +110,20 @@ def _neg_mean_hamming(Y_true, Y_pred):
     return -float(np.mean(np.abs(np.asarray(Y_true) - np.asarray(Y_pred)).sum(axis=1)))
 
 
+def _check_Cs(Cs):
+    if not len(Cs):
+        raise ValueError("Cs must hold at least one value of C")
+    for C in Cs:
+        check_real(C, "each of Cs")
+    return Cs
+
+
+def _check_gammas(gammas):
+    for gamma in gammas if gammas is not None else ():
+        check_real(gamma, "each of gammas")
+    return gammas
+
+
 class BRSVM(BaseEstimator):
     """The paper's BR-SVM: one SVM per label with C (and gamma) tuned by cross-validation.
 
@@ -143,6 +158,20 @@ class BRSVM(BaseEstimator):
     model_ : BinaryRelevance
     """
 
+    #: Each parameter's constraint (:func:`ecrm._parameters.check_params` walks them at fit).
+    _parameter_constraints = {
+        "hierarchy": Checked("an ecrm.Hierarchy or None"),
+        "kernel": Choice(("linear", "rbf")),
+        "Cs": Checked("a non-empty sequence of reals > 0", bad=((), (1.0, -1.0)),
+                      function=_check_Cs),
+        "gammas": Checked("None or a sequence of reals > 0", bad=((float("nan"),),),
+                          function=_check_gammas),
+        "cv": Number("int", {"low": 2}),
+        "tuning_samples": Number("int", none=True),
+        "tuning_labels": Number("int"),
+        "random_state": RANDOM_STATE}
+    _parameter_rules = ()
+
     def __init__(self, hierarchy, *, kernel="linear", Cs=(0.01, 0.1, 1.0, 10.0), gammas=None,
                  cv=3, tuning_samples=2000, tuning_labels=200, random_state=0):
         self.hierarchy = hierarchy
@@ -157,20 +186,7 @@ class BRSVM(BaseEstimator):
     def _base(self, X):
         if self.kernel == "linear" and X.shape[0] > X.shape[1]:
             return LinearSVC(dual=False)
-        if self.kernel in ("linear", "rbf"):
-            return SVC(kernel=self.kernel)
-        raise ValueError(f"BRSVM kernel must be 'linear' or 'rbf'; got {self.kernel!r}")
-
-    def _check_params(self) -> None:
-        if not len(self.Cs):
-            raise ValueError("Cs must hold at least one value of C")
-        for C in self.Cs:
-            check_real(C, "each of Cs")
-        for gamma in self.gammas if self.gammas is not None else ():
-            check_real(gamma, "each of gammas")
-        check_int(self.cv, "cv", low=2)
-        check_int(self.tuning_samples, "tuning_samples", allow_none=True)
-        check_int(self.tuning_labels, "tuning_labels")
+        return SVC(kernel=self.kernel)  # "linear" or "rbf": checked at fit
 
     def fit(self, X, Y):
         """Tune C (and gamma) by cross-validation on a subsample, then fit on all of X, Y.
@@ -184,7 +200,7 @@ class BRSVM(BaseEstimator):
         -------
         self : BRSVM
         """
-        self._check_params()
+        check_params(self)
         Y = np.asarray(Y, dtype=float)
         check_same_rows(X, Y)
         grid = {"estimator__C": list(self.Cs)}

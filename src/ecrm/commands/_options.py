@@ -23,7 +23,8 @@ __all__ = ["add_data_options", "choices", "directory_option", "existing_file_opt
 def choices(parameter: str) -> tuple[str, ...]:
     """The command-line choices of a choice parameter: the names its declared constraint
     (:data:`ecrm._parameters.CONSTRAINTS`) offers, so an option offers what the library
-    accepts, from one declaration.
+    accepts, from one declaration. Call it when the parser is built: a vocabulary read from
+    a registry (the solvers') then includes what was registered before.
 
     >>> choices("solver")
     ('auto', 'dual', 'primal', 'nystrom')

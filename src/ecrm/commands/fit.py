@@ -52,11 +52,11 @@ __all__ = ["add_parser", "run"]
 #: built.
 AUTO = ("kernel", "forest")
 #: The library's vocabularies (:data:`ecrm._parameters.CONSTRAINTS`, which imports nothing
-#: heavy); ``--calibration none`` is the library's ``calibration=None``.
+#: heavy); ``--calibration none`` is the library's ``calibration=None``. The solvers are the
+#: solvers' table's, read when the parser is built (a registered solver is offered too).
 KERNELS = choices("kernel")
 SCORINGS = choices("scoring")
 CALIBRATIONS = ("none", *choices("calibration"))
-SOLVERS = choices("solver")
 CENTER_SELECTIONS = choices("center_selection")
 
 def _reals(parameter: str, name: str):
@@ -356,9 +356,16 @@ def _print_kernel(args, model, solver: str, shape: str, report) -> None:
     if args.solver != "auto":
         how += f", {args.solver} solver" + (f" with {args.n_components} centres"
                                             if args.n_components is not None else "")
-    elif solver == "primal":
+    elif solver == _solvers().PrimalSolver.name:
         how += ", primal solver (auto: linear kernel, more rows than features)"
     print(f"fitted ECRM ({args.loss} loss, {how}) on {shape}: {chosen}", file=report)
+
+
+def _solvers():
+    """The solvers' module (imported when a command runs: it needs NumPy)."""
+    from ecrm._solvers import solver
+
+    return solver
 
 
 def _solver(args, shape: tuple[int, int]) -> str:
@@ -374,15 +381,15 @@ def _solver(args, shape: tuple[int, int]) -> str:
         return args.solver
     kernels = (args.kernels or [args.kernel]) if args.cv else [args.kernel]
     m, p = shape
-    return "primal" if set(kernels) == {"linear"} and m > p else "auto"
+    return _solvers().PrimalSolver.name if set(kernels) == {"linear"} and m > p else "auto"
 
 
 def _solver_object(args, name: str):
     """The estimators' ``solver``: a name, or the Nystrom solver with its centres' settings
     (``--n-components``, ``--center-selection``)."""
-    if name != "nystrom":
+    NystromSolver = _solvers().NystromSolver
+    if name != NystromSolver.name:
         return name
-    from ecrm import NystromSolver
 
     return NystromSolver(n_components=args.n_components, center_selection=args.center_selection)
 
@@ -443,7 +450,7 @@ def add_parser(subparsers) -> None:
                         "leave-one-out scores ('auto': none, isotonic or Platt, whichever "
                         "cross-fits best)")
     solver = p.add_argument_group("solver (for large training files)")
-    solver.add_argument("--solver", choices=SOLVERS, default="auto",
+    solver.add_argument("--solver", choices=choices("solver"), default="auto",
                         help="exact dual (m x m memory), exact primal (linear kernel, p x p) "
                         "or Nystrom features (an approximation, M x M); auto: the dual while "
                         "it fits --memory-budget; for --kernel linear with more rows than "
@@ -529,9 +536,13 @@ def _checked(args) -> int:
         return fail("--extend-grid needs --cv")
     if not args.cv and args.loo_samples is not None:
         return fail("--loo-samples needs --cv")
-    if args.solver != "nystrom" and (args.n_components, args.center_selection) != (None, None):
+    solvers = _solvers()
+    if args.solver != solvers.NystromSolver.name and \
+            (args.n_components, args.center_selection) != (None, None):
         return fail("--n-components and --center-selection need --solver nystrom")
-    if args.scheduler is not None and (args.solver not in ("primal", "nystrom")
+    streams = args.solver in solvers.SOLVER_CLASSES and \
+        not solvers.SOLVER_CLASSES[args.solver].holds_gram  # a feature solver: Dask arrays
+    if args.scheduler is not None and (not streams
                                        or args.standardize == "yes" or args.impute
                                        or (args.cv and args.standardize == "auto")):
         return fail("--scheduler needs --solver primal or nystrom, and the features as they "

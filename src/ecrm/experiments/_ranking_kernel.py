@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ecrm._solvers.solver import DualSolver, NystromSolver, PrimalSolver
 from ecrm.experiments._ranking_knn import _discordant, _rank_labels
 
 __all__ = ["ALPHAS", "ECRM_LOSSES", "KENDALL_LOO_BUDGET", "KENDALL_LOO_MIN_ROWS", "LARGE_LOO_ROWS",
@@ -52,7 +53,8 @@ def _krr(Xtr, Rtr, Xte, gammas, memory, seed):
     # stronger regularisation (the search's order of candidates)
     choice = loo_search(Xtr, Rtr, _discordant_loss, alphas=ALPHAS, fit_intercept=False,
                         kernel_grid=_kernel_candidates(gammas), memory=memory,
-                        kernel_subsample=KERNEL_SUBSAMPLE, random_state=seed, solver="dual")
+                        kernel_subsample=KERNEL_SUBSAMPLE, random_state=seed,
+                        solver=DualSolver.name)
     params, alpha, m = choice.kernel_params, choice.alpha, len(Xtr)
     model = KernelRidge(alpha=m * alpha, kernel=params["kernel"], gamma=params["gamma"])
     P = model.fit(Xtr, Rtr.astype(float)).predict(Xte)
@@ -77,7 +79,7 @@ def _krr_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components):
     sub = _kernel_subset(len(Xtr), seed)
     params = loo_search(Xtr[sub], Rtr[sub], _discordant_loss, alphas=ALPHAS,
                         fit_intercept=False, kernel_grid=_kernel_candidates(gammas),
-                        memory=memory, solver="dual").kernel_params
+                        memory=memory, solver=DualSolver.name).kernel_params
     solver = _low_rank_solver(params, n_components)
     choice = loo_search(Xtr, Rtr, _discordant_loss, alphas=ALPHAS, fit_intercept=False,
                         **params, solver=solver, loo_samples=large_loo_rows(*Rtr.shape),
@@ -163,7 +165,7 @@ def _ecrm_outputs(chosen: dict, Rtr, Xte, space) -> dict:
         solver = est.solver
         if solver != "auto":
             params["solver"] = getattr(solver, "name", solver)
-            if params["solver"] == "nystrom":
+            if params["solver"] == NystromSolver.name:
                 params["n_components"] = solver.n_components
         out[label] = (space.to_ranks(est.predict(Xte)), params)
     best, distance = _select_by_loo(chosen, Rtr, space)
@@ -176,9 +178,7 @@ def _low_rank_solver(kernel_params: dict, n_components: int):
     """The estimators' solver of a large training fold: the exact primal for a linear
     kernel, Nystrom features on ``n_components`` uniformly drawn centres otherwise."""
     if kernel_params["kernel"] == "linear":
-        return "primal"
-    from ecrm import NystromSolver
-
+        return PrimalSolver.name
     return NystromSolver(n_components=n_components)
 
 

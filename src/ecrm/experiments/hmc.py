@@ -424,14 +424,14 @@ def _solver_settings(solver: str, grid, n_components, center_selection, m: int) 
     """ECRMCV's solver keywords for one kernel grid (the primal for an all-linear grid)."""
     linear = all(k == "linear" for g in (grid if isinstance(grid, list) else [grid])
                  for k in g["kernel"])
-    if solver == "nystrom" and linear:
-        solver = "primal"
-    if solver == "nystrom":
-        from ecrm import NystromSolver
+    from ecrm._solvers.solver import NystromSolver, PrimalSolver
 
+    if solver == NystromSolver.name and linear:
+        solver = PrimalSolver.name
+    if solver == NystromSolver.name:
         M = None if n_components is None else min(n_components, m)
         return {"solver": NystromSolver(n_components=M, center_selection=center_selection)}
-    return {"solver": solver, **({"kernel": "linear"} if solver == "primal" else {})}
+    return {"solver": solver, **({"kernel": "linear"} if solver == PrimalSolver.name else {})}
 
 
 def format_table(results) -> str:
@@ -543,8 +543,11 @@ def add_parser(subparsers) -> None:
                         + ", ".join(DEFAULT_METHODS) + ")")
     parser.add_argument("--json", type=output_file_option("--json"),
                         help="write the rows as JSON to this file")
-    # not "primal": linear-kernel fits use it by themselves
-    parser.add_argument("--solver", choices=[s for s in choices("solver") if s != "primal"],
+    from ecrm._solvers.solver import PrimalSolver
+
+    # not the primal: linear-kernel fits use it by themselves
+    parser.add_argument("--solver", choices=[s for s in choices("solver")
+                                             if s != PrimalSolver.name],
                         default="auto",
                         help="ECRM's solver: auto (the exact dual while it fits memory), "
                         "dual, or nystrom (low rank; linear-kernel fits use the exact primal)")

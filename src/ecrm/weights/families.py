@@ -99,11 +99,13 @@ def _kernel(model) -> dict:
     else:
         regularisation = {"alpha": float(getattr(model, "alpha_",
                                                  getattr(model, "alpha", float("nan"))))}
+    from ecrm._solvers.solver import DualSolver, NystromSolver, PrimalSolver
+
     features = getattr(getattr(model, "_fit", None), "features", None)
     centres = getattr(features, "centres", None)
-    solver = ({"solver": "dual"} if features is None else {"solver": "primal"}
-              if centres is None else {"solver": "nystrom",
-                                       "n_components": int(centres.shape[0])})
+    solver = ({"solver": DualSolver.name} if features is None
+              else {"solver": PrimalSolver.name} if centres is None
+              else {"solver": NystromSolver.name, "n_components": int(centres.shape[0])})
     return {"weights": "kernel", "kernel": dict(model.kernel_params_), **regularisation,
             "fit_intercept": bool(getattr(model, "fit_intercept_", model.fit_intercept)),
             **solver}
