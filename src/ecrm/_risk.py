@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ecrm._kernels import check_kernel_input, check_kernel_params
+from ecrm._kernels import check_kernel_input
 from ecrm._solvers._backend import ChunkCheck, get_backend
 from ecrm._solvers.base import RiskFit
 from ecrm._solvers.primal import FeatureFit
@@ -62,9 +62,6 @@ class _RiskEstimator(StructuredEstimator):
         "output_mode_", "level_columns_")
 
     # -- checks, before any work (nothing is set on self) ---------------------------------
-    def _check_kernel_params(self) -> dict:
-        return check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
-
     def _check_training_data(self, X, Y, kernel):
         # the primal solvers' passes turn each block of outputs into floats: keep 1-byte Y
         compact = (streams_rows(getattr(self, "solver", None))
