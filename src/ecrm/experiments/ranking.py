@@ -79,6 +79,7 @@ import time
 
 import numpy as np
 
+from ecrm._atomic import write_text
 from ecrm.commands._options import names_option, number_option, output_file_option, parameter_option
 from ecrm.experiments._ranking_kernel import (
     ALPHAS,
@@ -348,8 +349,7 @@ def run(args) -> int:
 
     def save(results):  # after every data set, so that a long run keeps what it finished
         if args.json:
-            with open(args.json, "w") as f:
-                json.dump(results, f, indent=1)
+            write_text(args.json, json.dumps(results, indent=1))
 
     with progress_bar(len(names) * args.repeats * args.folds, "label ranking folds",
                       enabled=not args.quiet) as bar:
