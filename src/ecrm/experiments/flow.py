@@ -39,6 +39,7 @@ from ecrm._parameters import vocabulary
 from ecrm._validation import check_int, check_real
 from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection, knn_weights
 from ecrm.commands._options import number_option, output_file_option
+from ecrm.commands._threads import workers_option
 from ecrm.datasets.flows import FlowModel, simulate_flows
 from ecrm.estimator import ECRM
 from ecrm.experiments.progress import progress_bar
@@ -405,7 +406,7 @@ def add_parser(subparsers) -> None:
                    help="log10 training sizes of Figure 1b, in [0.7, 5]")
     p.add_argument("--figure-repeats", type=number_option(check_int, "--figure-repeats"),
                    default=20)
-    p.add_argument("--jobs", type=number_option(check_int, "--jobs"), default=2,
+    p.add_argument("--jobs", type=workers_option("--jobs"), default=2,
                    help="worker processes for the trials (each uses one BLAS thread)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

@@ -81,6 +81,7 @@ import numpy as np
 
 from ecrm._atomic import write_text
 from ecrm.commands._options import names_option, number_option, output_file_option, parameter_option
+from ecrm.commands._threads import workers_option
 from ecrm.experiments._ranking_kernel import (
     ALPHAS,
     ECRM_LOSSES,
@@ -393,7 +394,7 @@ def add_parser(subparsers) -> None:
                         help=f"Nystrom centres of a training fold of more than "
                         f"max({DUAL_MAX_TRAIN}, this) points (default {N_COMPONENTS}); "
                         f"smaller folds are fitted exactly")
-    parser.add_argument("--n-jobs", type=_count_option("--n-jobs"), default=1,
+    parser.add_argument("--n-jobs", type=workers_option("--n-jobs"), default=1,
                         help="folds run in parallel in this many processes, one BLAS thread "
                         "per fold (default 1; the results do not depend on it)")
     parser.add_argument("--methods", default=METHODS,
