@@ -154,7 +154,18 @@ def test_closed_standard_output_ends_quietly(test_csv, subprocess_env, tmp_path,
     (["info", "--json", "{model}"], "ecrm: error: standard output is closed"),
     (["predict", "{model}", "{data}", "-o", "-", "--quiet"],
      "ecrm: error: -o -: standard output is closed; give a file path"),
-    (["fit", "{data}", "-o", "-", "--quiet"], "ecrm: error: -o -: standard output is closed")])
+    (["fit", "{data}", "-o", "-", "--quiet"], "ecrm: error: -o -: standard output is closed"),
+    # the commands that print their results or a summary there refuse before any work
+    (["evaluate", "{model}", "{data}", "--path-sep", "/", "--quiet"],
+     "ecrm: error: standard output is closed: nothing can be printed (ecrm evaluate prints "
+     "there; redirect it to a file or /dev/null instead)"),
+    (["predict", "{model}", "{data}", "-o", "p.csv", "--quiet"],
+     "ecrm: error: standard output is closed: nothing can be printed (ecrm predict"),
+    (["fit", "{data}", "-o", "m.ecrm", "--quiet"],
+     "ecrm: error: standard output is closed: nothing can be printed (ecrm fit"),
+    (["reproduce", "flow", "--trials", "1", "--n-train", "5", "--n-test", "5", "--n-val", "5",
+      "--jobs", "1", "--quiet"],
+     "ecrm: error: standard output is closed: nothing can be printed (ecrm reproduce flow")])
 def test_standard_output_closed_from_the_start_is_one_error_line(test_csv, subprocess_env,
                                                                   tmp_path, model_file, argv,
                                                                   message):

@@ -148,6 +148,17 @@ def _drop_standard_output() -> None:
         os.close(with_devnull)
 
 
+def _prints(args) -> bool:
+    """Whether the command prints on standard output: all do, but ``fit`` and ``predict``
+    whose ``-o`` is a stream (``-``, a FIFO, a device), which report on standard error."""
+    output = getattr(args, "output", None) if args.command in ("fit", "predict") else None
+    if output is None:
+        return True
+    from ecrm.commands._files import is_stream
+
+    return not is_stream(output)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``ecrm`` command.
 
@@ -178,6 +189,12 @@ def main(argv: list[str] | None = None) -> int:
                                     UserWarning)
             argv = sys.argv[1:] if argv is None else list(argv)
             args = build_parser(argv).parse_args(argv)
+            if sys.stdout is None and _prints(args):  # started with it closed (>&-)
+                name = " ".join(filter(None, [args.command, getattr(args, "experiment", None)]))
+                print(f"ecrm: error: standard output is closed: nothing can be printed (ecrm "
+                      f"{name} prints there; redirect it to a file or /dev/null instead)",
+                      file=sys.stderr)
+                return 2
             with _threads.limit_threads(getattr(args, "threads", None)):
                 status = args.func(args)
             if sys.stdout is not None:  # None: started with standard output closed (>&-)
