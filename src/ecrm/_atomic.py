@@ -26,7 +26,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 
-__all__ = ["OutputError", "STREAMS", "atomic_path", "check_kind", "write_bytes", "write_text"]
+__all__ = ["OutputError", "STREAMS", "atomic_path", "check_kind", "write_text"]
 
 
 class OutputError(ValueError):
@@ -153,12 +153,7 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = False,
         raise
 
 
-def write_bytes(path: str | os.PathLike, data: bytes, **options) -> None:
-    """Write ``data`` to ``path`` whole or not at all (:func:`atomic_path`)."""
-    with atomic_path(path, **options) as tmp, open(tmp, "wb") as fh:
-        fh.write(data)
-
-
 def write_text(path: str | os.PathLike, text: str, **options) -> None:
     """Write ``text`` (UTF-8) to ``path`` whole or not at all (:func:`atomic_path`)."""
-    write_bytes(path, text.encode("utf-8"), **options)
+    with atomic_path(path, **options) as tmp, open(tmp, "wb") as fh:
+        fh.write(text.encode("utf-8"))

@@ -19,8 +19,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
-__all__ = ["COMMANDS", "PER_CPU", "add_threads_option", "limit_threads", "most_workers",
-           "workers_option"]
+__all__ = ["COMMANDS", "add_threads_option", "limit_threads", "workers_option"]
 
 #: The commands that compute, and take ``--threads``.
 COMMANDS = ("fit", "predict", "evaluate")
