@@ -48,9 +48,9 @@ def _cached(options: dict, function, folder: str | None):
     from numba import njit
     from numba.core import config
 
-    saved = config.CACHE_DIR
+    saved = config.CACHE_DIR  # type: ignore[attr-defined]
     if folder is not None:  # read when the function's cache is set up, i.e. right now
-        config.CACHE_DIR = folder
+        config.CACHE_DIR = folder  # type: ignore[attr-defined]
     try:
         return njit(cache=True, **options)(function)
     except RuntimeError as exc:
@@ -58,7 +58,7 @@ def _cached(options: dict, function, folder: str | None):
             raise
         return None
     finally:
-        config.CACHE_DIR = saved
+        config.CACHE_DIR = saved  # type: ignore[attr-defined]
 
 
 def jit(**options):
