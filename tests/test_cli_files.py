@@ -154,7 +154,18 @@ def test_closed_standard_output_ends_quietly(test_csv, subprocess_env, tmp_path,
     (["info", "--json", "{model}"], "ecrm: error: standard output is closed"),
     (["predict", "{model}", "{data}", "-o", "-", "--quiet"],
      "ecrm: error: -o -: standard output is closed; give a file path"),
-    (["fit", "{data}", "-o", "-", "--quiet"], "ecrm: error: -o -: standard output is closed")])
+    (["fit", "{data}", "-o", "-", "--quiet"], "ecrm: error: -o -: standard output is closed"),
+    # the commands that print their results or a summary there refuse before any work
+    (["evaluate", "{model}", "{data}", "--path-sep", "/", "--quiet"],
+     "ecrm: error: standard output is closed: nothing can be printed (ecrm evaluate prints "
+     "there; redirect it to a file or /dev/null instead)"),
+    (["predict", "{model}", "{data}", "-o", "p.csv", "--quiet"],
+     "ecrm: error: standard output is closed: nothing can be printed (ecrm predict"),
+    (["fit", "{data}", "-o", "m.ecrm", "--quiet"],
+     "ecrm: error: standard output is closed: nothing can be printed (ecrm fit"),
+    (["reproduce", "flow", "--trials", "1", "--n-train", "5", "--n-test", "5", "--n-val", "5",
+      "--jobs", "1", "--quiet"],
+     "ecrm: error: standard output is closed: nothing can be printed (ecrm reproduce flow")])
 def test_standard_output_closed_from_the_start_is_one_error_line(test_csv, subprocess_env,
                                                                   tmp_path, model_file, argv,
                                                                   message):
@@ -285,17 +296,18 @@ def _slow_training_file(train_csv, tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("sig, status, line", [(signal.SIGTERM, 143, "ecrm: terminated"),
+                                                (signal.SIGHUP, 129, "ecrm: hung up"),
                                                 (signal.SIGINT, 130, "ecrm: interrupted")])
 def test_interrupted_fit_leaves_the_old_model_and_no_temporary_file(subprocess_env, train_csv,
                                                                     tmp_path, sig, status, line):
     _slow_training_file(train_csv, tmp_path)
     (tmp_path / "m.ecrm").write_bytes(b"the old model")
-    # SIGINT as in a terminal: a test run started in the background (``make test &``) has
-    # it ignored, and a child would inherit that
+    # SIGINT and SIGHUP as in a terminal: a test run started in the background (``make test
+    # &``, ``nohup``) has them ignored, and a child would inherit that
     proc = subprocess.Popen(
         [sys.executable, "-m", "ecrm", "fit", "slow.csv", "--cv", "-o", "m.ecrm"],
         cwd=tmp_path, env=subprocess_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        preexec_fn=_default_signals)
     seen = b""
     deadline = time.monotonic() + 120
     while b"fitting" not in seen and time.monotonic() < deadline:  # the progress bar says so
@@ -314,8 +326,16 @@ def test_interrupted_fit_leaves_the_old_model_and_no_temporary_file(subprocess_e
     assert (tmp_path / "m.ecrm").read_bytes() == b"the old model"
 
 
-def test_sigterm_while_the_model_is_saved_leaves_no_temporary_file(subprocess_env, tmp_path, train):
-    # SIGTERM arrives right after ecrm.save wrote the complete temporary model file
+def _default_signals() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("sig, status, line", [("SIGTERM", 143, "ecrm: terminated"),
+                                                ("SIGHUP", 129, "ecrm: hung up")])
+def test_a_signal_while_the_model_is_saved_leaves_no_temporary_file(subprocess_env, tmp_path,
+                                                                    train, sig, status, line):
+    # the signal arrives right after ecrm.save wrote the complete temporary model file
     script = (
         "import os, signal, sys\n"
         "import ecrm.io\n"
@@ -323,13 +343,13 @@ def test_sigterm_while_the_model_is_saved_leaves_no_temporary_file(subprocess_en
         "save = ecrm.io.save\n"
         "def slow_save(model, path):\n"
         "    save(model, path)\n"
-        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        f"    os.kill(os.getpid(), signal.{sig})\n"
         "    raise AssertionError('not reached')\n"
         "ecrm.io.save = slow_save\n"
         "sys.exit(main(['fit', 'train.csv', '-o', 'm.ecrm', '--quiet']))\n")
     proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=subprocess_env,
-                          capture_output=True, timeout=300)
-    _one_error_line(proc, "ecrm: terminated", status=143)
+                          capture_output=True, timeout=300, preexec_fn=_default_signals)
+    _one_error_line(proc, line, status=status)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.csv"]
 
 

@@ -656,7 +656,8 @@ def test_reproduce_flow_smoke(tmp_path, capsys, monkeypatch):
 
 @pytest.mark.parametrize("argv, message", [
     (["--trials", "0"], "--trials must be an integer >= 1; got 0"),
-    (["--jobs", "0"], "--jobs must be an integer >= 1; got 0"),
+    (["--jobs", "0"], r"--jobs must be an integer from 1 to \d+ \(4 per CPU, \d+ CPUs here\); "
+                      "got '0'"),
     (["--n-train", "3"], "--n-train must be an integer >= 5; got 3"),
     (["--n-test", "2.5"], "--n-test must be an integer >= 1; got '2.5'"),
     (["--n-val", "-4"], "--n-val must be an integer >= 1; got -4"),

@@ -142,6 +142,8 @@ def test_the_threads_option_reaches_threadpoolctl(tmp_path, subprocess_env):
 
 @pytest.mark.parametrize("value", ["-1", "two", "1.5"])
 def test_a_bad_threads_value_is_refused_at_parse_time(tmp_path, capsys, value):
+    import os
+
     from ecrm.cli import main
 
     data = tmp_path / "data.csv"
@@ -149,7 +151,8 @@ def test_a_bad_threads_value_is_refused_at_parse_time(tmp_path, capsys, value):
     with pytest.raises(SystemExit) as exc:
         main(["fit", str(data), "-o", str(tmp_path / "m.ecrm"), "--threads", value])
     assert exc.value.code == 2
-    assert f"--threads must be an integer >= 0; got {value!r}" in capsys.readouterr().err
+    assert (f"--threads must be an integer from 0 to {4 * (os.cpu_count() or 1)} (4 per CPU, "
+            f"{os.cpu_count() or 1} CPUs here); got {value!r}") in capsys.readouterr().err
     assert not (tmp_path / "m.ecrm").exists()
 
 

@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from ecrm import _atomic
+
 #: Largest uncompressed member (a ``.npy`` array with its header): 8 GiB. Far above any model
 #: this library fits on one machine (a dual model keeps a few ``m x p`` arrays), far below what
 #: a forged header could otherwise make a reader allocate.
@@ -364,9 +366,12 @@ def write_archive(path: str, members: Mapping[str, bytes]) -> None:
 
     The archive is written to a new temporary file next to ``path``, flushed to disk, then
     renamed over ``path``; on any error or interruption the temporary file is removed and
-    ``path`` is left as it was. Members are deflated, except those that would compress beyond
-    :data:`MAX_COMPRESSION_RATIO` (stored instead, so the reader accepts them); timestamps are
-    fixed, so the same model gives the same bytes.
+    ``path`` is left as it was. What already is at ``path`` follows the rule of
+    :mod:`ecrm._atomic`: a symbolic link is followed, a FIFO or a character device is written
+    through (never replaced), a directory, a socket or a block device is refused. Members are
+    deflated, except those that would compress beyond :data:`MAX_COMPRESSION_RATIO` (stored
+    instead, so the reader accepts them); timestamps are fixed, so the same model gives the
+    same bytes.
 
     Parameters
     ----------
@@ -380,6 +385,8 @@ def write_archive(path: str, members: Mapping[str, bytes]) -> None:
         When a member is larger than the reader accepts (:data:`MAX_METADATA_BYTES` for
         ``.json`` and ``.sha256`` members, :data:`MAX_MEMBER_BYTES` for others) or the
         total exceeds :data:`MAX_ARCHIVE_BYTES`; nothing is written then.
+    ecrm._atomic.OutputError
+        When ``path`` is a directory, a socket or a block device (a ``ValueError``).
     OSError
         When the file cannot be written.
     """
@@ -393,23 +400,11 @@ def write_archive(path: str, members: Mapping[str, bytes]) -> None:
     if total > MAX_ARCHIVE_BYTES:
         raise ModelFileError(f"cannot save {path}: {total} bytes in all, over the limit of "
                              f"{MAX_ARCHIVE_BYTES} a model file is read with")
-    directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f"{os.path.basename(path)}.tmp-{os.getpid()}-"
-                                  f"{os.urandom(4).hex()}")
-    # O_EXCL: never write through a name another writer (or a planted symlink) holds
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            with zipfile.ZipFile(raw, "w") as zf:
-                for name, data in members.items():
-                    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-                    info.compress_type = (zipfile.ZIP_STORED if _deflates_too_well(data)
-                                          else zipfile.ZIP_DEFLATED)
-                    info.external_attr = 0o644 << 16
-                    zf.writestr(info, data)
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.lexists(tmp):
-            os.remove(tmp)
+    with _atomic.atomic_path(path, sync=True) as tmp, open(tmp, "wb") as raw:
+        with zipfile.ZipFile(raw, "w") as zf:
+            for name, data in members.items():
+                info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+                info.compress_type = (zipfile.ZIP_STORED if _deflates_too_well(data)
+                                      else zipfile.ZIP_DEFLATED)
+                info.external_attr = 0o644 << 16
+                zf.writestr(info, data)

@@ -11,6 +11,7 @@ module registers.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import importlib
 import os
@@ -90,12 +91,33 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 class Terminated(BaseException):
-    """Raised in the main thread on SIGTERM, so that ``finally`` blocks and atomic writes
-    clean up (no partial output, no temporary file) before the command exits."""
+    """Raised in the main thread on SIGTERM or SIGHUP, so that ``finally`` blocks and atomic
+    writes clean up (no partial output, no temporary file) before the command exits.
+
+    Attributes
+    ----------
+    signum : int
+        The signal received.
+    """
+
+    def __init__(self, signum: int = signal.SIGTERM):
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _terminate(signum, frame) -> None:
-    raise Terminated
+    raise Terminated(signum)
+
+
+def _on_termination() -> dict:
+    """Turn SIGTERM and SIGHUP (a closed terminal or session) into :class:`Terminated`; the
+    handlers replaced, to restore. A SIGHUP ignored when the command starts (``nohup``) stays
+    ignored."""
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminate)}
+    hangup = getattr(signal, "SIGHUP", None)  # not on Windows
+    if hangup is not None and signal.getsignal(hangup) is not signal.SIG_IGN:
+        previous[hangup] = signal.signal(hangup, _terminate)
+    return previous
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -126,6 +148,17 @@ def _drop_standard_output() -> None:
         os.close(with_devnull)
 
 
+def _prints(args) -> bool:
+    """Whether the command prints on standard output: all do, but ``fit`` and ``predict``
+    whose ``-o`` is a stream (``-``, a FIFO, a device), which report on standard error."""
+    output = getattr(args, "output", None) if args.command in ("fit", "predict") else None
+    if output is None:
+        return True
+    from ecrm.commands._files import is_stream
+
+    return not is_stream(output)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``ecrm`` command.
 
@@ -139,13 +172,14 @@ def main(argv: list[str] | None = None) -> int:
     status : int
         0 on success, 2 when the data or the options are unusable or an output cannot be
         written (standard output closed with ``>&-``, a full disk; the reason is on
-        standard error), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM), 141
+        standard error), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM), 129
+        when hung up (SIGHUP: the terminal or the session closed), 141
         when standard output is closed early (``ecrm ... | head``; nothing is printed).
         Invalid options exit with status 2 through argparse. An interrupted command leaves
         no partial output and no temporary file.
     """
     in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    previous = _on_termination() if in_main_thread else {}
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
@@ -155,6 +189,12 @@ def main(argv: list[str] | None = None) -> int:
                                     UserWarning)
             argv = sys.argv[1:] if argv is None else list(argv)
             args = build_parser(argv).parse_args(argv)
+            if sys.stdout is None and _prints(args):  # started with it closed (>&-)
+                name = " ".join(filter(None, [args.command, getattr(args, "experiment", None)]))
+                print(f"ecrm: error: standard output is closed: nothing can be printed (ecrm "
+                      f"{name} prints there; redirect it to a file or /dev/null instead)",
+                      file=sys.stderr)
+                return 2
             with _threads.limit_threads(getattr(args, "threads", None)):
                 status = args.func(args)
             if sys.stdout is not None:  # None: started with standard output closed (>&-)
@@ -163,9 +203,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ecrm: interrupted", file=sys.stderr)
         return 130
-    except Terminated:
-        print("ecrm: terminated", file=sys.stderr)
-        return 143
+    except Terminated as exc:
+        with contextlib.suppress(OSError, ValueError):  # a hung-up terminal refuses it
+            print("ecrm: hung up" if exc.signum == getattr(signal, "SIGHUP", None)
+                  else "ecrm: terminated", file=sys.stderr)
+        return 128 + exc.signum
     except BrokenPipeError:
         # the reader went away (``| head``): end quietly
         _drop_standard_output()
@@ -181,5 +223,5 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     finally:
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -212,7 +212,10 @@ def save(model, path: str | os.PathLike) -> None:
     """Write a fitted estimator to a model file (a zip of JSON metadata and ``.npy`` arrays).
 
     The file is written to a temporary name next to ``path`` and renamed when complete, so a
-    failure never leaves a half-written model at ``path``.
+    failure never leaves a half-written model at ``path``. What already is at ``path`` follows
+    the rule ``ecrm fit -o`` follows too: a symbolic link is followed (its target is replaced,
+    the link stays), a FIFO or a character device (a named pipe, ``/dev/null``) is written
+    through and never replaced, and a directory, a socket or a block device is refused.
 
     Parameters
     ----------
@@ -228,6 +231,8 @@ def save(model, path: str | os.PathLike) -> None:
         When the model holds something a model file cannot describe (a callable kernel, an
         unregistered loss or space) or a member larger than :func:`load` accepts; nothing is
         written then.
+    ValueError
+        When ``path`` is a directory, a socket or a block device; nothing is written then.
     OSError
         When the file cannot be written; ``path`` is then left as it was.
     sklearn.exceptions.NotFittedError

@@ -22,6 +22,7 @@ import os
 
 import numpy as np
 
+from ecrm._atomic import atomic_path
 from ecrm.metrics import per_level_report, pooled_average_precision
 
 __all__ = ["evaluation_figures", "label_f1", "plot_ap_by_frequency", "plot_hierarchy",
@@ -258,7 +259,8 @@ def evaluation_figures(directory, Y_true, Y_pred, scores=None, *, hierarchy=None
     -------
     paths : list of str
         The files written: ``precision_recall.png``, ``ap_by_frequency.png``,
-        ``per_level.png``, ``hierarchy_f1.png`` (those that apply).
+        ``per_level.png``, ``hierarchy_f1.png`` (those that apply): all of them, or (on an
+        error, a full disk) none, the files there before left as they were.
     """
     plt = _pyplot()
     os.makedirs(directory, exist_ok=True)
@@ -274,27 +276,19 @@ def evaluation_figures(directory, Y_true, Y_pred, scores=None, *, hierarchy=None
         drawings.append(("hierarchy_f1", lambda ax: plot_hierarchy(
             hierarchy, label_f1(Y_true, Y_pred), ax=ax)))
     paths = []
-    for name, draw in drawings:
-        fig, ax = plt.subplots(figsize=(7, 5))
-        try:
-            draw(ax)
-            fig.tight_layout()
+    # every picture is drawn to a temporary file beside its path; all are renamed into place
+    # when the last is complete, and on any failure all are removed (a full disk must not
+    # leave some pictures new and others old, nor a truncated one)
+    with contextlib.ExitStack() as renames:
+        for name, draw in drawings:
             path = os.path.join(os.fspath(directory), f"{name}.png")
-            _save_whole(fig, path, dpi)
+            tmp = renames.enter_context(atomic_path(path))
+            fig, ax = plt.subplots(figsize=(7, 5))
+            try:
+                draw(ax)
+                fig.tight_layout()
+                fig.savefig(tmp, dpi=dpi, format="png")
+            finally:
+                plt.close(fig)
             paths.append(path)
-        finally:
-            plt.close(fig)
     return paths
-
-
-def _save_whole(fig, path: str, dpi: int) -> None:
-    """``fig`` as a PNG at ``path``, or nothing there: written beside it, then renamed (a full
-    disk must not leave a truncated picture)."""
-    tmp = f"{path}.part"
-    try:
-        fig.savefig(tmp, dpi=dpi, format="png")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise

@@ -18,6 +18,7 @@ import tempfile
 
 import numpy as np
 
+from ecrm._atomic import write_text
 from ecrm.metrics import multilabel_report, per_label_report, per_level_report
 
 __all__ = ["METRIC_NAMES", "html_report", "model_line", "summary_rows", "weights_line",
@@ -285,6 +286,5 @@ def write_report(path, Y_true, Y_pred, scores=None, *, hierarchy=None, baseline=
         page = html_report(title, metrics, figures, levels=levels, notes=notes,
                            baselines=baselines, summary=summary, labels=labels,
                            warnings=warnings)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(page)
+    write_text(path, page)  # whole, or the old file left
     return os.fspath(path)

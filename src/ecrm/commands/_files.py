@@ -9,11 +9,13 @@
   exception, ``KeyboardInterrupt`` or termination by SIGTERM (which :mod:`ecrm.cli` turns into
   an exception) the temporary file is removed and an existing output is left as it was;
 * ``-`` as an output path is standard output;
-* only a regular file (or a new path) is replaced atomically: an existing FIFO or character
-  device (``/dev/stdout``, ``/dev/null``, a named pipe) is written directly and stays what it
-  is -- text as it is produced, as standard output is; a file written by path (a model) is
-  made in a temporary directory and copied in when complete. Other special files (sockets,
-  block devices) are refused by :func:`check_output`.
+* what already is at the path follows the rule of :mod:`ecrm._atomic`, the same for the
+  library's :func:`ecrm.save`: a regular file is replaced atomically, a symbolic link is
+  followed (its target replaced, the link kept), an existing FIFO or character device
+  (``/dev/stdout``, ``/dev/null``, a named pipe) is written through and stays what it is --
+  text as it is produced, as standard output is; a file written by path (a model) is made in
+  a temporary directory and copied in when complete. Directories, sockets and block devices
+  are refused by :func:`check_output`.
 
 Imports only the standard library, so that ``ecrm --help`` stays fast.
 """
@@ -22,27 +24,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO
 
+from ecrm._atomic import STREAMS, OutputError, check_kind
+from ecrm._atomic import atomic_path as _atomic_path
+
 __all__ = ["STDOUT", "OutputError", "atomic_path", "atomic_text", "check_output",
            "check_output_directory", "is_stream", "is_terminal"]
 
 #: The output path that means standard output.
 STDOUT = "-"
-
-
-class OutputError(ValueError):
-    """An output path that cannot or must not be written; the message names it."""
-
-
-#: The special files written directly (any other kind of special file is refused).
-_STREAMS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device"}
-_REFUSED = {stat.S_IFSOCK: "a socket", stat.S_IFBLK: "a block device"}
 
 
 def _special(path: str) -> int | None:
@@ -58,7 +53,7 @@ def _special(path: str) -> int | None:
 def is_stream(path: str) -> bool:
     """Whether an output to ``path`` goes to a stream, not a file that is replaced: ``-``
     (standard output) or an existing FIFO or character device (``/dev/stdout``)."""
-    return path == STDOUT or _special(path) in _STREAMS
+    return path == STDOUT or _special(path) in STREAMS
 
 
 def is_terminal(path: str) -> bool:
@@ -105,13 +100,7 @@ def check_output(path: str, inputs: Iterable[str | None] = (), *, option: str = 
             raise OutputError(f"{option} -: standard output is closed; give a file path")
         return
     target = _target(path)
-    if os.path.isdir(target):
-        raise OutputError(f"{option} {path!r} is a directory; expected a file path")
-    kind = _special(path)
-    if kind is not None and kind not in _STREAMS:
-        raise OutputError(f"{option} {path!r} is {_REFUSED.get(kind, 'a special file')}; "
-                          "expected a regular file, a FIFO or a character device such as "
-                          "/dev/stdout")
+    kind = check_kind(path, option=option)
     if os.path.exists(target):
         for source in inputs:
             if source is not None and os.path.exists(source) and os.path.samefile(target,
@@ -120,7 +109,7 @@ def check_output(path: str, inputs: Iterable[str | None] = (), *, option: str = 
                                   "to write over it (choose another output path)")
     if kind is not None:  # written directly: no new file is made beside it
         if not os.access(path, os.W_OK):
-            raise OutputError(f"{option} {path!r} is {_STREAMS[kind]} that is not writable")
+            raise OutputError(f"{option} {path!r} is {STREAMS[kind]} that is not writable")
         return
     folder = os.path.dirname(target) or "."
     if not os.path.isdir(folder):
@@ -151,18 +140,10 @@ def check_output_directory(path: str, *, option: str) -> None:
         raise OutputError(f"{option} {path!r}: not writable")
 
 
-def _mode_for(target: str) -> int:
-    """The permissions of a new output: those of the file it replaces, else 0o666 - umask."""
-    with contextlib.suppress(OSError):
-        return os.stat(target).st_mode & 0o7777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 @contextlib.contextmanager
 def atomic_path(path: str) -> Iterator[str]:
-    """A temporary path next to ``path``, renamed to ``path`` when the block succeeds.
+    """A temporary path next to ``path``, renamed to ``path`` when the block succeeds
+    (:func:`ecrm._atomic.atomic_path`, the rule :func:`ecrm.save` follows too).
 
     On any exception (``KeyboardInterrupt`` and termination included) the temporary file is
     removed and ``path`` is left as it was.
@@ -181,27 +162,10 @@ def atomic_path(path: str) -> Iterator[str]:
     -----
     An existing FIFO or character device at ``path`` is not replaced: the temporary file is
     made in a private temporary directory and its bytes are copied into ``path`` when the
-    block succeeds (nothing is written to it otherwise).
+    block succeeds (nothing is written to it otherwise). A symbolic link is followed.
     """
-    if is_stream(path):
-        with tempfile.TemporaryDirectory(prefix="ecrm-") as folder:
-            tmp = os.path.join(folder, "output")
-            yield tmp
-            with open(tmp, "rb") as src, open(path, "wb") as dst:
-                shutil.copyfileobj(src, dst)
-        return
-    target = _target(path)
-    folder, name = os.path.split(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder or ".")
-    os.close(fd)
-    try:
-        os.chmod(tmp, _mode_for(target))
+    with _atomic_path(path) as tmp:
         yield tmp
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
 
 
 @contextlib.contextmanager

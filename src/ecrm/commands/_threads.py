@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 from collections.abc import Iterator
 
-__all__ = ["COMMANDS", "add_threads_option", "limit_threads"]
+__all__ = ["COMMANDS", "add_threads_option", "limit_threads", "workers_option"]
 
 #: The commands that compute, and take ``--threads``.
 COMMANDS = ("fit", "predict", "evaluate")
@@ -27,14 +28,35 @@ COMMANDS = ("fit", "predict", "evaluate")
 DEFAULT_THREADS = 1
 
 
-def _threads(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"--threads must be an integer >= 0; got {text!r}")
-    return value
+#: Threads or worker processes an option accepts per CPU of the machine: a few more than the
+#: CPUs is a choice (a run that shares them), thousands only exhaust memory and processes.
+PER_CPU = 4
+
+
+def most_workers() -> int:
+    """The most threads or worker processes an option accepts: :data:`PER_CPU` per CPU."""
+    return PER_CPU * (os.cpu_count() or 1)
+
+
+def workers_option(name: str, *, low: int = 1):
+    """An argparse ``type=`` for a count of threads or worker processes: an integer from
+    ``low`` to :func:`most_workers`."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        top = most_workers()
+        if not low <= value <= top:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be an integer from {low} to {top} ({PER_CPU} per CPU, "
+                f"{os.cpu_count() or 1} CPUs here); got {text!r}")
+        return value
+
+    return parse
+
+
+_threads = workers_option("--threads", low=0)
 
 
 def add_threads_option(parser: argparse.ArgumentParser) -> None:

@@ -131,9 +131,14 @@ def run(args) -> int:
         common = {"kernel": args.kernel, "gamma": args.gamma,
                   "solver": _solver_object(args, solver),
                   "memory_budget": args.memory_budget, "random_state": args.seed}
+        families = _families(args, loss, h, common)
+        if families.keys() & {"forest", "mixed"}:
+            too_many = _trees_over_budget(args, data.X.shape[0])
+            if too_many:
+                return fail(too_many)
         bar.set_postfix_str("fitting")
         try:
-            model, step, tried = _fit(args, data, _families(args, loss, h, common), impute)
+            model, step, tried = _fit(args, data, families, impute)
         except ValueError as exc:
             return fail(f"fit failed: {exc}")  # fail names the parameters as flags
         bar.update()
@@ -219,6 +224,29 @@ def _registered(args, loss, h):
 
 def _dest(flag: str) -> str:
     return flag[2:].replace("-", "_")
+
+
+#: The bytes a forest holds at least per training row and tree: the bootstrap counts (uint16)
+#: and the training points' leaves (int32), whatever the trees' shapes.
+_FOREST_ROW_BYTES = 6
+
+
+def _trees_over_budget(args, m: int) -> str | None:
+    """The message refusing ``--trees``, before any work, when the forest's arrays on ``m``
+    training rows cannot fit ``--memory-budget`` (a lower bound: the nodes come on top);
+    ``None`` when they can."""
+    from ecrm._solvers.budget import GIB, check_budget
+
+    budget = check_budget(args.memory_budget)
+    need = _FOREST_ROW_BYTES * m * args.trees
+    if need <= budget * GIB:
+        return None
+    most = int(budget * GIB // (_FOREST_ROW_BYTES * m))
+    way_out = (f"give --trees {most} or fewer, or raise --memory-budget" if most
+               else "raise --memory-budget")
+    return (f"--trees {args.trees} on {m} training rows needs at least {need / GIB:,.1f} GiB "
+            f"(the bootstrap counts and leaves of every row in every tree, "
+            f"{_FOREST_ROW_BYTES} bytes each), over --memory-budget {budget:g} GiB: {way_out}")
 
 
 def _forest(args, loss, h):
@@ -465,7 +493,8 @@ def add_parser(subparsers) -> None:
     solver.add_argument("--memory-budget",
                         type=parameter_option("memory_budget", "--memory-budget"),
                         default=None, metavar="GIB",
-                        help="GiB the solver's matrices may take (default: 8)")
+                        help="GiB the solver's matrices, or a forest's arrays, may take "
+                        "(default: 8)")
     solver.add_argument("--loo-samples", type=parameter_option("loo_samples", "--loo-samples"),
                         default=None, metavar="N",
                         help="--cv: average the exact leave-one-out loss over N random rows")

@@ -34,10 +34,12 @@ import numpy as np
 from sklearn.neighbors import NearestNeighbors
 from threadpoolctl import threadpool_limits
 
+from ecrm._atomic import atomic_path, write_text
 from ecrm._parameters import vocabulary
 from ecrm._validation import check_int, check_real
 from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection, knn_weights
 from ecrm.commands._options import number_option, output_file_option
+from ecrm.commands._threads import workers_option
 from ecrm.datasets.flows import FlowModel, simulate_flows
 from ecrm.estimator import ECRM
 from ecrm.experiments.progress import progress_bar
@@ -316,8 +318,11 @@ def plot_figure(fig: dict, path: Path) -> Path:
     fig_.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig_.savefig(path, dpi=150)
-    plt.close(fig_)
+    try:
+        with atomic_path(path) as tmp:  # the whole picture, or the old one left
+            fig_.savefig(tmp, dpi=150, format=path.suffix.lstrip(".") or "png")
+    finally:
+        plt.close(fig_)
     return path
 
 
@@ -365,7 +370,7 @@ def run(args) -> int:
           f"{elapsed:.0f} s")
     print(format_table(rows, results))
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=2))
+        write_text(args.json, json.dumps(rows, indent=2))
         print(f"rows written to {args.json}")
     if args.plot:
         sizes = [int(round(10 ** e)) for e in args.figure_log_sizes]
@@ -374,7 +379,7 @@ def run(args) -> int:
         print(format_figure(fig))
         out = Path(args.plot)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "flow_conditional_risk.json").write_text(json.dumps(fig, indent=2))
+        write_text(out / "flow_conditional_risk.json", json.dumps(fig, indent=2))
         png = plot_figure(fig, out / "flow_conditional_risk.png")
         print(f"Figure 1b written to {png}")
     return 0
@@ -401,7 +406,7 @@ def add_parser(subparsers) -> None:
                    help="log10 training sizes of Figure 1b, in [0.7, 5]")
     p.add_argument("--figure-repeats", type=number_option(check_int, "--figure-repeats"),
                    default=20)
-    p.add_argument("--jobs", type=number_option(check_int, "--jobs"), default=2,
+    p.add_argument("--jobs", type=workers_option("--jobs"), default=2,
                    help="worker processes for the trials (each uses one BLAS thread)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

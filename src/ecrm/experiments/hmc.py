@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+from ecrm._atomic import write_text
 from ecrm.commands._options import (
     choices,
     directory_option,
@@ -519,8 +520,8 @@ def run(args) -> int:
                                        center_selection=args.center_selection))
     print(format_table(results))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump([row for info in results for row in info["rows"]], f, indent=1)
+        write_text(args.json, json.dumps([row for info in results for row in info["rows"]],
+                                         indent=1))
     return 0
 
 

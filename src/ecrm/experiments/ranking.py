@@ -79,7 +79,9 @@ import time
 
 import numpy as np
 
+from ecrm._atomic import write_text
 from ecrm.commands._options import names_option, number_option, output_file_option, parameter_option
+from ecrm.commands._threads import workers_option
 from ecrm.experiments._ranking_kernel import (
     ALPHAS,
     ECRM_LOSSES,
@@ -348,8 +350,7 @@ def run(args) -> int:
 
     def save(results):  # after every data set, so that a long run keeps what it finished
         if args.json:
-            with open(args.json, "w") as f:
-                json.dump(results, f, indent=1)
+            write_text(args.json, json.dumps(results, indent=1))
 
     with progress_bar(len(names) * args.repeats * args.folds, "label ranking folds",
                       enabled=not args.quiet) as bar:
@@ -393,7 +394,7 @@ def add_parser(subparsers) -> None:
                         help=f"Nystrom centres of a training fold of more than "
                         f"max({DUAL_MAX_TRAIN}, this) points (default {N_COMPONENTS}); "
                         f"smaller folds are fitted exactly")
-    parser.add_argument("--n-jobs", type=_count_option("--n-jobs"), default=1,
+    parser.add_argument("--n-jobs", type=workers_option("--n-jobs"), default=1,
                         help="folds run in parallel in this many processes, one BLAS thread "
                         "per fold (default 1; the results do not depend on it)")
     parser.add_argument("--methods", default=METHODS,

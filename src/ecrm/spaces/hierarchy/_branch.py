@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ecrm.spaces.hierarchy._jit import jit
+
 try:
-    from numba import njit
+    import numba  # noqa: F401
 except ImportError:  # optional: the module still imports (doctests)
     AVAILABLE, _jit = False, (lambda f: f)
-else:  # compiled once, then loaded from numba's cache
-    AVAILABLE, _jit = True, njit(cache=True)
+else:  # compiled once, then loaded from a disk cache (where one can be written: _jit)
+    AVAILABLE, _jit = True, jit()
 
 __all__ = ["AVAILABLE", "MAX_LABELS", "search_parts"]
 

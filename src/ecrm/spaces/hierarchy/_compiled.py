@@ -35,14 +35,16 @@ import math
 
 import numpy as np
 
+from ecrm.spaces.hierarchy._jit import jit
+
 try:
-    from numba import njit
+    import numba  # noqa: F401
 except ImportError:  # optional: the module still imports (doctests), _closure does not use it
     AVAILABLE, _jit = False, (lambda f: f)
     _inline = _jit
-else:  # compiled once, then loaded from numba's cache
-    AVAILABLE, _jit = True, njit(cache=True)
-    _inline = njit(cache=True, inline="always")
+else:  # compiled once, then loaded from a disk cache (where one can be written: _jit)
+    AVAILABLE, _jit = True, jit()
+    _inline = jit(inline="always")
 
 __all__ = ["AVAILABLE"]
 

@@ -1,0 +1,75 @@
+"""The numba decorator of the compiled oracles: a disk cache wherever one can be written.
+
+numba caches a compiled function beside its module (``__pycache__``), else in the user's
+cache directory (``~/.cache/numba``, or ``NUMBA_CACHE_DIR`` when set). An install it cannot
+write, run by a user whose home it cannot write either (a system-wide install run by a service
+account, a read-only container), offers neither, and numba then refuses ``cache=True`` when
+the function is defined, so the module would not import. :func:`jit` falls back, in order:
+
+1. a private per-user directory in the system's temporary directory
+   (``ecrm-numba-<uid>``), made with mode 0o700 and used only if it is a directory the user
+   owns and no one else can write (numba's cache holds code it runs);
+2. no disk cache: every process compiles the functions it calls (seconds, once per process;
+   the results are the same).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import stat
+import tempfile
+
+__all__ = ["jit"]
+
+
+@functools.cache
+def private_cache_dir() -> str | None:
+    """A cache directory only this user can write, in the temporary directory; ``None`` if
+    none can be made or the one there is not safe to use."""
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    path = os.path.join(tempfile.gettempdir(), f"ecrm-numba-{'user' if uid is None else uid}")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info = os.lstat(path)
+        if not stat.S_ISDIR(info.st_mode):
+            return None
+        if uid is not None and (info.st_uid != uid or info.st_mode & 0o077):
+            return None  # another user's, or writable by others: not ours to trust
+        tempfile.TemporaryFile(dir=path).close()  # writable
+    except OSError:
+        return None
+    return path
+
+
+def _cached(options: dict, function, folder: str | None):
+    """``njit(cache=True)`` of ``function`` in numba's own places (``folder=None``) or in
+    ``folder``; ``None`` when numba finds no place it can write."""
+    from numba import njit
+    from numba.core import config
+
+    saved = config.CACHE_DIR  # type: ignore[attr-defined]
+    if folder is not None:  # read when the function's cache is set up, i.e. right now
+        config.CACHE_DIR = folder  # type: ignore[attr-defined]
+    try:
+        return njit(cache=True, **options)(function)
+    except RuntimeError as exc:
+        if "cannot cache" not in str(exc):  # pragma: no cover - not a missing cache location
+            raise
+        return None
+    finally:
+        config.CACHE_DIR = saved  # type: ignore[attr-defined]
+
+
+def jit(**options):
+    """``numba.njit(**options)`` with a disk cache: numba's own location, else a private
+    per-user temporary directory, else none (the module docstring)."""
+    from numba import njit
+
+    def decorate(function):
+        compiled = _cached(options, function, None)
+        if compiled is None and (folder := private_cache_dir()) is not None:
+            compiled = _cached(options, function, folder)
+        return njit(**options)(function) if compiled is None else compiled
+
+    return decorate
