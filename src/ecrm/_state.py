@@ -374,7 +374,12 @@ def check_training_state(model) -> TrainingState:
             raise TypeError(f"Y_fit_ must be a float64 array; found {Y.dtype}")
         # NaN marks an unobserved entry where the space allows one (incomplete rankings):
         # validate refuses it anywhere else, so equal NaNs compare equal here
-        if not np.array_equal(space.validate(Y), Y, equal_nan=True):
+        try:
+            valid = space.validate(Y)
+        except ValueError as exc:
+            raise ValueError(f"Y_fit_ holds outputs that are not in the output space: "
+                             f"{exc}") from None
+        if not np.array_equal(valid, Y, equal_nan=True):
             raise ValueError("Y_fit_ holds outputs that are not in the output space")
         n_risk = (np.shape(loss.psi(np.asarray(Y[:1], dtype=float)))[1] + 1
                   if isinstance(loss, LinearLoss) else 0)
