@@ -154,7 +154,7 @@ def remove_labels(R, fraction: float, rng, *, keep: int = 2) -> np.ndarray:
     in their order.
 
     >>> remove_labels(np.array([[2, 0, 1, 3]]), 0.5, np.random.default_rng(0)).tolist()
-    [[1, -1, 0, -1]]
+    [[1, 0, -1, -1]]
     """
     R = np.asarray(R)
     n, k = R.shape
