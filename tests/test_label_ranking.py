@@ -59,7 +59,8 @@ def test_data_dir_from_environment(tmp_path, monkeypatch):
     ("1,2,3\n0.5,1,1,2.5,3\n", r"line 2: the rank of label 2 is '2.5', not an integer"),
     ("1,2,3\n0.5,1,1,y,3\n", r"line 2: the rank of label 2 is 'y', not a finite number"),
     ("1,2,3\n0.5,1,1,1,3\n", r"line 2: the ranks \[1, 1, 3\] are not a permutation of 1..3"),
-    ("1,2,3\n0.5,1,0,1,2\n", r"line 2: the ranks .* not a permutation"),
+    ("1,2,3\n0.5,1,0,1,1\n", r"line 2: the ranks .* not an incomplete ranking"),
+    ("1,2,3\n0.5,1,0,1,4\n", r"line 2: the ranks .* not an incomplete ranking"),
     ("2,2,3\n0.5,1,1,2,3\n", r"declares 2 data lines; found 1"),
     ("1,2,3\n0.5,1,1,2,3\n0.5,1,1,2,3\n", r"line 3: more data lines than the 1"),
 ])

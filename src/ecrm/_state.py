@@ -372,7 +372,14 @@ def check_training_state(model) -> TrainingState:
                              f"{getattr(Y, 'shape', type(Y).__name__)}")
         if Y.dtype != np.float64:  # fit validates the outputs into float64
             raise TypeError(f"Y_fit_ must be a float64 array; found {Y.dtype}")
-        if not np.array_equal(space.validate(Y), Y):
+        # NaN marks an unobserved entry where the space allows one (incomplete rankings):
+        # validate refuses it anywhere else, so equal NaNs compare equal here
+        try:
+            valid = space.validate(Y)
+        except ValueError as exc:
+            raise ValueError(f"Y_fit_ holds outputs that are not in the output space: "
+                             f"{exc}") from None
+        if not np.array_equal(valid, Y, equal_nan=True):
             raise ValueError("Y_fit_ holds outputs that are not in the output space")
         n_risk = (np.shape(loss.psi(np.asarray(Y[:1], dtype=float)))[1] + 1
                   if isinstance(loss, LinearLoss) else 0)
@@ -394,12 +401,27 @@ def check_training_state(model) -> TrainingState:
         if value is not None and (len(value) != p
                                   or not all(isinstance(v, str) for v in value)):
             raise ValueError(f"{name} must hold {p} column names")
-    for name in ("output_mean_", "output_mode_"):
-        value = getattr(model, name, None)
-        if value is not None:
-            check_float_array(value, name, (d,))
+    _check_output_statistics(model, space, d)
     check_level_columns(getattr(model, "level_columns_", None))
     return TrainingState(X, Y, m, p, d, n_risk)
+
+
+def _check_output_statistics(model, space, d: int) -> None:
+    """``output_mean_`` finite (observed means); ``output_mode_`` finite, or an output the
+    space accepts with unobserved (NaN) entries (every training row incomplete)."""
+    mean, mode = getattr(model, "output_mean_", None), getattr(model, "output_mode_", None)
+    if mean is not None:
+        check_float_array(mean, "output_mean_", (d,))
+    if mode is not None:
+        check_float_array(mode, "output_mode_", (d,), finite=False)
+        if not np.isfinite(mode).all():
+            try:
+                same = np.array_equal(space.validate(mode[None, :])[0], mode, equal_nan=True)
+            except ValueError:
+                same = False
+            if np.isinf(mode).any() or not same:
+                raise ValueError("output_mode_ holds NaN or infinite values that are not the "
+                                 "unobserved entries of an output of the space")
 
 
 def check_kernel_state(model, training: TrainingState) -> None:

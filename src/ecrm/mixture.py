@@ -407,7 +407,8 @@ class MixedRiskECRM(StructuredEstimator):
             if repr(member.scoring) != repr(self.scoring):
                 raise ValueError(f"the {name} member's scoring is not the mixture's")
         kernel_Y = kernel.Y_fit_  # None in the file of a linear loss's feature fit
-        if (kernel_Y is not None and not np.array_equal(kernel_Y, forest.Y_fit_)) or \
+        if (kernel_Y is not None  # NaN: an unobserved entry (an incomplete ranking)
+                and not np.array_equal(kernel_Y, forest.Y_fit_, equal_nan=True)) or \
                 len({kernel.n_features_in_, forest.n_features_in_, self.n_features_in_}) != 1:
             raise ValueError("the members were not fitted on the same data")
         results = self.cv_results_

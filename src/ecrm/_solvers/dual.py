@@ -289,6 +289,9 @@ class EigenLooBasis(LooBasis):
     kernel_params : dict
     eig : EigenFactor
         The decomposition of the Gram matrix of ``X``.
+    marginals : ndarray of shape (m, d), optional
+        The marginal regression targets when they differ from ``Y``: its unobserved (NaN)
+        entries filled (:meth:`ecrm._solvers.rows.RiskTargets.marginals`).
 
     Each leave-one-out object (:class:`ecrm._ridge.LeaveOneOut`: :math:`Q^\top T` once) is
     kept for the rows it was made for, so that the trials of a coarse-to-fine search share
@@ -296,8 +299,9 @@ class EigenLooBasis(LooBasis):
     """
 
     def __init__(self, X, Y: np.ndarray, T: np.ndarray, kernel_params: dict,
-                 eig: EigenFactor):
+                 eig: EigenFactor, marginals: np.ndarray | None = None):
         self.X, self.Y, self.T, self.eig = X, Y, T, eig
+        self.M = Y if marginals is None else marginals  # unobserved entries filled
         self.kernel_params = dict(kernel_params)
         self.n_fit = int(X.shape[0])
         self.diagonal_max = float(eig.diagonal().max())
@@ -306,7 +310,7 @@ class EigenLooBasis(LooBasis):
     def _of(self, on_labels: bool, rows: np.ndarray) -> LeaveOneOut:
         key = (on_labels, rows.tobytes())
         if key not in self._loo:
-            T = self.Y.astype(float) if on_labels else self.T
+            T = self.M.astype(float) if on_labels else self.T
             self._loo[key] = LeaveOneOut(self.eig, T, rows)
         return self._loo[key]
 
@@ -325,5 +329,5 @@ class EigenLooBasis(LooBasis):
     def refit(self, trial: Trial) -> KernelFit:
         """The risk regressions, then the marginals ``Y``, from the same decomposition."""
         return EigenBasis(self.X, self.kernel_params, self.eig).fit(
-            np.column_stack([self.T, self.Y]), trial.ridge, trial.fit_intercept,
+            np.column_stack([self.T, self.M]), trial.ridge, trial.fit_intercept,
             n_risk=self.T.shape[1])

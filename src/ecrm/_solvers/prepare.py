@@ -89,16 +89,17 @@ def prepare(choice: SolverChoice, X, Y, kernel_params: dict, targets: RiskTarget
     Basis
     """
     backend.check_solver(choice.method, choice.requested, kernel_params["kernel"])
-    return choice.method.basis(X, Y, kernel_params, targets, space=space, alpha=alpha,
-                               random_state=random_state, backend=backend)
+    return choice.method.basis(X, Y, kernel_params, targets.for_outputs(Y), space=space,
+                               alpha=alpha, random_state=random_state, backend=backend)
 
 
 class DualSource(Source):
     """The dual's leave-one-out bases: an eigendecomposition per kernel (and subset)."""
 
     def __init__(self, X, Y: np.ndarray, T: np.ndarray, settings: Sequence[dict],
-                 decompose: Callable):
+                 decompose: Callable, marginals: np.ndarray | None = None):
         self.X, self.Y, self.T, self.decompose = X, Y, T, decompose
+        self.M = Y if marginals is None else marginals
         self.settings = list(settings)
         self.n_rows = int(X.shape[0])
 
@@ -109,10 +110,10 @@ class DualSource(Source):
 
     def basis(self, k: int, subset: np.ndarray | None = None) -> LooBasis:
         """Kernel setting ``k`` on every point, or refactorised on ``subset`` alone."""
-        X, Y, T = (self.X, self.Y, self.T) if subset is None else (
-            self.X[subset], self.Y[subset], self.T[subset])
+        X, Y, T, M = (self.X, self.Y, self.T, self.M) if subset is None else (
+            self.X[subset], self.Y[subset], self.T[subset], self.M[subset])
         params = self.settings[k]
-        return EigenLooBasis(X, Y, T, params, self.decompose(X, params))
+        return EigenLooBasis(X, Y, T, params, self.decompose(X, params), M)
 
 
 class FeatureSource(Source):
@@ -181,6 +182,6 @@ def prepare_search(choice: SolverChoice, X, Y, settings: Sequence[dict], targets
         ``n_rows`` and ``basis(k, subset=None) -> LooBasis``.
     """
     backend.check_solver(choice.method, choice.requested, settings[0]["kernel"])
-    return choice.method.source(X, Y, settings, targets, space=space, alphas=alphas,
+    return choice.method.source(X, Y, settings, targets.for_outputs(Y), space=space, alphas=alphas,
                                 random_state=random_state, backend=backend,
                                 decompose=decompose, needs_scores=needs_scores, refine=refine)

@@ -13,6 +13,7 @@ Dask workers).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 
 import numpy as np
@@ -23,7 +24,7 @@ from ecrm._solvers.normal_equations import NormalEquations
 from ecrm.losses.base import LinearLoss, Loss
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["RiskTargets", "Rows", "is_dask_array", "validate_outputs"]
+__all__ = ["RiskTargets", "Rows", "is_dask_array", "observed_means", "validate_outputs"]
 
 
 def is_dask_array(X) -> bool:
@@ -39,13 +40,37 @@ class RiskTargets:
     r"""The regression targets of a block of outputs: :math:`[\psi(Y), \mathrm{const}(Y), Y]`
     for a loss with a linear form, else :math:`Y` (the marginals of :meth:`predict_scores`).
 
+    **Incomplete outputs.** A space may mark an unobserved entry of a training output by
+    ``NaN`` (a label an incomplete ranking leaves out). The loss's :math:`\psi` and
+    :math:`\mathrm{const}` count only what is observed; in the marginal columns an
+    unobserved entry counts as ``fill``, the mean of its column over the training rows that
+    observe it (0 when none does), so that the label score :math:`\sum_i w_i(x)\,
+    \tilde y_{ij}` shrinks towards the observed frequency where the data say nothing. The
+    fill is a statistic of all training rows: :meth:`for_outputs` sets it before the
+    targets are computed block by block; without it the mean of the block given is used.
+
     >>> from ecrm.losses import HammingLoss
     >>> RiskTargets(HammingLoss())(np.array([[1.0, 0.0]])).tolist()
     [[-1.0, 1.0, 1.0, 1.0, 0.0]]
+    >>> RiskTargets(None)(np.array([[1.0, np.nan], [0.0, 1.0], [1.0, 0.0]])).tolist()
+    [[1.0, 0.5], [0.0, 1.0], [1.0, 0.0]]
     """
 
-    def __init__(self, loss: Loss):
+    fill: np.ndarray | None = None
+
+    def __init__(self, loss: Loss, fill: np.ndarray | None = None):
         self.loss = loss
+        self.fill = fill
+
+    def for_outputs(self, Y) -> RiskTargets:
+        """These targets with ``fill`` the observed column means of the training outputs
+        ``Y`` (m, d) when ``Y`` is an in-memory array with unobserved (NaN) entries; else
+        themselves."""
+        if not (isinstance(Y, np.ndarray) and Y.dtype.kind == "f" and np.isnan(Y).any()):
+            return self
+        other = copy.copy(self)
+        other.fill = observed_means(Y)
+        return other
 
     def risk(self, Y) -> np.ndarray:
         r""":math:`[\psi(Y), \mathrm{const}(Y)]` of the outputs ``Y`` as given (a linear loss)."""
@@ -54,11 +79,32 @@ class RiskTargets:
             raise TypeError(f"{type(loss).__name__} has no linear form, hence no risk targets")
         return np.column_stack([loss.psi(Y), loss.const(Y)])
 
+    def marginals(self, Y: np.ndarray) -> np.ndarray:
+        """The outputs ``Y`` with every unobserved (NaN) entry replaced by ``fill``."""
+        missing = np.isnan(Y)
+        if not missing.any():
+            return Y
+        fill = observed_means(Y) if self.fill is None else self.fill
+        return np.where(missing, np.broadcast_to(fill, Y.shape), Y)
+
     def __call__(self, Y: np.ndarray) -> np.ndarray:
         Y = np.asarray(Y, dtype=float)  # compact (uint8, bool) outputs become floats per block
         if isinstance(self.loss, LinearLoss):
-            return np.column_stack([self.loss.psi(Y), self.loss.const(Y), Y])
-        return Y
+            return np.column_stack([self.loss.psi(Y), self.loss.const(Y), self.marginals(Y)])
+        return self.marginals(Y)
+
+
+def observed_means(Y) -> np.ndarray:
+    """The mean of each column of ``Y`` (m, d) over its observed (not NaN) entries; 0 for a
+    column no row observes.
+
+    >>> observed_means(np.array([[1.0, np.nan], [0.0, np.nan]])).tolist()
+    [0.5, 0.0]
+    """
+    Y = np.asarray(Y, dtype=float)
+    seen = ~np.isnan(Y)
+    count = seen.sum(axis=0)
+    return np.where(seen, Y, 0.0).sum(axis=0) / np.maximum(count, 1)
 
 
 class Rows:

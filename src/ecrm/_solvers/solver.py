@@ -196,7 +196,8 @@ class DualSolver(Solver):
 
     def source(self, X, Y, settings, targets, *, space, alphas, random_state, backend,
                decompose=gram_eigendecomposition, needs_scores=False, refine=False):
-        return DualSource(X, Y, targets.risk(Y), settings, decompose)
+        return DualSource(X, Y, targets.risk(Y), settings, decompose,
+                          targets.marginals(np.asarray(Y, dtype=float)))
 
 
 class FeatureSolver(Solver):

@@ -35,6 +35,10 @@ _PHRASES = {"empty": "the empty set",
 def output_statistics(Y) -> tuple[np.ndarray, np.ndarray]:
     """The mean training output and the most frequent one.
 
+    Outputs may leave entries unobserved (``NaN``: the labels an incomplete ranking leaves
+    out). The mean of a column is then over the rows that observe it (0 if none does), and
+    the most frequent output is taken among the complete rows when there are any.
+
     Parameters
     ----------
     Y : array-like of shape (m, d)
@@ -52,14 +56,21 @@ def output_statistics(Y) -> tuple[np.ndarray, np.ndarray]:
     >>> mean, mode = output_statistics([[1, 0], [1, 1], [1, 1]])
     >>> mean.tolist(), mode.tolist()
     ([1.0, 0.6666666666666666], [1.0, 1.0])
+    >>> mean, mode = output_statistics([[1, np.nan], [0, 1], [0, 1]])
+    >>> mean.tolist(), mode.tolist()
+    ([0.3333333333333333, 1.0], [0.0, 1.0])
     """
+    from ecrm._solvers.rows import observed_means
+
     Y = np.ascontiguousarray(Y)
     if Y.ndim != 2 or Y.shape[0] == 0:
         raise ValueError(f"Y must be a non-empty 2-D array; got shape {Y.shape}")
-    rows = Y.view(np.dtype((np.void, Y.dtype.itemsize * Y.shape[1]))).ravel()  # a row: a key
-    _, first, counts = np.unique(rows, return_index=True, return_counts=True)
-    mode = Y[first[counts == counts.max()].min()]
-    return Y.mean(axis=0, dtype=float), np.asarray(mode, dtype=float)
+    complete = Y if Y.dtype.kind != "f" else Y[~np.isnan(Y).any(axis=1)]
+    pool = complete if len(complete) else Y
+    rows = pool.view(np.dtype((np.void, pool.dtype.itemsize * pool.shape[1]))).ravel()
+    _, first, counts = np.unique(rows, return_index=True, return_counts=True)  # a row: a key
+    mode = pool[first[counts == counts.max()].min()]
+    return observed_means(Y), np.asarray(mode, dtype=float)
 
 
 def trivial_baselines(Y_true, output_mean, output_mode, *,

@@ -5,6 +5,12 @@ Format: the first line is ``n,p,k`` (instances, features, labels); each of the `
 following lines holds ``p`` feature values and then ``k`` integers, the ranking: the ``j``-th
 of them is the position of label ``j`` (1 = top). Blank lines are ignored.
 
+An incomplete ranking (the benchmark's missing-labels protocol) gives position ``0``, or
+leaves the field empty, for each label it leaves out; its other labels hold distinct
+positions from 1 to ``k`` and only their order counts. It is read as ranks ``-1`` for the
+missing labels and ``0 .. m-1`` for the ``m`` ranked ones
+(:class:`~ecrm.spaces.permutations.PermutationSpace`, incomplete rankings).
+
 The directory is ``data_dir`` if given, else the environment variable ``ECRM_DATA_RANKING``,
 else ``ECRM_DATA``.
 """
@@ -26,9 +32,9 @@ LABEL_RANKING_HELP = (
     "The label ranking benchmark (13 semi-synthetic sets of Cheng, Hühn & Hüllermeier, ICML "
     "2009, and the 5 yeast sets of Hüllermeier et al., 2008; e.g. from the data folder of the "
     "scikit-lr project, github.com/alfaro96/scikit-lr) is a directory of files "
-    "<name>.csv.gz or <name>.csv: first line n,p,k, then p features and k ranks (1 = top) "
-    "per line. Pass its path as data_dir (or --data-dir) or set ECRM_DATA_RANKING (or "
-    "ECRM_DATA)."
+    "<name>.csv.gz or <name>.csv: first line n,p,k, then p features and k ranks (1 = top; "
+    "0 or empty: a missing label) per line. Pass its path as data_dir (or --data-dir) or set "
+    "ECRM_DATA_RANKING (or ECRM_DATA)."
 )
 _SUFFIXES = (".csv.gz", ".csv")
 
@@ -89,6 +95,7 @@ def _parse(path: Path, lines) -> tuple[np.ndarray, np.ndarray]:
         if len(fields) != p + k:
             raise ValueError(f"{where}: expected {p + k} comma-separated fields ({p} features "
                              f"and {k} ranks); got {len(fields)}")
+        fields[p:] = [x if x.strip() else "0" for x in fields[p:]]  # empty: a missing label
         try:
             values = np.array(fields, dtype=float)
         except ValueError:
@@ -103,14 +110,28 @@ def _parse(path: Path, lines) -> tuple[np.ndarray, np.ndarray]:
             j = int(bad[0])
             raise ValueError(f"{where}: the rank of label {j + 1} is "
                              f"{fields[p + j].strip()!r}, not an integer")
-        X[row], R[row] = values[:p], values[p:]
-        if not np.array_equal(np.sort(R[row]), np.arange(1, k + 1)):
-            raise ValueError(f"{where}: the ranks {R[row].tolist()} are not a permutation of "
-                             f"1..{k}")
+        X[row], R[row] = values[:p], _ranks(where, values[p:], k)
         row += 1
     if row != n:
         raise ValueError(f"{path}: the header declares {n} data lines; found {row}")
-    return X, R - 1
+    return X, R
+
+
+def _ranks(where: str, positions: np.ndarray, k: int) -> np.ndarray:
+    """Ranks (0 = top, -1 = missing) of one line's positions (1 = top, 0 = missing)."""
+    P = positions.astype(np.int64)
+    seen = P > 0
+    if seen.all():
+        if not np.array_equal(np.sort(P), np.arange(1, k + 1)):
+            raise ValueError(f"{where}: the ranks {P.tolist()} are not a permutation of 1..{k}")
+        return P - 1
+    values, counts = np.unique(P[seen], return_counts=True)
+    if (P < 0).any() or (P > k).any() or (counts > 1).any() or not seen.any():
+        raise ValueError(f"{where}: the ranks {P.tolist()} are not an incomplete ranking: "
+                         f"distinct positions 1..{k} for the ranked labels (at least one), "
+                         f"0 or empty for the missing ones")
+    order = np.argsort(np.argsort(np.where(seen, P, k + 1), kind="stable"), kind="stable")
+    return np.where(seen, order, -1)
 
 
 def load_label_ranking(name: str, data_dir=None) -> Bunch:
@@ -127,9 +148,11 @@ def load_label_ranking(name: str, data_dir=None) -> Bunch:
     -------
     data : sklearn.utils.Bunch
         ``X`` (n, p) float features, as in the file; ``ranks`` (n, k) int, the position of
-        every label (0 = top); ``Y`` (n, k*k), the flattened permutation matrices of ``space``
-        = :class:`~ecrm.PermutationSpace` (k); ``feature_names`` (``x1``..) and
-        ``label_names`` (``label1``..); ``name`` and ``path``.
+        every label (0 = top; -1 for a missing label of an incomplete ranking); ``Y``
+        (n, k*k), the flattened permutation matrices of ``space`` =
+        :class:`~ecrm.PermutationSpace` (k), NaN rows for missing labels;
+        ``feature_names`` (``x1``..) and ``label_names`` (``label1``..); ``name`` and
+        ``path``.
 
     Raises
     ------
@@ -138,7 +161,8 @@ def load_label_ranking(name: str, data_dir=None) -> Bunch:
     ValueError
         A malformed file: the message names the file, the line and what was expected (header,
         field count, a non-numeric feature, a non-integer rank, ranks that are not a
-        permutation, a row count that differs from the header). Nothing is returned then.
+        permutation or an incomplete ranking, a row count that differs from the header).
+        Nothing is returned then.
 
     Examples
     --------

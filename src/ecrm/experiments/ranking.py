@@ -63,6 +63,16 @@ training fold; every fold is then fitted exactly. The test fold is always comple
 training fold is under the cap the two protocols fit the same models on the same draws, so
 they agree.
 
+Missing labels (``--missing p``, the second protocol of the label ranking literature):
+each label of each *training* ranking is removed independently with probability ``p``
+(at least two labels kept per ranking), by a generator seeded from the fold's seed; the test
+rankings stay complete. Only the methods that learn from incomplete rankings run
+(``MISSING_METHODS``): ECRM-Kendall (its own kernel, intercept and ``alpha`` by the exact
+leave-one-out Kendall distance over the pairs each held-out ranking observes), ECRM-forest,
+and ECRM-mixed of the two (the kernel's share by the honest Kendall distance on the observed
+pairs). They run on training folds of at most ``DUAL_MAX_TRAIN`` points (``--max-train``
+caps larger ones).
+
 Time: the folds of every data set run in one pool of ``--n-jobs`` processes (joblib), the
 larger sets' first, so that no process idles at the end of a set; every fold uses one BLAS
 thread, also with ``--n-jobs 1``, so that its floating-point results are the same either way.
@@ -134,10 +144,76 @@ OPTIONAL_METHODS = ("SSVM-Kendall", "LWRF", "PWRF")
 KERNEL_ECRM = (*ECRM_LOSSES, "ECRM-selected", "ECRM-honest", "ECRM-mixed")
 #: The methods that need ECRM-forest's model.
 FOREST_NEEDED = {"ECRM-honest", "ECRM-mixed"}
+#: The methods of the missing-labels protocol (``--missing``): they learn from incomplete
+#: rankings.
+MISSING_METHODS = ("ECRM-Kendall", "ECRM-forest", "ECRM-mixed")
+
+
+def remove_labels(R, fraction: float, rng, *, keep: int = 2) -> np.ndarray:
+    """Incomplete copies of the rankings ``R`` (n, k; 0 = top): each label removed with
+    probability ``fraction``, at least ``keep`` labels left per row (removed labels put back
+    at random until then); ranks ``-1`` for a removed label, ``0 .. m-1`` for the ``m`` left,
+    in their order.
+
+    >>> remove_labels(np.array([[2, 0, 1, 3]]), 0.5, np.random.default_rng(0)).tolist()
+    [[1, 0, -1, -1]]
+    """
+    R = np.asarray(R)
+    n, k = R.shape
+    drop = rng.random((n, k)) < fraction
+    short = np.maximum(keep - (k - drop.sum(axis=1)), 0)  # labels to put back per row
+    for i in np.flatnonzero(short):
+        drop[i, rng.choice(np.flatnonzero(drop[i]), short[i], replace=False)] = False
+    order = np.argsort(np.argsort(np.where(drop, k + R, R), axis=1), axis=1)
+    return np.where(drop, -1, order)
+
+
+def _incomplete_methods(Xtr, Rtr, Xte, *, gammas, methods, fit_seed, memory,
+                        extend_grid) -> tuple[dict, dict]:
+    """The ``MISSING_METHODS`` on incomplete training rankings ``Rtr`` (-1: missing):
+    (test rankings, parameters) and CPU seconds per method."""
+    from ecrm import ECRMCV
+    from ecrm.experiments._ranking_kernel import KERNEL_SUBSAMPLE, _fit, _kernel_candidates
+    from ecrm.experiments._ranking_peers import MIXING_GRID
+    from ecrm.losses.kendall import KendallLoss
+    from ecrm.mixture import choose_mixture
+    from ecrm.spaces.permutations import PermutationSpace
+
+    space, loss = PermutationSpace(Rtr.shape[1]), KendallLoss()
+    Ytr = space.from_ranks(Rtr)
+    results, seconds, honest = {}, {}, {}
+    if {"ECRM-Kendall", "ECRM-mixed"} & set(methods):
+        t0 = time.process_time()
+        model = _fit(honest, "ECRM-Kendall", ECRMCV(
+            loss, space, fit_intercept="auto", kernel_grid=_kernel_candidates(gammas),
+            alphas=ALPHAS, memory=memory, kernel_subsample=KERNEL_SUBSAMPLE,
+            random_state=fit_seed, extend_grid=extend_grid,
+            loo_samples=kendall_loo_rows(*Rtr.shape)), Xtr, Ytr)
+        results["ECRM-Kendall"] = (space.to_ranks(model.predict(Xte)), {
+            **model.kernel_params_, "alpha": model.alpha_,
+            "fit_intercept": model.fit_intercept_})
+        seconds["ECRM-Kendall"] = time.process_time() - t0
+    if {"ECRM-forest", "ECRM-mixed"} & set(methods):
+        t0 = time.process_time()
+        results["ECRM-forest"] = _forest(Xtr, Rtr, Xte, fit_seed, honest)
+        seconds["ECRM-forest"] = time.process_time() - t0
+    if "ECRM-mixed" in methods:
+        t0 = time.process_time()
+        (model, rows, K), forest = honest["ECRM-Kendall"], honest["forest"]
+        psi = loss.psi(Ytr)
+        F = np.full(psi.shape, np.nan)
+        F[rows] = forest.weighted_sum(psi, rows=rows)
+        choice = choose_mixture((rows, K), F, Ytr, MIXING_GRID, loss=loss, output_space=space)
+        share = choice.mixture
+        C = share * model.predict_costs(Xte) + (1.0 - share) * forest.weighted_sum(psi, Xte)
+        results["ECRM-mixed"] = (space.to_ranks(space.minimize(C, loss.cost_form)), {
+            "mixture": share, "honest_discordant": float(np.min(choice.mean_losses))})
+        seconds["ECRM-mixed"] = time.process_time() - t0
+    return results, seconds
 
 
 def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
-          n_components=N_COMPONENTS, extend_grid=False):
+          n_components=N_COMPONENTS, extend_grid=False, missing=0.0):
     """Every method on one train/test split: (taus, params, seconds) per method; the seconds
     are the CPU time of the fold's process (one core: BLAS and the trees single-threaded), so
     that their sum does not depend on the machine's load or on ``--n-jobs``."""
@@ -155,6 +231,14 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
     fit_seed = rng.randint(2**31 - 1)
     large = () if len(train) <= max(DUAL_MAX_TRAIN, n_components) else (n_components,)
     ecrm, krr = (_ecrm_large, _krr_large) if large else (_ecrm, _krr)
+    requested = methods
+    if missing:  # the training rankings lose labels; the test rankings stay complete
+        Rtr = remove_labels(Rtr, missing, np.random.default_rng([seed, 1]))
+        with threadpool_limits(1, user_api="blas"):
+            results, seconds = _incomplete_methods(Xtr, Rtr, Xte, gammas=gammas,
+                                                   methods=methods, fit_seed=fit_seed,
+                                                   memory=memory, extend_grid=extend_grid)
+        methods = ()
     with threadpool_limits(1, user_api="blas"):  # one core per fold: folds run in parallel
         if any(m in KERNEL_ECRM for m in methods):
             t0 = time.process_time()
@@ -183,7 +267,7 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
             results["ECRM-mixed"] = _mixed(honest, honest["forest"], Rtr, Xte)
             seconds["ECRM-mixed"] = time.process_time() - t0  # the choice and the predictions
     return {m: (float(_tau(results[m][0], Rte).mean()), results[m][1], seconds[m])
-            for m in methods}
+            for m in requested}
 
 
 def _fold_counting_edges(*args, **kwargs) -> tuple[dict, int, float]:
@@ -233,24 +317,26 @@ def fold_seed(random_state: int, repeat: int, fold: int) -> int:
 
 def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=None, methods=METHODS,
                 progress=None, random_state=0, n_jobs=1, gammas=None,
-                n_components=N_COMPONENTS, extend_grid=False) -> dict:
+                n_components=N_COMPONENTS, extend_grid=False, missing=0.0) -> dict:
     """Kendall's tau of every method on every test fold of one data set.
 
     ``max_train=None`` trains on whole folds (Nystrom with ``n_components`` centres on folds
     of more than ``max(DUAL_MAX_TRAIN, n_components)`` points); an integer caps every
     training fold at that many random points. The folds run in ``n_jobs`` processes
     (joblib), each with one BLAS thread; every fold's random draws come from
-    :func:`fold_seed`, so the results do not depend on ``n_jobs``.
+    :func:`fold_seed`, so the results do not depend on ``n_jobs``. ``missing`` > 0 runs the
+    missing-labels protocol (module docstring) with ``MISSING_METHODS``.
     """
     return run_datasets([name], data_dir, repeats=repeats, folds=folds, max_train=max_train,
                         methods=methods, progress=progress, random_state=random_state,
                         n_jobs=n_jobs, gammas=gammas, n_components=n_components,
-                        extend_grid=extend_grid)[0]
+                        extend_grid=extend_grid, missing=missing)[0]
 
 
 def run_datasets(names, data_dir, *, repeats=5, folds=10, max_train=None, methods=METHODS,
                  progress=None, random_state=0, n_jobs=1, gammas=None,
-                 n_components=N_COMPONENTS, extend_grid=False, finished=None) -> list[dict]:
+                 n_components=N_COMPONENTS, extend_grid=False, finished=None,
+                 missing=0.0) -> list[dict]:
     """:func:`run_dataset` of every data set in ``names``, all their folds in one pool of
     ``n_jobs`` processes: the larger sets' folds first, so that no process waits for a set's
     last fold while another set's remain. ``finished(results)`` is called with the results
@@ -261,7 +347,17 @@ def run_datasets(names, data_dir, *, repeats=5, folds=10, max_train=None, method
     from ecrm.datasets.label_ranking import load_label_ranking
 
     names = list(dict.fromkeys(names))  # each set once
+    methods = _check_missing(missing, methods)
     data = {name: load_label_ranking(name, data_dir) for name in names}
+    for name in names if missing else ():
+        if (data[name].ranks < 0).any():
+            raise ValueError(f"{name}: --missing removes labels from complete rankings; the "
+                             f"file already holds incomplete ones")
+        if max_train is None and len(data[name].X) - len(data[name].X) // folds \
+                > DUAL_MAX_TRAIN:
+            raise ValueError(f"{name}: the missing-labels protocol fits training folds of "
+                             f"at most {DUAL_MAX_TRAIN} points; pass --max-train "
+                             f"{DUAL_MAX_TRAIN}")
     tags, tasks = [], []
     for name in sorted(names, key=lambda n: -data[n].X.shape[0]):  # stable: ties as given
         X, R = data[name].X, data[name].ranks
@@ -272,7 +368,8 @@ def run_datasets(names, data_dir, *, repeats=5, folds=10, max_train=None, method
             tags.append(name)
             tasks.append(delayed(_fold_counting_edges)(
                 X, R, train, test, gammas=scaled, methods=methods, seed=seed,
-                max_train=max_train, n_components=n_components, extend_grid=extend_grid))
+                max_train=max_train, n_components=n_components, extend_grid=extend_grid,
+                missing=missing))
     done: dict[str, list] = {name: [] for name in names}
     results: dict[str, dict] = {}
     for name, (out, n_edges, wall) in zip(tags, Parallel(n_jobs=n_jobs,
@@ -285,10 +382,27 @@ def run_datasets(names, data_dir, *, repeats=5, folds=10, max_train=None, method
         if len(done[name]) == repeats * folds:
             results[name] = _summary(name, data[name], done.pop(name), methods=methods,
                                      max_train=max_train, n_components=n_components,
-                                     extend_grid=extend_grid, repeats=repeats, folds=folds)
+                                     extend_grid=extend_grid, repeats=repeats, folds=folds,
+                                     missing=missing)
             if finished is not None:
                 finished([results[n] for n in names if n in results])
     return [results[name] for name in names]
+
+
+def _check_missing(missing, methods) -> tuple:
+    """The methods to run: ``MISSING_METHODS`` (of those asked for) when ``missing`` > 0;
+    ``ValueError`` for a fraction outside [0, 1) or a method that needs complete rankings."""
+    if not 0.0 <= missing < 1.0:
+        raise ValueError(f"--missing must be a fraction in [0, 1); got {missing!r}")
+    if not missing:
+        return tuple(methods)
+    if tuple(methods) == METHODS:
+        return MISSING_METHODS
+    other = [m for m in methods if m not in MISSING_METHODS]
+    if other:
+        raise ValueError(f"--missing: {', '.join(other)} need complete training rankings; "
+                         f"the missing-labels protocol runs {', '.join(MISSING_METHODS)}")
+    return tuple(methods)
 
 
 def _summary(name, data, done, *, methods, **protocol) -> dict:
@@ -313,7 +427,7 @@ def format_table(results) -> str:
     lines = [head + "   best published (source)"]
     for info in results:
         cells = "".join(f"{r['tau_mean']:>9.3f} ({r['tau_std']:.3f})" for r in info["rows"])
-        pub = PUBLISHED.get(info["dataset"])
+        pub = None if info.get("missing") else PUBLISHED.get(info["dataset"])  # complete
         ref = f"{pub[0]:.3f} ({pub[1]}, {pub[2]})" if pub else "n/a"
         lines.append(f"{info['dataset']:<11}{info['n']:>7}{info['k']:>4}{cells}   {ref}")
     secs = {m: sum(r["seconds"] for info in results for r in info["rows"] if r["method"] == m)
@@ -348,6 +462,11 @@ def run(args) -> int:
               f"available: {available}. {LABEL_RANKING_HELP}")
         return 2
 
+    try:
+        _check_missing(args.missing, args.methods)
+    except ValueError as err:
+        return fail(str(err))
+
     def save(results):  # after every data set, so that a long run keeps what it finished
         if args.json:
             write_text(args.json, json.dumps(results, indent=1))
@@ -357,7 +476,8 @@ def run(args) -> int:
         results = run_datasets(names, args.data_dir, repeats=args.repeats, folds=args.folds,
                                max_train=args.max_train, progress=bar, n_jobs=args.n_jobs,
                                methods=args.methods, n_components=args.n_components,
-                               extend_grid=args.extend_grid, finished=save)
+                               extend_grid=args.extend_grid, finished=save,
+                               missing=args.missing)
     print(format_table(results))
     edges = sum(info["grid_edge_warnings"] for info in results)
     if edges:  # once, here: the protocol's grid is fixed, a warning per fit helps no one
@@ -407,6 +527,14 @@ def add_parser(subparsers) -> None:
                         help="ECRMCV(extend_grid=True): the ECRM searches extend alpha and the "
                         "RBF gamma past a winning end of ALPHAS and GAMMAS (default: the fixed "
                         "grids of the protocol)")
+    parser.add_argument("--missing", type=number_option("real", "--missing", low=0.0,
+                                                        low_open=False, high=1.0,
+                                                        high_open=True),
+                        default=0.0,
+                        help="remove each label of each training ranking with this probability "
+                        "(e.g. 0.3; at least two labels kept, test rankings complete) and run "
+                        "the methods that learn from incomplete rankings: "
+                        + ", ".join(MISSING_METHODS) + " (default 0: complete rankings)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 

@@ -21,6 +21,18 @@ Kemeny aggregation of the training rankings: the linear ordering problem with co
 :math:`c_{ab}` for placing :math:`a` before :math:`b` (and 0 for the reverse), solved exactly by
 :func:`ecrm.spaces.linear_ordering.linear_ordering`, the permutation space's oracle of
 the cost form :attr:`ecrm.PermutationSpace.PAIR_ORDERS`.
+
+**Incomplete references.** A training ranking that leaves labels out (rank ``-1``, its rows
+NaN in the permutation matrix) observes only the pairs of two ranked labels; the loss counts
+the discordant pairs among those, and the linear form follows: :math:`z'_{ab}` of an
+unobserved pair is unknown, and both :math:`\psi(y')_{ab}` and its share of
+:math:`\mathrm{const}(y')` are 0 there, so that
+
+.. math:: \ell(\sigma, \sigma') = \sum_{a<b \text{ observed}} z_{ab} + z'_{ab}
+          - 2 z_{ab} z'_{ab}
+
+still equals :math:`\langle z, \psi(y')\rangle + \mathrm{const}(y')`. A prediction ranks
+every label.
 """
 
 from __future__ import annotations
@@ -34,16 +46,28 @@ __all__ = ["KendallLoss", "kendall_tau"]
 
 
 def _ranks(Y) -> np.ndarray:
-    """Rank vectors (n, d) of flattened d x d permutation matrices (n, d*d)."""
+    """Rank vectors (n, d) of flattened d x d permutation matrices (n, d*d); -1 for a missing
+    label (its row NaN)."""
     Y = np.atleast_2d(np.asarray(Y, dtype=float))
     d = PermutationSpace.from_n_outputs(Y.shape[1]).n_items
-    return np.argmax(Y.reshape(len(Y), d, d), axis=2)
+    M = Y.reshape(len(Y), d, d)
+    return np.where(np.isnan(M).all(axis=2), -1, np.argmax(np.nan_to_num(M), axis=2))
 
 
 def _pair_orders(R) -> np.ndarray:
-    """Pairwise-order indicators (n, d(d-1)/2): for a < b in row-major order, R[a] < R[b]."""
+    """Pairwise-order indicators (n, d(d-1)/2): for a < b in row-major order, R[a] < R[b];
+    NaN where a label of the pair is missing (rank -1)."""
     a, b = np.triu_indices(R.shape[1], 1)
-    return (R[:, a] < R[:, b]).astype(float)
+    Z = (R[:, a] < R[:, b]).astype(float)
+    Z[(R[:, a] < 0) | (R[:, b] < 0)] = np.nan
+    return Z
+
+
+def _complete(R: np.ndarray, what: str) -> np.ndarray:
+    if (R < 0).any():
+        raise ValueError(f"{what} row {int(np.flatnonzero((R < 0).any(axis=1))[0])} is an "
+                         "incomplete ranking (NaN rows): predictions rank every label")
+    return R
 
 
 class KendallLoss(LinearLoss):
@@ -65,19 +89,23 @@ class KendallLoss(LinearLoss):
     """
 
     def __call__(self, Y_pred, Y_true) -> np.ndarray:
+        """Discordant pairs of each row pair; only the pairs ``Y_true`` observes count."""
         Y_pred, Y_true = paired_rows(Y_pred, Y_true)
-        R, S = _ranks(Y_pred), _ranks(Y_true)
+        R, S = _complete(_ranks(Y_pred), "Y_pred"), _ranks(Y_true)
         a, b = np.triu_indices(R.shape[1], 1)
-        return ((R[:, a] - R[:, b]) * (S[:, a] - S[:, b]) < 0).sum(axis=1).astype(float)
+        seen = (S[:, a] >= 0) & (S[:, b] >= 0)
+        return (seen & ((R[:, a] - R[:, b]) * (S[:, a] - S[:, b]) < 0)).sum(axis=1) \
+            .astype(float)
 
     def phi(self, Y) -> np.ndarray:
-        return _pair_orders(_ranks(Y))
+        return _pair_orders(_complete(_ranks(Y), "Y"))
 
     def psi(self, Y_ref) -> np.ndarray:
-        return 1.0 - 2.0 * _pair_orders(_ranks(Y_ref))
+        Z = _pair_orders(_ranks(Y_ref))
+        return np.where(np.isnan(Z), 0.0, 1.0 - 2.0 * Z)
 
     def const(self, Y_ref) -> np.ndarray:
-        return _pair_orders(_ranks(Y_ref)).sum(axis=1)
+        return np.nansum(_pair_orders(_ranks(Y_ref)), axis=1)
 
     def check_space(self, space) -> None:
         """Raise ``ValueError`` unless ``space`` is a :class:`~ecrm.PermutationSpace`."""
@@ -97,8 +125,10 @@ class KendallLoss(LinearLoss):
 def kendall_tau(Y_pred, Y_true) -> np.ndarray:
     r"""Kendall's :math:`\tau` of each row pair of flattened permutation matrices.
 
-    :math:`\tau = 1 - 4\,\ell_K(\sigma, \sigma') / (d(d-1))` for rankings without ties
-    (concordant minus discordant pairs over all pairs); 1 when ``d == 1``.
+    :math:`\tau = 1 - 4\,\ell_K(\sigma, \sigma') / (m(m-1))` for rankings without ties
+    (concordant minus discordant pairs over all pairs), with ``m`` the labels ``Y_true``
+    ranks (``d`` for a complete reference; an incomplete one is compared on its observed
+    pairs); 1 when ``m < 2``.
 
     Examples
     --------
@@ -108,7 +138,7 @@ def kendall_tau(Y_pred, Y_true) -> np.ndarray:
     array([-1.        ,  0.33333333])
     """
     Y_pred, Y_true = paired_rows(Y_pred, Y_true)
-    d = _ranks(Y_pred).shape[1]
-    if d == 1:
-        return np.ones(len(Y_pred))
-    return 1.0 - 4.0 * KendallLoss()(Y_pred, Y_true) / (d * (d - 1))
+    m = (_ranks(Y_true) >= 0).sum(axis=1)
+    pairs = m * (m - 1)
+    return np.where(pairs > 0, 1.0 - 4.0 * KendallLoss()(Y_pred, Y_true)
+                    / np.maximum(pairs, 1), 1.0)

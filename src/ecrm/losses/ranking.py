@@ -22,8 +22,15 @@ __all__ = ["FootruleLoss", "SquaredRankLoss", "spearman_rho"]
 
 
 def _ranks(Y: np.ndarray) -> np.ndarray:
-    """Rank vectors (n, k) of the flattened permutation matrices ``Y`` (n, k*k), validated."""
-    return PermutationSpace.from_n_outputs(Y.shape[1]).to_ranks(Y)
+    """Rank vectors (n, k) of the flattened permutation matrices ``Y`` (n, k*k), validated
+    and complete: a position loss has no value on an incomplete ranking (the positions of
+    its labels among all ``k`` are unknown)."""
+    R = PermutationSpace.from_n_outputs(Y.shape[1]).to_ranks(Y)
+    if (R < 0).any():
+        raise ValueError(f"row {int(np.flatnonzero((R < 0).any(axis=1))[0])} is an incomplete "
+                         "ranking: the footrule and squared-rank losses compare the positions "
+                         "of every label; use KendallLoss, which counts the observed pairs")
+    return R
 
 
 class _PositionLoss(LinearLoss):

@@ -15,6 +15,15 @@ whose constraint matrix is totally unimodular; the linear oracle
 :math:`k \le` ``ENUMERATE_MAX_ITEMS`` (:math:`k! \le 720`), for a whole batch at once as
 the smallest entry of each row of :math:`C P^\top` over all :math:`k!` permutation matrices
 :math:`P` (one matrix product instead of a Python loop over the rows).
+
+**Incomplete rankings.** A training ranking may leave labels out: it orders only the
+``m`` labels it observes. Its rank vector holds ``-1`` for a missing label and
+``0 .. m-1`` for the observed ones, in their order; its matrix has the row of a missing label
+all ``NaN`` (every entry involving it is unobserved) and each observed label at its position
+among the observed ones. Only the relative order of the observed labels is information: the
+pairwise losses (:class:`ecrm.losses.KendallLoss`) count only the pairs of two observed labels,
+and the losses of absolute positions refuse incomplete references. :meth:`validate` accepts
+incomplete rankings (training outputs); :meth:`contains` and the oracle's answers are complete.
 """
 
 from __future__ import annotations
@@ -38,10 +47,16 @@ ENUMERATE_MAX_ITEMS = 6
 _CHUNK_ELEMENTS = 1 << 20
 
 
-def check_ranks(R, n_items: int | None = None, what: str = "ranks") -> np.ndarray:
+def check_ranks(R, n_items: int | None = None, what: str = "ranks", *,
+                allow_missing: bool = False) -> np.ndarray:
     """Return ``R`` as an int array (n, k) whose rows are permutations of ``0..k-1``.
 
-    Raises ``ValueError`` naming the first row that is not a permutation and why.
+    With ``allow_missing``, a row may be incomplete: ``-1`` for a missing label, the ``m``
+    observed labels at positions ``0..m-1`` (at least one observed). Raises ``ValueError``
+    naming the first row that is not a (possibly incomplete) ranking and why.
+
+    >>> check_ranks([[1, -1, 0]], allow_missing=True).tolist()
+    [[1, -1, 0]]
     """
     R = np.asarray(R)
     if R.ndim == 1:
@@ -49,21 +64,29 @@ def check_ranks(R, n_items: int | None = None, what: str = "ranks") -> np.ndarra
     if R.ndim != 2 or (n_items is not None and R.shape[1] != n_items):
         want = "k" if n_items is None else n_items
         raise ValueError(f"{what} must have shape (n, {want}); got shape {R.shape}")
-    k = R.shape[1]
     Rf = np.asarray(R, dtype=float)
     if not np.all(np.isfinite(Rf)) or np.any(Rf != np.round(Rf)):
         i = int(np.argwhere(~np.isfinite(Rf) | (Rf != np.round(Rf)))[0, 0])
         raise ValueError(f"{what} row {i}, {Rf[i].tolist()}, is not a permutation: "
                          "non-integer entries")
     R = Rf.astype(int)
-    ok = np.sort(R, axis=1) == np.arange(k)
+    seen = R >= 0 if allow_missing else np.ones(R.shape, dtype=bool)
+    m = seen.sum(axis=1)
+    # the observed positions sorted, missing ones (-1) first: then 0..m-1 must follow them
+    expected = np.arange(R.shape[1])[None, :] - (R.shape[1] - m)[:, None]
+    ok = np.where(expected >= 0, np.sort(R, axis=1) == expected, True) & (m >= 1)[:, None]
     if not ok.all():
         i = int(np.flatnonzero(~ok.all(axis=1))[0])
-        values, counts = np.unique(R[i], return_counts=True)
-        if np.any(counts > 1):
+        values, counts = np.unique(R[i][seen[i]], return_counts=True)
+        if m[i] == 0:
+            why = "no label is ranked"
+        elif np.any(counts > 1):
             why = f"position {int(values[counts > 1][0])} is used more than once"
+        elif allow_missing:
+            why = (f"the {m[i]} ranked labels must hold positions 0..{m[i] - 1} (-1: a "
+                   f"missing label)")
         else:
-            why = f"positions must be 0..{k - 1}"
+            why = f"positions must be 0..{R.shape[1] - 1}"
         raise ValueError(f"{what} row {i}, {R[i].tolist()}, is not a permutation: {why}")
     return R
 
@@ -124,18 +147,27 @@ class PermutationSpace(OutputSpace):
 
     # -- conversions ------------------------------------------------------------------
     def from_ranks(self, R) -> np.ndarray:
-        """Flattened permutation matrices (n, k*k) of rank vectors ``R`` (n, k)."""
-        R = check_ranks(R, self.n_items)
+        """Flattened permutation matrices (n, k*k) of rank vectors ``R`` (n, k); ``-1`` marks a
+        missing label of an incomplete ranking (its row of the matrix NaN; module docstring).
+
+        >>> PermutationSpace(2).from_ranks([[-1, 0]])
+        array([[nan, nan,  1.,  0.]])
+        """
+        R = check_ranks(R, self.n_items, allow_missing=True)
         n, k = R.shape
         Y = np.zeros((n, k, k))
-        Y[np.arange(n)[:, None], np.arange(k)[None, :], R] = 1.0
+        rows, labels = np.nonzero(R >= 0)
+        Y[rows, labels, R[rows, labels]] = 1.0
+        Y[R < 0] = np.nan
         return Y.reshape(n, k * k)
 
     def to_ranks(self, Y) -> np.ndarray:
-        """Rank vectors (n, k) of flattened permutation matrices ``Y`` (n, k*k)."""
+        """Rank vectors (n, k) of flattened permutation matrices ``Y`` (n, k*k); ``-1`` for
+        the missing labels of an incomplete ranking."""
         Y = self.validate(Y)
         k = self.n_items
-        return np.argmax(Y.reshape(len(Y), k, k), axis=2)
+        M = Y.reshape(len(Y), k, k)
+        return np.where(np.isnan(M[:, :, 0]), -1, np.argmax(np.nan_to_num(M), axis=2))
 
     def from_scores(self, S) -> np.ndarray:
         """Rank items by decreasing score (ties by item index): outputs of shape (n, k*k)."""
@@ -157,16 +189,30 @@ class PermutationSpace(OutputSpace):
                 f"Y must have shape (n, {k * k}) (flattened {k}x{k} permutation matrices; "
                 f"use from_ranks for rank vectors); got shape {Y.shape}"
             )
-        Y = check_binary_matrix(Y, k * k)
         M = Y.reshape(len(Y), k, k)
-        for axis, what in ((2, "item {j} has {v} positions"),
-                           (1, "position {j} holds {v} items")):
-            counts = M.sum(axis=axis)
-            if np.any(counts != 1):
-                i, j = np.argwhere(counts != 1)[0]
+        nan = np.isnan(M)
+        missing = nan.all(axis=2)  # the rows of the labels an incomplete ranking leaves out
+        partly = nan.any(axis=2) & ~missing
+        if partly.any():
+            i, j = np.argwhere(partly)[0]
+            raise ValueError(f"row {i} of Y: item {j} has NaN and non-NaN entries (a missing "
+                             f"item of an incomplete ranking has its whole row NaN)")
+        check_binary_matrix(np.where(np.isnan(Y), 0.0, Y), k * k)
+        m = k - missing.sum(axis=1)  # observed items: at positions 0..m-1
+        if np.any(m == 0):
+            raise ValueError(f"row {int(np.flatnonzero(m == 0)[0])} of Y ranks no item (every "
+                             f"entry NaN)")
+        Z = np.where(nan, 0.0, M)
+        want = (np.arange(k)[None, :] < m[:, None]).astype(float)
+        for counts, expected, what in (
+                (Z.sum(axis=2), 1.0 - missing, "item {j} has {v} positions"),
+                (Z.sum(axis=1), want, "position {j} holds {v} items")):
+            if np.any(counts != expected):
+                i, j = np.argwhere(counts != expected)[0]
+                extra = "" if m[i] == k else f" ({m[i]} observed items: positions 0..{m[i] - 1})"
                 raise ValueError(f"row {i} of Y is not a permutation matrix: "
-                                 + what.format(j=j, v=int(counts[i, j])))
-        return Y
+                                 + what.format(j=j, v=int(counts[i, j])) + extra)
+        return Y.copy()
 
     def contains(self, Y) -> np.ndarray:
         """Whether each row of ``Y`` is a flattened permutation matrix, shape (n,)."""
