@@ -242,7 +242,7 @@ def plain_milp(h: Hierarchy, C: np.ndarray, P: np.ndarray) -> np.ndarray:
     """Baseline: one HiGHS MILP per row on every label and product, no reduction."""
     import scipy.sparse as sp
 
-    from ecrm.spaces.hierarchy import _products
+    from ecrm.spaces.hierarchy import _products_milp
 
     n_parents = [len(h.parents[m]) for m in h.multi_parent]
     of_product = sp.csr_array(
@@ -250,8 +250,8 @@ def plain_milp(h: Hierarchy, C: np.ndarray, P: np.ndarray) -> np.ndarray:
                                    np.concatenate([h.parents[m] for m in h.multi_parent]))),
         shape=(len(n_parents), h.n_labels))
     free = np.ones(h.n_labels, dtype=bool)
-    return np.vstack([_products._solve_milps(
-        [_products._row_problem(h.edges, of_product, c, p, free, np.flatnonzero(p != 0))],
+    return np.vstack([_products_milp.solve_milps(
+        [_products_milp.row_problem(h.edges, of_product, c, p, free, np.flatnonzero(p != 0))],
         h.n_labels) for c, p in zip(C, P, strict=True)])
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from ecrm import Hierarchy
 from ecrm.losses import HierarchicalLoss
-from ecrm.spaces.hierarchy import _products
+from ecrm.spaces.hierarchy import _products, _products_milp
 from ecrm.testing import check_oracle
 from test_hierarchy import random_hierarchy, signed_costs
 
@@ -124,13 +124,13 @@ def test_fractional_components_reach_the_milp(monkeypatch):
     # the MILP stage is exercised: on these DAGs some components have a fractional LP
     # optimum, go on to the MILP, and the answers still reach the brute-force minimum
     calls = []
-    solve = _products._highs
+    solve = _products_milp.highs
 
     def counting(problems, integer, presolve=True):
         calls.append((integer, sum(len(nodes) for _, _, _, nodes in problems)))
         return solve(problems, integer, presolve)
 
-    monkeypatch.setattr(_products, "_highs", counting)
+    monkeypatch.setattr(_products_milp, "highs", counting)
     monkeypatch.setattr(_products, "_ENUMERATE", 0)
     monkeypatch.setattr(_products, "_BRANCH_MAX", 0)
     rng = np.random.default_rng(7)
@@ -148,7 +148,7 @@ def test_scale_parts_is_a_power_of_two_per_component():
     part = rng.integers(0, 5, size=40)
     cost = rng.normal(0, 1, size=40) * 10.0 ** rng.integers(-12, 13, size=40)
     cost[part == 4] = 0.0
-    scaled = _products._scale_parts(cost, part)
+    scaled = _products_milp.scale_parts(cost, part)
     for k in range(4):
         inside = part == k
         top = np.abs(scaled[inside]).max()
@@ -244,14 +244,14 @@ def test_each_fractional_component_of_a_row_is_its_own_milp(monkeypatch):
     # row has two fractional components, each goes to its own MILP (together, HiGHS would
     # branch on both at once), and the answer is the brute-force minimum of each copy
     calls = []
-    solve = _products._highs
+    solve = _products_milp.highs
 
     def counting(problems, integer, presolve=True):
         if integer:
             calls.append(len(problems))
         return solve(problems, integer, presolve)
 
-    monkeypatch.setattr(_products, "_highs", counting)
+    monkeypatch.setattr(_products_milp, "highs", counting)
     for name, value in {"_ENUMERATE": 0, "_BRANCH_MAX": 0, "_MILP_ROWS": 1}.items():
         monkeypatch.setattr(_products, name, value)
     rng = np.random.default_rng(7)

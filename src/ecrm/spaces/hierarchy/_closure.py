@@ -61,17 +61,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import breadth_first_order, connected_components, maximum_flow
 
+from ecrm.spaces.hierarchy._certified_cut import resolve_exact, scipy_cuts
 from ecrm.spaces.hierarchy._exact_flow import min_closure_exact
 
 __all__ = ["LevelPlan", "closure_argmin", "make_level_plan"]
 
 # Integer budget of the cut: a component's capacities are scaled so that its flow is at most
-# its budget Q (between 2^22 and 2^27, growing with its size), and a call to maximum_flow holds
-# components whose budgets add up to at most 2^29 (flows, doubled arcs and "infinite" arcs
-# then stay far below the int32 limit of scipy's maximum_flow).
-_Q_MIN, _Q_MAX, _CALL_BUDGET = 2**22, 2**27, 2**29
+# its budget Q (between 2^22 and 2^27, growing with its size; see _certified_cut).
+_Q_MIN, _Q_MAX = 2**22, 2**27
 # Forcing is repeated while it finds new labels, at most this many times (each pass is exact;
 # more passes only shrink the cut). The compiled path repeats it until nothing new is found:
 # a pass there tests only the labels below one newly paid, and costs less than the
@@ -195,7 +193,7 @@ def _compiled_argmin(fast, plan: LevelPlan, C: np.ndarray, on, allowed, stats) -
         else np.ascontiguousarray(allowed, dtype=bool), shape[1] + 1, _SMALL_EXACT,
         float(_Q_SMALL), float(_Q_MIN), float(_Q_MAX))
     if len(failed):
-        _resolve_exact(on_g, gc, child, parent, comp, failed)
+        resolve_exact(on_g, gc, child, parent, comp, failed)
         grouped = group >= 0
         Y[row[grouped], label[grouped]] = on_g[group[grouped]]
     if len(gc):
@@ -433,9 +431,9 @@ def _cut_groups(c: np.ndarray, child: np.ndarray, parent: np.ndarray, stats) -> 
     if small:
         _count(stats, small, 0, 0)
         return min_closure_exact(c, child, parent)
-    on, comp, failed, n_cut = _scipy_cuts(c, child, parent)
+    on, comp, failed, n_cut = scipy_cuts(c, child, parent, _Q_MIN, _Q_MAX)
     if len(failed):  # re-solve exactly, one component at a time
-        _resolve_exact(on, c, child, parent, comp, failed)
+        resolve_exact(on, c, child, parent, comp, failed)
     _count(stats, small, n_cut, len(failed))
     return on
 
@@ -451,126 +449,3 @@ def _count(stats, small: bool, n_cut: int, n_failed: int) -> None:
         if not small:
             stats["components"] = stats.get("components", 0) + n_cut
         stats["exact"] = stats.get("exact", 0) + n_failed
-
-
-def _scipy_cuts(c: np.ndarray, child: np.ndarray, parent: np.ndarray) -> tuple:
-    """The certified cuts of :func:`_cut_groups` by ``maximum_flow``: ``(on, comp, failed,
-    n_cut)``, the answer per node, the component of each, the components whose certificate
-    failed and the number of components cut."""
-    N = len(c)
-    n_comp, comp = connected_components(
-        sp.csr_array((np.ones(len(child)), (child, parent)), shape=(N, N)), directed=False)
-    neg_sum = np.bincount(comp, np.maximum(-c, 0.0), minlength=n_comp)
-    pos_sum = np.bincount(comp, np.maximum(c, 0.0), minlength=n_comp)
-    size = np.bincount(comp, minlength=n_comp)
-    on = np.zeros(N, dtype=bool)
-    on[pos_sum[comp] == 0] = True  # nothing to pay: every candidate on
-    # a component with nothing negative left stays off
-    by_flow = (pos_sum > 0) & (neg_sum > 0)
-    flow = np.flatnonzero(by_flow)
-    budget = np.clip(2.0 ** np.ceil(np.log2(np.maximum(size, 1) * 2**16)), _Q_MIN, _Q_MAX)
-    bound = np.minimum(neg_sum, pos_sum)  # the component's max flow is at most this
-    scale = np.ones(n_comp)
-    scale[flow] = 2.0 ** np.floor(np.log2(budget[flow] / bound[flow]))
-    call = np.zeros(n_comp, dtype=np.intp)
-    call[flow] = (np.cumsum(budget[flow]) - budget[flow]) // _CALL_BUDGET
-    # group the nodes and arcs of each call
-    node_call = np.where(by_flow[comp], call[comp], -1)
-    order = np.argsort(node_call, kind="stable")
-    starts = np.searchsorted(node_call[order], np.arange(call.max(initial=0) + 2))
-    arc_call = node_call[child]
-    arc_order = np.argsort(arc_call, kind="stable")
-    arc_starts = np.searchsorted(arc_call[arc_order], np.arange(call.max(initial=0) + 2))
-    local = np.empty(N, dtype=np.intp)  # position of each node within its call
-    local[order] = np.arange(N) - starts[np.maximum(node_call[order], 0)]
-    failed = []
-    for k in range(len(starts) - 1):
-        nodes = order[starts[k] : starts[k + 1]]
-        if len(nodes) == 0:
-            continue
-        arcs = arc_order[arc_starts[k] : arc_starts[k + 1]]
-        S, ok = _certified_cut(c[nodes], comp[nodes], local[child[arcs]], local[parent[arcs]],
-                               scale, budget, bound)
-        on[nodes] = S
-        failed.extend(np.unique(comp[nodes][~ok]).tolist())
-    return on, comp, np.array(failed, dtype=np.intp), len(flow)
-
-
-def _resolve_exact(on, c, child, parent, comp, failed) -> None:
-    """Overwrite ``on`` on the components ``failed`` by the exact integer flow."""
-    n_comp = int(comp.max(initial=-1)) + 1
-    by_comp = np.argsort(comp, kind="stable")
-    first = np.searchsorted(comp[by_comp], np.arange(n_comp + 1))
-    arc_by_comp = np.argsort(comp[child], kind="stable")
-    arc_first = np.searchsorted(comp[child][arc_by_comp], np.arange(n_comp + 1))
-    rank = np.empty(len(c), dtype=np.intp)
-    rank[by_comp] = np.arange(len(c)) - first[comp[by_comp]]
-    for q in np.unique(failed):
-        members = by_comp[first[q] : first[q + 1]]
-        arcs = arc_by_comp[arc_first[q] : arc_first[q + 1]]
-        on[members] = min_closure_exact(c[members], rank[child[arcs]], rank[parent[arcs]])
-
-
-def _certified_cut(c, comp, child, parent, scale, budget, bound):
-    """Cut of a union of components by one integer max flow, then its certificate.
-
-    Returns the source side ``S`` (bool per node) and, per node, whether its component's cut
-    is certified optimal for the float costs ``c``.
-    """
-    n = len(c)
-    s, t = n, n + 1
-    sc, cap_bound = scale[comp], 2.0 * bound[comp]
-    big = 2 * budget[comp] + 1  # "infinite": more than the component's flow can ever be
-    neg, pos = np.flatnonzero(c < 0), np.flatnonzero(c > 0)
-    a = np.abs(c)
-    down = np.floor(np.minimum(a, cap_bound) * sc)
-    rows = np.concatenate([np.full(len(neg), s), pos, child])
-    cols = np.concatenate([neg, np.full(len(pos), t), parent])
-    caps = np.concatenate([down[neg], down[pos], big[child]])
-    S = _source_side(rows, cols, caps, n)
-    # certificate: saturate the arcs leaving S (demands, rounded up) without the arcs entering
-    # S, every other capacity rounded down; a flow meeting every demand proves S optimal
-    up = np.ceil(a * sc)
-    demand_neg, demand_pos = ~S[neg], S[pos]
-    keep = ~(S[parent] & ~S[child])
-    caps = np.concatenate([np.where(demand_neg, up[neg], down[neg]),
-                           np.where(demand_pos, up[pos], down[pos]), big[child][keep]])
-    too_big = np.zeros(n, dtype=bool)  # a demand above the budget cannot be an optimal cut
-    too_big[neg[demand_neg & (up[neg] > budget[comp[neg]])]] = True
-    too_big[pos[demand_pos & (up[pos] > budget[comp[pos]])]] = True
-    caps = np.minimum(caps, np.concatenate([big[neg], big[pos], big[child][keep]]))
-    rows = np.concatenate([np.full(len(neg), s), pos, child[keep]])
-    cols = np.concatenate([neg, np.full(len(pos), t), parent[keep]])
-    flow = _flows(rows, cols, caps, n)
-    short = np.zeros(n)
-    short[neg] = np.where(demand_neg, caps[: len(neg)] - flow[: len(neg)], 0.0)
-    short[pos] = np.where(demand_pos, caps[len(neg) : len(neg) + len(pos)]
-                          - flow[len(neg) : len(neg) + len(pos)], 0.0)
-    bad = np.bincount(comp, short + too_big, minlength=len(scale)) > 0
-    return S, ~bad[comp]
-
-
-def _network(rows, cols, caps, n):
-    keep = caps > 0
-    G = sp.csr_array((caps[keep].astype(np.int32), (rows[keep], cols[keep])),
-                     shape=(n + 2, n + 2))
-    G.sum_duplicates()
-    return G, maximum_flow(G, n, n + 1)
-
-
-def _source_side(rows, cols, caps, n) -> np.ndarray:
-    """Labels reachable from the source in the residual network of a maximum flow."""
-    G, res = _network(rows, cols, caps, n)
-    R = (G - res.flow).tocsr()
-    R.data = (R.data > 0).astype(np.int32)
-    R.eliminate_zeros()
-    reach = breadth_first_order(R, n, directed=True, return_predecessors=False)
-    S = np.zeros(n + 2, dtype=bool)
-    S[reach] = True
-    return S[:n]
-
-
-def _flows(rows, cols, caps, n) -> np.ndarray:
-    """The flow on each arc ``(rows[i], cols[i])`` of a maximum flow (arcs are distinct)."""
-    _, res = _network(rows, cols, caps, n)
-    return np.asarray(res.flow.tocsr()[rows, cols], dtype=float).ravel()
