@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["highs", "row_problem", "scale_parts", "solve_milps", "solve_parts"]
+__all__ = ["row_problem", "solve_milps", "solve_parts"]
 
 # An LP solution's label within this of 0 or 1 counts as integral: stricter than the MILP's
 # own integrality tolerance (HiGHS's mip_feasibility_tolerance, 1e-6), so no less exact.
