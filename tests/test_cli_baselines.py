@@ -62,7 +62,8 @@ def test_evaluate_shows_the_baselines_of_the_training_outputs(ecrm_cmd, train_cs
 def test_unscaled_features_warn_at_fit_and_the_trivial_model_at_evaluate(ecrm_cmd, unscaled):
     _, err = _run(ecrm_cmd, "fit", "train.csv", "--path-sep", "/", "-o", "raw.ecrm",
                   "--quiet", cwd=unscaled)
-    assert "ecrm: warning: the model's exact leave-one-out hamming loss" in err
+    assert "ecrm: warning: the model's exact leave-one-out hamming loss" in err \
+        and "by two standard errors" in err
     assert "ecrm fit:" not in err  # one prefix
     assert "standard deviations range from" in err and "('income')" in err
     assert "With the features standardised, the same fit's leave-one-out" in err
