@@ -128,6 +128,18 @@ def test_the_scale_check_is_quiet_where_it_should_be():
     assert len(result["rows"]) == 200 and result["standardised"] < result["baseline_loss"]
 
 
+def test_beside_the_scale_warning_the_grid_edge_asks_for_scaling_first(ecrm_cmd, unscaled):
+    _, err = _ok(ecrm_cmd, "fit", "train.csv", "--hierarchy", "h.tsv", "--loss",
+                 "hierarchical", "--cv", "--family", "kernel", "--standardize", "no",
+                 "--alphas", "10,100", "-o", "edge.ecrm", "--quiet", cwd=unscaled)
+    lines = err.splitlines()
+    assert len(lines) == 2 and "standardise them (--standardize yes, or --standardize auto " \
+        "to choose by leave-one-out)" in lines[0]
+    assert lines[1] == ("ecrm: warning: the chosen alpha=100 is the largest of the grid of "
+                        "alphas [10 .. 100]; standardise the features first (see the warning "
+                        "on their scales)")
+
+
 def test_the_grid_edge_defers_to_the_scale_warning():
     from ecrm.commands._choice import grid_note
 
