@@ -12,8 +12,7 @@ from typing import Literal, overload
 import numpy as np
 
 __all__ = ["check_bool", "check_feature_scales", "check_float_array", "check_int", "check_real",
-           "check_same_rows", "feature_deviations", "honest_scale_check",
-           "standardising_changes"]
+           "check_same_rows", "honest_scale_check"]
 
 
 def check_real(value, name: str, *, low: float = 0.0, high: float = np.inf,

@@ -4,8 +4,13 @@ With ``--cv`` the regularisation (and, with ``--gammas``, the RBF width) is chos
 exact leave-one-out task loss on the training file (:class:`ecrm.ECRMCV`), or with
 ``--scoring`` by a ranking metric of the exact leave-one-out label scores, which
 ``--calibration`` then maps per label (for ``ecrm predict --scores``); otherwise
-``--alpha`` is used as given (:class:`ecrm.ECRM`). Features are used as they are: scale
-them beforehand if their units differ. ``--solver``, ``--n-components``,
+``--alpha`` is used as given (:class:`ecrm.ECRM`). Features are used as they are
+unless ``--standardize`` says otherwise; a kernel model on features that were not
+standardised, and that does no better than the trivial baselines on its exact leave-one-out
+criterion, is refitted once on standardised features, and a warning says what that gives
+(:func:`ecrm._validation.honest_scale_check`). With ``--cv`` and ``--family auto`` the
+summary gives each weight family's honest criterion and fit time, and whether their
+difference is within noise. ``--solver``, ``--n-components``,
 ``--center-selection``, ``--memory-budget`` and ``--loo-samples`` are the estimators'
 parameters of the same names (for training files too large for the exact dual solver).
 
@@ -225,11 +230,13 @@ def _mixed(args, loss, h, common: dict):
 def _fit(args, data, families: dict, impute: bool):
     """Fit each family on each of its preprocessing candidates (a forest: the features as
     they are, trees need no scaling); keep the best by the honest criterion (the first on
-    ties): ``(model, step, fits)``, ``fits`` every fit (:class:`_Fit`) in order.
+    ties): ``(model, step, fits)``, ``fits`` every fit
+    (:class:`~ecrm.commands._choice.Fit`) in order.
 
     The chosen model's warnings are issued again, in the command's words; a kernel fitted on
     features that were not standardised is checked against its trivial baselines
-    (:func:`_check_scales`), which replaces the estimators' own check of the scales.
+    (:func:`~ecrm.commands._choice.check_scales`), which replaces the estimators' own
+    check of the scales.
     """
     import time
     import warnings
