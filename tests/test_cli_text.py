@@ -128,6 +128,26 @@ def test_the_scale_check_is_quiet_where_it_should_be():
     assert len(result["rows"]) == 200 and result["standardised"] < result["baseline_loss"]
 
 
+def test_the_scale_check_speaks_of_classes_too(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = np.where(X[:, 1] > 0.3, "a", np.where(X[:, 1] < -0.3, "b", "c"))
+    X = X * np.array([15, 0.1, 3])
+    (tmp_path / "c.csv").write_text("x,y,z,label\n" + "".join(
+        ",".join(f"{v:.5g}" for v in row) + f",{c}\n" for row, c in zip(X, y, strict=True)))
+    assert main(["fit", str(tmp_path / "c.csv"), "--task", "multiclass", "--label-column",
+                 "label", "-o", str(tmp_path / "c.ecrm"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    found = re.search(r"leave-one-out zero-one loss (\d\.\d+) does not beat (\d\.\d+), that "
+                      r"of always predicting the most frequent training output, by two "
+                      r"standard errors;.*standardised, the same fit's leave-one-out zero-one "
+                      r"loss is (\d\.\d+)", err)
+    assert found, err
+    raw, mode, standardised = map(float, found.groups())
+    np.testing.assert_allclose(mode, 1 - max(np.mean(y == c) for c in "abc"), atol=5e-5)
+    assert standardised < mode - 0.3 <= raw
+
+
 def test_beside_the_scale_warning_the_grid_edge_asks_for_scaling_first(ecrm_cmd, unscaled):
     _, err = _ok(ecrm_cmd, "fit", "train.csv", "--hierarchy", "h.tsv", "--loss",
                  "hierarchical", "--cv", "--family", "kernel", "--standardize", "no",

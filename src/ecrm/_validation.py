@@ -252,6 +252,7 @@ CHECK_ROWS = 2000
 
 def honest_scale_check(model, X, Y, *, names=None,
                        how: str = "a Pipeline with sklearn.preprocessing.StandardScaler",
+                       loss_name: str | None = None,
                        max_rows: int = CHECK_ROWS) -> dict | None:
     r"""Warn when a kernel model does no better than its trivial baselines and standardising
     the features would have given a better one.
@@ -279,6 +280,8 @@ def honest_scale_check(model, X, Y, *, names=None,
         The columns' names, for the message.
     how : str
         How to ask for standardised features, for the message.
+    loss_name : str, optional
+        The loss's name in the message (default: its class's, ``HammingLoss``: hamming).
     max_rows : int, default=CHECK_ROWS
         The rows a fixed-``alpha`` model is checked on, at most (a search's own criterion
         is on every row).
@@ -333,12 +336,13 @@ def honest_scale_check(model, X, Y, *, names=None,
     std = feature_deviations(X)
     wide, narrow = int(np.nanargmax(std)), int(np.nanargmin(std))
     col = (lambda j: f"feature {j}") if names is None else (lambda j: repr(str(names[j])))
-    loss = type(model.loss).__name__.removesuffix("Loss").lower()
+    loss = loss_name or type(model.loss).__name__.removesuffix("Loss").lower()
+    phrase = _PHRASES[best] if "empty" in base else "the most frequent training output"
     where = "" if rows is None else f" (on {len(rows)} random training rows)"
     warnings.warn(
         f"the model's exact leave-one-out {loss} loss{where} {result['loss']:.4f} does not "
         f"beat {result['baseline_loss']:.4f}, that of always predicting "
-        f"{_PHRASES.get(best, best)}, by two standard errors; the features' standard "
+        f"{phrase}, by two standard errors; the features' standard "
         f"deviations range from "
         f"{std[narrow]:.3g} ({col(narrow)}) to {std[wide]:.3g} ({col(wide)}), and the "
         f"{kernel} kernel sees mostly the widest. With the features standardised, the same "

@@ -123,7 +123,7 @@ def check_scales(args, data, model, step, X, steps: list) -> bool:
         else None
     how = ("--standardize yes" + (", or --standardize auto to choose by leave-one-out"
                                   if args.cv else ", or --cv to choose by leave-one-out"))
-    result = honest_scale_check(model, X, data.Y, names=names, how=how)
+    result = honest_scale_check(model, X, data.Y, names=names, how=how, loss_name=args.loss)
     return bool(result and result["warned"])
 
 
