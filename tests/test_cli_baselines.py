@@ -62,9 +62,12 @@ def test_evaluate_shows_the_baselines_of_the_training_outputs(ecrm_cmd, train_cs
 def test_unscaled_features_warn_at_fit_and_the_trivial_model_at_evaluate(ecrm_cmd, unscaled):
     _, err = _run(ecrm_cmd, "fit", "train.csv", "--path-sep", "/", "-o", "raw.ecrm",
                   "--quiet", cwd=unscaled)
-    assert "ecrm: warning: ecrm fit: the features' standard deviations differ by a factor of" \
-        in err and "('income': 2." in err and "--standardize yes" in err
-    assert err.count("standard deviations") == 1
+    assert "ecrm: warning: the model's exact leave-one-out hamming loss" in err \
+        and "by two standard errors" in err
+    assert "ecrm fit:" not in err  # one prefix
+    assert "standard deviations range from" in err and "('income')" in err
+    assert "With the features standardised, the same fit's leave-one-out" in err
+    assert "--standardize yes" in err and err.count("standard deviations") == 1
     _, err = _run(ecrm_cmd, "fit", "train.csv", "--path-sep", "/", "--standardize", "yes",
                   "-o", "std.ecrm", "--quiet", cwd=unscaled)
     assert "standard deviations" not in err

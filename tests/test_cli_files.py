@@ -303,22 +303,42 @@ def test_interrupted_fit_leaves_the_old_model_and_no_temporary_file(subprocess_e
     _slow_training_file(train_csv, tmp_path)
     (tmp_path / "m.ecrm").write_bytes(b"the old model")
     # SIGINT and SIGHUP as in a terminal: a test run started in the background (``make test
-    # &``, ``nohup``) has them ignored, and a child would inherit that
+    # &``, ``nohup``) has them ignored, and a child would inherit that;
+    # standard error on a pseudo-terminal of 100 columns: the progress bar shows on a
+    # terminal only
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     proc = subprocess.Popen(
         [sys.executable, "-m", "ecrm", "fit", "slow.csv", "--cv", "-o", "m.ecrm"],
-        cwd=tmp_path, env=subprocess_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=tmp_path, env=subprocess_env, stdout=subprocess.PIPE, stderr=follower,
         preexec_fn=_default_signals)
+    os.close(follower)
+
+    def read() -> bytes:
+        try:
+            return os.read(leader, 4096)
+        except OSError:  # the other end closed (Linux: EIO)
+            return b""
+
     seen = b""
     deadline = time.monotonic() + 120
     while b"fitting" not in seen and time.monotonic() < deadline:  # the progress bar says so
-        chunk = os.read(proc.stderr.fileno(), 4096)
+        chunk = read()
         if not chunk:
             break
         seen += chunk
     assert b"fitting" in seen, seen
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=120)
-    err = (seen + err).decode()
+    out, _ = proc.communicate(timeout=120)
+    while chunk := read():
+        seen += chunk
+    os.close(leader)
+    err = seen.decode().replace("\r\n", "\n")
     assert proc.returncode == status, err
     assert err.rstrip().endswith(line) and "Traceback" not in err
     assert not out

@@ -33,10 +33,10 @@ def test_auto_family_reports_both_honest_criteria(ecrm_cmd, train_csv, tmp_path)
                    "--quiet", cwd=tmp_path)
     assert fit.returncode == 0, fit.stderr.decode()
     line = [s for s in fit.stdout.decode().splitlines() if s.startswith("weights:")]
-    assert len(line) == 1 and "kernel, exact leave-one-out" in line[0] \
-        and "forest, out-of-bag" in line[0]
+    assert len(line) == 1 and "kernel: exact leave-one-out hierarchical loss" in line[0] \
+        and "forest: out-of-bag hierarchical loss" in line[0]
     info = json.loads(ecrm_cmd("info", "m.ecrm", "--json", cwd=tmp_path).stdout)
-    chosen = line[0].split()[1]
+    chosen = line[0].split("; chose ")[1].split()[0]
     assert info["weights"] == chosen
 
 

@@ -81,19 +81,49 @@ def test_ecrm_fit_says_when_the_choice_is_at_the_grid_edge(ecrm_cmd, train_csv, 
                     "-o", "m.ecrm", "--quiet", cwd=tmp_path)
     err = proc.stderr.decode()
     assert proc.returncode == 0, err
-    assert "ecrm: warning: ECRMCV: the chosen alpha=1e-08 is the largest of the grid" in err
+    assert ("ecrm: warning: the chosen alpha=1e-08 is the largest of the grid of alphas "
+            "[1e-09 .. 1e-08]; add larger values to --alphas, or give --extend-grid") in err
     assert "gamma=0.166667 (1/features)" in proc.stdout.decode()
 
 
-def test_fit_lines_are_not_written_over_the_progress_bar(ecrm_cmd, train_csv, tmp_path):
+def _on_a_terminal(argv: list[str], *, cwd, env) -> tuple[int, str]:
+    """``ecrm ARGV`` with its standard error on a pseudo-terminal (a progress bar shows on
+    a terminal only): its exit status and what it wrote there."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 100 cols
+    proc = subprocess.Popen([sys.executable, "-m", "ecrm", *argv], cwd=cwd,
+                            env=env, stdout=subprocess.DEVNULL, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the other end closed (Linux: EIO)
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    return proc.wait(timeout=300), b"".join(chunks).decode()
+
+
+def test_fit_lines_are_not_written_over_the_progress_bar(subprocess_env, train_csv, tmp_path):
     """The search's report and the warnings clear the stage bar and start their own line (a
     terminal shows what follows the last carriage return of a line); the bar shows the
     stage and the time elapsed, no rate or time left (its three stages are unequal)."""
-    proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--cv", "--family", "kernel",
-                    "--alphas", "1e-9,1e-8", "-o", "m.ecrm", cwd=tmp_path)
-    err = proc.stderr.decode()
-    assert proc.returncode == 0, err
-    shown = [line.split("\r")[-1] for line in err.split("\n")]
+    returncode, err = _on_a_terminal(
+        ["fit", str(train_csv), "--path-sep", "/", "--cv", "--family", "kernel",
+         "--alphas", "1e-9,1e-8", "-o", "m.ecrm"], cwd=tmp_path, env=subprocess_env)
+    assert returncode == 0, err
+    shown = [line.split("\r")[-1] for line in err.replace("\r\n", "\n").split("\n")]
     reports = [line for line in shown if "[ECRMCV]" in line or "ecrm: warning" in line]
     assert reports and all(line.startswith(("[ECRMCV]", "ecrm: warning")) for line in reports)
     bars = [part for part in err.replace("\n", "\r").split("\r") if "ecrm fit:" in part]

@@ -144,7 +144,11 @@ def test_reproduce_hmc_reports_a_malformed_file_without_traceback(data_dir, caps
     assert f"{f}, line 7: expected a finite number" in err and "Traceback" not in err
 
 
-def test_reproduce_hmc_strips_spaces_in_lists_and_shows_progress(data_dir, capsys):
+def test_reproduce_hmc_strips_spaces_in_lists_and_shows_progress(data_dir, capsys,
+                                                                 monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # the bar shows on a terminal
     argv = ["reproduce", "hmc", "--data-dir", str(data_dir), "--datasets", " toytree ",
             "--methods", " ECRM "]
     assert main(argv) == 0

@@ -43,6 +43,7 @@ from ecrm._validation import check_feature_scales, check_same_rows
 from ecrm.labels import as_label_matrix, labels_of
 from ecrm.losses.base import LinearLoss, Loss
 from ecrm.spaces.base import OutputSpace
+from ecrm.threads import within_rule
 
 __all__ = ["Seen", "StructuredEstimator"]
 
@@ -83,6 +84,14 @@ class StructuredEstimator(BaseEstimator):
     _linear_loss = False
     #: Whether ``fit`` takes Dask arrays (a map-reduce over their row chunks).
     _fits_dask = False
+
+    def __init_subclass__(cls, **kwargs):
+        """Small problems on one BLAS thread: each ``fit``, ``predict`` and
+        ``predict_scores`` a class defines runs within :func:`ecrm.threads.within_rule`."""
+        super().__init_subclass__(**kwargs)
+        for name in ("fit", "predict", "predict_scores"):
+            if name in vars(cls):
+                setattr(cls, name, within_rule(vars(cls)[name]))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

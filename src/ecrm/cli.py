@@ -122,13 +122,16 @@ def _on_termination() -> dict:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Warnings as one line ``ecrm: warning: ...`` on standard error (no source line), the
-    data readers' parameters named as the flags."""
+    data readers' parameters named as the flags; one prefix (a message that names its
+    command, ``ecrm fit: ...``, loses that name)."""
+    import re
+
     from tqdm import tqdm  # clears a progress bar on the stream and draws it again below
 
     from ecrm.commands._options import in_flags
 
-    tqdm.write(f"ecrm: warning: {in_flags(str(message))}",
-               file=sys.stderr if file is None else file)
+    text = re.sub(r"^ecrm [a-z]+: ", "", in_flags(str(message)))
+    tqdm.write(f"ecrm: warning: {text}", file=sys.stderr if file is None else file)
 
 
 #: The errors of a write that found no room (a full disk or quota, a file too large) or a

@@ -21,7 +21,7 @@ from ecrm.exceptions import TrivialModelWarning
 from ecrm.metrics import multilabel_report
 
 __all__ = ["BASELINE_NAMES", "check_against_baselines", "output_statistics",
-           "trivial_baselines"]
+           "trivial_baselines", "trivial_model_hint"]
 
 #: The long name of each baseline of :func:`trivial_baselines`.
 BASELINE_NAMES = {"empty": "empty set", "most_frequent": "most frequent label set",
@@ -120,7 +120,7 @@ def trivial_baselines(Y_true, output_mean, output_mode, *,
 
 def check_against_baselines(Y_true, Y_pred, report: dict, baselines: dict, *,
                             metric: str | None = None, empty_share: float = 0.2,
-                            warn: bool = True) -> list[str]:
+                            warn: bool = True, model=None) -> list[str]:
     """Say whether a model is no better than a trivial baseline, or predicts too many empty sets.
 
     The model is compared on a task loss (``metric``); it is *no better* than a baseline
@@ -141,6 +141,8 @@ def check_against_baselines(Y_true, Y_pred, report: dict, baselines: dict, *,
     empty_share : float, default=0.2
     warn : bool, default=True
         Also issue each message as a :class:`~ecrm.exceptions.TrivialModelWarning`.
+    model : estimator, optional
+        The model evaluated: the warnings' hint fits it (:func:`trivial_model_hint`).
 
     Returns
     -------
@@ -178,8 +180,29 @@ def check_against_baselines(Y_true, Y_pred, report: dict, baselines: dict, *,
         messages.append(f"the model predicts the empty set for {empty_pred:.1%} of the rows; "
                         f"{empty_true:.1%} of the true sets are empty")
     if messages and warn:
-        hint = (" (are the features standardised? is alpha too large? compare the "
-                "leave-one-out choice of ECRMCV or `ecrm fit --cv`)")
+        hint = trivial_model_hint(model)
         for message in messages:
             warnings.warn(message + hint, TrivialModelWarning, stacklevel=2)
     return messages
+
+
+def trivial_model_hint(model=None) -> str:
+    """What to look at when ``model`` is no better than a trivial baseline (a parenthesis).
+
+    A model whose settings were chosen by an honest criterion (a search: exact
+    leave-one-out, out of bag) is not sent to that search again: the hint asks about the
+    features and the data. Otherwise (a fixed ``alpha``, or no
+    model given) the hint names the scales, the regularisation and the search.
+
+    >>> trivial_model_hint()  # doctest: +NORMALIZE_WHITESPACE
+    ' (are the features standardised? is alpha too large? compare the leave-one-out choice
+    of ECRMCV or `ecrm fit --cv`)'
+    """
+    if model is None or not hasattr(model, "best_score_"):
+        return (" (are the features standardised? is alpha too large? compare the "
+                "leave-one-out choice of ECRMCV or `ecrm fit --cv`)")
+    if hasattr(model, "oob_loss_"):
+        return (" (the forest's settings were chosen out of bag: do the features predict "
+                "the labels? are there enough training rows?)")
+    return (" (the settings were chosen by the honest criterion: are the features "
+            "standardised? do they predict the labels?)")

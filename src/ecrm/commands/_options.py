@@ -283,7 +283,8 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
 
 def progress_bar(total: int, desc: str, *, enabled: bool = True, stream=None,
                  stages: bool = False) -> Any:
-    """A tqdm bar of ``total`` steps on ``stream`` (stderr by default); silent if disabled.
+    """A tqdm bar of ``total`` steps on ``stream`` (stderr by default); silent if disabled,
+    and on a stream that is not a terminal (a log or a pipe would keep every redrawn frame).
 
     Use as a context manager; ``bar.update()`` after each step and ``bar.set_postfix_str``
     for a note on the step just done. ``stages``: the steps are a command's few unequal
@@ -295,5 +296,7 @@ def progress_bar(total: int, desc: str, *, enabled: bool = True, stream=None,
     from tqdm.auto import tqdm
 
     form = "{desc}: {n_fmt}/{total_fmt}{postfix} [{elapsed}]" if stages else None
-    return tqdm(total=total, desc=desc, disable=not enabled, bar_format=form,
-                file=sys.stderr if stream is None else stream, dynamic_ncols=True)
+    stream = sys.stderr if stream is None else stream
+    terminal = stream is not None and getattr(stream, "isatty", lambda: False)()
+    return tqdm(total=total, desc=desc, disable=not (enabled and terminal), bar_format=form,
+                file=stream, dynamic_ncols=True)

@@ -7,9 +7,10 @@ shares, those threads wait for each other at every step of a factorisation: on a
 ``benchmarks/bench_blas_threads.py``); no size measured there made the second thread pay.
 The commands therefore use **one thread unless told otherwise**: ``--threads N`` sets N,
 and ``--threads 0`` leaves the library's own default (one per core), for a machine the
-command has to itself. The rule is applied here only, around the whole command
-(:func:`limit_threads`, with threadpoolctl); the Python estimators keep NumPy's default
-(the scaling guide shows how to pin it there).
+command has to itself. The choice is applied here, around the whole command
+(:func:`limit_threads`, with threadpoolctl), with the Python estimators' own rule (one
+thread for small problems, :mod:`ecrm.threads`) switched off: the command's count is the
+one used, whatever the size.
 """
 
 from __future__ import annotations
@@ -69,17 +70,25 @@ def add_threads_option(parser: argparse.ArgumentParser) -> None:
 
 @contextlib.contextmanager
 def limit_threads(threads: int | None) -> Iterator[None]:
-    """Run the block with ``threads`` BLAS threads (``0`` or ``None``: unchanged).
+    """Run the block with ``threads`` BLAS threads (``0``: the library's default), the
+    estimators' rule for small problems off; ``None`` (a command without ``--threads``):
+    nothing changed.
 
     threadpoolctl limits the libraries loaded when the block starts: NumPy's and SciPy's
     (each wheel ships its own OpenBLAS) are loaded first, as every such command loads them.
     """
-    if not threads:
+    from ecrm.threads import small_fits
+
+    if threads is None:  # a command without --threads: the estimators' rule
         yield
+        return
+    if not threads:
+        with small_fits(0):
+            yield
         return
     import numpy  # noqa: F401
     import scipy.linalg  # noqa: F401
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=threads, user_api="blas"):
+    with threadpool_limits(limits=threads, user_api="blas"), small_fits(0):
         yield

@@ -314,7 +314,7 @@ def _context(args, loaded, model, Y_true, Y_pred, report: dict, tree) -> dict:
     own = {"HierarchicalLoss": "hierarchical", "HammingLoss": "hamming"}.get(
         type(model.loss).__name__)  # the loss the model was fitted for, if a label-set one
     messages = check_against_baselines(Y_true, Y_pred, report, baselines,
-                                       metric=own if own in report else None)
+                                       metric=own if own in report else None, model=model)
     return {"model": about, "baselines": baselines, "warnings": messages}
 
 

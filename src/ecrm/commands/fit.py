@@ -4,8 +4,13 @@ With ``--cv`` the regularisation (and, with ``--gammas``, the RBF width) is chos
 exact leave-one-out task loss on the training file (:class:`ecrm.ECRMCV`), or with
 ``--scoring`` by a ranking metric of the exact leave-one-out label scores, which
 ``--calibration`` then maps per label (for ``ecrm predict --scores``); otherwise
-``--alpha`` is used as given (:class:`ecrm.ECRM`). Features are used as they are: scale
-them beforehand if their units differ. ``--solver``, ``--n-components``,
+``--alpha`` is used as given (:class:`ecrm.ECRM`). Features are used as they are
+unless ``--standardize`` says otherwise; a kernel model on features that were not
+standardised, and that does no better than the trivial baselines on its exact leave-one-out
+criterion, is refitted once on standardised features, and a warning says what that gives
+(:func:`ecrm._validation.honest_scale_check`). With ``--cv`` and ``--family auto`` the
+summary gives each weight family's honest criterion and fit time, and whether their
+difference is within noise. ``--solver``, ``--n-components``,
 ``--center-selection``, ``--memory-budget`` and ``--loo-samples`` are the estimators'
 parameters of the same names (for training files too large for the exact dual solver).
 
@@ -27,6 +32,15 @@ import argparse
 import os
 
 from ecrm.commands import _tasks, add_data_options, existing_file_option, fail, warn_id_like
+from ecrm.commands._choice import (
+    Fit,
+    check_scales,
+    families_line,
+    grid_note,
+    preprocessing_note,
+    say,
+    scales,
+)
 from ecrm.commands._files import (
     STDOUT,
     OutputError,
@@ -138,7 +152,7 @@ def run(args) -> int:
                 return fail(too_many)
         bar.set_postfix_str("fitting")
         try:
-            model, step, tried = _fit(args, data, families, impute)
+            model, step, fits = _fit(args, data, families, impute)
         except ValueError as exc:
             return fail(f"fit failed: {exc}")  # fail names the parameters as flags
         bar.update()
@@ -152,15 +166,9 @@ def run(args) -> int:
         except ValueError as exc:
             return fail(f"cannot save the model: {exc}")
         bar.update()
-    _print_summary(args, data, model, step, solver, report)
-    if len(tried) > 1:
-        how = {"kernel": "exact leave-one-out", "forest": "out-of-bag",
-               "mixed": "mixed leave-one-out and out-of-bag"}
-        loss = args.scoring == "loss"
-        print(f"weights: {_family_of(model)} chosen by "
-              f"the honest {args.loss + ' loss' if loss else args.scoring} ("
-              + "; ".join(f"{f}, {how[f]}: {-v if loss else v:.4f}" for f, v in tried.items())
-              + ")", file=report)
+    _print_summary(args, data, model, step, solver, report, fits)
+    if len({fit.family for fit in fits}) > 1:
+        print(families_line(args, data, _family_of(model), fits), file=report)
     return 0
 
 
@@ -272,35 +280,48 @@ def _mixed(args, loss, h, common: dict):
 def _fit(args, data, families: dict, impute: bool):
     """Fit each family on each of its preprocessing candidates (a forest: the features as
     they are, trees need no scaling); keep the best by the honest criterion (the first on
-    ties): ``(model, step, tried)``, ``tried`` the best honest score of each family."""
+    ties): ``(model, step, fits)``, ``fits`` every fit
+    (:class:`~ecrm.commands._choice.Fit`) in order.
+
+    The chosen model's warnings are issued again, in the command's words; a kernel fitted on
+    features that were not standardised is checked against its trivial baselines
+    (:func:`~ecrm.commands._choice.check_scales`), which replaces the estimators' own
+    check of the scales.
+    """
+    import time
     import warnings
 
     import numpy as np
 
-    from ecrm._validation import check_feature_scales
-    from ecrm.exceptions import FeatureScaleWarning
+    from ecrm.exceptions import FeatureScaleWarning, GridEdgeWarning
 
     best = None
-    tried: dict[str, float | None] = {}
+    fits: list[Fit] = []
     steps = _steps(args, data, impute)
     for family, make_model in families.items():
         for step in steps if family != "forest" else steps[:1]:
+            if family == "kernel" and args.cv and len(steps) > 1 and not args.quiet:
+                say("[ECRMCV] on the " + ("standardised features:" if scales(step)
+                                          else "features as they are:"))
+            start = time.perf_counter()
             X = data.X if step is None else step.fit_transform(data.X)
             with warnings.catch_warnings(record=True) as caught:  # shown for the chosen one
                 warnings.simplefilter("always")
                 model = make_model().fit(X, data.Y)
+            fits.append(Fit(family, step, model, time.perf_counter() - start))
             score = getattr(model, "honest_score_", None)  # none for a fixed --alpha
-            tried[family] = max(tried.get(family, score), score) if score is not None else None
-            if best is None or (score is not None and best[3] is not None
-                                and score > best[3]):  # ties and no criterion: the first
-                best = (model, step, caught, score)
-    model, step, caught, _ = best  # type: ignore[misc]
+            if best is None or (score is not None and best[4] is not None
+                                and score > best[4]):  # ties and no criterion: the first
+                best = (model, step, caught, X, score)
+    model, step, caught, X, _ = best  # type: ignore[misc]
+    warned = check_scales(args, data, model, step, X, steps)
     for w in caught:
-        if issubclass(w.category, FeatureScaleWarning) and step is None \
-                and data.feature_names is not None:  # again, naming the file's columns
-            check_feature_scales(data.X, "ecrm fit", names=list(data.feature_names))
-            continue
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if issubclass(w.category, FeatureScaleWarning):
+            continue  # the ratio of the deviations: the check above is the command's
+        message = str(w.message)
+        if issubclass(w.category, GridEdgeWarning):
+            message = grid_note(message, warned)
+        warnings.warn_explicit(message, w.category, w.filename, w.lineno)
     if data.feature_names is not None:  # svmlight: none (the columns are the indices)
         names = list(data.feature_names)  # the file's columns, by name
         if step is None:
@@ -309,7 +330,7 @@ def _fit(args, data, families: dict, impute: bool):
             step.feature_names_in_ = np.asarray(names, dtype=object)
     if args.level_columns is not None:  # predict and evaluate read the same layout unasked
         model.level_columns_ = list(args.level_columns)
-    return model, step, tried
+    return model, step, fits
 
 
 def _pipeline(step, model):
@@ -334,7 +355,7 @@ def _estimator(args, loss, h, common: dict):
     return ECRM(loss, h, alpha=args.alpha, **common)
 
 
-def _print_summary(args, data, model, step, solver: str, report) -> None:
+def _print_summary(args, data, model, step, solver: str, report, fits: list) -> None:
     from ecrm.commands import describe_step
 
     h = data.get("hierarchy")
@@ -361,8 +382,8 @@ def _print_summary(args, data, model, step, solver: str, report) -> None:
         score = getattr(model, "honest_score_", None)
         print(f"fitted ECRM with {_family_of(model)} weights ({args.loss} loss) on {shape}"
               + ("" if score is None else f" (honest score {score:.4f})"), file=report)
-    how = " (chosen by exact leave-one-out)" if args.cv and args.standardize == "auto" else ""
-    print(f"preprocessing: {describe_step(step)}{how}", file=report)
+    note = preprocessing_note(args, _family_of(model), fits)
+    print(f"preprocessing: {describe_step(step)}{note}", file=report)
     print(f"model written to "
           f"{'standard output' if args.output == STDOUT else args.output}", file=report)
 

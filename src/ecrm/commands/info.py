@@ -88,14 +88,17 @@ def run(args) -> int:
         from ecrm.report import weights_line
 
         info["members"] = weights_line(info)
-    lines = [f"{key:<16}{printable(value)}"  # values from the file: escaped for the terminal
+    # one column of keys, as wide as the longest, then two spaces: a key never runs into
+    # its value (min_samples_split)
+    width = max(len(key) for key in [*info, "preprocessing", "labels"]) + 2
+    lines = [f"{key:<{width}}{printable(value)}"  # values from the file: escaped
              for key, value in info.items()]
-    lines += [f"{'preprocessing' if i == 0 else '':<16}"
+    lines += [f"{'preprocessing' if i == 0 else '':<{width}}"
               f"{'none' if step is None else printable(step['step'] + ': ' + step['what'])}"
               for i, step in enumerate(steps or [None])]
     shown = labels if args.all_labels else labels[:_SHOWN]
     more = "" if len(shown) == len(labels) else f", ... ({len(labels)} in all)"
-    lines.append(f"{'labels':<16}{', '.join(map(printable, shown))}{more}")
+    lines.append(f"{'labels':<{width}}{', '.join(map(printable, shown))}{more}")
     return print_out("\n".join(lines) + "\n")
 
 

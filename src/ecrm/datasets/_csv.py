@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -159,10 +160,17 @@ def _numbers(path, values: list[list[str]], lines: list[int], feature_names) -> 
             if not np.isfinite(X[r, c]):
                 name = feature_names[c]
                 hint = (f" (if it identifies the rows, leave it out with id_column={name!r})"
-                        if looks_like_id(name) else "")
+                        if looks_like_id(name) else _DECIMAL_COMMA if
+                        _DECIMAL_COMMA_CELL.match(f.strip()) else "")
                 raise DataFileError(path, lineno, f"column {name!r}: expected a finite "
                                     f"number; found {f!r}{hint}")
     return X
+
+
+#: A number written with a decimal comma (``1,5``, ``-0,25``, ``1.234,5``), and what to do.
+_DECIMAL_COMMA_CELL = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+([eE][+-]?\d+)?$")
+_DECIMAL_COMMA = (" (a number with a decimal comma? numbers are read with '.' as the "
+                  "decimal mark: save the file again with '.' decimals)")
 
 
 def _level_path(path, lineno: int, cells: list[str], path_sep: str) -> str:

@@ -496,16 +496,29 @@ def _max_train(text: str) -> int | None:
     return None if text.strip().lower() == "none" else _count_option("--max-train")(text)
 
 
+#: The ``--help`` description: the protocol in plain words (the module docstring's first
+#: paragraph holds markup and code names for the documentation).
+DESCRIPTION = (
+    "The label ranking benchmark (Cheng, Hühn & Hüllermeier, ICML 2009, and the later "
+    "literature): --repeats repetitions (default 5) of --folds-fold cross-validation "
+    "(default 10). The table gives Kendall's tau between predicted and true rankings, "
+    "averaged over the test points of every fold, as its mean and standard deviation over "
+    "the repeats and folds. Everything is fitted on the training fold only: the features "
+    "are standardised there, and every hyper-parameter is chosen there.")
+
+
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "ranking", help="label ranking benchmark: ECRM (Kendall, footrule, squared rank) "
-        "against kNN and kernel ridge, Kendall's tau", description=__doc__.split("\n\n")[1])
+        "against kNN and kernel ridge, Kendall's tau", description=DESCRIPTION)
     parser.add_argument("--data-dir", help="directory of the <name>.csv.gz files (default: "
                         "$ECRM_DATA_RANKING, else $ECRM_DATA)")
     parser.add_argument("--datasets", help="comma-separated names (default: every data set "
                         "of the benchmark found)")
-    parser.add_argument("--repeats", type=_count_option("--repeats"), default=5)
-    parser.add_argument("--folds", type=_count_option("--folds"), default=10)
+    parser.add_argument("--repeats", type=_count_option("--repeats"), default=5,
+                        help="repetitions of the cross-validation (default 5)")
+    parser.add_argument("--folds", type=_count_option("--folds"), default=10,
+                        help="folds of each repetition (default 10)")
     parser.add_argument("--max-train", type=_max_train, default=None,
                         help="cap every training fold at this many random points (the "
                         "capped protocol, e.g. 1000); default 'none': whole training folds")
@@ -524,9 +537,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--json", type=output_file_option("--json"),
                         help="write the results as JSON to this file")
     parser.add_argument("--extend-grid", action="store_true",
-                        help="ECRMCV(extend_grid=True): the ECRM searches extend alpha and the "
-                        "RBF gamma past a winning end of ALPHAS and GAMMAS (default: the fixed "
-                        "grids of the protocol)")
+                        help="the ECRM searches extend the regularisation (by decades) and "
+                        "the RBF kernel width past an end of their grids that wins (default: "
+                        "the fixed grids of the protocol)")
     parser.add_argument("--missing", type=number_option("real", "--missing", low=0.0,
                                                         low_open=False, high=1.0,
                                                         high_open=True),

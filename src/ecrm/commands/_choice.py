@@ -1,0 +1,162 @@
+"""How ``ecrm fit`` reports its choices: each weight family's honest criterion and cost,
+the preprocessing and why, and the checks of the chosen model in the command's words (the
+features' scales against the trivial baselines, the grid's edges)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = ["Fit", "check_scales", "families_line", "grid_note", "preprocessing_note", "say",
+           "scales"]
+
+#: How each weight family is judged honestly.
+_HONEST = {"kernel": "exact leave-one-out", "forest": "out-of-bag",
+           "mixed": "mixed leave-one-out and out-of-bag"}
+
+
+class Fit(NamedTuple):
+    """One fit of :func:`_fit`: a family on one preprocessing candidate."""
+
+    family: str
+    step: object
+    model: object
+    seconds: float
+
+
+def _criterion(args, score: float) -> str:
+    """An honest score in words: the loss (lower is better) or the metric."""
+    return (f"{args.loss} loss {-score:.4f}" if args.scoring == "loss"
+            else f"{args.scoring} {score:.4f}")
+
+
+def families_line(args, data, chosen: str, fits: list) -> str:
+    """What each family's honest criterion was and what its fits cost, and which was chosen;
+    whether the difference of the two best is within noise (two standard errors of the
+    per-row differences of the honest losses, where both families give them)."""
+    best: dict[str, Fit] = {}
+    seconds: dict[str, float] = {}
+    for fit in fits:
+        seconds[fit.family] = seconds.get(fit.family, 0.0) + fit.seconds
+        if fit.family not in best or fit.model.honest_score_ > best[fit.family].model.honest_score_:
+            best[fit.family] = fit
+    parts = [f"{family}: {_HONEST.get(family, "honest")} {_criterion(args, fit.model.honest_score_)} in "
+             f"{_duration(seconds[family])}" for family, fit in best.items()]
+    line = f"weights: {'; '.join(parts)}; chose {chosen}"
+    noise = _noise(args, data, [fit.model for fit in best.values()])
+    if noise is not None:
+        gap, error = noise
+        line += (f" (the difference, {gap:.4f}, is within noise: two standard errors of the "
+                 f"per-row differences are {2 * error:.4f})" if gap <= 2 * error else
+                 f" (the difference, {gap:.4f}, is more than two standard errors, "
+                 f"{2 * error:.4f})")
+    return line
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+
+
+def _honest_rows(model):
+    """The rows and predictions of a model's honest criterion: exact leave-one-out (a
+    kernel search), out of bag (a forest); ``None`` for others."""
+    import numpy as np
+
+    if getattr(model, "loo_predictions_", None) is not None:
+        return np.asarray(model.loo_rows_), model.loo_predictions_
+    if getattr(model, "oob_predictions_", None) is not None:
+        return np.arange(len(model.oob_predictions_)), model.oob_predictions_
+    return None
+
+
+def _noise(args, data, models: list):
+    """``(gap, standard error)`` of the mean per-row difference of two models' honest
+    losses on the rows both judge, or ``None`` (not two models, or a metric criterion)."""
+    import numpy as np
+
+    if len(models) != 2 or args.scoring != "loss":
+        return None
+    honest = [_honest_rows(model) for model in models]
+    if any(h is None for h in honest):
+        return None
+    common = np.intersect1d(honest[0][0], honest[1][0])
+    losses = []
+    for model, (rows, predictions) in zip(models, honest, strict=True):
+        P = np.asarray(predictions)[np.searchsorted(rows, common)]
+        losses.append(np.asarray(model.loss(P, np.asarray(data.Y)[common]),
+                                 dtype=float).reshape(-1))
+    d = losses[0] - losses[1]
+    keep = np.isfinite(d)  # out of bag: a point every tree drew has no prediction
+    d = d[keep]
+    if d.size < 2:
+        return None
+    return abs(float(d.mean())), float(d.std(ddof=1) / np.sqrt(d.size))
+
+
+
+
+def say(line: str) -> None:
+    """A line on standard error that a progress bar there does not write over."""
+    import sys
+
+    from tqdm.auto import tqdm
+
+    tqdm.write(line, file=sys.stderr)
+
+
+def scales(step) -> bool:
+    """Whether a preprocessing candidate standardises the features."""
+    return step is not None and getattr(step, "scale", "none") != "none"
+
+
+def check_scales(args, data, model, step, X, steps: list) -> bool:
+    """Warn when a kernel model on features that were not standardised does no better than
+    its trivial baselines and standardised features would do better
+    (:func:`ecrm._validation.honest_scale_check`); whether it warned. Nothing to check
+    when the leave-one-out choice saw the standardised features too, or for trees."""
+    from ecrm._validation import honest_scale_check
+    from ecrm.estimator import ECRM, ECRMCV
+
+    if (not isinstance(model, (ECRM, ECRMCV)) or scales(step) or any(map(scales, steps))
+            or args.scheduler is not None):
+        return False
+    names = list(data.feature_names) if step is None and data.feature_names is not None \
+        else None
+    how = ("--standardize yes" + (", or --standardize auto to choose by leave-one-out"
+                                  if args.cv else ", or --cv to choose by leave-one-out"))
+    result = honest_scale_check(model, X, data.Y, names=names, how=how, loss_name=args.loss)
+    return bool(result and result["warned"])
+
+
+def grid_note(message: str, scales_warned: bool) -> str:
+    """A :class:`~ecrm.exceptions.GridEdgeWarning` in the command's words: the flags that
+    widen the grid (``--alphas``, ``--gammas``, ``--extend-grid``), or, beside a warning on
+    the features' scales, that those come first (a grid edge there says little)."""
+    import re
+
+    text = message.removeprefix("ECRMCV: ")
+
+    def flags(match) -> str:
+        what = match.group(1)
+        if scales_warned:
+            return "; standardise the features first (see the warning on their scales)"
+        option = "--alphas" if "alpha=" in text.split(";")[0] else "--gammas"
+        return f"; add {what} values to {option}, or give --extend-grid"
+
+    return re.sub(r"; add (larger|smaller) values$", flags, text)
+
+
+
+
+def preprocessing_note(args, family: str, fits: list) -> str:
+    """Why the preprocessing is what it is (after its description): chosen between the
+    features as they are and standardised by the chosen family's honest criterion (each
+    one's given), or a forest's (trees need no scaling); nothing when it is as asked."""
+    if family == "forest":
+        return "; a forest's splits do not depend on the features' scales"
+    judged = [fit for fit in fits if fit.family == family]
+    if len(judged) < 2:
+        return ""
+    scores = " against ".join(f"{_criterion(args, fit.model.honest_score_)} "
+                              f"{'standardised' if scales(fit.step) else 'as they are'}"
+                              for fit in judged)
+    return f"; chosen by {_HONEST.get(family, "honest")} ({scores})"
