@@ -222,16 +222,16 @@ def test_within_noise_is_said():
     Q = P.copy()
     Q[0, 0] = 1 - Q[0, 0]  # one cell apart: a difference well within noise
     loss = HammingLoss()
-    kernel = SimpleNamespace(best_score_=-loss(P, Y).mean(), loo_rows_=np.arange(200),
+    kernel = SimpleNamespace(honest_score_=-loss(P, Y).mean(), loo_rows_=np.arange(200),
                              loo_predictions_=P, loss=loss)
-    forest = SimpleNamespace(best_score_=-loss(Q, Y).mean(), oob_predictions_=Q, loss=loss)
+    forest = SimpleNamespace(honest_score_=-loss(Q, Y).mean(), oob_predictions_=Q, loss=loss)
     args = SimpleNamespace(loss="hamming", scoring="loss")
     line = families_line(args, SimpleNamespace(Y=Y), "kernel",
                          [Fit("kernel", None, kernel, 51.0), Fit("forest", None, forest, 112.0)])
     gap = abs(loss(P, Y).mean() - loss(Q, Y).mean())
     assert line.startswith(f"weights: kernel: exact leave-one-out hamming loss "
-                           f"{-kernel.best_score_:.4f} in 51.0 s; forest: out-of-bag hamming "
-                           f"loss {-forest.best_score_:.4f} in 1 min 52 s; chose kernel "
+                           f"{-kernel.honest_score_:.4f} in 51.0 s; forest: out-of-bag hamming "
+                           f"loss {-forest.honest_score_:.4f} in 1 min 52 s; chose kernel "
                            f"(the difference, {gap:.4f}, is within noise")
 
 

@@ -37,10 +37,12 @@ def families_line(args, data, chosen: str, fits: list) -> str:
     seconds: dict[str, float] = {}
     for fit in fits:
         seconds[fit.family] = seconds.get(fit.family, 0.0) + fit.seconds
-        if fit.family not in best or fit.model.honest_score_ > best[fit.family].model.honest_score_:
+        if (fit.family not in best
+                or fit.model.honest_score_ > best[fit.family].model.honest_score_):
             best[fit.family] = fit
-    parts = [f"{family}: {_HONEST.get(family, "honest")} {_criterion(args, fit.model.honest_score_)} in "
-             f"{_duration(seconds[family])}" for family, fit in best.items()]
+    parts = [f"{family}: {_HONEST.get(family, 'honest')} "
+             f"{_criterion(args, fit.model.honest_score_)} in {_duration(seconds[family])}"
+             for family, fit in best.items()]
     line = f"weights: {'; '.join(parts)}; chose {chosen}"
     noise = _noise(args, data, [fit.model for fit in best.values()])
     if noise is not None:
@@ -159,4 +161,4 @@ def preprocessing_note(args, family: str, fits: list) -> str:
     scores = " against ".join(f"{_criterion(args, fit.model.honest_score_)} "
                               f"{'standardised' if scales(fit.step) else 'as they are'}"
                               for fit in judged)
-    return f"; chosen by {_HONEST.get(family, "honest")} ({scores})"
+    return f"; chosen by {_HONEST.get(family, 'honest')} ({scores})"
