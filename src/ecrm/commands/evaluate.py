@@ -43,11 +43,16 @@ __all__ = ["add_parser", "read_predictions", "run"]
 
 
 def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
-                     levels=None, path_sep: str | None = None):
+                     levels=None, path_sep: str | None = None, *, close: bool = True):
     """Label matrix (and scores, if present) from a file written by ``ecrm predict``: its
     ``labels`` column, or the ``--per-level`` columns ``levels`` (or ``level_0, ...``) whose
     cells name labels or, by ``path_sep``, their last path steps
-    (:func:`ecrm.labels.labels_from_levels`)."""
+    (:func:`ecrm.labels.labels_from_levels`).
+
+    The label sets are closed under the hierarchy (:func:`close_predictions`): a file of
+    each row's most specific labels (``--leaves-only``) scores as the full sets it stands
+    for. ``close=False`` takes the sets as they are (a ``--baseline`` file, read for its
+    scores)."""
     import csv
     import json
 
@@ -56,15 +61,16 @@ def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
     from ecrm.labels import LabelRowError, labels_from_levels, level_names
 
     names = [str(n) for n in hierarchy.labels]
-    lists, scores = [], []
+    lists, scores, lines = [], [], []
 
-    def from_levels(rows: list, first: int) -> list:
+    def from_levels(rows: list, first: list) -> list:
         try:
             return labels_from_levels(hierarchy, rows, path_sep=path_sep)
         except LabelRowError as exc:  # (its row counts from the first row given)
-            raise ValueError(f"{path}, line {first + exc.row}: {exc.reason}") from None
+            raise ValueError(f"{path}, line {first[exc.row]}: {exc.reason}") from None
 
-    with open(path, encoding="utf-8") as fh:
+    per_level = False
+    with open(path, encoding="utf-8", newline="") as fh:
         if path.lower().endswith((".jsonl", ".json")):
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
@@ -72,14 +78,17 @@ def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
                 try:
                     rec = json.loads(line)
                     levels_of = rec.get("levels")  # --per-level: read once all are in
-                    lists.append(rec["labels"] if levels_of is None else (lineno, levels_of))
+                    lists.append(rec["labels"] if levels_of is None else
+                                 from_levels([levels_of], [lineno])[0])
+                    per_level = per_level or levels_of is not None
                     if "scores" in rec:
                         scores.append([float(rec["scores"][n]) for n in names])
                 except (ValueError, KeyError, TypeError) as exc:
+                    if str(exc).startswith(f"{path}, line"):
+                        raise
                     raise ValueError(f"{path}, line {lineno}: not a prediction record "
                                      f"({exc})") from None
-            lists = [from_levels([v[1]], v[0])[0] if isinstance(v, tuple) else v
-                     for v in lists]
+                lines.append(lineno)
         else:
             reader = csv.reader(fh, delimiter="\t" if path.lower().endswith(".tsv") else ",")
             header = next(reader, [])
@@ -91,24 +100,79 @@ def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
                 raise ValueError(f"{path}, line 1: no 'labels' column, nor the level columns "
                                  f"{list(levels or level_names(hierarchy))} of "
                                  "ecrm predict --per-level")
-            cols = [header.index("labels")] if "labels" in header else \
-                [header.index(n) for n in layout or ()]
+            per_level = "labels" not in header
+            cols = [header.index(n) for n in layout or ()] if per_level else \
+                [header.index("labels")]
             cells = []
             for row in reader:
                 cells.append([[v for v in (row[c] if c < len(row) else "").split(label_sep)
                                if v] for c in cols])
+                lines.append(reader.line_num)
                 if all(c is not None for c in score_cols):
                     scores.append([float(row[c]) for c in score_cols])  # type: ignore[index]
-            lists = [c[0] for c in cells] if "labels" in header else from_levels(cells, 2)
+            lists = from_levels(cells, lines) if per_level else [c[0] for c in cells]
     if len(lists) != n_rows:
         raise ValueError(f"{path}: {len(lists)} predictions for {n_rows} data rows")
     by_name = {str(v): v for v in hierarchy.labels}
-    try:
-        Y = hierarchy.to_matrix([[by_name[str(v)] for v in row] for row in lists], close=False)
-    except KeyError as exc:
-        raise ValueError(f"{path}: label {exc.args[0]!r} is not in the model's hierarchy") \
-            from None
-    return Y, (np.array(scores) if len(scores) == n_rows else None)
+    for row, line in zip(lists, lines, strict=True):
+        unknown = next((v for v in row if str(v) not in by_name), None)
+        if unknown is not None:
+            raise ValueError(f"{path}, line {line}: label {unknown!r} is not in the model's "
+                             "hierarchy")
+    Y = hierarchy.to_matrix([[by_name[str(v)] for v in row] for row in lists], close=False)
+    if close:
+        Y = close_predictions(hierarchy, Y, lines, path, per_level=per_level)
+    return (Y,
+            np.array(scores) if len(scores) == n_rows else None)
+
+
+def close_predictions(hierarchy, Y, lines, path: str, *, per_level: bool = False):
+    """The predicted label sets ``Y`` (0/1, as a file lists them) closed under the
+    hierarchy's ancestors.
+
+    ``ecrm predict`` writes every label of a row, or with ``--leaves-only`` its most
+    specific ones (none under another), from which the closure
+    :math:`\\bar y_k = \\max_{j:\\,k \\preceq j} y_j` gives the set back. A row that is
+    neither (a label with some of its ancestors but not all), a file that mixes the two
+    forms, or a ``--per-level`` row without a label of a level above one of its own cannot
+    be told from a set that breaks the hierarchy: it is refused, naming its line.
+    """
+    import numpy as np
+
+    if not np.asarray(hierarchy.edges).size:
+        return Y
+    closed = hierarchy.close(Y)
+    A = hierarchy.ancestors_matrix().astype(np.float64)  # A[j, k]: k is j or above it
+    above_on = np.asarray((A @ Y.T).T) - Y  # how many strict ancestors of each label are on
+    nested = ((Y > 0) & (above_on > 0)).any(axis=1)  # a label under another of the row
+    partial = (closed > Y).any(axis=1)  # an ancestor missing
+    names = [str(v) for v in hierarchy.labels]
+
+    def pair(i: int, on: bool) -> str:
+        """A label of row ``i`` and a strict ancestor of it that is ``on`` (or off)."""
+        for j in np.flatnonzero(Y[i] > 0):
+            k = next((k for k in A.indices[A.indptr[j]:A.indptr[j + 1]]
+                      if k != j and (Y[i, k] > 0) == on), None)
+            if k is not None:
+                return f"{names[j]!r} {'with' if on else 'without'} {names[k]!r}"
+        raise AssertionError  # pragma: no cover - the masks say there is one
+
+    rows = np.flatnonzero(nested & partial)
+    if rows.size:
+        i = int(rows[0])
+        raise ValueError(f"{path}, line {lines[i]}: lists {pair(i, True)} but "
+                         f"{pair(i, False)}: a row of ecrm predict lists every label of its "
+                         "set, or with --leaves-only the most specific ones only")
+    if partial.any() and (per_level or nested.any()):
+        i = int(np.flatnonzero(partial)[0])
+        form = ("names a label at every level above its own (as ecrm predict --per-level "
+                "writes)" if per_level else
+                f"lists every label of its set (as ecrm predict writes, and line "
+                f"{lines[int(np.flatnonzero(nested)[0])]} does), not the most specific ones "
+                "only (--leaves-only)")
+        raise ValueError(f"{path}, line {lines[i]}: lists {pair(i, False)}; each row of this "
+                         f"file {form}")
+    return closed
 
 
 def run(args) -> int:
@@ -158,7 +222,8 @@ def run(args) -> int:
                 Y, S = model.predict(data.X), _scores(model, data.X)
             baseline = None
             if args.baseline is not None:
-                baseline = read_predictions(args.baseline, h, len(data.Y), args.label_sep)[1]
+                baseline = read_predictions(args.baseline, h, len(data.Y), args.label_sep,
+                                            close=False)[1]
                 if baseline is None:
                     raise ValueError(f"{args.baseline}: no score columns (write it with "
                                      "ecrm predict --scores)")
