@@ -118,3 +118,30 @@ def test_closing_predictions_of_a_three_level_hierarchy():
     flat = Hierarchy([], labels=["x", "y"])
     Y = np.array([[1.0, 0.0]])
     assert close_predictions(flat, Y, [2], "p.csv") is Y
+
+
+# -- 3. --task multiclass on label sets --------------------------------------------------------
+def test_multiclass_refuses_a_file_of_label_sets(ecrm_cmd, train_csv, tmp_path):
+    err = _error(ecrm_cmd("fit", str(train_csv), "--task", "multiclass", "-o", "m.ecrm",
+                          "--quiet", cwd=tmp_path))
+    sets = [i + 1 for i, r in enumerate(_rows(train_csv)) if i and ";" in r[-1]]
+    assert err == (f"ecrm: error: {train_csv}, lines {', '.join(map(str, sets[:5]))} and "
+                   f"{len(sets) - 5} more: the label column holds several labels separated "
+                   "by ';' (e.g. 'sport/football;arts/film'), but --task multiclass reads "
+                   "one class per row; fit label sets with --task multilabel (the default; "
+                   "--path-sep / for label paths)")
+    assert not (tmp_path / "m.ecrm").exists()
+    rows = _rows(train_csv)
+    one = [r[:-1] + [r[-1].split(";")[0]] for r in rows]  # one class per row
+    one[7][-1] = "arts|music"
+    _write(tmp_path / "one.csv", one)
+    err = _error(ecrm_cmd("fit", "one.csv", "--task", "multiclass", "-o", "m.ecrm",
+                          "--quiet", cwd=tmp_path))
+    assert err.startswith("ecrm: error: one.csv, line 8: the label column holds several "
+                          "labels separated by '|' (e.g. 'arts|music')")
+    assert err.endswith("--path-sep / for label paths, --label-sep '|')")
+    one[7][-1] = "arts"
+    _write(tmp_path / "one.csv", one)
+    fit = ecrm_cmd("fit", "one.csv", "--task", "multiclass", "-o", "m.ecrm", "--quiet",
+                   cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr

@@ -443,6 +443,9 @@ def read_training(args, impute: bool):
         Y = np.vstack([outputs.space.from_ranks(d.ranks) for d in parts])
     else:  # the classes of every file; a ranking's labels are those of the first row
         first = parts[0]
+        if args.task == "multiclass":
+            for data in parts:
+                _one_class_per_row(data)
         classes = (None if args.task == "ranking" else
                    sorted({c.strip() for d in parts for c in d.cells} - {""}))
         outputs, Y = kind.from_cells(first.cells, first.row_lines, first.filename,
@@ -452,6 +455,28 @@ def read_training(args, impute: bool):
     return Bunch(X=np.vstack([d.X for d in parts]), Y=Y, space=outputs.space,
                  outputs=outputs, feature_names=parts[0].feature_names, categories=None,
                  filename=" + ".join(d.filename for d in parts))
+
+
+#: Separators of several labels in one cell, which a class name is not taken to hold.
+LABEL_SEPARATORS = (";", "|")
+
+
+def _one_class_per_row(data) -> None:
+    """Refuse a label column of label sets (``arts/film;arts/music``) for ``--task
+    multiclass``, naming its rows: each distinct set (in any order) would become a class."""
+    sets = [(line, cell.strip()) for cell, line in zip(data.cells, data.row_lines,
+                                                        strict=True)
+            if any(sep in cell for sep in LABEL_SEPARATORS)]
+    if not sets:
+        return
+    sep = next(s for s in LABEL_SEPARATORS if s in sets[0][1])
+    lines = ", ".join(str(line) for line, _ in sets[:5]) + (
+        f" and {len(sets) - 5} more" if len(sets) > 5 else "")
+    raise ValueError(f"{data.filename}, line{'s' if len(sets) > 1 else ''} {lines}: the label "
+                     f"column holds several labels separated by {sep!r} (e.g. {sets[0][1]!r}), "
+                     "but --task multiclass reads one class per row; fit label sets with "
+                     "--task multilabel (the default; --path-sep / for label paths"
+                     + ("" if sep == ";" else f", --label-sep '{sep}'") + ")")
 
 
 def read_labelled(loaded, args):
