@@ -145,3 +145,100 @@ def test_multiclass_refuses_a_file_of_label_sets(ecrm_cmd, train_csv, tmp_path):
     fit = ecrm_cmd("fit", "one.csv", "--task", "multiclass", "-o", "m.ecrm", "--quiet",
                    cwd=tmp_path)
     assert fit.returncode == 0, fit.stderr
+
+
+# -- 2. labels and classes unseen in training --------------------------------------------------
+def _replace_first(rows, old: str, new: str) -> int:
+    """Replace ``old`` in the first label cell holding it; its file line."""
+    i = next(i for i, r in enumerate(rows) if i and old in r[-1].split(";"))
+    rows[i][-1] = ";".join(new if v == old else v for v in rows[i][-1].split(";"))
+    return i + 1
+
+
+def test_unseen_labels_are_refused_or_left_out_and_counted(ecrm_cmd, model_file, test_csv,
+                                                           tmp_path):
+    rows = _rows(test_csv)
+    line = _replace_first(rows, "science/maths", "science/chemistry")
+    _write(tmp_path / "unseen.csv", rows)
+    err = _error(ecrm_cmd("evaluate", str(model_file), "unseen.csv", "--quiet", cwd=tmp_path))
+    assert err == (f"ecrm: error: unseen.csv, line {line}: label 'science/chemistry' is not "
+                   "one the model was fitted on (1 label unseen in training, in 1 row); to "
+                   "score the known labels and count these, give --unseen ignore")
+    out = _evaluate(ecrm_cmd, model_file, "unseen.csv", "--unseen", "ignore", cwd=tmp_path)
+    assert out["unseen"] == {"labels": {"science/chemistry": 1}, "rows": 1}
+    assert out["n_rows"] == len(rows) - 1
+    # the row keeps the known ancestor of the unseen path: scored as a file saying 'science'
+    _replace_first(rows, "science/chemistry", "science")
+    _write(tmp_path / "known.csv", rows)
+    known = _evaluate(ecrm_cmd, model_file, "known.csv", cwd=tmp_path)
+    assert "unseen" not in known
+    assert {k: out[k] for k in METRICS} == {k: known[k] for k in METRICS}
+    text = ecrm_cmd("evaluate", str(model_file), "unseen.csv", "--unseen", "ignore", "--quiet",
+                    cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.decode().splitlines()[-1] == (
+        "  unseen in training (--unseen ignore): 1 label, left out of the labels of 1 row: "
+        "'science/chemistry' (1 row)")
+
+
+def _one_class(source: Path, target: Path) -> Path:
+    """``source`` with one class a row: the top of its first label path."""
+    rows = _rows(source)
+    return _write(target, [rows[0]] + [r[:-1] + [r[-1].split(";")[0].split("/")[0]]
+                                       for r in rows[1:]])
+
+
+def test_rows_of_unseen_classes_are_refused_or_left_out_and_counted(ecrm_cmd, train_csv,
+                                                                    test_csv, tmp_path):
+    _one_class(train_csv, tmp_path / "train.csv")
+    rows = _rows(_one_class(test_csv, tmp_path / "test.csv"))
+    fit = ecrm_cmd("fit", "train.csv", "--task", "multiclass", "-o", "m.ecrm", "--quiet",
+                   cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    rows[3][-1] = "music"
+    _write(tmp_path / "unseen.csv", rows)
+    _write(tmp_path / "seen.csv", rows[:3] + rows[4:])
+    err = _error(ecrm_cmd("evaluate", "m.ecrm", "unseen.csv", "--quiet", cwd=tmp_path))
+    assert err == ("ecrm: error: unseen.csv, line 4: class 'music' is not one the model was "
+                   "fitted on (1 class unseen in training, in 1 row); to score the other rows "
+                   "and count these, give --unseen ignore")
+    seen = _evaluate(ecrm_cmd, "m.ecrm", "seen.csv", cwd=tmp_path)
+    pred = ecrm_cmd("predict", "m.ecrm", "unseen.csv", "-o", "p.csv", "--quiet", cwd=tmp_path)
+    assert pred.returncode == 0, pred.stderr
+    for extra in ([], ["--predictions", "p.csv"]):
+        out = _evaluate(ecrm_cmd, "m.ecrm", "unseen.csv", "--unseen", "ignore", *extra,
+                        cwd=tmp_path)
+        assert out["unseen"] == {"classes": {"music": 1}, "rows": 1}
+        assert out["n_rows"] == len(rows) - 2
+        assert {k: out[k] for k in ("accuracy", "macro_f1")} == {
+            k: seen[k] for k in ("accuracy", "macro_f1")}
+
+
+# -- 4. the reading options of the fit ----------------------------------------------------------
+def test_predict_and_evaluate_read_files_as_fit_did(ecrm_cmd, train_csv, test_csv,
+                                                    model_file, tmp_path):
+    from ecrm import load
+
+    for name, source in (("train.csv", train_csv), ("test.csv", test_csv)):
+        _write(tmp_path / name, [r[:-1] + [r[-1].replace(";", "|")] for r in _rows(source)],
+               delimiter=";")
+    fit = ecrm_cmd("fit", "train.csv", "--delimiter", ";", "--label-sep", "|", "--path-sep",
+                   "/", "-o", "m.ecrm", "--quiet", cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    assert load(tmp_path / "m.ecrm").reading_options_ == {"delimiter": ";", "label_sep": "|",
+                                                          "path_sep": "/"}
+    assert getattr(load(model_file), "reading_options_", None) == {"path_sep": "/"}
+    # the same rows, fitted the same: the same numbers as the comma file's model
+    assert _metrics(ecrm_cmd, "m.ecrm", "test.csv", cwd=tmp_path) == _metrics(
+        ecrm_cmd, model_file, test_csv, cwd=tmp_path)
+    pred = ecrm_cmd("predict", "m.ecrm", "test.csv", "-o", "p.csv", "--quiet", cwd=tmp_path)
+    assert pred.returncode == 0, pred.stderr
+    cells = [r[1] for r in _rows(tmp_path / "p.csv")[1:]]
+    assert any("|" in v for v in cells) and not any(";" in v for v in cells)
+    assert _metrics(ecrm_cmd, "m.ecrm", "test.csv", "--predictions", "p.csv",
+                    cwd=tmp_path) == _metrics(ecrm_cmd, "m.ecrm", "test.csv", cwd=tmp_path)
+    # a separator given against the file: the error says which one the file uses
+    err = _error(ecrm_cmd("evaluate", "m.ecrm", "test.csv", "--label-sep", ";", "--quiet",
+                          cwd=tmp_path))
+    assert err.startswith("ecrm: error: test.csv, line ")
+    assert "the labels look separated by '|', not ';': give --label-sep '|'" in err

@@ -481,17 +481,27 @@ def _one_class_per_row(data) -> None:
 
 def read_labelled(loaded, args):
     """``args.data`` with its true outputs for a ranking or multiclass model: the features
-    ready for the estimator (``load_for_model``'s checks and preprocessing) and ``Y``."""
+    ready for the estimator (``load_for_model``'s checks and preprocessing) and ``Y``; the
+    rows of outputs unseen in training refused, or with ``args.unseen == "ignore"`` left out
+    (``keep``: the mask of the rows kept, ``unseen``: the counts,
+    :func:`ecrm.commands._unseen.unseen_rows`)."""
     from ecrm.commands import _ready_for
+    from ecrm.commands._unseen import unseen_rows
 
     outputs = outputs_of(loaded)
     data = _labelled(args.data, args, outputs.task)
+    keep = unseen = None
     if "ranks" in data:
         Y = _benchmark_outputs(outputs, data)
     else:
+        keep, unseen = unseen_rows(outputs, data.cells, data.row_lines, data.filename,
+                                   getattr(args, "unseen", "error"))
+        if keep is not None:  # --unseen ignore: the rows of unseen outputs left out
+            data.X, data.row_lines = data.X[keep], data.row_lines[keep]
+            data.cells = [c for c, k in zip(data.cells, keep, strict=True) if k]
         Y = outputs.outputs(data.cells, data.row_lines, data.filename)
     data = _ready_for(loaded, data, args.data)
-    data.Y = Y
+    data.Y, data.keep, data.unseen = Y, keep, unseen
     return data
 
 

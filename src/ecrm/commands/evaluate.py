@@ -38,8 +38,10 @@ from ecrm.commands import (
     hierarchy_of,
     load_for_model,
 )
+from ecrm.commands._unseen import describe as describe_unseen
+from ecrm.commands._unseen import read_label_sets
 
-__all__ = ["add_parser", "read_predictions", "run"]
+__all__ = ["add_parser", "close_predictions", "read_predictions", "run"]
 
 
 def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
@@ -181,6 +183,7 @@ def run(args) -> int:
 
     from ecrm.commands._files import OutputError, check_output, check_output_directory
     from ecrm.commands._options import progress_bar
+    from ecrm.commands._training import remember_reading_options
     from ecrm.io import load
     from ecrm.metrics import multilabel_report, per_level_report
 
@@ -197,20 +200,27 @@ def run(args) -> int:
             loaded = load(args.model)
             model = estimator_of(loaded)
             task = _tasks.task_of(model)
+            remember_reading_options(args, loaded)
             refusal = _tasks.label_set_only(args, task)
             if refusal is not None:
                 return fail(f"{refusal} ({args.model})")
             if task != "multilabel":
                 data = _tasks.read_labelled(loaded, args)
                 outputs = _tasks.outputs_of(model)
+                keep = data.keep
                 Y = (model.predict(data.X) if args.predictions is None else
-                     _read_outputs(args.predictions, outputs, len(data.Y)))
+                     _read_outputs(args.predictions, outputs,
+                                   len(data.Y) if keep is None else len(keep)))
+                if args.predictions is not None and keep is not None:
+                    Y = Y[keep]  # the rows of unseen outputs are left out of the scores
                 bar.update()
-                return _evaluate_outputs(args, loaded, model, outputs, data.Y, Y)
+                return _evaluate_outputs(args, loaded, model, outputs, data.Y, Y,
+                                         data.unseen)
             if hierarchy_of(model.output_space) is None:
                 return fail(f"{args.model}: evaluate needs a model of label sets (a Hierarchy "
                             f"output space); this one has {model.output_space!r}")
-            data = load_for_model(loaded, args, require_labels=True)
+            data, unseen = read_label_sets(
+                loaded, args, lambda: load_for_model(loaded, args, require_labels=True))
             bar.update()
             h = model.output_space
             if args.predictions is not None:
@@ -234,6 +244,8 @@ def run(args) -> int:
     report = multilabel_report(data.Y, Y, S, hierarchy=tree)
     levels = None if tree is None else per_level_report(data.Y, Y, tree)
     context = _context(args, loaded, model, data.Y, Y, report, tree)
+    if args.unseen == "ignore":
+        context["unseen"] = unseen or {"labels": {}, "rows": 0}
     if args.plot is not None or args.report is not None:
         try:
             _pictures(args, data.Y, Y, S, tree, baseline, model, h, context)
@@ -254,6 +266,9 @@ def run(args) -> int:
                                              "precision", "recall", "f1")), strict=True):
             print(f"  {row[0]:<8}{row[1]:>8}{row[2]:>9}{row[3]:>11}{row[4]:>11.4f}"
                   f"{row[5]:>9.4f}{row[6]:>9.4f}")
+    line = describe_unseen(unseen, rows_left_out=False)
+    if line is not None:
+        print(f"  {line}")
     return 0
 
 
@@ -290,8 +305,9 @@ def _read_outputs(path: str, outputs, n_rows: int):
     return outputs.outputs(cells, lines, path)
 
 
-def _evaluate_outputs(args, loaded, model, outputs, Y_true, Y_pred) -> int:
-    """Print the metrics of a ranking or multiclass model beside its trivial baselines."""
+def _evaluate_outputs(args, loaded, model, outputs, Y_true, Y_pred, unseen=None) -> int:
+    """Print the metrics of a ranking or multiclass model beside its trivial baselines (and
+    what ``--unseen ignore`` left out)."""
     import json
     import warnings
 
@@ -318,9 +334,12 @@ def _evaluate_outputs(args, loaded, model, outputs, Y_true, Y_pred) -> int:
     except AttributeError:  # an estimator that does not describe itself as ECRM's do
         about = None
     if args.json:
+        extra = {} if args.unseen != "ignore" else {
+            "unseen": unseen or {"classes" if outputs.task == "multiclass" else "labels": {},
+                                 "rows": 0}}
         print(json.dumps({"n_rows": len(Y_true), "task": outputs.task,
                           "n_labels": len(outputs.names), **report, "model": about,
-                          "baselines": baselines, "warnings": messages}, indent=2))
+                          "baselines": baselines, "warnings": messages, **extra}, indent=2))
         return 0
     names = {**METRIC_NAMES, **_tasks.METRIC_NAMES}
     baselines = baselines or {}
@@ -335,6 +354,9 @@ def _evaluate_outputs(args, loaded, model, outputs, Y_true, Y_pred) -> int:
     if baselines:
         print("  baselines (one prediction for every row): " + ", ".join(
             outputs.BASELINES[b][0] for b in baselines) + " of the training outputs")
+    line = describe_unseen(unseen, rows_left_out=True)
+    if line is not None:
+        print(f"  {line}")
     return 0
 
 
@@ -420,7 +442,9 @@ def _pictures(args, Y_true, Y, S, hierarchy, baseline, model, h, context) -> Non
                          summary=context["model"], warnings=context["warnings"],
                          notes=[f"model {args.model}, data {args.data}"
                                 + ("" if args.predictions is None
-                                   else f", predictions {args.predictions}")])
+                                   else f", predictions {args.predictions}")]
+                         + [v for v in [describe_unseen(context.get("unseen"),
+                                                        rows_left_out=False)] if v])
         print(f"wrote {args.report}", file=sys.stderr)
 
 
@@ -439,7 +463,12 @@ def add_parser(subparsers) -> None:
                    help="write the evaluation's pictures (PNG) into this directory")
     p.add_argument("--report", default=None, metavar="FILE",
                    help="write one self-contained HTML page with the tables and pictures")
+    p.add_argument("--unseen", choices=("error", "ignore"), default="error",
+                   help="labels (classes) of DATA unseen in training: refuse the file (error, "
+                   "the default), or leave them out of the scores, counted in the output "
+                   "(ignore: a label set keeps its other labels, a class or ranking row is "
+                   "left out)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_data_options(p)
+    add_data_options(p, remembered=True)
     p.set_defaults(func=run)

@@ -42,6 +42,7 @@ from ecrm.commands import (
 )
 from ecrm.commands._files import STDOUT, OutputError, atomic_text, check_output, is_stream
 from ecrm.commands._options import output_file_option
+from ecrm.commands._training import remember_reading_options
 
 __all__ = ["add_parser", "run", "write_predictions"]
 
@@ -269,6 +270,7 @@ def run(args) -> int:
             task = _tasks.task_of(model)
         except ValueError as exc:
             return fail(str(exc))
+        remember_reading_options(args, loaded)
         refusal = _tasks.label_set_only(args, task)
         if refusal is not None:
             return fail(f"{refusal} ({args.model})")
@@ -324,5 +326,5 @@ def add_parser(subparsers) -> None:
                        "last path step, else level_0, level_1, ... (with --path-sep, each "
                        "label's last path step); evaluate --predictions reads it back")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_data_options(p)
+    add_data_options(p, remembered=True)
     p.set_defaults(func=run)
