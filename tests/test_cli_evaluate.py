@@ -242,3 +242,65 @@ def test_predict_and_evaluate_read_files_as_fit_did(ecrm_cmd, train_csv, test_cs
                           cwd=tmp_path))
     assert err.startswith("ecrm: error: test.csv, line ")
     assert "the labels look separated by '|', not ';': give --label-sep '|'" in err
+
+
+# -- 5. per-level tables: the same in Python and on the command line ---------------------------
+def _level_file(source: Path, target: Path) -> Path:
+    """``source``'s first label path per row as the level columns cat1, cat2."""
+    rows = _rows(source)
+    out = [rows[0][:-1] + ["cat1", "cat2"]]
+    for row in rows[1:]:
+        out.append(row[:-1] + (row[-1].split(";")[0].split("/") + [""])[:2])
+    return _write(target, out)
+
+
+def _features(path: Path) -> np.ndarray:
+    rows = _rows(path)
+    p = sum(name.startswith("f") for name in rows[0])
+    return np.array([[float(v) for v in r[:p]] for r in rows[1:]])
+
+
+def _cells(table) -> list[list[str]]:
+    return [[";".join(cell) for cell in row] for row in table]
+
+
+@pytest.mark.parametrize("layout", ["level-columns", "paths"])
+def test_python_and_the_cli_write_the_same_level_table(ecrm_cmd, train_csv, test_csv,
+                                                       model_file, tmp_path, layout):
+    from ecrm import load
+    from ecrm.labels import labels_from_levels, labels_of, level_names, predict_labels
+
+    if layout == "level-columns":
+        _level_file(train_csv, tmp_path / "train.csv")
+        test = _level_file(test_csv, tmp_path / "test.csv")
+        fit = ecrm_cmd("fit", "train.csv", "--level-columns", "cat1,cat2", "-o", "m.ecrm",
+                       "--quiet", cwd=tmp_path)
+        assert fit.returncode == 0, fit.stderr
+        path, columns = tmp_path / "m.ecrm", ["cat1", "cat2"]
+    else:
+        test, path, columns = test_csv, model_file, ["level_0", "level_1"]
+    pred = ecrm_cmd("predict", str(path), str(test), "--per-level", "-o", "p.csv", "--quiet",
+                    cwd=tmp_path)
+    assert pred.returncode == 0, pred.stderr
+    written = _rows(tmp_path / "p.csv")
+    model, X = load(path), _features(test)
+    table = predict_labels(model, X, per_level=True)
+    # the same columns and cells: each label's last path step, under the file's own columns
+    assert ["row"] + level_names(model) == written[0] == ["row"] + columns
+    assert _cells(table) == [r[1:] for r in written[1:]]
+    assert _cells(model.predict_labels(X, per_level=True)) == _cells(table)
+    assert any(v and "/" not in v for r in written[1:] for v in r[2:])
+    # the other form: full label names, under level_0, level_1
+    h = model.output_space
+    full = predict_labels(model, X, per_level=True, path_sep=None)
+    assert _cells(full) == _cells(labels_of(h, model.predict(X), per_level=True))
+    assert all("/" in v for r in _cells(full) for v in r[1].split(";") if v)
+    # both read back into the predictions, and a table written in Python into the metrics
+    for form, sep in ((table, "/"), (full, None)):
+        np.testing.assert_array_equal(h.to_matrix(labels_from_levels(h, form, path_sep=sep)),
+                                      model.predict(X))
+    _write(tmp_path / "py.csv", [["row", *level_names(model)]]
+           + [[str(i), *row] for i, row in enumerate(_cells(table))])
+    direct = _metrics(ecrm_cmd, path, test, cwd=tmp_path)
+    for out in ("p.csv", "py.csv"):
+        assert _metrics(ecrm_cmd, path, test, "--predictions", out, cwd=tmp_path) == direct
