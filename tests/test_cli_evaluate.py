@@ -162,7 +162,7 @@ def test_unseen_labels_are_refused_or_left_out_and_counted(ecrm_cmd, model_file,
     _write(tmp_path / "unseen.csv", rows)
     err = _error(ecrm_cmd("evaluate", str(model_file), "unseen.csv", "--quiet", cwd=tmp_path))
     assert err == (f"ecrm: error: unseen.csv, line {line}: label 'science/chemistry' is not "
-                   "one the model was fitted on (1 label unseen in training, in 1 row); to "
+                   "one the model knows (1 label unseen in training, in 1 row); to "
                    "score the known labels and count these, give --unseen ignore")
     out = _evaluate(ecrm_cmd, model_file, "unseen.csv", "--unseen", "ignore", cwd=tmp_path)
     assert out["unseen"] == {"labels": {"science/chemistry": 1}, "rows": 1}
@@ -199,8 +199,8 @@ def test_rows_of_unseen_classes_are_refused_or_left_out_and_counted(ecrm_cmd, tr
     _write(tmp_path / "unseen.csv", rows)
     _write(tmp_path / "seen.csv", rows[:3] + rows[4:])
     err = _error(ecrm_cmd("evaluate", "m.ecrm", "unseen.csv", "--quiet", cwd=tmp_path))
-    assert err == ("ecrm: error: unseen.csv, line 4: class 'music' is not one the model was "
-                   "fitted on (1 class unseen in training, in 1 row); to score the other rows "
+    assert err == ("ecrm: error: unseen.csv, line 4: class 'music' is not one the model "
+                   "knows (1 class unseen in training, in 1 row); to score the other rows "
                    "and count these, give --unseen ignore")
     seen = _evaluate(ecrm_cmd, "m.ecrm", "seen.csv", cwd=tmp_path)
     pred = ecrm_cmd("predict", "m.ecrm", "unseen.csv", "-o", "p.csv", "--quiet", cwd=tmp_path)

@@ -85,8 +85,8 @@ def read_label_sets(loaded, args, read):
         lines = data.get("row_lines")
         i = next(i for i, row in enumerate(given) if name in map(str, row))
         where = f", line {int(lines[i])}" if lines is not None else ""
-        raise ValueError(f"{args.data}{where}: label {name!r} is not one the model was "
-                         f"fitted on ({_count(unseen, 'label')} unseen in training, in "
+        raise ValueError(f"{args.data}{where}: label {name!r} is not one the model knows "
+                         f"({_count(unseen, 'label')} unseen in training, in "
                          f"{_plural(int(rows.sum()), 'row')}){_separator_hint(unseen, index, args)}"
                          "; to score the known labels and count these, give --unseen ignore")
     Y = np.zeros((len(Y_own), h.n_labels))
@@ -128,8 +128,8 @@ def unseen_rows(outputs, cells: list[str], lines, filename, unseen: str):
     if unseen == "error":
         i = int(np.flatnonzero(~keep)[0])
         where = f"{filename}" + ("" if lines is None else f", line {int(lines[i])}")
-        raise ValueError(f"{where}: {what} {next(iter(counts))!r} is not one the model was "
-                         f"fitted on ({_count(counts, what)} unseen in training, in "
+        raise ValueError(f"{where}: {what} {next(iter(counts))!r} is not one the model knows "
+                         f"({_count(counts, what)} unseen in training, in "
                          f"{_plural(int((~keep).sum()), 'row')}); to score the other rows and "
                          "count these, give --unseen ignore")
     return keep, {"classes" if what == "class" else "labels": counts,
