@@ -79,17 +79,15 @@ def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
                     continue
                 try:
                     rec = json.loads(line)
-                    levels_of = rec.get("levels")  # --per-level: read once all are in
-                    lists.append(rec["labels"] if levels_of is None else
-                                 from_levels([levels_of], [lineno])[0])
-                    per_level = per_level or levels_of is not None
+                    levels_of = rec.get("levels")  # --per-level
+                    row = rec["labels"] if levels_of is None else levels_of
                     if "scores" in rec:
                         scores.append([float(rec["scores"][n]) for n in names])
                 except (ValueError, KeyError, TypeError) as exc:
-                    if str(exc).startswith(f"{path}, line"):
-                        raise
                     raise ValueError(f"{path}, line {lineno}: not a prediction record "
                                      f"({exc})") from None
+                per_level = per_level or levels_of is not None
+                lists.append(row if levels_of is None else from_levels([row], [lineno])[0])
                 lines.append(lineno)
         else:
             reader = csv.reader(fh, delimiter="\t" if path.lower().endswith(".tsv") else ",")
