@@ -9,9 +9,14 @@ its training outputs (:func:`ecrm.baselines.trivial_baselines`: the empty set, t
 frequent label set, the per-label majority), with a warning (``ecrm: warning: ...``, and
 ``warnings`` in the JSON) when the model is no better than one of them or predicts the empty
 set for many rows; a line on the model (``model`` in the JSON: ``ecrm info``) heads them.
-With ``--predictions FILE`` (as written by ``ecrm predict``, ``--per-level`` too) the model is
-not run: the labels are read from the file (AU(PRC) needs its score columns). ``--plot DIR``
-writes the pictures of :func:`ecrm.plotting.evaluation_figures` as PNG files, ``--report FILE``
+With ``--predictions FILE`` (as written by ``ecrm predict``, ``--leaves-only`` and
+``--per-level`` too) the model is not run: the labels are read from the file and closed under
+the hierarchy (:func:`close_predictions`; AU(PRC) needs its score columns). A label (class,
+ranked label) of the data file unseen in training is refused, or left out and counted with
+``--unseen ignore`` (:mod:`ecrm.commands._unseen`). The file is read with the reading options
+the model was fitted with unless given
+(:func:`ecrm.commands._training.remember_reading_options`). ``--plot DIR`` writes the
+pictures of :func:`ecrm.plotting.evaluation_figures` as PNG files, ``--report FILE``
 one self-contained HTML page with the model, the tables (also one row per label, sortable) and
 the pictures (:func:`ecrm.report.write_report`); ``--baseline FILE`` (another model's ``ecrm
 predict --scores`` output) adds its precision-recall curve. Output paths are checked before any
