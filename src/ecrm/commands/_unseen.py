@@ -16,7 +16,7 @@ silently.
 
 from __future__ import annotations
 
-__all__ = ["describe", "is_unseen_error", "read_label_sets", "unseen_rows"]
+__all__ = ["describe", "read_label_sets", "unseen_rows"]
 
 #: Separators a label cell may have been written with.
 _SEPARATORS = (";", "|", ",")
