@@ -361,9 +361,10 @@ def _read_benchmark(path):
 
 def _no_csv_options(path, args) -> None:
     """Refuse ``--delimiter`` and ``--id-column`` for a benchmark-layout file (which has
-    neither)."""
+    neither), when given (not the delimiter of a model's CSV training file)."""
+    remembered = getattr(args, "remembered", {})
     for flag, value in (("--delimiter", args.delimiter), ("--id-column", args.id_column)):
-        if value is not None:
+        if value is not None and flag[2:] not in remembered:
             raise ValueError(f"{path}: {flag} is for CSV/TSV files with a header; this file "
                              "has the label ranking benchmark's layout")
 

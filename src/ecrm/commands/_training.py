@@ -28,7 +28,7 @@ def store_reading_options(model, args) -> None:
 def remember_reading_options(args, model) -> dict:
     """Fill the reading options ``args`` leaves unset (``None``) with those ``model`` (an
     estimator or a pipeline) was fitted with, else the defaults; return those taken from
-    the model."""
+    the model (also ``args.remembered``)."""
     from ecrm.commands import estimator_of
 
     stored = getattr(estimator_of(model), "reading_options_", None) or {}
@@ -38,6 +38,7 @@ def remember_reading_options(args, model) -> dict:
             if key in stored:
                 taken[key] = stored[key]
             setattr(args, key, stored.get(key, default))
+    args.remembered = taken
     return taken
 
 
