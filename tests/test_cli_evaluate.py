@@ -304,3 +304,24 @@ def test_python_and_the_cli_write_the_same_level_table(ecrm_cmd, train_csv, test
     direct = _metrics(ecrm_cmd, path, test, cwd=tmp_path)
     for out in ("p.csv", "py.csv"):
         assert _metrics(ecrm_cmd, path, test, "--predictions", out, cwd=tmp_path) == direct
+
+
+def test_a_remembered_delimiter_is_not_refused_for_a_benchmark_file(ecrm_cmd, tmp_path):
+    rng = np.random.default_rng(0)
+    rows, bench = [["x1", "x2", "labels"]], ["30,2,3"]
+    for x1, x2 in rng.normal(size=(30, 2)):
+        order = ["label1", "label2", "label3"] if x1 > 0 else ["label3", "label1", "label2"]
+        rows.append([f"{x1:.3f}", f"{x2:.3f}", ">".join(order)])
+        ranks = [order.index(f"label{k}") + 1 for k in (1, 2, 3)]
+        bench.append(f"{x1:.3f},{x2:.3f}," + ",".join(map(str, ranks)))
+    _write(tmp_path / "rank.csv", rows, delimiter=";")
+    (tmp_path / "bench.csv").write_text("\n".join(bench) + "\n")
+    fit = ecrm_cmd("fit", "rank.csv", "--task", "ranking", "--delimiter", ";", "-o", "m.ecrm",
+                   "--quiet", cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    # the same rows in both layouts: the same numbers
+    assert _evaluate(ecrm_cmd, "m.ecrm", "bench.csv", cwd=tmp_path)["kendall_tau"] == \
+        _evaluate(ecrm_cmd, "m.ecrm", "rank.csv", cwd=tmp_path)["kendall_tau"]
+    err = _error(ecrm_cmd("evaluate", "m.ecrm", "bench.csv", "--delimiter", ";", "--quiet",
+                          cwd=tmp_path))
+    assert "--delimiter is for CSV/TSV files with a header" in err
