@@ -280,7 +280,8 @@ def test_per_level_predictions_keep_the_level_columns_and_read_back(ecrm_cmd, tr
                    "label of depth 1")
 
 
-@pytest.mark.parametrize("path_sep", [[], ["--path-sep", "/"]], ids=["names", "steps"])
+@pytest.mark.parametrize("path_sep", [[], ["--path-sep", "/"], ["--path-sep", "|"]],
+                         ids=["remembered", "given", "other"])
 def test_per_level_predictions_of_branching_rows_read_back(ecrm_cmd, model_file, test_csv,
                                                            tmp_path, path_sep):
     # rows with labels on two branches ("sport/football;arts/film"): two labels a level
@@ -290,7 +291,9 @@ def test_per_level_predictions_of_branching_rows_read_back(ecrm_cmd, model_file,
     rows = _rows(tmp_path / "p.csv")
     assert rows[0] == ["row", "level_0", "level_1"]
     assert any(";" in row[2] for row in rows[1:])
-    assert all("/" in v for row in rows[1:] for v in row[2].split(";") if v) == (not path_sep)
+    # the last path steps by the fit's --path-sep /; another separator splits no name
+    full = path_sep[1:] == ["|"]
+    assert all("/" in v for row in rows[1:] for v in row[2].split(";") if v) == full
     assert _metrics(ecrm_cmd, model_file, test_csv, "--predictions", "p.csv", *path_sep,
                     cwd=tmp_path) == _metrics(ecrm_cmd, model_file, test_csv, cwd=tmp_path)
 

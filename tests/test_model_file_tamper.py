@@ -909,3 +909,22 @@ def test_training_rows_whose_kernel_overflows_are_refused(flow_file, tmp_path):
     def edit(meta, arrays):
         arrays[meta["fitted"]["X_fit_"]["name"]] *= 1e300
     _refused(_tampered(flow_file, tmp_path / "bad.ecrm", edit), "X_fit_", "NaN or infinite")
+
+
+@pytest.mark.parametrize("value, accepted", [
+    ({"label_sep": "|", "delimiter": ";"}, True), (None, True), ({"label_sep": ""}, False),
+    ({"sep": ";"}, False), ({"label_sep": 1}, False), (["label_sep"], False)], ids=repr)
+def test_reading_options_must_be_known_options_and_strings(named_files, tmp_path, value,
+                                                           accepted):
+    """``reading_options_`` (how ``ecrm fit`` read its file; predict and evaluate read theirs
+    so unless told otherwise)."""
+    def edit(meta, arrays):
+        meta["fitted"]["reading_options_"] = (
+            value if not isinstance(value, dict) else
+            {"$type": "dict", "items": [[k, v] for k, v in value.items()]})
+
+    path = _tampered(named_files["ecrm"], tmp_path / "t.ecrm", edit)
+    if accepted:
+        assert getattr(load(path), "reading_options_", None) == value
+    else:
+        _refused(path, "reading_options_")

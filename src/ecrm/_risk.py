@@ -55,11 +55,11 @@ class _RiskEstimator(StructuredEstimator):
     _fits_marginals = False
     #: The fitted attributes: removed and set together by a successful fit, the only names a
     #: model file holds (``feature_columns_``: the input file's columns, ``level_columns_``:
-    #: its ``--level-columns``, both set by ``ecrm fit``).
+    #: its ``--level-columns``, ``reading_options_``: how it was read, all set by ``ecrm fit``).
     _fitted_attributes: tuple[str, ...] = (
         "X_fit_", "Y_fit_", "n_features_in_", "feature_names_in_", "label_names_",
         "kernel_params_", "_y_ndim", "_fit", "feature_columns_", "output_mean_",
-        "output_mode_", "level_columns_")
+        "output_mode_", "level_columns_", "reading_options_")
 
     # -- checks, before any work (nothing is set on self) ---------------------------------
     def _check_training_data(self, X, Y, kernel):

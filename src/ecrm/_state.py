@@ -101,6 +101,22 @@ def check_level_columns(names) -> None:
     check_unique_names(names, "level_columns_")
 
 
+#: The reading options ``ecrm fit`` stores (``reading_options_``): how its file was read,
+#: which ``ecrm predict`` and ``ecrm evaluate`` read theirs with unless told otherwise.
+READING_OPTIONS = ("delimiter", "label_column", "label_sep", "path_sep")
+
+
+def check_reading_options(options) -> None:
+    """``reading_options_`` (set by ``ecrm fit``): ``None`` or a dict from some of
+    :data:`READING_OPTIONS` to non-empty strings."""
+    if options is None:
+        return
+    if not (isinstance(options, dict) and set(options) <= set(READING_OPTIONS) and all(
+            isinstance(v, str) and v.strip(" ") for v in options.values())):
+        raise ValueError(f"reading_options_ must map some of {', '.join(READING_OPTIONS)} to "
+                         "non-empty strings")
+
+
 def _check_rows(X) -> None:
     """The training rows as fit's input checks leave them: float64 values, all finite (a NaN
     loaded here would fail at predict, blaming the caller's data)."""
@@ -403,6 +419,7 @@ def check_training_state(model) -> TrainingState:
             raise ValueError(f"{name} must hold {p} column names")
     _check_output_statistics(model, space, d)
     check_level_columns(getattr(model, "level_columns_", None))
+    check_reading_options(getattr(model, "reading_options_", None))
     return TrainingState(X, Y, m, p, d, n_risk)
 
 

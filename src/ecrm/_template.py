@@ -40,7 +40,7 @@ from ecrm._parameters import Plan, check_params
 from ecrm._solvers._backend import Backend, _NumpyBackend, get_backend
 from ecrm._solvers.rows import validate_outputs
 from ecrm._validation import check_feature_scales, check_same_rows
-from ecrm.labels import as_label_matrix, labels_of
+from ecrm.labels import _level_table, as_label_matrix, labels_of
 from ecrm.losses.base import LinearLoss, Loss
 from ecrm.spaces.base import OutputSpace
 from ecrm.threads import within_rule
@@ -208,7 +208,8 @@ class StructuredEstimator(BaseEstimator):
         raise NotImplementedError
 
     # -- what every estimator answers -------------------------------------------------------
-    def predict_labels(self, X, *, leaves_only: bool = False, per_level: bool = False):
+    def predict_labels(self, X, *, leaves_only: bool = False, per_level: bool = False,
+                       path_sep="auto"):
         """The predicted label names of each row (a model of a label hierarchy).
 
         Parameters
@@ -217,16 +218,22 @@ class StructuredEstimator(BaseEstimator):
         leaves_only : bool, default=False
             The most specific labels only (those with no predicted child).
         per_level : bool, default=False
-            One list of labels per depth level of the hierarchy, for each row.
+            One list of labels per depth level of the hierarchy, for each row, in the
+            layout of :func:`ecrm.labels.level_layout` (``ecrm predict --per-level``'s).
+        path_sep : str, None or "auto", default="auto"
+            With ``per_level``: the cells hold last path steps by this separator
+            (``"auto"``: the model's), or the label names (``None``).
 
         Returns
         -------
         labels : list of n lists, or ndarray of shape (n, n_levels) with ``per_level``
-            See :func:`ecrm.labels.labels_of`.
+            See :func:`ecrm.labels.predict_labels`.
         """
         if not hasattr(self.output_space, "to_labels"):
             raise TypeError(f"predict_labels needs a model of a label hierarchy; this one's "
                             f"outputs are a {type(self.output_space).__name__}")
+        if per_level and not leaves_only:
+            return _level_table(self, self.predict(X), path_sep)
         return labels_of(self.output_space, self.predict(X), leaves_only=leaves_only,
                          per_level=per_level)
 

@@ -19,6 +19,13 @@ as HiClass infers its own from ``y``. :func:`labels_of` is the way back, for
 column per depth level (a 2-D object array of lists, :func:`level_names` its column names);
 :func:`labels_from_levels` reads such a table back.
 
+A model's level table (:func:`predict_labels` with ``per_level=True``, as ``ecrm predict
+--per-level`` writes it) has the layout of its training file (:func:`level_layout`): the
+columns of a model fitted on level columns (``ecrm fit --level-columns Cat1,Cat2``), each cell
+a value as such a column holds it (a label path's last step), else ``level_0, level_1, ...``
+with each label's last path step for a model of label paths (``ecrm fit --path-sep /``), or
+its name. ``path_sep=None`` gives the full label names instead.
+
 Integer label names are ambiguous with a 0/1 matrix: pass such labels through
 :meth:`ecrm.Hierarchy.to_matrix` yourself.
 """
@@ -30,7 +37,7 @@ from collections.abc import Set
 import numpy as np
 
 __all__ = ["LabelRowError", "as_label_matrix", "hierarchy_from_levels", "labels_from_levels",
-           "labels_of", "level_names", "predict_labels"]
+           "labels_of", "level_layout", "level_names", "predict_labels"]
 
 
 class LabelRowError(ValueError):
@@ -137,7 +144,8 @@ def as_label_matrix(space, y):
     return y
 
 
-def labels_of(space, Y, *, leaves_only: bool = False, per_level: bool = False):
+def labels_of(space, Y, *, leaves_only: bool = False, per_level: bool = False,
+              path_sep: str | None = None):
     """The label names switched on in each row of a 0/1 matrix ``Y`` of ``space``.
 
     Parameters
@@ -150,6 +158,10 @@ def labels_of(space, Y, *, leaves_only: bool = False, per_level: bool = False):
         One column per depth level (:attr:`ecrm.Hierarchy.depth`), as many as the hierarchy
         has: a 2-D object array whose cell ``[i, k]`` is the list of row ``i``'s labels at
         depth ``k`` (empty when it has none there; several when the row branches).
+    path_sep : str, default=None
+        With ``per_level``: each cell holds its labels' last path steps by this separator
+        (``"tennis"`` for ``"sport/tennis"``), as a file of level columns holds them;
+        ``None``: the label names.
 
     Returns
     -------
@@ -167,6 +179,9 @@ def labels_of(space, Y, *, leaves_only: bool = False, per_level: bool = False):
     ((3, 2), ['level_0', 'level_1'])
     >>> levels[1, 1]
     ['cat', 'tree']
+    >>> p = Hierarchy([("sport", "sport/tennis")])
+    >>> labels_of(p, [[1, 1]], per_level=True, path_sep="/").tolist()
+    [[['sport'], ['tennis']]]
     """
     if per_level and leaves_only:
         raise ValueError("choose one of leaves_only and per_level")
@@ -179,16 +194,57 @@ def labels_of(space, Y, *, leaves_only: bool = False, per_level: bool = False):
         for k in range(out.shape[1]):
             out[i, k] = []  # one list per cell (a slice assignment would share one)
         for name in row:
-            out[i, where[name]].append(name)
+            out[i, where[name]].append(name if not path_sep else
+                                       str(name).rsplit(path_sep, 1)[-1])
     return out
 
 
 def level_names(space) -> list[str]:
-    """The column names of :func:`labels_of`'s ``per_level`` table: ``level_0, level_1,
-    ...``, one per depth level of ``space`` (as ``ecrm predict --per-level`` writes them for
-    a model fitted without level columns)."""
+    """The column names of a ``per_level`` table: ``level_0, level_1, ...``, one per depth
+    level of ``space`` (:func:`labels_of`'s); given a fitted model, those of
+    :func:`level_layout` (its level columns, if it was fitted on them)."""
+    if not hasattr(space, "depth"):  # a model: its layout
+        return level_layout(space)[0]
     depth = np.asarray(space.depth)
     return [f"level_{k}" for k in range(int(depth.max()) + 1 if depth.size else 0)]
+
+
+def level_layout(model, path_sep="auto", *, level_columns=None) -> tuple[list[str], str | None]:
+    """The layout of a model's level table (:func:`predict_labels` with ``per_level``, and
+    ``ecrm predict --per-level``): its columns and the separator whose last path steps its
+    cells hold.
+
+    The columns are the level columns the model was fitted on (``level_columns_``, set by
+    ``ecrm fit --level-columns``; or ``level_columns``) when there are as many as the
+    hierarchy has levels or more, else ``level_0, level_1, ...``. With ``path_sep="auto"``
+    the cells hold last path steps by the separator the model's labels were read with (its
+    ``reading_options_``, from ``ecrm fit --path-sep``; ``"/"`` for a model of level
+    columns, whose labels are the paths of their values), else the label names.
+
+    Parameters
+    ----------
+    model : estimator or Pipeline
+        Fitted, its output space a label hierarchy.
+    path_sep : str, None or "auto", default="auto"
+        The cells' separator; ``None``: the label names.
+    level_columns : list of str, default=None
+        Columns to use instead of the model's.
+
+    Returns
+    -------
+    columns : list of str
+    path_sep : str or None
+    """
+    steps = getattr(model, "steps", None)
+    estimator = steps[-1][1] if steps is not None else model
+    names = level_names(estimator.output_space)
+    given = level_columns if level_columns is not None else getattr(
+        estimator, "level_columns_", None)
+    own = given is not None and len(given) >= len(names)
+    if path_sep == "auto":
+        stored = (getattr(estimator, "reading_options_", None) or {}).get("path_sep")
+        path_sep = stored or ("/" if own else None)
+    return (list(given) if own else names), path_sep
 
 
 def labels_from_levels(space, rows, *, path_sep: str | None = None) -> list[list]:
@@ -261,7 +317,8 @@ def labels_from_levels(space, rows, *, path_sep: str | None = None) -> list[list
     return out
 
 
-def predict_labels(model, X, *, leaves_only: bool = False, per_level: bool = False):
+def predict_labels(model, X, *, leaves_only: bool = False, per_level: bool = False,
+                   path_sep="auto"):
     """The predicted label names of each row, by a fitted estimator or a fitted
     :class:`~sklearn.pipeline.Pipeline` ending in one (a pipeline does not pass
     ``predict_labels`` on: its steps transform ``X``, then the estimator names its labels).
@@ -273,11 +330,16 @@ def predict_labels(model, X, *, leaves_only: bool = False, per_level: bool = Fal
     X : array-like or sparse matrix of shape (n, p)
     leaves_only, per_level : bool, default=False
         As :func:`labels_of`.
+    path_sep : str, None or "auto", default="auto"
+        With ``per_level``: the cells hold last path steps by this separator (``"auto"``:
+        the model's, :func:`level_layout`), or the label names (``None``).
 
     Returns
     -------
     labels : list of n lists, or ndarray of shape (n, n_levels) with ``per_level``
-        As :func:`labels_of`.
+        As :func:`labels_of`; with ``per_level``, one column per name of
+        ``level_names(model)`` (``pandas.DataFrame(labels, columns=level_names(model))``
+        is the table ``ecrm predict --per-level`` writes).
 
     Examples
     --------
@@ -298,7 +360,22 @@ def predict_labels(model, X, *, leaves_only: bool = False, per_level: bool = Fal
             if step is not None and step != "passthrough":
                 X = step.transform(X)
         model = steps[-1][1]
-    return model.predict_labels(X, leaves_only=leaves_only, per_level=per_level)
+    return model.predict_labels(X, leaves_only=leaves_only, per_level=per_level,
+                                path_sep=path_sep)
+
+
+def _level_table(model, Y, path_sep="auto"):
+    """The level table of the predictions ``Y`` of ``model`` in its :func:`level_layout`
+    (columns beyond the hierarchy's depth levels hold empty lists)."""
+    columns, sep = level_layout(model, path_sep)
+    table = labels_of(model.output_space, Y, per_level=True, path_sep=sep)
+    if table.shape[1] < len(columns):
+        wide = np.empty((table.shape[0], len(columns)), dtype=object)
+        wide[:, :table.shape[1]] = table
+        for i, k in np.ndindex(table.shape[0], len(columns) - table.shape[1]):
+            wide[i, table.shape[1] + k] = []
+        table = wide
+    return table
 
 
 def hierarchy_from_levels(table, *, sep: str = "/"):

@@ -275,7 +275,7 @@ class MixedRiskECRM(StructuredEstimator):
 
     _fitted_attributes = ("kernel_estimator_", "forest_estimator_", "mixture_", "best_score_",
                           "cv_results_", "n_features_in_", "feature_names_in_",
-                          "feature_columns_", "level_columns_")
+                          "feature_columns_", "level_columns_", "reading_options_")
 
     def _members(self, kernel: dict, forest: dict, rng) -> tuple[ECRMCV, ForestECRMCV]:
         seeds = rng.randint(np.iinfo(np.int32).max, size=2)
@@ -393,10 +393,11 @@ class MixedRiskECRM(StructuredEstimator):
     def _check_own_state(self, plan: dict, training) -> None:
         """The members against the mixture's parameters and each other, and the choice
         (the members checked their own state)."""
-        from ecrm._state import check_level_columns
+        from ecrm._state import check_level_columns, check_reading_options
 
         grid = plan["grid"]
         check_level_columns(getattr(self, "level_columns_", None))
+        check_reading_options(getattr(self, "reading_options_", None))
         kernel, forest = self.kernel_estimator_, self.forest_estimator_
         if type(kernel) is not ECRMCV or type(forest) is not ForestECRMCV:
             raise TypeError("the members must be a fitted ECRMCV and a fitted ForestECRMCV")

@@ -255,25 +255,29 @@ def in_flags(message: str) -> str:
     return message
 
 
-def add_data_options(parser: argparse.ArgumentParser) -> None:
+def add_data_options(parser: argparse.ArgumentParser, *, remembered: bool = False) -> None:
     """Options describing a data file: format, field separator, ID, label column and label
-    separators."""
+    separators. ``remembered``: a command reading a model file, whose ``ecrm fit`` options
+    are the defaults (unset options are ``None``, see
+    :func:`ecrm.commands._training.remember_reading_options`)."""
+    fitted = "default: as the model was fitted, else " if remembered else "default: "
     group = parser.add_argument_group("data file")
     group.add_argument("--format", choices=FORMATS, default="auto",
                        help="data format (default: from the file name)")
     group.add_argument("--delimiter", type=delimiter_option, default=None, metavar="CHAR",
                        help="CSV/TSV: the field separator (e.g. ';', '\\t' for a tab; "
-                       "default: a tab for .tsv, else a comma)")
+                       f"{fitted}a tab for .tsv, else a comma)")
     group.add_argument("--id-column", default=None, metavar="NAME",
                        help="CSV/TSV: a column identifying the rows, neither a feature nor a "
                        "label; predict writes it as the first column (instead of row); "
                        "never guessed from a name, and not stored in the model")
-    group.add_argument("--label-column", default="labels", metavar="NAME",
-                       help="CSV/TSV column holding the labels (default: labels)")
-    group.add_argument("--label-sep", default=";", metavar="CHAR",
-                       help="separates the labels in the label column (default: ;)")
+    group.add_argument("--label-column", default=None if remembered else "labels",
+                       metavar="NAME", help=f"CSV/TSV column holding the labels ({fitted}labels)")
+    group.add_argument("--label-sep", default=None if remembered else ";", metavar="CHAR",
+                       help=f"separates the labels in the label column ({fitted};)")
     group.add_argument("--path-sep", default=None, metavar="CHAR",
-                       help="labels are paths a/b/c implying a tree (e.g. --path-sep /)")
+                       help="labels are paths a/b/c implying a tree (e.g. --path-sep /"
+                       + ("; default: as the model was fitted)" if remembered else ")"))
     group.add_argument("--level-columns", default=None, metavar="A,B,...",
                        type=lambda text: [c.strip() for c in text.split(",") if c.strip()],
                        help="CSV/TSV: the labels are these columns, one level of the path "

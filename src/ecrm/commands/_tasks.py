@@ -361,9 +361,10 @@ def _read_benchmark(path):
 
 def _no_csv_options(path, args) -> None:
     """Refuse ``--delimiter`` and ``--id-column`` for a benchmark-layout file (which has
-    neither)."""
+    neither), when given (not the delimiter of a model's CSV training file)."""
+    remembered = getattr(args, "remembered", {})
     for flag, value in (("--delimiter", args.delimiter), ("--id-column", args.id_column)):
-        if value is not None:
+        if value is not None and flag[2:] not in remembered:
             raise ValueError(f"{path}: {flag} is for CSV/TSV files with a header; this file "
                              "has the label ranking benchmark's layout")
 
@@ -443,6 +444,9 @@ def read_training(args, impute: bool):
         Y = np.vstack([outputs.space.from_ranks(d.ranks) for d in parts])
     else:  # the classes of every file; a ranking's labels are those of the first row
         first = parts[0]
+        if args.task == "multiclass":
+            for data in parts:
+                _one_class_per_row(data)
         classes = (None if args.task == "ranking" else
                    sorted({c.strip() for d in parts for c in d.cells} - {""}))
         outputs, Y = kind.from_cells(first.cells, first.row_lines, first.filename,
@@ -454,19 +458,51 @@ def read_training(args, impute: bool):
                  filename=" + ".join(d.filename for d in parts))
 
 
+#: Separators of several labels in one cell, which a class name is not taken to hold.
+LABEL_SEPARATORS = (";", "|")
+
+
+def _one_class_per_row(data) -> None:
+    """Refuse a label column of label sets (``arts/film;arts/music``) for ``--task
+    multiclass``, naming its rows: each distinct set (in any order) would become a class."""
+    sets = [(line, cell.strip()) for cell, line in zip(data.cells, data.row_lines,
+                                                        strict=True)
+            if any(sep in cell for sep in LABEL_SEPARATORS)]
+    if not sets:
+        return
+    sep = next(s for s in LABEL_SEPARATORS if s in sets[0][1])
+    lines = ", ".join(str(line) for line, _ in sets[:5]) + (
+        f" and {len(sets) - 5} more" if len(sets) > 5 else "")
+    raise ValueError(f"{data.filename}, line{'s' if len(sets) > 1 else ''} {lines}: the label "
+                     f"column holds several labels separated by {sep!r} (e.g. {sets[0][1]!r}), "
+                     "but --task multiclass reads one class per row; fit label sets with "
+                     "--task multilabel (the default; --path-sep / for label paths"
+                     + ("" if sep == ";" else f", --label-sep '{sep}'") + ")")
+
+
 def read_labelled(loaded, args):
     """``args.data`` with its true outputs for a ranking or multiclass model: the features
-    ready for the estimator (``load_for_model``'s checks and preprocessing) and ``Y``."""
+    ready for the estimator (``load_for_model``'s checks and preprocessing) and ``Y``; the
+    rows of outputs unseen in training refused, or with ``args.unseen == "ignore"`` left out
+    (``keep``: the mask of the rows kept, ``unseen``: the counts,
+    :func:`ecrm.commands._unseen.unseen_rows`)."""
     from ecrm.commands import _ready_for
+    from ecrm.commands._unseen import unseen_rows
 
     outputs = outputs_of(loaded)
     data = _labelled(args.data, args, outputs.task)
+    keep = unseen = None
     if "ranks" in data:
         Y = _benchmark_outputs(outputs, data)
     else:
+        keep, unseen = unseen_rows(outputs, data.cells, data.row_lines, data.filename,
+                                   getattr(args, "unseen", "error"))
+        if keep is not None:  # --unseen ignore: the rows of unseen outputs left out
+            data.X, data.row_lines = data.X[keep], data.row_lines[keep]
+            data.cells = [c for c, k in zip(data.cells, keep, strict=True) if k]
         Y = outputs.outputs(data.cells, data.row_lines, data.filename)
     data = _ready_for(loaded, data, args.data)
-    data.Y = Y
+    data.Y, data.keep, data.unseen = Y, keep, unseen
     return data
 
 

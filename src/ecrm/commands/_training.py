@@ -6,7 +6,40 @@ and line.
 
 from __future__ import annotations
 
-__all__ = ["read_training"]
+__all__ = ["read_training", "remember_reading_options", "store_reading_options"]
+
+#: The reading options a model file stores (``reading_options_``) and their defaults:
+#: ``ecrm predict`` and ``ecrm evaluate`` read their files as ``ecrm fit`` read its own
+#: unless a flag says otherwise.
+READING_DEFAULTS = {"delimiter": None, "label_column": "labels", "label_sep": ";",
+                    "path_sep": None}
+
+
+def store_reading_options(model, args) -> None:
+    """Set ``model.reading_options_`` to the reading options of ``args`` that are not the
+    defaults (``--delimiter``, ``--label-column``, ``--label-sep``, ``--path-sep``; the
+    level columns are ``level_columns_``, and an ``--id-column`` is never stored)."""
+    options = {key: getattr(args, key) for key, default in READING_DEFAULTS.items()
+               if getattr(args, key, None) not in (default, None)}
+    if options:
+        model.reading_options_ = options
+
+
+def remember_reading_options(args, model) -> dict:
+    """Fill the reading options ``args`` leaves unset (``None``) with those ``model`` (an
+    estimator or a pipeline) was fitted with, else the defaults; return those taken from
+    the model (also ``args.remembered``)."""
+    from ecrm.commands import estimator_of
+
+    stored = getattr(estimator_of(model), "reading_options_", None) or {}
+    taken = {}
+    for key, default in READING_DEFAULTS.items():
+        if getattr(args, key, None) is None:
+            if key in stored:
+                taken[key] = stored[key]
+            setattr(args, key, stored.get(key, default))
+    args.remembered = taken
+    return taken
 
 
 def read_training(args, stack):

@@ -9,9 +9,14 @@ its training outputs (:func:`ecrm.baselines.trivial_baselines`: the empty set, t
 frequent label set, the per-label majority), with a warning (``ecrm: warning: ...``, and
 ``warnings`` in the JSON) when the model is no better than one of them or predicts the empty
 set for many rows; a line on the model (``model`` in the JSON: ``ecrm info``) heads them.
-With ``--predictions FILE`` (as written by ``ecrm predict``, ``--per-level`` too) the model is
-not run: the labels are read from the file (AU(PRC) needs its score columns). ``--plot DIR``
-writes the pictures of :func:`ecrm.plotting.evaluation_figures` as PNG files, ``--report FILE``
+With ``--predictions FILE`` (as written by ``ecrm predict``, ``--leaves-only`` and
+``--per-level`` too) the model is not run: the labels are read from the file and closed under
+the hierarchy (:func:`close_predictions`; AU(PRC) needs its score columns). A label (class,
+ranked label) of the data file unseen in training is refused, or left out and counted with
+``--unseen ignore`` (:mod:`ecrm.commands._unseen`). The file is read with the reading options
+the model was fitted with unless given
+(:func:`ecrm.commands._training.remember_reading_options`). ``--plot DIR`` writes the
+pictures of :func:`ecrm.plotting.evaluation_figures` as PNG files, ``--report FILE``
 one self-contained HTML page with the model, the tables (also one row per label, sortable) and
 the pictures (:func:`ecrm.report.write_report`); ``--baseline FILE`` (another model's ``ecrm
 predict --scores`` output) adds its precision-recall curve. Output paths are checked before any
@@ -38,16 +43,23 @@ from ecrm.commands import (
     hierarchy_of,
     load_for_model,
 )
+from ecrm.commands._unseen import describe as describe_unseen
+from ecrm.commands._unseen import read_label_sets
 
-__all__ = ["add_parser", "read_predictions", "run"]
+__all__ = ["add_parser", "close_predictions", "read_predictions", "run"]
 
 
 def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
-                     levels=None, path_sep: str | None = None):
+                     levels=None, path_sep: str | None = None, *, close: bool = True):
     """Label matrix (and scores, if present) from a file written by ``ecrm predict``: its
     ``labels`` column, or the ``--per-level`` columns ``levels`` (or ``level_0, ...``) whose
     cells name labels or, by ``path_sep``, their last path steps
-    (:func:`ecrm.labels.labels_from_levels`)."""
+    (:func:`ecrm.labels.labels_from_levels`).
+
+    The label sets are closed under the hierarchy (:func:`close_predictions`): a file of
+    each row's most specific labels (``--leaves-only``) scores as the full sets it stands
+    for. ``close=False`` takes the sets as they are (a ``--baseline`` file, read for its
+    scores)."""
     import csv
     import json
 
@@ -56,30 +68,32 @@ def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
     from ecrm.labels import LabelRowError, labels_from_levels, level_names
 
     names = [str(n) for n in hierarchy.labels]
-    lists, scores = [], []
+    lists, scores, lines = [], [], []
 
-    def from_levels(rows: list, first: int) -> list:
+    def from_levels(rows: list, first: list) -> list:
         try:
             return labels_from_levels(hierarchy, rows, path_sep=path_sep)
         except LabelRowError as exc:  # (its row counts from the first row given)
-            raise ValueError(f"{path}, line {first + exc.row}: {exc.reason}") from None
+            raise ValueError(f"{path}, line {first[exc.row]}: {exc.reason}") from None
 
-    with open(path, encoding="utf-8") as fh:
+    per_level = False
+    with open(path, encoding="utf-8", newline="") as fh:
         if path.lower().endswith((".jsonl", ".json")):
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
                 try:
                     rec = json.loads(line)
-                    levels_of = rec.get("levels")  # --per-level: read once all are in
-                    lists.append(rec["labels"] if levels_of is None else (lineno, levels_of))
+                    levels_of = rec.get("levels")  # --per-level
+                    row = rec["labels"] if levels_of is None else levels_of
                     if "scores" in rec:
                         scores.append([float(rec["scores"][n]) for n in names])
                 except (ValueError, KeyError, TypeError) as exc:
                     raise ValueError(f"{path}, line {lineno}: not a prediction record "
                                      f"({exc})") from None
-            lists = [from_levels([v[1]], v[0])[0] if isinstance(v, tuple) else v
-                     for v in lists]
+                per_level = per_level or levels_of is not None
+                lists.append(row if levels_of is None else from_levels([row], [lineno])[0])
+                lines.append(lineno)
         else:
             reader = csv.reader(fh, delimiter="\t" if path.lower().endswith(".tsv") else ",")
             header = next(reader, [])
@@ -91,24 +105,79 @@ def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
                 raise ValueError(f"{path}, line 1: no 'labels' column, nor the level columns "
                                  f"{list(levels or level_names(hierarchy))} of "
                                  "ecrm predict --per-level")
-            cols = [header.index("labels")] if "labels" in header else \
-                [header.index(n) for n in layout or ()]
+            per_level = "labels" not in header
+            cols = [header.index(n) for n in layout or ()] if per_level else \
+                [header.index("labels")]
             cells = []
             for row in reader:
                 cells.append([[v for v in (row[c] if c < len(row) else "").split(label_sep)
                                if v] for c in cols])
+                lines.append(reader.line_num)
                 if all(c is not None for c in score_cols):
                     scores.append([float(row[c]) for c in score_cols])  # type: ignore[index]
-            lists = [c[0] for c in cells] if "labels" in header else from_levels(cells, 2)
+            lists = from_levels(cells, lines) if per_level else [c[0] for c in cells]
     if len(lists) != n_rows:
         raise ValueError(f"{path}: {len(lists)} predictions for {n_rows} data rows")
     by_name = {str(v): v for v in hierarchy.labels}
-    try:
-        Y = hierarchy.to_matrix([[by_name[str(v)] for v in row] for row in lists], close=False)
-    except KeyError as exc:
-        raise ValueError(f"{path}: label {exc.args[0]!r} is not in the model's hierarchy") \
-            from None
-    return Y, (np.array(scores) if len(scores) == n_rows else None)
+    for row, line in zip(lists, lines, strict=True):
+        unknown = next((v for v in row if str(v) not in by_name), None)
+        if unknown is not None:
+            raise ValueError(f"{path}, line {line}: label {unknown!r} is not in the model's "
+                             "hierarchy")
+    Y = hierarchy.to_matrix([[by_name[str(v)] for v in row] for row in lists], close=False)
+    if close:
+        Y = close_predictions(hierarchy, Y, lines, path, per_level=per_level)
+    return (Y,
+            np.array(scores) if len(scores) == n_rows else None)
+
+
+def close_predictions(hierarchy, Y, lines, path: str, *, per_level: bool = False):
+    """The predicted label sets ``Y`` (0/1, as a file lists them) closed under the
+    hierarchy's ancestors.
+
+    ``ecrm predict`` writes every label of a row, or with ``--leaves-only`` its most
+    specific ones (none under another), from which the closure
+    :math:`\\bar y_k = \\max_{j:\\,k \\preceq j} y_j` gives the set back. A row that is
+    neither (a label with some of its ancestors but not all), a file that mixes the two
+    forms, or a ``--per-level`` row without a label of a level above one of its own cannot
+    be told from a set that breaks the hierarchy: it is refused, naming its line.
+    """
+    import numpy as np
+
+    if not np.asarray(hierarchy.edges).size:
+        return Y
+    closed = hierarchy.close(Y)
+    A = hierarchy.ancestors_matrix().astype(np.float64)  # A[j, k]: k is j or above it
+    above_on = np.asarray((A @ Y.T).T) - Y  # how many strict ancestors of each label are on
+    nested = ((Y > 0) & (above_on > 0)).any(axis=1)  # a label under another of the row
+    partial = (closed > Y).any(axis=1)  # an ancestor missing
+    names = [str(v) for v in hierarchy.labels]
+
+    def pair(i: int, on: bool) -> str:
+        """A label of row ``i`` and a strict ancestor of it that is ``on`` (or off)."""
+        for j in np.flatnonzero(Y[i] > 0):
+            k = next((k for k in A.indices[A.indptr[j]:A.indptr[j + 1]]
+                      if k != j and (Y[i, k] > 0) == on), None)
+            if k is not None:
+                return f"{names[j]!r} {'with' if on else 'without'} {names[k]!r}"
+        raise AssertionError  # pragma: no cover - the masks say there is one
+
+    rows = np.flatnonzero(nested & partial)
+    if rows.size:
+        i = int(rows[0])
+        raise ValueError(f"{path}, line {lines[i]}: lists {pair(i, True)} but "
+                         f"{pair(i, False)}: a row of ecrm predict lists every label of its "
+                         "set, or with --leaves-only the most specific ones only")
+    if partial.any() and (per_level or nested.any()):
+        i = int(np.flatnonzero(partial)[0])
+        form = ("names a label at every level above its own (as ecrm predict --per-level "
+                "writes)" if per_level else
+                f"lists every label of its set (as ecrm predict writes, and line "
+                f"{lines[int(np.flatnonzero(nested)[0])]} does), not the most specific ones "
+                "only (--leaves-only)")
+        raise ValueError(f"{path}, line {lines[i]}: lists {pair(i, False)}; each row of this "
+                         f"file {form}")
+    return closed
 
 
 def run(args) -> int:
@@ -117,6 +186,7 @@ def run(args) -> int:
 
     from ecrm.commands._files import OutputError, check_output, check_output_directory
     from ecrm.commands._options import progress_bar
+    from ecrm.commands._training import remember_reading_options
     from ecrm.io import load
     from ecrm.metrics import multilabel_report, per_level_report
 
@@ -133,20 +203,27 @@ def run(args) -> int:
             loaded = load(args.model)
             model = estimator_of(loaded)
             task = _tasks.task_of(model)
+            remember_reading_options(args, loaded)
             refusal = _tasks.label_set_only(args, task)
             if refusal is not None:
                 return fail(f"{refusal} ({args.model})")
             if task != "multilabel":
                 data = _tasks.read_labelled(loaded, args)
                 outputs = _tasks.outputs_of(model)
+                keep = data.keep
                 Y = (model.predict(data.X) if args.predictions is None else
-                     _read_outputs(args.predictions, outputs, len(data.Y)))
+                     _read_outputs(args.predictions, outputs,
+                                   len(data.Y) if keep is None else len(keep)))
+                if args.predictions is not None and keep is not None:
+                    Y = Y[keep]  # the rows of unseen outputs are left out of the scores
                 bar.update()
-                return _evaluate_outputs(args, loaded, model, outputs, data.Y, Y)
+                return _evaluate_outputs(args, loaded, model, outputs, data.Y, Y,
+                                         data.unseen)
             if hierarchy_of(model.output_space) is None:
                 return fail(f"{args.model}: evaluate needs a model of label sets (a Hierarchy "
                             f"output space); this one has {model.output_space!r}")
-            data = load_for_model(loaded, args, require_labels=True)
+            data, unseen = read_label_sets(
+                loaded, args, lambda: load_for_model(loaded, args, require_labels=True))
             bar.update()
             h = model.output_space
             if args.predictions is not None:
@@ -158,7 +235,8 @@ def run(args) -> int:
                 Y, S = model.predict(data.X), _scores(model, data.X)
             baseline = None
             if args.baseline is not None:
-                baseline = read_predictions(args.baseline, h, len(data.Y), args.label_sep)[1]
+                baseline = read_predictions(args.baseline, h, len(data.Y), args.label_sep,
+                                            close=False)[1]
                 if baseline is None:
                     raise ValueError(f"{args.baseline}: no score columns (write it with "
                                      "ecrm predict --scores)")
@@ -169,6 +247,8 @@ def run(args) -> int:
     report = multilabel_report(data.Y, Y, S, hierarchy=tree)
     levels = None if tree is None else per_level_report(data.Y, Y, tree)
     context = _context(args, loaded, model, data.Y, Y, report, tree)
+    if args.unseen == "ignore":
+        context["unseen"] = unseen or {"labels": {}, "rows": 0}
     if args.plot is not None or args.report is not None:
         try:
             _pictures(args, data.Y, Y, S, tree, baseline, model, h, context)
@@ -189,6 +269,9 @@ def run(args) -> int:
                                              "precision", "recall", "f1")), strict=True):
             print(f"  {row[0]:<8}{row[1]:>8}{row[2]:>9}{row[3]:>11}{row[4]:>11.4f}"
                   f"{row[5]:>9.4f}{row[6]:>9.4f}")
+    line = describe_unseen(unseen, rows_left_out=False)
+    if line is not None:
+        print(f"  {line}")
     return 0
 
 
@@ -225,8 +308,9 @@ def _read_outputs(path: str, outputs, n_rows: int):
     return outputs.outputs(cells, lines, path)
 
 
-def _evaluate_outputs(args, loaded, model, outputs, Y_true, Y_pred) -> int:
-    """Print the metrics of a ranking or multiclass model beside its trivial baselines."""
+def _evaluate_outputs(args, loaded, model, outputs, Y_true, Y_pred, unseen=None) -> int:
+    """Print the metrics of a ranking or multiclass model beside its trivial baselines (and
+    what ``--unseen ignore`` left out)."""
     import json
     import warnings
 
@@ -253,9 +337,12 @@ def _evaluate_outputs(args, loaded, model, outputs, Y_true, Y_pred) -> int:
     except AttributeError:  # an estimator that does not describe itself as ECRM's do
         about = None
     if args.json:
+        extra = {} if args.unseen != "ignore" else {
+            "unseen": unseen or {"classes" if outputs.task == "multiclass" else "labels": {},
+                                 "rows": 0}}
         print(json.dumps({"n_rows": len(Y_true), "task": outputs.task,
                           "n_labels": len(outputs.names), **report, "model": about,
-                          "baselines": baselines, "warnings": messages}, indent=2))
+                          "baselines": baselines, "warnings": messages, **extra}, indent=2))
         return 0
     names = {**METRIC_NAMES, **_tasks.METRIC_NAMES}
     baselines = baselines or {}
@@ -270,6 +357,9 @@ def _evaluate_outputs(args, loaded, model, outputs, Y_true, Y_pred) -> int:
     if baselines:
         print("  baselines (one prediction for every row): " + ", ".join(
             outputs.BASELINES[b][0] for b in baselines) + " of the training outputs")
+    line = describe_unseen(unseen, rows_left_out=True)
+    if line is not None:
+        print(f"  {line}")
     return 0
 
 
@@ -355,7 +445,9 @@ def _pictures(args, Y_true, Y, S, hierarchy, baseline, model, h, context) -> Non
                          summary=context["model"], warnings=context["warnings"],
                          notes=[f"model {args.model}, data {args.data}"
                                 + ("" if args.predictions is None
-                                   else f", predictions {args.predictions}")])
+                                   else f", predictions {args.predictions}")]
+                         + [v for v in [describe_unseen(context.get("unseen"),
+                                                        rows_left_out=False)] if v])
         print(f"wrote {args.report}", file=sys.stderr)
 
 
@@ -374,7 +466,12 @@ def add_parser(subparsers) -> None:
                    help="write the evaluation's pictures (PNG) into this directory")
     p.add_argument("--report", default=None, metavar="FILE",
                    help="write one self-contained HTML page with the tables and pictures")
+    p.add_argument("--unseen", choices=("error", "ignore"), default="error",
+                   help="labels (classes) of DATA unseen in training: refuse the file (error, "
+                   "the default), or leave them out of the scores, counted in the output "
+                   "(ignore: a label set keeps its other labels, a class or ranking row is "
+                   "left out)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_data_options(p)
+    add_data_options(p, remembered=True)
     p.set_defaults(func=run)

@@ -56,7 +56,7 @@ from ecrm.commands._options import (
     output_file_option,
     parameter_option,
 )
-from ecrm.commands._training import read_training
+from ecrm.commands._training import read_training, store_reading_options
 
 __all__ = ["add_parser", "run"]
 
@@ -330,6 +330,7 @@ def _fit(args, data, families: dict, impute: bool):
             step.feature_names_in_ = np.asarray(names, dtype=object)
     if args.level_columns is not None:  # predict and evaluate read the same layout unasked
         model.level_columns_ = list(args.level_columns)
+    store_reading_options(model, args)  # --label-sep, --delimiter, ...: likewise
     return model, step, fits
 
 

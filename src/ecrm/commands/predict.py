@@ -9,10 +9,16 @@ otherwise; the summary then goes to standard error), nothing before the first ro
 predicted; a failure after rows were streamed says how many were written. ``--id-column
 NAME`` writes that column of the data file first, instead of the 0-based row.
 ``--leaves-only`` writes each row's most specific labels only; ``--per-level`` one
-column per depth level, in the layout the model was fitted on: its level columns (``ecrm fit
---level-columns``), each cell a label's last path step, else ``level_0, level_1, ...`` (with
-``--path-sep`` each label's last path step); ``ecrm evaluate --predictions`` reads either
-back. A label column in the data file is not read.
+column per depth level, in the layout the model was fitted on
+(:func:`ecrm.labels.level_layout`): its level columns (``ecrm fit --level-columns``), else
+``level_0, level_1, ...``, each cell a label's last path step for a model of label paths
+(fitted with ``--level-columns`` or ``--path-sep``; another ``--path-sep`` splits by
+another separator), else its name; ``ecrm.labels.predict_labels(model, X, per_level=True)``
+gives the same table in Python (``path_sep=None`` there: the full label names, which the
+``labels`` column of plain ``ecrm predict`` holds). ``ecrm evaluate --predictions`` reads
+every form back. The data file is read with the reading options the model was fitted with
+(``--delimiter``, ``--label-sep``, ...) unless given. A label column in the data file is
+not read.
 A ranking model writes one ``ranking`` column (``a>c>b``, first to last) and a multiclass
 model one ``class`` column (JSON lines: a list of labels, a class name); see
 :mod:`ecrm.commands._tasks`. A model of other outputs (flows) is refused.
@@ -42,6 +48,7 @@ from ecrm.commands import (
 )
 from ecrm.commands._files import STDOUT, OutputError, atomic_text, check_output, is_stream
 from ecrm.commands._options import output_file_option
+from ecrm.commands._training import remember_reading_options
 
 __all__ = ["add_parser", "run", "write_predictions"]
 
@@ -154,32 +161,21 @@ class _Progress:
 
 
 def level_layout(loaded, args) -> tuple[list[str], str | None]:
-    """``--per-level``'s columns and what their cells hold.
+    """``--per-level``'s columns and what their cells hold: :func:`ecrm.labels.level_layout`
+    of the model, with ``--level-columns`` and ``--path-sep`` if given (the reading options
+    of the fit otherwise), as ``ecrm.labels.predict_labels(..., per_level=True)`` lays out
+    the same predictions."""
+    from ecrm.labels import level_layout as layout
 
-    The columns are the level columns the model was fitted with (``level_columns_``, or
-    ``--level-columns``), the layout of its training file, when there are as many as the
-    hierarchy has levels or more; else ``level_0, level_1, ...``. A cell holds each label's
-    last path step by ``--path-sep`` (default ``/`` for a model of level columns, whose
-    labels are the paths of their values), else the label's name.
-    """
-    from ecrm.labels import level_names
-
-    names = level_names(estimator_of(loaded).output_space)
-    given = level_columns_of(loaded, args)
-    if given is not None and len(given) >= len(names):
-        return list(given), args.path_sep or "/"
-    return names, args.path_sep
+    return layout(loaded, args.path_sep or "auto", level_columns=level_columns_of(loaded, args))
 
 
 def _labels(args, model, Y, path_sep: str | None) -> list:
     """The label names of the 0/1 predictions ``Y`` as ``--leaves-only``/``--per-level`` ask."""
     from ecrm.labels import labels_of
 
-    if args.per_level:
-        step = ((lambda n: str(n).rsplit(path_sep, 1)[-1]) if path_sep
-                else str)  # a path's last step, as in per-level input columns
-        return [[[step(v) for v in level] for level in row] for row in
-                labels_of(model.output_space, Y, per_level=True)]
+    if args.per_level:  # a path's last step by path_sep, as in per-level input columns
+        return labels_of(model.output_space, Y, per_level=True, path_sep=path_sep).tolist()
     return (labels_of(model.output_space, Y, leaves_only=True) if args.leaves_only
             else row_labels(model, Y))
 
@@ -269,6 +265,7 @@ def run(args) -> int:
             task = _tasks.task_of(model)
         except ValueError as exc:
             return fail(str(exc))
+        remember_reading_options(args, loaded)
         refusal = _tasks.label_set_only(args, task)
         if refusal is not None:
             return fail(f"{refusal} ({args.model})")
@@ -320,9 +317,10 @@ def add_parser(subparsers) -> None:
                        "every label")
     shape.add_argument("--per-level", action="store_true",
                        help="one column per depth level with that level's predicted labels: "
-                       "the model's level columns (fitted with --level-columns), each label's "
-                       "last path step, else level_0, level_1, ... (with --path-sep, each "
-                       "label's last path step); evaluate --predictions reads it back")
+                       "the model's level columns (fitted with --level-columns), else "
+                       "level_0, level_1, ...; each cell a label's last path step for a "
+                       "model of label paths, else its name (as ecrm.labels.predict_labels "
+                       "in Python); evaluate --predictions reads it back")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_data_options(p)
+    add_data_options(p, remembered=True)
     p.set_defaults(func=run)
