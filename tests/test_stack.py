@@ -16,18 +16,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import ecrm
 from _shapes import TREE5 as TREE
-from ecrm import ECRMCV, ForestECRMCV, StackedRiskECRM, load, save
+from ecrm import ECRMCV, CandidateSpace, ForestECRM, ForestECRMCV, StackedRiskECRM, load, save
 from ecrm._model_selection import SCORERS
 from ecrm.io import ModelFileError
-from ecrm.losses import HammingLoss
+from ecrm.losses import HammingLoss, ZeroOneLoss
 from ecrm.weights import FAMILIES
 from ecrm.weights.stack import _per_label, simplex_grid
 from test_model_file_tamper import _tampered
+from test_parameter_tables import _bad_values
 
 LOSS = HammingLoss()
+CLASSES = CandidateSpace.from_classes(range(10))
 
 
 def _xy(m=60, seed=0, noise=False):
@@ -310,3 +313,20 @@ def test_the_family_table_and_info_describe_the_stack(stack3):
     assert info["weights"] == "stack"
     assert [m["weight"] for m in info["stacked"]] == stack3.weights_.tolist()
     assert ecrm.weights.StackedRiskECRM is StackedRiskECRM
+
+
+@parametrize_with_checks(
+    [StackedRiskECRM(ZeroOneLoss(CLASSES), CLASSES,
+                     members=[ECRMCV(ZeroOneLoss(CLASSES), CLASSES, alphas=[1e-3, 0.1]),
+                              ForestECRM(ZeroOneLoss(CLASSES), CLASSES, n_estimators=5)],
+                     resolution=2, random_state=0)])
+def test_sklearn_common_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("name, bad", [
+    (name, bad) for name, constraint in StackedRiskECRM._parameter_constraints.items()
+    for bad in _bad_values(constraint)])
+def test_every_refused_parameter_is_refused_by_fit_naming_it(name, bad):
+    with pytest.raises((TypeError, ValueError), match=name):
+        StackedRiskECRM(LOSS, TREE, **{name: bad}).fit(*_xy(10))
