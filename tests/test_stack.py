@@ -9,6 +9,7 @@ tampered files) and to scikit-learn's conventions.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 
 import numpy as np
@@ -330,3 +331,19 @@ def test_sklearn_common_checks(estimator, check):
 def test_every_refused_parameter_is_refused_by_fit_naming_it(name, bad):
     with pytest.raises((TypeError, ValueError), match=name):
         StackedRiskECRM(LOSS, TREE, **{name: bad}).fit(*_xy(10))
+
+
+@pytest.mark.slow
+def test_stack_family_end_to_end(ecrm_cmd, train_csv, test_csv, tmp_path):
+    fit = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--loss", "hierarchical", "--cv",
+                   "--family", "stack", "--seed", "0", "-o", "s.ecrm", "--quiet", cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr.decode()
+    assert b"stack weights" in fit.stdout
+    info = json.loads(ecrm_cmd("info", "s.ecrm", "--json", cwd=tmp_path).stdout)
+    assert info["estimator"] == "StackedRiskECRM" and info["weights"] == "stack"
+    assert [m["weights"] for m in info["stacked"]] == ["kernel", "forest"]
+    np.testing.assert_allclose(sum(m["weight"] for m in info["stacked"]), 1.0)
+    text = ecrm_cmd("info", "s.ecrm", cwd=tmp_path)
+    assert text.returncode == 0 and b"stacked risk" in text.stdout, text.stderr
+    ev = ecrm_cmd("evaluate", "s.ecrm", str(test_csv), "--json", "--quiet", cwd=tmp_path)
+    assert ev.returncode == 0, ev.stderr.decode()

@@ -84,10 +84,11 @@ def run(args) -> int:
         return print_out(json.dumps(info, indent=2) + "\n")
     labels = info.pop("labels")
     steps = info.pop("preprocessing", [])
-    if "members" in info:  # a mixture: its two families in words
-        from ecrm.report import weights_line
+    for key in ("members", "stacked"):  # a mixture's or a stack's families in words
+        if key in info:
+            from ecrm.report import weights_line
 
-        info["members"] = weights_line(info)
+            info[key] = weights_line(info)
     lines = [f"{key:<16}{printable(value)}"  # values from the file: escaped for the terminal
              for key, value in info.items()]
     lines += [f"{'preprocessing' if i == 0 else '':<16}"

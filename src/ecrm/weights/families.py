@@ -143,7 +143,7 @@ def _stacked(model) -> dict:
     return {"weights": "stack", "stack_used": bool(model.stack_used_),
             "stacked": [{"weight": float(b), **describe(e)}
                         for b, e in zip(model.weights_, model.estimators_, strict=True)],
-            "per_label_shares": model.label_weights_ is not None,
+            "label_shares": model.label_weights_ is not None,
             "selection": {"scoring": "stacked honest " + _scoring(model),
                           "best_score": float(model.best_score_),
                           "n_candidates": len(model.cv_results_["weights"])}}
