@@ -35,8 +35,8 @@ For label scores chosen by a metric, each label :math:`l` may also get its own s
 honest scores, shrunk towards the global share,
 :math:`\tilde\beta^{(l)} = (1 - s_l)\beta^{(l)} + s_l \beta` with
 :math:`s_l = \tau / (\tau + n_l)` (:math:`n_l` the label's positive training points,
-:math:`\tau` = ``label_shrinkage``), kept only if the nested check says they help
-(``label_weights_``).
+:math:`\tau` = ``label_shrinkage``; beyond three members the lattice is the vertices: each
+label's best member), kept only if the nested check says they help (``label_weights_``).
 """
 
 from __future__ import annotations
