@@ -37,7 +37,7 @@ def check_stack_state(model, plan) -> None:
     """Raise ``ValueError``/``TypeError`` unless ``model``'s fitted state is one its
     ``fit`` could have made with the parameters ``plan``."""
     from ecrm.mixture import _described
-    from ecrm.weights.stack import simplex_grid
+    from ecrm.weights.stack import best_candidate, simplex_grid
 
     check_level_columns(getattr(model, "level_columns_", None))
     members = model.estimators_
@@ -85,7 +85,7 @@ def check_stack_state(model, plan) -> None:
     if len(grid) < J or grid[:J] != np.eye(J).tolist() or (expected is not None
                                                           and grid != expected):
         raise ValueError("cv_results_['weights'] are not the candidates of the search")
-    best = int(np.argmax(scores)) if model.stack_used_ else int(np.argmax(scores[:J]))
+    best = best_candidate(scores) if model.stack_used_ else int(np.argmax(scores[:J]))
     if weights.tolist() != grid[best] or model.best_score_ != scores[best]:
         raise ValueError("weights_ and best_score_ must be the chosen candidate's of "
                          "cv_results_ (the best, or the best single member)")

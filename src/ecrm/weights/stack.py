@@ -53,7 +53,7 @@ from ecrm._parameters import RANDOM_STATE, Checked, Flag, Number, Rule, table
 from ecrm._template import StructuredEstimator
 from ecrm.mixture import _described, honest_criterion
 
-__all__ = ["StackedRiskECRM", "simplex_grid"]
+__all__ = ["StackedRiskECRM", "best_candidate", "simplex_grid"]
 
 #: Blocks of rows per half whose metric values give the standard error under a metric.
 _BLOCKS = 10
@@ -71,6 +71,12 @@ def simplex_grid(n_members: int, resolution: int) -> np.ndarray:
     vertices.sort(key=lambda p: p.index(resolution))
     rest = [p for p in points if max(p) < resolution]
     return np.array(vertices + rest, dtype=float) / resolution
+
+
+def best_candidate(scores) -> int:
+    """The index of the candidate kept: the first of the best
+    ``scores`` (the search's order: the members alone first)."""
+    return int(np.argmax(scores))
 
 
 def _check_members(members):
@@ -229,7 +235,7 @@ class StackedRiskECRM(StructuredEstimator):
         outputs = by_point[:, rows]
         judge = {"loss": self.loss, "output_space": self.output_space, "metric": metric}
         grid, scores, losses = self._search(outputs, Yh, judge)
-        best, single = int(np.argmax(scores)), int(np.argmax(scores[:len(members)]))
+        best, single = best_candidate(scores), int(np.argmax(scores[:len(members)]))
         nested = {"gain": np.nan, "std_error": np.nan, "label_gain": np.nan,
                   "label_std_error": np.nan}
         used, halves, folds = True, None, []
@@ -287,7 +293,8 @@ class StackedRiskECRM(StructuredEstimator):
         """Choose on ``sel``, judge on ``out``: the stack's units, the best single member's,
         the stack's share and the single member's (one-hot)."""
         grid, scores, _ = self._search(outputs[:, sel], Y[sel], judge)
-        beta, single = grid[int(np.argmax(scores))], int(np.argmax(scores[:outputs.shape[0]]))
+        beta = grid[best_candidate(scores)]
+        single = int(np.argmax(scores[:outputs.shape[0]]))
         units = _judge_units(judge, Y[out])
         return (units(np.tensordot(beta, outputs[:, out], axes=1)),
                 units(outputs[single, out]), beta, np.eye(outputs.shape[0])[single])
