@@ -347,3 +347,27 @@ def test_stack_family_end_to_end(ecrm_cmd, train_csv, test_csv, tmp_path):
     assert text.returncode == 0 and b"stacked risk" in text.stdout, text.stderr
     ev = ecrm_cmd("evaluate", "s.ecrm", str(test_csv), "--json", "--quiet", cwd=tmp_path)
     assert ev.returncode == 0, ev.stderr.decode()
+
+
+def test_a_pipeline_whose_estimator_lost_its_fitted_state_is_refused(tmp_path):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, Y = _xy(30)
+    save(make_pipeline(StandardScaler(), ecrm.ECRM(LOSS, TREE)).fit(X, Y), tmp_path / "p.ecrm")
+
+    def strip(meta, arrays):
+        meta["params"]["steps"][-1]["items"][1]["state"] = {}
+    with pytest.raises(ModelFileError, match="not a fitted estimator"):
+        load(_tampered(tmp_path / "p.ecrm", tmp_path / "bad.ecrm", strip))
+
+
+def test_an_unfitted_member_with_a_refused_parameter_is_refused(stack3, tmp_path):
+    save(stack3, tmp_path / "s.ecrm")
+
+    def edit(meta, arrays):
+        member = meta["params"]["members"][0]
+        assert member["$type"] == "fitted" and member["state"] == {}
+        member["kwargs"]["alphas"] = [-1.0]
+    with pytest.raises(ModelFileError, match="alpha"):
+        load(_tampered(tmp_path / "s.ecrm", tmp_path / "bad.ecrm", edit))
