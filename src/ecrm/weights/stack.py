@@ -159,6 +159,19 @@ class StackedRiskECRM(StructuredEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` had string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ecrm import ECRMCV, ForestECRMCV, Hierarchy, StackedRiskECRM
+    >>> from ecrm.losses import HammingLoss
+    >>> h, loss = Hierarchy([("a", "a1"), ("a", "a2")]), HammingLoss()
+    >>> X = np.linspace(0, 1, 60)[:, None]
+    >>> Y = np.where(X > 0.5, [1, 0, 1], [1, 1, 0])
+    >>> members = [ECRMCV(loss, h, alphas=[1e-2, 0.1, 1]), ForestECRMCV(loss, h, n_estimators=20)]
+    >>> model = StackedRiskECRM(loss, h, members=members, random_state=0).fit(X, Y)
+    >>> float(model.weights_.sum()), model.predict([[0.9]]).tolist()
+    (1.0, [[1.0, 0.0, 1.0]])
     """
 
     _parameter_constraints = table(
