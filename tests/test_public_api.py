@@ -203,6 +203,7 @@ def test_every_warning_class_is_public_in_ecrm_exceptions():
 
 #: The public names of the weight families' package (:mod:`ecrm.weights`).
 WEIGHTS = ["FAMILIES", "Family", "HonestOutputs", "RiskEstimator", "RiskFit", "RiskTargets",
+           "StackedRiskECRM",
            "family_of", "register_family", "unregister_family"]
 
 
@@ -224,4 +225,4 @@ def test_the_table_of_families_imports_nothing_heavy(run_python):
     proc = run_python("-c", "import sys, ecrm.weights as w; print(sorted(w.FAMILIES)); "
                       "print('numpy' in sys.modules)")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["['forest',", "'kernel',", "'mixed']", "False"]
+    assert proc.stdout.split() == ["['forest',", "'kernel',", "'mixed',", "'stack']", "False"]

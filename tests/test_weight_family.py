@@ -270,7 +270,7 @@ def test_the_table_refuses_a_taken_name_or_class_name_and_a_non_estimator(knn):
         register_family("knn2", other)
     with pytest.raises(TypeError, match="template"):
         register_family("plain", type("Plain", (), {}))
-    assert set(FAMILIES) == {"kernel", "forest", "mixed", "knn"}
+    assert set(FAMILIES) == {"kernel", "forest", "mixed", "stack", "knn"}
     with pytest.raises(TypeError):
         FAMILIES["x"] = knn  # a read-only view: only register_family changes it
 

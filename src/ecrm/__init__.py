@@ -17,8 +17,9 @@ __all__ = ["ECRM", "ECRMCV", "CandidateSpace", "CenterSelector", "DualSolver", "
            "ForestECRM", "ForestECRMCV", "GridEdgeWarning", "Hierarchy", "JointKernelECRM",
            "KMeansPlusPlusCenters", "LeverageCenters", "LinearConstraintSpace",
            "MixedRiskECRM", "MultilabelSpace", "NystromSolver", "OutputSpace", "PermutationSpace",
-           "PrimalSolver", "Solver", "StructuredSVM", "UniformCenters", "bounds", "exceptions",
-           "load", "losses", "register_solver", "save", "weights", "__version__"]
+           "PrimalSolver", "Solver", "StackedRiskECRM", "StructuredSVM", "UniformCenters",
+           "bounds", "exceptions", "load", "losses", "register_solver", "save", "weights",
+           "__version__"]
 
 #: Where each public name is defined (``None``: a sub-module of that name).
 _SOURCES: dict[str, str | None] = {
@@ -26,7 +27,7 @@ _SOURCES: dict[str, str | None] = {
     "load": "ecrm.io", "save": "ecrm.io", "StructuredSVM": "ecrm.ssvm", "bounds": None,
     "exceptions": None, "losses": None, "weights": None, "ForestECRM": "ecrm.forest",
     "ForestECRMCV": "ecrm.forest", "GridEdgeWarning": "ecrm.exceptions",
-    "MixedRiskECRM": "ecrm.mixture",
+    "MixedRiskECRM": "ecrm.mixture", "StackedRiskECRM": "ecrm.weights.stack",
     **{name: "ecrm._solvers.centers" for name in ("CenterSelector", "KMeansPlusPlusCenters",
                                                    "LeverageCenters", "UniformCenters")},
     **{name: "ecrm._solvers.solver" for name in ("DualSolver", "NystromSolver", "PrimalSolver",
@@ -67,6 +68,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         PermutationSpace,
     )
     from ecrm.ssvm import StructuredSVM
+    from ecrm.weights.stack import StackedRiskECRM
 
 
 def __getattr__(name: str) -> Any:

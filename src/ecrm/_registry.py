@@ -255,7 +255,11 @@ def _estimator_state(model) -> dict:
 
 
 def _rebuild_estimator(model, fitted: dict) -> None:
-    """Set an estimator's fitted state and check it is one its ``fit`` could have made."""
+    """Set an estimator's fitted state and check it is one its ``fit`` could have made
+    (none: an unfitted estimator, a parameter of another, e.g. a stack's members)."""
+    if not fitted:
+        model._check_params()
+        return
     for key, value in fitted.items():
         setattr(model, key, value)
     if isinstance(fitted.get("_fit"), RiskFit):  # the fit's training rows are X_fit_
@@ -291,6 +295,8 @@ def _check_pipeline(pipe, fitted: dict) -> None:
     if not isinstance(pipe.verbose, bool):
         raise ValueError(f"verbose must be a bool; found {type(pipe.verbose).__name__}")
     *transforms, (_, last) = steps
+    if "n_features_in_" not in vars(last):
+        raise ValueError("the last step is not a fitted estimator")
     if type(last).__name__ not in _ESTIMATOR_MODULES:
         raise ValueError(f"the last step must be one of {list(_ESTIMATOR_MODULES)}; found "
                          f"{type(last).__name__}")

@@ -519,6 +519,8 @@ def load(path: str | os.PathLike):
         name = meta["estimator"]
         if name not in (*_ESTIMATOR_MODULES, "Pipeline"):
             raise reader.fail(f"unknown estimator class {name!r}")
+        if not meta["fitted"] and name != "Pipeline":
+            raise reader.fail(f"the {name} holds no fitted state (tampered file)")
         try:
             return reader.instance(name, meta["params"], meta["fitted"])
         except TypeError as exc:

@@ -35,7 +35,7 @@ from ecrm.estimator import ECRMCV
 from ecrm.forest import ForestECRMCV
 
 __all__ = ["MixedRiskECRM", "MixingChoice", "check_mixing_grid", "choose_mixture",
-           "kernel_loo_outputs"]
+           "honest_criterion", "kernel_loo_outputs"]
 
 
 def check_mixing_grid(grid) -> np.ndarray:
@@ -109,6 +109,19 @@ def kernel_loo_outputs(model: ECRMCV, X, Y, *, scores: bool = False):
     return honest.rows, honest.values
 
 
+def honest_criterion(outputs, Y, *, loss=None, output_space=None, metric=None,
+                     judge=None) -> tuple[float, float]:
+    """The criterion of combined honest outputs (greater is better) and their mean task
+    loss: minus the mean task loss of the exact oracle on the costs ``outputs`` (judged by
+    ``judge(outputs, Y)`` when given), or ``metric(Y, outputs)`` of label scores (the mean
+    loss is then NaN). Shared by :func:`choose_mixture` and :mod:`ecrm.weights.stack`."""
+    if metric is not None:
+        return float(metric(np.asarray(Y, dtype=float), outputs)), np.nan
+    judge = loss if judge is None else judge
+    mean_loss = float(np.mean(judge(output_space.minimize(outputs, loss.cost_form), Y)))
+    return -mean_loss, mean_loss
+
+
 @dataclass(frozen=True)
 class MixingChoice:
     """The outcome of :func:`choose_mixture`.
@@ -176,16 +189,13 @@ def choose_mixture(kernel, forest, Y, grid, *, loss=None, output_space=None,
         raise ValueError("no training point is out of sample in both families")
     grid = check_mixing_grid(grid)
     Y = np.asarray(Y)[rows]
-    judge = loss if judge is None else judge
     scores, losses = [], []
     for share in grid:
-        mixed = share * K + (1.0 - share) * F
-        if metric is None:
-            losses.append(float(np.mean(judge(output_space.minimize(mixed, loss.cost_form), Y))))
-            scores.append(-losses[-1])
-        else:
-            losses.append(np.nan)
-            scores.append(float(metric(np.asarray(Y, dtype=float), mixed)))
+        score, mean_loss = honest_criterion(share * K + (1.0 - share) * F, Y, loss=loss,
+                                            output_space=output_space, metric=metric,
+                                            judge=judge)
+        scores.append(score)
+        losses.append(mean_loss)
     best = int(np.argmax(scores))
     return MixingChoice(float(grid[best]), grid, np.array(scores), np.array(losses), rows)
 

@@ -73,12 +73,17 @@ def model_line(summary: dict) -> str:
 
 def weights_line(summary: dict) -> str:
     """The risk weights of an ``ecrm info --json`` summary in words: a forest's, a
-    kernel's, or their mixture."""
+    kernel's, their mixture, or a stack of families."""
     if summary.get("weights") == "mixed":
         kernel, forest = (weights_line(summary["members"][f]) for f in ("kernel", "forest"))
         return f"mixed risk, kernel share {summary['mixture']:g} ({kernel}; {forest})"
+    if summary.get("weights") == "stack":
+        parts = "; ".join(f"{m['weight']:g} {weights_line(m)}" for m in summary["stacked"])
+        return f"stacked risk{'' if summary['stack_used'] else ' (one member kept)'} ({parts})"
     if summary.get("weights") == "forest":
         return _forest(summary)
+    if "kernel" not in summary:  # a registered family's
+        return f"{summary.get('weights', 'unknown')} weights"
     return f"{_kernel(summary['kernel'])}, {'='.join(_regularisation(summary))}"
 
 

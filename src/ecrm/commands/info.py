@@ -84,10 +84,11 @@ def run(args) -> int:
         return print_out(json.dumps(info, indent=2) + "\n")
     labels = info.pop("labels")
     steps = info.pop("preprocessing", [])
-    if "members" in info:  # a mixture: its two families in words
-        from ecrm.report import weights_line
+    for key in ("members", "stacked"):  # a mixture's or a stack's families in words
+        if key in info:
+            from ecrm.report import weights_line
 
-        info["members"] = weights_line(info)
+            info[key] = weights_line(info)
     # one column of keys, as wide as the longest, then two spaces: a key never runs into
     # its value (min_samples_split)
     width = max(len(key) for key in [*info, "preprocessing", "labels"]) + 2

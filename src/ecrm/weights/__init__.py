@@ -7,7 +7,8 @@ or one of your own) whose fit holds a :class:`RiskFit`, the regressions of the t
 :class:`RiskTargets`. :func:`register_family` adds it to :data:`FAMILIES`, the table that
 ``ecrm fit --family``, ``ecrm info`` and the model files read; :class:`HonestOutputs` are a
 family's leave-one-out or out-of-bag outputs (:meth:`RiskEstimator.fit_honest`), which
-:class:`ecrm.MixedRiskECRM` mixes and :func:`ecrm.selection.select_honestly` compares.
+:class:`ecrm.MixedRiskECRM` mixes, :class:`StackedRiskECRM` stacks and
+:func:`ecrm.selection.select_honestly` compares.
 
 The estimator classes are imported on first use (:pep:`562`): the command line reads the
 table without loading NumPy.
@@ -27,16 +28,18 @@ from ecrm.weights.families import (
 )
 
 __all__ = ["FAMILIES", "Family", "HonestOutputs", "RiskEstimator", "RiskFit", "RiskTargets",
-           "family_of", "register_family", "unregister_family"]
+           "StackedRiskECRM", "family_of", "register_family", "unregister_family"]
 
 #: Where each lazily imported name is defined.
 _SOURCES = {"HonestOutputs": "ecrm._risk", "RiskEstimator": "ecrm._risk",
-            "RiskFit": "ecrm._solvers.base", "RiskTargets": "ecrm._solvers.rows"}
+            "RiskFit": "ecrm._solvers.base", "RiskTargets": "ecrm._solvers.rows",
+            "StackedRiskECRM": "ecrm.weights.stack"}
 
 if TYPE_CHECKING:
     from ecrm._risk import HonestOutputs, RiskEstimator
     from ecrm._solvers.base import RiskFit
     from ecrm._solvers.rows import RiskTargets
+    from ecrm.weights.stack import StackedRiskECRM
 
 
 def __getattr__(name: str) -> Any:

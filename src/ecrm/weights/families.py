@@ -138,6 +138,17 @@ def _mixed(model) -> dict:
                           "n_candidates": len(model.cv_results_["mixture"])}}
 
 
+def _stacked(model) -> dict:
+    """Each member's weight in the stack and description, and whether the stack was kept."""
+    return {"weights": "stack", "stack_used": bool(model.stack_used_),
+            "stacked": [{"weight": float(b), **describe(e)}
+                        for b, e in zip(model.weights_, model.estimators_, strict=True)],
+            "label_shares": model.label_weights_ is not None,
+            "selection": {"scoring": "stacked honest " + _scoring(model),
+                          "best_score": float(model.best_score_),
+                          "n_candidates": len(model.cv_results_["weights"])}}
+
+
 #: The options of ``ecrm fit`` that only kernel ridge reads.
 _KERNEL_OPTIONS = ("--kernel", "--gamma", "--alpha", "--alphas", "--gammas", "--kernels",
                    "--extend-grid", "--solver", "--n-components", "--center-selection",
@@ -151,6 +162,7 @@ _TABLE: dict[str, Family] = {f.name: f for f in (
            fits=("ecrm._solvers.forest:ForestFit",), options=("--trees",), describe=_forest),
     Family("mixed", "ecrm.mixture:MixedRiskECRM", options=(*_KERNEL_OPTIONS, "--trees"),
            describe=_mixed),
+    Family("stack", "ecrm.weights.stack:StackedRiskECRM", describe=_stacked),
 )}
 
 #: The weight families by name (a read-only view: :func:`register_family` changes it).
