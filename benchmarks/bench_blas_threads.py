@@ -24,11 +24,12 @@ from threadpoolctl import threadpool_limits
 from ecrm import ECRMCV
 from ecrm.datasets import make_hmc
 from ecrm.losses import HierarchicalLoss
+from ecrm.selection import LeaveOneOutSearch
 m, threads = int(sys.argv[1]), int(sys.argv[2])
 X, Y, h = make_hmc(m, random_state=0)
 with threadpool_limits(limits=threads, user_api="blas"):
     t0 = time.perf_counter()
-    ECRMCV(HierarchicalLoss(h), h, kernel_grid={"gamma": [0.1]}).fit(X, Y)
+    ECRMCV(HierarchicalLoss(h), h, search=LeaveOneOutSearch(kernel_grid={"gamma": [0.1]})).fit(X, Y)
     print(time.perf_counter() - t0)
 """
 

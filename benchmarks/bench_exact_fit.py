@@ -44,6 +44,7 @@ from ecrm import ECRMCV
 from ecrm._kernels import kernel_matrix
 from ecrm._ridge import EigenFactor
 from ecrm.losses import HammingLoss
+from ecrm.selection import LeaveOneOutSearch
 
 ALPHAS = np.logspace(-8, 2, 21)  # ecrm.experiments.hmc.ALPHAS
 DEFAULT_DATA = "/work/shared/data/hmc"
@@ -123,9 +124,10 @@ def load(args):
 
 
 def estimator(h, p):
-    return ECRMCV(HammingLoss(), h, alphas=ALPHAS, fit_intercept="auto",
-                  kernel_grid={"kernel": ["rbf"], "gamma": [0.5 / p, 1.0 / p, 2.0 / p]},
-                  kernel_subsample=1500, random_state=0)
+    return ECRMCV(HammingLoss(), h, alphas=ALPHAS, search=LeaveOneOutSearch(
+        fit_intercept="auto",
+        kernel_grid={"kernel": ["rbf"], "gamma": [0.5 / p, 1.0 / p, 2.0 / p]},
+        kernel_subsample=1500), random_state=0)
 
 
 def main(argv=None):

@@ -293,10 +293,11 @@ def _added(model) -> tuple[list, list]:
 
 
 def check_search_state(model, m: int, d: int, settings: list, alphas: list,
-                       intercepts: list) -> None:
+                       intercepts: list, extend: bool) -> None:
     """ECRMCV's choice, leave-one-out rows, predictions, calibration and summaries against
-    its candidate kernel ``settings``, ``alphas`` and ``intercepts``."""
-    if model.extend_grid:  # checked by _check_params: a bool
+    its candidate kernel ``settings``, ``alphas`` and ``intercepts`` (and those an
+    extension of the grid, ``extend``, added)."""
+    if extend:
         more_settings, more_alphas = _added(model)
         settings, alphas = settings + more_settings, alphas + more_alphas
     if model.kernel_params_ not in settings:

@@ -363,6 +363,8 @@ class _Reader:
                             "fitted state (tampered file)")
         decoded = {k: self.field(k, v) for k, v in kwargs.items()}
         field = f"{'.'.join(self.fields)}: " if self.fields else ""
+        if entry.upgrade is not None:  # parameters of an older layout
+            decoded = entry.upgrade(decoded)
         try:
             if entry.check is not None:
                 entry.check(decoded)

@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ecrm._model_selection import check_scoring
 from ecrm._parameters import RANDOM_STATE, Checked, Rule, table
+from ecrm._search import LeaveOneOutSearch
 from ecrm._template import StructuredEstimator
 from ecrm.estimator import ECRMCV
 from ecrm.forest import ForestECRMCV
@@ -72,10 +73,21 @@ def _member_options(value, name: str) -> dict:
 def _kernel_options(value) -> dict:
     """The kernel member's keyword arguments: no calibration either."""
     options = _member_options(value, "kernel_options")
-    if options.get("calibration") is not None:
+    search = options.get("search")
+    if not isinstance(search, LeaveOneOutSearch):
+        search = None  # ECRMCV's own check names anything else
+    if options.get("calibration") is not None or (search is not None
+                                                  and search.calibration is not None):
         raise ValueError("kernel_options must not set a calibration: the kernel's scores are "
                          "mixed as the leave-one-out search judged them")
+    if search is not None and not _is_default_scoring(search.scoring):
+        raise ValueError("kernel_options must not set the search's scoring: the mixture sets "
+                         "it for both families")
     return options
+
+
+def _is_default_scoring(scoring) -> bool:
+    return isinstance(scoring, str) and scoring == "loss"
 
 
 def _forest_options(value) -> dict:
