@@ -38,8 +38,8 @@ from scipy import linalg
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import describe
 
+import ecrm._search
 import ecrm._solvers.dual
-import ecrm.estimator
 from ecrm import ECRMCV
 from ecrm._kernels import kernel_matrix
 from ecrm._ridge import EigenFactor
@@ -104,7 +104,7 @@ class PreviousLeaveOneOut:
 
 @contextlib.contextmanager
 def previous_code_path():
-    with mock.patch.object(ecrm.estimator, "gram_eigendecomposition",
+    with mock.patch.object(ecrm._search, "gram_eigendecomposition",
                            previous_gram_eigendecomposition), \
             mock.patch.object(ecrm._solvers.dual, "LeaveOneOut", PreviousLeaveOneOut):
         yield

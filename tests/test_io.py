@@ -35,6 +35,7 @@ from ecrm.losses import (
     SquaredRankLoss,
     ZeroOneLoss,
 )
+from ecrm.selection import LeaveOneOutSearch
 from ecrm.spaces import paper_network
 
 INT_LABELS = Hierarchy([(1, 2), (1, 3), (4, 5)])
@@ -108,8 +109,9 @@ def test_loaded_ecrmcv_predicts_exactly_as_saved(case, tmp_path):
     loss, space = CASES[case]
     X, Y = _data(space)
     Xt = _data(space, 15, seed=1)[0]
-    model = ECRMCV(loss, space, alphas=[1e-3, 1e-2, 1e-1], fit_intercept="auto",
-                   kernel_grid={"kernel": ["rbf"], "gamma": [0.1, 0.5]}).fit(X, Y)
+    model = ECRMCV(loss, space, alphas=[1e-3, 1e-2, 1e-1],
+                   search=LeaveOneOutSearch(fit_intercept="auto", kernel_grid={
+                       "kernel": ["rbf"], "gamma": [0.1, 0.5]})).fit(X, Y)
     loaded = _roundtrip(model, tmp_path)
     np.testing.assert_array_equal(loaded.predict(Xt), model.predict(Xt))
     assert loaded.alpha_ == model.alpha_ and loaded.kernel_params_ == model.kernel_params_

@@ -12,6 +12,7 @@ from ecrm import ECRM, ECRMCV, ForestECRMCV, Hierarchy, MixedRiskECRM, Permutati
 from ecrm.losses import AbsoluteLoss, FootruleLoss, HammingLoss, HierarchicalLoss, KendallLoss
 from ecrm.metrics import micro_auprc
 from ecrm.mixture import check_mixing_grid, choose_mixture, kernel_loo_outputs
+from ecrm.selection import LeaveOneOutSearch
 from test_forest import _explicit_oob_costs
 
 TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2")])
@@ -71,7 +72,7 @@ def test_the_ends_of_the_grid_are_the_pure_families(share):
 def test_honest_costs_are_the_explicit_leave_one_out_and_out_of_bag_costs():
     X, Y = _data(m=30)
     loss = HammingLoss()
-    kernel = ECRMCV(loss, TREE, **KERNEL, fit_intercept=False)
+    kernel = ECRMCV(loss, TREE, **KERNEL, search=LeaveOneOutSearch(fit_intercept=False))
     rows, K = kernel_loo_outputs(kernel, X, Y)
     m = len(X)
     assert rows.tolist() == list(range(m))

@@ -26,6 +26,7 @@ from ecrm.datasets.flows import simulate_flows
 from ecrm.io import ModelFileError
 from ecrm.length_scales import LeaveOneOutLengthScales
 from ecrm.losses import AbsoluteLoss, HammingLoss
+from ecrm.selection import LeaveOneOutSearch
 from ecrm.spaces import paper_network
 from test_model_file_hostile import META, _members, _npy_header, _sign, _write
 
@@ -172,7 +173,7 @@ def test_non_canonical_training_rows_are_saved_canonical(tmp_path):
 def calibrated_file(request, tmp_path_factory):
     X, Y = _xy(30)
     model = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1, 1.0], gamma=0.3,
-                   calibration=request.param).fit(X, Y)
+                   search=LeaveOneOutSearch(calibration=request.param)).fit(X, Y)
     assert model.calibration_ == request.param
     return request.param, _save(model, tmp_path_factory, request.param)
 

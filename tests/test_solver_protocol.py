@@ -261,7 +261,7 @@ def test_a_solver_object_carries_its_settings(tmp_path):
     with pytest.raises(ValueError, match="carries its own settings"):
         ECRM(HammingLoss(), TREE, solver=solver, n_components=20).fit(X, Y)
     with pytest.raises(ValueError, match="carries its own settings"):
-        ECRMCV(HammingLoss(), TREE, solver=solver, center_selection="leverage").fit(X, Y)
+        ECRMCV(HammingLoss(), TREE, solver=NystromSolver(center_selection="leverage")).fit(X, Y)
     with pytest.raises(ValueError, match="n_components=80 must be at most"):
         ECRM(HammingLoss(), TREE, solver=NystromSolver(80)).fit(X, Y)
 

@@ -9,7 +9,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn import config_context
 
 from _shapes import TREE7 as TREE
-from ecrm import ECRM, ECRMCV
+from ecrm import ECRM, ECRMCV, NystromSolver
 from ecrm._solvers.centers import select_centers
 from ecrm._solvers.features import LinearFeatures, NystromFeatures
 from ecrm._solvers.normal_equations import NormalEquations
@@ -17,6 +17,7 @@ from ecrm._solvers.primal import PrimalLeaveOneOut
 from ecrm._solvers.solver import check_solver_params
 from ecrm.datasets.flows import simulate_flows
 from ecrm.losses import AbsoluteLoss, FootruleLoss, HammingLoss, HierarchicalLoss, SquaredLoss
+from ecrm.selection import LeaveOneOutSearch
 from ecrm.spaces.flows import paper_network
 from ecrm.spaces.permutations import PermutationSpace
 
@@ -194,7 +195,7 @@ def test_nystrom_features_are_rank_revealing():
 def test_caller_arrays_are_not_modified():
     X, Y, Xt = _problem()
     Xc, Yc = X.copy(), Y.copy()
-    ECRMCV(HammingLoss(), TREE, solver="nystrom", n_components=10, alphas=[1e-2]).fit(X, Y)
+    ECRMCV(HammingLoss(), TREE, solver=NystromSolver(n_components=10), alphas=[1e-2]).fit(X, Y)
     assert_array_equal(X, Xc)
     assert_array_equal(Y, Yc)
 
@@ -229,7 +230,8 @@ def test_primal_kernel_grid_must_be_linear():
     X, Y, _ = _problem()
     with pytest.raises(ValueError, match="kernel='linear' in every kernel_grid"):
         ECRMCV(HammingLoss(), TREE, kernel="linear", solver="primal",
-               kernel_grid=[{"kernel": ["linear"]}, {"kernel": ["rbf"]}]).fit(X, Y)
+               search=LeaveOneOutSearch(kernel_grid=[{"kernel": ["linear"]},
+                                                     {"kernel": ["rbf"]}])).fit(X, Y)
 
 
 def test_check_solver_params_resolves_auto():

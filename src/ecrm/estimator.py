@@ -357,6 +357,11 @@ class ECRMCV(_ECRMBase):
                            sorted(set(search["intercepts"])), search["extend_grid"])
         check_ridge_state(self._fit, training.m, self.alpha_, self.fit_intercept_)
 
+    def search_settings(self) -> LeaveOneOutSearch:
+        """The search :meth:`fit` runs: ``search`` (or ``LeaveOneOutSearch()``) with the
+        shortcuts ``alphas`` and ``scoring`` set, on a copy (checked)."""
+        return effective_search(self.alphas, self.scoring, self.search)
+
     def fit(self, X, Y):
         """Select the regularisation and kernel by exact leave-one-out task loss, then refit.
 

@@ -242,7 +242,7 @@ def _scoring(estimator):
     from ecrm.estimator import ECRMCV
 
     if isinstance(estimator, ECRMCV):
-        return effective_search(estimator.alphas, estimator.scoring, estimator.search).scoring
+        return estimator.search_settings().scoring
     return getattr(estimator, "scoring", None)
 
 

@@ -404,7 +404,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--json", type=output_file_option("--json"),
                         help="write the results as JSON to this file")
     parser.add_argument("--extend-grid", action="store_true",
-                        help="LeaveOneOutSearch(extend_grid=True): the ECRM searches extend alpha and the "
+                        help="LeaveOneOutSearch(extend_grid=True): the ECRM searches "
+                        "extend alpha and the "
                         "RBF gamma past a winning end of ALPHAS and GAMMAS (default: the fixed "
                         "grids of the protocol)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
