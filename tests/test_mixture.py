@@ -8,7 +8,17 @@ import numpy as np
 import pytest
 from sklearn.utils import check_random_state
 
-from ecrm import ECRM, ECRMCV, ForestECRMCV, Hierarchy, MixedRiskECRM, PermutationSpace, load, save
+from ecrm import (
+    ECRM,
+    ECRMCV,
+    ForestECRMCV,
+    Hierarchy,
+    MixedRiskECRM,
+    NystromSolver,
+    PermutationSpace,
+    load,
+    save,
+)
 from ecrm.losses import AbsoluteLoss, FootruleLoss, HammingLoss, HierarchicalLoss, KendallLoss
 from ecrm.metrics import micro_auprc
 from ecrm.mixture import check_mixing_grid, choose_mixture, kernel_loo_outputs
@@ -35,7 +45,8 @@ def _member_seeds(random_state):
 def test_costs_scores_and_weights_are_the_mixtures_of_the_two_families():
     X, Y = _data()
     loss = HierarchicalLoss(TREE)
-    model = MixedRiskECRM(loss, TREE, kernel_options={**KERNEL, "fit_intercept": True},
+    model = MixedRiskECRM(loss, TREE, kernel_options={
+                              **KERNEL, "search": LeaveOneOutSearch(fit_intercept=True)},
                           forest_options=FOREST, mixing_grid=[0.3], random_state=1).fit(X, Y)
     assert model.mixture_ == 0.3
     Xt = np.random.default_rng(5).normal(size=(9, 3))
@@ -152,8 +163,9 @@ def test_ranking_mixture_saves_and_loads_and_a_tampered_state_is_refused(tmp_pat
 @pytest.mark.parametrize("solver", ["primal", "nystrom"])
 def test_a_mixture_whose_kernel_file_keeps_no_training_rows_loads(tmp_path, solver):
     X, Y = _data(m=60)
-    options = {"alphas": [1e-3, 1e-2, 1e-1], "solver": solver,
-               **({"kernel": "linear"} if solver == "primal" else {"n_components": 20})}
+    options = {"alphas": [1e-3, 1e-2, 1e-1],
+               **({"kernel": "linear", "solver": solver} if solver == "primal"
+                  else {"solver": NystromSolver(n_components=20)})}
     model = MixedRiskECRM(HierarchicalLoss(TREE), TREE, kernel_options=options,
                           forest_options={"n_estimators": 10}, random_state=0).fit(X, Y)
     save(model, tmp_path / "mixed.ecrm")

@@ -472,14 +472,14 @@ _SEARCH_SETTINGS = ("fit_intercept", "kernel_grid", "memory", "loo_samples", "ke
 
 def ecrmcv_params_of_old_layout(params: dict) -> dict:
     """ECRMCV's parameters as a model file written before the search object holds them:
-    the search's settings (and ``alphas``, ``scoring``) on a
-    :class:`~ecrm.selection.LeaveOneOutSearch`, the Nystrom centres' settings on a
+    the search's settings on a :class:`~ecrm.selection.LeaveOneOutSearch` (``alphas`` and
+    ``scoring`` stay, as the shortcuts), the Nystrom centres' settings on a
     :class:`~ecrm.NystromSolver`. Parameters of the current layout come back unchanged.
 
     >>> new = ecrmcv_params_of_old_layout({"alphas": [0.1], "loo_samples": 5,
     ...                                    "solver": "nystrom", "n_components": 20})
-    >>> new["search"], new["solver"]
-    (LeaveOneOutSearch(alphas=[0.1], loo_samples=5), NystromSolver(n_components=20))
+    >>> new["alphas"], new["search"], new["solver"]
+    ([0.1], LeaveOneOutSearch(loo_samples=5), NystromSolver(n_components=20))
     """
     old = set(params) & {*_SEARCH_SETTINGS, "n_components", "center_selection"}
     if not old or "search" in params:
@@ -487,7 +487,7 @@ def ecrmcv_params_of_old_layout(params: dict) -> dict:
     from ecrm._solvers.solver import NystromSolver
 
     params = dict(params)
-    moved = {k: params.pop(k) for k in (*_SEARCH_SETTINGS, "alphas", "scoring") if k in params}
+    moved = {k: params.pop(k) for k in _SEARCH_SETTINGS if k in params}
     n_components = params.pop("n_components", None)
     center = params.pop("center_selection", "uniform")
     if params.get("solver") == "nystrom" and (
