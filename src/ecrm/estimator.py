@@ -490,7 +490,7 @@ def ecrmcv_params_of_old_layout(params: dict) -> dict:
     moved = {k: params.pop(k) for k in _SEARCH_SETTINGS if k in params}
     n_components = params.pop("n_components", None)
     center = params.pop("center_selection", "uniform")
-    if params.get("solver") == "nystrom" and (
+    if params.get("solver") == NystromSolver.name and (
             n_components is not None or not (isinstance(center, str) and center == "uniform")):
         params["solver"] = NystromSolver(n_components=n_components, center_selection=center)
     return {**params, "search": LeaveOneOutSearch(**moved)}
