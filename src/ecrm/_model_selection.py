@@ -157,16 +157,16 @@ def candidates_table(candidates: Sequence[Candidate]) -> dict:
     keys = [c.sort_key for c in candidates]
     rank = np.empty(len(keys), dtype=int)
     rank[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(1, len(keys) + 1)
-    return {
-        "params": [{**c.kernel_params, "alpha": c.alpha, "fit_intercept": c.fit_intercept}
-                   for c in candidates],
-        "alpha": np.array([c.alpha for c in candidates]),
-        "fit_intercept": np.array([c.fit_intercept for c in candidates]),
-        "mean_loo_score": np.array([c.score for c in candidates]),
-        "mean_loo_loss": np.array([c.mean_loss for c in candidates]),
-        "added": np.array([c.added for c in candidates], dtype=bool),
-        "rank": rank,
-    }
+    from ecrm._search import search_results
+
+    return search_results(
+        [{**c.kernel_params, "alpha": c.alpha, "fit_intercept": c.fit_intercept}
+         for c in candidates],
+        np.array([c.score for c in candidates]), rank,
+        alpha=np.array([c.alpha for c in candidates]),
+        fit_intercept=np.array([c.fit_intercept for c in candidates]),
+        mean_loss=np.array([c.mean_loss for c in candidates]),
+        added=np.array([c.added for c in candidates], dtype=bool))
 
 
 # -- criteria --------------------------------------------------------------------------------
@@ -311,10 +311,11 @@ class SearchOutcome:
     stopped: dict = field(default_factory=dict, repr=False)
 
     def table(self) -> dict:
-        """The candidates as a ``cv_results_`` dict: ``params``, ``alpha``,
-        ``fit_intercept``, ``mean_loo_score``, ``mean_loo_loss`` (NaN when the criterion is
-        a metric of the scores), ``added`` (tried by an extension of the grid) and ``rank``
-        (1 = best)."""
+        """The candidates as a ``cv_results_`` dict (:func:`ecrm.selection.search_results`):
+        ``params``, ``mean_score`` (the leave-one-out criterion), ``rank`` (1 = best), then
+        ``alpha``, ``fit_intercept``, ``mean_loss`` (the mean leave-one-out task loss; NaN
+        when the criterion is a metric of the scores) and ``added`` (tried by an extension
+        of the grid)."""
         return candidates_table(self.candidates)
 
     def bounds_hit(self) -> list[str]:

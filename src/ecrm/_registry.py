@@ -51,6 +51,9 @@ class _Entry:
     #: Maps the decoded keyword arguments of an older layout of the class's parameters to
     #: the current one (:data:`_OLD_LAYOUTS`).
     upgrade: Callable[[dict], dict] | None = None
+    #: Maps ``(params, fitted)`` of an older layout of the fitted state to the current
+    #: fitted state (:data:`_OLD_STATES`).
+    upgrade_state: Callable[[dict, dict], dict] | None = None
 
 
 def _absolute_loss(loss) -> dict:
@@ -145,6 +148,18 @@ def _mixture_layout(params: dict) -> dict:
 #: Estimators whose parameters changed layout: the map from a file's older one.
 _OLD_LAYOUTS: dict[str, Callable[[dict], dict]] = {
     "ECRMCV": _ecrmcv_layout, "MixedRiskECRM": _mixture_layout}
+#: Estimators whose fitted state changed layout (``cv_results_``): the map from a file's
+#: older one, by the module function that knows it.
+_OLD_STATES: dict[str, str] = {"ECRMCV": "ecrm.estimator:ecrmcv_state_of_old_layout",
+                               "ForestECRMCV": "ecrm.forest:forest_state_of_old_layout",
+                               "MixedRiskECRM": "ecrm.mixture:mixture_state_of_old_layout"}
+
+
+def _old_state(name: str) -> Callable[[dict, dict], dict] | None:
+    if name not in _OLD_STATES:
+        return None
+    module, _, function = _OLD_STATES[name].partition(":")
+    return getattr(importlib.import_module(module), function)
 
 def _family_classes(what: str) -> dict[str, type | str]:
     """The ``estimators`` or ``fits`` of every weight family, by class name (as the table
@@ -243,7 +258,8 @@ def _entry(name: str) -> _Entry:
     cls = _class(name)
     if name in _ESTIMATOR_MODULES:
         return _Entry(cls, _estimator_params, cls._fitted_attributes, _estimator_state,
-                      _rebuild_estimator, upgrade=_OLD_LAYOUTS.get(name))
+                      _rebuild_estimator, upgrade=_OLD_LAYOUTS.get(name),
+                      upgrade_state=_old_state(name))
     if name in _family_classes("fits"):  # a family's fit object: its own state
         return _Entry(cls, lambda f: f.to_state(), check=_CHECKS.get(name))
     if name in _steps.STEPS:

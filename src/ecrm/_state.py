@@ -175,7 +175,7 @@ def _real(value, name: str, *, nan: bool = False) -> float:
 
 
 #: The columns of a leave-one-out table (``cv_results_``), besides ``params``.
-_TABLE = {"alpha": "f", "fit_intercept": "b", "mean_loo_score": "f", "mean_loo_loss": "f",
+_TABLE = {"alpha": "f", "fit_intercept": "b", "mean_score": "f", "mean_loss": "f",
           "rank": "i"}
 
 
@@ -210,7 +210,7 @@ def _check_table(table, name: str) -> np.ndarray:
         raise ValueError(f"{name}['rank'] must rank the {n} candidates 1 to {n}")
     if not np.isfinite(table["alpha"]).all() or (table["alpha"] <= 0).any():
         raise ValueError(f"{name}['alpha'] must hold positive alphas")
-    return table["mean_loo_score"]
+    return table["mean_score"]
 
 
 def _check_summaries(model) -> None:

@@ -296,9 +296,11 @@ class ECRMCV(_ECRMBase):
     best_score_ : float
         The best criterion: minus the mean leave-one-out task loss, or the metric.
     cv_results_ : dict
-        ``params`` (a list of dicts) and the arrays ``alpha``, ``fit_intercept``,
-        ``mean_loo_score``, ``mean_loo_loss`` (NaN where not computed), ``added`` (tried by
-        ``extend_grid``, not given in the grid) and ``rank`` for every candidate.
+        The layout every search shares (:func:`ecrm.selection.search_results`): ``params``
+        (a list of dicts), ``mean_score`` (the leave-one-out criterion) and ``rank`` (1 =
+        best), then the arrays ``alpha``, ``fit_intercept``, ``mean_loss`` (the mean
+        leave-one-out task loss; NaN where not computed) and ``added`` (tried by the search's
+        ``extend_grid``, not given in the grid), one entry per candidate.
     loo_scores_ : ndarray of shape (len(loo_rows_), d) or None
         The selected model's leave-one-out label scores, when ``scoring`` is a metric.
     score_calibration_ : IsotonicCalibration, PlattCalibration or None
@@ -494,3 +496,17 @@ def ecrmcv_params_of_old_layout(params: dict) -> dict:
             n_components is not None or not (isinstance(center, str) and center == "uniform")):
         params["solver"] = NystromSolver(n_components=n_components, center_selection=center)
     return {**params, "search": LeaveOneOutSearch(**moved)}
+
+
+def ecrmcv_state_of_old_layout(params: dict, state: dict) -> dict:
+    """ECRMCV's fitted state as a model file written before every search shared one layout
+    of ``cv_results_``: the columns ``mean_loo_score`` and ``mean_loo_loss`` are
+    ``mean_score`` and ``mean_loss`` (of ``kernel_search_results_`` too). A state of the
+    current layout comes back unchanged."""
+    renamed = {"mean_loo_score": "mean_score", "mean_loo_loss": "mean_loss"}
+    out = dict(state)
+    for key in ("cv_results_", "kernel_search_results_"):
+        table = out.get(key)
+        if isinstance(table, dict) and "mean_loo_score" in table:
+            out[key] = {renamed.get(k, k): v for k, v in table.items()}
+    return out

@@ -380,6 +380,8 @@ class _Reader:
             raise self.fail(f"fitted attributes {undeclared} are not those of a fitted {name} "
                             f"({list(entry.fitted)}): a tampered or foreign file")
         fitted = {k: self.field(k, v) for k, v in state.items()}
+        if entry.upgrade_state is not None:  # a fitted state of an older layout
+            fitted = entry.upgrade_state(decoded, fitted)
         try:
             entry.rebuild(obj, fitted)  # type: ignore[misc]
         except (TypeError, ValueError) as exc:

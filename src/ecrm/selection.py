@@ -108,8 +108,8 @@ class LeaveOneOutChoice:
         Minus the selected candidate's mean leave-one-out loss (greater is better).
     cv_results : dict
         Every evaluated candidate, as :attr:`ecrm.ECRMCV.cv_results_`: ``params``,
-        ``alpha``, ``fit_intercept``, ``mean_loo_score``, ``mean_loo_loss``, ``added`` and
-        ``rank`` (1 = best).
+        ``mean_score`` (minus the mean leave-one-out loss), ``rank`` (1 = best), ``alpha``,
+        ``fit_intercept``, ``mean_loss`` and ``added``.
     kernel_search_results : dict or None
         The same table of the first stage, when ``kernel_subsample`` chose the kernel.
     loo_rows : ndarray of int
