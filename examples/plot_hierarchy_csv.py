@@ -78,11 +78,11 @@ for gamma in np.unique(gammas):
     for intercept in (True, False):
         sel = (gammas == gamma) & (res["fit_intercept"] == intercept)
         if sel.any():
-            ax1.semilogx(res["alpha"][sel], res["mean_loo_loss"][sel], marker=".",
+            ax1.semilogx(res["alpha"][sel], res["mean_loss"][sel], marker=".",
                          ls="-" if intercept else "--",
                          label=f"gamma={gamma:g}" + ("" if intercept else ", no intercept"))
 best = int(np.argmin(res["rank"]))
-ax1.plot(res["alpha"][best], res["mean_loo_loss"][best], "o", ms=12, mfc="none", c="k")
+ax1.plot(res["alpha"][best], res["mean_loss"][best], "o", ms=12, mfc="none", c="k")
 ax1.set(xlabel="alpha (the paper's lambda)", ylabel="leave-one-out hierarchical loss",
         title="Exact leave-one-out search")
 ax1.legend(fontsize=8)

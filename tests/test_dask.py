@@ -72,7 +72,7 @@ def test_ecrmcv_fit_on_dask_equals_in_memory(client, kw):
     cv = dict(alphas=np.logspace(-4, 0, 5), search=LeaveOneOutSearch(fit_intercept="auto"), **kw)
     ref = ECRMCV(HammingLoss(), TREE, **cv).fit(X, Y)
     est = ECRMCV(HammingLoss(), TREE, **cv).fit(*_dask(X, Y))
-    assert_allclose(est.cv_results_["mean_loo_loss"], ref.cv_results_["mean_loo_loss"],
+    assert_allclose(est.cv_results_["mean_loss"], ref.cv_results_["mean_loss"],
                     rtol=0, atol=1e-12)
     assert (est.alpha_, est.fit_intercept_) == (ref.alpha_, ref.fit_intercept_)
     assert_array_equal(est.loo_rows_, ref.loo_rows_)
@@ -89,7 +89,7 @@ def test_ecrmcv_loo_samples_and_in_memory_y(client):
     est = ECRMCV(HammingLoss(), TREE, **cv).fit(_dask(X, Y)[0], Y)
     assert_array_equal(est.loo_rows_, ref.loo_rows_)
     assert_array_equal(est.loo_predictions_, ref.loo_predictions_)
-    assert_allclose(est.cv_results_["mean_loo_loss"], ref.cv_results_["mean_loo_loss"],
+    assert_allclose(est.cv_results_["mean_loss"], ref.cv_results_["mean_loss"],
                     rtol=0, atol=1e-12)
     _assert_same_predictions(est, ref, Xt)
 

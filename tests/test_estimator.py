@@ -71,7 +71,7 @@ def test_ecrmcv_leave_one_out_equals_refit_without_each_point(fit_intercept):
                 search=LeaveOneOutSearch(fit_intercept=fit_intercept)).fit(X, Y)
     best = cv.cv_results_["rank"] == 1
     assert cv.alpha_ == cv.cv_results_["alpha"][best][0]
-    assert cv.best_score_ == -cv.cv_results_["mean_loo_loss"].min()
+    assert cv.best_score_ == -cv.cv_results_["mean_loss"].min()
     for i in range(m):
         keep = np.arange(m) != i
         # Same ridge term on the diagonal: (m-1) * alpha' = m * alpha_.
@@ -99,7 +99,7 @@ def test_ecrmcv_selects_the_minimum_of_its_own_table():
                 search=LeaveOneOutSearch(fit_intercept="auto")).fit(X, Y)
     res = cv.cv_results_
     assert len(res["alpha"]) == 34 and set(res["fit_intercept"]) == {True, False}
-    assert res["mean_loo_loss"][res["rank"] == 1][0] == res["mean_loo_loss"].min()
+    assert res["mean_loss"][res["rank"] == 1][0] == res["mean_loss"].min()
 
 
 @pytest.mark.parametrize(
@@ -228,7 +228,7 @@ def test_kernel_grid_selects_by_loo_and_memory_shares_decompositions():
     best = cv.cv_results_["params"][int(np.argmin(cv.cv_results_["rank"]))]
     assert cv.kernel_params_["kernel"] == best["kernel"] and cv.alpha_ == best["alpha"]
     # Each candidate's LOO loss equals a single-kernel ECRMCV's.
-    for params, loss in zip(cv.cv_results_["params"], cv.cv_results_["mean_loo_loss"],
+    for params, loss in zip(cv.cv_results_["params"], cv.cv_results_["mean_loss"],
                             strict=True):
         one = ECRMCV(HammingLoss(), TREE, alphas=[params["alpha"]], kernel=params["kernel"],
                      gamma=params["gamma"], search=LeaveOneOutSearch(fit_intercept=True)).fit(X, Y)

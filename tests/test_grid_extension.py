@@ -164,7 +164,7 @@ def test_ecrmcv_records_added_candidates_and_switches_off_exactly():
     assert "alpha=1e-05 is the largest of the grid" in str(caught[0].message)
     assert not fixed.cv_results_["added"].any()
     given = ~results["added"]  # the grid's candidates: the same values, bit for bit
-    for key in ("alpha", "fit_intercept", "mean_loo_score", "mean_loo_loss"):
+    for key in ("alpha", "fit_intercept", "mean_score", "mean_loss"):
         np.testing.assert_array_equal(results[key][given], fixed.cv_results_[key])
     # an interior choice: nothing is added and the fit is the fixed grid's, exactly
     kw = {"alphas": [1e-8, 1e-3, 1e4], "fit_intercept": True}

@@ -116,8 +116,8 @@ def test_loaded_ecrmcv_predicts_exactly_as_saved(case, tmp_path):
     loaded = _roundtrip(model, tmp_path)
     np.testing.assert_array_equal(loaded.predict(Xt), model.predict(Xt))
     assert loaded.alpha_ == model.alpha_ and loaded.kernel_params_ == model.kernel_params_
-    np.testing.assert_array_equal(loaded.cv_results_["mean_loo_loss"],
-                                  model.cv_results_["mean_loo_loss"])
+    np.testing.assert_array_equal(loaded.cv_results_["mean_loss"],
+                                  model.cv_results_["mean_loss"])
     # The eigendecomposition is rebuilt on first use: scores match to round-off.
     np.testing.assert_allclose(loaded.predict_scores(Xt), model.predict_scores(Xt), atol=1e-10)
 

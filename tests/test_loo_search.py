@@ -34,15 +34,15 @@ def test_dual_matches_kernel_ridge_refits_without_each_point():
                                kernel_grid={"kernel": ["rbf"], "gamma": [0.2, 1.0]})
     choice = loo_search(X, T, _squared, alphas=alphas, search=search, solver="dual")
     # the criterion of every candidate by refits (ridge m * alpha, as in ECRM)
-    for params, loss in zip(choice.cv_results["params"], choice.cv_results["mean_loo_loss"],
+    for params, loss in zip(choice.cv_results["params"], choice.cv_results["mean_loss"],
                             strict=True):
         def make(params=params):
             return KernelRidge(alpha=m * params["alpha"], kernel="rbf", gamma=params["gamma"])
         assert loss == pytest.approx(_squared(T, _refits(make, X, T)).mean(), rel=1e-8)
     best = min(range(len(choice.cv_results["params"])),
-               key=lambda k: choice.cv_results["mean_loo_loss"][k])
+               key=lambda k: choice.cv_results["mean_loss"][k])
     assert choice.cv_results["rank"][best] == 1
-    assert choice.best_score == pytest.approx(-choice.cv_results["mean_loo_loss"][best])
+    assert choice.best_score == pytest.approx(-choice.cv_results["mean_loss"][best])
     model = KernelRidge(alpha=m * choice.alpha, kernel="rbf", gamma=choice.kernel_params["gamma"])
     np.testing.assert_allclose(choice.loo_predictions, _refits(lambda: model, X, T),
                                rtol=1e-7, atol=1e-9)

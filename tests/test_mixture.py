@@ -121,9 +121,9 @@ def test_the_chosen_share_is_the_best_of_its_grid_on_the_honest_outputs(scoring)
             brute.append(micro_auprc(Y[seen], mixed))
         else:
             brute.append(-np.mean(loss(loss.argmin(mixed, TREE), Y[seen])))
-    np.testing.assert_allclose(model.cv_results_["score"], brute, rtol=1e-12)
+    np.testing.assert_allclose(model.cv_results_["mean_score"], brute, rtol=1e-12)
     assert model.mixture_ == grid[int(np.argmax(brute))]
-    assert model.best_score_ == max(model.cv_results_["score"])
+    assert model.best_score_ == max(model.cv_results_["mean_score"])
     assert model.cv_results_["mixture"] == grid
 
 

@@ -48,13 +48,13 @@ def test_selects_the_best_metric_of_its_own_table():
                     {"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": [0.1, 1.0]}])).fit(X, Y)
     res = cv.cv_results_
     best = res["rank"] == 1
-    assert cv.best_score_ == res["mean_loo_score"].max() == res["mean_loo_score"][best][0]
-    assert np.isnan(res["mean_loo_loss"]).all()  # no oracle ran in the search
+    assert cv.best_score_ == res["mean_score"].max() == res["mean_score"][best][0]
+    assert np.isnan(res["mean_loss"]).all()  # no oracle ran in the search
     assert cv.best_score_ == pytest.approx(macro_auprc(Y, cv.loo_scores_))
     # the task-loss criterion still fills both columns, score = -loss
     plain = ECRMCV(HammingLoss(), TREE, gamma=0.5).fit(X, Y)
-    np.testing.assert_array_equal(plain.cv_results_["mean_loo_score"],
-                                  -plain.cv_results_["mean_loo_loss"])
+    np.testing.assert_array_equal(plain.cv_results_["mean_score"],
+                                  -plain.cv_results_["mean_loss"])
 
 
 def test_a_callable_scoring_is_used_as_given():
@@ -199,8 +199,8 @@ def test_coarse_to_fine_evaluates_half_the_grid_and_finds_the_grid_maximum():
     assert len(per_kernel) == 3 and all(n <= 2 * 9 for n in per_kernel.values())
     assert coarse <= set(res["alpha"].tolist()) and len(res["alpha"]) < len(table["alpha"])
     # every evaluated candidate has the full grid's score
-    by_key = dict(zip(map(str, table["params"]), table["mean_loo_score"], strict=True))
-    for p, score in zip(res["params"], res["mean_loo_score"], strict=True):
+    by_key = dict(zip(map(str, table["params"]), table["mean_score"], strict=True))
+    for p, score in zip(res["params"], res["mean_score"], strict=True):
         assert by_key[str(p)] == score
     # on this problem the criterion is unimodal in alpha: the same choice
     assert (fast.alpha_, fast.fit_intercept_, fast.kernel_params_) == (

@@ -196,8 +196,8 @@ def test_the_toy_solver_runs_the_leave_one_out_search(direct, tmp_path):
     ref = ECRMCV(HammingLoss(), TREE, solver="dual", **kw).fit(X, Y)
     toy = ECRMCV(HammingLoss(), TREE, solver="direct", **kw).fit(X, Y)
     for table in ("cv_results_", "kernel_search_results_"):
-        assert_allclose(getattr(toy, table)["mean_loo_score"],
-                        getattr(ref, table)["mean_loo_score"], atol=1e-10)
+        assert_allclose(getattr(toy, table)["mean_score"],
+                        getattr(ref, table)["mean_score"], atol=1e-10)
     assert (toy.alpha_, toy.fit_intercept_, toy.kernel_params_) == \
         (ref.alpha_, ref.fit_intercept_, ref.kernel_params_)
     assert_array_equal(toy.loo_predictions_, ref.loo_predictions_)

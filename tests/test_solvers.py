@@ -71,7 +71,7 @@ def test_ecrmcv_primal_loo_table_equals_the_dual(solver, kw):
     dual = ECRMCV(HierarchicalLoss(TREE), TREE, solver="dual", **grid, **kw).fit(X, Y)
     low = ECRMCV(HierarchicalLoss(TREE), TREE, solver=solver, random_state=0, **grid,
                  **kw).fit(X, Y)
-    assert_allclose(low.cv_results_["mean_loo_loss"], dual.cv_results_["mean_loo_loss"],
+    assert_allclose(low.cv_results_["mean_loss"], dual.cv_results_["mean_loss"],
                     atol=1e-12)
     assert (low.alpha_, low.fit_intercept_) == (dual.alpha_, dual.fit_intercept_)
     assert_array_equal(low.loo_predictions_, dual.loo_predictions_)
