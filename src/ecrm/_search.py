@@ -295,11 +295,17 @@ class LeaveOneOutSearch(BaseEstimator):
 def check_search(search) -> LeaveOneOutSearch | None:
     """``search`` checked: ``None`` or a :class:`LeaveOneOutSearch` whose settings pass
     their constraints (an error names ``search`` and the setting)."""
-    if search is None:
-        return None
+    return None if search is None else _checked(_instance(search))
+
+
+def _instance(search) -> LeaveOneOutSearch:
     if not isinstance(search, LeaveOneOutSearch):
         raise TypeError(f"search must be None or a LeaveOneOutSearch; got "
                         f"{type(search).__name__}")
+    return search
+
+
+def _checked(search: LeaveOneOutSearch) -> LeaveOneOutSearch:
     try:
         search.plan()
     except (ValueError, TypeError) as exc:
@@ -318,13 +324,13 @@ def effective_search(alphas, scoring, search) -> LeaveOneOutSearch:
     given = {name: value for name, value in (("alphas", alphas), ("scoring", scoring))
              if value is not None}
     if search is None:
-        return check_search(LeaveOneOutSearch(**given))
-    both = [name for name in given if not _is_default(getattr(search, name), name)]
+        return _checked(LeaveOneOutSearch(**given))
+    own = _checked(_instance(search)).get_params(deep=False)
+    both = [name for name in given if not _is_default(own[name], name)]
     if both:
         raise ValueError(f"{both[0]} is given both to the estimator and to its search "
-                         f"({both[0]}={getattr(search, both[0])!r}): give it once")
-    copy = LeaveOneOutSearch(**{**search.get_params(deep=False), **given})
-    return check_search(copy)
+                         f"({both[0]}={own[both[0]]!r}): give it once")
+    return _checked(LeaveOneOutSearch(**{**own, **given}))
 
 
 def _is_default(value, name: str) -> bool:
