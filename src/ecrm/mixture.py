@@ -264,8 +264,10 @@ class MixedRiskECRM(StructuredEstimator):
 
     _parameter_constraints = table(
         "scoring",
-        kernel_options=Checked("ECRMCV's keyword arguments", bad=("x", {"loss": None},
-                                                                  {"calibration": "auto"}),
+        kernel_options=Checked("ECRMCV's keyword arguments", bad=(
+            "x", {"loss": None}, {"calibration": "auto"},
+            {"search": LeaveOneOutSearch(calibration="auto")},
+            {"search": LeaveOneOutSearch(scoring="lrap")}),
                                function=_kernel_options),
         forest_options=Checked("ForestECRMCV's keyword arguments",
                                bad=("x", {"random_state": 0}), function=_forest_options),
