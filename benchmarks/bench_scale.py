@@ -100,11 +100,12 @@ def _data(m, n_test, p, labels):
 def _estimators(M, p, n_alphas, loo_samples):
     from ecrm import ECRM, ECRMCV, NystromSolver
     from ecrm.losses import HammingLoss
+    from ecrm.selection import LeaveOneOutSearch
 
     kw = dict(gamma=1.0 / p, solver=NystromSolver(n_components=M), random_state=0)
     return (lambda h: ECRM(HammingLoss(), h, alpha=ALPHA, **kw),
             lambda h: ECRMCV(HammingLoss(), h, alphas=np.logspace(-7, -2, n_alphas),
-                             loo_samples=loo_samples, **kw))
+                             search=LeaveOneOutSearch(loo_samples=loo_samples), **kw))
 
 
 def _rss():

@@ -32,6 +32,7 @@ from ecrm import ECRMCV
 from ecrm.datasets import load_csv
 from ecrm.losses import HammingLoss, HierarchicalLoss
 from ecrm.metrics import multilabel_report, per_level_report
+from ecrm.selection import LeaveOneOutSearch
 
 # the data files sit beside this script (the gallery runs it from its own folder)
 HERE = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
@@ -47,7 +48,8 @@ print("  " + ", ".join(h.labels))
 # Fit with exact leave-one-out model selection
 # --------------------------------------------
 model = ECRMCV(HierarchicalLoss(h), h, alphas=np.logspace(-5, 0, 11),
-               kernel_grid={"gamma": [0.1, 0.3, 1.0]}).fit(train.X, train.Y)
+               search=LeaveOneOutSearch(kernel_grid={"gamma": [0.1, 0.3, 1.0]}))
+model.fit(train.X, train.Y)
 print(f"chosen: alpha={model.alpha_:.2g}, gamma={model.kernel_params_['gamma']}, "
       f"intercept={model.fit_intercept_}")
 
@@ -76,11 +78,11 @@ for gamma in np.unique(gammas):
     for intercept in (True, False):
         sel = (gammas == gamma) & (res["fit_intercept"] == intercept)
         if sel.any():
-            ax1.semilogx(res["alpha"][sel], res["mean_loo_loss"][sel], marker=".",
+            ax1.semilogx(res["alpha"][sel], res["mean_loss"][sel], marker=".",
                          ls="-" if intercept else "--",
                          label=f"gamma={gamma:g}" + ("" if intercept else ", no intercept"))
 best = int(np.argmin(res["rank"]))
-ax1.plot(res["alpha"][best], res["mean_loo_loss"][best], "o", ms=12, mfc="none", c="k")
+ax1.plot(res["alpha"][best], res["mean_loss"][best], "o", ms=12, mfc="none", c="k")
 ax1.set(xlabel="alpha (the paper's lambda)", ylabel="leave-one-out hierarchical loss",
         title="Exact leave-one-out search")
 ax1.legend(fontsize=8)

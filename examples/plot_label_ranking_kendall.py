@@ -72,7 +72,7 @@ for intercept in (True, False):
     sel = res["fit_intercept"] == intercept
     if not sel.any():  # fit_intercept=True (the default) tries only the model with one
         continue
-    ax1.semilogx(res["alpha"][sel], res["mean_loo_loss"][sel], "o-",
+    ax1.semilogx(res["alpha"][sel], res["mean_loss"][sel], "o-",
                  label="with intercept" if intercept else "without intercept")
 ax1.axvline(models["Kendall"].alpha_, color="k", ls=":", label="chosen alpha")
 ax1.set(xlabel="alpha", ylabel="leave-one-out Kendall distance",

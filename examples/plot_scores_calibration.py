@@ -25,6 +25,7 @@ from ecrm import ECRMCV
 from ecrm.datasets import make_hmc
 from ecrm.losses import HammingLoss
 from ecrm.metrics import micro_auprc
+from ecrm.selection import LeaveOneOutSearch
 
 X, Y, h = make_hmc(900, n_labels=30, random_state=0)
 X_train, Y_train, X_test, Y_test = X[:600], Y[:600], X[600:], Y[600:]
@@ -38,8 +39,9 @@ alphas = np.logspace(-5, 0, 11)
 # leave-one-out scores. The test numbers below show whether its choice held up.
 models = {}
 for calibration in (None, "isotonic", "platt", "auto"):
-    models[calibration] = ECRMCV(HammingLoss(), h, alphas=alphas, scoring="micro_auprc",
-                                 calibration=calibration, random_state=0).fit(X_train, Y_train)
+    search = LeaveOneOutSearch(alphas=alphas, scoring="micro_auprc", calibration=calibration)
+    models[calibration] = ECRMCV(HammingLoss(), h, search=search,
+                                 random_state=0).fit(X_train, Y_train)
 auto = models["auto"]
 print(f"chosen alpha {auto.alpha_:.2g}; leave-one-out micro AU(PRC) {auto.best_score_:.3f}")
 print("calibration='auto', cross-fitted micro AU(PRC) on the training set: "

@@ -9,6 +9,7 @@ from ecrm.estimator import ECRM, ECRMCV
 from ecrm.losses.classification import ZeroOneLoss
 from ecrm.losses.multilabel import HammingLoss, HierarchicalLoss
 from ecrm.losses.ranking import FootruleLoss
+from ecrm.selection import LeaveOneOutSearch
 from ecrm.spaces.candidates import CandidateSpace
 from ecrm.spaces.permutations import PermutationSpace
 
@@ -109,8 +110,9 @@ def test_generalization_bound_reads_the_fitted_kernel():
     """Regression: ECRMCV's kernel is "rbf" but its grid chose the linear kernel; the bound
     used to read ``estimator.kernel`` and silently take kappa = 1."""
     loss, space, X, Y, L = _problems()[0]
-    cv = ECRMCV(loss, space, kernel="rbf", kernel_grid={"kernel": ["linear"]},
-                alphas=[0.5], fit_intercept=False).fit(X, Y)
+    cv = ECRMCV(loss, space, kernel="rbf", alphas=[0.5],
+                search=LeaveOneOutSearch(kernel_grid={"kernel": ["linear"]},
+                                         fit_intercept=False)).fit(X, Y)
     assert cv.kernel_params_["kernel"] == "linear"
     with pytest.raises(ValueError, match="give kappa = sup_x k.*for kernel 'linear'"):
         generalization_bound(cv, rho=1.0, delta=0.05, loss_bound=L)
@@ -118,6 +120,7 @@ def test_generalization_bound_reads_the_fitted_kernel():
     b = generalization_bound(cv, rho=1.0, delta=0.05, loss_bound=L, kappa=kappa)
     assert b.kappa == kappa and b.lam == 0.5
     # and the other way round: a grid choosing rbf for an estimator built with "linear"
-    rbf = ECRMCV(loss, space, kernel="linear", kernel_grid={"kernel": ["rbf"]}, alphas=[0.5],
-                 fit_intercept=False).fit(X, Y)
+    rbf = ECRMCV(loss, space, kernel="linear", alphas=[0.5],
+                 search=LeaveOneOutSearch(kernel_grid={"kernel": ["rbf"]},
+                                          fit_intercept=False)).fit(X, Y)
     assert generalization_bound(rbf, rho=1.0, delta=0.05, loss_bound=L).kappa == 1.0

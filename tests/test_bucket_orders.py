@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from ecrm import ECRMCV
 from ecrm.io import load, save
 from ecrm.losses import KendallTiesLoss, TauXLoss, tau_x
+from ecrm.selection import LeaveOneOutSearch
 from ecrm.spaces import BucketOrderSpace, _bucket_solvers, bucket_orders
 from ecrm.spaces.bucket_orders import (
     bucket_order_to_pairs,
@@ -399,7 +400,7 @@ def test_ecrmcv_end_to_end_and_model_file(tmp_path):
     X, P = _ranked_data(k)
     space = BucketOrderSpace(k, labels=["w", "x", "y", "z"])
     est = ECRMCV(TauXLoss(k), space, alphas=np.logspace(-3, 0, 3),
-                 kernel_grid={"kernel": ["rbf"], "gamma": [0.3]})
+                 search=LeaveOneOutSearch(kernel_grid={"kernel": ["rbf"], "gamma": [0.3]}))
     est.fit(X[:60], space.from_positions(P[:60]))
     Y = est.predict(X[60:])
     assert space.contains(Y).all()
@@ -420,7 +421,7 @@ def test_ecrmcv_learns_from_incomplete_rankings():
     P_train[1::3, 2] = 0
     space = BucketOrderSpace(k)
     est = ECRMCV(TauXLoss(k), space, alphas=np.logspace(-3, 0, 3),
-                 kernel_grid={"kernel": ["rbf"], "gamma": [0.3]}).fit(
+                 search=LeaveOneOutSearch(kernel_grid={"kernel": ["rbf"], "gamma": [0.3]})).fit(
                      X[:60], bucket_order_to_pairs(P_train))
     Y = est.predict(X[60:])
     assert space.contains(Y).all()

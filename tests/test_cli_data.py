@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from ecrm.cli import main
+from ecrm.selection import LeaveOneOutSearch
 
 
 @pytest.mark.parametrize("files, argv, message", [
@@ -126,8 +127,8 @@ def test_fit_nystrom_is_the_python_model(ecrm_cmd, train_csv, tmp_path, cv):
     data = load_csv(train_csv, path_sep="/")
     solver = NystromSolver(n_components=40, center_selection="kmeans++")
     common = dict(solver=solver, random_state=3, memory_budget=2.0)
-    direct = (ECRMCV(HammingLoss(), data.hierarchy, alphas=[1e-3, 1e-2], loo_samples=120,
-                     fit_intercept="auto", **common) if cv
+    direct = (ECRMCV(HammingLoss(), data.hierarchy, alphas=[1e-3, 1e-2], **common,
+                     search=LeaveOneOutSearch(loo_samples=120, fit_intercept="auto")) if cv
               else ECRM(HammingLoss(), data.hierarchy, **common)).fit(data.X, data.Y)
     model = load(tmp_path / "m.ecrm")
     assert model.get_params()["solver"] == solver

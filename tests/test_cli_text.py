@@ -15,6 +15,7 @@ import pytest
 from ecrm.cli import main
 from ecrm.datasets import make_hmc
 from ecrm.losses import HammingLoss
+from ecrm.selection import LeaveOneOutSearch
 
 #: The scale check's warning: the raw leave-one-out loss, the baseline's, the standardised.
 SCALE = re.compile(r"ecrm: warning: the model's exact leave-one-out hierarchical loss "
@@ -93,7 +94,8 @@ def test_unscaled_features_that_ruin_the_default_fit_are_named(ecrm_cmd, unscale
     data = load_csv(unscaled / "train.csv", hierarchy=h)
     loss = HierarchicalLoss(h)
     for X, said in ((data.X, raw), ((data.X - data.X.mean(0)) / data.X.std(0), standardised)):
-        search = ECRMCV(loss, h, alphas=[1e-3], fit_intercept=True).fit(X, data.Y)
+        search = ECRMCV(loss, h, alphas=[1e-3],
+                        search=LeaveOneOutSearch(fit_intercept=True)).fit(X, data.Y)
         np.testing.assert_allclose(-search.best_score_, said, atol=5e-5)
     np.testing.assert_allclose(np.mean(loss(np.zeros_like(data.Y), data.Y)), empty, atol=5e-5)
     assert raw >= empty and standardised < empty - 0.05  # 0.50 / 0.43 / 0.32

@@ -13,6 +13,7 @@ import pytest
 from ecrm import load
 from ecrm.cli import main
 from ecrm.datasets import load_csv
+from ecrm.selection import LeaveOneOutSearch
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -222,7 +223,8 @@ def test_fit_chooses_by_the_leave_one_out_scores_and_calibrates(workdir, capsys)
     from ecrm.losses import HammingLoss
 
     direct = ECRMCV(HammingLoss(), data.hierarchy, alphas=[1e-3, 1e-2, 1e-1], kernel="rbf",
-                    fit_intercept="auto", scoring="micro_auprc", calibration="isotonic")
+                    scoring="micro_auprc",
+                    search=LeaveOneOutSearch(fit_intercept="auto", calibration="isotonic"))
     direct.fit(data.X, data.Y)
     assert (model.alpha_, model.fit_intercept_) == (direct.alpha_, direct.fit_intercept_)
     assert f"micro_auprc {direct.best_score_:.4f}" in out

@@ -13,6 +13,7 @@ import ecrm
 from _shapes import TREE5 as TREE
 from ecrm._parameters import CONSTRAINTS, Choice, check_parameter, vocabulary
 from ecrm.losses import HammingLoss
+from ecrm.selection import LeaveOneOutSearch
 
 CHOICES = sorted(k for k, c in CONSTRAINTS.items() if isinstance(c, Choice))
 BAD = "no-such-name"
@@ -115,15 +116,22 @@ def _estimators() -> list[type]:
 
 def _make(cls, **params):
     takes = inspect.signature(cls).parameters
+    nested = {k.partition("__")[2]: params.pop(k) for k in list(params) if "__" in k}
+    if nested:  # a setting of the estimator's search object
+        params["search"] = LeaveOneOutSearch(**nested)
     return (cls(HammingLoss(), TREE, **params) if "output_space" in takes else cls(**params))
 
 
 CASES = [(cls, name) for cls in _estimators() for name in sorted(_make(cls).get_params(False))
          if CHECKED_AS.get((cls.__name__, name), name) in CHOICES]
+#: The choice settings of ECRMCV's search object, given through it.
+CASES += [(ecrm.ECRMCV, f"search__{name}") for name in sorted(LeaveOneOutSearch().get_params())
+          if name in CHOICES]
 
 
 def test_the_generated_cases_cover_every_choice_parameter():
-    covered = {CHECKED_AS.get((cls.__name__, name), name) for cls, name in CASES}
+    covered = {CHECKED_AS.get((cls.__name__, name), name.rpartition("__")[2])
+               for cls, name in CASES}
     # the data readers' format and the simulated flows' loss are no estimator's
     assert covered == set(CHOICES) - {"format", "flow_loss"}
     assert {cls.__name__ for cls, _ in CASES} >= {"ECRM", "ECRMCV", "ForestECRM",
@@ -138,7 +146,7 @@ def test_fit_refuses_an_unknown_name_before_any_work(cls, name):
     y = (TREE.close(rng.random((12, TREE.n_labels)) < 0.5) if "output_space"
          in inspect.signature(cls).parameters else rng.normal(size=12))
     estimator = _make(cls, **{name: BAD})
-    with pytest.raises(ValueError, match=f"{name} must be .*; got {BAD!r}"):
+    with pytest.raises(ValueError, match=f"{name.rpartition('__')[2]} must be .*; got {BAD!r}"):
         estimator.fit(X, y)
     # no fitted state (LeaveOneOutLengthScales records its input width first, as sklearn's
     # validate_data does)

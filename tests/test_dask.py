@@ -7,16 +7,17 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from _shapes import TREE7 as TREE
-from ecrm import ECRM, ECRMCV, Hierarchy
+from ecrm import ECRM, ECRMCV, Hierarchy, NystromSolver
 from ecrm.datasets.flows import simulate_flows
 from ecrm.losses import HammingLoss, HierarchicalLoss, SquaredLoss
+from ecrm.selection import LeaveOneOutSearch
 from ecrm.spaces.flows import paper_network
 
 distributed = pytest.importorskip("distributed", reason="the Dask tests need distributed "
                                   "(pip install 'ecrm[dask]')")
 da = pytest.importorskip("dask.array")
 
-NYSTROM = dict(solver="nystrom", n_components=40, kernel="rbf", gamma=0.2, random_state=0)
+NYSTROM = dict(solver=NystromSolver(n_components=40), kernel="rbf", gamma=0.2, random_state=0)
 PRIMAL = dict(solver="primal", kernel="linear")
 SOLVERS = pytest.mark.parametrize("kw", [NYSTROM, PRIMAL], ids=["nystrom", "primal"])
 
@@ -68,10 +69,10 @@ def test_ecrm_fit_on_dask_equals_in_memory(client, kw, loss):
 @SOLVERS
 def test_ecrmcv_fit_on_dask_equals_in_memory(client, kw):
     X, Y, Xt = _problem()
-    cv = dict(alphas=np.logspace(-4, 0, 5), fit_intercept="auto", **kw)
+    cv = dict(alphas=np.logspace(-4, 0, 5), search=LeaveOneOutSearch(fit_intercept="auto"), **kw)
     ref = ECRMCV(HammingLoss(), TREE, **cv).fit(X, Y)
     est = ECRMCV(HammingLoss(), TREE, **cv).fit(*_dask(X, Y))
-    assert_allclose(est.cv_results_["mean_loo_loss"], ref.cv_results_["mean_loo_loss"],
+    assert_allclose(est.cv_results_["mean_loss"], ref.cv_results_["mean_loss"],
                     rtol=0, atol=1e-12)
     assert (est.alpha_, est.fit_intercept_) == (ref.alpha_, ref.fit_intercept_)
     assert_array_equal(est.loo_rows_, ref.loo_rows_)
@@ -83,12 +84,12 @@ def test_ecrmcv_loo_samples_and_in_memory_y(client):
     """A NumPy Y with a Dask X is split along X's row chunks; loo_samples picks the same
     rows (spread over several chunks) as in memory."""
     X, Y, Xt = _problem()
-    cv = dict(alphas=np.logspace(-4, 0, 5), loo_samples=60, **NYSTROM)
+    cv = dict(alphas=np.logspace(-4, 0, 5), search=LeaveOneOutSearch(loo_samples=60), **NYSTROM)
     ref = ECRMCV(HammingLoss(), TREE, **cv).fit(X, Y)
     est = ECRMCV(HammingLoss(), TREE, **cv).fit(_dask(X, Y)[0], Y)
     assert_array_equal(est.loo_rows_, ref.loo_rows_)
     assert_array_equal(est.loo_predictions_, ref.loo_predictions_)
-    assert_allclose(est.cv_results_["mean_loo_loss"], ref.cv_results_["mean_loo_loss"],
+    assert_allclose(est.cv_results_["mean_loss"], ref.cv_results_["mean_loss"],
                     rtol=0, atol=1e-12)
     _assert_same_predictions(est, ref, Xt)
 
@@ -115,12 +116,13 @@ def test_kmeanspp_centres_on_a_pulled_subsample(client):
     """k-means++ runs on a uniform subsample pulled to the client: reproducible, and with a
     subsample of all rows (M >= m / 20) the same centres as in memory."""
     X, Y, Xt = _problem(m=200)
-    kw = dict(NYSTROM, center_selection="kmeans++", n_components=20)
+    kw = dict(NYSTROM, solver=NystromSolver(n_components=20, center_selection="kmeans++"))
     a = ECRM(HammingLoss(), TREE, **kw).fit(*_dask(X, Y))
     b = ECRM(HammingLoss(), TREE, **kw).fit(*_dask(X, Y))
     assert_array_equal(a._fit.features.centres, b._fit.features.centres)
     assert set(map(tuple, a._fit.features.centres)) <= set(map(tuple, X))
-    lev = ECRM(HammingLoss(), TREE, **dict(kw, center_selection="leverage")).fit(*_dask(X, Y))
+    leverage = NystromSolver(n_components=20, center_selection="leverage")
+    lev = ECRM(HammingLoss(), TREE, **dict(kw, solver=leverage)).fit(*_dask(X, Y))
     assert lev._fit.features.centres.shape == (20, 4)
 
 

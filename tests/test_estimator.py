@@ -16,6 +16,7 @@ from ecrm import ECRM, ECRMCV, MultilabelSpace
 from ecrm._ridge import EigenFactor, LeaveOneOut
 from ecrm.losses import HammingLoss, HierarchicalLoss
 from ecrm.losses.base import Loss
+from ecrm.selection import LeaveOneOutSearch
 
 
 def _problem(h, m=40, p=3, seed=0):
@@ -67,10 +68,10 @@ def test_ecrmcv_leave_one_out_equals_refit_without_each_point(fit_intercept):
     m = len(X)
     loss = HierarchicalLoss(TREE)
     cv = ECRMCV(loss, TREE, alphas=[1e-3, 1e-2, 1e-1], gamma=0.5,
-                fit_intercept=fit_intercept).fit(X, Y)
+                search=LeaveOneOutSearch(fit_intercept=fit_intercept)).fit(X, Y)
     best = cv.cv_results_["rank"] == 1
     assert cv.alpha_ == cv.cv_results_["alpha"][best][0]
-    assert cv.best_score_ == -cv.cv_results_["mean_loo_loss"].min()
+    assert cv.best_score_ == -cv.cv_results_["mean_loss"].min()
     for i in range(m):
         keep = np.arange(m) != i
         # Same ridge term on the diagonal: (m-1) * alpha' = m * alpha_.
@@ -94,10 +95,11 @@ def _loo_costs(cv, X, Y, i):
 
 def test_ecrmcv_selects_the_minimum_of_its_own_table():
     X, Y, _ = _problem(TREE, m=60, seed=4)
-    cv = ECRMCV(HammingLoss(), TREE, gamma=0.5, fit_intercept="auto").fit(X, Y)
+    cv = ECRMCV(HammingLoss(), TREE, gamma=0.5,
+                search=LeaveOneOutSearch(fit_intercept="auto")).fit(X, Y)
     res = cv.cv_results_
     assert len(res["alpha"]) == 34 and set(res["fit_intercept"]) == {True, False}
-    assert res["mean_loo_loss"][res["rank"] == 1][0] == res["mean_loo_loss"].min()
+    assert res["mean_loss"][res["rank"] == 1][0] == res["mean_loss"].min()
 
 
 @pytest.mark.parametrize(
@@ -218,20 +220,21 @@ def test_kernel_grid_selects_by_loo_and_memory_shares_decompositions():
     X, Y, rng = _problem(TREE, m=50, seed=2)
     grid = [{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": [0.1, 1.0]}]
     memory = _CountingMemory()
-    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], kernel_grid=grid, memory=memory,
-                fit_intercept=True)  # one intercept: 3 kernels x 2 alphas
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1],
+                search=LeaveOneOutSearch(kernel_grid=grid, memory=memory,
+                                         fit_intercept=True))  # one intercept: 3 kernels x 2 alphas
     cv.fit(X, Y)
     assert memory.calls == 3 and len(cv.cv_results_["params"]) == 6
     best = cv.cv_results_["params"][int(np.argmin(cv.cv_results_["rank"]))]
     assert cv.kernel_params_["kernel"] == best["kernel"] and cv.alpha_ == best["alpha"]
     # Each candidate's LOO loss equals a single-kernel ECRMCV's.
-    for params, loss in zip(cv.cv_results_["params"], cv.cv_results_["mean_loo_loss"],
+    for params, loss in zip(cv.cv_results_["params"], cv.cv_results_["mean_loss"],
                             strict=True):
         one = ECRMCV(HammingLoss(), TREE, alphas=[params["alpha"]], kernel=params["kernel"],
-                     gamma=params["gamma"], fit_intercept=True).fit(X, Y)
+                     gamma=params["gamma"], search=LeaveOneOutSearch(fit_intercept=True)).fit(X, Y)
         assert -one.best_score_ == loss
-    ECRMCV(HierarchicalLoss(TREE), TREE, alphas=[1e-3], kernel_grid=grid,
-           memory=memory).fit(X, Y)
+    ECRMCV(HierarchicalLoss(TREE), TREE, alphas=[1e-3],
+           search=LeaveOneOutSearch(kernel_grid=grid, memory=memory)).fit(X, Y)
     assert memory.calls == 3  # a second loss on the same inputs reuses every decomposition
     Xt = rng.normal(size=(4, 3))
     plain = ECRM(HammingLoss(), TREE, alpha=cv.alpha_, fit_intercept=cv.fit_intercept_,
@@ -243,7 +246,8 @@ def test_kernel_grid_selects_by_loo_and_memory_shares_decompositions():
 def test_kernel_grid_rejects_unknown_keys():
     X, Y, _ = _problem(TREE)
     with pytest.raises(ValueError, match="may only set kernel"):
-        ECRMCV(HammingLoss(), TREE, kernel_grid={"alpha": [1.0]}).fit(X, Y)
+        search = LeaveOneOutSearch(kernel_grid={"alpha": [1.0]})
+        ECRMCV(HammingLoss(), TREE, search=search).fit(X, Y)
 
 
 def test_predict_scores_are_label_marginals_capped_by_parents():
@@ -262,8 +266,8 @@ def test_predict_scores_are_label_marginals_capped_by_parents():
 def test_loo_samples_give_the_same_exact_predictions_on_a_subset():
     X, Y, _ = _problem(TREE, m=60, seed=5)
     full = ECRMCV(HammingLoss(), TREE, alphas=[1e-2], gamma=0.5).fit(X, Y)
-    part = ECRMCV(HammingLoss(), TREE, alphas=[1e-2], gamma=0.5, loo_samples=20,
-                  random_state=0).fit(X, Y)
+    part = ECRMCV(HammingLoss(), TREE, alphas=[1e-2], gamma=0.5, random_state=0,
+                  search=LeaveOneOutSearch(loo_samples=20)).fit(X, Y)
     assert len(part.loo_rows_) == 20
     np.testing.assert_array_equal(part.loo_predictions_, full.loo_predictions_[part.loo_rows_])
     expected = np.mean(HammingLoss()(part.loo_predictions_, Y[part.loo_rows_]))
@@ -273,8 +277,9 @@ def test_loo_samples_give_the_same_exact_predictions_on_a_subset():
 def test_kernel_subsample_chooses_the_kernel_first():
     X, Y, _ = _problem(TREE, m=80, seed=6)
     grid = {"kernel": ["rbf"], "gamma": [0.05, 0.5, 5.0]}
-    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], kernel_grid=grid,
-                kernel_subsample=40, random_state=0, fit_intercept=True).fit(X, Y)
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], random_state=0,
+                search=LeaveOneOutSearch(kernel_grid=grid, kernel_subsample=40,
+                                         fit_intercept=True)).fit(X, Y)
     stage1 = cv.kernel_search_results_
     assert len(stage1["params"]) == 6 and len(cv.cv_results_["params"]) == 2
     winner = stage1["params"][int(np.argmin(stage1["rank"]))]

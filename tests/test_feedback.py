@@ -11,6 +11,7 @@ from _shapes import TREE5 as TREE
 from ecrm import ECRMCV
 from ecrm._model_selection import Candidate, GridEdgeWarning, grid_edges
 from ecrm.losses import HammingLoss
+from ecrm.selection import LeaveOneOutSearch
 
 
 def _noise(m=40, seed=0):
@@ -46,7 +47,7 @@ def test_ecrmcv_warns_when_the_choice_is_at_an_end_of_its_grid():
     X, Y = _noise()  # labels independent of X: the strongest regularisation wins
     with pytest.warns(GridEdgeWarning, match=r"alpha=0\.01 is the largest of the grid"):
         model = ECRMCV(HammingLoss(), TREE, alphas=[1e-6, 1e-4, 1e-2],
-                       fit_intercept=True).fit(X, Y)
+                       search=LeaveOneOutSearch(fit_intercept=True)).fit(X, Y)
     assert model.alpha_ == 1e-2
     rng = np.random.default_rng(0)  # labels with signal and noise: a middle alpha wins
     X = rng.normal(size=(80, 3))
@@ -54,7 +55,7 @@ def test_ecrmcv_warns_when_the_choice_is_at_an_end_of_its_grid():
     with warnings.catch_warnings():
         warnings.simplefilter("error", GridEdgeWarning)  # an interior choice: no warning
         model = ECRMCV(HammingLoss(), TREE, alphas=[1e-8, 1e-3, 1e4], gamma=0.5,
-                       fit_intercept=True).fit(X, Y)
+                       search=LeaveOneOutSearch(fit_intercept=True)).fit(X, Y)
     assert model.alpha_ == 1e-3
 
 
@@ -62,15 +63,17 @@ def test_verbose_shows_progress_over_the_candidates(capsys):
     X, Y = _noise()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        ECRMCV(HammingLoss(), TREE, alphas=[1e-4, 1e-2], kernel_grid={"gamma": [0.1, 1.0]},
-               fit_intercept="auto", verbose=2).fit(X, Y)
+        ECRMCV(HammingLoss(), TREE, alphas=[1e-4, 1e-2],
+               search=LeaveOneOutSearch(kernel_grid={"gamma": [0.1, 1.0]}, fit_intercept="auto",
+                                        verbose=2)).fit(X, Y)
     err = capsys.readouterr().err
     assert "ECRMCV leave-one-out" in err and "factorising" in err
     assert "8/8" in err  # 2 kernels x 2 alphas x 2 intercepts
     assert "[ECRMCV] selected" in err
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        ECRMCV(HammingLoss(), TREE, alphas=[1e-4, 1e-2], verbose=1).fit(X, Y)
+        ECRMCV(HammingLoss(), TREE, alphas=[1e-4, 1e-2],
+               search=LeaveOneOutSearch(verbose=1)).fit(X, Y)
     assert "ECRMCV leave-one-out" not in capsys.readouterr().err  # not a terminal here
 
 

@@ -338,7 +338,7 @@ def test_a_cv_search_on_fewer_trees_grows_only_the_best_setting_on():
     lead = small.best_params_["flavour"]
     group = [p["flavour"] == lead for p in grid_params(grid)]
     assert cv.cv_results_["n_estimators"] == [12 if g else 4 for g in group]
-    for key in ("oob_loss", "score"):
+    for key in ("oob_loss", "mean_score"):
         assert [v for v, g in zip(cv.cv_results_[key], group, strict=True) if not g] == \
             [v for v, g in zip(small.cv_results_[key], group, strict=True) if not g]
     assert cv.best_params_["flavour"] == lead and cv._fit.trees.n_trees == 12
@@ -376,7 +376,7 @@ def test_a_descent_over_the_leaf_sizes_judges_the_grid_s_settings_along_its_path
     kw = {"param_grid": DESCENT_GRID, "n_estimators": 6, "random_state": 3}
     every = ForestECRMCV(loss, space, **kw).fit(X, Y)
     cv = ForestECRMCV(loss, space, split_search="descent", **kw).fit(X, Y)
-    scores = every.cv_results_["score"]
+    scores = every.cv_results_["mean_score"]
     paths = [_descent(scores, list(group), 3) for group in (range(8), range(8, 16))]
     judged = set().union(*(j for j, _ in paths))
     assert 6 <= len(judged) < 16  # the descents moved, and skipped settings
@@ -385,7 +385,7 @@ def test_a_descent_over_the_leaf_sizes_judges_the_grid_s_settings_along_its_path
     for i in range(16):  # the same forests and prunings: the grid's criteria, or not judged
         expect = (scores[i], every.cv_results_["oob_loss"][i], 6) if i in judged \
             else (np.nan, np.nan, 0)
-        np.testing.assert_allclose([results[k][i] for k in ("score", "oob_loss",
+        np.testing.assert_allclose([results[k][i] for k in ("mean_score", "oob_loss",
                                                              "n_estimators")],
                                    expect, rtol=1e-12)
     chosen = max((end for _, end in paths), key=lambda i: (scores[i], -i))
@@ -401,22 +401,22 @@ def test_after_a_search_the_descent_starts_from_its_choice_on_all_trees():
     cv = ForestECRMCV(loss, space, n_estimators=12, search_estimators=4,
                       split_search="descent", **kw).fit(X, Y)
     groups = [list(range(8)), list(range(8, 16))]
-    first = [_descent(few.cv_results_["score"], g, 3) for g in groups]
-    lead = max((end for _, end in first), key=lambda i: (few.cv_results_["score"][i], -i))
+    first = [_descent(few.cv_results_["mean_score"], g, 3) for g in groups]
+    lead = max((end for _, end in first), key=lambda i: (few.cv_results_["mean_score"][i], -i))
     group = groups[lead // 8]
     full = searched.cv_results_
     assert set(full["n_estimators"][i] for i in group) == {12}  # the grid's lead: this data
-    second, end = _descent(full["score"], group, group.index(lead))
+    second, end = _descent(full["mean_score"], group, group.index(lead))
     results = cv.cv_results_
     for i in range(16):
         if i in second:
-            trees, score = 12, full["score"][i]
+            trees, score = 12, full["mean_score"][i]
         elif any(i in judged for judged, _ in first):
-            trees, score = 4, few.cv_results_["score"][i]
+            trees, score = 4, few.cv_results_["mean_score"][i]
         else:
             trees, score = 0, np.nan
         assert results["n_estimators"][i] == trees
-        np.testing.assert_allclose(results["score"][i], score, rtol=1e-12)
+        np.testing.assert_allclose(results["mean_score"][i], score, rtol=1e-12)
     assert cv.best_params_ == grid_params(DESCENT_GRID)[end] and cv._fit.trees.n_trees == 12
     # a model file keeps the unjudged settings' NaN criteria
     assert sum(n == 0 for n in results["n_estimators"]) > 0
@@ -439,7 +439,7 @@ def test_the_cv_choice_by_a_score_metric_is_the_metric_of_the_out_of_bag_scores(
     seen = ~np.isnan(S).any(axis=1)
     np.testing.assert_allclose(cv.best_score_, micro_auprc(Y[seen].astype(float), S[seen]),
                                rtol=1e-12)
-    assert cv.best_score_ == max(cv.cv_results_["score"])
+    assert cv.best_score_ == max(cv.cv_results_["mean_score"])
 
 
 def _wide_data():
@@ -624,9 +624,10 @@ def test_a_searched_and_pruned_cv_forest_file_round_trips_and_is_checked(tmp_pat
     # a choice among the settings judged on fewer trees is refused
     results = dict(model.cv_results_)
     short = results["n_estimators"].index(2)
-    results["score"] = [s + (1.0 if i == short else 0.0) for i, s in enumerate(results["score"])]
+    results["mean_score"] = [s + (1.0 if i == short else 0.0)
+                             for i, s in enumerate(results["mean_score"])]
     loaded.cv_results_ = results
-    loaded.best_params_, loaded.best_score_ = grid_params(grid)[short], results["score"][short]
+    loaded.best_params_, loaded.best_score_ = grid_params(grid)[short], results["mean_score"][short]
     with pytest.raises(ValueError, match="best setting"):
         loaded._check_fitted_state()
 

@@ -16,7 +16,7 @@ import pytest
 from scipy import linalg
 
 from _shapes import TREE5 as TREE
-from ecrm import ECRMCV, GridEdgeWarning
+from ecrm import ECRMCV, GridEdgeWarning, NystromSolver
 from ecrm._kernels import check_kernel_params, kernel_matrix
 from ecrm._model_selection import (
     CallableCriterion,
@@ -28,6 +28,7 @@ from ecrm._model_selection import (
 )
 from ecrm._solvers.prepare import DualSource
 from ecrm.losses import HammingLoss
+from ecrm.selection import LeaveOneOutSearch
 
 EPS = np.finfo(float).eps
 
@@ -152,21 +153,25 @@ def test_ecrmcv_records_added_candidates_and_switches_off_exactly():
     kw = {"alphas": [1e-6, 1e-5], "kernel_grid": {"gamma": [0.05, 0.1]}}
     with warnings.catch_warnings():
         warnings.simplefilter("error", GridEdgeWarning)  # the extension ends interior
-        grown = ECRMCV(HammingLoss(), TREE, extend_grid=True, **kw).fit(X, Y)
+        grown = ECRMCV(HammingLoss(), TREE,
+                       search=LeaveOneOutSearch(**kw, extend_grid=True)).fit(X, Y)
     results = grown.cv_results_
     assert results["added"].any() and grown.alpha_ > 1e-5
     assert len(results["alpha"]) == len(results["params"]) == len(results["rank"])
     with pytest.warns(GridEdgeWarning) as caught:  # the fixed grid warns at its ends
-        fixed = ECRMCV(HammingLoss(), TREE, extend_grid=False, **kw).fit(X, Y)
+        fixed = ECRMCV(HammingLoss(), TREE,
+                       search=LeaveOneOutSearch(**kw, extend_grid=False)).fit(X, Y)
     assert "alpha=1e-05 is the largest of the grid" in str(caught[0].message)
     assert not fixed.cv_results_["added"].any()
     given = ~results["added"]  # the grid's candidates: the same values, bit for bit
-    for key in ("alpha", "fit_intercept", "mean_loo_score", "mean_loo_loss"):
+    for key in ("alpha", "fit_intercept", "mean_score", "mean_loss"):
         np.testing.assert_array_equal(results[key][given], fixed.cv_results_[key])
     # an interior choice: nothing is added and the fit is the fixed grid's, exactly
-    kw = {"alphas": [1e-8, 1e-3, 1e4], "gamma": 0.5, "fit_intercept": True}
-    a = ECRMCV(HammingLoss(), TREE, extend_grid=True, **kw).fit(X, Y)
-    b = ECRMCV(HammingLoss(), TREE, extend_grid=False, **kw).fit(X, Y)
+    kw = {"alphas": [1e-8, 1e-3, 1e4], "fit_intercept": True}
+    a = ECRMCV(HammingLoss(), TREE, gamma=0.5,
+               search=LeaveOneOutSearch(**kw, extend_grid=True)).fit(X, Y)
+    b = ECRMCV(HammingLoss(), TREE, gamma=0.5,
+               search=LeaveOneOutSearch(**kw, extend_grid=False)).fit(X, Y)
     assert not a.cv_results_["added"].any() and a.alpha_ == b.alpha_ == 1e-3
     np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
 
@@ -176,8 +181,8 @@ def test_ecrmcv_warns_once_naming_the_bound():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = ECRMCV(HammingLoss(), TREE, alphas=[1e-6, 1e-5],
-                       kernel_grid={"gamma": [0.001, 0.002]}, extend_grid=True,
-                       max_added_gammas=0).fit(X, Y)
+                       search=LeaveOneOutSearch(kernel_grid={"gamma": [0.001, 0.002]},
+                                                extend_grid=True, max_added_gammas=0)).fit(X, Y)
     edges = [w for w in caught if issubclass(w.category, GridEdgeWarning)]
     assert len(edges) == 1 and "max_added_gammas=0" in str(edges[0].message)
     gamma = model.kernel_params_["gamma"]
@@ -191,7 +196,7 @@ def test_ecrmcv_warns_once_naming_the_bound():
 def test_ecrmcv_checks_the_extension_parameters(params, message):
     X, Y = _labels(m=10)
     with pytest.raises((ValueError, TypeError), match=message):
-        ECRMCV(HammingLoss(), TREE, **params).fit(X, Y)
+        ECRMCV(HammingLoss(), TREE, search=LeaveOneOutSearch(**params)).fit(X, Y)
 
 
 def test_grid_edge_warning_is_public_under_its_old_name_too():
@@ -225,7 +230,7 @@ def test_reproduce_ranking_extends_the_grids_only_when_asked(tmp_path):
 
 @pytest.mark.parametrize("kw", [
     {"kernel_subsample": 40},  # the widths grow in stage 1, alpha in both stages
-    {"solver": "nystrom", "n_components": 30},  # a new width draws its own centres
+    {"solver": NystromSolver(n_components=30)},  # a new width draws its own centres
     {"scoring": "micro_auprc"},  # the oracle runs once, on the merged best
     {"alpha_search": "coarse-to-fine"},  # the decades follow the refined grid
 ], ids=["kernel_subsample", "nystrom", "scores", "coarse-to-fine"])
@@ -234,8 +239,11 @@ def test_extension_through_every_path_of_the_search(kw):
     grid = {"kernel": ["rbf"], "gamma": [0.05, 0.1]}  # two widths: one is an end that wins
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        model = ECRMCV(HammingLoss(), TREE, alphas=[1e-4, 1e-3, 1e-2], kernel_grid=grid,
-                       extend_grid=True, random_state=0, **kw).fit(X, Y)
+        own = {k: v for k, v in kw.items() if k in ("solver", "scoring")}
+        kw = {k: v for k, v in kw.items() if k not in own}
+        model = ECRMCV(HammingLoss(), TREE, alphas=[1e-4, 1e-3, 1e-2], random_state=0, **own,
+                       search=LeaveOneOutSearch(kernel_grid=grid, extend_grid=True, **kw))
+        model.fit(X, Y)
     table = model.kernel_search_results_ or model.cv_results_  # where the kernel was chosen
     widths = {p["gamma"] for p, a in zip(table["params"], table["added"], strict=True) if a}
     assert widths - {0.05, 0.1}  # a width was added past an end (and alphas, marked too)
@@ -268,13 +276,15 @@ def test_a_model_file_keeps_a_choice_the_extension_added(tmp_path):
     X, Y = _labels()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        model = ECRMCV(HammingLoss(), TREE, alphas=[1e-6, 1e-5], extend_grid=True,
-                       kernel_grid={"gamma": [0.05, 0.1]}).fit(X, Y)
+        model = ECRMCV(HammingLoss(), TREE, alphas=[1e-6, 1e-5],
+                       search=LeaveOneOutSearch(extend_grid=True,
+                                                kernel_grid={"gamma": [0.05, 0.1]})).fit(X, Y)
     assert model.alpha_ not in (1e-6, 1e-5) and model.kernel_params_["gamma"] > 0.1
     ecrm.save(model, tmp_path / "m.ecrm")
     loaded = ecrm.load(tmp_path / "m.ecrm")
     np.testing.assert_array_equal(loaded.predict_costs(X), model.predict_costs(X))
-    fixed = ECRMCV(HammingLoss(), TREE, alphas=[1e-6, 1e-5], kernel_grid={"gamma": [0.05, 0.1]})
+    fixed = ECRMCV(HammingLoss(), TREE, alphas=[1e-6, 1e-5],
+                   search=LeaveOneOutSearch(kernel_grid={"gamma": [0.05, 0.1]}))
     fixed.__dict__.update({k: v for k, v in vars(model).items()
                            if k not in model.get_params()})  # the fitted state alone
     with pytest.raises(ValueError, match="is not among the kernel settings"):

@@ -19,6 +19,7 @@ from ecrm import (
     Hierarchy,
     JointKernelECRM,
     MultilabelSpace,
+    NystromSolver,
     PermutationSpace,
     load,
     save,
@@ -35,6 +36,7 @@ from ecrm.losses import (
     SquaredRankLoss,
     ZeroOneLoss,
 )
+from ecrm.selection import LeaveOneOutSearch
 from ecrm.spaces import paper_network
 
 INT_LABELS = Hierarchy([(1, 2), (1, 3), (4, 5)])
@@ -108,21 +110,23 @@ def test_loaded_ecrmcv_predicts_exactly_as_saved(case, tmp_path):
     loss, space = CASES[case]
     X, Y = _data(space)
     Xt = _data(space, 15, seed=1)[0]
-    model = ECRMCV(loss, space, alphas=[1e-3, 1e-2, 1e-1], fit_intercept="auto",
-                   kernel_grid={"kernel": ["rbf"], "gamma": [0.1, 0.5]}).fit(X, Y)
+    model = ECRMCV(loss, space, alphas=[1e-3, 1e-2, 1e-1],
+                   search=LeaveOneOutSearch(fit_intercept="auto", kernel_grid={
+                       "kernel": ["rbf"], "gamma": [0.1, 0.5]})).fit(X, Y)
     loaded = _roundtrip(model, tmp_path)
     np.testing.assert_array_equal(loaded.predict(Xt), model.predict(Xt))
     assert loaded.alpha_ == model.alpha_ and loaded.kernel_params_ == model.kernel_params_
-    np.testing.assert_array_equal(loaded.cv_results_["mean_loo_loss"],
-                                  model.cv_results_["mean_loo_loss"])
+    np.testing.assert_array_equal(loaded.cv_results_["mean_loss"],
+                                  model.cv_results_["mean_loss"])
     # The eigendecomposition is rebuilt on first use: scores match to round-off.
     np.testing.assert_allclose(loaded.predict_scores(Xt), model.predict_scores(Xt), atol=1e-10)
 
 
 @pytest.mark.parametrize("estimator", [ECRM, ECRMCV])
 @pytest.mark.parametrize("solver", [{"solver": "primal", "kernel": "linear"},
-                                    {"solver": "nystrom", "n_components": 12, "gamma": 0.3,
-                                     "center_selection": "kmeans++", "random_state": 0}],
+                                    {"solver": NystromSolver(n_components=12,
+                                                             center_selection="kmeans++"),
+                                     "gamma": 0.3, "random_state": 0}],
                          ids=["primal", "nystrom"])
 def test_primal_and_nystrom_models_round_trip(estimator, solver, tmp_path):
     loss, space = CASES["tree-hamming"]
@@ -344,3 +348,112 @@ def test_unsavable_models_write_nothing(tmp_path):
     with pytest.raises(ModelFileError, match="cannot save a"):
         save(object(), path)
     assert os.listdir(tmp_path) == []
+
+
+# -- files of the layout before ECRMCV's search settings moved to its search object ---------
+def _signed(path, edit):
+    """``path`` with its metadata passed through ``edit`` and signed again."""
+    import hashlib
+
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    meta = json.loads(members["ecrm-model.json"])
+    edit(meta)
+    members["ecrm-model.json"] = json.dumps(meta).encode()
+    members["ecrm-model.sha256"] = hashlib.sha256(members["ecrm-model.json"]).hexdigest().encode()
+    with zipfile.ZipFile(path, "w") as z:
+        for n, d in members.items():
+            z.writestr(n, d)
+    return path
+
+
+#: ECRMCV's parameters as files wrote them when ECRMCV took the search's settings itself.
+_OLD_ECRMCV = {"fit_intercept": "auto", "memory": None,
+               "kernel_grid": {"$type": "dict", "items": [["gamma", [0.1, 0.5]]]},
+               "loo_samples": 30, "kernel_subsample": None, "verbose": 0, "scoring": "loss",
+               "calibration": None, "alpha_search": "grid", "extend_grid": False,
+               "max_added_gammas": 3, "solver": "nystrom", "n_components": 12,
+               "center_selection": "kmeans++"}
+
+
+def _to_old_layout(params: dict) -> None:
+    del params["search"]
+    params.update(_OLD_ECRMCV)
+
+
+def test_a_file_of_the_flat_ecrmcv_layout_loads_into_the_search_object(tmp_path):
+    from ecrm.selection import LeaveOneOutSearch
+
+    loss, space = CASES["tree-hamming"]
+    X, Y = _data(space)
+    Xt = _data(space, 15, seed=1)[0]
+    search = LeaveOneOutSearch(kernel_grid={"gamma": [0.1, 0.5]}, loo_samples=30)
+    model = ECRMCV(loss, space, alphas=[1e-3, 1e-2],
+                   solver=NystromSolver(n_components=12, center_selection="kmeans++"),
+                   search=search, random_state=0).fit(X, Y)
+    path = tmp_path / "old.ecrm"
+    save(model, path)
+    _signed(path, lambda meta: _to_old_layout(meta["params"]))
+    assert "loo_samples" in read_metadata(path)["params"]  # the flat layout, by hand
+    loaded = load(path)
+    assert loaded.search.loo_samples == 30 and loaded.search.kernel_grid == {"gamma": [0.1, 0.5]}
+    assert loaded.solver == NystromSolver(n_components=12, center_selection="kmeans++")
+    assert loaded.search_settings().alphas == [1e-3, 1e-2] == loaded.alphas
+    np.testing.assert_array_equal(loaded.predict(Xt), model.predict(Xt))
+    assert loaded.alpha_ == model.alpha_ and loaded.kernel_params_ == model.kernel_params_
+
+
+def test_a_flat_layout_file_whose_state_the_parameters_do_not_allow_is_refused(tmp_path):
+    loss, space = CASES["tree-hamming"]
+    X, Y = _data(space)
+    model = ECRMCV(loss, space, alphas=[1e-3, 1e-2], gamma=0.5).fit(X, Y)
+    path = tmp_path / "old.ecrm"
+    save(model, path)
+
+    def edit(meta):
+        _to_old_layout(meta["params"])
+        meta["params"].update(solver="auto", n_components=None, center_selection="uniform",
+                              kernel_grid={"$type": "dict", "items": [["gamma", [0.1, 0.2]]]})
+        # the fitted gamma, 0.5, is not one of the grid's
+
+    _signed(path, edit)
+    with pytest.raises(ModelFileError, match="kernel_params_"):
+        load(path)
+
+
+def test_a_file_of_an_older_format_version_is_refused_naming_it(tmp_path):
+    loss, space = CASES["tree-hamming"]
+    X, Y = _data(space)
+    path = tmp_path / "v1.ecrm"
+    save(ECRMCV(loss, space, alphas=[1e-2]).fit(X, Y), path)
+    _signed(path, lambda meta: meta.update(format_version=1))
+    with pytest.raises(ModelFileError, match="format version 1"):
+        load(path)
+
+
+def test_a_mixture_file_of_the_flat_ecrmcv_layout_loads(tmp_path):
+    from ecrm import MixedRiskECRM
+    from ecrm.selection import LeaveOneOutSearch
+
+    loss, space = CASES["tree-hamming"]
+    X, Y = _data(space)
+    model = MixedRiskECRM(loss, space, kernel_options={
+        "alphas": [1e-3, 1e-1], "search": LeaveOneOutSearch(fit_intercept=True)},
+        forest_options={"n_estimators": 5}, mixing_grid=3, random_state=0).fit(X, Y)
+    path = tmp_path / "old-mixture.ecrm"
+    save(model, path)
+
+    def edit(meta):
+        options = meta["params"]["kernel_options"]["items"]
+        options[:] = [item for item in options if item[0] != "search"]
+        options.append(["fit_intercept", True])
+        kernel = meta["fitted"]["kernel_estimator_"]["kwargs"]
+        del kernel["search"]
+        kernel.update(fit_intercept=True, loo_samples=None, n_components=None,
+                      center_selection="uniform", extend_grid=False)
+
+    _signed(path, edit)
+    loaded = load(path)
+    assert loaded.kernel_options["search"].fit_intercept is True
+    assert loaded.kernel_estimator_.search.fit_intercept is True
+    np.testing.assert_array_equal(loaded.predict(X[:5]), model.predict(X[:5]))

@@ -6,7 +6,8 @@ import pytest
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import Ridge
 
-from ecrm.selection import loo_search
+from ecrm import NystromSolver
+from ecrm.selection import LeaveOneOutSearch, loo_search
 
 
 def _data(m=30, p=3, c=2, seed=0):
@@ -29,18 +30,19 @@ def _refits(make, X, T):
 def test_dual_matches_kernel_ridge_refits_without_each_point():
     X, T = _data()
     m, alphas = len(X), [1e-3, 1e-2, 1e-1]
-    choice = loo_search(X, T, _squared, alphas=alphas, fit_intercept=False,
-                        kernel_grid={"kernel": ["rbf"], "gamma": [0.2, 1.0]}, solver="dual")
+    search = LeaveOneOutSearch(fit_intercept=False,
+                               kernel_grid={"kernel": ["rbf"], "gamma": [0.2, 1.0]})
+    choice = loo_search(X, T, _squared, alphas=alphas, search=search, solver="dual")
     # the criterion of every candidate by refits (ridge m * alpha, as in ECRM)
-    for params, loss in zip(choice.cv_results["params"], choice.cv_results["mean_loo_loss"],
+    for params, loss in zip(choice.cv_results["params"], choice.cv_results["mean_loss"],
                             strict=True):
         def make(params=params):
             return KernelRidge(alpha=m * params["alpha"], kernel="rbf", gamma=params["gamma"])
         assert loss == pytest.approx(_squared(T, _refits(make, X, T)).mean(), rel=1e-8)
     best = min(range(len(choice.cv_results["params"])),
-               key=lambda k: choice.cv_results["mean_loo_loss"][k])
+               key=lambda k: choice.cv_results["mean_loss"][k])
     assert choice.cv_results["rank"][best] == 1
-    assert choice.best_score == pytest.approx(-choice.cv_results["mean_loo_loss"][best])
+    assert choice.best_score == pytest.approx(-choice.cv_results["mean_loss"][best])
     model = KernelRidge(alpha=m * choice.alpha, kernel="rbf", gamma=choice.kernel_params["gamma"])
     np.testing.assert_allclose(choice.loo_predictions, _refits(lambda: model, X, T),
                                rtol=1e-7, atol=1e-9)
@@ -52,7 +54,7 @@ def test_primal_with_intercept_matches_ridge_refits():
     X, T = _data(40)
     m = len(X)
     choice = loo_search(X, T[:, 1], _squared, alphas=[1e-4, 1e-2, 1.0], kernel="linear",
-                        fit_intercept=True, solver="primal")
+                        search=LeaveOneOutSearch(fit_intercept=True), solver="primal")
     model = Ridge(alpha=m * choice.alpha, fit_intercept=True)
     loo = _refits(lambda: model, X, T[:, 1])
     np.testing.assert_allclose(choice.loo_predictions[:, 0], loo, rtol=1e-7, atol=1e-9)
@@ -63,8 +65,10 @@ def test_primal_with_intercept_matches_ridge_refits():
 
 
 @pytest.mark.parametrize("solver", [
-    {"kernel_grid": {"kernel": ["linear", "rbf"], "gamma": [0.5]}, "kernel_subsample": 30},
-    {"solver": "nystrom", "n_components": 25},  # the centres, then the rows
+    {"search": LeaveOneOutSearch(kernel_grid={"kernel": ["linear", "rbf"], "gamma": [0.5]},
+                                 kernel_subsample=30, loo_samples=20)},
+    {"solver": NystromSolver(n_components=25),  # the centres, then the rows
+     "search": LeaveOneOutSearch(loo_samples=20)},
 ])
 def test_draws_follow_ecrmcv_with_the_same_random_state(solver):
     """The kernel subsample or the Nystrom centres, then the leave-one-out rows, as ECRMCV
@@ -79,14 +83,14 @@ def test_draws_follow_ecrmcv_with_the_same_random_state(solver):
     X, T = _data(60, c=2, seed=2)
     R = np.argsort(np.argsort(np.column_stack([T, -T.sum(axis=1)]), axis=1), axis=1)
     space = PermutationSpace(3)
-    shared = {"alphas": [1e-2, 1e-1], "loo_samples": 20, "random_state": 4, **solver}
+    shared = {"alphas": [1e-2, 1e-1], "random_state": 4, **solver}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
         est = ECRMCV(SquaredRankLoss(), space, **shared).fit(X, space.from_ranks(R))
     choice = loo_search(X, R, lambda R, P: np.zeros(len(R)), **shared)
     np.testing.assert_array_equal(choice.loo_rows, est.loo_rows_)
     assert len(choice.loo_rows) == 20
-    if "kernel_subsample" in solver:  # kernels x intercepts x alphas on the subsample
+    if solver["search"].kernel_subsample is not None:  # kernels x intercepts x alphas
         assert len(choice.kernel_search_results["params"]) == 2 * 2 * 2
 
 
@@ -98,5 +102,9 @@ def test_loo_search_refuses_bad_inputs_by_name():
         loo_search(X, T[:19], _squared, alphas=[0.1])
     with pytest.raises(TypeError, match="loss must be a callable"):
         loo_search(X, T, "squared", alphas=[0.1])
+    with pytest.raises(ValueError, match="judges by its loss"):
+        loo_search(X, T, _squared, search=LeaveOneOutSearch(scoring="lrap"))
+    with pytest.raises(ValueError, match="alphas is given both"):
+        loo_search(X, T, _squared, alphas=[0.1], search=LeaveOneOutSearch(alphas=[1.0]))
     with pytest.raises(ValueError, match="solver"):
         loo_search(X, T, _squared, solver="qr")

@@ -8,10 +8,21 @@ import numpy as np
 import pytest
 from sklearn.utils import check_random_state
 
-from ecrm import ECRM, ECRMCV, ForestECRMCV, Hierarchy, MixedRiskECRM, PermutationSpace, load, save
+from ecrm import (
+    ECRM,
+    ECRMCV,
+    ForestECRMCV,
+    Hierarchy,
+    MixedRiskECRM,
+    NystromSolver,
+    PermutationSpace,
+    load,
+    save,
+)
 from ecrm.losses import AbsoluteLoss, FootruleLoss, HammingLoss, HierarchicalLoss, KendallLoss
 from ecrm.metrics import micro_auprc
 from ecrm.mixture import check_mixing_grid, choose_mixture, kernel_loo_outputs
+from ecrm.selection import LeaveOneOutSearch
 from test_forest import _explicit_oob_costs
 
 TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2")])
@@ -34,7 +45,8 @@ def _member_seeds(random_state):
 def test_costs_scores_and_weights_are_the_mixtures_of_the_two_families():
     X, Y = _data()
     loss = HierarchicalLoss(TREE)
-    model = MixedRiskECRM(loss, TREE, kernel_options={**KERNEL, "fit_intercept": True},
+    model = MixedRiskECRM(loss, TREE, kernel_options={
+                              **KERNEL, "search": LeaveOneOutSearch(fit_intercept=True)},
                           forest_options=FOREST, mixing_grid=[0.3], random_state=1).fit(X, Y)
     assert model.mixture_ == 0.3
     Xt = np.random.default_rng(5).normal(size=(9, 3))
@@ -71,7 +83,7 @@ def test_the_ends_of_the_grid_are_the_pure_families(share):
 def test_honest_costs_are_the_explicit_leave_one_out_and_out_of_bag_costs():
     X, Y = _data(m=30)
     loss = HammingLoss()
-    kernel = ECRMCV(loss, TREE, **KERNEL, fit_intercept=False)
+    kernel = ECRMCV(loss, TREE, **KERNEL, search=LeaveOneOutSearch(fit_intercept=False))
     rows, K = kernel_loo_outputs(kernel, X, Y)
     m = len(X)
     assert rows.tolist() == list(range(m))
@@ -109,9 +121,9 @@ def test_the_chosen_share_is_the_best_of_its_grid_on_the_honest_outputs(scoring)
             brute.append(micro_auprc(Y[seen], mixed))
         else:
             brute.append(-np.mean(loss(loss.argmin(mixed, TREE), Y[seen])))
-    np.testing.assert_allclose(model.cv_results_["score"], brute, rtol=1e-12)
+    np.testing.assert_allclose(model.cv_results_["mean_score"], brute, rtol=1e-12)
     assert model.mixture_ == grid[int(np.argmax(brute))]
-    assert model.best_score_ == max(model.cv_results_["score"])
+    assert model.best_score_ == max(model.cv_results_["mean_score"])
     assert model.cv_results_["mixture"] == grid
 
 
@@ -151,8 +163,9 @@ def test_ranking_mixture_saves_and_loads_and_a_tampered_state_is_refused(tmp_pat
 @pytest.mark.parametrize("solver", ["primal", "nystrom"])
 def test_a_mixture_whose_kernel_file_keeps_no_training_rows_loads(tmp_path, solver):
     X, Y = _data(m=60)
-    options = {"alphas": [1e-3, 1e-2, 1e-1], "solver": solver,
-               **({"kernel": "linear"} if solver == "primal" else {"n_components": 20})}
+    options = {"alphas": [1e-3, 1e-2, 1e-1],
+               **({"kernel": "linear", "solver": solver} if solver == "primal"
+                  else {"solver": NystromSolver(n_components=20)})}
     model = MixedRiskECRM(HierarchicalLoss(TREE), TREE, kernel_options=options,
                           forest_options={"n_estimators": 10}, random_state=0).fit(X, Y)
     save(model, tmp_path / "mixed.ecrm")

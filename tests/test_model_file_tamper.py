@@ -26,6 +26,7 @@ from ecrm.datasets.flows import simulate_flows
 from ecrm.io import ModelFileError
 from ecrm.length_scales import LeaveOneOutLengthScales
 from ecrm.losses import AbsoluteLoss, HammingLoss
+from ecrm.selection import LeaveOneOutSearch
 from ecrm.spaces import paper_network
 from test_model_file_hostile import META, _members, _npy_header, _sign, _write
 
@@ -172,7 +173,7 @@ def test_non_canonical_training_rows_are_saved_canonical(tmp_path):
 def calibrated_file(request, tmp_path_factory):
     X, Y = _xy(30)
     model = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1, 1.0], gamma=0.3,
-                   calibration=request.param).fit(X, Y)
+                   search=LeaveOneOutSearch(calibration=request.param)).fit(X, Y)
     assert model.calibration_ == request.param
     return request.param, _save(model, tmp_path_factory, request.param)
 
@@ -504,8 +505,8 @@ def _set_in_row(row, key, value):
                                              arrays[items["rank"]["name"]] * 0),
     lambda items, arrays: arrays.__setitem__(items["alpha"]["name"],
                                              arrays[items["alpha"]["name"]].astype("U9")),
-    lambda items, arrays: arrays.__setitem__(items["mean_loo_score"]["name"],
-                                             arrays[items["mean_loo_score"]["name"]][:1]),
+    lambda items, arrays: arrays.__setitem__(items["mean_score"]["name"],
+                                             arrays[items["mean_score"]["name"]][:1]),
     lambda items, arrays: _row_of(items, 0).update({"$type": "dict", "items": []}),
     lambda items, arrays: _row_of(items, 0)["items"].append(["extra", 1]),
     lambda items, arrays: _set_in_row(_row_of(items, 0), "alpha", "0.01"),

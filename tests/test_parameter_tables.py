@@ -35,6 +35,7 @@ from ecrm._template import StructuredEstimator
 from ecrm.baselines import BRSVM
 from ecrm.length_scales import LeaveOneOutLengthScales
 from ecrm.losses import HammingLoss
+from ecrm.selection import LeaveOneOutSearch
 
 ESTIMATORS = (ECRM, ECRMCV, JointKernelECRM, StructuredSVM, ForestECRM, ForestECRMCV,
               MixedRiskECRM)
@@ -170,16 +171,19 @@ def test_the_plan_is_the_table_s_cleaned_values_and_the_rules_entries(cls):
 
 
 def test_the_plan_cleans_and_derives():
+    search = LeaveOneOutSearch(fit_intercept="auto", kernel_grid={"gamma": [1, 2.0]},
+                               alpha_search="coarse-to-fine", loo_samples=np.int64(5))
     plan = ECRMCV(HammingLoss(), TREE, alphas=[np.float64(0.1), 1], gamma=1,
-                  fit_intercept="auto", kernel_grid={"gamma": [1, 2.0]},
-                  alpha_search="coarse-to-fine", loo_samples=np.int64(5))._check_params()
-    assert plan["alphas"] == [0.1, 1.0] and type(plan["alphas"][1]) is float
-    assert plan["intercepts"] == [True, False]
+                  search=search)._check_params()
+    loo = plan["search_plan"]
+    assert loo["alphas"] == [0.1, 1.0] and type(loo["alphas"][1]) is float
+    assert loo["intercepts"] == [True, False]
     assert plan["kernel_params"]["gamma"] == 1 and type(plan["kernel_params"]["gamma"]) is int
     assert [s["gamma"] for s in plan["settings"]] == [1, 2.0]
-    assert plan["search"] == {"loo_samples": 5, "kernel_subsample": None, "refine": True,
-                              "extend": False, "max_added_gammas": 3}
-    assert plan["metric"] is None
+    assert (loo["loo_samples"], loo["kernel_subsample"], loo["alpha_search"]) == (
+        5, None, "coarse-to-fine")
+    assert loo["metric"] is None
+    assert search.alphas is None  # the shortcut is set on a copy, never on the given search
 
 
 def test_a_cross_parameter_rule_refuses_what_no_single_constraint_does():
@@ -210,8 +214,11 @@ def test_no_estimator_checks_its_parameters_by_hand():
 def test_a_flag_takes_numpy_booleans_and_names_its_words():
     plan = ECRM(HammingLoss(), TREE, fit_intercept=np.False_)._check_params()
     assert plan["fit_intercept"] is False
-    assert ECRMCV(HammingLoss(), TREE, fit_intercept=np.str_("auto"))._check_params()[
+    search = LeaveOneOutSearch(fit_intercept=np.str_("auto"))
+    assert ECRMCV(HammingLoss(), TREE, search=search)._check_params()["search_plan"][
         "intercepts"] == [True, False]
-    for cls, words in ((ECRM, "True or False"), (ECRMCV, "True, False or 'auto'")):
-        with pytest.raises(ValueError, match=f"^fit_intercept must be {words}; got 'no'$"):
-            cls(HammingLoss(), TREE, fit_intercept="no")._check_params()
+    with pytest.raises(ValueError, match="^fit_intercept must be True or False; got 'no'$"):
+        ECRM(HammingLoss(), TREE, fit_intercept="no")._check_params()
+    with pytest.raises(ValueError, match="^search: fit_intercept must be True, False or 'auto'; "
+                                         "got 'no'$"):
+        ECRMCV(HammingLoss(), TREE, search=LeaveOneOutSearch(fit_intercept="no"))._check_params()

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ecrm.cli import main
+from ecrm.selection import LeaveOneOutSearch
 
 
 def _write(path, name, split, hierarchy, label_sets, rng):
@@ -188,8 +189,8 @@ def test_length_scales_for_the_scores_are_kept_only_past_a_standard_error():
     metric = functools.partial(micro_auprc, labels=h.labels)
 
     def search(grid):
-        return ECRMCV(HammingLoss(), h, alphas=ALPHAS[::4], kernel_grid=grid, scoring=metric,
-                      random_state=0)
+        return ECRMCV(HammingLoss(), h, alphas=ALPHAS[::4], scoring=metric, random_state=0,
+                      search=LeaveOneOutSearch(kernel_grid=grid))
 
     assert _length_scales(search({"kernel": ["linear"]}).fit(X, Y), X, Y, search, metric,
                           0) is None

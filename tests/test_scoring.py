@@ -13,6 +13,7 @@ from ecrm._model_selection import SCORERS, check_scoring
 from ecrm.calibration import IsotonicCalibration
 from ecrm.losses import HammingLoss
 from ecrm.metrics import macro_auprc, micro_auprc
+from ecrm.selection import LeaveOneOutSearch
 
 
 def _problem(m=30, p=3, seed=0):
@@ -27,8 +28,8 @@ def _problem(m=30, p=3, seed=0):
 def test_loo_scores_equal_refits_without_each_point(fit_intercept):
     X, Y, _ = _problem()
     m = len(X)
-    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-2, 1e-1], gamma=0.5,
-                fit_intercept=fit_intercept, scoring="micro_auprc").fit(X, Y)
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
+                search=LeaveOneOutSearch(fit_intercept=fit_intercept)).fit(X, Y)
     assert cv.loo_scores_.shape == Y.shape
     for i in range(m):
         keep = np.arange(m) != i
@@ -42,18 +43,18 @@ def test_loo_scores_equal_refits_without_each_point(fit_intercept):
 
 def test_selects_the_best_metric_of_its_own_table():
     X, Y, _ = _problem(m=50, seed=3)
-    cv = ECRMCV(HammingLoss(), TREE, gamma=0.5, fit_intercept="auto",
-                kernel_grid=[{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": [0.1, 1.0]}],
-                scoring="macro_auprc").fit(X, Y)
+    cv = ECRMCV(HammingLoss(), TREE, gamma=0.5, scoring="macro_auprc",
+                search=LeaveOneOutSearch(fit_intercept="auto", kernel_grid=[
+                    {"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": [0.1, 1.0]}])).fit(X, Y)
     res = cv.cv_results_
     best = res["rank"] == 1
-    assert cv.best_score_ == res["mean_loo_score"].max() == res["mean_loo_score"][best][0]
-    assert np.isnan(res["mean_loo_loss"]).all()  # no oracle ran in the search
+    assert cv.best_score_ == res["mean_score"].max() == res["mean_score"][best][0]
+    assert np.isnan(res["mean_loss"]).all()  # no oracle ran in the search
     assert cv.best_score_ == pytest.approx(macro_auprc(Y, cv.loo_scores_))
     # the task-loss criterion still fills both columns, score = -loss
     plain = ECRMCV(HammingLoss(), TREE, gamma=0.5).fit(X, Y)
-    np.testing.assert_array_equal(plain.cv_results_["mean_loo_score"],
-                                  -plain.cv_results_["mean_loo_loss"])
+    np.testing.assert_array_equal(plain.cv_results_["mean_score"],
+                                  -plain.cv_results_["mean_loss"])
 
 
 def test_a_callable_scoring_is_used_as_given():
@@ -64,8 +65,8 @@ def test_a_callable_scoring_is_used_as_given():
         calls.append(S.shape)
         return average_precision_score(Y_true[:, 0], S[:, 0])
 
-    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1.0], gamma=0.5,
-                scoring=first_label_ap, fit_intercept=True).fit(X, Y)  # 2 candidates
+    cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1.0], gamma=0.5, scoring=first_label_ap,
+                search=LeaveOneOutSearch(fit_intercept=True)).fit(X, Y)  # 2 candidates
     assert calls == [Y.shape, Y.shape]
     assert cv.best_score_ == pytest.approx(first_label_ap(Y, cv.loo_scores_))
 
@@ -82,7 +83,7 @@ def _refit_scores(cv, X, Y):
 def test_isotonic_calibration_is_fitted_on_leave_one_out_scores_only():
     X, Y, rng = _problem(m=40, seed=7)
     cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
-                calibration="isotonic").fit(X, Y)
+                search=LeaveOneOutSearch(calibration="isotonic")).fit(X, Y)
     S_loo = _refit_scores(cv, X, Y)  # from refits that never saw the point they score
     Xt = rng.normal(size=(20, X.shape[1]))
     raw = ECRM(HammingLoss(), TREE, gamma=0.5, alpha=cv.alpha_,
@@ -113,7 +114,7 @@ def test_scoring_names_and_errors():
     for bad in ("auc", 3):
         with pytest.raises(ValueError, match="scoring must be"):
             ECRMCV(HammingLoss(), TREE, scoring=bad).fit(X, Y)
-    est = ECRMCV(HammingLoss(), TREE, calibration="beta")
+    est = ECRMCV(HammingLoss(), TREE, search=LeaveOneOutSearch(calibration="beta"))
     with pytest.raises(ValueError, match="calibration must be one of None, .isotonic., .platt. or"):
         est.fit(X, Y)
     assert not hasattr(est, "alpha_")
@@ -136,7 +137,7 @@ def test_a_calibrated_model_file_round_trip(tmp_path):
 
     X, Y, rng = _problem(m=40, seed=9)
     cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
-                calibration="isotonic").fit(X, Y)
+                search=LeaveOneOutSearch(calibration="isotonic")).fit(X, Y)
     save(cv, tmp_path / "m.ecrm")
     loaded = load(tmp_path / "m.ecrm")
     Xt = rng.normal(size=(10, X.shape[1]))
@@ -162,7 +163,7 @@ def test_scores_scoring_needs_the_dual_solver():
 def test_coarse_to_fine_needs_the_dual_solver():
     X, Y, _ = _problem()
     est = ECRMCV(HammingLoss(), TREE, kernel="linear", solver="primal",
-                 alpha_search="coarse-to-fine")
+                 search=LeaveOneOutSearch(alpha_search="coarse-to-fine"))
     with pytest.raises(ValueError, match="alpha_search='coarse-to-fine' needs solver='dual'"):
         est.fit(X, Y)
     assert not hasattr(est, "alpha_")
@@ -186,8 +187,9 @@ def test_coarse_to_fine_evaluates_half_the_grid_and_finds_the_grid_maximum():
     alphas = np.logspace(-5, 1, 13)
     grid = [{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": [0.1, 1.0]}]
     kw = dict(alphas=alphas, fit_intercept="auto", kernel_grid=grid, scoring="micro_auprc")
-    full = ECRMCV(HammingLoss(), TREE, **kw).fit(X, Y)
-    fast = ECRMCV(HammingLoss(), TREE, alpha_search="coarse-to-fine", **kw).fit(X, Y)
+    full = ECRMCV(HammingLoss(), TREE, search=LeaveOneOutSearch(**kw)).fit(X, Y)
+    fast = ECRMCV(HammingLoss(), TREE,
+                  search=LeaveOneOutSearch(**kw, alpha_search="coarse-to-fine")).fit(X, Y)
     res, table = fast.cv_results_, full.cv_results_
     coarse = set(alphas[::2].tolist())
     from collections import Counter
@@ -197,8 +199,8 @@ def test_coarse_to_fine_evaluates_half_the_grid_and_finds_the_grid_maximum():
     assert len(per_kernel) == 3 and all(n <= 2 * 9 for n in per_kernel.values())
     assert coarse <= set(res["alpha"].tolist()) and len(res["alpha"]) < len(table["alpha"])
     # every evaluated candidate has the full grid's score
-    by_key = dict(zip(map(str, table["params"]), table["mean_loo_score"], strict=True))
-    for p, score in zip(res["params"], res["mean_loo_score"], strict=True):
+    by_key = dict(zip(map(str, table["params"]), table["mean_score"], strict=True))
+    for p, score in zip(res["params"], res["mean_score"], strict=True):
         assert by_key[str(p)] == score
     # on this problem the criterion is unimodal in alpha: the same choice
     assert (fast.alpha_, fast.fit_intercept_, fast.kernel_params_) == (
@@ -208,7 +210,7 @@ def test_coarse_to_fine_evaluates_half_the_grid_and_finds_the_grid_maximum():
 
 def test_alpha_search_must_be_known():
     X, Y, _ = _problem()
-    est = ECRMCV(HammingLoss(), TREE, alpha_search="golden")
+    est = ECRMCV(HammingLoss(), TREE, search=LeaveOneOutSearch(alpha_search="golden"))
     with pytest.raises(ValueError, match="alpha_search must be 'grid' or 'coarse-to-fine'"):
         est.fit(X, Y)
     assert not hasattr(est, "alpha_")
@@ -253,7 +255,7 @@ def test_auto_calibration_compares_cross_fitted_scores_on_training_data_only():
 
     X, Y, rng = _problem(m=60, seed=17)
     cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
-                calibration="auto", random_state=4).fit(X, Y)
+                random_state=4, search=LeaveOneOutSearch(calibration="auto")).fit(X, Y)
     S = cv.loo_scores_
     # the same folds as the estimator's: its random_state after the search drew nothing
     folds = np.random.RandomState(4).permutation(len(S)) % 5
@@ -290,7 +292,7 @@ def test_a_platt_calibrated_model_is_consistent_and_round_trips(tmp_path):
 
     X, Y, rng = _problem(m=40, seed=19)
     cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
-                calibration="platt").fit(X, Y)
+                search=LeaveOneOutSearch(calibration="platt")).fit(X, Y)
     Xt = rng.normal(size=(30, X.shape[1]))
     got = cv.predict_scores(Xt)
     for parent, child in TREE.edges:  # a child never above its parent after calibration
@@ -321,7 +323,7 @@ def test_platt_calibration_is_fitted_on_leave_one_out_scores_only():
 
     X, Y, rng = _problem(m=30, seed=23)
     cv = ECRMCV(HammingLoss(), TREE, alphas=[1e-2, 1e-1], gamma=0.5, scoring="micro_auprc",
-                calibration="platt").fit(X, Y)
+                search=LeaveOneOutSearch(calibration="platt")).fit(X, Y)
     S_loo = _refit_scores(cv, X, Y)
     ref = PlattCalibration().fit(S_loo, Y)
     np.testing.assert_allclose(cv.score_calibration_.a_, ref.a_, rtol=1e-6, atol=1e-8)

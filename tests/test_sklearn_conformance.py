@@ -30,6 +30,7 @@ from ecrm import (
 )
 from ecrm.length_scales import LeaveOneOutLengthScales
 from ecrm.losses import HammingLoss, ZeroOneLoss
+from ecrm.selection import LeaveOneOutSearch
 
 CLASSES = CandidateSpace.from_classes(range(10))
 
@@ -133,9 +134,9 @@ def test_prediction_does_not_change_the_fitted_state():
 
 def test_ecrmcv_verbose_reports_each_kernel(capsys):
     X, Y = _tree_data()
-    ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], kernel_grid={"gamma": [0.1, 1.0]},
-           verbose=1).fit(X, Y)
+    ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1],
+           search=LeaveOneOutSearch(kernel_grid={"gamma": [0.1, 1.0]}, verbose=1)).fit(X, Y)
     err = capsys.readouterr().err
     assert err.count("[ECRMCV] kernel") == 2 and "[ECRMCV] selected" in err
     with pytest.raises(ValueError, match="verbose must be an integer >= 0"):
-        ECRMCV(HammingLoss(), TREE, verbose=-1).fit(X, Y)
+        ECRMCV(HammingLoss(), TREE, search=LeaveOneOutSearch(verbose=-1)).fit(X, Y)

@@ -22,6 +22,7 @@ from ecrm._solvers.base import Basis, LooBasis, RiskFit, Source
 from ecrm._solvers.solver import SOLVER_CLASSES, register_solver, unregister_solver
 from ecrm.io import ModelFileError
 from ecrm.losses import HammingLoss, HierarchicalLoss
+from ecrm.selection import LeaveOneOutSearch
 from test_solvers import TREE, _problem
 
 BUILT_IN = ("dual", "primal", "nystrom")
@@ -189,13 +190,14 @@ def test_the_toy_solver_fits_saves_and_loads_as_the_dual(direct, tmp_path, loss,
 
 def test_the_toy_solver_runs_the_leave_one_out_search(direct, tmp_path):
     X, Y, Xt = _problem(m=36)
-    kw = {"alphas": [1e-3, 1e-2, 1e-1, 1.0], "kernel_grid": {"gamma": [0.05, 0.2, 1.0]},
-          "kernel_subsample": 24, "random_state": 0}
+    kw = {"alphas": [1e-3, 1e-2, 1e-1, 1.0], "random_state": 0,
+          "search": LeaveOneOutSearch(kernel_grid={"gamma": [0.05, 0.2, 1.0]},
+                                      kernel_subsample=24)}
     ref = ECRMCV(HammingLoss(), TREE, solver="dual", **kw).fit(X, Y)
     toy = ECRMCV(HammingLoss(), TREE, solver="direct", **kw).fit(X, Y)
     for table in ("cv_results_", "kernel_search_results_"):
-        assert_allclose(getattr(toy, table)["mean_loo_score"],
-                        getattr(ref, table)["mean_loo_score"], atol=1e-10)
+        assert_allclose(getattr(toy, table)["mean_score"],
+                        getattr(ref, table)["mean_score"], atol=1e-10)
     assert (toy.alpha_, toy.fit_intercept_, toy.kernel_params_) == \
         (ref.alpha_, ref.fit_intercept_, ref.kernel_params_)
     assert_array_equal(toy.loo_predictions_, ref.loo_predictions_)
@@ -260,8 +262,8 @@ def test_a_solver_object_carries_its_settings(tmp_path):
     _same_predictions(loaded, by_name, Xt, weights=False)
     with pytest.raises(ValueError, match="carries its own settings"):
         ECRM(HammingLoss(), TREE, solver=solver, n_components=20).fit(X, Y)
-    with pytest.raises(ValueError, match="carries its own settings"):
-        ECRMCV(HammingLoss(), TREE, solver=solver, center_selection="leverage").fit(X, Y)
+    with pytest.raises(TypeError, match="center_selection"):  # the solver object's setting
+        ECRMCV(HammingLoss(), TREE, solver=solver, center_selection="leverage")
     with pytest.raises(ValueError, match="n_components=80 must be at most"):
         ECRM(HammingLoss(), TREE, solver=NystromSolver(80)).fit(X, Y)
 

@@ -9,7 +9,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn import config_context
 
 from _shapes import TREE7 as TREE
-from ecrm import ECRM, ECRMCV
+from ecrm import ECRM, ECRMCV, NystromSolver
 from ecrm._solvers.centers import select_centers
 from ecrm._solvers.features import LinearFeatures, NystromFeatures
 from ecrm._solvers.normal_equations import NormalEquations
@@ -17,6 +17,7 @@ from ecrm._solvers.primal import PrimalLeaveOneOut
 from ecrm._solvers.solver import check_solver_params
 from ecrm.datasets.flows import simulate_flows
 from ecrm.losses import AbsoluteLoss, FootruleLoss, HammingLoss, HierarchicalLoss, SquaredLoss
+from ecrm.selection import LeaveOneOutSearch
 from ecrm.spaces.flows import paper_network
 from ecrm.spaces.permutations import PermutationSpace
 
@@ -62,16 +63,15 @@ def test_primal_linear_equals_dual_linear(fit_intercept, sparse):
 
 
 @pytest.mark.parametrize("solver,kw", [("primal", {"kernel": "linear"}),
-                                       ("nystrom", {"kernel": "rbf", "gamma": 0.2,
-                                                    "n_components": 40})])
+                                       (NystromSolver(n_components=40),
+                                        {"kernel": "rbf", "gamma": 0.2})])
 def test_ecrmcv_primal_loo_table_equals_the_dual(solver, kw):
     X, Y, Xt = _problem()
-    grid = dict(alphas=[1e-3, 1e-2, 1e-1], fit_intercept="auto")
-    dual = ECRMCV(HierarchicalLoss(TREE), TREE, solver="dual", **grid,
-                  **{k: v for k, v in kw.items() if k != "n_components"}).fit(X, Y)
+    grid = dict(alphas=[1e-3, 1e-2, 1e-1], search=LeaveOneOutSearch(fit_intercept="auto"))
+    dual = ECRMCV(HierarchicalLoss(TREE), TREE, solver="dual", **grid, **kw).fit(X, Y)
     low = ECRMCV(HierarchicalLoss(TREE), TREE, solver=solver, random_state=0, **grid,
                  **kw).fit(X, Y)
-    assert_allclose(low.cv_results_["mean_loo_loss"], dual.cv_results_["mean_loo_loss"],
+    assert_allclose(low.cv_results_["mean_loss"], dual.cv_results_["mean_loss"],
                     atol=1e-12)
     assert (low.alpha_, low.fit_intercept_) == (dual.alpha_, dual.fit_intercept_)
     assert_array_equal(low.loo_predictions_, dual.loo_predictions_)
@@ -194,7 +194,7 @@ def test_nystrom_features_are_rank_revealing():
 def test_caller_arrays_are_not_modified():
     X, Y, Xt = _problem()
     Xc, Yc = X.copy(), Y.copy()
-    ECRMCV(HammingLoss(), TREE, solver="nystrom", n_components=10, alphas=[1e-2]).fit(X, Y)
+    ECRMCV(HammingLoss(), TREE, solver=NystromSolver(n_components=10), alphas=[1e-2]).fit(X, Y)
     assert_array_equal(X, Xc)
     assert_array_equal(Y, Yc)
 
@@ -213,6 +213,10 @@ def test_caller_arrays_are_not_modified():
 @pytest.mark.parametrize("cls", [ECRM, ECRMCV])
 def test_bad_solver_settings_are_named_before_any_work(cls, params, match):
     X, Y, _ = _problem()
+    nystrom = {k: v for k, v in params.items() if k in ("n_components", "center_selection")}
+    if nystrom:  # the Nystrom solver's settings, on its object
+        params = {**{k: v for k, v in params.items() if k not in nystrom},
+                  "solver": NystromSolver(**nystrom)}
     est = cls(HammingLoss(), TREE, **params)
     with pytest.raises(ValueError, match=match):
         est.fit(X, Y)
@@ -229,7 +233,8 @@ def test_primal_kernel_grid_must_be_linear():
     X, Y, _ = _problem()
     with pytest.raises(ValueError, match="kernel='linear' in every kernel_grid"):
         ECRMCV(HammingLoss(), TREE, kernel="linear", solver="primal",
-               kernel_grid=[{"kernel": ["linear"]}, {"kernel": ["rbf"]}]).fit(X, Y)
+               search=LeaveOneOutSearch(kernel_grid=[{"kernel": ["linear"]},
+                                                     {"kernel": ["rbf"]}])).fit(X, Y)
 
 
 def test_check_solver_params_resolves_auto():
@@ -244,8 +249,8 @@ def test_check_solver_params_resolves_auto():
 def test_compact_outputs_kept_compact_and_same_model(solver, dtype):
     """A 1-byte Y stays 1-byte in the primal fits (floats per block) and fits the same model."""
     X, Y, Xt = _problem(m=60)
-    kw = dict(solver=solver, kernel="linear" if solver == "primal" else "rbf",
-              n_components=None if solver == "primal" else 30, random_state=0)
+    kw = dict(solver=solver if solver == "primal" else NystromSolver(n_components=30),
+              kernel="linear" if solver == "primal" else "rbf", random_state=0)
     ref = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], **kw).fit(X, Y)
     est = ECRMCV(HammingLoss(), TREE, alphas=[1e-3, 1e-1], **kw).fit(X, Y.astype(dtype))
     assert est.Y_fit_.dtype == dtype and ref.Y_fit_.dtype == float

@@ -8,9 +8,10 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from _shapes import TREE6 as TREE
-from ecrm import ECRM, ECRMCV, Hierarchy, JointKernelECRM, MultilabelSpace
+from ecrm import ECRM, ECRMCV, Hierarchy, JointKernelECRM, MultilabelSpace, NystromSolver
 from ecrm.losses import HammingLoss, HierarchicalLoss
 from ecrm.losses.base import Loss
+from ecrm.selection import LeaveOneOutSearch
 
 DAG = Hierarchy([("a", "c"), ("b", "c"), ("c", "d")])
 ESTIMATORS = {"ECRM": ECRM, "ECRMCV": ECRMCV, "joint": JointKernelECRM}
@@ -91,12 +92,25 @@ CASES = ([(name, p, msg) for name in ESTIMATORS for p, msg in KERNEL_CASES]
          + [("ECRMCV", p, msg) for p, msg in CV_CASES])
 
 
+#: ECRMCV's settings that its search object carries.
+SEARCH = set(LeaveOneOutSearch().get_params()) - {"alphas", "scoring"}
+
+
+def _search_settings(name: str, params: dict) -> dict:
+    """``params`` with ECRMCV's search settings on its search object."""
+    if name != "ECRMCV":
+        return params
+    own = {k: v for k, v in params.items() if k in SEARCH}
+    rest = {k: v for k, v in params.items() if k not in SEARCH}
+    return {**rest, "search": LeaveOneOutSearch(**own)} if own else rest
+
+
 @pytest.mark.parametrize(("name", "params", "message"), CASES,
                          ids=[f"{n}-{next(iter(p))}={_id(next(iter(p.values())))}"
                               for n, p, _ in CASES])
 def test_bad_parameter_is_named_and_leaves_the_estimator_unfitted(name, params, message):
     X, Y = _data()
-    est = ESTIMATORS[name](HammingLoss(), TREE, **params)
+    est = ESTIMATORS[name](HammingLoss(), TREE, **_search_settings(name, params))
     with pytest.raises(ValueError, match=message):
         est.fit(X, Y)
     _assert_unfitted(est, X)
@@ -224,9 +238,16 @@ def test_fit_checks_every_declared_constraint(parameter):
                   (StructuredSVM, {"max_iter": 2}) if parameter in ("C", "tol", "gap_every") else
                   (StructuredSVM, {}) if parameter == "max_iter" else
                   (ECRMCV, {"alphas": [1e-2]}))
+
+    def make(value):
+        if parameter == "n_components":  # the Nystrom solver's setting
+            return cls(HammingLoss(), TREE, **extra, solver=NystromSolver(n_components=value))
+        return cls(HammingLoss(), TREE, **extra,
+                   **_search_settings(cls.__name__, {parameter: value}))
+
     with pytest.raises(ValueError, match=re.escape(parameter)):
-        cls(HammingLoss(), TREE, **extra, **{parameter: bad}).fit(X, Y)
-    cls(HammingLoss(), TREE, **extra, **{parameter: ok}).fit(X, Y)
+        make(bad).fit(X, Y)
+    make(ok).fit(X, Y)
 
 
 @pytest.mark.parametrize("option", sorted(OPTIONS))

@@ -33,7 +33,7 @@ from ecrm.losses.base import LinearLoss
 from ecrm.metrics import macro_auprc, micro_auprc
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["SCORERS", "GridEdgeWarning", "LeaveOneOutSearch", "LooCosts", "ScoreMetric", "TaskLoss",
+__all__ = ["SCORERS", "GridEdgeWarning", "LooCosts", "ScoreMetric", "SearchOutcome", "TaskLoss",
            "alpha_grid", "check_scoring", "grid_edges", "gram_eigendecomposition",
            "intercept_options", "kernel_settings", "leave_one_out_search"]
 
@@ -153,20 +153,20 @@ class Candidate:
 
 
 def candidates_table(candidates: Sequence[Candidate]) -> dict:
-    """Evaluated candidates as a ``cv_results_`` dict (see :meth:`LeaveOneOutSearch.table`)."""
+    """Evaluated candidates as a ``cv_results_`` dict (see :meth:`SearchOutcome.table`)."""
     keys = [c.sort_key for c in candidates]
     rank = np.empty(len(keys), dtype=int)
     rank[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(1, len(keys) + 1)
-    return {
-        "params": [{**c.kernel_params, "alpha": c.alpha, "fit_intercept": c.fit_intercept}
-                   for c in candidates],
-        "alpha": np.array([c.alpha for c in candidates]),
-        "fit_intercept": np.array([c.fit_intercept for c in candidates]),
-        "mean_loo_score": np.array([c.score for c in candidates]),
-        "mean_loo_loss": np.array([c.mean_loss for c in candidates]),
-        "added": np.array([c.added for c in candidates], dtype=bool),
-        "rank": rank,
-    }
+    from ecrm._search import search_results
+
+    return search_results(
+        [{**c.kernel_params, "alpha": c.alpha, "fit_intercept": c.fit_intercept}
+         for c in candidates],
+        np.array([c.score for c in candidates]), rank,
+        alpha=np.array([c.alpha for c in candidates]),
+        fit_intercept=np.array([c.fit_intercept for c in candidates]),
+        mean_loss=np.array([c.mean_loss for c in candidates]),
+        added=np.array([c.added for c in candidates], dtype=bool))
 
 
 # -- criteria --------------------------------------------------------------------------------
@@ -276,7 +276,7 @@ def alpha_limits(diagonal_max: float) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
-class LeaveOneOutSearch:
+class SearchOutcome:
     """The result of one stage of :func:`leave_one_out_search`.
 
     Attributes
@@ -311,10 +311,11 @@ class LeaveOneOutSearch:
     stopped: dict = field(default_factory=dict, repr=False)
 
     def table(self) -> dict:
-        """The candidates as a ``cv_results_`` dict: ``params``, ``alpha``,
-        ``fit_intercept``, ``mean_loo_score``, ``mean_loo_loss`` (NaN when the criterion is
-        a metric of the scores), ``added`` (tried by an extension of the grid) and ``rank``
-        (1 = best)."""
+        """The candidates as a ``cv_results_`` dict (:func:`ecrm.selection.search_results`):
+        ``params``, ``mean_score`` (the leave-one-out criterion), ``rank`` (1 = best), then
+        ``alpha``, ``fit_intercept``, ``mean_loss`` (the mean leave-one-out task loss; NaN
+        when the criterion is a metric of the scores) and ``added`` (tried by an extension
+        of the grid)."""
         return candidates_table(self.candidates)
 
     def bounds_hit(self) -> list[str]:
@@ -336,7 +337,7 @@ def leave_one_out_search(source, settings: Sequence[dict],
                          kernel_subsample: int | None = None, refine: bool = False,
                          oracle: Criterion | None = None, progress=None, extend: bool = False,
                          max_added_gammas: int = 0
-                         ) -> tuple[LeaveOneOutSearch, LeaveOneOutSearch | None]:
+                         ) -> tuple[SearchOutcome, SearchOutcome | None]:
     r"""Exact leave-one-out criterion of every (kernel, alpha, intercept) candidate.
 
     With ``kernel_subsample`` (and several kernel settings) the kernel is chosen first on
@@ -383,13 +384,13 @@ def leave_one_out_search(source, settings: Sequence[dict],
         divided (multiplied) by the ratio of the two end values of its grid, with the whole
         alpha search (one more factorisation each); at most ``max_added_gammas`` of them.
         A bound that stops an extension whose end still wins is recorded in
-        :attr:`LeaveOneOutSearch.stopped`.
+        :attr:`SearchOutcome.stopped`.
     max_added_gammas : int, default=0
         The most kernel settings ``extend`` may add.
 
     Returns
     -------
-    search, stage1 : LeaveOneOutSearch and LeaveOneOutSearch or None
+    search, stage1 : SearchOutcome and SearchOutcome or None
     """
     m = source.n_rows
     indices = list(range(len(settings)))
@@ -445,7 +446,7 @@ def _gammas(settings: Sequence[dict], kernel: str) -> list[float]:
                    if s["kernel"] == kernel and s.get("gamma") is not None})
 
 
-def _with_oracle(search: LeaveOneOutSearch, oracle: Criterion | None) -> LeaveOneOutSearch:
+def _with_oracle(search: SearchOutcome, oracle: Criterion | None) -> SearchOutcome:
     """The best candidate's leave-one-out predictions by ``oracle`` (run once, on the best)."""
     if search.predictions is not None or oracle is None:
         return search
@@ -453,8 +454,8 @@ def _with_oracle(search: LeaveOneOutSearch, oracle: Criterion | None) -> LeaveOn
                                                                     search.rows))
 
 
-def _extend_widths(search: LeaveOneOutSearch, source, settings: list[dict], most: int,
-                   run: Callable[[int], LeaveOneOutSearch]) -> LeaveOneOutSearch:
+def _extend_widths(search: SearchOutcome, source, settings: list[dict], most: int,
+                   run: Callable[[int], SearchOutcome]) -> SearchOutcome:
     """``search`` with kernel widths added past the winning end (``extend`` of
     :func:`leave_one_out_search`); ``run(k)`` searches the new setting ``k``."""
     added, improved = 0, True
@@ -531,7 +532,7 @@ def _extend_alphas(basis: LooBasis, params: dict, tried: list[Candidate],
 
 def _stage(basis_of: Callable, settings, indices, candidates, criterion, rows, refine,
            progress, what: str, *, extend: bool = False,
-           added: bool = False) -> LeaveOneOutSearch:
+           added: bool = False) -> SearchOutcome:
     evaluated: list[Candidate] = []
     found: tuple | None = None  # (candidate, basis, trial, outcome) of the best so far
     stopped: dict = {}
@@ -587,5 +588,5 @@ def _stage(basis_of: Callable, settings, indices, candidates, criterion, rows, r
         raise ValueError("leave_one_out_search needs at least one kernel setting and one "
                          "candidate")
     best, basis, trial, outcome = found
-    return LeaveOneOutSearch(evaluated, best, basis, trial, outcome.predictions, rows,
+    return SearchOutcome(evaluated, best, basis, trial, outcome.predictions, rows,
                              outcome.scores, stopped)

@@ -48,6 +48,12 @@ class _Entry:
     #: Checks the decoded keyword arguments before the class is built (its constructor may
     #: cast them: a file's strings must not become numbers).
     check: Callable[[dict], None] | None = None
+    #: Maps the decoded keyword arguments of an older layout of the class's parameters to
+    #: the current one (:data:`_OLD_LAYOUTS`).
+    upgrade: Callable[[dict], dict] | None = None
+    #: Maps ``(params, fitted)`` of an older layout of the fitted state to the current
+    #: fitted state (:data:`_OLD_STATES`).
+    upgrade_state: Callable[[dict, dict], dict] | None = None
 
 
 def _absolute_loss(loss) -> dict:
@@ -107,6 +113,8 @@ _PLAIN: dict[str, tuple[str, Callable[[Any], dict]]] = {
     "LeverageCenters": ("ecrm._solvers.centers", _no_args),
     "NystromFeatures": ("ecrm._solvers.features", lambda f: {
         "centres": f.centres, "kernel_params": f.kernel_params, "projection": f.projection}),
+    "LeaveOneOutSearch": ("ecrm._search", lambda s: {**s.get_params(deep=False),
+                                                     "memory": None}),
 }
 
 #: The keyword arguments a constructor would cast, checked first (a file's strings must not
@@ -114,7 +122,44 @@ _PLAIN: dict[str, tuple[str, Callable[[Any], dict]]] = {
 _CHECKS: dict[str, Callable[[dict], None]] = {
     "KernelFit": check_fit_kwargs, "FeatureFit": check_fit_kwargs,
     "LinearFeatures": check_linear_features_kwargs, "NystromFeatures": check_nystrom_kwargs,
-    "IsotonicCalibration": check_isotonic_kwargs, "PlattCalibration": check_platt_kwargs}
+    "IsotonicCalibration": check_isotonic_kwargs, "PlattCalibration": check_platt_kwargs,
+    "LeaveOneOutSearch": lambda kwargs: _search_check(kwargs)}
+
+
+def _search_check(kwargs: dict) -> None:
+    from ecrm._search import LeaveOneOutSearch, check_search
+
+    check_search(LeaveOneOutSearch(**kwargs))
+
+
+def _ecrmcv_layout(params: dict) -> dict:
+    from ecrm.estimator import ecrmcv_params_of_old_layout
+
+    return ecrmcv_params_of_old_layout(params)
+
+
+def _mixture_layout(params: dict) -> dict:
+    options = params.get("kernel_options")
+    if not isinstance(options, dict):
+        return params
+    return {**params, "kernel_options": _ecrmcv_layout(options)}
+
+
+#: Estimators whose parameters changed layout: the map from a file's older one.
+_OLD_LAYOUTS: dict[str, Callable[[dict], dict]] = {
+    "ECRMCV": _ecrmcv_layout, "MixedRiskECRM": _mixture_layout}
+#: Estimators whose fitted state changed layout (``cv_results_``): the map from a file's
+#: older one, by the module function that knows it.
+_OLD_STATES: dict[str, str] = {"ECRMCV": "ecrm.estimator:ecrmcv_state_of_old_layout",
+                               "ForestECRMCV": "ecrm.forest:forest_state_of_old_layout",
+                               "MixedRiskECRM": "ecrm.mixture:mixture_state_of_old_layout"}
+
+
+def _old_state(name: str) -> Callable[[dict, dict], dict] | None:
+    if name not in _OLD_STATES:
+        return None
+    module, _, function = _OLD_STATES[name].partition(":")
+    return getattr(importlib.import_module(module), function)
 
 def _family_classes(what: str) -> dict[str, type | str]:
     """The ``estimators`` or ``fits`` of every weight family, by class name (as the table
@@ -213,7 +258,8 @@ def _entry(name: str) -> _Entry:
     cls = _class(name)
     if name in _ESTIMATOR_MODULES:
         return _Entry(cls, _estimator_params, cls._fitted_attributes, _estimator_state,
-                      _rebuild_estimator)
+                      _rebuild_estimator, upgrade=_OLD_LAYOUTS.get(name),
+                      upgrade_state=_old_state(name))
     if name in _family_classes("fits"):  # a family's fit object: its own state
         return _Entry(cls, lambda f: f.to_state(), check=_CHECKS.get(name))
     if name in _steps.STEPS:

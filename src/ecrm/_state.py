@@ -191,7 +191,7 @@ def _real(value, name: str, *, nan: bool = False) -> float:
 
 
 #: The columns of a leave-one-out table (``cv_results_``), besides ``params``.
-_TABLE = {"alpha": "f", "fit_intercept": "b", "mean_loo_score": "f", "mean_loo_loss": "f",
+_TABLE = {"alpha": "f", "fit_intercept": "b", "mean_score": "f", "mean_loss": "f",
           "rank": "i"}
 
 
@@ -226,7 +226,7 @@ def _check_table(table, name: str) -> np.ndarray:
         raise ValueError(f"{name}['rank'] must rank the {n} candidates 1 to {n}")
     if not np.isfinite(table["alpha"]).all() or (table["alpha"] <= 0).any():
         raise ValueError(f"{name}['alpha'] must hold positive alphas")
-    return table["mean_loo_score"]
+    return table["mean_score"]
 
 
 def _check_summaries(model) -> None:
@@ -309,10 +309,11 @@ def _added(model) -> tuple[list, list]:
 
 
 def check_search_state(model, m: int, d: int, settings: list, alphas: list,
-                       intercepts: list) -> None:
+                       intercepts: list, extend: bool) -> None:
     """ECRMCV's choice, leave-one-out rows, predictions, calibration and summaries against
-    its candidate kernel ``settings``, ``alphas`` and ``intercepts``."""
-    if model.extend_grid:  # checked by _check_params: a bool
+    its candidate kernel ``settings``, ``alphas`` and ``intercepts`` (and those an
+    extension of the grid, ``extend``, added)."""
+    if extend:
         more_settings, more_alphas = _added(model)
         settings, alphas = settings + more_settings, alphas + more_alphas
     if model.kernel_params_ not in settings:

@@ -221,7 +221,8 @@ def generalization_bound(estimator, *, rho: float, delta: float, loss_bound: flo
                              f"for {sorted(_UNIT_DIAGONAL)})")
         kappa = _UNIT_DIAGONAL[kernel]
     lam = getattr(estimator, "alpha_", None) or estimator.alpha
-    intercept = getattr(estimator, "fit_intercept_", estimator.fit_intercept)
+    intercept = (estimator.fit_intercept_ if hasattr(estimator, "fit_intercept_")
+                 else estimator.fit_intercept)
     if intercept:
         warnings.warn("Theorem 4.2 is stated for ECRM without intercept; the bound is "
                       "computed for this fit as it is", UserWarning, stacklevel=2)

@@ -12,27 +12,10 @@ branches on which solver is behind the fit object.
 
 from __future__ import annotations
 
-import contextlib
-import sys
-import warnings
-
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_memory
 
-from ecrm._model_selection import (
-    SCORERS,
-    GridEdgeWarning,
-    ScoreMetric,
-    TaskLoss,
-    alpha_grid,
-    check_scoring,
-    gram_eigendecomposition,
-    grid_edges,
-    intercept_options,
-    kernel_settings,
-    leave_one_out_search,
-)
+from ecrm._model_selection import SCORERS, ScoreMetric, TaskLoss, alpha_grid, kernel_settings
 from ecrm._parameters import (
     KERNEL_PARAMS,
     RANDOM_STATE,
@@ -44,21 +27,29 @@ from ecrm._parameters import (
 )
 from ecrm._ridge import check_ridge
 from ecrm._risk import _ECRMBase
-from ecrm._solvers.prepare import prepare, prepare_search
+from ecrm._search import LeaveOneOutSearch, check_search, effective_search
+from ecrm._solvers.prepare import prepare
 from ecrm._solvers.rows import RiskTargets
+from ecrm._solvers.solver import check_solver, check_solver_params
 from ecrm._state import check_kernel_state, check_ridge_state, check_search_state
 from ecrm.calibration import choose_calibration
 
 __all__ = ["ECRM", "ECRMCV"]
 
 
-def _search_settings(loo_samples, kernel_subsample, alpha_search, extend_grid,
-                     max_added_gammas) -> dict:
-    """The leave-one-out search's settings (:func:`ecrm._model_selection.
-    leave_one_out_search`) from the checked parameters."""
-    return {"loo_samples": loo_samples, "kernel_subsample": kernel_subsample,
-            "refine": alpha_search == "coarse-to-fine", "extend": extend_grid,
-            "max_added_gammas": max_added_gammas}
+def _alpha_shortcut(alphas):
+    """ECRMCV's ``alphas``: ``None`` (the search's) or a checked grid."""
+    return None if alphas is None else alpha_grid(alphas)
+
+
+def _kernel_settings(own: dict, search) -> list[dict]:
+    """The kernel settings the search tries: its ``kernel_grid`` over the estimator's own."""
+    return kernel_settings(own, search["kernel_grid"])
+
+
+def _check_solver(solver, memory_budget) -> None:
+    """ECRMCV's solver: a name or a solver object carrying its own settings."""
+    check_solver(solver, memory_budget=memory_budget)
 
 
 class ECRM(_ECRMBase):
@@ -247,101 +238,50 @@ class ECRMCV(_ECRMBase):
     Parameters
     ----------
     loss, output_space, kernel, gamma, degree, coef0 : see :class:`ECRM`.
-    alphas : array-like of float, default=np.logspace(-6, 2, 17)
-        Candidate values of the paper's :math:`\lambda`, each as ``alpha`` in :class:`ECRM`.
-    fit_intercept : bool or "auto", default="auto"
-        ``"auto"`` tries both and keeps the better by the leave-one-out criterion (so it can
-        only match or improve the training criterion of either fixed choice); the default,
-        and what ``ecrm fit --cv`` fits, so that the same data give the same model from
-        Python and from the command line.
-    kernel_grid : dict or list of dicts, default=None
-        Kernel settings to choose from, in :class:`sklearn.model_selection.ParameterGrid`
-        form over the keys ``kernel``, ``gamma``, ``degree``, ``coef0`` (the others come from
-        the parameters above; not with ``kernel="precomputed"``), e.g.
-        ``[{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": [0.01, 0.1]}]``. ``None``
-        uses the single kernel given.
-    memory : str, joblib.Memory or object with a ``cache`` method, default=None
-        Caches each kernel's eigendecomposition, so that fits with other losses on the same
-        inputs reuse it (as :class:`sklearn.pipeline.Pipeline`'s ``memory``).
-    loo_samples : int >= 1, default=None
-        Average the exact leave-one-out loss over this many random training points instead
-        of all of them (each point's leave-one-out prediction is still exact); for losses
-        whose oracle is costly.
-    kernel_subsample : int >= 2, default=None
-        With several kernel settings, choose the kernel by exact leave-one-out on this many
-        random training points, then alpha and the intercept on all of them with that
-        kernel: one full eigendecomposition instead of one per kernel.
+    alphas : array-like of float, default=None
+        Shortcut for ``search.alphas``: the candidate values of the paper's :math:`\lambda`,
+        each as ``alpha`` in :class:`ECRM` (``None``: the search's, by default
+        ``np.logspace(-6, 2, 17)``).
+    scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default=None
+        Shortcut for ``search.scoring`` (``None``: the search's, by default ``"loss"``): the
+        leave-one-out task loss, or a ranking metric of the leave-one-out label scores
+        (:data:`ecrm._model_selection.SCORERS`; a callable is ``f(Y_true, scores) ->
+        float``, greater is better). scikit-learn's ``"average_precision"`` is
+        ``"macro_auprc"``. Metrics of the scores need ``solver="dual"``. A shortcut given
+        beside a ``search`` that sets the same setting is refused.
+    search : ecrm.selection.LeaveOneOutSearch, default=None
+        The search's settings: the grid of alphas, the intercept choice (``fit_intercept``,
+        ``"auto"`` by default: both, the better kept), the kernel grid (``kernel_grid``, in
+        :class:`sklearn.model_selection.ParameterGrid` form over ``kernel``, ``gamma``,
+        ``degree``, ``coef0``; the others come from the parameters above), the scoring, the
+        calibration of :meth:`predict_scores`, the extension of the grid past a winning end
+        (``extend_grid``, ``max_added_gammas``), ``loo_samples``, ``kernel_subsample``,
+        ``alpha_search``, the cache of eigendecompositions (``memory``) and the progress
+        bar (``verbose``). ``None``: ``LeaveOneOutSearch()``. With ``"primal"``/
+        ``"nystrom"`` solvers the exact leave-one-out loss is that of the low-rank model
+        (same centres, same ridge), every alpha from one eigendecomposition of
+        :math:`F^\top F` (:class:`ecrm._solvers.primal.PrimalLeaveOneOut`), and ``memory``
+        is not used.
+    solver, memory_budget : see :class:`ECRM`.
+        Solver settings (the Nystrom centres) live on the solver object:
+        ``solver=ecrm.NystromSolver(n_components=M, center_selection="kmeans++")``.
     random_state : int, RandomState instance or None, default=None
         Draws the subsets of ``loo_samples`` and ``kernel_subsample`` and the Nystrom
         centres.
-    solver, n_components, center_selection, memory_budget : see :class:`ECRM`.
-        With ``"primal"``/``"nystrom"`` the exact leave-one-out loss is that
-        of the low-rank model (same centres, same ridge), every alpha from one
-        eigendecomposition of :math:`F^\top F` (:class:`ecrm._solvers.primal.
-        PrimalLeaveOneOut`); the leverage scores use the median alpha; ``kernel_subsample``
-        then averages the kernel choice over that many points of the full-data fit (and
-        ``loo_samples`` of them, as for the dual), and ``memory`` is not used.
-    scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
-        The selection criterion: the leave-one-out task loss, or a ranking metric of the
-        leave-one-out label scores (:data:`ecrm._model_selection.SCORERS`; a callable is
-        ``f(Y_true, scores) -> float``, greater is better). scikit-learn's
-        ``"average_precision"`` is ``"macro_auprc"``. Metrics of the scores need
-        ``solver="dual"``.
-    calibration : None, "isotonic", "platt" or "auto", default=None
-        Calibrate :meth:`predict_scores` label by label on the exact leave-one-out scores of
-        the selected model. Monotone per label, so each label's ranking of instances is
-        unchanged; the output space's consistency step is applied again afterwards.
-        ``"auto"`` keeps the option (none, isotonic, Platt) whose 5-fold cross-fitted
-        calibrated leave-one-out scores score best by ``scoring`` (micro AU(PRC) when
-        ``scoring="loss"``): training data only (:func:`ecrm.calibration.choose_calibration`).
-    verbose : int >= 0, default=0
-        With 1 or more, a progress bar over the candidates while the search runs (it says
-        which kernel is being factorised, so it moves from the first seconds) and, after it,
-        one line per kernel setting (its best alpha and leave-one-out loss) and the selected
-        model, on standard error. With 1 the bar shows on an interactive terminal only, with
-        2 also in logs. Whatever ``verbose``, :class:`~ecrm.exceptions.GridEdgeWarning`
-        says when the choice is at an end of what was searched (see ``extend_grid``).
-    alpha_search : "grid" or "coarse-to-fine", default="grid"
-        ``"grid"`` evaluates every alpha; ``"coarse-to-fine"`` (the dual solver) every other
-        alpha of the sorted grid, then the two grid neighbours of the best of them, per
-        kernel setting (:func:`ecrm._model_selection.leave_one_out_search`, ``refine``):
-        about half the work, the same choice when the criterion is unimodal in alpha at the
-        grid's resolution. ``cv_results_`` then lists the evaluated candidates only.
-    extend_grid : bool, default=False
-        Extend a grid of more than one value past an end that wins, until the choice is
-        interior, a step no longer strictly improves the criterion, or a stated bound stops
-        it (:func:`ecrm._model_selection.leave_one_out_search`, ``extend``). ``alphas``, per
-        kernel setting, by decades (every alpha from the same factorisation: almost free)
-        within :math:`\sqrt\varepsilon\, d \le \alpha \le d / \sqrt\varepsilon`, with
-        :math:`d = \max_i K_{ii}` (:func:`ecrm._model_selection.alpha_limits`): below, the
-        condition number of :math:`K + m\alpha I` would pass :math:`1/\sqrt\varepsilon`
-        (about half the float64 digits lost); above, every eigendirection is shrunk below
-        :math:`\sqrt\varepsilon` and the model no longer changes. The ``gamma`` of an RBF
-        or laplacian kernel in ``kernel_grid`` (two values or more) by the ratio of the
-        grid's two end values, in the stage that chooses the kernel, one more factorisation
-        per width, at most ``max_added_gammas`` widths. ``cv_results_["added"]`` marks the
-        candidates it tried. A :class:`~ecrm.exceptions.GridEdgeWarning` then fires only
-        when a bound stopped an extension at the selected value, once per fit, naming the
-        bound. ``False``: the fixed grid (to reproduce a published protocol), with a
-        :class:`~ecrm.exceptions.GridEdgeWarning` whenever the choice is an end of its grid.
-        The default by measurement: on the label-ranking benchmark the extension moved
-        Kendall's tau within the fold-to-fold noise for about a third more fit time
-        (the model-selection guide, "Grids that follow the data").
-    max_added_gammas : int >= 0, default=3
-        The most kernel widths ``extend_grid`` adds per fit.
 
     Examples
     --------
     >>> import numpy as np
     >>> from ecrm import ECRMCV, Hierarchy
     >>> from ecrm.losses import HierarchicalLoss
+    >>> from ecrm.selection import LeaveOneOutSearch
     >>> h = Hierarchy([("a", "a1"), ("a", "a2")])
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(60, 2))
     >>> a1 = X[:, 0] + 0.5 * rng.normal(size=60) > 0
     >>> a2 = X[:, 0] + 0.5 * rng.normal(size=60) <= 0
-    >>> model = ECRMCV(HierarchicalLoss(h), h, alphas=np.logspace(-5, 1, 7),
-    ...                kernel_grid={"gamma": [0.01, 0.1, 1.0, 10.0]})
+    >>> search = LeaveOneOutSearch(kernel_grid={"gamma": [0.01, 0.1, 1.0, 10.0]})
+    >>> model = ECRMCV(HierarchicalLoss(h), h, alphas=np.logspace(-5, 1, 7), search=search)
     >>> model.fit(X, np.column_stack([np.ones(60), a1, a2])).kernel_params_["gamma"]
     0.1
     >>> model.predict_labels([[-1.0, 0.0], [1.0, 0.0]])
@@ -356,9 +296,11 @@ class ECRMCV(_ECRMBase):
     best_score_ : float
         The best criterion: minus the mean leave-one-out task loss, or the metric.
     cv_results_ : dict
-        ``params`` (a list of dicts) and the arrays ``alpha``, ``fit_intercept``,
-        ``mean_loo_score``, ``mean_loo_loss`` (NaN where not computed), ``added`` (tried by
-        ``extend_grid``, not given in the grid) and ``rank`` for every candidate.
+        The layout every search shares (:func:`ecrm.selection.search_results`): ``params``
+        (a list of dicts), ``mean_score`` (the leave-one-out criterion) and ``rank`` (1 =
+        best), then the arrays ``alpha``, ``fit_intercept``, ``mean_loss`` (the mean
+        leave-one-out task loss; NaN where not computed) and ``added`` (tried by the search's
+        ``extend_grid``, not given in the grid), one entry per candidate.
     loo_scores_ : ndarray of shape (len(loo_rows_), d) or None
         The selected model's leave-one-out label scores, when ``scoring`` is a metric.
     score_calibration_ : IsotonicCalibration, PlattCalibration or None
@@ -376,33 +318,26 @@ class ECRMCV(_ECRMBase):
     """
 
     _parameter_constraints = table(
-        "kernel", "gamma", "degree", "coef0", "loo_samples", "kernel_subsample", "solver",
-        "n_components", "center_selection", "memory_budget", "verbose", "scoring",
-        "calibration", "alpha_search", "max_added_gammas",
+        "kernel", "gamma", "degree", "coef0", "scoring", "solver", "memory_budget",
         alphas=Checked("a non-empty list of alphas", bad=([], [0.0], [1e-3, -1.0]),
-                       function=alpha_grid),
-        fit_intercept=Flag(("auto",)),
-        kernel_grid=Checked("settings of kernel, gamma, degree and coef0",
-                            bad=({"alpha": [1.0]}, {"gamma": [-1.0]}, {"kernel": ["gauss"]})),
-        memory=Checked("a joblib Memory or a directory (scikit-learn's check_memory, at fit)"),
-        random_state=RANDOM_STATE,
-        extend_grid=Flag())
-    #: The plan's entries of several parameters: the kernel settings to search, the
-    #: intercepts, the search's settings and the scoring metric (``None``: the task loss).
+                       function=_alpha_shortcut),
+        search=Checked("a LeaveOneOutSearch", bad=("x", LeaveOneOutSearch(alphas=[]),
+                                                   LeaveOneOutSearch(loo_samples=0)),
+                       function=check_search),
+        random_state=RANDOM_STATE)
+    #: The plan's entries of several parameters: the search run (its settings with the
+    #: shortcuts), its checked settings, and the kernel settings it searches.
     _parameter_rules = (
-        KERNEL_PARAMS, Rule("settings", kernel_settings, ("kernel_params", "kernel_grid")),
-        Rule("intercepts", intercept_options, ("fit_intercept",)),
-        Rule("search", _search_settings, ("loo_samples", "kernel_subsample", "alpha_search",
-                                          "extend_grid", "max_added_gammas")),
-        Rule("metric", check_scoring, ("scoring",)), SOLVER_SETTINGS)
+        KERNEL_PARAMS,
+        Rule("loo", effective_search, ("alphas", "scoring", "search"), as_given=True),
+        Rule("search_plan", LeaveOneOutSearch.plan, ("loo",)),
+        Rule("settings", _kernel_settings, ("kernel_params", "search_plan")),
+        Rule(None, _check_solver, ("solver", "memory_budget")))
     _linear_loss = True
 
     def __init__(self, loss, output_space, *, alphas=None, kernel="rbf", gamma=None, degree=3,
-                 coef0=1, fit_intercept="auto", kernel_grid=None, memory=None,
-                 loo_samples=None, kernel_subsample=None, random_state=None, solver="auto",
-                 n_components=None, center_selection="uniform", memory_budget=None,
-                 verbose=0, scoring="loss", calibration=None, alpha_search="grid",
-                 extend_grid=False, max_added_gammas=3):
+                 coef0=1, scoring=None, search=None, solver="auto", memory_budget=None,
+                 random_state=None):
         self.loss = loss
         self.output_space = output_space
         self.alphas = alphas
@@ -410,29 +345,24 @@ class ECRMCV(_ECRMBase):
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
-        self.fit_intercept = fit_intercept
-        self.kernel_grid = kernel_grid
-        self.memory = memory
-        self.loo_samples = loo_samples
-        self.kernel_subsample = kernel_subsample
-        self.random_state = random_state
-        self.solver = solver
-        self.n_components = n_components
-        self.center_selection = center_selection
-        self.memory_budget = memory_budget
-        self.verbose = verbose
         self.scoring = scoring
-        self.calibration = calibration
-        self.alpha_search = alpha_search
-        self.extend_grid = extend_grid
-        self.max_added_gammas = max_added_gammas
+        self.search = search
+        self.solver = solver
+        self.memory_budget = memory_budget
+        self.random_state = random_state
 
     def _check_own_state(self, plan: dict, training) -> None:
         """The search's choice among the plan's candidates, and its fit."""
         check_kernel_state(self, training)
-        check_search_state(self, training.m, training.d, plan["settings"], plan["alphas"],
-                           sorted(set(plan["intercepts"])))
+        search = plan["search_plan"]
+        check_search_state(self, training.m, training.d, plan["settings"], search["alphas"],
+                           sorted(set(search["intercepts"])), search["extend_grid"])
         check_ridge_state(self._fit, training.m, self.alpha_, self.fit_intercept_)
+
+    def search_settings(self) -> LeaveOneOutSearch:
+        """The search :meth:`fit` runs: ``search`` (or ``LeaveOneOutSearch()``) with the
+        shortcuts ``alphas`` and ``scoring`` set, on a copy (checked)."""
+        return effective_search(self.alphas, self.scoring, self.search)
 
     def fit(self, X, Y):
         """Select the regularisation and kernel by exact leave-one-out task loss, then refit.
@@ -483,49 +413,35 @@ class ECRMCV(_ECRMBase):
         """:meth:`fit`, returning the selected candidate's search (its leave-one-out basis
         answers further questions, e.g. :func:`ecrm.mixture.kernel_loo_outputs`)."""
         plan = self._check_params()
-        self._warn_solver_options()
-        own, settings, alphas = plan["kernel_params"], plan["settings"], plan["alphas"]
-        search_params, metric = plan["search"], plan["metric"]
-        candidates = [(a, b) for b in plan["intercepts"] for a in alphas]
-        decompose = check_memory(self.memory).cache(gram_eigendecomposition)
+        loo, own = plan["loo"], plan["kernel_params"]
+        metric = plan["search_plan"]["metric"]
         rng = check_random_state(self.random_state)
         X, Y, seen = self._check_training_data(X, Y, own["kernel"])
-        for i, alpha in enumerate(alphas):
-            check_ridge(alpha, X.shape[0], name=f"alphas[{i}]")
-        source = prepare_search(
-            self._solver_choice(X, own["kernel"], cv=True), X, Y, settings,
-            RiskTargets(self.loss), space=self.output_space, alphas=alphas, random_state=rng,
-            decompose=decompose, backend=seen.backend,
-            needs_scores=metric is not None or self.calibration is not None,
-            refine=search_params["refine"])
         task = TaskLoss(self.loss, self.output_space)
-        with self._progress(len(settings), len(candidates), search_params) as bar:
-            search, stage1 = leave_one_out_search(
-                source, settings, candidates, task if metric is None else ScoreMetric(
-                    metric, self.output_space), random_state=rng, oracle=task, progress=bar,
-                **search_params)
-        if search_params["extend"]:
-            if search.bounds_hit():  # once per fit, naming the bounds
-                warnings.warn(f"ECRMCV: {'; '.join(search.bounds_hit())}", GridEdgeWarning,
-                              stacklevel=3)
-        else:
-            for note in grid_edges(search.best, alphas, settings):
-                warnings.warn(f"ECRMCV: {note}", GridEdgeWarning, stacklevel=3)
-        choice = None if self.calibration is None else self._calibrate(search, Y, metric, rng)
+        search, stage1 = loo.run(X, Y, RiskTargets(self.loss), space=self.output_space,
+                                 kernel_params=own, solver=self._solver_choice(
+                                     X, own["kernel"], cv=True),
+                                 criterion=task, random_state=rng, backend=seen.backend,
+                                 oracle=task, caller="ECRMCV")
+        calibration = plan["search_plan"]["calibration"]
+        choice = None if calibration is None else self._calibrate(search, Y, metric, rng,
+                                                                  calibration)
         self._store(X, Y, search.best.kernel_params, search.basis.refit(search.trial),
                     search.best.alpha, seen, **self._search_state(search, stage1, choice))
-        if self.verbose:  # checked at the start of fit
-            self._report(search)
         return search
 
-    def _calibrate(self, search, Y, metric, rng):
+    def _solver_choice(self, X, kernel, *, cv: bool):
+        return check_solver_params(self.solver, None, "uniform", self.memory_budget,
+                                   m=X.shape[0], p=X.shape[1], kernel=kernel, cv=cv)
+
+    def _calibrate(self, search, Y, metric, rng, calibration):
         """The score calibration chosen on the exact leave-one-out scores of every point."""
         metric = metric or SCORERS["micro_auprc"]
         S, m = search.scores, Y.shape[0]
         if S is None or len(search.rows) != m:  # a subsample's scores: those of all points
             S = search.basis.loo_values(ScoreMetric(metric, self.output_space), [search.trial],
                                         np.arange(m))[0].scores
-        return choose_calibration(self.calibration, S, Y, metric=metric,
+        return choose_calibration(calibration, S, Y, metric=metric,
                                   consistent=self.output_space.consistent_scores,
                                   random_state=rng)
 
@@ -550,31 +466,47 @@ class ECRMCV(_ECRMBase):
     def _calibration(self):
         return self.score_calibration_
 
-    def _progress(self, n_settings: int, n_candidates: int, search_params: dict):
-        """A progress bar over the search's candidates on standard error (``verbose``: 1 on
-        an interactive terminal only, 2 always), else a context that does nothing."""
-        if not self.verbose:
-            return contextlib.nullcontext()
-        from tqdm.auto import tqdm
 
-        subsample = search_params["kernel_subsample"] is not None and n_settings > 1
-        total = n_candidates * (n_settings + 1 if subsample else n_settings)
-        return tqdm(total=total, desc="ECRMCV leave-one-out", unit="candidate",
-                    file=sys.stderr, disable=None if self.verbose == 1 else False,
-                    leave=True)
+#: The settings ECRMCV took itself before they moved to its search object.
+_SEARCH_SETTINGS = ("fit_intercept", "kernel_grid", "memory", "loo_samples", "kernel_subsample",
+                    "verbose", "calibration", "alpha_search", "extend_grid", "max_added_gammas")
 
-    @staticmethod
-    def _report(search) -> None:
-        # through tqdm, so that a progress bar on the same stream (the command line's) is
-        # cleared and drawn again below the lines instead of being written over
-        from tqdm.auto import tqdm
 
-        for k in sorted({c.kernel_index for c in search.candidates}):
-            top = min((c for c in search.candidates if c.kernel_index == k),
-                      key=lambda c: c.sort_key)
-            tqdm.write(f"[ECRMCV] kernel {top.kernel_params}: best alpha={top.alpha:g}, "
-                       f"intercept={top.fit_intercept}, leave-one-out score {top.score:.6g}",
-                       file=sys.stderr)
-        best = search.best
-        tqdm.write(f"[ECRMCV] selected {best.kernel_params}, alpha={best.alpha:g}, "
-                   f"intercept={best.fit_intercept}", file=sys.stderr)
+def ecrmcv_params_of_old_layout(params: dict) -> dict:
+    """ECRMCV's parameters as a model file written before the search object holds them:
+    the search's settings on a :class:`~ecrm.selection.LeaveOneOutSearch` (``alphas`` and
+    ``scoring`` stay, as the shortcuts), the Nystrom centres' settings on a
+    :class:`~ecrm.NystromSolver`. Parameters of the current layout come back unchanged.
+
+    >>> new = ecrmcv_params_of_old_layout({"alphas": [0.1], "loo_samples": 5,
+    ...                                    "solver": "nystrom", "n_components": 20})
+    >>> new["alphas"], new["search"], new["solver"]
+    ([0.1], LeaveOneOutSearch(loo_samples=5), NystromSolver(n_components=20))
+    """
+    old = set(params) & {*_SEARCH_SETTINGS, "n_components", "center_selection"}
+    if not old or "search" in params:
+        return dict(params)
+    from ecrm._solvers.solver import NystromSolver
+
+    params = dict(params)
+    moved = {k: params.pop(k) for k in _SEARCH_SETTINGS if k in params}
+    n_components = params.pop("n_components", None)
+    center = params.pop("center_selection", "uniform")
+    if params.get("solver") == NystromSolver.name and (
+            n_components is not None or not (isinstance(center, str) and center == "uniform")):
+        params["solver"] = NystromSolver(n_components=n_components, center_selection=center)
+    return {**params, "search": LeaveOneOutSearch(**moved)}
+
+
+def ecrmcv_state_of_old_layout(params: dict, state: dict) -> dict:
+    """ECRMCV's fitted state as a model file written before every search shared one layout
+    of ``cv_results_``: the columns ``mean_loo_score`` and ``mean_loo_loss`` are
+    ``mean_score`` and ``mean_loss`` (of ``kernel_search_results_`` too). A state of the
+    current layout comes back unchanged."""
+    renamed = {"mean_loo_score": "mean_score", "mean_loo_loss": "mean_loss"}
+    out = dict(state)
+    for key in ("cv_results_", "kernel_search_results_"):
+        table = out.get(key)
+        if isinstance(table, dict) and "mean_loo_score" in table:
+            out[key] = {renamed.get(k, k): v for k, v in table.items()}
+    return out

@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 from ecrm._model_selection import check_scoring
 from ecrm._parameters import RANDOM_STATE, Checked, check_parameter, table, vocabulary
 from ecrm._risk import _ECRMBase
+from ecrm._search import RESULTS_COLUMNS, ranks, search_results
 from ecrm._solvers.forest import BagPattern, ForestFit, Grown, Trees, grow_forest, prune
 from ecrm._solvers.rows import RiskTargets
 from ecrm._validation import check_int
@@ -440,9 +441,11 @@ class ForestECRMCV(ForestECRM):
     best_score_ : float
         The chosen setting's criterion (greater is better).
     cv_results_ : dict of lists
-        ``params``, ``oob_loss``, ``score`` and ``n_estimators`` (the trees it was judged
-        on; 0 and NaN criteria: not judged) of every setting, in grid order; the choice is
-        the best of the settings judged on ``n_estimators`` trees.
+        The layout every search shares (:func:`ecrm.selection.search_results`): ``params``,
+        ``mean_score`` (the out-of-bag criterion) and ``rank`` of every setting, in grid
+        order, then ``oob_loss`` and ``n_estimators`` (the trees it was judged on; 0 and NaN
+        criteria: not judged). The choice (rank 1) is the best of the settings judged on
+        ``n_estimators`` trees.
     """
 
     _fitted_attributes = ForestECRM._fitted_attributes + ("best_params_", "best_score_",
@@ -569,12 +572,7 @@ class ForestECRMCV(ForestECRM):
         fit.pattern = None  # the search's: the model keeps no m x trees index array
         self._set_fitted(X, Y, seen, _fit=fit, oob_loss_=judged[chosen][1],
                          oob_predictions_=predictions, best_params_=dict(grid[chosen]),
-                         best_score_=float(score),
-                         cv_results_={key: [judged.get(i, (np.nan, np.nan, 0))[c]
-                                            for i in range(len(grid))]
-                                      for c, key in enumerate(("score", "oob_loss",
-                                                               "n_estimators"))}
-                         | {"params": grid})
+                         best_score_=float(score), cv_results_=_results(grid, judged, full))
         return self
 
     @property
@@ -585,28 +583,61 @@ class ForestECRMCV(ForestECRM):
     def _check_own_state(self, plan: dict, training) -> None:
         super()._check_own_state(plan, training)
         grid, results = self._grid(), self.cv_results_
-        if isinstance(results, dict) and set(results) == {"params", "oob_loss", "score"}:
-            results = {**results, "n_estimators": [plan["n_estimators"]] * len(grid)}  # older
         if not (isinstance(results, dict)
-                and set(results) == {"params", "oob_loss", "score", "n_estimators"}
+                and set(results) == {*RESULTS_COLUMNS, "oob_loss", "n_estimators"}
                 and results["params"] == grid
                 and all(isinstance(results[k], list) and len(results[k]) == len(grid)
                         and all(isinstance(v, float) for v in results[k])
-                        for k in ("oob_loss", "score"))
+                        for k in ("oob_loss", "mean_score"))
                 and isinstance(results["n_estimators"], list)
                 and len(results["n_estimators"]) == len(grid)
                 and all(type(v) is int and 0 <= v <= plan["n_estimators"]
                         for v in results["n_estimators"])):
-            raise ValueError("cv_results_ must hold params (the grid), oob_loss and score, one "
-                             "float per setting, and n_estimators, the trees of each")
+            raise ValueError("cv_results_ must hold params (the grid), mean_score and oob_loss, "
+                             "one float per setting, n_estimators, the trees of each, and rank")
+        judged = {i: row for i, row in enumerate(zip(
+            results["mean_score"], results["oob_loss"], results["n_estimators"], strict=True))
+            if row[2] > 0}
+        if results["rank"] != _results(grid, judged, plan["n_estimators"])["rank"]:
+            raise ValueError("cv_results_['rank'] must rank the settings by their criterion")
         full = [i for i, n in enumerate(results["n_estimators"]) if n == plan["n_estimators"]]
-        best = max(full, key=lambda i: (results["score"][i], -i)) if full else None
+        best = max(full, key=lambda i: (results["mean_score"][i], -i)) if full else None
         if best is None or self.best_params_ != grid[best] \
-                or self.best_score_ != results["score"][best] \
+                or self.best_score_ != results["mean_score"][best] \
                 or self.oob_loss_ != results["oob_loss"][best]:
             raise ValueError("best_params_, best_score_ and oob_loss_ must be the best "
                              "setting's of cv_results_ among those judged on n_estimators "
                              "trees")
+
+
+def _results(grid: list[dict], judged: dict, full: int) -> dict:
+    """The search's ``cv_results_`` (:func:`ecrm.selection.search_results`): per setting its
+    criterion and out-of-bag loss (NaN: not judged) and the trees it was judged on (0: not
+    judged), ranked as the choice is made: the settings judged on all ``full`` trees first,
+    then by the criterion, then the earlier setting."""
+    rows = [judged.get(i, (np.nan, np.nan, 0)) for i in range(len(grid))]
+    keys = [(n != full, -s if s == s else np.inf, i) for i, (s, _, n) in enumerate(rows)]
+    return search_results(grid, [r[0] for r in rows], ranks(keys),
+                          oob_loss=[r[1] for r in rows], n_estimators=[r[2] for r in rows])
+
+
+def forest_state_of_old_layout(params: dict, state: dict) -> dict:
+    """ForestECRMCV's fitted state as a model file written before every search shared one
+    layout of ``cv_results_``: ``score`` is ``mean_score``, the ranks are derived, and a
+    file older still (no ``n_estimators``: every setting on all the trees) gets them."""
+    results = state.get("cv_results_")
+    if not (isinstance(results, dict) and "score" in results and "mean_score" not in results
+            and isinstance(results.get("params"), list)):
+        return state
+    n, n_estimators = len(results["params"]), params.get("n_estimators", 100)
+    trees = results.get("n_estimators", [n_estimators] * n)
+    judged = {i: row for i, row in enumerate(zip(results["score"], results.get(
+        "oob_loss", [np.nan] * n), trees, strict=False)) if row[2] > 0}
+    try:
+        table = _results(results["params"], judged, n_estimators)
+    except (TypeError, ValueError):  # not a table of the old layout: the check names it
+        return state
+    return {**state, "cv_results_": table}
 
 
 def _oob_metric(fit: ForestFit, space, Y, metric) -> float:

@@ -363,6 +363,8 @@ class _Reader:
                             "fitted state (tampered file)")
         decoded = {k: self.field(k, v) for k, v in kwargs.items()}
         field = f"{'.'.join(self.fields)}: " if self.fields else ""
+        if entry.upgrade is not None:  # parameters of an older layout
+            decoded = entry.upgrade(decoded)
         try:
             if entry.check is not None:
                 entry.check(decoded)
@@ -378,6 +380,8 @@ class _Reader:
             raise self.fail(f"fitted attributes {undeclared} are not those of a fitted {name} "
                             f"({list(entry.fitted)}): a tampered or foreign file")
         fitted = {k: self.field(k, v) for k, v in state.items()}
+        if entry.upgrade_state is not None:  # a fitted state of an older layout
+            fitted = entry.upgrade_state(decoded, fitted)
         try:
             entry.rebuild(obj, fitted)  # type: ignore[misc]
         except (TypeError, ValueError) as exc:

@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ecrm._model_selection import check_scoring
 from ecrm._parameters import RANDOM_STATE, Checked, Rule, table
+from ecrm._search import RESULTS_COLUMNS, LeaveOneOutSearch, ranks, search_results
 from ecrm._template import StructuredEstimator
 from ecrm.estimator import ECRMCV
 from ecrm.forest import ForestECRMCV
@@ -72,10 +73,21 @@ def _member_options(value, name: str) -> dict:
 def _kernel_options(value) -> dict:
     """The kernel member's keyword arguments: no calibration either."""
     options = _member_options(value, "kernel_options")
-    if options.get("calibration") is not None:
+    search = options.get("search")
+    if not isinstance(search, LeaveOneOutSearch):
+        search = None  # ECRMCV's own check names anything else
+    if options.get("calibration") is not None or (search is not None
+                                                  and search.calibration is not None):
         raise ValueError("kernel_options must not set a calibration: the kernel's scores are "
                          "mixed as the leave-one-out search judged them")
+    if search is not None and not _is_default_scoring(search.scoring):
+        raise ValueError("kernel_options must not set the search's scoring: the mixture sets "
+                         "it for both families")
     return options
+
+
+def _is_default_scoring(scoring) -> bool:
+    return isinstance(scoring, str) and scoring == "loss"
 
 
 def _forest_options(value) -> dict:
@@ -237,8 +249,10 @@ class MixedRiskECRM(StructuredEstimator):
     best_score_ : float
         Its honest criterion (greater is better).
     cv_results_ : dict
-        ``mixture`` (the grid), ``score`` and ``mean_loss`` (NaN under a metric), one float
-        per share; the two pure families are its ends.
+        The layout every search shares (:func:`ecrm.selection.search_results`): ``params``
+        (``{"mixture": share}``), ``mean_score`` (the honest criterion) and ``rank``, then
+        ``mixture`` (the grid) and ``mean_loss`` (NaN under a metric), one entry per share;
+        the two pure families are its ends.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` had string column names.
@@ -260,8 +274,10 @@ class MixedRiskECRM(StructuredEstimator):
 
     _parameter_constraints = table(
         "scoring",
-        kernel_options=Checked("ECRMCV's keyword arguments", bad=("x", {"loss": None},
-                                                                  {"calibration": "auto"}),
+        kernel_options=Checked("ECRMCV's keyword arguments", bad=(
+            "x", {"loss": None}, {"calibration": "auto"},
+            {"search": LeaveOneOutSearch(calibration="auto")},
+            {"search": LeaveOneOutSearch(scoring="lrap")}),
                                function=_kernel_options),
         forest_options=Checked("ForestECRMCV's keyword arguments",
                                bad=("x", {"random_state": 0}), function=_forest_options),
@@ -321,8 +337,8 @@ class MixedRiskECRM(StructuredEstimator):
         self._set_fitted(
             checked_X, checked_Y, seen, kernel_estimator_=kernel, forest_estimator_=forest,
             mixture_=choice.mixture, best_score_=float(np.max(choice.scores)),
-            cv_results_={"mixture": choice.grid.tolist(), "score": choice.scores.tolist(),
-                         "mean_loss": choice.mean_losses.tolist()})
+            cv_results_=_results(choice.grid.tolist(), choice.scores.tolist(),
+                                 choice.mean_losses.tolist()))
         return self
 
     @property
@@ -423,16 +439,39 @@ class MixedRiskECRM(StructuredEstimator):
                 len({kernel.n_features_in_, forest.n_features_in_, self.n_features_in_}) != 1:
             raise ValueError("the members were not fitted on the same data")
         results = self.cv_results_
-        if not (isinstance(results, dict) and set(results) == {"mixture", "score", "mean_loss"}
+        if not (isinstance(results, dict)
+                and set(results) == {*RESULTS_COLUMNS, "mixture", "mean_loss"}
                 and results["mixture"] == grid.tolist()
                 and all(isinstance(results[k], list) and len(results[k]) == len(grid)
                         and all(isinstance(v, float) for v in results[k])
-                        for k in ("score", "mean_loss"))):
-            raise ValueError("cv_results_ must hold mixture (the grid), score and mean_loss, "
-                             "one float per share")
-        best = int(np.argmax(results["score"]))
-        if self.mixture_ != grid[best] or self.best_score_ != results["score"][best]:
+                        for k in ("mean_score", "mean_loss"))
+                and results == _results(grid.tolist(), results["mean_score"],
+                                        results["mean_loss"])):
+            raise ValueError("cv_results_ must hold params and mixture (the grid), mean_score "
+                             "and mean_loss, one float per share, and their rank")
+        best = int(np.argmax(results["mean_score"]))
+        if self.mixture_ != grid[best] or self.best_score_ != results["mean_score"][best]:
             raise ValueError("mixture_ and best_score_ must be the best share's of cv_results_")
+
+
+def _results(grid: list[float], scores: list[float], mean_losses: list[float]) -> dict:
+    """The mixture's ``cv_results_`` (:func:`ecrm.selection.search_results`): per kernel
+    share its criterion and mean honest loss, ranked by the criterion (ties: the earlier
+    share, as the choice)."""
+    keys = [(-s, i) for i, s in enumerate(scores)]
+    return search_results([{"mixture": s} for s in grid], scores, ranks(keys), mixture=grid,
+                          mean_loss=mean_losses)
+
+
+def mixture_state_of_old_layout(params: dict, state: dict) -> dict:
+    """MixedRiskECRM's fitted state as a model file written before every search shared one
+    layout of ``cv_results_`` (``mixture``, ``score``, ``mean_loss``)."""
+    results = state.get("cv_results_")
+    if not (isinstance(results, dict) and set(results) == {"mixture", "score", "mean_loss"}
+            and all(isinstance(results[k], list) for k in results)):
+        return state
+    return {**state, "cv_results_": _results(results["mixture"], results["score"],
+                                             results["mean_loss"])}
 
 
 def _described(obj):

@@ -33,27 +33,18 @@ from typing import cast
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils.validation import check_memory
 
 from ecrm._kernels import check_kernel_input, check_kernel_params
-from ecrm._model_selection import (
-    LeaveOneOutSearch,
-    alpha_grid,
-    gram_eigendecomposition,
-    intercept_options,
-    kernel_settings,
-    leave_one_out_search,
-)
-from ecrm._parameters import check_parameter
-from ecrm._ridge import check_ridge
+from ecrm._model_selection import SearchOutcome
+from ecrm._search import LeaveOneOutSearch, effective_search, search_results
 from ecrm._solvers._backend import get_backend
 from ecrm._solvers.base import Criterion, Outcome, RiskFit
-from ecrm._solvers.prepare import prepare_search
 from ecrm._solvers.rows import RiskTargets
 from ecrm._solvers.solver import check_solver, check_solver_params
 from ecrm.spaces.base import OutputSpace
 
-__all__ = ["HonestChoice", "LeaveOneOutChoice", "loo_search", "select_honestly"]
+__all__ = ["HonestChoice", "LeaveOneOutChoice", "LeaveOneOutSearch", "loo_search",
+           "search_results", "select_honestly"]
 
 
 # -- the exact leave-one-out search of ridge regressions ---------------------------------------
@@ -117,8 +108,8 @@ class LeaveOneOutChoice:
         Minus the selected candidate's mean leave-one-out loss (greater is better).
     cv_results : dict
         Every evaluated candidate, as :attr:`ecrm.ECRMCV.cv_results_`: ``params``,
-        ``alpha``, ``fit_intercept``, ``mean_loo_score``, ``mean_loo_loss``, ``added`` and
-        ``rank`` (1 = best).
+        ``mean_score`` (minus the mean leave-one-out loss), ``rank`` (1 = best), ``alpha``,
+        ``fit_intercept``, ``mean_loss`` and ``added``.
     kernel_search_results : dict or None
         The same table of the first stage, when ``kernel_subsample`` chose the kernel.
     loo_rows : ndarray of int
@@ -135,7 +126,7 @@ class LeaveOneOutChoice:
     kernel_search_results: dict | None = field(repr=False)
     loo_rows: np.ndarray = field(repr=False)
     fit: RiskFit = field(repr=False)
-    _search: LeaveOneOutSearch = field(repr=False)
+    _search: SearchOutcome = field(repr=False)
     _criterion: Criterion = field(repr=False)
     _n_features: int = field(repr=False)
 
@@ -161,21 +152,20 @@ class LeaveOneOutChoice:
 
 
 def loo_search(X, T, loss: Callable, *, alphas=None, kernel="rbf", gamma=None, degree=3,
-               coef0=1, fit_intercept="auto", kernel_grid=None, memory=None,
-               loo_samples=None, kernel_subsample=None, random_state=None, solver="auto",
-               n_components=None, center_selection="uniform",
-               memory_budget=None) -> LeaveOneOutChoice:
+               coef0=1, search=None, solver="auto", memory_budget=None,
+               random_state=None) -> LeaveOneOutChoice:
     r"""Ridge regressions of the targets ``T``, the kernel, ``alpha`` and the intercept chosen
     by the exact leave-one-out mean of ``loss``.
 
-    The search of :class:`ecrm.ECRMCV` (:mod:`ecrm._model_selection`) with its parameters,
-    grids and solvers: every candidate's exact leave-one-out predictions of ``T`` (see the
-    module docstring) from one factorisation per kernel setting, the kernel first on
+    The search of :class:`ecrm.ECRMCV`, run by the same :class:`LeaveOneOutSearch` with the
+    same solvers: every candidate's exact leave-one-out predictions of ``T`` (see the module
+    docstring) from one factorisation per kernel setting, the kernel first on
     ``kernel_subsample`` random points when given, ties to the earlier kernel setting, then
     the stronger regularisation, then the intercept. The random draws (Nystrom centres, the
     kernel subsample, the ``loo_samples`` rows) follow :class:`ecrm.ECRMCV`'s with the same
-    ``random_state``, and a shared ``memory`` caches the same eigendecompositions, so a
-    baseline searched here on the same data shares them with ECRM's models.
+    ``random_state``, and a shared ``memory`` of the search caches the same
+    eigendecompositions, so a baseline searched here on the same data shares them with
+    ECRM's models.
 
     Parameters
     ----------
@@ -188,12 +178,10 @@ def loo_search(X, T, loss: Callable, *, alphas=None, kernel="rbf", gamma=None, d
         predictions ``P`` (n, c) against its targets ``T_rows`` (n, c); smaller is better.
         It may be called on blocks of rows (the primal solvers), so it must be a sum of
         per-point values.
-    alphas, kernel, gamma, degree, coef0, fit_intercept, kernel_grid, memory
-        As in :class:`ecrm.ECRMCV`; the ridge term is ``m * alpha``.
-    loo_samples, kernel_subsample, random_state, solver, n_components, center_selection
-        As in :class:`ecrm.ECRMCV`.
-    memory_budget
-        As in :class:`ecrm.ECRMCV`.
+    alphas, kernel, gamma, degree, coef0, search, solver, memory_budget, random_state
+        As in :class:`ecrm.ECRMCV`; the ridge term is ``m * alpha``. The search's
+        ``scoring`` stays ``"loss"`` (``loss`` is the criterion) and its ``calibration``
+        ``None``.
 
     Returns
     -------
@@ -209,38 +197,36 @@ def loo_search(X, T, loss: Callable, *, alphas=None, kernel="rbf", gamma=None, d
     >>> T = np.column_stack([X[:, 0], 1 - X[:, 0]])
     >>> def misordered(T, P):
     ...     return (np.sign(P[:, 0] - P[:, 1]) != np.sign(T[:, 0] - T[:, 1])).astype(float)
-    >>> choice = loo_search(X, T, misordered, alphas=[1e-3, 1e-1], fit_intercept=True)
+    >>> choice = loo_search(X, T, misordered, alphas=[1e-3, 1e-1],
+    ...                     search=LeaveOneOutSearch(fit_intercept=True))
     >>> choice.best_score  # no pair misordered: the tie goes to the stronger ridge
     -0.0
     >>> choice.alpha, choice.loo_predictions.shape, choice.predict([[0.9]]).shape
     (0.1, (30, 2), (1, 2))
     """
     own = check_kernel_params(kernel, gamma, degree, coef0)
-    settings, alphas = kernel_settings(own, kernel_grid), alpha_grid(alphas)
-    candidates = [(a, b) for b in intercept_options(fit_intercept) for a in alphas]
-    search_params = {"loo_samples": check_parameter("loo_samples", loo_samples),
-                     "kernel_subsample": check_parameter("kernel_subsample", kernel_subsample)}
+    run = effective_search(alphas, None, search)
+    plan = run.plan()
+    if plan["metric"] is not None or plan["calibration"] is not None:
+        raise ValueError("loo_search judges by its loss: leave the search's scoring 'loss' "
+                         "and its calibration None")
     if not callable(loss):
         raise TypeError(f"loss must be a callable loss(T, P); got {type(loss).__name__}")
-    check_solver(solver, n_components, center_selection, memory_budget)
+    check_solver(solver, memory_budget=memory_budget)
     X = check_kernel_input(X, own["kernel"])
     T = check_array(T, dtype=np.float64, ensure_2d=False, input_name="T")
     T = T.reshape(-1, 1) if T.ndim == 1 else T
     m = X.shape[0]
     if T.shape[0] != m:
         raise ValueError(f"X and T have different numbers of rows: {m} and {T.shape[0]}")
-    for i, alpha in enumerate(alphas):
-        check_ridge(alpha, m, name=f"alphas[{i}]")
-    choice = check_solver_params(solver, n_components, center_selection, memory_budget, m=m,
-                                 p=X.shape[1], kernel=own["kernel"], cv=True)
-    rng = check_random_state(random_state)
+    choice = check_solver_params(solver, None, "uniform", memory_budget, m=m, p=X.shape[1],
+                                 kernel=own["kernel"], cv=True)
     targets = _Targets()
-    source = prepare_search(choice, X, T, settings, targets, space=cast(OutputSpace, targets),
-                            alphas=alphas, random_state=rng, backend=get_backend(X),
-                            decompose=check_memory(memory).cache(gram_eigendecomposition))
     criterion = _MeanLoss(loss)
-    search, stage1 = leave_one_out_search(source, settings, candidates, criterion,
-                                          random_state=rng, **search_params)
+    search, stage1 = run.run(X, T, targets, space=cast(OutputSpace, targets),
+                             kernel_params=own, solver=choice, criterion=criterion,
+                             random_state=check_random_state(random_state),
+                             backend=get_backend(X))
     best = search.best
     fit = search.basis.refit(search.trial)
     fit.check_finite(best.kernel_params, best.alpha)
@@ -248,6 +234,16 @@ def loo_search(X, T, loss: Callable, *, alphas=None, kernel="rbf", gamma=None, d
         best.kernel_params, best.alpha, best.fit_intercept, best.score, search.table(),
         None if stage1 is None else stage1.table(), search.rows, fit, search, criterion,
         X.shape[1])
+
+
+def _scoring(estimator):
+    """The scoring an estimator's honest criterion follows: its search's, for a kernel
+    search (:class:`LeaveOneOutSearch`), else its ``scoring``."""
+    from ecrm.estimator import ECRMCV
+
+    if isinstance(estimator, ECRMCV):
+        return estimator.search_settings().scoring
+    return getattr(estimator, "scoring", None)
 
 
 @dataclass
@@ -305,7 +301,7 @@ def select_honestly(candidates, X, Y) -> HonestChoice:
     candidates = list(candidates)
     if not candidates:
         raise ValueError("select_honestly needs at least one candidate")
-    scorings = {repr(getattr(c, "scoring", None)) for c in candidates}
+    scorings = {repr(_scoring(c)) for c in candidates}
     if len(scorings) != 1 or "None" in scorings:
         raise ValueError(f"the candidates must share one scoring (their honest_score_ then "
                          f"compare); got {sorted(scorings)}")

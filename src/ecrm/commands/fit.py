@@ -271,7 +271,9 @@ def _mixed(args, loss, h, common: dict):
 
     kernel = _estimator(args, loss, h, common).get_params(deep=False)
     options = {k: v for k, v in kernel.items()
-               if k not in ("loss", "output_space", "scoring", "random_state", "calibration")}
+               if k not in ("loss", "output_space", "scoring", "random_state")}
+    if options.get("search") is not None:  # the mixture judges the scores uncalibrated
+        options["search"].set_params(calibration=None)
     return MixedRiskECRM(loss, h, kernel_options=options,
                          forest_options={"n_estimators": args.trees}, scoring=args.scoring,
                          random_state=0 if args.seed is None else args.seed)
@@ -342,6 +344,7 @@ def _pipeline(step, model):
 
 def _estimator(args, loss, h, common: dict):
     from ecrm.estimator import ECRM, ECRMCV
+    from ecrm.selection import LeaveOneOutSearch
 
     if args.cv:
         kernels = args.kernels or [args.kernel]
@@ -349,10 +352,11 @@ def _estimator(args, loss, h, common: dict):
             {"kernel": [k], "gamma": args.gammas or [args.gamma]} if k != "linear"
             else {"kernel": [k]} for k in kernels]
         calibration = None if args.calibration == "none" else args.calibration
-        return ECRMCV(loss, h, alphas=args.alphas, kernel_grid=grid,
-                      fit_intercept="auto", scoring=args.scoring,
-                      calibration=calibration, loo_samples=args.loo_samples,
-                      extend_grid=args.extend_grid, verbose=0 if args.quiet else 1, **common)
+        search = LeaveOneOutSearch(kernel_grid=grid, fit_intercept="auto",
+                                   calibration=calibration, loo_samples=args.loo_samples,
+                                   extend_grid=args.extend_grid, verbose=0 if args.quiet else 1)
+        return ECRMCV(loss, h, alphas=args.alphas, scoring=args.scoring, search=search,
+                      **common)
     return ECRM(loss, h, alpha=args.alpha, **common)
 
 

@@ -44,7 +44,11 @@ def summary(path: str, loaded=None) -> dict:
            "n_train": int(getattr(model, "_n_fit", None) or model.X_fit_.shape[0]),
            "n_features": int(model.n_features_in_)}
     if hasattr(model, "alpha_"):  # chosen by leave-one-out
-        out["selection"] = {"scoring": model.scoring if isinstance(model.scoring, str)
+        from ecrm.estimator import ECRMCV
+
+        scoring = model.search_settings().scoring if isinstance(model, ECRMCV) else \
+            model.scoring
+        out["selection"] = {"scoring": scoring if isinstance(scoring, str)
                             else "callable", "best_score": float(model.best_score_),
                             "n_candidates": len(model.cv_results_["params"]),
                             "calibration": model.calibration_ or "none"}

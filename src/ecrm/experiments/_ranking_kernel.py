@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ecrm._search import LeaveOneOutSearch
 from ecrm._solvers.solver import DualSolver, NystromSolver, PrimalSolver
 from ecrm.experiments._ranking_knn import _discordant, _rank_labels
 
@@ -51,10 +52,10 @@ def _krr(Xtr, Rtr, Xte, gammas, memory, seed):
 
     # discordant pairs are integers, so ties are exact: the earlier kernel, then the
     # stronger regularisation (the search's order of candidates)
-    choice = loo_search(Xtr, Rtr, _discordant_loss, alphas=ALPHAS, fit_intercept=False,
-                        kernel_grid=_kernel_candidates(gammas), memory=memory,
-                        kernel_subsample=KERNEL_SUBSAMPLE, random_state=seed,
-                        solver=DualSolver.name)
+    search = LeaveOneOutSearch(fit_intercept=False, kernel_grid=_kernel_candidates(gammas),
+                               memory=memory, kernel_subsample=KERNEL_SUBSAMPLE)
+    choice = loo_search(Xtr, Rtr, _discordant_loss, alphas=ALPHAS, search=search,
+                        random_state=seed, solver=DualSolver.name)
     params, alpha, m = choice.kernel_params, choice.alpha, len(Xtr)
     model = KernelRidge(alpha=m * alpha, kernel=params["kernel"], gamma=params["gamma"])
     P = model.fit(Xtr, Rtr.astype(float)).predict(Xte)
@@ -78,12 +79,15 @@ def _krr_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components):
 
     sub = _kernel_subset(len(Xtr), seed)
     params = loo_search(Xtr[sub], Rtr[sub], _discordant_loss, alphas=ALPHAS,
-                        fit_intercept=False, kernel_grid=_kernel_candidates(gammas),
-                        memory=memory, solver=DualSolver.name).kernel_params
+                        search=LeaveOneOutSearch(fit_intercept=False,
+                                                 kernel_grid=_kernel_candidates(gammas),
+                                                 memory=memory),
+                        solver=DualSolver.name).kernel_params
     solver = _low_rank_solver(params, n_components)
-    choice = loo_search(Xtr, Rtr, _discordant_loss, alphas=ALPHAS, fit_intercept=False,
-                        **params, solver=solver, loo_samples=large_loo_rows(*Rtr.shape),
-                        random_state=seed)
+    choice = loo_search(Xtr, Rtr, _discordant_loss, alphas=ALPHAS, **params,
+                        search=LeaveOneOutSearch(fit_intercept=False,
+                                                 loo_samples=large_loo_rows(*Rtr.shape)),
+                        solver=solver, random_state=seed)
     return _rank_labels(choice.predict(Xte)), {
         **params, "alpha": choice.alpha, "solver": getattr(solver, "name", solver),
         **({} if params["kernel"] == "linear" else {"n_components": n_components})}
@@ -128,19 +132,22 @@ def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed, *, honest=None, extend_grid=False
 
     space = PermutationSpace(Rtr.shape[1])
     Ytr = space.from_ranks(Rtr)
-    shared = {"alphas": ALPHAS, "memory": memory, "kernel_subsample": KERNEL_SUBSAMPLE,
-              "random_state": seed, "extend_grid": extend_grid}
-    grid = {"fit_intercept": "auto", "kernel_grid": _kernel_candidates(gammas)}
+    shared = {"memory": memory, "kernel_subsample": KERNEL_SUBSAMPLE,
+              "extend_grid": extend_grid}
+    grid = LeaveOneOutSearch(fit_intercept="auto", kernel_grid=_kernel_candidates(gammas),
+                             **shared)
     chosen = {}
     for label, loss in [("ECRM-squared", SquaredRankLoss()), ("ECRM-footrule", FootruleLoss())]:
-        chosen[label] = _fit(honest, label, ECRMCV(loss, space, **grid, **shared), Xtr, Ytr)
+        chosen[label] = _fit(honest, label, ECRMCV(loss, space, alphas=ALPHAS, search=grid,
+                                                   random_state=seed), Xtr, Ytr)
     # Kendall: the squared-rank model's kernel and intercept (its own kernel search, tried,
     # moved tau by noise at up to 10 times the cost); alpha by Kendall's leave-one-out loss.
     ref = chosen["ECRM-squared"]
-    own = {"fit_intercept": ref.fit_intercept_, **ref.kernel_params_,
-           "loo_samples": kendall_loo_rows(len(Xtr), Rtr.shape[1])}
-    chosen["ECRM-Kendall"] = _fit(honest, "ECRM-Kendall",
-                                  ECRMCV(KendallLoss(), space, **own, **shared), Xtr, Ytr)
+    own = LeaveOneOutSearch(fit_intercept=ref.fit_intercept_,
+                            loo_samples=kendall_loo_rows(len(Xtr), Rtr.shape[1]), **shared)
+    chosen["ECRM-Kendall"] = _fit(honest, "ECRM-Kendall", ECRMCV(
+        KendallLoss(), space, alphas=ALPHAS, **ref.kernel_params_, search=own,
+        random_state=seed), Xtr, Ytr)
     return _ecrm_outputs(chosen, Rtr, Xte, space)
 
 
@@ -211,19 +218,23 @@ def _ecrm_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components, *, honest=Non
     space = PermutationSpace(k)
     Ytr = space.from_ranks(Rtr)
     sub = _kernel_subset(m, seed)
-    stage1 = ECRMCV(SquaredRankLoss(), space, alphas=ALPHAS, fit_intercept="auto",
-                    kernel_grid=_kernel_candidates(gammas), memory=memory,
-                    random_state=seed, extend_grid=extend_grid).fit(Xtr[sub], Ytr[sub])
+    stage1 = ECRMCV(SquaredRankLoss(), space, alphas=ALPHAS, search=LeaveOneOutSearch(
+        fit_intercept="auto", kernel_grid=_kernel_candidates(gammas), memory=memory,
+        extend_grid=extend_grid), random_state=seed).fit(Xtr[sub], Ytr[sub])
     params = stage1.kernel_params_
     shared = {"alphas": ALPHAS, **params, "solver": _low_rank_solver(params, n_components),
-              "loo_samples": large_loo_rows(m, k),
-              "random_state": seed, "extend_grid": extend_grid}
-    chosen = {label: _fit(honest, label, ECRMCV(loss, space, fit_intercept="auto", **shared),
+              "random_state": seed}
+
+    def search(fit_intercept):
+        return LeaveOneOutSearch(fit_intercept=fit_intercept, loo_samples=large_loo_rows(m, k),
+                                 extend_grid=extend_grid)
+
+    chosen = {label: _fit(honest, label, ECRMCV(loss, space, search=search("auto"), **shared),
                           Xtr, Ytr)
               for label, loss in [("ECRM-squared", SquaredRankLoss()),
                                   ("ECRM-footrule", FootruleLoss())]}
     chosen["ECRM-Kendall"] = _fit(honest, "ECRM-Kendall", ECRMCV(
-        KendallLoss(), space, fit_intercept=chosen["ECRM-squared"].fit_intercept_, **shared),
+        KendallLoss(), space, search=search(chosen["ECRM-squared"].fit_intercept_), **shared),
         Xtr, Ytr)
     return _ecrm_outputs(chosen, Rtr, Xte, space)
 

@@ -67,6 +67,7 @@ def run(args) -> int:
     from ecrm.experiments.cache import InMemoryCache
     from ecrm.experiments.flow import demo as flow_demo
     from ecrm.losses import HammingLoss, HierarchicalLoss
+    from ecrm.selection import LeaveOneOutSearch
 
     digits = load_digits()
     rng = np.random.default_rng(args.seed)
@@ -95,8 +96,8 @@ def run(args) -> int:
     models = {}
     for name, loss in [("Hamming", hamming), ("hierarchical", hier)]:
         t0 = time.perf_counter()
-        est = ECRMCV(loss, h, fit_intercept="auto", kernel_grid=grid,
-                     memory=memory).fit(X[tr], Y[tr])
+        est = ECRMCV(loss, h, search=LeaveOneOutSearch(
+            fit_intercept="auto", kernel_grid=grid, memory=memory)).fit(X[tr], Y[tr])
         fit_s = time.perf_counter() - t0
         models[name] = est
         rows.append((f"ECRM (trained for {name})", est.predict(X[te]), fit_s,

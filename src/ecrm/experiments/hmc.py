@@ -187,6 +187,7 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
     from ecrm.datasets import HMCPreprocessor
     from ecrm.losses import HammingLoss, HierarchicalLoss
     from ecrm.metrics import micro_auprc
+    from ecrm.selection import LeaveOneOutSearch
 
     name, h = data.name, data.hierarchy
     pre = HMCPreprocessor(data.categories).fit(data.train.X)
@@ -224,9 +225,10 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
                 # among four kernels).
                 milp = trained_for == "hierarchical" and not h.is_tree
                 loo_samples = (300 if protocol == "paper" else 150) if milp else None
-                est = ECRMCV(loss, h, alphas=ALPHAS, fit_intercept="auto", kernel_grid=grid,
-                             memory=memory, kernel_subsample=1500, loo_samples=loo_samples,
-                             random_state=random_state,
+                search = LeaveOneOutSearch(fit_intercept="auto", kernel_grid=grid,
+                                           memory=memory, kernel_subsample=1500,
+                                           loo_samples=loo_samples)
+                est = ECRMCV(loss, h, alphas=ALPHAS, search=search, random_state=random_state,
                              **_solver_settings(solver, grid, n_components, center_selection,
                                                 len(Xtr)))
                 _, fit_s = _timed(lambda est=est, loss=loss: est.fit(Xtr, Ytr))
@@ -256,10 +258,12 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
         metric = functools.partial(micro_auprc, labels=h.labels, exclude=C_HMCNN_EXCLUDE)
 
         def score_search(kernel_grid):
-            return ECRMCV(HammingLoss(), h, alphas=ALPHAS, fit_intercept="auto",
-                          kernel_grid=kernel_grid, memory=memory, kernel_subsample=1500,
-                          random_state=random_state, scoring=metric,
-                          calibration=SCORE_CALIBRATION, alpha_search=SCORE_ALPHA_SEARCH)
+            search = LeaveOneOutSearch(fit_intercept="auto", kernel_grid=kernel_grid,
+                                       memory=memory, kernel_subsample=1500,
+                                       calibration=SCORE_CALIBRATION,
+                                       alpha_search=SCORE_ALPHA_SEARCH)
+            return ECRMCV(HammingLoss(), h, alphas=ALPHAS, scoring=metric, search=search,
+                          random_state=random_state)
 
         t0 = time.perf_counter()
         est = score_search(grid).fit(Xtr, Ytr)

@@ -177,6 +177,7 @@ def _incomplete_methods(Xtr, Rtr, Xte, *, gammas, methods, fit_seed, memory,
     from ecrm.experiments._ranking_peers import MIXING_GRID
     from ecrm.losses.kendall import KendallLoss
     from ecrm.mixture import choose_mixture
+    from ecrm.selection import LeaveOneOutSearch
     from ecrm.spaces.permutations import PermutationSpace
 
     space, loss = PermutationSpace(Rtr.shape[1]), KendallLoss()
@@ -184,11 +185,12 @@ def _incomplete_methods(Xtr, Rtr, Xte, *, gammas, methods, fit_seed, memory,
     results, seconds, honest = {}, {}, {}
     if {"ECRM-Kendall", "ECRM-mixed"} & set(methods):
         t0 = time.process_time()
+        search = LeaveOneOutSearch(
+            fit_intercept="auto", kernel_grid=_kernel_candidates(gammas), memory=memory,
+            kernel_subsample=KERNEL_SUBSAMPLE, extend_grid=extend_grid,
+            loo_samples=kendall_loo_rows(*Rtr.shape))
         model = _fit(honest, "ECRM-Kendall", ECRMCV(
-            loss, space, fit_intercept="auto", kernel_grid=_kernel_candidates(gammas),
-            alphas=ALPHAS, memory=memory, kernel_subsample=KERNEL_SUBSAMPLE,
-            random_state=fit_seed, extend_grid=extend_grid,
-            loo_samples=kendall_loo_rows(*Rtr.shape)), Xtr, Ytr)
+            loss, space, alphas=ALPHAS, search=search, random_state=fit_seed), Xtr, Ytr)
         results["ECRM-Kendall"] = (space.to_ranks(model.predict(Xte)), {
             **model.kernel_params_, "alpha": model.alpha_,
             "fit_intercept": model.fit_intercept_})

@@ -107,7 +107,8 @@ def _kernel(model) -> dict:
               else {"solver": PrimalSolver.name} if centres is None
               else {"solver": NystromSolver.name, "n_components": int(centres.shape[0])})
     return {"weights": "kernel", "kernel": dict(model.kernel_params_), **regularisation,
-            "fit_intercept": bool(getattr(model, "fit_intercept_", model.fit_intercept)),
+            "fit_intercept": bool(model.fit_intercept_ if hasattr(model, "fit_intercept_")
+                                  else model.fit_intercept),
             **solver}
 
 
