@@ -47,7 +47,9 @@ METRIC_NAMES = {"kendall_tau": "Kendall tau (mean)",
                 "kendall": "Kendall distance (discordant pairs, mean)",
                 "spearman_rho": "Spearman rho (mean)", "footrule": "footrule loss (mean)",
                 "squared": "squared rank loss (mean)", "accuracy": "accuracy",
-                "zero_one": "0-1 loss (error rate)"}
+                "zero_one": "0-1 loss (error rate)", "tau_x": "tau_x (mean)",
+                "tau_x_distance": "tau_x distance (mean)",
+                "kendall_ties": "Kendall distance with ties (mean)"}
 
 #: Options only label sets have: (attribute, flag, value when not given).
 _LABEL_SET_OPTIONS = (("hierarchy", "--hierarchy", None), ("path_sep", "--path-sep", None),
