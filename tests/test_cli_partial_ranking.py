@@ -206,3 +206,18 @@ def test_positions_round_trip_through_cells(levels):
     Y = task.outputs([cell], None, "f")
     if (P > 0).sum() >= 2:
         assert task.text(Y) == [cell]
+
+
+def test_the_most_frequent_baseline_completes_an_incomplete_mode():
+    """Without a complete training row, the constant is a complete bucket order agreeing
+    with every pair the most frequent incomplete one observes."""
+    from ecrm.commands._bucket_orders import BucketOrders
+    from ecrm.spaces import BucketOrderSpace
+
+    space = BucketOrderSpace(4, labels=NAMES)
+    mode = space.from_positions([[2, 1, 0, 2]])[0]
+    const = BucketOrders(space).constants(None, mode)
+    P = space.to_positions(const["most_frequent"][None])[0]
+    assert (P > 0).all()
+    assert P[1] < P[0] == P[3]
+    np.testing.assert_array_equal(const["all_tied"], np.zeros(12))
