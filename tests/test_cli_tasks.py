@@ -292,7 +292,7 @@ def test_an_output_space_the_commands_do_not_read_is_named():
 
     from ecrm.spaces import paper_network
 
-    with pytest.raises(ValueError, match="rankings and classes; this model's outputs are a "
+    with pytest.raises(ValueError, match="classes and bucket orders; this model's outputs are a "
                                          "FlowPolytope"):
         _tasks.task_of(SimpleNamespace(output_space=paper_network()))
 

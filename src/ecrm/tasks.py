@@ -154,5 +154,9 @@ for _task in (
     Task("multiclass", ("ecrm.spaces.candidates.CandidateSpace",),
          {"zero-one": "ecrm.losses.classification.ZeroOneLoss"},
          labels=CLASS, what="classes"),
+    Task("partial-ranking", ("ecrm.spaces.bucket_orders.BucketOrderSpace",),
+         {"tau-x": "ecrm.losses.bucket.TauXLoss",
+          "kendall-ties": "ecrm.losses.bucket.KendallTiesLoss"},
+         labels=RANKING, what="bucket orders"),
 ):
     register_task(_task)

@@ -1,6 +1,6 @@
 """What the commands read, write and evaluate for each kind of output: label sets
-(``multilabel``), rankings of named labels (``ranking``) and one class per row
-(``multiclass``).
+(``multilabel``), rankings of named labels (``ranking``), one class per row
+(``multiclass``) and bucket orders (``partial-ranking``, :mod:`ecrm.commands._bucket_orders`).
 
 ``ecrm fit --task`` chooses the kind; a model file says which it is by its output space
 (:class:`~ecrm.Hierarchy` or :class:`~ecrm.spaces.MultilabelSpace`, a
@@ -47,7 +47,9 @@ METRIC_NAMES = {"kendall_tau": "Kendall tau (mean)",
                 "kendall": "Kendall distance (discordant pairs, mean)",
                 "spearman_rho": "Spearman rho (mean)", "footrule": "footrule loss (mean)",
                 "squared": "squared rank loss (mean)", "accuracy": "accuracy",
-                "zero_one": "0-1 loss (error rate)"}
+                "zero_one": "0-1 loss (error rate)", "tau_x": "tau_x (mean)",
+                "tau_x_distance": "tau_x distance (mean)",
+                "kendall_ties": "Kendall distance with ties (mean)"}
 
 #: Options only label sets have: (attribute, flag, value when not given).
 _LABEL_SET_OPTIONS = (("hierarchy", "--hierarchy", None), ("path_sep", "--path-sep", None),
@@ -123,6 +125,10 @@ class _Outputs:
         """A JSON value of :meth:`values` as a label cell."""
         return str(value)
 
+    def labels_in(self, cell: str) -> list[str]:
+        """The label names one cell of the label column holds."""
+        return [cell.strip()]
+
     def metrics(self, model, Y_true, Y_pred) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -174,6 +180,13 @@ class Ranking(_Outputs):
 
     def describe(self) -> str:
         return f"{len(self.names)} labels ranked"
+
+    def labels_in(self, cell: str) -> list[str]:
+        return [v.strip() for v in cell.split(RANKING_SEP)]
+
+    def from_ranks(self, ranks):
+        """The outputs of a benchmark file's ranks (0 = top)."""
+        return self.space.from_ranks(ranks)
 
     def outputs(self, cells, lines, filename):
         """The flattened permutation matrices of ``cells``: every row must order exactly
@@ -313,12 +326,19 @@ def _number(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
-def outputs_of(model) -> Ranking | Classes:
-    """The :class:`Ranking` or :class:`Classes` of a ranking or multiclass model (by the
-    label layout of its task)."""
+def _kind(task: str) -> type[_Outputs]:
+    """The class of the outputs of ``task`` (other than label sets)."""
+    if task == "partial-ranking":
+        from ecrm.commands._bucket_orders import BucketOrders
+
+        return BucketOrders
+    return Ranking if task == "ranking" else Classes
+
+
+def outputs_of(model) -> _Outputs:
+    """The :class:`Ranking`, :class:`Classes` or bucket orders of a model (by its task)."""
     space = estimator_of(model).output_space
-    layout = _library.task_of_space(space).labels
-    return Ranking(space) if layout == _library.RANKING else Classes(space)
+    return _kind(_library.task_of_space(space).name)(space)
 
 
 def _where(filename, lines, i: int) -> str:
@@ -351,10 +371,15 @@ def _benchmark(path) -> bool:
     return len(first) == 3 and all(f.strip().isdigit() for f in first)
 
 
-def _read_benchmark(path):
-    """A benchmark-layout file: a Bunch with ``X``, ``ranks``, ``label_names``, ..."""
+def _read_benchmark(path, task: str = "ranking"):
+    """A benchmark-layout file: a Bunch with ``X``, ``ranks``, ``label_names``, ... (for
+    bucket orders, ``ranks`` holds the bucket numbers)."""
     from ecrm.datasets.label_ranking import _read_file
 
+    if task == "partial-ranking":
+        from ecrm.commands._bucket_orders import read_positions
+
+        return read_positions(path)
     name = Path(path).name
     return _read_file(Path(path), name.split(".")[0])
 
@@ -381,7 +406,8 @@ def _table(path: str, args, *, task: str):
 
     fmt = _format_of(_check_path(path)) if args.format == "auto" else args.format
     if fmt not in ("csv", "tsv"):
-        also = " (or the label ranking benchmark's layout)" if task == "ranking" else ""
+        also = (" (or the label ranking benchmark's layout)" if task in _BENCHMARK_TASKS
+                else "")
         raise DataFileError(path, None, f"--task {task} reads CSV/TSV files with a label "
                             f"column{also}; this is a {fmt} file")
     table = _CsvTable(path, sep=csv_sep(fmt, args.delimiter), label_column=args.label_column,
@@ -400,14 +426,18 @@ def _table(path: str, args, *, task: str):
                  ids=ids if args.id_column is not None else None)
 
 
+#: The tasks that also read files of the benchmark's ``n,p,k`` layout.
+_BENCHMARK_TASKS = ("ranking", "partial-ranking")
+
+
 def _labelled(path: str, args, task: str):
     """One labelled file: :func:`_table`'s Bunch, or a benchmark file's (``ranks`` and
     ``label_names`` instead of ``cells``)."""
     from sklearn.utils import Bunch
 
-    if task == "ranking" and args.format in ("auto", "csv") and _benchmark(path):
+    if task in _BENCHMARK_TASKS and args.format in ("auto", "csv") and _benchmark(path):
         _no_csv_options(path, args)
-        data = _read_benchmark(path)
+        data = _read_benchmark(path, task)
         return Bunch(X=data.X, ranks=data.ranks, label_names=data.label_names,
                      feature_names=tuple(data.feature_names), filename=str(path),
                      row_lines=None)
@@ -429,26 +459,33 @@ def read_training(args, impute: bool):
         if data.feature_names != parts[0].feature_names:
             raise ValueError(f"{parts[0].filename} and {data.filename} have different feature "
                              "columns")
-    kind = Ranking if args.task == "ranking" else Classes
+    kind = _kind(args.task)
     bench = [d for d in parts if "ranks" in d]
     if bench and len(bench) != len(parts):
         raise ValueError("give either files of the label ranking benchmark's layout or "
                          "CSV/TSV files with a label column, not both")
     if bench:
-        from ecrm.spaces import PermutationSpace
+        from ecrm.spaces import BucketOrderSpace, PermutationSpace
 
         names = list(parts[0].label_names)
         if any(list(d.label_names) != names for d in parts):
             raise ValueError("the files rank different numbers of labels")
-        outputs = kind(PermutationSpace(len(names), labels=names))
-        Y = np.vstack([outputs.space.from_ranks(d.ranks) for d in parts])
+        space = BucketOrderSpace if args.task == "partial-ranking" else PermutationSpace
+        outputs = kind(space(len(names), labels=names))
+        Y = np.vstack([outputs.from_ranks(d.ranks) for d in parts])
     else:  # the classes of every file; a ranking's labels are those of the first row
         first = parts[0]
         if args.task == "multiclass":
             for data in parts:
                 _one_class_per_row(data)
-        classes = (None if args.task == "ranking" else
+        classes = (None if args.task != "multiclass" else
                    sorted({c.strip() for d in parts for c in d.cells} - {""}))
+        if args.task == "partial-ranking":  # every label of every file
+            from ecrm.commands._bucket_orders import parse_bucket_order
+
+            classes = sorted({n for d in parts for i, c in enumerate(d.cells)
+                              for b in parse_bucket_order(c, _where(d.filename, d.row_lines, i))
+                              for n in b})
         outputs, Y = kind.from_cells(first.cells, first.row_lines, first.filename,
                                      names=classes)
         Y = np.vstack([Y] + [outputs.outputs(d.cells, d.row_lines, d.filename)
@@ -506,7 +543,7 @@ def read_labelled(loaded, args):
     return data
 
 
-def _benchmark_outputs(outputs: Ranking, data):
+def _benchmark_outputs(outputs, data):
     """A benchmark file's rankings in the model's space: its labels ``label1 .. labelk``
     must be the model's (a model saved without names takes them in order)."""
     k = len(outputs.names)
@@ -514,7 +551,7 @@ def _benchmark_outputs(outputs: Ranking, data):
     if data.ranks.shape[1] != k or (named and list(outputs.names) != list(data.label_names)):
         raise ValueError(f"{data.filename}: ranks the labels {', '.join(data.label_names)}; "
                          f"the model ranks {', '.join(outputs.names)}")
-    return outputs.space.from_ranks(data.ranks)
+    return outputs.from_ranks(data.ranks)
 
 
 def iter_features(loaded, args):
@@ -524,7 +561,7 @@ def iter_features(loaded, args):
 
     if args.format in ("auto", "csv") and _benchmark(args.data):
         _no_csv_options(args.data, args)
-        data = _read_benchmark(args.data)
+        data = _read_benchmark(args.data, task_of(loaded))
         data.feature_names = tuple(data.feature_names)
         data.filename, data.row_lines = str(args.data), None
         yield _ready_for(loaded, data, args.data)

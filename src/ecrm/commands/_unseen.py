@@ -115,8 +115,7 @@ def unseen_rows(outputs, cells: list[str], lines, filename, unseen: str):
     counts: dict[str, int] = {}
     keep = np.ones(len(cells), dtype=bool)
     for i, cell in enumerate(cells):
-        names = [cell.strip()] if outputs.task == "multiclass" else \
-            [v.strip() for v in cell.split(">")]
+        names = outputs.labels_in(cell)
         new = [v for v in names if v and v not in outputs.index]
         if new:
             keep[i] = False

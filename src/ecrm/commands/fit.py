@@ -457,8 +457,9 @@ def add_parser(subparsers) -> None:
                    "same columns are fitted on together (e.g. Clus train and valid)")
     p.add_argument("--task", choices=_tasks.TASKS, default=_tasks.TASKS[0],
                    help="what the label column holds: label sets (default), a ranking of "
-                   "named labels, first to last (" + _tasks.RANKING_SEP.join("acb") + "), or "
-                   "one class per row; predict, evaluate and info read it from the model file")
+                   "named labels, first to last (" + _tasks.RANKING_SEP.join("acb") + "), "
+                   "one class per row, or a ranking with ties (a>b=c); predict, evaluate and info "
+                   "read it from the model file")
     p.add_argument("--loss", choices=[name for names in _tasks.LOSSES.values()
                                       for name in names], default=None,
                    help="the task loss: " + "; ".join(

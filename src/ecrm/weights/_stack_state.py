@@ -62,7 +62,7 @@ def check_stack_state(model, plan) -> None:
         if member.n_features_in_ != model.n_features_in_:
             raise ValueError("the members were not fitted on the same data")
         if member.Y_fit_ is not None:
-            if rows is not None and not np.array_equal(rows, member.Y_fit_):
+            if rows is not None and not np.array_equal(rows, member.Y_fit_, equal_nan=True):
                 raise ValueError("the members were not fitted on the same data")
             rows = member.Y_fit_
     weights = _simplex_rows(model.weights_, "weights_", (J,))
