@@ -148,9 +148,32 @@ def _knn_borda(Xtr, Ptr, Xte):
     return _buckets(_borda_scores(Ptr[test]), theta), {"k": k, "theta": theta}
 
 
+def _kernel_options(m: int, p: int) -> dict:
+    """ECRM-kernel's :class:`ecrm.ECRMCV` settings for ``m`` training points of ``p``
+    features (as ``MixedRiskECRM``'s ``kernel_options``)."""
+    large = m > DUAL_MAX_TRAIN
+    return {"alphas": ALPHAS, "fit_intercept": "auto",
+            "kernel_grid": [{"kernel": ["linear"]},
+                            {"kernel": ["rbf"], "gamma": [g / max(p, 1) for g in GAMMAS]}],
+            "kernel_subsample": KERNEL_SUBSAMPLE if m > KERNEL_SUBSAMPLE else None,
+            **({"solver": "nystrom", "n_components": N_COMPONENTS,
+                "loo_samples": LARGE_LOO_ROWS} if large else {"solver": "dual"})}
+
+
+def _forest_options(m: int, k: int) -> dict:
+    """ECRM-forest's :class:`ecrm.ForestECRMCV` settings for ``m`` training bucket orders of
+    ``k`` labels (as ``MixedRiskECRM``'s ``forest_options``)."""
+    large = m > FOREST_SEARCH_ABOVE
+    return {"param_grid": FOREST_GRID, "n_estimators": FOREST_TREES,
+            "search_estimators": FOREST_SEARCH_TREES if large else None,
+            "split_search": "descent" if large else "grid",
+            "n_split_targets": k, "split_projection": "principal"}
+
+
 def _ecrm(Xtr, Ptr, Xte, seed) -> tuple[dict, dict]:
     """ECRM-kernel, ECRM-forest and ECRM-mixed on one fold: ``{method: (positions,
-    params)}`` and ``{method: CPU seconds}``."""
+    params)}`` and ``{method: CPU seconds}``. The two models are seeded as
+    ``MixedRiskECRM(random_state=seed)`` seeds its members, so ECRM-mixed is its choice."""
     from ecrm import ECRMCV, ForestECRMCV
     from ecrm.losses import TauXLoss
     from ecrm.mixture import choose_mixture, kernel_loo_outputs
@@ -161,20 +184,8 @@ def _ecrm(Xtr, Ptr, Xte, seed) -> tuple[dict, dict]:
     loss, space = TauXLoss(), BucketOrderSpace(k)
     Ytr = bucket_order_to_pairs(Ptr)
     seeds = np.random.RandomState(seed).randint(np.iinfo(np.int32).max, size=2)
-    large = m > DUAL_MAX_TRAIN
-    kernel = ECRMCV(loss, space, alphas=ALPHAS, fit_intercept="auto",
-                    kernel_grid=[{"kernel": ["linear"]},
-                                 {"kernel": ["rbf"], "gamma": [g / max(p, 1) for g in GAMMAS]}],
-                    kernel_subsample=KERNEL_SUBSAMPLE if m > KERNEL_SUBSAMPLE else None,
-                    random_state=int(seeds[0]),
-                    **({"solver": "nystrom", "n_components": N_COMPONENTS,
-                        "loo_samples": LARGE_LOO_ROWS} if large else {"solver": "dual"}))
-    forest = ForestECRMCV(loss, space, param_grid=FOREST_GRID, n_estimators=FOREST_TREES,
-                          search_estimators=FOREST_SEARCH_TREES if m > FOREST_SEARCH_ABOVE
-                          else None,
-                          split_search="descent" if m > FOREST_SEARCH_ABOVE else "grid",
-                          n_split_targets=k, split_projection="principal",
-                          random_state=int(seeds[1]))
+    kernel = ECRMCV(loss, space, **_kernel_options(m, p), random_state=int(seeds[0]))
+    forest = ForestECRMCV(loss, space, **_forest_options(m, k), random_state=int(seeds[1]))
     out, seconds = {}, {}
     t0 = time.process_time()
     rows, K = kernel_loo_outputs(kernel, Xtr, Ytr)
@@ -221,10 +232,23 @@ def _fold(X, P, train, test, *, methods, seed) -> dict:
             for m in methods}
 
 
-def _timed_fold(*args, **kwargs) -> tuple[dict, float]:
+def _timed_fold(*args, **kwargs) -> tuple[dict, int, float]:
+    """:func:`_fold`, how many of its searches chose an end of the protocol's grid (those
+    :class:`~ecrm.exceptions.GridEdgeWarning` are counted for the summary, not shown; every
+    other warning is) and its wall seconds."""
+    import warnings
+
+    from ecrm.exceptions import GridEdgeWarning
+
     start = time.perf_counter()
-    out = _fold(*args, **kwargs)
-    return out, time.perf_counter() - start
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = _fold(*args, **kwargs)
+    for w in caught:
+        if not issubclass(w.category, GridEdgeWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    edges = sum(issubclass(w.category, GridEdgeWarning) for w in caught)
+    return out, edges, time.perf_counter() - start
 
 
 def run_datasets(names, data_dir, *, repeats=5, folds=10, methods=METHODS, n_jobs=1,
@@ -235,7 +259,8 @@ def run_datasets(names, data_dir, *, repeats=5, folds=10, methods=METHODS, n_job
     ``finished(results)`` is called with the results of the sets done so far (in the order
     of ``names``) whenever a set is done. Returns one dict per set: ``dataset``, ``n``,
     ``p``, ``k``, ``repeats``, ``folds``, ``seconds_wall`` (the sum of its folds' wall
-    times) and ``rows``, one per method: ``method``, ``tau_x_mean``, ``tau_x_std``,
+    times), ``grid_edge_warnings`` (searches that chose an end of the protocol's grid) and
+    ``rows``, one per method: ``method``, ``tau_x_mean``, ``tau_x_std``,
     ``fold_tau_x``, ``seconds`` (CPU) and ``params`` (per fold).
     """
     from joblib import Parallel, delayed
@@ -253,18 +278,20 @@ def run_datasets(names, data_dir, *, repeats=5, folds=10, methods=METHODS, n_job
             tasks.append(delayed(_timed_fold)(X, P, train, test, methods=methods, seed=seed))
     done: dict[str, list] = {name: [] for name in names}
     results: dict[str, dict] = {}
-    for name, (out, wall) in zip(tags, Parallel(n_jobs=n_jobs, return_as="generator")(tasks),
-                                 strict=True):
-        done[name].append((out, wall))
+    for name, (out, edges, wall) in zip(tags, Parallel(n_jobs=n_jobs,
+                                                       return_as="generator")(tasks),
+                                        strict=True):
+        done[name].append((out, edges, wall))
         if progress is not None:
             progress.set_postfix_str(name)
             progress.update()
         if len(done[name]) == repeats * folds:
-            d, fold_out = data[name], [o for o, _ in done[name]]
+            d, fold_out = data[name], [o for o, _, _ in done[name]]
             results[name] = {
                 "dataset": name, "n": d.X.shape[0], "p": d.X.shape[1],
                 "k": d.positions.shape[1], "repeats": repeats, "folds": folds,
-                "seconds_wall": sum(w for _, w in done.pop(name)),
+                "seconds_wall": sum(w for _, _, w in done[name]),
+                "grid_edge_warnings": sum(e for _, e, _ in done.pop(name)),
                 "rows": [{"method": m,
                           "tau_x_mean": float(np.mean([f[m][0] for f in fold_out])),
                           "tau_x_std": float(np.std([f[m][0] for f in fold_out])),
@@ -344,6 +371,10 @@ def run(args) -> int:
                                methods=args.methods, n_jobs=args.n_jobs, progress=bar,
                                finished=save)
     print(format_table(results, peers))
+    edges = sum(info["grid_edge_warnings"] for info in results)
+    if edges:  # once, here: the protocol's grid is fixed, a warning per fit helps no one
+        print(f"note: {edges} searches chose an end of the protocol's grid of alphas or "
+              f"gammas (GridEdgeWarning; per data set in the JSON's grid_edge_warnings)")
     return 0
 
 
