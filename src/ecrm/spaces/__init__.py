@@ -12,12 +12,14 @@ _SOURCES = {
     "MultilabelSpace": "base", "OutputSpace": "base", "CandidateSpace": "candidates",
     "FlowPolytope": "flows", "InfeasibleNetworkError": "flows", "paper_network": "flows",
     "Hierarchy": "hierarchy", "PermutationSpace": "permutations",
+    "BucketOrderSpace": "bucket_orders",
     "LinearConstraintSpace": "polytope", "TUCertificate": "polytope",
     "check_total_unimodularity": "polytope",
 }
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from ecrm.spaces.base import MultilabelSpace, OutputSpace
+    from ecrm.spaces.bucket_orders import BucketOrderSpace
     from ecrm.spaces.candidates import CandidateSpace
     from ecrm.spaces.flows import FlowPolytope, InfeasibleNetworkError, paper_network
     from ecrm.spaces.hierarchy import Hierarchy
@@ -28,8 +30,8 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         check_total_unimodularity,
     )
 
-__all__ = ["CandidateSpace", "FlowPolytope", "Hierarchy", "InfeasibleNetworkError",
-           "LinearConstraintSpace", "MultilabelSpace", "OutputSpace", "PermutationSpace",
-           "TUCertificate", "check_total_unimodularity", "paper_network"]
+__all__ = ["BucketOrderSpace", "CandidateSpace", "FlowPolytope", "Hierarchy",
+           "InfeasibleNetworkError", "LinearConstraintSpace", "MultilabelSpace", "OutputSpace",
+           "PermutationSpace", "TUCertificate", "check_total_unimodularity", "paper_network"]
 
 __getattr__, __dir__ = lazy_exports(__name__, _SOURCES, __all__)
