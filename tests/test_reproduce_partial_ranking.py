@@ -39,7 +39,8 @@ def test_tau_x_is_kendalls_tau_without_ties_and_counts_ties_half():
     rng = np.random.default_rng(0)
     P = np.array([rng.permutation(5) + 1 for _ in range(20)])
     Q = np.array([rng.permutation(5) + 1 for _ in range(20)])
-    np.testing.assert_allclose(pr.tau_x(P, Q), [kendalltau(p, q)[0] for p, q in zip(P, Q, strict=True)])
+    expected = [kendalltau(p, q)[0] for p, q in zip(P, Q, strict=True)]
+    np.testing.assert_allclose(pr.tau_x(P, Q), expected)
     # one pair tied against a strict order: L = 1 of 3 pairs; opposite: L = 2
     np.testing.assert_allclose(pr.tau_x([[1, 1, 2], [1, 2, 3]], [[1, 2, 3], [2, 1, 3]]),
                                [1 - 1 / 3, 1 - 2 / 3])
