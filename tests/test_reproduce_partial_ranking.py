@@ -109,6 +109,7 @@ def test_reproduce_partial_ranking_end_to_end(tmp_path, capsys):
     assert line.startswith("toy") and "0.500 (0.100)" in line
 
 
+@pytest.mark.filterwarnings("ignore::ecrm.exceptions.GridEdgeWarning")
 def test_the_mixed_row_is_mixed_risk_ecrms_choice(tmp_path):
     """ECRM-mixed's choice from the two rows' models equals MixedRiskECRM fitted anew."""
     pytest.importorskip("ecrm.spaces.bucket_orders")
