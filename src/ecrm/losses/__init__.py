@@ -14,11 +14,13 @@ _SOURCES = {
     "KendallLoss": "kendall", "kendall_tau": "kendall", "HammingLoss": "multilabel",
     "HierarchicalLoss": "multilabel", "FootruleLoss": "ranking",
     "SquaredRankLoss": "ranking", "spearman_rho": "ranking",
+    "KendallTiesLoss": "bucket", "TauXLoss": "bucket", "tau_x": "bucket",
 }
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from ecrm.losses.additive import AdditiveLoss
     from ecrm.losses.base import LinearLoss, Loss
+    from ecrm.losses.bucket import KendallTiesLoss, TauXLoss, tau_x
     from ecrm.losses.classification import ZeroOneLoss
     from ecrm.losses.continuous import AbsoluteLoss, SquaredLoss
     from ecrm.losses.kendall import KendallLoss, kendall_tau
@@ -26,7 +28,8 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from ecrm.losses.ranking import FootruleLoss, SquaredRankLoss, spearman_rho
 
 __all__ = ["AbsoluteLoss", "AdditiveLoss", "FootruleLoss", "HammingLoss", "HierarchicalLoss",
-           "KendallLoss", "LinearLoss", "Loss", "SquaredLoss", "SquaredRankLoss", "ZeroOneLoss",
-           "kendall_tau", "spearman_rho"]
+           "KendallLoss", "KendallTiesLoss", "LinearLoss", "Loss", "SquaredLoss",
+           "SquaredRankLoss", "TauXLoss", "ZeroOneLoss", "kendall_tau", "spearman_rho",
+           "tau_x"]
 
 __getattr__, __dir__ = lazy_exports(__name__, _SOURCES, __all__)

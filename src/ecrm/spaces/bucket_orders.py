@@ -293,9 +293,10 @@ def optimal_bucket_order(C, *, method: str = "auto", max_dp_size: int = MAX_DP_S
 
     Examples
     --------
-    >>> C = [[-1.0, 2.0, 3.0, 0.5, 0.5, 4.0]]  # pairs (0,1) (0,2) (1,0) (1,2) (2,0) (2,1)
-    >>> optimal_bucket_order(C).solution  # 0 ahead of 1; 2 tied with both would cost 0
-    array([[1, 2, 1]])
+    >>> C = [[-1.0, 0.25, 3.0, 0.5, 0.5, 4.0]]  # pairs (0,1) (0,2) (1,0) (1,2) (2,0) (2,1)
+    >>> res = optimal_bucket_order(C)  # 0 ahead of 1 pays for 0 ahead of 2; 1 and 2 tied
+    >>> res.solution, res.value
+    (array([[1, 2, 2]]), array([-0.75]))
     """
     C = np.asarray(C, dtype=float)
     C = C[None] if C.ndim == 1 else C
