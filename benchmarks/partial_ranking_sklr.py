@@ -12,8 +12,8 @@ and exits with status 0.
 The data are read by :func:`ecrm.datasets.load_partial_label_ranking`; the folds are those of
 ``ecrm reproduce partial-ranking`` (:func:`ecrm.experiments.partial_ranking.protocol_folds`:
 ``KFold(folds, shuffle=True, random_state=r)`` for ``r`` in ``0 .. repeats - 1``), the
-features standardised on the training fold, tau_x by
-:func:`ecrm.experiments.partial_ranking.tau_x` (scikit-lr's ``tau_x_score``). Every choice is
+features standardised on the training fold, tau_x by :func:`ecrm.losses.tau_x` (equal to
+scikit-lr's ``tau_x_score`` on complete rankings). Every choice is
 made on the training fold only, by 3-fold cross-validation of tau_x (the rankers' ``score``)
 with the fold's seed:
 
@@ -70,7 +70,7 @@ def _fold(X, P, train, test, seed, rankers) -> dict:
     from sklearn.preprocessing import StandardScaler
     from threadpoolctl import threadpool_limits
 
-    from ecrm.experiments.partial_ranking import tau_x
+    from ecrm.losses import tau_x
 
     scaler = StandardScaler().fit(X[train])
     Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
@@ -81,7 +81,7 @@ def _fold(X, P, train, test, seed, rankers) -> dict:
             model = _ranker(r, seed % (2**31 - 1)).fit(Xtr, P[train])
             pred = np.asarray(model.predict(Xte))
             seconds = time.process_time() - t0
-            out[r] = (float(tau_x(pred, P[test]).mean()),
+            out[r] = (tau_x(P[test], pred),
                       getattr(model, "best_params_", {}), seconds)
     return out
 

@@ -11,7 +11,8 @@ the features are standardised there, and every hyper-parameter is chosen there.
 
 The bucket orders are the pair indicators :math:`u_{ab} = 1[a \text{ strictly ahead of }
 b]` of :class:`ecrm.spaces.BucketOrderSpace`, the loss :class:`ecrm.losses.TauXLoss` (its
-distance :math:`L` gives tau_x :math:`= 1 - 2L / (k(k-1))`), the predictions the exact
+distance :math:`L` gives tau_x :math:`= 1 - 2L / (k(k-1))`, :func:`ecrm.losses.tau_x`), the
+predictions the exact
 minimisers of the estimated risk over all bucket orders.
 
 * **ECRM-kernel**: :class:`ecrm.ECRMCV`: the kernel (linear, or RBF with ``gamma`` in
@@ -56,7 +57,7 @@ from ecrm.commands._options import names_option, number_option, output_file_opti
 from ecrm.experiments.ranking import fold_seed, protocol_folds
 
 __all__ = ["DEFAULT_DATASETS", "METHODS", "add_parser", "fold_seed", "format_table",
-           "protocol_folds", "run", "run_datasets", "tau_x"]
+           "protocol_folds", "run", "run_datasets"]
 
 #: The ten sets of the benchmark, smaller label counts and sizes first.
 DEFAULT_DATASETS = ("iris", "wine", "glass", "vehicle", "breast", "ecoli", "libras",
@@ -87,27 +88,6 @@ def _signs(P) -> np.ndarray:
     return np.where(seen, np.sign(P[:, None, :] - P[:, :, None]), 0)
 
 
-def tau_x(P_pred, P_true) -> np.ndarray:
-    r"""The tau_x rank correlation of each row pair of bucket orders, (n,).
-
-    :math:`\tau_x = 1 - L / N` with :math:`L = \sum_{a<b} |s_{ab} - t_{ab}|` (0 when the two
-    orders agree on the pair, 1 for a tie against a strict order, 2 for opposite orders) over
-    the :math:`N` pairs both orders rank (:math:`k(k-1)/2` for complete orders); equal to
-    Emond and Mason's :math:`\tau_x`, and to Kendall's tau without ties.
-
-    Parameters
-    ----------
-    P_pred, P_true : array-like of int, shape (n, k)
-        Positions: 1 = top, equal numbers tied, 0 = missing.
-    """
-    P_pred, P_true = np.asarray(P_pred), np.asarray(P_true)
-    S, T = _signs(P_pred), _signs(P_true)
-    seen = (P_pred > 0) & (P_true > 0)
-    both = seen[:, :, None] & seen[:, None, :] & np.triu(np.ones(S.shape[1:], dtype=bool), 1)
-    L = (np.abs(S - T) * both).sum(axis=(1, 2))
-    return 1.0 - L / np.maximum(both.sum(axis=(1, 2)), 1)
-
-
 def _buckets(scores, theta) -> np.ndarray:
     """Positions (n, k) of labels sorted by decreasing ``scores``, a label tied with the one
     before it when its score is at most ``theta`` lower."""
@@ -132,6 +112,8 @@ def _knn_borda(Xtr, Ptr, Xte):
     """kNN-Borda: ``k`` and ``theta`` by exact leave-one-out tau_x on the training fold."""
     from sklearn.neighbors import NearestNeighbors
 
+    from ecrm.losses import tau_x
+
     ks = [k for k in NEIGHBOURS if k < len(Xtr)] or [1]
     nn = NearestNeighbors(n_neighbors=min(max(ks) + 1, len(Xtr))).fit(Xtr)
     loo = nn.kneighbors(Xtr, return_distance=False)
@@ -140,7 +122,7 @@ def _knn_borda(Xtr, Ptr, Xte):
     for k in ks:
         scores = _borda_scores(Ptr[loo[:, :k]])
         for theta in THRESHOLDS:
-            value = tau_x(_buckets(scores, theta), Ptr).mean()
+            value = tau_x(Ptr, _buckets(scores, theta))
             if value > best[0]:
                 best = (value, k, theta)
     _, k, theta = best
@@ -216,6 +198,8 @@ def _fold(X, P, train, test, *, methods, seed) -> dict:
     from sklearn.preprocessing import StandardScaler
     from threadpoolctl import threadpool_limits
 
+    from ecrm.losses import tau_x
+
     scaler = StandardScaler().fit(X[train])
     Xtr, Xte, Ptr = scaler.transform(X[train]), scaler.transform(X[test]), P[train]
     results, seconds = {}, {}
@@ -228,7 +212,7 @@ def _fold(X, P, train, test, *, methods, seed) -> dict:
             t0 = time.process_time()
             results["kNN-Borda"] = _knn_borda(Xtr, Ptr, Xte)
             seconds["kNN-Borda"] = time.process_time() - t0
-    return {m: (float(tau_x(results[m][0], P[test]).mean()), results[m][1], seconds[m])
+    return {m: (tau_x(P[test], results[m][0]), results[m][1], seconds[m])
             for m in methods}
 
 
