@@ -128,6 +128,10 @@ def test_the_mixed_row_is_mixed_risk_ecrms_choice(tmp_path):
     assert out["ECRM-mixed"][1]["mixture"] == model.mixture_
     np.testing.assert_array_equal(out["ECRM-mixed"][0],
                                   pairs_to_bucket_order(model.predict(X[40:])))
+    for alone in ("ECRM-kernel", "ECRM-forest"):  # a row asked alone: the same fit
+        own, seconds = pr._ecrm(X[:40], P[:40], X[40:], seed=7, methods=(alone,))
+        assert list(own) == list(seconds) == [alone]
+        np.testing.assert_array_equal(own[alone][0], out[alone][0])
 
 
 def test_missing_data_and_bad_peers_are_reported(tmp_path, capsys):

@@ -152,10 +152,11 @@ def _forest_options(m: int, k: int) -> dict:
             "n_split_targets": k, "split_projection": "principal"}
 
 
-def _ecrm(Xtr, Ptr, Xte, seed) -> tuple[dict, dict]:
-    """ECRM-kernel, ECRM-forest and ECRM-mixed on one fold: ``{method: (positions,
-    params)}`` and ``{method: CPU seconds}``. The two models are seeded as
-    ``MixedRiskECRM(random_state=seed)`` seeds its members, so ECRM-mixed is its choice."""
+def _ecrm(Xtr, Ptr, Xte, seed, methods=METHODS) -> tuple[dict, dict]:
+    """The ECRM rows of ``methods`` on one fold: ``{method: (positions, params)}`` and
+    ``{method: CPU seconds}``. The two models are seeded as ``MixedRiskECRM(random_state=
+    seed)`` seeds its members, so ECRM-mixed is its choice; it needs both (its seconds
+    include theirs), the others only their own."""
     from ecrm import ECRMCV, ForestECRMCV
     from ecrm.losses import TauXLoss
     from ecrm.mixture import choose_mixture, kernel_loo_outputs
@@ -166,29 +167,32 @@ def _ecrm(Xtr, Ptr, Xte, seed) -> tuple[dict, dict]:
     loss, space = TauXLoss(), BucketOrderSpace(k)
     Ytr = bucket_order_to_pairs(Ptr)
     seeds = np.random.RandomState(seed).randint(np.iinfo(np.int32).max, size=2)
-    kernel = ECRMCV(loss, space, **_kernel_options(m, p), random_state=int(seeds[0]))
-    forest = ForestECRMCV(loss, space, **_forest_options(m, k), random_state=int(seeds[1]))
+    mixed = "ECRM-mixed" in methods
     out, seconds = {}, {}
-    t0 = time.process_time()
-    rows, K = kernel_loo_outputs(kernel, Xtr, Ytr)
-    Ck = kernel.predict_costs(Xte)
-    out["ECRM-kernel"] = (space.minimize(Ck, loss.cost_form), {
-        **kernel.kernel_params_, "alpha": float(kernel.alpha_),
-        "fit_intercept": bool(kernel.fit_intercept_)})
-    seconds["ECRM-kernel"] = time.process_time() - t0
-    t0 = time.process_time()
-    forest.fit(Xtr, Ytr)
-    Cf = forest.predict_costs(Xte)
-    out["ECRM-forest"] = (space.minimize(Cf, loss.cost_form), dict(forest.best_params_))
-    seconds["ECRM-forest"] = time.process_time() - t0
-    t0 = time.process_time()
-    choice = choose_mixture((rows, K), forest.oob_costs(), kernel.Y_fit_, MIXING_GRID,
-                            loss=loss, output_space=space)
-    share = choice.mixture
-    out["ECRM-mixed"] = (space.minimize(share * Ck + (1 - share) * Cf, loss.cost_form),
-                         {"mixture": share})
-    seconds["ECRM-mixed"] = (time.process_time() - t0 + seconds["ECRM-kernel"]
-                             + seconds["ECRM-forest"])  # it needs both fits
+    if mixed or "ECRM-kernel" in methods:
+        t0 = time.process_time()
+        kernel = ECRMCV(loss, space, **_kernel_options(m, p), random_state=int(seeds[0]))
+        rows, K = kernel_loo_outputs(kernel, Xtr, Ytr)
+        Ck = kernel.predict_costs(Xte)
+        out["ECRM-kernel"] = (space.minimize(Ck, loss.cost_form), {
+            **kernel.kernel_params_, "alpha": float(kernel.alpha_),
+            "fit_intercept": bool(kernel.fit_intercept_)})
+        seconds["ECRM-kernel"] = time.process_time() - t0
+    if mixed or "ECRM-forest" in methods:
+        t0 = time.process_time()
+        forest = ForestECRMCV(loss, space, **_forest_options(m, k), random_state=int(seeds[1]))
+        forest.fit(Xtr, Ytr)
+        Cf = forest.predict_costs(Xte)
+        out["ECRM-forest"] = (space.minimize(Cf, loss.cost_form), dict(forest.best_params_))
+        seconds["ECRM-forest"] = time.process_time() - t0
+    if mixed:
+        t0 = time.process_time()
+        share = choose_mixture((rows, K), forest.oob_costs(), kernel.Y_fit_, MIXING_GRID,
+                               loss=loss, output_space=space).mixture
+        out["ECRM-mixed"] = (space.minimize(share * Ck + (1 - share) * Cf, loss.cost_form),
+                             {"mixture": share})
+        seconds["ECRM-mixed"] = (time.process_time() - t0 + seconds["ECRM-kernel"]
+                                 + seconds["ECRM-forest"])
     return ({name: (pairs_to_bucket_order(Y), params) for name, (Y, params) in out.items()},
             seconds)
 
@@ -205,7 +209,7 @@ def _fold(X, P, train, test, *, methods, seed) -> dict:
     results, seconds = {}, {}
     with threadpool_limits(1, user_api="blas"):  # one core per fold: folds run in parallel
         if any(m.startswith("ECRM-") for m in methods):
-            ecrm, secs = _ecrm(Xtr, Ptr, Xte, seed)
+            ecrm, secs = _ecrm(Xtr, Ptr, Xte, seed, methods)
             results.update(ecrm)
             seconds.update(secs)
         if "kNN-Borda" in methods:
