@@ -133,12 +133,14 @@ def _knn_borda(Xtr, Ptr, Xte):
 def _kernel_options(m: int, p: int) -> dict:
     """ECRM-kernel's :class:`ecrm.ECRMCV` settings for ``m`` training points of ``p``
     features (as ``MixedRiskECRM``'s ``kernel_options``)."""
+    from ecrm import NystromSolver
+
     large = m > DUAL_MAX_TRAIN
     return {"alphas": ALPHAS, "fit_intercept": "auto",
             "kernel_grid": [{"kernel": ["linear"]},
                             {"kernel": ["rbf"], "gamma": [g / max(p, 1) for g in GAMMAS]}],
             "kernel_subsample": KERNEL_SUBSAMPLE if m > KERNEL_SUBSAMPLE else None,
-            **({"solver": "nystrom", "n_components": N_COMPONENTS,
+            **({"solver": NystromSolver(n_components=N_COMPONENTS),
                 "loo_samples": LARGE_LOO_ROWS} if large else {"solver": "dual"})}
 
 
