@@ -63,6 +63,10 @@ def test_an_empty_field_is_a_missing_label_and_a_path_is_read_directly(tmp_path)
     np.testing.assert_array_equal(data.positions, [[1, 0, 2], [0, 1, 1]])
     assert data.name == "gaps"
     assert load_partial_label_ranking(str(path), data_dir=tmp_path / "ignored").name == "gaps"
+    (tmp_path / "bare").write_text("1,1,2\n0.5,1,2\n")  # a bare name is a data set's name
+    with pytest.raises(FileNotFoundError, match=r"no bare.csv.gz or bare.csv"):
+        load_partial_label_ranking("bare", tmp_path)
+    assert load_partial_label_ranking(tmp_path / "bare").name == "bare"
 
 
 def test_no_features(tmp_path):

@@ -146,8 +146,8 @@ def load_partial_label_ranking(name_or_path, data_dir=None) -> Bunch:
     ----------
     name_or_path : str or path
         The data set, e.g. ``"iris"``: the file ``<name>.csv.gz`` (or ``<name>.csv``) of
-        ``data_dir``; or the path of a file in that format (a path that names an existing
-        file, or ends in ``.csv`` or ``.csv.gz``).
+        ``data_dir``; or the path of a file in that format (a :class:`os.PathLike`, or a
+        string that holds a directory separator or ends in ``.csv`` or ``.csv.gz``).
     data_dir : str or path, default=None
         Directory of the files; default ``$ECRM_DATA_PARTIAL_RANKING``, else ``$ECRM_DATA``.
         Not used when ``name_or_path`` is a file.
@@ -178,7 +178,9 @@ def load_partial_label_ranking(name_or_path, data_dir=None) -> Bunch:
     ((178, 13), [1, 2, 2])
     """
     given = Path(name_or_path).expanduser()
-    if given.is_file() or given.name.endswith(_SUFFIXES):
+    as_path = (isinstance(name_or_path, os.PathLike) or given.name.endswith(_SUFFIXES)
+               or any(sep in str(name_or_path) for sep in {"/", os.sep}))
+    if as_path:
         if not given.is_file():
             raise FileNotFoundError(f"no partial label ranking file {str(given)!r}")
         path = given
