@@ -21,7 +21,7 @@ except ImportError:  # optional: the module still imports, bucket_orders does no
 else:  # compiled once, then loaded from numba's cache
     AVAILABLE, _jit = True, njit(cache=True)
 
-__all__ = ["AVAILABLE", "bucket_dp"]
+__all__ = ["AVAILABLE"]
 
 
 @_jit

@@ -68,6 +68,8 @@ __all__ = ["MAX_DP_SIZE", "BucketOrderSpace", "bucket_order_to_pairs", "check_po
 
 #: Default largest block solved by dynamic programming (above it: the MILP).
 MAX_DP_SIZE = 16
+#: Elements per block of rows when checking pair vectors as k x k matrices.
+_CHUNK = 1 << 20
 
 
 def n_bucket_orders(k: int) -> int:
@@ -143,15 +145,17 @@ def bucket_order_to_pairs(positions) -> np.ndarray:
 
 def pairs_to_bucket_order(U) -> np.ndarray:
     """Positions (n, k) of pair vectors (n, k(k-1)): dense bucket numbers 1, 2, ...; 0 for a
-    missing label (all its pairs NaN). Raises ``ValueError`` on a vector that is no bucket
-    order.
+    missing label (all its pairs NaN; a row ranking a single label has no pair and reads back
+    as all missing). Raises ``ValueError`` on a vector that is no bucket order.
 
     >>> pairs_to_bucket_order(bucket_order_to_pairs([[3, 1, 3, 0]]))
     array([[2, 1, 2, 0]])
     """
     U = np.atleast_2d(np.asarray(U, dtype=float))
-    k = _width_labels(U.shape[1])
-    return _positions(_check_pairs(U, k, True)[0], k)
+    positions, _, message = _check_pairs(U, _width_labels(U.shape[1]), True)
+    if message is not None:
+        raise ValueError(message)
+    return positions
 
 
 def _matrix(U: np.ndarray, k: int) -> np.ndarray:
@@ -177,45 +181,52 @@ def _positions(A: np.ndarray, k: int) -> np.ndarray:
 
 
 def _check_pairs(U: np.ndarray, k: int, allow_missing: bool, names=None):
-    """``(A, ok, message)``: pair matrices (n, k, k) of ``U``, whether each row is a (possibly
-    incomplete) bucket order, and the message of the first row that is not (or None)."""
-    A = _matrix(U, k)
-    name = (lambda j: repr(names[j])) if names is not None else str
-    checks = []
+    """``(positions, ok, message)``: the positions (n, k) of ``U``, whether each row is a
+    (possibly incomplete) bucket order, and the message of the first row that is not (or
+    None). Rows are checked in blocks (matrices of k x k per row)."""
+    step = max(1, _CHUNK // (k * k))
+    positions, ok, message = np.zeros((len(U), k), dtype=np.int64), np.ones(len(U), bool), None
+    for lo in range(0, len(U), step):
+        A = _matrix(U[lo:lo + step], k)
+        for mask, why in _problems(A, k, allow_missing):
+            rows = mask.any(axis=(1, 2))
+            if message is None and rows.any():
+                i = int(np.flatnonzero(rows)[0])
+                a, b = np.argwhere(mask[i])[0]
+                name = (lambda j: repr(names[j])) if names is not None else str
+                message = (f"row {lo + i} of the pair vectors: pair ({name(a)}, {name(b)}) "
+                           + why.format(v=A[i, a, b]))
+            ok[lo:lo + step] &= ~rows
+        positions[lo:lo + step] = _positions(A, k)
+    return positions, ok, message
+
+
+def _problems(A: np.ndarray, k: int, allow_missing: bool):
+    """(mask (n, k, k), why) of each kind of problem of the pair matrices ``A``."""
     off = ~np.eye(k, dtype=bool)
     nan = np.isnan(A) & off
     bad_value = ~nan & off & (A != 0) & (A != 1)
-    checks.append((bad_value, "{v!r} is not 0, 1 or NaN (unobserved)"))
+    yield bad_value, "{v!r} is not 0, 1 or NaN (unobserved)"
     missing = (nan | ~off).all(axis=2)
     if not allow_missing:
-        checks.append((nan, "is NaN: an incomplete ranking is not an output of the space"))
+        yield nan, "is NaN: an incomplete ranking is not an output of the space"
     expected = (missing[:, :, None] | missing[:, None, :]) & off
-    checks.append((nan != expected, "is NaN but neither label is missing (an incomplete "
-                                    "ranking leaves labels out: every pair of a missing label "
-                                    "NaN, no other)"))
+    yield nan != expected, ("is NaN but neither label is missing (an incomplete ranking "
+                            "leaves labels out: every pair of a missing label NaN, no other)")
     Z = np.where(nan | bad_value, 0.0, A)
     np.einsum("ijj->ij", Z)[...] = 0.0
-    checks.append(((Z == 1) & (Z.transpose(0, 2, 1) == 1), "and its reverse are both 1"))
+    yield (Z == 1) & (Z.transpose(0, 2, 1) == 1), "and its reverse are both 1"
     ahead = Z.sum(axis=1)
     implied = (ahead[:, :, None] < ahead[:, None, :]) & ~expected & off
-    checks.append(((Z == 1) != implied, "breaks transitivity: the row is not a ranking with "
-                                        "ties"))
-    ok = np.ones(len(U), dtype=bool)
-    message = None
-    for mask, why in checks:
-        rows = mask.any(axis=(1, 2))
-        if message is None and rows.any():
-            i = int(np.flatnonzero(rows)[0])
-            a, b = np.argwhere(mask[i])[0]
-            message = (f"row {i} of the pair vectors: pair ({name(a)}, {name(b)}) "
-                       + why.format(v=A[i, a, b]))
-        ok &= ~rows
-    return A, ok, message
+    yield (Z == 1) != implied, "breaks transitivity: the row is not a ranking with ties"
 
 
 def _milp(B: np.ndarray, time_limit):
     U, gap, ok = _bucket_solvers.milp(B, time_limit)
-    return _positions(_matrix(U, B.shape[1]), B.shape[1]), gap, ok
+    positions, _, message = _check_pairs(U, B.shape[1], False)
+    if message is not None:  # HiGHS's rounded answer: never expected, never passed on
+        raise RuntimeError(f"the MILP's answer is not a bucket order: {message}")
+    return positions, gap, ok
 
 
 def _blocks(B: np.ndarray):
@@ -316,7 +327,7 @@ def optimal_bucket_order(C, *, method: str = "auto", max_dp_size: int = MAX_DP_S
         raise ValueError(f"method must be 'auto', 'dp' or 'milp'; got {method!r}")
     max_dp_size = check_int(max_dp_size, "max_dp_size")
     n, k, _ = B.shape
-    top = np.abs(B).reshape(n, -1).max(axis=1, initial=0.0)
+    top = np.abs(B).reshape(n, k * k).max(axis=1, initial=0.0)
     scale = np.exp2(np.floor(np.log2(np.where(top > 0, top, 1.0))))
     Bs = B / scale[:, None, None]  # exact: answers invariant to powers of two, no overflow
     if n == 0:
@@ -328,7 +339,8 @@ def optimal_bucket_order(C, *, method: str = "auto", max_dp_size: int = MAX_DP_S
         positions, gap, ok = _bucket_solvers.dp(Bs), np.zeros(n), np.ones(n, bool)
         largest = np.full(n, k)
     else:
-        positions, gap, ok, largest = (*_milp(Bs, time_limit), np.full(n, k))
+        positions, gap, ok = _milp(Bs, time_limit)
+        largest = np.full(n, k)
     U = bucket_order_to_pairs(positions)
     a, b = pair_index(k)
     value = np.einsum("ij,ij->i", U, B[:, a, b])
@@ -404,7 +416,10 @@ class BucketOrderSpace(OutputSpace):
 
     def to_positions(self, Y) -> np.ndarray:
         """Dense positions (n, k) of pair vectors (0 for a missing label)."""
-        return _positions(_matrix(self.validate(Y), self.n_labels), self.n_labels)
+        _, positions, _, message = self._check(Y, True)
+        if message is not None:
+            raise ValueError(message)
+        return positions
 
     def _check(self, Y, allow_missing: bool):
         Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
@@ -414,13 +429,13 @@ class BucketOrderSpace(OutputSpace):
                 f"Y must have shape (n, {self.n_outputs}) (ordered-pair indicators of "
                 f"{self.n_labels} labels; use from_positions for bucket numbers); got shape "
                 f"{Y.shape}")
-        return Y, *_check_pairs(Y, self.n_labels, allow_missing, self.labels)[1:]
+        return Y, *_check_pairs(Y, self.n_labels, allow_missing, self.labels)
 
     def validate(self, Y) -> np.ndarray:
         """``Y`` as a new float array after checking every row is a bucket order, possibly
         incomplete (the pairs of missing labels NaN); ``ValueError`` naming the first bad
         row and pair otherwise."""
-        Y, ok, message = self._check(Y, True)
+        Y, _, _, message = self._check(Y, True)
         if message is not None:
             raise ValueError(message)
         return Y.copy()
@@ -428,7 +443,7 @@ class BucketOrderSpace(OutputSpace):
     def contains(self, Y) -> np.ndarray:
         """Whether each row of ``Y`` is a complete bucket order, shape (n,)."""
         try:
-            return self._check(Y, False)[1]
+            return self._check(Y, False)[2]
         except ValueError:
             return np.zeros(len(np.atleast_2d(np.asarray(Y, dtype=object))), dtype=bool)
 
