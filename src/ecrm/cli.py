@@ -41,6 +41,9 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
              "the network-flow experiment: Table 2 (and Figure 1b with --plot)"),
     "ranking": ("ecrm.experiments.ranking", "label ranking benchmark: ECRM (Kendall, footrule, "
                 "squared rank) against kNN and kernel ridge, Kendall's tau"),
+    "partial-ranking": ("ecrm.experiments.partial_ranking", "partial label ranking benchmark "
+                        "(bucket orders): ECRM kernel, forest and mixed against kNN-Borda and "
+                        "scikit-lr's peers, tau_x"),
 }
 
 

@@ -6,6 +6,8 @@
 * :class:`HMCPreprocessor` one-hot encodes nominal attributes, imputes and standardises;
 * :func:`load_label_ranking` reads a set of the label ranking benchmark (Cheng et al.);
   :func:`list_label_ranking` lists them;
+* :func:`load_partial_label_ranking` reads a set of the partial label ranking benchmark
+  (bucket orders: rankings with ties); :func:`list_partial_label_ranking` lists them;
 * :func:`make_label_ranking` builds semi-synthetic label-ranking sets from scikit-learn's data;
 * :func:`simulate_flows` samples the paper's network-flow problem (Section 6.2);
 * :func:`load_data` reads your own data: CSV/TSV with a label column (names or paths),
@@ -32,6 +34,8 @@ _SOURCES: dict[str, str] = {
                     "formats"),
     **dict.fromkeys(("LABEL_RANKING_HELP", "list_label_ranking", "load_label_ranking"),
                     "label_ranking"),
+    **dict.fromkeys(("PARTIAL_RANKING_HELP", "list_partial_label_ranking",
+                     "load_partial_label_ranking"), "partial_ranking"),
     "HMCPreprocessor": "preprocessing",
     **dict.fromkeys(("RANKING_DATASETS", "make_label_ranking"), "ranking"),
     **dict.fromkeys(("make_hmc", "random_tree"), "synthetic"),
@@ -54,6 +58,11 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         list_label_ranking,
         load_label_ranking,
     )
+    from ecrm.datasets.partial_ranking import (
+        PARTIAL_RANKING_HELP,
+        list_partial_label_ranking,
+        load_partial_label_ranking,
+    )
     from ecrm.datasets.preprocessing import HMCPreprocessor
     from ecrm.datasets.ranking import RANKING_DATASETS, make_label_ranking
     from ecrm.datasets.synthetic import make_hmc, random_tree
@@ -66,10 +75,12 @@ __all__ = [
     "FlowModel",
     "HMCPreprocessor",
     "LABEL_RANKING_HELP",
+    "PARTIAL_RANKING_HELP",
     "RANKING_DATASETS",
     "SPLITS",
     "list_hmc",
     "list_label_ranking",
+    "list_partial_label_ranking",
     "load_csv",
     "load_data",
     "load_hierarchy",
@@ -77,6 +88,7 @@ __all__ = [
     "load_hmc_arff",
     "load_label_ranking",
     "load_meka_arff",
+    "load_partial_label_ranking",
     "load_svmlight_multilabel",
     "make_hmc",
     "make_label_ranking",

@@ -1,0 +1,204 @@
+r"""The partial label ranking benchmark files (Alfaro, Aledo & Gámez): rankings with ties,
+``<name>.csv.gz`` or ``<name>.csv``.
+
+Format: the first line is ``n,p,k`` (instances, features, labels); each of the ``n``
+following lines holds ``p`` feature values and then ``k`` bucket numbers, a bucket order:
+the ``j``-th of them is the bucket of label ``j``, 1 the top one, and labels with the same
+number are tied. A ``0`` or an empty field marks a label the row does not rank (an
+incomplete ranking). Blank lines are ignored. The bucket numbers need not be consecutive:
+only their order matters (``1,3,3`` and ``1,2,2`` are the same bucket order).
+
+A bucket order over ``k`` labels is represented by its positions, an ``(n, k)`` integer
+array in the file's convention (1 = top bucket, equal numbers tied, 0 = missing), and,
+for the estimators, by its ordered-pair indicators :math:`u_{ab} = 1[\text{label } a
+\text{ is strictly ahead of label } b]`. The tau_x rank correlation (Emond & Mason, 2002)
+of two complete bucket orders is :math:`1 - 2 L / (k (k - 1))`, where the distance
+:math:`L = \sum_{a < b} |s_{ab} - t_{ab}|` with :math:`s_{ab} = u_{ab} - u_{ba} \in
+\{-1, 0, 1\}`: 0 per pair when the two orders agree, 1 for a tie against a strict order, 2
+for opposite orders.
+
+The directory is ``data_dir`` if given, else the environment variable
+``ECRM_DATA_PARTIAL_RANKING``, else ``ECRM_DATA``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+import numpy as np
+from sklearn.utils import Bunch
+
+__all__ = ["PARTIAL_RANKING_HELP", "list_partial_label_ranking", "load_partial_label_ranking"]
+
+PARTIAL_RANKING_HELP = (
+    "The partial label ranking benchmark (UCI classification sets turned into bucket orders "
+    "by Alfaro, Aledo and Gámez; e.g. from the data folder of the scikit-lr project, "
+    "github.com/alfaro96/scikit-lr) is a directory of files <name>.csv.gz or <name>.csv: "
+    "first line n,p,k, then p features and k bucket numbers (1 = top, equal numbers tied, "
+    "0 or empty = missing) per line. Pass its path as data_dir (or --data-dir) or set "
+    "ECRM_DATA_PARTIAL_RANKING (or ECRM_DATA)."
+)
+_SUFFIXES = (".csv.gz", ".csv")
+
+
+def _data_dir(data_dir) -> Path:
+    if data_dir is None:
+        data_dir = (os.environ.get("ECRM_DATA_PARTIAL_RANKING") or os.environ.get("ECRM_DATA")
+                    or None)
+    if data_dir is None:
+        raise FileNotFoundError("no partial label ranking data directory given: pass data_dir "
+                                "(or --data-dir) or set ECRM_DATA_PARTIAL_RANKING. "
+                                + PARTIAL_RANKING_HELP)
+    d = Path(data_dir).expanduser()
+    if not d.is_dir():
+        raise FileNotFoundError(f"partial label ranking data directory {str(d)!r} does not "
+                                "exist. " + PARTIAL_RANKING_HELP)
+    return d
+
+
+def list_partial_label_ranking(data_dir=None) -> list[str]:
+    """Names of the data sets (``<name>.csv.gz`` or ``<name>.csv``) in ``data_dir``, sorted.
+
+    Parameters
+    ----------
+    data_dir : str or path, default=None
+        Directory of the files; default ``$ECRM_DATA_PARTIAL_RANKING``, else ``$ECRM_DATA``.
+
+    Returns
+    -------
+    names : list of str
+    """
+    d = _data_dir(data_dir)
+    names = {f.name[: -len(suffix)] for f in d.iterdir() for suffix in _SUFFIXES
+             if f.is_file() and f.name.endswith(suffix)}
+    return sorted(names)
+
+
+def _header(path, line: str) -> tuple[int, int, int]:
+    fields = line.strip().split(",")
+    try:
+        n, p, k = (int(x) for x in fields)
+    except ValueError:
+        raise ValueError(f"{path}, line 1: expected the header 'n,p,k' (three integers); "
+                         f"got {line.strip()!r}") from None
+    if n < 1 or p < 0 or k < 2:
+        raise ValueError(f"{path}, line 1: header 'n,p,k' needs n >= 1, p >= 0, k >= 2; "
+                         f"got {line.strip()!r}")
+    return n, p, k
+
+
+def _feature(field: str) -> float:
+    try:
+        return float(field)
+    except ValueError:
+        return np.nan
+
+
+def _bucket(field: str, where: str, label: int) -> int:
+    """One bucket number: a non-negative integer, 0 (or empty) for a missing label."""
+    text = field.strip()
+    if not text:
+        return 0
+    try:
+        value = float(text)
+    except ValueError:
+        value = np.nan
+    if not np.isfinite(value) or value != round(value) or value < 0:
+        raise ValueError(f"{where}: the bucket of label {label} is {text!r}, not a "
+                         f"non-negative integer (1 = top, 0 or empty = missing)")
+    return int(value)
+
+
+def _parse(path, lines) -> tuple[np.ndarray, np.ndarray]:
+    """Features and positions of the lines of one file. The rows are gathered as they come,
+    so that a header declaring more rows than the file holds allocates nothing for them."""
+    n, p, k = _header(path, next(lines, ""))
+    X: list[list[float]] = []
+    P: list[list[int]] = []
+    for lineno, line in enumerate(lines, start=2):
+        if not line.strip():
+            continue
+        where = f"{path}, line {lineno}"
+        if len(X) == n:
+            raise ValueError(f"{where}: more data lines than the {n} the header declares")
+        fields = line.rstrip("\r\n").split(",")
+        if len(fields) != p + k:
+            raise ValueError(f"{where}: expected {p + k} comma-separated fields ({p} features "
+                             f"and {k} bucket numbers); got {len(fields)}")
+        x = [_feature(f) for f in fields[:p]]
+        bad = [j for j, v in enumerate(x) if not np.isfinite(v)]
+        if bad:
+            raise ValueError(f"{where}: feature {bad[0] + 1} is {fields[bad[0]].strip()!r}, "
+                             f"not a finite number")
+        X.append(x)
+        P.append([_bucket(f, where, j + 1) for j, f in enumerate(fields[p:])])
+    if len(X) != n:
+        raise ValueError(f"{path}: the header declares {n} data lines; found {len(X)}")
+    return np.array(X, dtype=float).reshape(n, p), np.array(P, dtype=np.int64)
+
+
+def load_partial_label_ranking(name_or_path, data_dir=None) -> Bunch:
+    """Load one partial label ranking data set (bucket orders: rankings with ties).
+
+    Parameters
+    ----------
+    name_or_path : str or path
+        The data set, e.g. ``"iris"``: the file ``<name>.csv.gz`` (or ``<name>.csv``) of
+        ``data_dir``; or the path of a file in that format (a :class:`os.PathLike`, or a
+        string that holds a directory separator or ends in ``.csv`` or ``.csv.gz``).
+    data_dir : str or path, default=None
+        Directory of the files; default ``$ECRM_DATA_PARTIAL_RANKING``, else ``$ECRM_DATA``.
+        Not used when ``name_or_path`` is a file.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        ``X`` (n, p) float features, as in the file; ``positions`` (n, k) int, the bucket
+        of every label as in the file (1 = top, equal numbers tied, 0 = missing);
+        ``feature_names`` (``x1``..) and ``label_names`` (``label1``..); ``name`` and
+        ``path``.
+
+    Raises
+    ------
+    FileNotFoundError
+        No directory, or no file for ``name_or_path`` (the message lists the data sets
+        present).
+    ValueError
+        A malformed file: the message names the file, the line and what was expected
+        (the header, the field count, a non-numeric feature, a bucket number that is not a
+        non-negative integer, a row count that differs from the header). Nothing is
+        returned then.
+
+    Examples
+    --------
+    >>> data = load_partial_label_ranking("wine")  # doctest: +SKIP
+    >>> data.X.shape, data.positions[0].tolist()  # doctest: +SKIP
+    ((178, 13), [1, 2, 2])
+    """
+    given = Path(name_or_path).expanduser()
+    as_path = (isinstance(name_or_path, os.PathLike) or given.name.endswith(_SUFFIXES)
+               or any(sep in str(name_or_path) for sep in {"/", os.sep}))
+    if as_path:
+        if not given.is_file():
+            raise FileNotFoundError(f"no partial label ranking file {str(given)!r}")
+        path = given
+        name = next((given.name[: -len(s)] for s in _SUFFIXES if given.name.endswith(s)),
+                    given.name)
+    else:
+        name = str(name_or_path)
+        d = _data_dir(data_dir)
+        path = next((d / f"{name}{s}" for s in _SUFFIXES if (d / f"{name}{s}").is_file()),
+                    None)
+        if path is None:
+            available = ", ".join(list_partial_label_ranking(d)) or "none"
+            raise FileNotFoundError(f"no {name}.csv.gz or {name}.csv in {str(d)!r}; data sets "
+                                    f"there: {available}. " + PARTIAL_RANKING_HELP)
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        X, positions = _parse(path, iter(f))
+    return Bunch(X=X, positions=positions,
+                 feature_names=[f"x{j + 1}" for j in range(X.shape[1])],
+                 label_names=[f"label{j + 1}" for j in range(positions.shape[1])],
+                 name=name, path=str(path))
