@@ -134,14 +134,17 @@ def _kernel_options(m: int, p: int) -> dict:
     """ECRM-kernel's :class:`ecrm.ECRMCV` settings for ``m`` training points of ``p``
     features (as ``MixedRiskECRM``'s ``kernel_options``)."""
     from ecrm import NystromSolver
+    from ecrm.selection import LeaveOneOutSearch
 
     large = m > DUAL_MAX_TRAIN
-    return {"alphas": ALPHAS, "fit_intercept": "auto",
-            "kernel_grid": [{"kernel": ["linear"]},
-                            {"kernel": ["rbf"], "gamma": [g / max(p, 1) for g in GAMMAS]}],
-            "kernel_subsample": KERNEL_SUBSAMPLE if m > KERNEL_SUBSAMPLE else None,
-            **({"solver": NystromSolver(n_components=N_COMPONENTS),
-                "loo_samples": LARGE_LOO_ROWS} if large else {"solver": "dual"})}
+    search = LeaveOneOutSearch(
+        fit_intercept="auto",
+        kernel_grid=[{"kernel": ["linear"]},
+                     {"kernel": ["rbf"], "gamma": [g / max(p, 1) for g in GAMMAS]}],
+        kernel_subsample=KERNEL_SUBSAMPLE if m > KERNEL_SUBSAMPLE else None,
+        loo_samples=LARGE_LOO_ROWS if large else None)
+    return {"alphas": ALPHAS, "search": search,
+            "solver": NystromSolver(n_components=N_COMPONENTS) if large else "dual"}
 
 
 def _forest_options(m: int, k: int) -> dict:
