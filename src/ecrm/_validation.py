@@ -209,13 +209,21 @@ def _honest_search(model):
     of the same kernel, alpha and intercept."""
     from sklearn.base import clone
 
+    from ecrm._solvers.solver import NystromSolver
     from ecrm.estimator import ECRMCV
+    from ecrm.selection import LeaveOneOutSearch
 
     if isinstance(model, ECRMCV):
-        return clone(model).set_params(verbose=0, calibration=None)
+        search = clone(model.search_settings()).set_params(verbose=0, calibration=None)
+        return clone(model).set_params(alphas=None, scoring=None, search=search)
     params = model.get_params(deep=False)
-    alpha = params.pop("alpha")
-    return ECRMCV(**params, alphas=[alpha])
+    n_components, center_selection = params.pop("n_components"), params.pop("center_selection")
+    if params["solver"] == NystromSolver.name:  # the settings on the solver object
+        params["solver"] = NystromSolver(n_components=n_components,
+                                         center_selection=center_selection)
+    search = LeaveOneOutSearch(fit_intercept=params.pop("fit_intercept"))
+    alphas = [params.pop("alpha")]
+    return ECRMCV(**params, alphas=alphas, search=search)
 
 
 def _loo_losses(search) -> np.ndarray:
