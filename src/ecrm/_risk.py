@@ -15,6 +15,7 @@ regressions (:meth:`predict_scores`), the weights and the honest outputs of a fa
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,7 +69,7 @@ class _RiskEstimator(StructuredEstimator):
                    and isinstance(self.loss, LinearLoss))
         return super()._check_training_data(X, Y, kernel, compact=compact)
 
-    def _check_own_state(self, plan: dict, training) -> None:
+    def _check_own_state(self, plan: Mapping, training) -> None:
         """A kernel fit of the plan's kernel, ``alpha`` and intercept."""
         check_kernel_state(self, training)
         if self.kernel_params_ != plan["kernel_params"]:

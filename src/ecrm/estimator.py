@@ -12,6 +12,8 @@ branches on which solver is behind the fit object.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 from sklearn.utils import check_random_state
 
@@ -351,7 +353,7 @@ class ECRMCV(_ECRMBase):
         self.memory_budget = memory_budget
         self.random_state = random_state
 
-    def _check_own_state(self, plan: dict, training) -> None:
+    def _check_own_state(self, plan: Mapping, training) -> None:
         """The search's choice among the plan's candidates, and its fit."""
         check_kernel_state(self, training)
         search = plan["search_plan"]

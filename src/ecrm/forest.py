@@ -19,6 +19,7 @@ training point is predicted by the trees that never drew it (``oob_loss_``), and
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 
 import numpy as np
 from sklearn.model_selection import ParameterGrid
@@ -192,7 +193,7 @@ class ForestECRM(_ECRMBase):
         self._set_fitted(X, Y, seen, _fit=fit, oob_loss_=loss, oob_predictions_=predictions)
         return self
 
-    def _split_targets(self, Y, params: dict, rng) -> tuple[np.ndarray, int, np.ndarray]:
+    def _split_targets(self, Y, params: Mapping, rng) -> tuple[np.ndarray, int, np.ndarray]:
         """The training outputs' risk targets, how many of their columns the risk uses, and
         the targets the trees split on (a projection of a wide embedding)."""
         targets = RiskTargets(self.loss)(Y)
@@ -294,7 +295,7 @@ class ForestECRM(_ECRMBase):
         assert isinstance(fit, ForestFit)  # set only by fit or the checked loader
         return fit
 
-    def _check_own_state(self, plan: dict, training) -> None:
+    def _check_own_state(self, plan: Mapping, training) -> None:
         """The forest (trees, bootstrap counts, leaves) and its out-of-bag summaries."""
         X, Y, m, p, d, n_risk = training
         fit = self._fit
@@ -580,7 +581,7 @@ class ForestECRMCV(ForestECRM):
         """The out-of-bag criterion of the chosen setting (``best_score_``)."""
         return float(self.best_score_)
 
-    def _check_own_state(self, plan: dict, training) -> None:
+    def _check_own_state(self, plan: Mapping, training) -> None:
         super()._check_own_state(plan, training)
         grid, results = self._grid(), self.cv_results_
         if not (isinstance(results, dict)

@@ -34,6 +34,8 @@ the output space's exact oracle applies unchanged. Checks and prediction are tho
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
@@ -181,7 +183,7 @@ class JointKernelECRM(_RiskEstimator):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
 
-    def _check_own_state(self, plan: dict, training) -> None:
+    def _check_own_state(self, plan: Mapping, training) -> None:
         """The kernel fit, and ``task_kernel_`` the checked ``task_kernel``."""
         super()._check_own_state(plan, training)
         B, expected = self.task_kernel_, self._task_kernel(training.n_risk - 1)

@@ -244,7 +244,7 @@ def level_layout(model, path_sep="auto", *, level_columns=None) -> tuple[list[st
     if path_sep == "auto":
         stored = (getattr(estimator, "reading_options_", None) or {}).get("path_sep")
         path_sep = stored or ("/" if own else None)
-    return (list(given) if own else names), path_sep
+    return (list(given or ()) if own else names), path_sep
 
 
 def labels_from_levels(space, rows, *, path_sep: str | None = None) -> list[list]:

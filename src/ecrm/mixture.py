@@ -22,6 +22,7 @@ them (or by a ranking metric of the mixed out-of-sample label scores), with noth
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -416,7 +417,7 @@ class MixedRiskECRM(StructuredEstimator):
         return (share * self.kernel_estimator_.conditional_risk(X, Y)
                 + (1.0 - share) * self.forest_estimator_.conditional_risk(X, Y))
 
-    def _check_own_state(self, plan: dict, training) -> None:
+    def _check_own_state(self, plan: Mapping, training) -> None:
         """The members against the mixture's parameters and each other, and the choice
         (the members checked their own state)."""
         from ecrm._state import check_level_columns, check_reading_options

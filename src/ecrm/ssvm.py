@@ -48,6 +48,7 @@ hierarchical multilabel classification models. JMLR 7, 2006 (HM^3N).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -413,7 +414,7 @@ class StructuredSVM(StructuredEstimator):
             self._add_to_caches(np.arange(n), F, E_star, blocks, Psi, const, cache)
         return primal, -0.5 * lam * norm2 + float(ell.sum())
 
-    def _check_own_state(self, plan: dict, training) -> None:
+    def _check_own_state(self, plan: Mapping, training) -> None:
         """The dual variables, support, objectives and intercept scale as fit leaves them."""
         X, Y, n = training.X, training.Y, training.m
         params = plan["kernel_params"]

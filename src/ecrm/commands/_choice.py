@@ -4,7 +4,7 @@ features' scales against the trivial baselines, the grid's edges)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = ["Fit", "check_scales", "families_line", "grid_note", "preprocessing_note", "say",
            "scales"]
@@ -19,7 +19,7 @@ class Fit(NamedTuple):
 
     family: str
     step: object
-    model: object
+    model: Any
     seconds: float
 
 

@@ -27,6 +27,7 @@ k-1``, a scalar candidate's value, else the candidate's position.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ecrm import tasks as _library
 from ecrm.commands import estimator_of
@@ -326,7 +327,7 @@ def _number(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
-def _kind(task: str) -> type[_Outputs]:
+def _kind(task: str) -> Any:
     """The class of the outputs of ``task`` (other than label sets)."""
     if task == "partial-ranking":
         from ecrm.commands._bucket_orders import BucketOrders

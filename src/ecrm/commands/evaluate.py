@@ -119,10 +119,10 @@ def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
     if len(lists) != n_rows:
         raise ValueError(f"{path}: {len(lists)} predictions for {n_rows} data rows")
     by_name = {str(v): v for v in hierarchy.labels}
-    for row, line in zip(lists, lines, strict=True):
+    for row, line_no in zip(lists, lines, strict=True):
         unknown = next((v for v in row if str(v) not in by_name), None)
         if unknown is not None:
-            raise ValueError(f"{path}, line {line}: label {unknown!r} is not in the model's "
+            raise ValueError(f"{path}, line {line_no}: label {unknown!r} is not in the model's "
                              "hierarchy")
     Y = hierarchy.to_matrix([[by_name[str(v)] for v in row] for row in lists], close=False)
     if close:

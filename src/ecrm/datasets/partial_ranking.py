@@ -189,12 +189,13 @@ def load_partial_label_ranking(name_or_path, data_dir=None) -> Bunch:
     else:
         name = str(name_or_path)
         d = _data_dir(data_dir)
-        path = next((d / f"{name}{s}" for s in _SUFFIXES if (d / f"{name}{s}").is_file()),
-                    None)
-        if path is None:
+        found = next((d / f"{name}{s}" for s in _SUFFIXES if (d / f"{name}{s}").is_file()),
+                     None)
+        if found is None:
             available = ", ".join(list_partial_label_ranking(d)) or "none"
             raise FileNotFoundError(f"no {name}.csv.gz or {name}.csv in {str(d)!r}; data sets "
                                     f"there: {available}. " + PARTIAL_RANKING_HELP)
+        path = found
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as f:
         X, positions = _parse(path, iter(f))

@@ -182,7 +182,8 @@ def _incomplete_methods(Xtr, Rtr, Xte, *, gammas, methods, fit_seed, memory,
 
     space, loss = PermutationSpace(Rtr.shape[1]), KendallLoss()
     Ytr = space.from_ranks(Rtr)
-    results, seconds, honest = {}, {}, {}
+    results, seconds = {}, {}
+    honest: dict = {}
     if {"ECRM-Kendall", "ECRM-mixed"} & set(methods):
         t0 = time.process_time()
         search = LeaveOneOutSearch(
