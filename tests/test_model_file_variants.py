@@ -137,8 +137,7 @@ def _json_edits(value):
     yield "delete", _DELETE
     yield "type", (str(value) if not isinstance(value, str) else 7) if not isinstance(
         value, (dict, list)) else ("x" if isinstance(value, dict) else {"x": 1})
-    for kind, big in BIG.items():
-        yield kind, big
+    yield from BIG.items()
     if _number(value):
         yield "x1e300", value * 1e300
     yield "1e308", 1e308

@@ -55,6 +55,14 @@ def _vector(value, name: str, n: int, *, nan: bool = False, positive: bool = Fal
     return value
 
 
+def _width(value, name: str) -> int:
+    """A number of columns: an integer >= 1 whose float64 vector fits the memory budget
+    (:data:`ecrm._archive.MEMORY_BUDGET`), checked before a rebuild allocates by it."""
+    from ecrm import _archive
+
+    return _int(value, name, 1, max(_archive.MEMORY_BUDGET // 64, 1))
+
+
 def _names_in(step, state: dict, p: int) -> None:
     names = state.get("feature_names_in_")
     if names is None:
@@ -83,7 +91,7 @@ _SCALER = ("n_features_in_", "n_samples_seen_", "mean_", "var_", "scale_", "feat
 def _rebuild_scaler(step: StandardScaler, state: dict) -> None:
     _only(state, _SCALER)
     step._validate_params()  # scikit-learn's checks of fit (copy=None would write in place)
-    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    p = _width(state.get("n_features_in_"), "n_features_in_")
     for name, needed, positive in [("mean_", step.with_mean, False), ("var_", step.with_mean
                                    or step.with_std, False), ("scale_", step.with_std, True)]:
         value = state.get(name)
@@ -115,7 +123,7 @@ def _rebuild_minmax(step, state: dict) -> None:
     if not (np.isfinite([low, high]).all() and low < high):
         raise ValueError(f"feature_range must be two finite numbers, the first smaller; got "
                          f"{step.feature_range!r}")
-    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    p = _width(state.get("n_features_in_"), "n_features_in_")
     lo, hi, width = (_vector(state.get(k), k, p) for k in ("data_min_", "data_max_",
                                                             "data_range_"))
     if not np.array_equal(width, hi - lo):
@@ -137,9 +145,14 @@ def _rebuild_hmc(step: HMCPreprocessor, state: dict) -> None:
     check_parameter("scale", step.scale)
     if not isinstance(step.impute, bool):
         raise ValueError(f"impute must be true or false; found {step.impute!r}")
-    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    p = _width(state.get("n_features_in_"), "n_features_in_")
+    mean = state.get("mean_")
+    if not isinstance(mean, np.ndarray) or mean.ndim != 1 or len(mean) < p:
+        # every column gives at least one output column: the stored vector bounds p before
+        # the layout is allocated by it
+        raise ValueError(f"mean_ must be a vector of at least n_features_in_={p} values")
     widths, _, _ = step._layout(p)
-    q = _int(state.get("n_features_out_"), "n_features_out_", 1)
+    q = _width(state.get("n_features_out_"), "n_features_out_")
     if q != int(widths.sum()):
         raise ValueError(f"n_features_out_={q}, but the categories make {int(widths.sum())}")
     _vector(state.get("mean_"), "mean_", q)
@@ -153,7 +166,7 @@ def _rebuild_hmc(step: HMCPreprocessor, state: dict) -> None:
 def _rebuild_length_scales(step: LeaveOneOutLengthScales, state: dict) -> None:
     _only(state, LeaveOneOutLengthScales._fitted_attributes)
     check_parameter("width_kernel", step.kernel, "kernel")
-    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    p = _width(state.get("n_features_in_"), "n_features_in_")
     # fit's own checks convert with float() and int(): the types are checked first
     check_parameter("alpha", step.alpha)
     check_parameter("gamma", step.gamma)
@@ -192,7 +205,7 @@ def _rebuild_imputer(step: SimpleImputer, state: dict) -> None:
     if not (isinstance(step.missing_values, float) and np.isnan(step.missing_values)):
         # what save writes (_imputer_state): another marker would impute other values
         raise ValueError(f"missing_values must be NaN; found {step.missing_values!r}")
-    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    p = _width(state.get("n_features_in_"), "n_features_in_")
     stats = _vector(state.get("statistics_"), "statistics_", p, nan=True)
     features = state.get("indicator_features")
     if (features is None) == bool(step.add_indicator):
@@ -248,7 +261,7 @@ def _check_categories(c: np.ndarray, j: int) -> None:
 
 def _rebuild_encoder(step: OneHotEncoder, state: dict) -> None:
     _only(state, _ENCODER)
-    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    p = _width(state.get("n_features_in_"), "n_features_in_")
     cats = state.get("categories_")
     if not (isinstance(cats, list) and len(cats) == p and all(
             isinstance(c, np.ndarray) and c.ndim == 1 and len(c) for c in cats)):
@@ -296,7 +309,7 @@ def _rebuild_pca(step: PCA, state: dict) -> None:
     """
     _only(state, _PCA)
     step._validate_params()
-    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    p = _width(state.get("n_features_in_"), "n_features_in_")
     n = _int(state.get("n_samples_"), "n_samples_", 2)
     k = _int(state.get("n_components_"), "n_components_", 1)
     if k > min(n, p):
