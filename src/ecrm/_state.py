@@ -316,6 +316,30 @@ def _check_fit(model, fit, X, p: int, n_risk: int, d: int, kernel_params: dict) 
         raise ValueError(f"_fit.ridge must be a positive number; found {fit.ridge!r}")
     if type(fit).__name__ == "KernelFit" and isinstance(model.Y_fit_, np.ndarray):
         check_dual_bound(fit, RiskTargets(model.loss)(model.Y_fit_)[:, :c])
+    elif isinstance(fit, FeatureFit):
+        check_feature_magnitude(fit)
+
+
+#: The largest coefficient or intercept a feature fit (primal or Nystrom) may hold.
+MAX_FEATURE_COEF = 1e200
+
+
+def check_feature_magnitude(fit) -> None:
+    r"""A feature fit's coefficients and intercept within :data:`MAX_FEATURE_COEF`.
+
+    Its file holds no targets, so the bound of the dual (:func:`check_dual_bound`) cannot be
+    computed; the primal solve :math:`w_k = (\Phi^\top\Phi + rI)^{-1}\Phi^\top(t_k - b_k
+    \mathbf 1)` still gives :math:`\lVert w_k\rVert \le \max_i |t_{ik} - b_k| /
+    (2\sqrt{\alpha})` with :math:`r = m\alpha`, at most :math:`10^{162}` times the targets'
+    range for any positive float :math:`\alpha`: a value beyond ``1e200`` needs targets
+    beyond :math:`10^{38}`, which no loss of the package has, and would overflow the costs of
+    ordinary inputs.
+    """
+    for name, value in (("coef", fit.coef), ("intercept", fit.intercept)):
+        if value.size and not float(np.abs(value).max()) <= MAX_FEATURE_COEF:
+            raise ValueError(f"_fit.{name} holds a value of magnitude "
+                             f"{float(np.abs(value).max()):.3g}, over {MAX_FEATURE_COEF:g} (no "
+                             "solve of ordinary targets makes it)")
 
 
 #: How far a stored norm may exceed the bound the algebra of fit gives (rounding in the solve
@@ -348,8 +372,10 @@ def check_dual_bound(fit, T: np.ndarray) -> None:
     with np.errstate(all="ignore"):
         norms = np.sqrt(np.sum(A * A, axis=0))
         bounds = np.sqrt(np.sum((T - b) ** 2, axis=0)) / ridge
-    if not (norms <= BOUND_SAFETY * bounds + 1e-12).all():
-        k = int(np.argmax(~(norms <= BOUND_SAFETY * bounds + 1e-12)))
+        # a column whose bound is 0 (a constant target) holds the solve's rounding only
+        slack = 1e-4 * float(np.linalg.norm(T)) / ridge
+    if not (norms <= BOUND_SAFETY * bounds + slack).all():
+        k = int(np.argmax(~(norms <= BOUND_SAFETY * bounds + slack)))
         raise ValueError(f"_fit.coef: column {k} has norm {norms[k]:.6g}, over the bound "
                          f"||t - b||/ridge = {bounds[k]:.6g} the ridge solve implies")
 

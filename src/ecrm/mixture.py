@@ -48,8 +48,8 @@ def check_mixing_grid(grid) -> np.ndarray:
     from 0 to 1, or the given values, sorted, each in [0, 1]."""
     if isinstance(grid, (int, np.integer)) and not isinstance(grid, bool):
         if not 2 <= grid <= MAX_MIXING_GRID:
-            raise ValueError(f"mixing_grid must be from 2 (the two pure families) to "
-                             f"{MAX_MIXING_GRID} shares; got {grid}")
+            raise ValueError(f"mixing_grid must be at least 2 (the two pure families) and at "
+                             f"most {MAX_MIXING_GRID}; got {grid}")
         return np.round(np.linspace(0.0, 1.0, int(grid)), 12)  # 0.3, not 0.30000000000000004
     try:
         values = np.asarray(grid, dtype=float)
