@@ -244,3 +244,47 @@ def test_a_label_ranking_header_with_more_rows_than_bytes_is_refused(tmp_path):
     (tmp_path / "toy.csv").write_text("100000,2,3\n0.5,1,1,2,3\n")
     with pytest.raises(ValueError, match="declares 100000 data lines; the file holds"):
         load_label_ranking("toy", tmp_path)
+
+
+# -- streams: a gzip'd ARFF of comment lines ---------------------------------------------------
+ARFF = "@relation toy\n@attribute x numeric\n@attribute class hierarchical a,a/b,c\n@data\n"
+
+
+def _comment_bomb(path, n_bytes, line=b"%" + b" comment" * 120 + b"\n"):
+    """A gzip'd ARFF whose header is followed by ``n_bytes`` of comment lines."""
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        f.write(ARFF[:ARFF.index("@data")].encode())
+        block = line * (2**20 // len(line))
+        for _ in range(n_bytes // len(block)):
+            f.write(block)
+        f.write(b"%" + b"x" * 3 * 2**20 + b"\n")  # one comment line longer than any chunk
+        f.write(b"@data\n1.5,a/b\n?,c\n")
+    return path
+
+
+def test_a_gzipped_arff_of_comment_lines_is_read_streaming(tmp_path):
+    from ecrm.datasets import load_hmc_arff
+
+    path = _comment_bomb(tmp_path / "bomb.arff.gz", 64 * 2**20)
+    data = {}
+
+    def run():
+        data["b"] = load_hmc_arff(path)
+    assert _peak(run) < 16 * 2**20  # 64 MiB of comments: a byte a line is kept
+    np.testing.assert_array_equal(data["b"].Y, [[1, 1, 0], [0, 0, 1]])
+
+
+def test_an_arff_over_the_memory_budget_is_refused_while_reading(tmp_path, monkeypatch):
+    from ecrm.datasets import load_hmc_arff
+    from ecrm.datasets._arff_parse import ArffError
+
+    path = tmp_path / "big.arff.gz"
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        f.write(ARFF.encode())
+        f.write(b"1.5,a/b\n" * 2**20)
+    monkeypatch.setattr(_archive, "MEMORY_BUDGET", 2**20)
+
+    def run():
+        with pytest.raises(ArffError, match="memory budget"):
+            load_hmc_arff(path)
+    assert _peak(run) < 8 * 2**20
