@@ -430,6 +430,21 @@ def check_search_state(model, m: int, d: int, settings: list, alphas: list,
             type(calibration) is not CALIBRATIONS[model.calibration_] or labels != d):
         raise ValueError(f"score_calibration_ must be the {model.calibration_} calibration "
                          f"of {d} labels; found {type(calibration).__name__} of {labels}")
+    if calibration is not None and hasattr(calibration, "a_"):
+        check_platt_bound(calibration.a_, calibration.b_, m)
+
+
+def check_platt_bound(a: np.ndarray, b: np.ndarray, n: int) -> None:
+    r"""Platt maps fitted on at most ``n`` rows: Newton steps that never increase the
+    objective from :math:`a = 0, b_0 = \log\frac{n_+ + 1}{n_- + 1}` keep the ridge term
+    :math:`10^{-8}(a^2 + b^2)` below the start's value
+    :math:`\le n(\log 2 + 2\log(n + 1)) + 10^{-8}\log^2(n + 1)`."""
+    start = n * (np.log(2.0) + 2 * np.log(n + 1.0)) + 1e-8 * np.log(n + 1.0) ** 2
+    with np.errstate(all="ignore"):
+        size = a * a + b * b
+    if not (size <= 2 * start / 1e-8).all():
+        raise ValueError(f"score_calibration_: a Platt map's slope and offset exceed what "
+                         f"its fit on {n} rows can reach (a^2 + b^2 <= {start / 1e-8:.3g})")
 
 
 class TrainingState(NamedTuple):

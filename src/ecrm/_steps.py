@@ -100,6 +100,18 @@ def _rebuild_scaler(step: StandardScaler, state: dict) -> None:
                              f"with_std={step.with_std})")
         if value is not None:
             _vector(value, name, p, positive=positive)
+    var, scale, mean = state.get("var_"), state.get("scale_"), state.get("mean_")
+    if var is not None and scale is not None:
+        # fit's scale is the standard deviation, or 1 for a constant column (whose variance
+        # is 0 up to the rounding of its mean)
+        with np.errstate(all="ignore"):
+            root = np.sqrt(var)
+            level = np.maximum(1.0, np.abs(mean) if mean is not None else 1.0) ** 2
+            ok = np.isclose(scale, root, rtol=1e-10, atol=0) | (
+                (scale == 1.0) & (var >= 0) & (var <= 1e-8 * level))
+        if not ok.all():
+            raise ValueError("scale_ must be the square root of var_ (1 for a constant "
+                             "column)")
     seen = state.get("n_samples_seen_")  # a count, or per column when values were missing
     counts = np.asarray(seen)
     if isinstance(seen, (bool, np.bool_)) or not isinstance(seen, (numbers.Real, np.ndarray)) \
@@ -173,11 +185,22 @@ def _rebuild_length_scales(step: LeaveOneOutLengthScales, state: dict) -> None:
     check_parameter("max_iter", step.max_iter)
     check_parameter("kernel_subsample", step.subsample, name="subsample")
     check_params(step)  # the bounds, and gamma and alpha positive
-    _vector(state.get("scales_"), "scales_", p, positive=True)
+    scales = _vector(state.get("scales_"), "scales_", p, positive=True)
+    # fit's optimiser keeps log(scales) within log(gamma * bounds) and log(m * alpha) within
+    # log(m * [1e-8, 1e2]); exp(log(.)) rounds by a few ulps
+    gamma = 1.0 / p if step.gamma is None else float(step.gamma)
+    low, high = step.bounds
+    slack = 1e-12
+    if not ((scales >= gamma * low * (1 - slack)) & (scales <= gamma * high * (1 + slack))).all():
+        raise ValueError(f"scales_ must lie within gamma * bounds = [{gamma * low:.6g}, "
+                         f"{gamma * high:.6g}], the optimiser's box")
     for name in ("alpha_", "loo_error_", "initial_loo_error_"):
         value = state.get(name)
         if not isinstance(value, float) or not (np.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a finite non-negative float; found {value!r}")
+    if not 1e-8 * (1 - slack) <= state["alpha_"] <= 1e2 * (1 + slack):
+        raise ValueError(f"alpha_ must lie within [1e-8, 1e2], the optimiser's box; found "
+                         f"{state['alpha_']!r}")
     _int(state.get("n_iter_"), "n_iter_", 0)
     for name in LeaveOneOutLengthScales._fitted_attributes[:-1]:
         setattr(step, name, state[name])
