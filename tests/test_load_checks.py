@@ -288,3 +288,10 @@ def test_an_arff_over_the_memory_budget_is_refused_while_reading(tmp_path, monke
         with pytest.raises(ArffError, match="memory budget"):
             load_hmc_arff(path)
     assert _peak(run) < 8 * 2**20
+
+
+@pytest.mark.parametrize("value, expected", [("123456", 123456), ("", 4 * 2**30),
+                                             ("lots", 4 * 2**30), ("0", 4 * 2**30)])
+def test_the_memory_budget_is_read_from_the_environment(monkeypatch, value, expected):
+    monkeypatch.setenv("ECRM_MEMORY_BUDGET", value)
+    assert _archive._budget_from_environment() == expected

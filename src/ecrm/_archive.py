@@ -64,8 +64,12 @@ COMPRESSION_RATIO_FLOOR = 64 * 2**20
 #: shapes of its arrays, and the grids and integers that size an allocation) are checked
 #: against it before anything is allocated, so that a small forged file cannot make a reader
 #: allocate gigabytes; raise it (or patch this constant) to load a larger model.
-MEMORY_BUDGET = int(_budget) if (_budget := os.environ.get("ECRM_MEMORY_BUDGET", "").strip()
-                                 ).isdigit() else 4 * 2**30
+def _budget_from_environment(default: int = 4 * 2**30) -> int:
+    value = os.environ.get("ECRM_MEMORY_BUDGET", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else default
+
+
+MEMORY_BUDGET = _budget_from_environment()
 #: Largest ``.npy`` header read (NumPy writes a few hundred bytes; it parses at most 10,000).
 MAX_NPY_HEADER_BYTES = 2**16
 

@@ -521,8 +521,10 @@ def load(path: str | os.PathLike):
     Raises
     ------
     ModelFileError
-        When the file is missing, truncated, corrupted or modified, of another kind, or of a
-        newer format version.
+        When the file is missing, truncated, corrupted or modified, of another kind, of a
+        newer format version, holds a state no ``fit`` could have made, or declares arrays
+        over the memory budget (:data:`ecrm._archive.MEMORY_BUDGET`, checked before any is
+        read).
     """
     path = os.fspath(path)
     with _open(path) as zf:
