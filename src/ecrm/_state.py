@@ -278,6 +278,14 @@ def check_ssvm_summaries(model) -> None:
     if abs(gap - (primal - dual)) > 4 * np.finfo(float).eps * (abs(primal) + abs(dual)):
         raise ValueError(f"duality_gap_={gap!r} must be primal_objective_ - dual_objective_ "
                          f"= {primal - dual!r}")
+    B = getattr(model, "dual_coef_", None)
+    # B_i = C (phi(y_i) - mu_i), mu_i a mean embedding of outputs: of the order of C times
+    # the outputs' spread; beyond 1e200 (C at most a float, outputs as fit validates them)
+    # it would overflow the scores of ordinary inputs
+    if isinstance(B, np.ndarray) and B.dtype.kind == "f" and B.size and \
+            not float(np.abs(B).max()) <= MAX_FEATURE_COEF:
+        raise ValueError(f"dual_coef_ holds a value of magnitude {float(np.abs(B).max()):.3g}, "
+                         f"over {MAX_FEATURE_COEF:g}")
     n_iter = _int(model.n_iter_, "n_iter_", 1, model.max_iter)
     history = _finite_floats(model.gap_history_, "gap_history_", 1)
     if not 1 <= len(history) <= n_iter or history[-1] != gap:
