@@ -121,7 +121,7 @@ def _read_text(path: Path) -> str:
     with open(path, "rb") as fh:
         compressed = fh.read(2) == b"\x1f\x8b"
     kept: list[bytes] = []
-    cost = lineno = 0
+    cost = lineno = skipped = 0
     try:
         with (gzip.open if compressed else open)(path, "rb") as fh:
             while True:
@@ -135,17 +135,24 @@ def _read_text(path: Path) -> str:
                         piece = fh.readline(_LINE_CHUNK)
                         if not piece:
                             break
-                    piece = b"\n" if piece else b""
-                else:
-                    while not piece.endswith(b"\n"):  # a long line: read on in pieces
-                        more = fh.readline(_LINE_CHUNK)
-                        if not more:
-                            break
-                        kept.append(piece)
-                        cost += len(piece)
-                        piece = more
-                        if cost > MEMORY_BUDGET:
-                            break
+                    skipped += 1 if piece else 0
+                    cost += 9  # its newline, and its entry once the text is split
+                    if cost > MEMORY_BUDGET:
+                        raise ArffError(path, lineno, f"the file's text is over the memory "
+                                        f"budget of {MEMORY_BUDGET} bytes (ECRM_MEMORY_BUDGET)")
+                    continue
+                if skipped:  # the newlines of a run of skipped lines, as one piece
+                    kept.append(b"\n" * skipped)
+                    skipped = 0
+                while not piece.endswith(b"\n"):  # a long line: read on in pieces
+                    more = fh.readline(_LINE_CHUNK)
+                    if not more:
+                        break
+                    kept.append(piece)
+                    cost += len(piece)
+                    piece = more
+                    if cost > MEMORY_BUDGET:
+                        break
                 kept.append(piece)
                 cost += len(piece) + 8
                 if cost > MEMORY_BUDGET:
@@ -153,6 +160,7 @@ def _read_text(path: Path) -> str:
                                     f"of {MEMORY_BUDGET} bytes (ECRM_MEMORY_BUDGET)")
     except (OSError, EOFError, zlib.error) as e:
         raise ArffError(path, None, f"corrupt gzip data: {e}") from e
+    kept.append(b"\n" * skipped)
     raw = b"".join(kept)
     del kept
     try:
