@@ -240,7 +240,13 @@ def _outcome(path, X, expected) -> str:
 UNCHECKED = ("X_fit_",)
 _COEF = ("_fit/kwargs/coef", "_fit/kwargs/intercept")
 UNCHECKED_BY_CLASS = {"JointKernelECRM": _COEF, "ECRMCV-primal": _COEF,
-                      "ECRMCV-nystrom": _COEF, "StructuredSVM": ("dual_coef_",)}
+                      "ECRMCV-nystrom": _COEF, "StructuredSVM": ("dual_coef_",),
+                      # a scaler's mean (data of any offset), and the scaler itself dropped
+                      # (the estimator's width is the scaler's)
+                      "Pipeline-mixture": ("steps[0]/items[1]/state/mean_", "=params/steps/0")}
+#: The one known escape: a scaler mean of 1e308 sends ordinary inputs to -1e308, which the
+#: kernel refuses with its own ValueError (naming the huge transformed inputs) at predict.
+ESCAPES = {"Pipeline-mixture": ("ValueError: the kernel 'rbf' gave NaN or infinite values",)}
 
 
 def _array_paths(node, where=""):
@@ -259,7 +265,8 @@ def _array_paths(node, where=""):
 
 def _allowed(where: str, paths: dict, name: str) -> bool:
     field = paths.get(where[len("array "):], "") if where.startswith("array ") else where
-    return any(f"/{part}" in field or field.endswith(part)
+    return any(field == part[1:] if part.startswith("=")
+               else f"/{part}" in field or field.endswith(part)
                for part in UNCHECKED + UNCHECKED_BY_CLASS.get(name, ()))
 
 
@@ -278,7 +285,8 @@ def _run(name, saved, tmp_path, monkeypatch, sample):
     for where, kind, m, a in chosen:
         _write(target, m, a)
         outcome = _outcome(target, X, expected)
-        if outcome == "changed" and _allowed(where, paths, name):
+        if (outcome == "changed" or outcome.startswith(ESCAPES.get(name, ("changed",)))) \
+                and _allowed(where, paths, name):
             outcome = "unchecked"
         counts[outcome if outcome in ("refused", "same", "unchecked") else "bad"] += 1
         if outcome not in ("refused", "same", "unchecked"):
