@@ -59,6 +59,17 @@ MAX_COMPRESSION_RATIO = 1000
 #: Members up to this size (64 MiB) are exempt from the ratio bound (a large all-zero array in
 #: an older file still loads; the cost of inflating it is bounded anyway).
 COMPRESSION_RATIO_FLOOR = 64 * 2**20
+#: The memory a load may allocate for the arrays a file declares, in bytes: 4 GiB by default,
+#: or the ``ECRM_MEMORY_BUDGET`` environment variable (bytes). A file's declared sizes (the
+#: shapes of its arrays, and the grids and integers that size an allocation) are checked
+#: against it before anything is allocated, so that a small forged file cannot make a reader
+#: allocate gigabytes; raise it (or patch this constant) to load a larger model.
+def _budget_from_environment(default: int = 4 * 2**30) -> int:
+    value = os.environ.get("ECRM_MEMORY_BUDGET", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else default
+
+
+MEMORY_BUDGET = _budget_from_environment()
 #: Largest ``.npy`` header read (NumPy writes a few hundred bytes; it parses at most 10,000).
 MAX_NPY_HEADER_BYTES = 2**16
 

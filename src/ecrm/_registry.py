@@ -302,16 +302,29 @@ def _estimator_state(model) -> dict:
 
 def _rebuild_estimator(model, fitted: dict) -> None:
     """Set an estimator's fitted state and check it is one its ``fit`` could have made
-    (none: an unfitted estimator, a parameter of another, e.g. a stack's members)."""
+    (none: an unfitted estimator, a parameter of another, e.g. a stack's members).
+
+    Every declared fitted attribute (``_fitted_attributes``) but the optional ones
+    (``_optional_fitted_attributes``) must be present: the template's rule, so a new family
+    inherits it. An attribute a check reads that is still missing is a ``ValueError`` too,
+    never an ``AttributeError`` at predict."""
     if not fitted:
         model._check_params()
         return
+    cls = type(model)
+    optional = getattr(cls, "_optional_fitted_attributes", ())
+    missing = [k for k in cls._fitted_attributes if k not in fitted and k not in optional]
+    if missing:
+        raise ValueError(f"missing the fitted attributes {missing}")
     for key, value in fitted.items():
         setattr(model, key, value)
     if isinstance(fitted.get("_fit"), RiskFit):  # the fit's training rows are X_fit_
         fitted["_fit"].X_train = fitted.get("X_fit_")
-    model._check_fitted_state()
-    model._derive()
+    try:
+        model._check_fitted_state()
+        model._derive()
+    except (AttributeError, KeyError, IndexError, ArithmeticError) as exc:
+        raise ValueError(f"{type(exc).__name__}: {exc}") from None
 
 
 def _pipeline_params(pipe) -> dict:

@@ -17,9 +17,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm._kernels import check_kernel_params
+from ecrm._kernels import check_kernel_params, kernel_matrix
 from ecrm._solvers.base import RiskFit
 from ecrm._solvers.primal import FeatureFit
+from ecrm._solvers.rows import RiskTargets
 from ecrm._validation import check_float_array
 from ecrm.calibration import CALIBRATIONS
 from ecrm.losses.base import LinearLoss
@@ -178,6 +179,43 @@ def check_nystrom_kwargs(kwargs: dict) -> None:
     if projection.shape[0] != centres.shape[0] or not projection.shape[1]:
         raise ValueError(f"projection must have shape ({centres.shape[0]}, r) with r >= 1 "
                          f"(one row per centre); found {projection.shape}")
+    check_nystrom_orthonormal(centres, kwargs.get("kernel_params"), projection)
+
+
+def check_nystrom_orthonormal(centres, kernel_params, projection: np.ndarray) -> None:
+    r"""The projection :math:`P` (M x r) of Nystrom centres :math:`C` as fit computes it:
+    :math:`P = U_r \Lambda_r^{-1/2}` from the eigenvectors of :math:`K = K(C, C)` whose
+    eigenvalues it keeps, so that :math:`P^\top K P = I_r`.
+
+    Rounding in the eigendecomposition leaves an error of about
+    :math:`M \varepsilon \lVert K
+Vert_2 / \lambda_{\min}` with
+    :math:`1/\lambda_{\min} = \lVert P
+Vert_2^2`; the check allows 64 times that (at most
+    1/2): a fitted model meets it with a wide margin, a transposed, rescaled or foreign
+    projection does not.
+    """
+    if not isinstance(kernel_params, dict):
+        raise TypeError(f"kernel_params must be a dict; found {type(kernel_params).__name__}")
+    params = check_kernel_params(**kernel_params)
+    M, r = projection.shape
+    if r > M:
+        raise ValueError(f"projection has {r} columns, more than its {M} centres")
+    with np.errstate(all="ignore"):
+        try:
+            K = kernel_matrix(centres, centres, **params)
+        except ValueError:
+            K = np.full((M, M), np.nan)
+        if not np.isfinite(K).all():
+            raise ValueError("centres: the kernel of the Nystrom centres is not finite (the "
+                             "centres are not training rows fit could have kept)")
+        gram = projection.T @ K @ projection
+        size = float(np.linalg.norm(K, 2)) * float(np.linalg.norm(projection, 2)) ** 2
+    tolerance = min(0.5, 64 * M * np.finfo(float).eps * size)
+    error = float(np.abs(gram - np.eye(r)).max()) if np.isfinite(gram).all() else np.inf
+    if not error <= tolerance:
+        raise ValueError(f"projection: P^T K(C, C) P differs from the identity by {error:.3g} "
+                         f"(at most {tolerance:.3g} for the projection fit computes)")
 
 
 def _real(value, name: str, *, nan: bool = False) -> float:
@@ -256,6 +294,14 @@ def check_ssvm_summaries(model) -> None:
     if abs(gap - (primal - dual)) > 4 * np.finfo(float).eps * (abs(primal) + abs(dual)):
         raise ValueError(f"duality_gap_={gap!r} must be primal_objective_ - dual_objective_ "
                          f"= {primal - dual!r}")
+    B = getattr(model, "dual_coef_", None)
+    # B_i = C (phi(y_i) - mu_i), mu_i a mean embedding of outputs: of the order of C times
+    # the outputs' spread; beyond 1e200 (C at most a float, outputs as fit validates them)
+    # it would overflow the scores of ordinary inputs
+    if isinstance(B, np.ndarray) and B.dtype.kind == "f" and B.size and \
+            not float(np.abs(B).max()) <= MAX_FEATURE_COEF:
+        raise ValueError(f"dual_coef_ holds a value of magnitude {float(np.abs(B).max()):.3g}, "
+                         f"over {MAX_FEATURE_COEF:g}")
     n_iter = _int(model.n_iter_, "n_iter_", 1, model.max_iter)
     history = _finite_floats(model.gap_history_, "gap_history_", 1)
     if not 1 <= len(history) <= n_iter or history[-1] != gap:
@@ -292,6 +338,70 @@ def _check_fit(model, fit, X, p: int, n_risk: int, d: int, kernel_params: dict) 
     check_float_array(fit.intercept, "_fit.intercept", (c,))
     if not (np.isfinite(fit.ridge) and fit.ridge > 0):
         raise ValueError(f"_fit.ridge must be a positive number; found {fit.ridge!r}")
+    if type(fit).__name__ == "KernelFit" and isinstance(model.Y_fit_, np.ndarray):
+        check_dual_bound(fit, RiskTargets(model.loss)(model.Y_fit_)[:, :c])
+    elif isinstance(fit, FeatureFit):
+        check_feature_magnitude(fit)
+
+
+#: The largest coefficient or intercept a feature fit (primal or Nystrom) may hold.
+MAX_FEATURE_COEF = 1e200
+
+
+def check_feature_magnitude(fit) -> None:
+    r"""A feature fit's coefficients and intercept within :data:`MAX_FEATURE_COEF`.
+
+    Its file holds no targets, so the bound of the dual (:func:`check_dual_bound`) cannot be
+    computed; the primal solve :math:`w_k = (\Phi^\top\Phi + rI)^{-1}\Phi^\top(t_k - b_k
+    \mathbf 1)` still gives :math:`\lVert w_k\rVert \le \max_i |t_{ik} - b_k| /
+    (2\sqrt{\alpha})` with :math:`r = m\alpha`, at most :math:`10^{162}` times the targets'
+    range for any positive float :math:`\alpha`: a value beyond ``1e200`` needs targets
+    beyond :math:`10^{38}`, which no loss of the package has, and would overflow the costs of
+    ordinary inputs.
+    """
+    for name, value in (("coef", fit.coef), ("intercept", fit.intercept)):
+        if value.size and not float(np.abs(value).max()) <= MAX_FEATURE_COEF:
+            raise ValueError(f"_fit.{name} holds a value of magnitude "
+                             f"{float(np.abs(value).max()):.3g}, over {MAX_FEATURE_COEF:g} (no "
+                             "solve of ordinary targets makes it)")
+
+
+#: How far a stored norm may exceed the bound the algebra of fit gives (rounding in the solve
+#: of an ill-conditioned system): a fitted model stays far below it.
+BOUND_SAFETY = 2.0
+
+
+def check_dual_bound(fit, T: np.ndarray) -> None:
+    r"""The coefficients and intercept of a dual ridge fit against its targets ``T`` (m x c).
+
+    Fit solves :math:`(K + rI) A = T - \mathbf 1 b^\top` with :math:`K` positive
+    semi-definite and :math:`r` = ``ridge``, so every column obeys
+    :math:`\lVert a_k\rVert_2 \le \lVert t_k - b_k \mathbf 1\rVert_2 / r` (the inverse of
+    :math:`K + rI` has norm at most :math:`1/r`); without an intercept :math:`b = 0`
+    (:math:`\lVert A\rVert \le \lVert\psi(Y)\rVert / (m\alpha)`), with one
+    :math:`b = T^\top u / s`, :math:`u = (K + rI)^{-1}\mathbf 1`, :math:`s = \mathbf 1^\top u`.
+    Checked with the safety factor :data:`BOUND_SAFETY`.
+    """
+    A, b, ridge = fit.coef, fit.intercept, fit.ridge
+    if A.shape[0] != T.shape[0] or A.shape[1] != T.shape[1]:
+        return  # another layout (checked by the fit's own checks)
+    if fit.fit_intercept and fit.u is not None:
+        with np.errstate(all="ignore"):
+            expected = (fit.u @ T) / fit.s
+            scale = (np.abs(fit.u) @ np.abs(T)) / abs(fit.s)
+        if not (np.abs(b - expected) <= 1e-8 * scale + 1e-300).all():
+            raise ValueError("_fit.intercept must be T^T u / s, the intercept the solve gives")
+    elif not fit.fit_intercept and np.any(b != 0):
+        raise ValueError("_fit.intercept must be 0 without an intercept")
+    with np.errstate(all="ignore"):
+        norms = np.sqrt(np.sum(A * A, axis=0))
+        bounds = np.sqrt(np.sum((T - b) ** 2, axis=0)) / ridge
+        # a column whose bound is 0 (a constant target) holds the solve's rounding only
+        slack = 1e-4 * float(np.linalg.norm(T)) / ridge
+    if not (norms <= BOUND_SAFETY * bounds + slack).all():
+        k = int(np.argmax(~(norms <= BOUND_SAFETY * bounds + slack)))
+        raise ValueError(f"_fit.coef: column {k} has norm {norms[k]:.6g}, over the bound "
+                         f"||t - b||/ridge = {bounds[k]:.6g} the ridge solve implies")
 
 
 def _added(model) -> tuple[list, list]:
@@ -345,6 +455,21 @@ def check_search_state(model, m: int, d: int, settings: list, alphas: list,
             type(calibration) is not CALIBRATIONS[model.calibration_] or labels != d):
         raise ValueError(f"score_calibration_ must be the {model.calibration_} calibration "
                          f"of {d} labels; found {type(calibration).__name__} of {labels}")
+    if calibration is not None and hasattr(calibration, "a_"):
+        check_platt_bound(calibration.a_, calibration.b_, m)
+
+
+def check_platt_bound(a: np.ndarray, b: np.ndarray, n: int) -> None:
+    r"""Platt maps fitted on at most ``n`` rows: Newton steps that never increase the
+    objective from :math:`a = 0, b_0 = \log\frac{n_+ + 1}{n_- + 1}` keep the ridge term
+    :math:`10^{-8}(a^2 + b^2)` below the start's value
+    :math:`\le n(\log 2 + 2\log(n + 1)) + 10^{-8}\log^2(n + 1)`."""
+    start = n * (np.log(2.0) + 2 * np.log(n + 1.0)) + 1e-8 * np.log(n + 1.0) ** 2
+    with np.errstate(all="ignore"):
+        size = a * a + b * b
+    if not (size <= 2 * start / 1e-8).all():
+        raise ValueError(f"score_calibration_: a Platt map's slope and offset exceed what "
+                         f"its fit on {n} rows can reach (a^2 + b^2 <= {start / 1e-8:.3g})")
 
 
 class TrainingState(NamedTuple):

@@ -55,6 +55,14 @@ def _vector(value, name: str, n: int, *, nan: bool = False, positive: bool = Fal
     return value
 
 
+def _width(value, name: str) -> int:
+    """A number of columns: an integer >= 1 whose float64 vector fits the memory budget
+    (:data:`ecrm._archive.MEMORY_BUDGET`), checked before a rebuild allocates by it."""
+    from ecrm import _archive
+
+    return _int(value, name, 1, max(_archive.MEMORY_BUDGET // 64, 1))
+
+
 def _names_in(step, state: dict, p: int) -> None:
     names = state.get("feature_names_in_")
     if names is None:
@@ -83,7 +91,7 @@ _SCALER = ("n_features_in_", "n_samples_seen_", "mean_", "var_", "scale_", "feat
 def _rebuild_scaler(step: StandardScaler, state: dict) -> None:
     _only(state, _SCALER)
     step._validate_params()  # scikit-learn's checks of fit (copy=None would write in place)
-    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    p = _width(state.get("n_features_in_"), "n_features_in_")
     for name, needed, positive in [("mean_", step.with_mean, False), ("var_", step.with_mean
                                    or step.with_std, False), ("scale_", step.with_std, True)]:
         value = state.get(name)
@@ -92,6 +100,18 @@ def _rebuild_scaler(step: StandardScaler, state: dict) -> None:
                              f"with_std={step.with_std})")
         if value is not None:
             _vector(value, name, p, positive=positive)
+    var, scale, mean = state.get("var_"), state.get("scale_"), state.get("mean_")
+    if var is not None and scale is not None:
+        # fit's scale is the standard deviation, or 1 for a constant column (whose variance
+        # is 0 up to the rounding of its mean)
+        with np.errstate(all="ignore"):
+            root = np.sqrt(var)
+            level = np.maximum(1.0, np.abs(mean) if mean is not None else 1.0) ** 2
+            ok = np.isclose(scale, root, rtol=1e-10, atol=0) | (
+                (scale == 1.0) & (var >= 0) & (var <= 1e-8 * level))
+        if not ok.all():
+            raise ValueError("scale_ must be the square root of var_ (1 for a constant "
+                             "column)")
     seen = state.get("n_samples_seen_")  # a count, or per column when values were missing
     counts = np.asarray(seen)
     if isinstance(seen, (bool, np.bool_)) or not isinstance(seen, (numbers.Real, np.ndarray)) \
@@ -115,7 +135,7 @@ def _rebuild_minmax(step, state: dict) -> None:
     if not (np.isfinite([low, high]).all() and low < high):
         raise ValueError(f"feature_range must be two finite numbers, the first smaller; got "
                          f"{step.feature_range!r}")
-    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    p = _width(state.get("n_features_in_"), "n_features_in_")
     lo, hi, width = (_vector(state.get(k), k, p) for k in ("data_min_", "data_max_",
                                                             "data_range_"))
     if not np.array_equal(width, hi - lo):
@@ -137,9 +157,14 @@ def _rebuild_hmc(step: HMCPreprocessor, state: dict) -> None:
     check_parameter("scale", step.scale)
     if not isinstance(step.impute, bool):
         raise ValueError(f"impute must be true or false; found {step.impute!r}")
-    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    p = _width(state.get("n_features_in_"), "n_features_in_")
+    mean = state.get("mean_")
+    if not isinstance(mean, np.ndarray) or mean.ndim != 1 or len(mean) < p:
+        # every column gives at least one output column: the stored vector bounds p before
+        # the layout is allocated by it
+        raise ValueError(f"mean_ must be a vector of at least n_features_in_={p} values")
     widths, _, _ = step._layout(p)
-    q = _int(state.get("n_features_out_"), "n_features_out_", 1)
+    q = _width(state.get("n_features_out_"), "n_features_out_")
     if q != int(widths.sum()):
         raise ValueError(f"n_features_out_={q}, but the categories make {int(widths.sum())}")
     _vector(state.get("mean_"), "mean_", q)
@@ -153,18 +178,29 @@ def _rebuild_hmc(step: HMCPreprocessor, state: dict) -> None:
 def _rebuild_length_scales(step: LeaveOneOutLengthScales, state: dict) -> None:
     _only(state, LeaveOneOutLengthScales._fitted_attributes)
     check_parameter("width_kernel", step.kernel, "kernel")
-    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    p = _width(state.get("n_features_in_"), "n_features_in_")
     # fit's own checks convert with float() and int(): the types are checked first
     check_parameter("alpha", step.alpha)
     check_parameter("gamma", step.gamma)
     check_parameter("max_iter", step.max_iter)
     check_parameter("kernel_subsample", step.subsample, name="subsample")
     check_params(step)  # the bounds, and gamma and alpha positive
-    _vector(state.get("scales_"), "scales_", p, positive=True)
+    scales = _vector(state.get("scales_"), "scales_", p, positive=True)
+    # fit's optimiser keeps log(scales) within log(gamma * bounds) and log(m * alpha) within
+    # log(m * [1e-8, 1e2]); exp(log(.)) rounds by a few ulps
+    gamma = 1.0 / p if step.gamma is None else float(step.gamma)
+    low, high = step.bounds
+    slack = 1e-12
+    if not ((scales >= gamma * low * (1 - slack)) & (scales <= gamma * high * (1 + slack))).all():
+        raise ValueError(f"scales_ must lie within gamma * bounds = [{gamma * low:.6g}, "
+                         f"{gamma * high:.6g}], the optimiser's box")
     for name in ("alpha_", "loo_error_", "initial_loo_error_"):
         value = state.get(name)
         if not isinstance(value, float) or not (np.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a finite non-negative float; found {value!r}")
+    if not 1e-8 * (1 - slack) <= state["alpha_"] <= 1e2 * (1 + slack):
+        raise ValueError(f"alpha_ must lie within [1e-8, 1e2], the optimiser's box; found "
+                         f"{state['alpha_']!r}")
     _int(state.get("n_iter_"), "n_iter_", 0)
     for name in LeaveOneOutLengthScales._fitted_attributes[:-1]:
         setattr(step, name, state[name])
@@ -192,7 +228,7 @@ def _rebuild_imputer(step: SimpleImputer, state: dict) -> None:
     if not (isinstance(step.missing_values, float) and np.isnan(step.missing_values)):
         # what save writes (_imputer_state): another marker would impute other values
         raise ValueError(f"missing_values must be NaN; found {step.missing_values!r}")
-    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    p = _width(state.get("n_features_in_"), "n_features_in_")
     stats = _vector(state.get("statistics_"), "statistics_", p, nan=True)
     features = state.get("indicator_features")
     if (features is None) == bool(step.add_indicator):
@@ -248,7 +284,7 @@ def _check_categories(c: np.ndarray, j: int) -> None:
 
 def _rebuild_encoder(step: OneHotEncoder, state: dict) -> None:
     _only(state, _ENCODER)
-    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    p = _width(state.get("n_features_in_"), "n_features_in_")
     cats = state.get("categories_")
     if not (isinstance(cats, list) and len(cats) == p and all(
             isinstance(c, np.ndarray) and c.ndim == 1 and len(c) for c in cats)):
@@ -296,7 +332,7 @@ def _rebuild_pca(step: PCA, state: dict) -> None:
     """
     _only(state, _PCA)
     step._validate_params()
-    p = _int(state.get("n_features_in_"), "n_features_in_", 1)
+    p = _width(state.get("n_features_in_"), "n_features_in_")
     n = _int(state.get("n_samples_"), "n_samples_", 2)
     k = _int(state.get("n_components_"), "n_components_", 1)
     if k > min(n, p):

@@ -73,6 +73,12 @@ class StructuredEstimator(BaseEstimator):
     #: The fitted attributes: removed and set together by a successful fit, the only names
     #: a model file holds.
     _fitted_attributes: tuple[str, ...] = ()
+    #: The declared fitted attributes a fit may leave unset (the input's column names, those
+    #: ``ecrm fit`` adds, the outputs' statistics of in-memory outputs): a model file must
+    #: hold every other one (:mod:`ecrm._registry` refuses a file without it).
+    _optional_fitted_attributes: tuple[str, ...] = (
+        "feature_names_in_", "feature_columns_", "level_columns_", "output_mean_",
+        "output_mode_")
     #: Each constructor parameter's constraint but the loss's and the output space's
     #: (:func:`ecrm._parameters.table`): what :meth:`_check_params` checks, one by one;
     #: ``tests/test_parameter_tables.py`` is generated from these tables.

@@ -258,6 +258,7 @@ class _Reader:
         self.path, self.zf, self.meta = path, zf, meta
         self.cache: dict[str, np.ndarray] = {}
         self.fields: list[str] = []  # the parameter or attribute being decoded, for messages
+        self.total_bytes = 0
 
     def fail(self, message: str) -> ModelFileError:
         if len(message) > 1000:  # a check may quote a forged value: never a whole array
@@ -272,7 +273,8 @@ class _Reader:
             raise self.fail(f"the metadata refers to an array {name!r} it does not list "
                             "(tampered file)")
         member = f"{_ARRAYS}{name}.npy"
-        blob = _archive.read_member(self.path, self.zf, member, self.declared_bytes(name, info))
+        limit = min(self.declared_bytes(name, info), _archive.MAX_MEMBER_BYTES)
+        blob = _archive.read_member(self.path, self.zf, member, limit)
         if hashlib.sha256(blob).hexdigest() != info.get("sha256"):
             raise self.fail(f"array {name!r} does not match its SHA-256 digest "
                             "(the file was modified or corrupted)")
@@ -282,6 +284,22 @@ class _Reader:
                             f"metadata says {info.get('shape')} and {info.get('dtype')}")
         self.cache[name] = a
         return a
+
+    def check_budget(self) -> None:
+        """Refuse a file whose arrays declare more bytes in all than the memory budget
+        (:data:`ecrm._archive.MEMORY_BUDGET`), before any member is inflated."""
+        sizes = {}
+        for name, info in self.meta["arrays"].items():
+            if not isinstance(info, dict):
+                raise self.fail(f"array {name!r}: the metadata declares no shape and dtype")
+            sizes[name] = self.declared_bytes(name, info) - _archive.MAX_NPY_HEADER_BYTES - 16
+        self.total_bytes = total = sum(sizes.values())
+        budget = _archive.MEMORY_BUDGET
+        if total > budget:
+            largest = max(sizes, key=sizes.__getitem__)
+            raise self.fail(f"the arrays declare {total} bytes in all (array {largest!r}: "
+                            f"{sizes[largest]}), over the memory budget of {budget} bytes "
+                            "(ECRM_MEMORY_BUDGET; raise it to load a model this large)")
 
     def declared_bytes(self, name: str, info: dict) -> int:
         """The most bytes array ``name``'s member may inflate to: the data its metadata
@@ -299,8 +317,7 @@ class _Reader:
             raise self.fail(f"array {name!r}: the metadata declares an unknown dtype "
                             f"{dtype[:40]!r}") from None
         # a .npy header is at most 64 KiB (MAX_NPY_HEADER_BYTES) plus its fixed preamble
-        size = math.prod(shape) * itemsize + _archive.MAX_NPY_HEADER_BYTES + 16
-        return min(size, _archive.MAX_MEMBER_BYTES)
+        return math.prod(shape) * itemsize + _archive.MAX_NPY_HEADER_BYTES + 16
 
     def decode(self, value):
         if value is None or isinstance(value, (bool, str, int, float)):
@@ -508,8 +525,10 @@ def load(path: str | os.PathLike):
     Raises
     ------
     ModelFileError
-        When the file is missing, truncated, corrupted or modified, of another kind, or of a
-        newer format version.
+        When the file is missing, truncated, corrupted or modified, of another kind, of a
+        newer format version, holds a state no ``fit`` could have made, or declares arrays
+        over the memory budget (:data:`ecrm._archive.MEMORY_BUDGET`, checked before any is
+        read).
     """
     path = os.fspath(path)
     with _open(path) as zf:
@@ -525,7 +544,11 @@ def load(path: str | os.PathLike):
             raise reader.fail(f"unknown estimator class {name!r}")
         if not meta["fitted"] and name != "Pipeline":
             raise reader.fail(f"the {name} holds no fitted state (tampered file)")
+        reader.check_budget()
         try:
             return reader.instance(name, meta["params"], meta["fitted"])
         except TypeError as exc:
             raise reader.fail(f"parameters do not fit {name}: {exc}") from None
+        except MemoryError:
+            raise reader.fail(f"not enough memory to load the model (its arrays declare "
+                              f"{reader.total_bytes} bytes)") from None

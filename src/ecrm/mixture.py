@@ -40,20 +40,26 @@ __all__ = ["MixedRiskECRM", "MixingChoice", "check_mixing_grid", "choose_mixture
            "honest_criterion", "kernel_loo_outputs"]
 
 
+#: The most shares a grid holds: each costs one evaluation of the mixed out-of-sample costs,
+#: and shares closer than 1e-4 give the same choice (a file's forged 2**28 is refused).
+MAX_MIXING_GRID = 10_001
+
+
 def check_mixing_grid(grid) -> np.ndarray:
     """The grid of kernel shares :math:`\\lambda`: ``k`` (an int >= 2) evenly spaced values
     from 0 to 1, or the given values, sorted, each in [0, 1]."""
     if isinstance(grid, (int, np.integer)) and not isinstance(grid, bool):
-        if grid < 2:
-            raise ValueError(f"mixing_grid must be at least 2 (the two pure families); got "
-                             f"{grid}")
+        if not 2 <= grid <= MAX_MIXING_GRID:
+            raise ValueError(f"mixing_grid must be at least 2 (the two pure families) and at "
+                             f"most {MAX_MIXING_GRID}; got {grid}")
         return np.round(np.linspace(0.0, 1.0, int(grid)), 12)  # 0.3, not 0.30000000000000004
     try:
         values = np.asarray(grid, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(f"mixing_grid must be an int >= 2 or a sequence of floats in [0, 1]; "
                         f"got {grid!r}") from None
-    if values.ndim != 1 or values.size == 0 or not np.all((values >= 0) & (values <= 1)):
+    if values.ndim != 1 or not 0 < values.size <= MAX_MIXING_GRID \
+            or not np.all((values >= 0) & (values <= 1)):
         raise ValueError(f"mixing_grid must be a non-empty sequence of floats in [0, 1]; got "
                          f"{grid!r}")
     return np.unique(values)
@@ -450,6 +456,10 @@ class MixedRiskECRM(StructuredEstimator):
                                         results["mean_loss"])):
             raise ValueError("cv_results_ must hold params and mixture (the grid), mean_score "
                              "and mean_loss, one float per share, and their rank")
+        if isinstance(self.mixture_, (bool, np.bool_)) or \
+                not isinstance(self.mixture_, (float, np.floating)):
+            raise TypeError(f"mixture_ must be a float share of the grid; found "
+                            f"{type(self.mixture_).__name__}")
         best = int(np.argmax(results["mean_score"]))
         if self.mixture_ != grid[best] or self.best_score_ != results["mean_score"][best]:
             raise ValueError("mixture_ and best_score_ must be the best share's of cv_results_")

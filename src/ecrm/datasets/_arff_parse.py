@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,14 +102,67 @@ def _read_name(text: str) -> tuple[str, str]:
     return m.group(0), text[m.end() :].strip()
 
 
+#: Bytes read at a time from a line: a line longer than this (a comment of gigabytes) is
+#: read, and skipped if a comment, in pieces of this size.
+_LINE_CHUNK = 2**16
+
+
 def _read_text(path: Path) -> str:
+    """The file's text, gunzipped if it starts with gzip's magic bytes, read as a stream.
+
+    Comment lines (``%``) and blank lines are dropped while reading, each leaving only its
+    newline (so that line numbers stay those of the file): a small compressed file of
+    gigabytes of comments costs a byte a line. What is kept (the lines, plus a pointer each
+    once split) must fit the memory budget (:data:`ecrm._archive.MEMORY_BUDGET`), checked
+    as the stream is read, before it is decoded.
+    """
+    from ecrm._archive import MEMORY_BUDGET
+
     with open(path, "rb") as fh:
-        raw = fh.read()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as e:
-            raise ArffError(path, None, f"corrupt gzip data: {e}") from e
+        compressed = fh.read(2) == b"\x1f\x8b"
+    kept: list[bytes] = []
+    cost = lineno = skipped = 0
+    try:
+        with (gzip.open if compressed else open)(path, "rb") as fh:
+            while True:
+                piece = fh.readline(_LINE_CHUNK)
+                if not piece:
+                    break
+                lineno += 1
+                head = piece.lstrip()
+                if not head or head.startswith(b"%"):  # a blank line or a comment: skipped
+                    while not piece.endswith(b"\n"):
+                        piece = fh.readline(_LINE_CHUNK)
+                        if not piece:
+                            break
+                    skipped += 1 if piece else 0
+                    cost += 9  # its newline, and its entry once the text is split
+                    if cost > MEMORY_BUDGET:
+                        raise ArffError(path, lineno, f"the file's text is over the memory "
+                                        f"budget of {MEMORY_BUDGET} bytes (ECRM_MEMORY_BUDGET)")
+                    continue
+                if skipped:  # the newlines of a run of skipped lines, as one piece
+                    kept.append(b"\n" * skipped)
+                    skipped = 0
+                while not piece.endswith(b"\n"):  # a long line: read on in pieces
+                    more = fh.readline(_LINE_CHUNK)
+                    if not more:
+                        break
+                    kept.append(piece)
+                    cost += len(piece)
+                    piece = more
+                    if cost > MEMORY_BUDGET:
+                        break
+                kept.append(piece)
+                cost += len(piece) + 8
+                if cost > MEMORY_BUDGET:
+                    raise ArffError(path, lineno, f"the file's text is over the memory budget "
+                                    f"of {MEMORY_BUDGET} bytes (ECRM_MEMORY_BUDGET)")
+    except (OSError, EOFError, zlib.error) as e:
+        raise ArffError(path, None, f"corrupt gzip data: {e}") from e
+    kept.append(b"\n" * skipped)
+    raw = b"".join(kept)
+    del kept
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -70,6 +70,17 @@ def _header(path: Path, line: str) -> tuple[int, int, int]:
     if n < 1 or p < 0 or k < 1:
         raise ValueError(f"{path}, line 1: header 'n,p,k' needs n >= 1, p >= 0, k >= 1; "
                          f"got {line.strip()!r}")
+    from ecrm._archive import MEMORY_BUDGET
+
+    # checked before the arrays are allocated: a forged header must not claim terabytes
+    need = n * (p + k) * 8
+    if need > MEMORY_BUDGET:
+        raise ValueError(f"{path}, line 1: the header declares {n} rows of {p} features and "
+                         f"{k} labels ({need} bytes), over the memory budget of "
+                         f"{MEMORY_BUDGET} bytes (ECRM_MEMORY_BUDGET)")
+    if not path.name.endswith(".gz") and path.is_file() and n > path.stat().st_size:
+        raise ValueError(f"{path}, line 1: the header declares {n} data lines; the file holds "
+                         f"{path.stat().st_size} bytes")
     return n, p, k
 
 
