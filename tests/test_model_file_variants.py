@@ -43,6 +43,7 @@ from ecrm import (
     ForestECRMCV,
     JointKernelECRM,
     MixedRiskECRM,
+    NystromSolver,
     StructuredSVM,
     _archive,
     load,
@@ -50,6 +51,7 @@ from ecrm import (
 )
 from ecrm.io import ModelFileError
 from ecrm.losses import HammingLoss
+from ecrm.selection import LeaveOneOutSearch
 
 META, DIGEST = "ecrm-model.json", "ecrm-model.sha256"
 #: The loader's memory budget during the test (bytes), and the most any variant may allocate.
@@ -75,9 +77,10 @@ def _models() -> dict:
         "ECRMCV-dual": ECRMCV(loss, TREE, solver="dual", **cv),
         "ECRMCV-primal": ECRMCV(loss, TREE, solver="primal", alphas=[1e-2, 1e-1],
                                 kernel="linear"),
-        "ECRMCV-nystrom": ECRMCV(loss, TREE, solver="nystrom", n_components=6,
+        "ECRMCV-nystrom": ECRMCV(loss, TREE, solver=NystromSolver(n_components=6),
                                  random_state=0, **cv),
-        "ECRMCV-calibrated": ECRMCV(loss, TREE, calibration="platt", **cv),
+        "ECRMCV-calibrated": ECRMCV(loss, TREE, search=LeaveOneOutSearch(calibration="platt"),
+                                    **cv),
         "ForestECRM": ForestECRM(loss, TREE, n_estimators=3, random_state=0),
         "ForestECRMCV": ForestECRMCV(loss, TREE, n_estimators=3, random_state=0,
                                      param_grid={"min_samples_leaf": [1, 3]}),

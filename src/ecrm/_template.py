@@ -78,7 +78,7 @@ class StructuredEstimator(BaseEstimator):
     #: hold every other one (:mod:`ecrm._registry` refuses a file without it).
     _optional_fitted_attributes: tuple[str, ...] = (
         "feature_names_in_", "feature_columns_", "level_columns_", "output_mean_",
-        "output_mode_")
+        "output_mode_", "reading_options_")
     #: Each constructor parameter's constraint but the loss's and the output space's
     #: (:func:`ecrm._parameters.table`): what :meth:`_check_params` checks, one by one;
     #: ``tests/test_parameter_tables.py`` is generated from these tables.
