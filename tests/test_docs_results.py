@@ -282,7 +282,8 @@ def test_the_readme_results_come_from_the_data():
     start = text.index("## Results")
     section = text[start:text.index("\n## ", start + 1)]
     table = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
-    files = {"hmc": "hmc_*.json", "flow": "flow_*.json", "ranking": "ranking_*.json"}
+    files = {"hmc": "hmc_*.json", "flow": "flow_*.json", "partial-ranking": "partial_ranking*.json",
+             "ranking": "ranking_*.json"}
     checked = 0
     for line in table[1:]:
         kind = next(k for k in files if f"reproduce {k}" in line or f"{k}_" in line
