@@ -222,7 +222,7 @@ def test_standardize_auto_keeps_the_lower_leave_one_out_loss(ecrm_cmd, tmp_path)
     assert "preprocessing: standardise the numeric columns" in out
     assert "; chosen by exact leave-one-out (hamming loss" in out
     model = load(tmp_path / "m.ecrm")
-    raw = type(model[-1])(**model[-1].get_params()).fit(
+    raw = type(model[-1])(**model[-1].get_params(deep=False)).fit(
         np.c_[1e-3 * signal, 1e3 * noise].round(9), model[-1].Y_fit_)
     assert model[-1].best_score_ > raw.best_score_  # the chosen one is the better
 

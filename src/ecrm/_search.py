@@ -37,7 +37,7 @@ from ecrm._parameters import Checked, Flag, Plan, Rule, check_params, table
 from ecrm._ridge import check_ridge
 from ecrm._solvers.prepare import prepare_search
 
-__all__ = ["RESULTS_COLUMNS", "SHORTCUTS", "LeaveOneOutSearch", "check_search",
+__all__ = ["RESULTS_COLUMNS", "LeaveOneOutSearch", "check_search",
            "effective_search", "ranks", "search_results"]
 
 #: The columns every ``cv_results_`` has, whatever the family.

@@ -456,7 +456,7 @@ def check_search_state(model, m: int, d: int, settings: list, alphas: list,
         raise ValueError(f"score_calibration_ must be the {model.calibration_} calibration "
                          f"of {d} labels; found {type(calibration).__name__} of {labels}")
     if calibration is not None and hasattr(calibration, "a_"):
-        check_platt_bound(calibration.a_, calibration.b_, m)
+        check_platt_bound(calibration.a_, getattr(calibration, "b_", None), m)
 
 
 def check_platt_bound(a: np.ndarray, b: np.ndarray, n: int) -> None:

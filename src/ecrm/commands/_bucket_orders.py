@@ -17,8 +17,7 @@ from pathlib import Path
 
 from ecrm.commands._tasks import _Outputs, _where
 
-__all__ = ["BUCKET_SEP", "TIE_SEP", "BucketOrders", "format_bucket_order",
-           "parse_bucket_order", "read_positions"]
+__all__ = ["BucketOrders", "parse_bucket_order", "read_positions"]
 
 #: Separates the buckets of a bucket order, top to bottom.
 BUCKET_SEP = ">"

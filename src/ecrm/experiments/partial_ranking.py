@@ -133,7 +133,7 @@ def _knn_borda(Xtr, Ptr, Xte):
 def _kernel_options(m: int, p: int) -> dict:
     """ECRM-kernel's :class:`ecrm.ECRMCV` settings for ``m`` training points of ``p``
     features (as ``MixedRiskECRM``'s ``kernel_options``)."""
-    from ecrm import NystromSolver
+    from ecrm import DualSolver, NystromSolver
     from ecrm.selection import LeaveOneOutSearch
 
     large = m > DUAL_MAX_TRAIN
@@ -144,7 +144,7 @@ def _kernel_options(m: int, p: int) -> dict:
         kernel_subsample=KERNEL_SUBSAMPLE if m > KERNEL_SUBSAMPLE else None,
         loo_samples=LARGE_LOO_ROWS if large else None)
     return {"alphas": ALPHAS, "search": search,
-            "solver": NystromSolver(n_components=N_COMPONENTS) if large else "dual"}
+            "solver": NystromSolver(n_components=N_COMPONENTS) if large else DualSolver.name}
 
 
 def _forest_options(m: int, k: int) -> dict:
