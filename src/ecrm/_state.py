@@ -455,8 +455,9 @@ def check_search_state(model, m: int, d: int, settings: list, alphas: list,
             type(calibration) is not CALIBRATIONS[model.calibration_] or labels != d):
         raise ValueError(f"score_calibration_ must be the {model.calibration_} calibration "
                          f"of {d} labels; found {type(calibration).__name__} of {labels}")
-    if calibration is not None and hasattr(calibration, "a_"):
-        check_platt_bound(calibration.a_, getattr(calibration, "b_", None), m)
+    a, b = getattr(calibration, "a_", None), getattr(calibration, "b_", None)
+    if a is not None and b is not None:  # a Platt map
+        check_platt_bound(a, b, m)
 
 
 def check_platt_bound(a: np.ndarray, b: np.ndarray, n: int) -> None:
