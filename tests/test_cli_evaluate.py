@@ -4,36 +4,28 @@ writes, test files with labels unseen in training, the reading options of the fi
 The command-line tests run the real ``ecrm`` (``ecrm_cmd``) on the example files.
 """
 
-import csv
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from _csv_tables import error_line as _error
+from _csv_tables import read_rows as _rows
+from _csv_tables import write_rows as _write
 from ecrm import Hierarchy
 from ecrm.commands.evaluate import close_predictions
 
 METRICS = ("hamming", "hierarchical", "exact_match", "macro_f1", "hF")
 
 
-def _rows(path: Path) -> list[list[str]]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.reader(fh))
 
 
-def _write(path: Path, rows, delimiter: str = ",") -> Path:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh, delimiter=delimiter, lineterminator="\n").writerows(rows)
-    return path
 
 
-def _error(proc) -> str:
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    assert b"Traceback" not in proc.stderr
-    lines = [v for v in proc.stderr.decode().splitlines() if v.startswith("ecrm: error:")]
-    assert len(lines) == 1, proc.stderr
-    return lines[0]
+
+
+
 
 
 def _evaluate(ecrm_cmd, model, data, *extra, cwd) -> dict:

@@ -5,27 +5,25 @@ hints. The unscaled file's scale warning is checked in ``test_cli_text.py`` (its
 message), the thread rule of the Python estimators in ``test_threads.py``.
 """
 
-import csv
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from _csv_tables import error_line
+from _csv_tables import read_rows as _rows
+from _csv_tables import write_rows as _write
+
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("first_hour")]
 
 METRICS = ("hamming", "hierarchical", "exact_match", "macro_f1", "hF")
 
 
-def _rows(path: Path) -> list[list[str]]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.reader(fh))
 
 
-def _write(path: Path, rows, delimiter: str = ",") -> Path:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh, delimiter=delimiter, lineterminator="\n").writerows(rows)
-    return path
+
+
 
 
 def _ok(ecrm_cmd, *args, cwd) -> str:
@@ -36,12 +34,7 @@ def _ok(ecrm_cmd, *args, cwd) -> str:
 
 
 def _error(ecrm_cmd, *args, cwd) -> str:
-    proc = ecrm_cmd(*args, cwd=cwd)
-    assert proc.returncode == 2, (proc.returncode, proc.stderr)
-    assert b"Traceback" not in proc.stderr
-    lines = [v for v in proc.stderr.decode().splitlines() if v.startswith("ecrm: error:")]
-    assert len(lines) == 1, proc.stderr
-    return lines[0]
+    return error_line(ecrm_cmd(*args, cwd=cwd))
 
 
 def _metrics(ecrm_cmd, *args, cwd) -> dict:
