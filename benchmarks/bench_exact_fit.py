@@ -38,13 +38,13 @@ from scipy import linalg
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import describe
 
-import ecrm._search
-import ecrm._solvers.dual
+import ecrm.selection._search
+import ecrm.weights.kernel._solvers.dual
 from ecrm import ECRMCV
-from ecrm._kernels import kernel_matrix
-from ecrm._ridge import EigenFactor
 from ecrm.losses import HammingLoss
 from ecrm.selection import LeaveOneOutSearch
+from ecrm.weights.kernel._kernels import kernel_matrix
+from ecrm.weights.kernel._ridge import EigenFactor
 
 ALPHAS = np.logspace(-8, 2, 21)  # ecrm.experiments.hmc.ALPHAS
 DEFAULT_DATA = "/work/shared/data/hmc"
@@ -63,7 +63,7 @@ class PreviousEigenFactor(EigenFactor):
 
 def previous_gram_eigendecomposition(X, kernel_params):
     if kernel_params["kernel"] == "linear" and X.shape[1] < X.shape[0]:
-        return ecrm._solvers.dual.gram_eigendecomposition(X, kernel_params)
+        return ecrm.weights.kernel._solvers.dual.gram_eigendecomposition(X, kernel_params)
     lam, Q = np.linalg.eigh(kernel_matrix(X, X, **kernel_params))  # copies K inside
     return PreviousEigenFactor(np.maximum(lam, 0.0), Q)
 
@@ -104,9 +104,10 @@ class PreviousLeaveOneOut:
 
 @contextlib.contextmanager
 def previous_code_path():
-    with mock.patch.object(ecrm._search, "gram_eigendecomposition",
+    with mock.patch.object(ecrm.selection._search, "gram_eigendecomposition",
                            previous_gram_eigendecomposition), \
-            mock.patch.object(ecrm._solvers.dual, "LeaveOneOut", PreviousLeaveOneOut):
+            mock.patch.object(ecrm.weights.kernel._solvers.dual, "LeaveOneOut",
+                              PreviousLeaveOneOut):
         yield
 
 

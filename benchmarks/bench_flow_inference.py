@@ -38,9 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import describe  # noqa: E402
 
 from ecrm.datasets.flows import FlowModel, simulate_flows  # noqa: E402
-from ecrm.estimator import ECRM  # noqa: E402
 from ecrm.losses import AbsoluteLoss  # noqa: E402
 from ecrm.spaces.flows import paper_network  # noqa: E402
+from ecrm.weights.kernel.estimator import ECRM  # noqa: E402
 
 
 def scenarios(rng, m: int, n: int):

@@ -27,13 +27,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import describe, median_time
 
 from ecrm import ECRM, Hierarchy
-from ecrm._kernels import kernel_matrix
-from ecrm._ridge import CholeskyFactor, fit_ridge
 from ecrm.baselines import BRSVM, BinaryRelevance
 from ecrm.commands._options import directory_option, names_option
 from ecrm.datasets import HMCPreprocessor, list_hmc, load_hmc
 from ecrm.experiments.hmc import DEFAULT_DATASETS, PAPER_KERNEL
 from ecrm.losses import HammingLoss, HierarchicalLoss
+from ecrm.weights.kernel._kernels import kernel_matrix
+from ecrm.weights.kernel._ridge import CholeskyFactor, fit_ridge
 
 
 def timed(fn, repeats=1):

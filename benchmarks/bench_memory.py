@@ -2,9 +2,9 @@
 
 For every solver (the dual, the exact primal, Nystrom) and estimator (ECRM, ECRMCV) a fresh
 process fits a problem whose solver memory dominates, and reports the growth of its peak
-resident set size during ``fit`` next to :func:`ecrm._solvers.solver.memory_need` (the
-solver's own arrays plus its row blocks). The benchmark fails (exit status 1) when a
-measured peak exceeds the stated need by more than ``SLACK_MIB`` (allocator noise).
+resident set size during ``fit`` next to :func:`ecrm.weights.kernel._solvers.solver.memory_need`
+(the solver's own arrays plus its row blocks). The benchmark fails (exit status 1) when a measured
+peak exceeds the stated need by more than ``SLACK_MIB`` (allocator noise).
 
 Run: ``python benchmarks/bench_memory.py`` (about a minute, up to 1 GiB of memory).
 """
@@ -27,8 +27,8 @@ import json, resource, sys
 import numpy as np
 from ecrm import ECRM, ECRMCV, MultilabelSpace
 from ecrm.losses import HammingLoss
-from ecrm._solvers.solver import memory_need
-from ecrm._solvers.rows import RiskTargets
+from ecrm.weights.kernel._solvers.solver import memory_need
+from ecrm.weights.kernel._solvers.rows import RiskTargets
 
 name, solver, m, p, M = json.loads(sys.argv[1])
 rng = np.random.default_rng(0)

@@ -29,8 +29,8 @@ from _common import describe, median_time  # noqa: E402
 import ecrm  # noqa: E402
 from ecrm import ECRM, ECRMCV, load, save  # noqa: E402
 from ecrm.datasets import make_hmc  # noqa: E402
-from ecrm.io import ModelFileError  # noqa: E402
 from ecrm.losses import HierarchicalLoss  # noqa: E402
+from ecrm.model_files.io import ModelFileError  # noqa: E402
 
 
 def against_pickle(folder: str) -> None:

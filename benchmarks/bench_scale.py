@@ -148,8 +148,8 @@ def child(task, m, M, p, labels, n_alphas, n_test, check, loo_samples):
         S = pipe.predict(Xt)
         out["predict_rows_per_s"] = len(Xt) / (time.perf_counter() - t0)
         if check:
-            from ecrm._solvers.features import NystromFeatures
-            from ecrm._solvers.normal_equations import NormalEquations
+            from ecrm.weights.kernel._solvers.features import NystromFeatures
+            from ecrm.weights.kernel._solvers.normal_equations import NormalEquations
 
             params = {"kernel": "rbf", "gamma": gamma, "degree": 3, "coef0": 1}
             f = NystromFeatures(X[pipe[0].component_indices_], params)

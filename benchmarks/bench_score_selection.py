@@ -7,7 +7,7 @@ same arrays (a 1,500-point subsample of a Clus data set, default spo_GO: 1,500 x
 scores; Laplacian kernel, gamma = 1/p, alpha = 1e-3) this times, as medians:
 
 1. the metric: ``sklearn.metrics.average_precision_score(average="micro")`` against
-   :func:`ecrm.metrics.pooled_average_precision` (the values are printed: equal to 1e-12);
+   :func:`ecrm.reporting.metrics.pooled_average_precision` (the values are printed: equal to 1e-12);
 2. the consistency step: the previous ``np.minimum.at`` per depth level against
    :meth:`ecrm.Hierarchy.cap_by_parents` (equal exactly);
 3. the two intercept candidates of one alpha: two products (before) against one shared;
@@ -28,12 +28,12 @@ from sklearn.metrics import average_precision_score
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import describe, median_time
 
-from ecrm._kernels import check_kernel_params
-from ecrm._model_selection import gram_eigendecomposition
-from ecrm._ridge import LeaveOneOut
 from ecrm.datasets import HMCPreprocessor, load_hmc
 from ecrm.experiments.hmc import C_HMCNN_EXCLUDE
-from ecrm.metrics import micro_auprc
+from ecrm.reporting.metrics import micro_auprc
+from ecrm.selection._loo import gram_eigendecomposition
+from ecrm.weights.kernel._kernels import check_kernel_params
+from ecrm.weights.kernel._ridge import LeaveOneOut
 
 
 def cap_by_parents_before(h, S):

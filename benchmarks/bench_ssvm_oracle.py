@@ -5,12 +5,12 @@ are bounded by the loss-augmented inference, the hierarchical MILP. This fits
 :class:`ecrm.StructuredSVM` as ``ecrm reproduce hmc`` does (linear kernel, C in units of
 1 / the mean kernel diagonal with the intercept, ``tol=1e-2``) on a random subset of the
 training points, once with ``cached_oracle=True`` and once with ``False``, and counts every
-call of the oracle (:func:`ecrm.ssvm.loss_augmented_argmax`): per pass, the rows sent and the
-seconds spent, the share of negative costs; then the passes run, the relative duality gap and
-the fit time. On a DAG with the hierarchical loss it also prints the oracle's own counters
-(rows sent to the MILP, parts solved by the compiled branch and bound). The per-pass rows and
-seconds times the protocol's points and passes (``SSVM_DAG_POINTS``, ``SSVM_DAG_PASSES``)
-estimate a full ``_tuned_ssvm`` plus refit before running it.
+call of the oracle (:func:`ecrm.estimators.ssvm.loss_augmented_argmax`): per pass, the rows sent and
+the seconds spent, the share of negative costs; then the passes run, the relative duality gap and
+the fit time. On a DAG with the hierarchical loss it also prints the oracle's own counters (rows
+sent to the MILP, parts solved by the compiled branch and bound). The per-pass rows and seconds
+times the protocol's points and passes (``SSVM_DAG_POINTS``, ``SSVM_DAG_PASSES``) estimate a full
+``_tuned_ssvm`` plus refit before running it.
 
 With ``--baseline COMMIT`` (a DAG and the hierarchical loss), ``--replay`` random oracle calls
 of each fit are then solved again, side by side in this process, by today's hierarchy oracle
@@ -38,8 +38,8 @@ from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 
 from ecrm import StructuredSVM
-from ecrm import ssvm as ssvm_module
 from ecrm.datasets import HMCPreprocessor, load_hmc
+from ecrm.estimators import ssvm as ssvm_module
 from ecrm.losses import HammingLoss, HierarchicalLoss
 
 

@@ -12,10 +12,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ecrm.datasets.synthetic import make_hmc
-from ecrm.estimator import ECRM
 from ecrm.losses.additive import AdditiveLoss
 from ecrm.losses.multilabel import HammingLoss
 from ecrm.testing import check_linear_form
+from ecrm.weights.kernel.estimator import ECRM
 
 
 def main():

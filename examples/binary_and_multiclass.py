@@ -16,9 +16,9 @@ from sklearn.metrics import confusion_matrix
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
-from ecrm.estimator import ECRM
 from ecrm.losses.classification import ZeroOneLoss
 from ecrm.spaces.candidates import CandidateSpace
+from ecrm.weights.kernel.estimator import ECRM
 
 
 def main():

@@ -13,9 +13,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ecrm.datasets.flows import simulate_flows
-from ecrm.estimator import ECRM
 from ecrm.losses.continuous import AbsoluteLoss
 from ecrm.spaces.flows import paper_network
+from ecrm.weights.kernel.estimator import ECRM
 
 space = paper_network()
 X, Y, model = simulate_flows(2000, random_state=0, return_model=True)

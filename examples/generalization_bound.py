@@ -11,10 +11,10 @@ oracle), the test loss, and the bound (kappa = 1 for the rbf kernel).
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ecrm.bounds import generalization_bound, surrogate_loss
-from ecrm.estimator import ECRM
 from ecrm.losses.classification import ZeroOneLoss
+from ecrm.reporting.bounds import generalization_bound, surrogate_loss
 from ecrm.spaces.candidates import CandidateSpace
+from ecrm.weights.kernel.estimator import ECRM
 
 
 def main(m=800, seed=0):

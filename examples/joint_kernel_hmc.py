@@ -6,8 +6,8 @@ An additive risk model whose kernel joins the inputs and the hierarchy's labels 
 Section 5), against plain ECRM.
 
 B = I + w * (parent-child adjacency), w half the largest value keeping B positive
-semi-definite (ecrm.joint.hierarchy_task_kernel); B = I is plain ECRM. Both use the Hamming
-loss, the rbf kernel with gamma = 1/p, and alpha chosen on a 20% validation split of the
+semi-definite (ecrm.estimators.joint.hierarchy_task_kernel); B = I is plain ECRM. Both use the
+Hamming loss, the rbf kernel with gamma = 1/p, and alpha chosen on a 20% validation split of the
 training set. Reports the test Hamming and hierarchical losses.
 
 Default: a small synthetic problem (ecrm.datasets.synthetic.make_hmc). On the Clus HMC data
@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ecrm.datasets.synthetic import make_hmc
-from ecrm.joint import JointKernelECRM, hierarchy_task_kernel
+from ecrm.estimators.joint import JointKernelECRM, hierarchy_task_kernel
 from ecrm.losses.multilabel import HammingLoss, HierarchicalLoss
 
 ALPHAS = [1e-4, 1e-3, 1e-2, 1e-1]

@@ -26,8 +26,8 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.neighbors import NearestNeighbors
 
 from ecrm.datasets.ranking import RANKING_DATASETS, make_label_ranking
-from ecrm.estimator import ECRMCV
 from ecrm.losses.ranking import FootruleLoss, spearman_rho
+from ecrm.weights.kernel.estimator import ECRMCV
 
 ALPHAS = np.logspace(-6, 0, 13)
 

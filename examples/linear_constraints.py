@@ -13,9 +13,9 @@ otherwise) and a proven lower bound.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ecrm.estimator import ECRM
 from ecrm.losses.multilabel import HammingLoss
 from ecrm.spaces.polytope import LinearConstraintSpace
+from ecrm.weights.kernel.estimator import ECRM
 
 
 def main(n=120, seed=0):

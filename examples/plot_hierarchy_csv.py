@@ -31,7 +31,7 @@ import numpy as np
 from ecrm import ECRMCV
 from ecrm.datasets import load_csv
 from ecrm.losses import HammingLoss, HierarchicalLoss
-from ecrm.metrics import multilabel_report, per_level_report
+from ecrm.reporting.metrics import multilabel_report, per_level_report
 from ecrm.selection import LeaveOneOutSearch
 
 # the data files sit beside this script (the gallery runs it from its own folder)

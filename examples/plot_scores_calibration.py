@@ -24,7 +24,7 @@ from sklearn.metrics import precision_recall_curve
 from ecrm import ECRMCV
 from ecrm.datasets import make_hmc
 from ecrm.losses import HammingLoss
-from ecrm.metrics import micro_auprc
+from ecrm.reporting.metrics import micro_auprc
 from ecrm.selection import LeaveOneOutSearch
 
 X, Y, h = make_hmc(900, n_labels=30, random_state=0)

@@ -21,43 +21,32 @@ __all__ = ["ECRM", "ECRMCV", "CandidateSpace", "CenterSelector", "DualSolver", "
            "bounds", "exceptions", "load", "losses", "register_solver", "save", "weights",
            "__version__"]
 
-#: Where each public name is defined (``None``: a sub-module of that name).
-_SOURCES: dict[str, str | None] = {
-    "ECRM": "ecrm.estimator", "ECRMCV": "ecrm.estimator", "JointKernelECRM": "ecrm.joint",
-    "load": "ecrm.io", "save": "ecrm.io", "StructuredSVM": "ecrm.ssvm", "bounds": None,
-    "exceptions": None, "losses": None, "weights": None, "ForestECRM": "ecrm.forest",
-    "ForestECRMCV": "ecrm.forest", "GridEdgeWarning": "ecrm.exceptions",
-    "MixedRiskECRM": "ecrm.mixture", "StackedRiskECRM": "ecrm.weights.stack",
-    **{name: "ecrm._solvers.centers" for name in ("CenterSelector", "KMeansPlusPlusCenters",
-                                                   "LeverageCenters", "UniformCenters")},
-    **{name: "ecrm._solvers.solver" for name in ("DualSolver", "NystromSolver", "PrimalSolver",
-                                                  "Solver", "register_solver")},
+#: Where each public name is defined (a module's own name: that module).
+_SOURCES: dict[str, str] = {
+    **{name: "ecrm.weights.kernel.estimator" for name in ("ECRM", "ECRMCV")},
+    **{name: "ecrm.weights.forest.estimator" for name in ("ForestECRM", "ForestECRMCV")},
+    "MixedRiskECRM": "ecrm.weights.mixture", "StackedRiskECRM": "ecrm.weights.stack",
+    "JointKernelECRM": "ecrm.estimators.joint", "StructuredSVM": "ecrm.estimators.ssvm",
+    "load": "ecrm.model_files.io", "save": "ecrm.model_files.io",
+    "GridEdgeWarning": "ecrm.exceptions", "bounds": "ecrm.reporting.bounds",
+    "exceptions": "ecrm.exceptions", "losses": "ecrm.losses", "weights": "ecrm.weights",
+    **{name: "ecrm.weights.kernel._solvers.centers"
+       for name in ("CenterSelector", "KMeansPlusPlusCenters", "LeverageCenters",
+                    "UniformCenters")},
+    **{name: "ecrm.weights.kernel._solvers.solver"
+       for name in ("DualSolver", "NystromSolver", "PrimalSolver", "Solver", "register_solver")},
     **{name: "ecrm.spaces" for name in ("CandidateSpace", "FlowPolytope", "Hierarchy",
                                          "LinearConstraintSpace", "MultilabelSpace",
                                          "OutputSpace", "PermutationSpace")},
 }
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
-    from ecrm import bounds, exceptions, losses, weights
-    from ecrm._solvers.centers import (
-        CenterSelector,
-        KMeansPlusPlusCenters,
-        LeverageCenters,
-        UniformCenters,
-    )
-    from ecrm._solvers.solver import (
-        DualSolver,
-        NystromSolver,
-        PrimalSolver,
-        Solver,
-        register_solver,
-    )
-    from ecrm.estimator import ECRM, ECRMCV
+    from ecrm import exceptions, losses, weights
+    from ecrm.estimators.joint import JointKernelECRM
+    from ecrm.estimators.ssvm import StructuredSVM
     from ecrm.exceptions import GridEdgeWarning
-    from ecrm.forest import ForestECRM, ForestECRMCV
-    from ecrm.io import load, save
-    from ecrm.joint import JointKernelECRM
-    from ecrm.mixture import MixedRiskECRM
+    from ecrm.model_files.io import load, save
+    from ecrm.reporting import bounds
     from ecrm.spaces import (
         CandidateSpace,
         FlowPolytope,
@@ -67,7 +56,22 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         OutputSpace,
         PermutationSpace,
     )
-    from ecrm.ssvm import StructuredSVM
+    from ecrm.weights.forest.estimator import ForestECRM, ForestECRMCV
+    from ecrm.weights.kernel._solvers.centers import (
+        CenterSelector,
+        KMeansPlusPlusCenters,
+        LeverageCenters,
+        UniformCenters,
+    )
+    from ecrm.weights.kernel._solvers.solver import (
+        DualSolver,
+        NystromSolver,
+        PrimalSolver,
+        Solver,
+        register_solver,
+    )
+    from ecrm.weights.kernel.estimator import ECRM, ECRMCV
+    from ecrm.weights.mixture import MixedRiskECRM
     from ecrm.weights.stack import StackedRiskECRM
 
 
@@ -75,8 +79,8 @@ def __getattr__(name: str) -> Any:
     if name not in _SOURCES:
         raise AttributeError(f"module 'ecrm' has no attribute {name!r}")
     source = _SOURCES[name]
-    value = (importlib.import_module(f"ecrm.{name}") if source is None
-             else getattr(importlib.import_module(source), name))
+    module = importlib.import_module(source)
+    value = module if source.rpartition(".")[2] == name else getattr(module, name)
     globals()[name] = value
     return value
 

@@ -32,8 +32,9 @@ class FeatureScaleWarning(UserWarning):
     widest ones, and the model often predicts one constant output. Standardise the features
     (a :class:`~sklearn.pipeline.Pipeline` with a
     :class:`~sklearn.preprocessing.StandardScaler`; ``ecrm fit --standardize yes``). After a
-    step that learns one scale per feature (:class:`ecrm.length_scales.LeaveOneOutLengthScales`)
-    the spread is intended: ignore the warning there (``warnings.catch_warnings``).
+    step that learns one scale per feature
+    (:class:`ecrm.weights.kernel.length_scales.LeaveOneOutLengthScales`) the spread is intended:
+    ignore the warning there (``warnings.catch_warnings``).
     """
 
 

@@ -97,7 +97,7 @@ TASKS: Mapping[str, Task] = MappingProxyType(_TASKS)
 
 def register_task(task: Task) -> Task:
     """Add ``task`` to :data:`TASKS` and let model files hold its output spaces given as
-    classes (:func:`ecrm._registry.register`: written as their constructor's parameters,
+    classes (:func:`ecrm.model_files._registry.register`: written as their constructor's parameters,
     read back from the attributes of the same names). Returns ``task``."""
     if not isinstance(task, Task):
         raise TypeError(f"register_task takes a Task; got {type(task).__name__}")
@@ -112,7 +112,7 @@ def register_task(task: Task) -> Task:
                              "model files could not tell them apart (rename the class)")
     classes = [s for s in task.spaces if not isinstance(s, str)]
     if classes:  # a class comes with NumPy already loaded: the registry costs nothing more
-        from ecrm._registry import constructor_params, register
+        from ecrm.model_files._registry import constructor_params, register
 
         for space in classes:
             register(space, constructor_params)

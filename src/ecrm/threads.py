@@ -46,7 +46,7 @@ _lock = threading.Lock()
 
 
 def _check_rows(rows) -> int:
-    from ecrm._validation import check_int
+    from ecrm.estimators._validation import check_int
 
     return check_int(rows, "rows", low=0)
 

@@ -13,8 +13,8 @@ from sklearn.svm import SVC, LinearSVC
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ecrm._parameters import RANDOM_STATE, Checked, Choice, Number, check_params
-from ecrm._validation import check_real, check_same_rows
+from ecrm.estimators._parameters import RANDOM_STATE, Checked, Choice, Number, check_params
+from ecrm.estimators._validation import check_real, check_same_rows
 
 __all__ = ["BRSVM", "BinaryRelevance"]
 
@@ -158,7 +158,8 @@ class BRSVM(BaseEstimator):
     model_ : BinaryRelevance
     """
 
-    #: Each parameter's constraint (:func:`ecrm._parameters.check_params` walks them at fit).
+    #: Each parameter's constraint (:func:`ecrm.estimators._parameters.check_params` walks them at
+    #: fit).
     _parameter_constraints = {
         "hierarchy": Checked("an ecrm.Hierarchy or None"),
         "kernel": Choice(("linear", "rbf")),

@@ -18,7 +18,7 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ecrm._validation import check_int, check_real, check_same_rows
+from ecrm.estimators._validation import check_int, check_real, check_same_rows
 from ecrm.losses.base import Loss
 from ecrm.spaces.flows import FlowPolytope
 

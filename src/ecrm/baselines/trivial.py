@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from ecrm.exceptions import TrivialModelWarning
-from ecrm.metrics import multilabel_report
+from ecrm.reporting.metrics import multilabel_report
 
 __all__ = ["BASELINE_NAMES", "check_against_baselines", "output_statistics",
            "trivial_baselines", "trivial_model_hint"]
@@ -60,7 +60,7 @@ def output_statistics(Y) -> tuple[np.ndarray, np.ndarray]:
     >>> mean.tolist(), mode.tolist()
     ([0.3333333333333333, 1.0], [0.0, 1.0])
     """
-    from ecrm._solvers.rows import observed_means
+    from ecrm.weights.kernel._solvers.rows import observed_means
 
     Y = np.ascontiguousarray(Y)
     if Y.ndim != 2 or Y.shape[0] == 0:
@@ -94,7 +94,7 @@ def trivial_baselines(Y_true, output_mean, output_mode, *,
     -------
     reports : dict
         For each of ``"empty"``, ``"most_frequent"``, ``"majority"`` (long names in
-        :data:`BASELINE_NAMES`), the :func:`ecrm.metrics.multilabel_report` of that
+        :data:`BASELINE_NAMES`), the :func:`ecrm.reporting.metrics.multilabel_report` of that
         constant on every row of ``Y_true``.
 
     Examples
@@ -132,7 +132,7 @@ def check_against_baselines(Y_true, Y_pred, report: dict, baselines: dict, *,
     ----------
     Y_true, Y_pred : array-like of shape (n, d), 0/1
     report : dict
-        The model's :func:`ecrm.metrics.multilabel_report` on these rows.
+        The model's :func:`ecrm.reporting.metrics.multilabel_report` on these rows.
     baselines : dict
         :func:`trivial_baselines` on these rows.
     metric : {"hierarchical", "hamming"}, optional

@@ -156,9 +156,9 @@ def iter_for_model(model, args, *, chunk_rows: int | None = None):
     length; any other format is read whole (one chunk). Each chunk is a Bunch as
     :func:`load_for_model` returns; errors name the file, line and column as there.
     """
-    from ecrm._parameters import check_parameter
     from ecrm.datasets import _csv
     from ecrm.datasets.formats import _check_path, _format_of, csv_sep, iter_csv
+    from ecrm.estimators._parameters import check_parameter
 
     check_parameter("format", args.format)
     fmt = _format_of(_check_path(args.data)) if args.format == "auto" else args.format

@@ -113,10 +113,10 @@ def scales(step) -> bool:
 def check_scales(args, data, model, step, X, steps: list) -> bool:
     """Warn when a kernel model on features that were not standardised does no better than
     its trivial baselines and standardised features would do better
-    (:func:`ecrm._validation.honest_scale_check`); whether it warned. Nothing to check
+    (:func:`ecrm.estimators._validation.honest_scale_check`); whether it warned. Nothing to check
     when the leave-one-out choice saw the standardised features too, or for trees."""
-    from ecrm._validation import honest_scale_check
-    from ecrm.estimator import ECRM, ECRMCV
+    from ecrm.estimators._validation import honest_scale_check
+    from ecrm.weights.kernel.estimator import ECRM, ECRMCV
 
     if (not isinstance(model, (ECRM, ECRMCV)) or scales(step) or any(map(scales, steps))
             or args.scheduler is not None):

@@ -9,7 +9,7 @@
   exception, ``KeyboardInterrupt`` or termination by SIGTERM (which :mod:`ecrm.cli` turns into
   an exception) the temporary file is removed and an existing output is left as it was;
 * ``-`` as an output path is standard output;
-* what already is at the path follows the rule of :mod:`ecrm._atomic`, the same for the
+* what already is at the path follows the rule of :mod:`ecrm.model_files._atomic`, the same for the
   library's :func:`ecrm.save`: a regular file is replaced atomically, a symbolic link is
   followed (its target replaced, the link kept), an existing FIFO or character device
   (``/dev/stdout``, ``/dev/null``, a named pipe) is written through and stays what it is --
@@ -30,8 +30,8 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-from ecrm._atomic import STREAMS, OutputError, check_kind
-from ecrm._atomic import atomic_path as _atomic_path
+from ecrm.model_files._atomic import STREAMS, OutputError, check_kind
+from ecrm.model_files._atomic import atomic_path as _atomic_path
 
 __all__ = ["STDOUT", "OutputError", "atomic_path", "atomic_text", "check_output",
            "check_output_directory", "is_stream", "is_terminal"]
@@ -143,7 +143,7 @@ def check_output_directory(path: str, *, option: str) -> None:
 @contextlib.contextmanager
 def atomic_path(path: str) -> Iterator[str]:
     """A temporary path next to ``path``, renamed to ``path`` when the block succeeds
-    (:func:`ecrm._atomic.atomic_path`, the rule :func:`ecrm.save` follows too).
+    (:func:`ecrm.model_files._atomic.atomic_path`, the rule :func:`ecrm.save` follows too).
 
     On any exception (``KeyboardInterrupt`` and termination included) the temporary file is
     removed and ``path`` is left as it was.

@@ -22,14 +22,14 @@ __all__ = ["add_data_options", "choices", "directory_option", "existing_file_opt
 
 def choices(parameter: str) -> tuple[str, ...]:
     """The command-line choices of a choice parameter: the names its declared constraint
-    (:data:`ecrm._parameters.CONSTRAINTS`) offers, so an option offers what the library
+    (:data:`ecrm.estimators._parameters.CONSTRAINTS`) offers, so an option offers what the library
     accepts, from one declaration. Call it when the parser is built: a vocabulary read from
     a registry (the solvers') then includes what was registered before.
 
     >>> choices("solver")
     ('auto', 'dual', 'primal', 'nystrom')
     """
-    from ecrm._parameters import CONSTRAINTS, Choice
+    from ecrm.estimators._parameters import CONSTRAINTS, Choice
 
     constraint = CONSTRAINTS[parameter]  # a KeyError here is a typo in a parser
     if not isinstance(constraint, Choice):
@@ -42,13 +42,14 @@ FORMATS = choices("format")
 
 
 def number_option(check: Callable | str, name: str, **limits) -> Callable[[str], object]:
-    """An argparse ``type=`` that parses a number and checks it with an ``ecrm._validation`` check.
+    """An argparse ``type=`` that parses a number and checks it with a check of
+    ``ecrm.estimators._validation``.
 
     Parameters
     ----------
     check : callable or {"int", "real"}
-        :func:`ecrm._validation.check_int` (the text is read as an int) or
-        :func:`ecrm._validation.check_real` (read as a float); by name, the check (and
+        :func:`ecrm.estimators._validation.check_int` (the text is read as an int) or
+        :func:`ecrm.estimators._validation.check_real` (read as a float); by name, the check (and
         NumPy, which it uses) is imported only when an option is parsed.
     name : str
         The option, e.g. ``"--n-train"``; the error message names it.
@@ -75,7 +76,7 @@ def number_option(check: Callable | str, name: str, **limits) -> Callable[[str],
         raise ValueError(f"check must be a callable, 'int' or 'real'; got {check!r}")
 
     def parse(text: str):
-        from ecrm import _validation
+        from ecrm.estimators import _validation
 
         checker = (getattr(_validation, f"check_{check}") if isinstance(check, str)
                    else check)
@@ -93,7 +94,8 @@ def number_option(check: Callable | str, name: str, **limits) -> Callable[[str],
 
 def parameter_option(parameter: str, name: str) -> Callable[[str], object]:
     """An argparse ``type=`` for an estimator parameter: its declared constraint
-    (:data:`ecrm._parameters.CONSTRAINTS`), so the option accepts what the estimator does.
+    (:data:`ecrm.estimators._parameters.CONSTRAINTS`), so the option accepts what the estimator
+    does.
 
     >>> parameter_option("gamma", "--gamma")("0")
     0.0
@@ -102,7 +104,7 @@ def parameter_option(parameter: str, name: str) -> Callable[[str], object]:
     ...
     argparse.ArgumentTypeError: --alpha must be a real number in (0, inf); got 0.0
     """
-    from ecrm._parameters import CONSTRAINTS, Number
+    from ecrm.estimators._parameters import CONSTRAINTS, Number
 
     constraint = CONSTRAINTS[parameter]  # a KeyError here is a typo in a parser
     if not isinstance(constraint, Number):

@@ -43,7 +43,7 @@ LOSSES = {name: _library.TASKS[name].loss_names for name in TASKS}
 #: Separates the labels of a ranking, first to last.
 RANKING_SEP = ">"
 
-#: The metrics of rankings and classes (beside :data:`ecrm.report.METRIC_NAMES`).
+#: The metrics of rankings and classes (beside :data:`ecrm.reporting.report.METRIC_NAMES`).
 METRIC_NAMES = {"kendall_tau": "Kendall tau (mean)",
                 "kendall": "Kendall distance (discordant pairs, mean)",
                 "spearman_rho": "Spearman rho (mean)", "footrule": "footrule loss (mean)",

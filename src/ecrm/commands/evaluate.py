@@ -2,23 +2,22 @@
 
 Hamming loss (mean number of wrong labels, and as a fraction), hierarchical loss, exact
 match, micro and macro F1, hierarchical precision/recall/F1 (hP/hR/hF) and micro AU(PRC) of
-the label scores (:func:`ecrm.metrics.multilabel_report`), and precision, recall and F1 per
-level of the hierarchy (:func:`ecrm.metrics.per_level_report`); a table on standard output,
-or JSON with ``--json``. Beside the model's metrics stand those of three trivial baselines of
-its training outputs (:func:`ecrm.baselines.trivial_baselines`: the empty set, the most
-frequent label set, the per-label majority), with a warning (``ecrm: warning: ...``, and
-``warnings`` in the JSON) when the model is no better than one of them or predicts the empty
-set for many rows; a line on the model (``model`` in the JSON: ``ecrm info``) heads them.
-With ``--predictions FILE`` (as written by ``ecrm predict``, ``--leaves-only`` and
-``--per-level`` too) the model is not run: the labels are read from the file and closed under
-the hierarchy (:func:`close_predictions`; AU(PRC) needs its score columns). A label (class,
-ranked label) of the data file unseen in training is refused, or left out and counted with
-``--unseen ignore`` (:mod:`ecrm.commands._unseen`). The file is read with the reading options
-the model was fitted with unless given
-(:func:`ecrm.commands._training.remember_reading_options`). ``--plot DIR`` writes the
-pictures of :func:`ecrm.plotting.evaluation_figures` as PNG files, ``--report FILE``
-one self-contained HTML page with the model, the tables (also one row per label, sortable) and
-the pictures (:func:`ecrm.report.write_report`); ``--baseline FILE`` (another model's ``ecrm
+the label scores (:func:`ecrm.reporting.metrics.multilabel_report`), and precision, recall and F1
+per level of the hierarchy (:func:`ecrm.reporting.metrics.per_level_report`); a table on standard
+output, or JSON with ``--json``. Beside the model's metrics stand those of three trivial baselines
+of its training outputs (:func:`ecrm.baselines.trivial_baselines`: the empty set, the most frequent
+label set, the per-label majority), with a warning (``ecrm: warning: ...``, and ``warnings`` in the
+JSON) when the model is no better than one of them or predicts the empty set for many rows; a line
+on the model (``model`` in the JSON: ``ecrm info``) heads them. With ``--predictions FILE`` (as
+written by ``ecrm predict``, ``--leaves-only`` and ``--per-level`` too) the model is not run: the
+labels are read from the file and closed under the hierarchy (:func:`close_predictions`; AU(PRC)
+needs its score columns). A label (class, ranked label) of the data file unseen in training is
+refused, or left out and counted with ``--unseen ignore`` (:mod:`ecrm.commands._unseen`). The file
+is read with the reading options the model was fitted with unless given
+(:func:`ecrm.commands._training.remember_reading_options`). ``--plot DIR`` writes the pictures of
+:func:`ecrm.reporting.plotting.evaluation_figures` as PNG files, ``--report FILE`` one
+self-contained HTML page with the model, the tables (also one row per label, sortable) and the
+pictures (:func:`ecrm.reporting.report.write_report`); ``--baseline FILE`` (another model's ``ecrm
 predict --scores`` output) adds its precision-recall curve. Output paths are checked before any
 work.
 
@@ -54,7 +53,7 @@ def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
     """Label matrix (and scores, if present) from a file written by ``ecrm predict``: its
     ``labels`` column, or the ``--per-level`` columns ``levels`` (or ``level_0, ...``) whose
     cells name labels or, by ``path_sep``, their last path steps
-    (:func:`ecrm.labels.labels_from_levels`).
+    (:func:`ecrm.datasets.labels.labels_from_levels`).
 
     The label sets are closed under the hierarchy (:func:`close_predictions`): a file of
     each row's most specific labels (``--leaves-only``) scores as the full sets it stands
@@ -65,7 +64,7 @@ def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
 
     import numpy as np
 
-    from ecrm.labels import LabelRowError, labels_from_levels, level_names
+    from ecrm.datasets.labels import LabelRowError, labels_from_levels, level_names
 
     names = [str(n) for n in hierarchy.labels]
     lists, scores, lines = [], [], []
@@ -187,8 +186,8 @@ def run(args) -> int:
     from ecrm.commands._files import OutputError, check_output, check_output_directory
     from ecrm.commands._options import progress_bar
     from ecrm.commands._training import remember_reading_options
-    from ecrm.io import load
-    from ecrm.metrics import multilabel_report, per_level_report
+    from ecrm.model_files.io import load
+    from ecrm.reporting.metrics import multilabel_report, per_level_report
 
     inputs = [args.model, args.data, args.predictions, args.baseline]
     try:
@@ -316,7 +315,7 @@ def _evaluate_outputs(args, loaded, model, outputs, Y_true, Y_pred, unseen=None)
 
     from ecrm.commands.info import summary
     from ecrm.exceptions import TrivialModelWarning
-    from ecrm.report import METRIC_NAMES, model_line
+    from ecrm.reporting.report import METRIC_NAMES, model_line
 
     report = outputs.metrics(model, Y_true, Y_pred)
     baselines = outputs.baselines(model, Y_true)
@@ -411,7 +410,7 @@ def _context(args, loaded, model, Y_true, Y_pred, report: dict, tree) -> dict:
 def _print_metrics(report: dict, context: dict) -> None:
     """The metrics table of the text output: the model's, then each baseline's."""
     from ecrm.baselines.trivial import BASELINE_NAMES
-    from ecrm.report import METRIC_NAMES, model_line
+    from ecrm.reporting.report import METRIC_NAMES, model_line
 
     about, baselines = context["model"], context["baselines"] or {}
     if about is not None:
@@ -429,8 +428,8 @@ def _print_metrics(report: dict, context: dict) -> None:
 def _pictures(args, Y_true, Y, S, hierarchy, baseline, model, h, context) -> None:
     """Write ``--plot`` PNGs and the ``--report`` page (matplotlib from the plot extra)."""
     from ecrm.commands._files import atomic_path
-    from ecrm.plotting import evaluation_figures
-    from ecrm.report import write_report
+    from ecrm.reporting.plotting import evaluation_figures
+    from ecrm.reporting.report import write_report
 
     if args.plot is not None:
         for path in evaluation_figures(args.plot, Y_true, Y, S, hierarchy=hierarchy,

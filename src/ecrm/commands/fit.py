@@ -8,7 +8,7 @@ exact leave-one-out task loss on the training file (:class:`ecrm.ECRMCV`), or wi
 unless ``--standardize`` says otherwise; a kernel model on features that were not
 standardised, and that does no better than the trivial baselines on its exact leave-one-out
 criterion, is refitted once on standardised features, and a warning says what that gives
-(:func:`ecrm._validation.honest_scale_check`). With ``--cv`` and ``--family auto`` the
+(:func:`ecrm.estimators._validation.honest_scale_check`). With ``--cv`` and ``--family auto`` the
 summary gives each weight family's honest criterion and fit time, and whether their
 difference is within noise. ``--solver``, ``--n-components``,
 ``--center-selection``, ``--memory-budget`` and ``--loo-samples`` are the estimators'
@@ -65,8 +65,8 @@ __all__ = ["add_parser", "run"]
 #: families of the library's table (:data:`ecrm.weights.FAMILIES`), read when the parser is
 #: built.
 AUTO = ("kernel", "forest")
-#: The library's vocabularies (:data:`ecrm._parameters.CONSTRAINTS`, which imports nothing
-#: heavy); ``--calibration none`` is the library's ``calibration=None``. The solvers are the
+#: The library's vocabularies (:data:`ecrm.estimators._parameters.CONSTRAINTS`, which imports
+#: nothing heavy); ``--calibration none`` is the library's ``calibration=None``. The solvers are the
 #: solvers' table's, read when the parser is built (a registered solver is offered too).
 KERNELS = choices("kernel")
 SCORINGS = choices("scoring")
@@ -95,7 +95,7 @@ def _write_model(model, path: str) -> None:
     import sys
     import tempfile
 
-    from ecrm.io import save
+    from ecrm.model_files.io import save
 
     if path != STDOUT:
         with atomic_path(path) as tmp:
@@ -243,7 +243,7 @@ def _trees_over_budget(args, m: int) -> str | None:
     """The message refusing ``--trees``, before any work, when the forest's arrays on ``m``
     training rows cannot fit ``--memory-budget`` (a lower bound: the nodes come on top);
     ``None`` when they can."""
-    from ecrm._solvers.budget import GIB, check_budget
+    from ecrm.weights.kernel._solvers.budget import GIB, check_budget
 
     budget = check_budget(args.memory_budget)
     need = _FOREST_ROW_BYTES * m * args.trees
@@ -258,7 +258,7 @@ def _trees_over_budget(args, m: int) -> str | None:
 
 
 def _forest(args, loss, h):
-    from ecrm.forest import ForestECRMCV
+    from ecrm.weights.forest.estimator import ForestECRMCV
 
     return ForestECRMCV(loss, h, scoring=args.scoring, n_estimators=args.trees,
                         random_state=0 if args.seed is None else args.seed)  # reproducible
@@ -267,7 +267,7 @@ def _forest(args, loss, h):
 def _mixed(args, loss, h, common: dict):
     """The kernel's and the forest's risks mixed (:class:`ecrm.MixedRiskECRM`): the kernel
     search ``--cv`` describes, the forest of ``--trees``."""
-    from ecrm.mixture import MixedRiskECRM
+    from ecrm.weights.mixture import MixedRiskECRM
 
     kernel = _estimator(args, loss, h, common).get_params(deep=False)
     options = {k: v for k, v in kernel.items()
@@ -343,8 +343,8 @@ def _pipeline(step, model):
 
 
 def _estimator(args, loss, h, common: dict):
-    from ecrm.estimator import ECRM, ECRMCV
     from ecrm.selection import LeaveOneOutSearch
+    from ecrm.weights.kernel.estimator import ECRM, ECRMCV
 
     if args.cv:
         kernels = args.kernels or [args.kernel]
@@ -417,7 +417,7 @@ def _print_kernel(args, model, solver: str, shape: str, report) -> None:
 
 def _solvers():
     """The solvers' module (imported when a command runs: it needs NumPy)."""
-    from ecrm._solvers import solver
+    from ecrm.weights.kernel._solvers import solver
 
     return solver
 

@@ -23,7 +23,7 @@ def summary(path: str, loaded=None) -> dict:
     import os
 
     from ecrm.commands import describe_step, estimator_of, label_names, preprocessing_of
-    from ecrm.io import load, read_metadata
+    from ecrm.model_files.io import load, read_metadata
 
     meta = read_metadata(path)
     loaded = load(path) if loaded is None else loaded
@@ -44,7 +44,7 @@ def summary(path: str, loaded=None) -> dict:
            "n_train": int(getattr(model, "_n_fit", None) or model.X_fit_.shape[0]),
            "n_features": int(model.n_features_in_)}
     if hasattr(model, "alpha_"):  # chosen by leave-one-out
-        from ecrm.estimator import ECRMCV
+        from ecrm.weights.kernel.estimator import ECRMCV
 
         scoring = model.search_settings().scoring if isinstance(model, ECRMCV) else \
             model.scoring
@@ -90,7 +90,7 @@ def run(args) -> int:
     steps = info.pop("preprocessing", [])
     for key in ("members", "stacked"):  # a mixture's or a stack's families in words
         if key in info:
-            from ecrm.report import weights_line
+            from ecrm.reporting.report import weights_line
 
             info[key] = weights_line(info)
     # one column of keys, as wide as the longest, then two spaces: a key never runs into

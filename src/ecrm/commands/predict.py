@@ -10,10 +10,10 @@ predicted; a failure after rows were streamed says how many were written. ``--id
 NAME`` writes that column of the data file first, instead of the 0-based row.
 ``--leaves-only`` writes each row's most specific labels only; ``--per-level`` one
 column per depth level, in the layout the model was fitted on
-(:func:`ecrm.labels.level_layout`): its level columns (``ecrm fit --level-columns``), else
+(:func:`ecrm.datasets.labels.level_layout`): its level columns (``ecrm fit --level-columns``), else
 ``level_0, level_1, ...``, each cell a label's last path step for a model of label paths
 (fitted with ``--level-columns`` or ``--path-sep``; another ``--path-sep`` splits by
-another separator), else its name; ``ecrm.labels.predict_labels(model, X, per_level=True)``
+another separator), else its name; ``ecrm.datasets.labels.predict_labels(model, X, per_level=True)``
 gives the same table in Python (``path_sep=None`` there: the full label names, which the
 ``labels`` column of plain ``ecrm predict`` holds). ``ecrm evaluate --predictions`` reads
 every form back. The data file is read with the reading options the model was fitted with
@@ -161,18 +161,18 @@ class _Progress:
 
 
 def level_layout(loaded, args) -> tuple[list[str], str | None]:
-    """``--per-level``'s columns and what their cells hold: :func:`ecrm.labels.level_layout`
-    of the model, with ``--level-columns`` and ``--path-sep`` if given (the reading options
-    of the fit otherwise), as ``ecrm.labels.predict_labels(..., per_level=True)`` lays out
-    the same predictions."""
-    from ecrm.labels import level_layout as layout
+    """``--per-level``'s columns and what their cells hold:
+    :func:`ecrm.datasets.labels.level_layout` of the model, with ``--level-columns`` and
+    ``--path-sep`` if given (the reading options of the fit otherwise), as
+    ``ecrm.datasets.labels.predict_labels(..., per_level=True)`` lays out the same predictions."""
+    from ecrm.datasets.labels import level_layout as layout
 
     return layout(loaded, args.path_sep or "auto", level_columns=level_columns_of(loaded, args))
 
 
 def _labels(args, model, Y, path_sep: str | None) -> list:
     """The label names of the 0/1 predictions ``Y`` as ``--leaves-only``/``--per-level`` ask."""
-    from ecrm.labels import labels_of
+    from ecrm.datasets.labels import labels_of
 
     if args.per_level:  # a path's last step by path_sep, as in per-level input columns
         return labels_of(model.output_space, Y, per_level=True, path_sep=path_sep).tolist()
@@ -250,7 +250,7 @@ def run(args) -> int:
     import sys
 
     from ecrm.commands._options import progress_bar
-    from ecrm.io import load
+    from ecrm.model_files.io import load
 
     try:
         fmt = _output_format(args.output, args.output_format)
@@ -319,7 +319,8 @@ def add_parser(subparsers) -> None:
                        help="one column per depth level with that level's predicted labels: "
                        "the model's level columns (fitted with --level-columns), else "
                        "level_0, level_1, ...; each cell a label's last path step for a "
-                       "model of label paths, else its name (as ecrm.labels.predict_labels "
+                       "model of label paths, else its name (as "
+                       "ecrm.datasets.labels.predict_labels "
                        "in Python); evaluate --predictions reads it back")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_data_options(p, remembered=True)

@@ -113,10 +113,10 @@ def _read_text(path: Path) -> str:
     Comment lines (``%``) and blank lines are dropped while reading, each leaving only its
     newline (so that line numbers stay those of the file): a small compressed file of
     gigabytes of comments costs a byte a line. What is kept (the lines, plus a pointer each
-    once split) must fit the memory budget (:data:`ecrm._archive.MEMORY_BUDGET`), checked
-    as the stream is read, before it is decoded.
+    once split) must fit the memory budget (:data:`ecrm.model_files._archive.MEMORY_BUDGET`),
+    checked as the stream is read, before it is decoded.
     """
-    from ecrm._archive import MEMORY_BUDGET
+    from ecrm.model_files._archive import MEMORY_BUDGET
 
     with open(path, "rb") as fh:
         compressed = fh.read(2) == b"\x1f\x8b"

@@ -20,7 +20,7 @@ from ecrm.datasets._files import (
     _open_binary,
     check_finite_features,
 )
-from ecrm.labels import LabelRowError, as_label_matrix
+from ecrm.datasets.labels import LabelRowError, as_label_matrix
 from ecrm.spaces.hierarchy import Hierarchy
 
 __all__ = ["CHUNK_ROWS", "iter_csv", "load_csv", "load_csv_dask"]
@@ -404,7 +404,7 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
         (HiClass's ``Cat1, Cat2, Cat3`` layout; an empty cell ends a shorter path). The
         labels are the paths joined by ``path_sep`` (default ``"/"``), or, with a
         ``hierarchy`` of plain names, each row's deepest value (see
-        :func:`ecrm.labels.as_label_matrix`).
+        :func:`ecrm.datasets.labels.as_label_matrix`).
     compact_labels : bool, default=False
         Return ``Y`` as bool (1 byte a cell instead of 8: 0.5 GB for a million rows and 500
         labels), which the primal and Nystrom solvers keep as it is.

@@ -37,8 +37,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from ecrm._parameters import check_parameter
-from ecrm._validation import check_int
+from ecrm.estimators._parameters import check_parameter
+from ecrm.estimators._validation import check_int
 from ecrm.spaces.flows import FlowPolytope, absolute_risk, minimize_absolute_risk, paper_network
 
 __all__ = ["DEFAULT_PARAMETERS", "FlowModel", "simulate_flows", "st_paths"]

@@ -36,7 +36,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
-from ecrm._parameters import check_parameter, vocabulary
 from ecrm.datasets._csv import CHUNK_ROWS, iter_csv, load_csv, load_csv_dask
 from ecrm.datasets._files import (
     DataFileError,
@@ -45,6 +44,7 @@ from ecrm.datasets._files import (
     _text,
     check_finite_features,
 )
+from ecrm.estimators._parameters import check_parameter, vocabulary
 
 __all__ = ["CHUNK_ROWS", "DataFileError", "check_finite_features", "iter_csv", "load_csv",
            "load_csv_dask",

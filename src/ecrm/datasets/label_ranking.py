@@ -70,7 +70,7 @@ def _header(path: Path, line: str) -> tuple[int, int, int]:
     if n < 1 or p < 0 or k < 1:
         raise ValueError(f"{path}, line 1: header 'n,p,k' needs n >= 1, p >= 0, k >= 1; "
                          f"got {line.strip()!r}")
-    from ecrm._archive import MEMORY_BUDGET
+    from ecrm.model_files._archive import MEMORY_BUDGET
 
     # checked before the arrays are allocated: a forged header must not claim terabytes
     need = n * (p + k) * 8

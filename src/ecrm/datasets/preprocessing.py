@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ecrm._parameters import check_parameter, vocabulary
+from ecrm.estimators._parameters import check_parameter, vocabulary
 
 __all__ = ["HMCPreprocessor"]
 

@@ -27,7 +27,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.naive_bayes import GaussianNB
 from sklearn.utils import Bunch, check_random_state
 
-from ecrm._validation import check_int, check_real
+from ecrm.estimators._validation import check_int, check_real
 from ecrm.spaces.permutations import PermutationSpace
 
 __all__ = ["RANKING_DATASETS", "make_label_ranking"]

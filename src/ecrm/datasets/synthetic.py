@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ecrm._validation import check_int, check_real
+from ecrm.estimators._validation import check_int, check_real
 from ecrm.spaces.hierarchy import Hierarchy
 
 __all__ = ["make_hmc", "random_tree"]

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecrm._search import LeaveOneOutSearch
-from ecrm._solvers.solver import DualSolver, NystromSolver, PrimalSolver
 from ecrm.experiments._ranking_knn import _discordant, _rank_labels
+from ecrm.selection._search import LeaveOneOutSearch
+from ecrm.weights.kernel._solvers.solver import DualSolver, NystromSolver, PrimalSolver
 
 __all__ = ["ALPHAS", "ECRM_LOSSES", "KENDALL_LOO_BUDGET", "KENDALL_LOO_MIN_ROWS", "LARGE_LOO_ROWS",
            "kendall_loo_rows", "large_loo_rows"]
@@ -154,7 +154,7 @@ def _ecrm(Xtr, Rtr, Xte, gammas, memory, seed, *, honest=None, extend_grid=False
 def _fit(honest: dict | None, label: str, model, Xtr, Ytr):
     """Fit ``model`` and return it; with ``honest``, keep it there with its exact
     leave-one-out rows and costs (``honest[label]``, for ECRM-mixed)."""
-    from ecrm.mixture import kernel_loo_outputs
+    from ecrm.weights.mixture import kernel_loo_outputs
 
     if honest is None:
         return model.fit(Xtr, Ytr)

@@ -119,11 +119,11 @@ def _mixed(kernels: dict, forest, Rtr, Xte):
     candidate kept has the smallest mean Kendall distance of the exact rankings of its
     honest costs (leave-one-out in the kernel, out of bag in the forest) on the Kendall
     model's leave-one-out points. Ties go to the earlier loss, then the smaller share (as
-    :func:`ecrm.mixture.choose_mixture`). Share 1 of a loss is that kernel model alone, so
+    :func:`ecrm.weights.mixture.choose_mixture`). Share 1 of a loss is that kernel model alone, so
     the candidates include ECRM-selected's; share 0 of the Kendall loss is ECRM-forest."""
     from ecrm.experiments._ranking_kernel import ECRM_LOSSES
     from ecrm.losses.kendall import KendallLoss
-    from ecrm.mixture import choose_mixture
+    from ecrm.weights.mixture import choose_mixture
 
     space = forest.output_space
     Ytr = space.from_ranks(Rtr).astype(float)

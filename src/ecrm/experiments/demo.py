@@ -16,8 +16,8 @@ from __future__ import annotations
 import sys
 import time
 
-from ecrm._validation import check_int, check_real
 from ecrm.commands._options import number_option
+from ecrm.estimators._validation import check_int, check_real
 
 __all__ = ["GROUPS", "add_parser", "digits_hierarchy", "run"]
 

@@ -34,18 +34,18 @@ import numpy as np
 from sklearn.neighbors import NearestNeighbors
 from threadpoolctl import threadpool_limits
 
-from ecrm._atomic import atomic_path, write_text
-from ecrm._parameters import vocabulary
-from ecrm._validation import check_int, check_real
 from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection, knn_weights
 from ecrm.commands._options import number_option, output_file_option
 from ecrm.commands._threads import workers_option
 from ecrm.datasets.flows import FlowModel, simulate_flows
-from ecrm.estimator import ECRM
+from ecrm.estimators._parameters import vocabulary
+from ecrm.estimators._validation import check_int, check_real
 from ecrm.experiments.progress import progress_bar
-from ecrm.forest import ForestECRM
 from ecrm.losses.continuous import AbsoluteLoss, SquaredLoss
+from ecrm.model_files._atomic import atomic_path, write_text
 from ecrm.spaces.flows import minimize_absolute_risk, minimize_squared_risk, paper_network
+from ecrm.weights.forest.estimator import ForestECRM
+from ecrm.weights.kernel.estimator import ECRM
 
 __all__ = ["GRIDS", "PAPER_TABLE2", "add_parser", "demo", "format_figure", "format_table",
            "plot_figure", "run", "run_figure", "run_table", "select_parameters"]

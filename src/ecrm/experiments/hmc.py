@@ -18,7 +18,7 @@ regression, Platt's logistic map or not at all, whichever scores best when cross
 (:class:`ecrm.ForestECRMCV`, settings by the out-of-bag micro AU(PRC)), and "ECRM selected"
 is whichever of the two scores models has the better honest micro AU(PRC) on the training
 set (exact leave-one-out against out of bag); "ECRM mixed" mixes the two risks, the kernel's
-share chosen by the micro AU(PRC) of the mixed honest scores (:mod:`ecrm.mixture`).
+share chosen by the micro AU(PRC) of the mixed honest scores (:mod:`ecrm.weights.mixture`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import time
 
 import numpy as np
 
-from ecrm._atomic import write_text
 from ecrm.commands._options import (
     choices,
     directory_option,
@@ -39,6 +38,7 @@ from ecrm.commands._options import (
     parameter_option,
 )
 from ecrm.experiments.cache import InMemoryCache
+from ecrm.model_files._atomic import write_text
 
 __all__ = ["ALPHAS", "C_HMCNN_AUPRC", "C_HMCNN_EXCLUDE", "DEFAULT_DATASETS", "PAPER",
            "METHODS", "PAPER_KERNEL", "add_parser", "format_table", "run", "run_dataset"]
@@ -114,19 +114,19 @@ def _length_scales(isotropic, Xtr, Ytr, score_search, metric, random_state) -> d
     the linear kernel), judged on points they were not learned on.
 
     The scales are learned by the exact leave-one-out squared error of the labels
-    (:class:`ecrm.length_scales.LeaveOneOutLengthScales`, from the chosen gamma and alpha)
-    on a random half of the training points (at most 1,500); then gamma in {1/2, 1, 2} times
+    (:class:`ecrm.weights.kernel.length_scales.LeaveOneOutLengthScales`, from the chosen gamma and
+    alpha) on a random half of the training points (at most 1,500); then gamma in {1/2, 1, 2} times
     them, alpha and the intercept are chosen by the same leave-one-out micro AU(PRC) as the
-    isotropic model. The two models' exact leave-one-out scores are compared on the *other*
-    points only (p scales fitted to some points would flatter the leave-one-out scores of
-    those very points): the scales are kept if their gain there exceeds one standard error
-    of the gain over 5 random folds of those points (training data only).
+    isotropic model. The two models' exact leave-one-out scores are compared on the *other* points
+    only (p scales fitted to some points would flatter the leave-one-out scores of those very
+    points): the scales are kept if their gain there exceeds one standard error of the gain over 5
+    random folds of those points (training data only).
     """
     import warnings
 
-    from ecrm.calibration import fold_gains, standard_error
     from ecrm.exceptions import FeatureScaleWarning
-    from ecrm.length_scales import LeaveOneOutLengthScales
+    from ecrm.selection.calibration import fold_gains, standard_error
+    from ecrm.weights.kernel.length_scales import LeaveOneOutLengthScales
 
     kernel = isotropic.kernel_params_["kernel"]
     if kernel not in ("rbf", "laplacian"):
@@ -186,7 +186,7 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
     from ecrm.baselines import BRSVM
     from ecrm.datasets import HMCPreprocessor
     from ecrm.losses import HammingLoss, HierarchicalLoss
-    from ecrm.metrics import micro_auprc
+    from ecrm.reporting.metrics import micro_auprc
     from ecrm.selection import LeaveOneOutSearch
 
     name, h = data.name, data.hierarchy
@@ -331,7 +331,7 @@ def _forest_scores(name, h, Xtr, Ytr, Xte, rows, scores, random_state,
     against out of bag), and the "mixed (scores)" row (:func:`_mixed_scores`)."""
     from ecrm import ForestECRMCV
     from ecrm.losses import HammingLoss
-    from ecrm.metrics import micro_auprc
+    from ecrm.reporting.metrics import micro_auprc
 
     metric = functools.partial(micro_auprc, labels=h.labels, exclude=C_HMCNN_EXCLUDE)
     est = ForestECRMCV(HammingLoss(), h, scoring=metric, n_estimators=FOREST_TREES,
@@ -365,11 +365,11 @@ def _forest_scores(name, h, Xtr, Ytr, Xte, rows, scores, random_state,
 
 def _mixed_scores(kernel, Xte_kernel, forest, Ytr, Xte, metric):
     """"ECRM mixed (scores)": the kernel scores model's and the forest's risks mixed
-    (:mod:`ecrm.mixture`), the kernel's share in ``MIXING_GRID`` by the micro AU(PRC) of the
+    (:mod:`ecrm.weights.mixture`), the kernel's share in ``MIXING_GRID`` by the micro AU(PRC) of the
     mixed honest label scores: the kernel's exact leave-one-out scores (through its
     calibration, which was chosen on them) and the forest's out-of-bag scores. Test
     predictions, test label scores and the parameters."""
-    from ecrm.mixture import choose_mixture
+    from ecrm.weights.mixture import choose_mixture
 
     S = kernel.loo_scores_
     if kernel.score_calibration_ is not None:  # the map its test scores go through
@@ -429,7 +429,7 @@ def _solver_settings(solver: str, grid, n_components, center_selection, m: int) 
     """ECRMCV's solver keywords for one kernel grid (the primal for an all-linear grid)."""
     linear = all(k == "linear" for g in (grid if isinstance(grid, list) else [grid])
                  for k in g["kernel"])
-    from ecrm._solvers.solver import NystromSolver, PrimalSolver
+    from ecrm.weights.kernel._solvers.solver import NystromSolver, PrimalSolver
 
     if solver == NystromSolver.name and linear:
         solver = PrimalSolver.name
@@ -548,7 +548,7 @@ def add_parser(subparsers) -> None:
                         + ", ".join(DEFAULT_METHODS) + ")")
     parser.add_argument("--json", type=output_file_option("--json"),
                         help="write the rows as JSON to this file")
-    from ecrm._solvers.solver import PrimalSolver
+    from ecrm.weights.kernel._solvers.solver import PrimalSolver
 
     # not the primal: linear-kernel fits use it by themselves
     parser.add_argument("--solver", choices=[s for s in choices("solver")

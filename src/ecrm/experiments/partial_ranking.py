@@ -28,7 +28,7 @@ minimisers of the estimated risk over all bucket orders.
 * **ECRM-mixed**: :class:`ecrm.MixedRiskECRM`'s choice, made from the two rows' fitted
   models (nothing refitted): the kernel's share of the mixed risk in ``MIXING_GRID`` by the
   tau_x distance of the exact minimisers of the mixed honest costs (leave-one-out in the
-  kernel, out of bag in the forest), :func:`ecrm.mixture.choose_mixture`.
+  kernel, out of bag in the forest), :func:`ecrm.weights.mixture.choose_mixture`.
 * **kNN-Borda**: the bucket orders of the ``k`` nearest training points aggregated by their
   Borda count with a tie threshold: label :math:`a` scores the mean of
   :math:`\sum_b (u_{ab} - u_{ba}) / (k - 1)` over the neighbours; labels sorted by score,
@@ -164,9 +164,9 @@ def _ecrm(Xtr, Ptr, Xte, seed, methods=METHODS) -> tuple[dict, dict]:
     include theirs), the others only their own."""
     from ecrm import ECRMCV, ForestECRMCV
     from ecrm.losses import TauXLoss
-    from ecrm.mixture import choose_mixture, kernel_loo_outputs
     from ecrm.spaces import BucketOrderSpace
     from ecrm.spaces.bucket_orders import bucket_order_to_pairs, pairs_to_bucket_order
+    from ecrm.weights.mixture import choose_mixture, kernel_loo_outputs
 
     (m, p), k = Xtr.shape, Ptr.shape[1]
     loss, space = TauXLoss(), BucketOrderSpace(k)

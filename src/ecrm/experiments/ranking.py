@@ -89,7 +89,6 @@ import time
 
 import numpy as np
 
-from ecrm._atomic import write_text
 from ecrm.commands._options import names_option, number_option, output_file_option, parameter_option
 from ecrm.commands._threads import workers_option
 from ecrm.experiments._ranking_kernel import (
@@ -116,6 +115,7 @@ from ecrm.experiments._ranking_peers import (
     _pwrf,
     _ssvm,
 )
+from ecrm.model_files._atomic import write_text
 
 __all__ = ["ALPHAS", "DEFAULT_DATASETS", "DUAL_MAX_TRAIN", "ECRM_LOSSES", "GAMMAS",
            "KENDALL_LOO_BUDGET", "KENDALL_LOO_MIN_ROWS", "LARGE_LOO_ROWS", "METHODS",
@@ -176,9 +176,9 @@ def _incomplete_methods(Xtr, Rtr, Xte, *, gammas, methods, fit_seed, memory,
     from ecrm.experiments._ranking_kernel import KERNEL_SUBSAMPLE, _fit, _kernel_candidates
     from ecrm.experiments._ranking_peers import MIXING_GRID
     from ecrm.losses.kendall import KendallLoss
-    from ecrm.mixture import choose_mixture
     from ecrm.selection import LeaveOneOutSearch
     from ecrm.spaces.permutations import PermutationSpace
+    from ecrm.weights.mixture import choose_mixture
 
     space, loss = PermutationSpace(Rtr.shape[1]), KendallLoss()
     Ytr = space.from_ranks(Rtr)

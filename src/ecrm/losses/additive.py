@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ecrm._validation import check_int
+from ecrm.estimators._validation import check_int
 from ecrm.losses.base import LinearLoss, paired_rows
 from ecrm.spaces.base import check_binary_matrix
 

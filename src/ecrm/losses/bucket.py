@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecrm._validation import check_int, check_real
+from ecrm.estimators._validation import check_int, check_real
 from ecrm.losses.base import LinearLoss, paired_rows
 from ecrm.spaces.bucket_orders import (
     _width_labels,

@@ -16,7 +16,7 @@ import functools
 
 import numpy as np
 
-from ecrm._validation import check_real
+from ecrm.estimators._validation import check_real
 from ecrm.losses.base import Loss, RiskMinimizer, paired_rows
 from ecrm.spaces.base import OutputSpace
 from ecrm.spaces.flows import ABSOLUTE_METHODS, minimize_absolute_risk, minimize_squared_risk

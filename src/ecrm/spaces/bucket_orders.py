@@ -59,7 +59,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ecrm._validation import check_int
+from ecrm.estimators._validation import check_int
 from ecrm.spaces import _bucket_solvers
 from ecrm.spaces.base import CertifiedResult, OutputSpace, check_item_labels
 

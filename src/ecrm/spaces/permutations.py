@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
-from ecrm._validation import check_int
+from ecrm.estimators._validation import check_int
 from ecrm.spaces.base import OUTPUTS, OutputSpace, check_binary_matrix, check_item_labels
 
 __all__ = ["ENUMERATE_MAX_ITEMS", "PermutationSpace", "check_ranks"]

@@ -35,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-from ecrm._validation import check_bool, check_int
+from ecrm.estimators._validation import check_bool, check_int
 from ecrm.spaces._scaling import HIGHS_COST_NORM, normalize_rows
 from ecrm.spaces.base import CertifiedResult, OutputSpace, all_binary_vectors, check_binary_matrix
 

@@ -31,14 +31,14 @@ __all__ = ["FAMILIES", "Family", "HonestOutputs", "RiskEstimator", "RiskFit", "R
            "StackedRiskECRM", "family_of", "register_family", "unregister_family"]
 
 #: Where each lazily imported name is defined.
-_SOURCES = {"HonestOutputs": "ecrm._risk", "RiskEstimator": "ecrm._risk",
-            "RiskFit": "ecrm._solvers.base", "RiskTargets": "ecrm._solvers.rows",
+_SOURCES = {"HonestOutputs": "ecrm.weights._risk", "RiskEstimator": "ecrm.weights._risk",
+            "RiskFit": "ecrm.weights._fit", "RiskTargets": "ecrm.weights.kernel._solvers.rows",
             "StackedRiskECRM": "ecrm.weights.stack"}
 
 if TYPE_CHECKING:
-    from ecrm._risk import HonestOutputs, RiskEstimator
-    from ecrm._solvers.base import RiskFit
-    from ecrm._solvers.rows import RiskTargets
+    from ecrm.weights._fit import RiskFit
+    from ecrm.weights._risk import HonestOutputs, RiskEstimator
+    from ecrm.weights.kernel._solvers.rows import RiskTargets
     from ecrm.weights.stack import StackedRiskECRM
 
 

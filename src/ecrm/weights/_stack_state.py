@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecrm._state import check_level_columns
+from ecrm.model_files._state import check_level_columns
 
 __all__ = ["check_stack_state"]
 
@@ -36,15 +36,15 @@ def _floats(values, name: str, n: int | None = None) -> list:
 def check_stack_state(model, plan) -> None:
     """Raise ``ValueError``/``TypeError`` unless ``model``'s fitted state is one its
     ``fit`` could have made with the parameters ``plan``."""
-    from ecrm.mixture import _described
+    from ecrm.weights.mixture import _described
     from ecrm.weights.stack import best_candidate, simplex_grid
 
     check_level_columns(getattr(model, "level_columns_", None))
     members = model.estimators_
     given = plan["members"]
     if given is None:
-        from ecrm.estimator import ECRMCV
-        from ecrm.forest import ForestECRMCV
+        from ecrm.weights.forest.estimator import ForestECRMCV
+        from ecrm.weights.kernel.estimator import ECRMCV
 
         types = [ECRMCV, ForestECRMCV]
     else:

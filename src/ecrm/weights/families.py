@@ -99,7 +99,7 @@ def _kernel(model) -> dict:
     else:
         regularisation = {"alpha": float(getattr(model, "alpha_",
                                                  getattr(model, "alpha", float("nan"))))}
-    from ecrm._solvers.solver import DualSolver, NystromSolver, PrimalSolver
+    from ecrm.weights.kernel._solvers.solver import DualSolver, NystromSolver, PrimalSolver
 
     features = getattr(getattr(model, "_fit", None), "features", None)
     centres = getattr(features, "centres", None)
@@ -156,12 +156,13 @@ _KERNEL_OPTIONS = ("--kernel", "--gamma", "--alpha", "--alphas", "--gammas", "--
                    "--memory-budget", "--loo-samples")
 
 _TABLE: dict[str, Family] = {f.name: f for f in (
-    Family("kernel", "ecrm.estimator:ECRM", "ecrm.estimator:ECRMCV",
-           also=("ecrm.joint:JointKernelECRM", "ecrm.ssvm:StructuredSVM"),
+    Family("kernel", "ecrm.weights.kernel.estimator:ECRM", "ecrm.weights.kernel.estimator:ECRMCV",
+           also=("ecrm.estimators.joint:JointKernelECRM", "ecrm.estimators.ssvm:StructuredSVM"),
            options=(*_KERNEL_OPTIONS, "--calibration", "--scheduler"), describe=_kernel),
-    Family("forest", "ecrm.forest:ForestECRM", "ecrm.forest:ForestECRMCV",
-           fits=("ecrm._solvers.forest:ForestFit",), options=("--trees",), describe=_forest),
-    Family("mixed", "ecrm.mixture:MixedRiskECRM", options=(*_KERNEL_OPTIONS, "--trees"),
+    Family("forest", "ecrm.weights.forest.estimator:ForestECRM",
+           "ecrm.weights.forest.estimator:ForestECRMCV",
+           fits=("ecrm.weights.forest._fit:ForestFit",), options=("--trees",), describe=_forest),
+    Family("mixed", "ecrm.weights.mixture:MixedRiskECRM", options=(*_KERNEL_OPTIONS, "--trees"),
            describe=_mixed),
     Family("stack", "ecrm.weights.stack:StackedRiskECRM", describe=_stacked),
 )}
@@ -199,8 +200,8 @@ def register_family(name: str, estimator: type, *, cv: type | None = None,
     'smooth'
     >>> unregister_family("smooth")
     """
-    from ecrm import _registry
-    from ecrm._template import StructuredEstimator
+    from ecrm.estimators._template import StructuredEstimator
+    from ecrm.model_files import _registry
 
     if not (isinstance(name, str) and name.isidentifier() and name != "auto"):
         raise ValueError(f"a family's name must be a word other than 'auto'; got {name!r}")
@@ -224,7 +225,7 @@ def register_family(name: str, estimator: type, *, cv: type | None = None,
 
 def unregister_family(name: str) -> None:
     """Remove the family ``name`` from the table (and its classes from the model files)."""
-    from ecrm import _registry
+    from ecrm.model_files import _registry
 
     if name not in _TABLE:
         raise KeyError(f"no family named {name!r}; the families are {sorted(_TABLE)}")

@@ -48,10 +48,10 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ecrm._model_selection import check_scoring
-from ecrm._parameters import RANDOM_STATE, Checked, Flag, Number, Rule, table
-from ecrm._template import StructuredEstimator
-from ecrm.mixture import _described, honest_criterion
+from ecrm.estimators._parameters import RANDOM_STATE, Checked, Flag, Number, Rule, table
+from ecrm.estimators._template import StructuredEstimator
+from ecrm.selection._loo import check_scoring
+from ecrm.weights.mixture import _described, honest_criterion
 
 __all__ = ["StackedRiskECRM", "best_candidate", "simplex_grid"]
 
@@ -82,7 +82,7 @@ def best_candidate(scores) -> int:
 def _check_members(members):
     """``None`` (the kernel search and the forest search) or a non-empty list of unfitted
     family estimators with honest outputs (``fit_honest``)."""
-    from ecrm._risk import RiskEstimator
+    from ecrm.weights._risk import RiskEstimator
 
     if members is None:
         return None
@@ -202,8 +202,8 @@ class StackedRiskECRM(StructuredEstimator):
 
     def _new_members(self, members, rng) -> list:
         if members is None:
-            from ecrm.estimator import ECRMCV
-            from ecrm.forest import ForestECRMCV
+            from ecrm.weights.forest.estimator import ForestECRMCV
+            from ecrm.weights.kernel.estimator import ECRMCV
 
             members = [ECRMCV(self.loss, self.output_space, scoring=self.scoring),
                        ForestECRMCV(self.loss, self.output_space, scoring=self.scoring)]

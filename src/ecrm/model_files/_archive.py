@@ -1,0 +1,422 @@
+"""The container layer of model files: a zip archive read without trusting it.
+
+:mod:`ecrm.model_files.io` decides what a model file means; this module only gets bytes, JSON and
+arrays out of (and into) the archive, so that a corrupted or hostile file fails with one
+:class:`ModelFileError` naming the file and the member, before anything large is allocated:
+
+* the archive must open as a zip with unique, non-overlapping members, stored or deflated, not
+  encrypted, and a bounded total uncompressed size;
+* a member's uncompressed size is checked against a cap *before* decompression (from the zip
+  directory) and again while streaming (a member may lie about its size), and a member whose
+  declared size is far larger than its compressed size is refused as a zip bomb (the caller
+  may lower the cap: :mod:`ecrm.model_files.io` bounds an array member by the size its metadata
+  declares);
+* the metadata JSON is bounded in size and in nesting depth (measured without recursion before
+  parsing), and must be UTF-8;
+* a ``.npy`` member's header is parsed and checked (no object dtype, an element count within the
+  bound and matching the bytes present) before the array is built, and the array keeps the
+  memory order the header states.
+
+The limits are module constants (patchable, e.g. in tests); :func:`write_archive` refuses to
+write a file that :func:`read_member` would refuse to read.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import re
+import struct
+import zipfile
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ecrm.model_files import _atomic
+
+#: Largest uncompressed member (a ``.npy`` array with its header): 8 GiB. Far above any model
+#: this library fits on one machine (a dual model keeps a few ``m x p`` arrays), far below what
+#: a forged header could otherwise make a reader allocate.
+MAX_MEMBER_BYTES = 8 * 2**30
+#: Largest total uncompressed size of all members together: 32 GiB.
+MAX_ARCHIVE_BYTES = 32 * 2**30
+#: Largest metadata member (and its digest): 16 MiB. The metadata holds parameters, label
+#: names, hierarchy edges and search results: each copy of a 10,000-label hierarchy takes about
+#: 0.8 MiB and a model holds two or three, so this leaves room for some 50,000 labels. A
+#: larger member is refused from the zip directory, without reading it.
+MAX_METADATA_BYTES = 16 * 2**20
+#: Deepest nesting of JSON arrays and objects in the metadata: 100. What ``save`` writes
+#: nests about 10 levels; the decoder recurses once per level.
+MAX_JSON_DEPTH = 100
+#: Largest ratio of a member's uncompressed to compressed size, for members over
+#: :data:`COMPRESSION_RATIO_FLOOR`: 1000. Deflate cannot exceed about 1032:1, so this refuses
+#: only near-constant members (the classic zip bomb: gigabytes of zeros in a few megabytes);
+#: :func:`write_archive` stores such members uncompressed, so every file it writes passes.
+MAX_COMPRESSION_RATIO = 1000
+#: Members up to this size (64 MiB) are exempt from the ratio bound (a large all-zero array in
+#: an older file still loads; the cost of inflating it is bounded anyway).
+COMPRESSION_RATIO_FLOOR = 64 * 2**20
+#: The memory a load may allocate for the arrays a file declares, in bytes: 4 GiB by default,
+#: or the ``ECRM_MEMORY_BUDGET`` environment variable (bytes). A file's declared sizes (the
+#: shapes of its arrays, and the grids and integers that size an allocation) are checked
+#: against it before anything is allocated, so that a small forged file cannot make a reader
+#: allocate gigabytes; raise it (or patch this constant) to load a larger model.
+def _budget_from_environment(default: int = 4 * 2**30) -> int:
+    value = os.environ.get("ECRM_MEMORY_BUDGET", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else default
+
+
+MEMORY_BUDGET = _budget_from_environment()
+#: Largest ``.npy`` header read (NumPy writes a few hundred bytes; it parses at most 10,000).
+MAX_NPY_HEADER_BYTES = 2**16
+
+_CHUNK = 2**20
+_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError,
+           RuntimeError, struct.error)
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be written or read; the message names the file and the cause."""
+
+    __module__ = "ecrm.model_files.io"  # documented where it is raised
+
+
+def open_archive(path: str) -> zipfile.ZipFile:
+    """Open a model file's zip archive, checking its directory.
+
+    Parameters
+    ----------
+    path : str
+
+    Returns
+    -------
+    zf : zipfile.ZipFile
+        Open; the caller closes it.
+
+    Raises
+    ------
+    ModelFileError
+        When ``path`` is not a file or not a complete zip archive, or its directory holds
+        duplicate names, overlapping members, encrypted members, another compression method
+        than stored or deflate, or more than :data:`MAX_ARCHIVE_BYTES` in all (or more than
+        :data:`MAX_COMPRESSION_RATIO` times the file's size).
+    """
+    if not os.path.isfile(path):
+        raise ModelFileError(f"{path}: no such model file")
+    try:
+        zf = zipfile.ZipFile(path)
+    except _ERRORS as exc:
+        raise ModelFileError(f"{path}: not an ecrm model file (not a complete zip archive: "
+                             f"{exc}); a truncated download or a file of another kind") from None
+    try:
+        _check_directory(path, zf.infolist(), os.path.getsize(path))
+    except BaseException:
+        zf.close()
+        raise
+    return zf
+
+
+def _check_directory(path: str, infos: list[zipfile.ZipInfo], file_size: int) -> None:
+    seen: set[str] = set()
+    total = 0
+    end = 0
+    # members in file order must not share compressed bytes: overlapping entries let a small
+    # file declare many large members (a zip bomb no single member's ratio reveals)
+    for info in sorted(infos, key=lambda i: i.header_offset):
+        if info.header_offset < end:
+            raise ModelFileError(f"{path}: member {info.filename!r} overlaps the member before "
+                                 "it in the zip archive (a zip bomb?)")
+        # at least the fixed 30-byte local header, the name and the compressed bytes
+        end = info.header_offset + 30 + len(info.orig_filename.encode()) + info.compress_size
+    for info in infos:
+        if info.filename in seen:
+            raise ModelFileError(f"{path}: duplicate member name {info.filename!r} in the zip "
+                                 "archive (tampered file)")
+        seen.add(info.filename)
+        if info.flag_bits & 0x1:
+            raise ModelFileError(f"{path}: member {info.filename!r} is encrypted")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise ModelFileError(f"{path}: member {info.filename!r} uses compression method "
+                                 f"{info.compress_type}; a model file stores or deflates")
+        total += info.file_size
+    if total > MAX_ARCHIVE_BYTES:
+        raise ModelFileError(f"{path}: the members claim {total} bytes uncompressed in all, "
+                             f"over the limit of {MAX_ARCHIVE_BYTES} (MAX_ARCHIVE_BYTES)")
+    if total > COMPRESSION_RATIO_FLOOR and total > MAX_COMPRESSION_RATIO * max(file_size, 1):
+        raise ModelFileError(f"{path}: the members claim {total} bytes uncompressed from a file "
+                             f"of {file_size} bytes, a ratio over {MAX_COMPRESSION_RATIO} "
+                             "(a zip bomb?)")
+
+
+def read_member(path: str, zf: zipfile.ZipFile, member: str,
+                limit: int | None = None) -> bytearray:
+    """The bytes of one member, decompressed within bounds.
+
+    Parameters
+    ----------
+    path : str
+        The file's name, for messages.
+    zf : zipfile.ZipFile
+        From :func:`open_archive`.
+    member : str
+    limit : int, optional
+        Largest uncompressed size accepted; :data:`MAX_MEMBER_BYTES` by default.
+
+    Returns
+    -------
+    data : bytearray
+        Exactly the declared number of bytes (writable, so arrays can be built on it in place).
+
+    Raises
+    ------
+    ModelFileError
+        When the member is missing, declares more than ``limit`` bytes or a compression ratio
+        over :data:`MAX_COMPRESSION_RATIO`, or is corrupted (bad header, bad CRC, broken
+        deflate stream, more or fewer bytes than it declares).
+    """
+    limit = MAX_MEMBER_BYTES if limit is None else limit
+    try:
+        info = zf.getinfo(member)
+    except KeyError:
+        raise ModelFileError(f"{path}: missing member {member!r} (truncated or tampered "
+                             "file)") from None
+    size = info.file_size
+    if size > limit:
+        raise ModelFileError(f"{path}: member {member!r} declares {size} bytes uncompressed, "
+                             f"over the limit of {limit} for this member")
+    if (size > COMPRESSION_RATIO_FLOOR
+            and size > MAX_COMPRESSION_RATIO * max(info.compress_size, 1)):
+        raise ModelFileError(f"{path}: member {member!r} declares {size} bytes from "
+                             f"{info.compress_size} compressed, a ratio over "
+                             f"{MAX_COMPRESSION_RATIO} (a zip bomb?)")
+    # grown as bytes arrive, never allocated from the declared size: a member that lies
+    # about its size costs only the bytes it really holds
+    data = bytearray()
+    try:
+        with zf.open(info) as stream:
+            while len(data) < size:
+                chunk = stream.read(min(_CHUNK, size - len(data)))
+                if not chunk:
+                    break
+                data += chunk
+            extra = stream.read(1)  # zipfile stops at the declared size; be sure of it
+    except _ERRORS as exc:
+        raise ModelFileError(f"{path}: member {member!r} is corrupted ({_why(exc)})") from None
+    if len(data) != size or extra:
+        raise ModelFileError(f"{path}: member {member!r} holds "
+                             f"{'more' if extra else len(data)} bytes but declares {size} "
+                             "(corrupted or tampered file)")
+    return data
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, zlib.error):
+        return f"broken deflate stream: {exc}"
+    if isinstance(exc, EOFError):
+        return f"the compressed data ends early: {exc}"
+    if isinstance(exc, zipfile.BadZipFile):
+        return f"bad zip data: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in a JSON text, found without recursion.
+
+    String literals are removed first (brackets inside them do not count), then the running
+    depth is summed in chunks with NumPy. Invalid JSON gets some number; the parser then
+    reports it.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    depth : int
+    """
+    # A string literal, or an unterminated one (swallowing the rest, which keeps this linear).
+    stripped = re.sub(r'"[^"\\]*(?:\\.[^"\\]*)*"|"[\s\S]*', "", text)
+    brackets = np.frombuffer(re.sub(r"[^\[\]{}]+", "", stripped).encode("ascii"), np.uint8)
+    depth = deepest = 0
+    for start in range(0, len(brackets), _CHUNK):
+        part = brackets[start:start + _CHUNK]
+        running = depth + np.cumsum(np.where((part == ord("[")) | (part == ord("{")), 1, -1))
+        deepest = max(deepest, int(running.max()))
+        depth = int(running[-1])
+    return deepest
+
+
+def parse_json(path: str, member: str, data: bytes | bytearray) -> Any:
+    """Decode a UTF-8 JSON member, its nesting bounded by :data:`MAX_JSON_DEPTH`.
+
+    Parameters
+    ----------
+    path, member : str
+        For messages.
+    data : bytes or bytearray
+
+    Returns
+    -------
+    value : object
+        The decoded JSON value.
+
+    Raises
+    ------
+    ModelFileError
+        When the bytes are not UTF-8, not JSON, or nested deeper than :data:`MAX_JSON_DEPTH`.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ModelFileError(f"{path}: member {member!r} is not UTF-8 text (byte "
+                             f"{exc.start}: {exc.reason})") from None
+    depth = json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise ModelFileError(f"{path}: member {member!r} nests JSON {depth} levels deep, over "
+                             f"the limit of {MAX_JSON_DEPTH}")
+    try:
+        return json.loads(text)
+    except RecursionError:  # pragma: no cover - the depth bound comes first
+        raise ModelFileError(f"{path}: member {member!r} nests JSON too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, or an integer literal too long to convert
+        raise ModelFileError(f"{path}: member {member!r} is not valid JSON ({exc})") from None
+
+
+def read_npy(path: str, member: str, data: bytes | bytearray) -> np.ndarray:
+    """Build the array of a ``.npy`` member after checking its header against its bytes.
+
+    Parameters
+    ----------
+    path, member : str
+        For messages.
+    data : bytes or bytearray
+        The member (from :func:`read_member`); a bytearray is used in place, without a copy.
+
+    Returns
+    -------
+    array : numpy.ndarray
+        Writable, C- or Fortran-ordered as the header says.
+
+    Raises
+    ------
+    ModelFileError
+        When the header is unreadable or of an unknown version, the dtype holds Python objects
+        (it would need pickle), the shape is invalid, claims more than
+        :data:`MAX_MEMBER_BYTES`, or disagrees with the number of data bytes.
+    """
+    fmt = np.lib.format
+
+    def fail(why: str) -> ModelFileError:
+        return ModelFileError(f"{path}: member {member!r} is not a plain NumPy array: {why}")
+
+    head = io.BytesIO(bytes(memoryview(data)[:MAX_NPY_HEADER_BYTES + 16]))
+    try:
+        version = fmt.read_magic(head)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(head)
+        elif version == (2, 0):
+            shape, fortran, dtype = fmt.read_array_header_2_0(head)
+        else:
+            raise fail(f".npy format version {version} (a model file uses 1.0 or 2.0)")
+    except ModelFileError:
+        raise
+    except _ERRORS as exc:
+        raise fail(f"unreadable header ({exc})") from None
+    if dtype.hasobject:
+        raise fail(f"dtype {dtype} holds Python objects (reading it would need pickle)")
+    if dtype.itemsize == 0:
+        raise fail(f"dtype {dtype} has no size")
+    if not all(isinstance(n, int) and n >= 0 for n in shape):
+        raise fail(f"invalid shape {shape}")
+    offset = head.tell()
+    count = math.prod(shape)  # Python integers: no overflow for forged shapes
+    if count * dtype.itemsize > MAX_MEMBER_BYTES:
+        raise fail(f"the header claims shape {shape} of {dtype} ({count} elements, "
+                   f"{count * dtype.itemsize} bytes), over the limit of {MAX_MEMBER_BYTES}")
+    if count * dtype.itemsize != len(data) - offset:
+        raise fail(f"the header claims shape {shape} of {dtype} ({count * dtype.itemsize} "
+                   f"bytes) but the member holds {len(data) - offset} bytes of data")
+    flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
+    array = flat.reshape(shape, order="F" if fortran else "C")
+    if not (array.flags.writeable and array.flags.aligned):  # bytes, or an odd header length
+        array = array.copy(order="K")
+    return array
+
+
+def npy_bytes(array: np.ndarray) -> bytes:
+    """A ``.npy`` member for ``array``, in its own memory order (Fortran stays Fortran).
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        Without Python objects.
+
+    Returns
+    -------
+    data : bytes
+    """
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, array, allow_pickle=False)
+    return buf.getvalue()
+
+
+def _deflates_too_well(data: bytes) -> bool:
+    if len(data) <= COMPRESSION_RATIO_FLOOR:
+        return False
+    # the compressor zipfile uses for ZIP_DEFLATED at its default level
+    compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
+    size = len(compressor.compress(data)) + len(compressor.flush())
+    return len(data) > MAX_COMPRESSION_RATIO * size
+
+
+def write_archive(path: str, members: Mapping[str, bytes]) -> None:
+    """Write ``members`` to a zip archive at ``path``, atomically.
+
+    The archive is written to a new temporary file next to ``path``, flushed to disk, then
+    renamed over ``path``; on any error or interruption the temporary file is removed and
+    ``path`` is left as it was. What already is at ``path`` follows the rule of
+    :mod:`ecrm.model_files._atomic`: a symbolic link is followed, a FIFO or a character device is
+    written through (never replaced), a directory, a socket or a block device is refused. Members
+    are deflated, except those that would compress beyond :data:`MAX_COMPRESSION_RATIO` (stored
+    instead, so the reader accepts them); timestamps are fixed, so the same model gives the same
+    bytes.
+
+    Parameters
+    ----------
+    path : str
+    members : mapping of str to bytes
+        In the order to write them.
+
+    Raises
+    ------
+    ModelFileError
+        When a member is larger than the reader accepts (:data:`MAX_METADATA_BYTES` for
+        ``.json`` and ``.sha256`` members, :data:`MAX_MEMBER_BYTES` for others) or the
+        total exceeds :data:`MAX_ARCHIVE_BYTES`; nothing is written then.
+    ecrm.model_files._atomic.OutputError
+        When ``path`` is a directory, a socket or a block device (a ``ValueError``).
+    OSError
+        When the file cannot be written.
+    """
+    for name, data in members.items():
+        limit = (MAX_METADATA_BYTES if name.endswith((".json", ".sha256"))
+                 else MAX_MEMBER_BYTES)
+        if len(data) > limit:
+            raise ModelFileError(f"cannot save {path}: member {name!r} would be {len(data)} "
+                                 f"bytes, over the limit of {limit} a model file is read with")
+    total = sum(len(data) for data in members.values())
+    if total > MAX_ARCHIVE_BYTES:
+        raise ModelFileError(f"cannot save {path}: {total} bytes in all, over the limit of "
+                             f"{MAX_ARCHIVE_BYTES} a model file is read with")
+    with _atomic.atomic_path(path, sync=True) as tmp, open(tmp, "wb") as raw:
+        with zipfile.ZipFile(raw, "w") as zf:
+            for name, data in members.items():
+                info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+                info.compress_type = (zipfile.ZIP_STORED if _deflates_too_well(data)
+                                      else zipfile.ZIP_DEFLATED)
+                info.external_attr = 0o644 << 16
+                zf.writestr(info, data)

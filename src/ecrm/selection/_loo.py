@@ -1,0 +1,593 @@
+r"""The one exact leave-one-out search: :class:`ecrm.ECRMCV` and the ranking baseline use it.
+
+Every solver's leave-one-out basis (:class:`ecrm.weights._fit.LooBasis`) factorises its
+training problem once and evaluates a criterion on the exact leave-one-out predictions for
+every ridge and intercept: the dual from one eigendecomposition :math:`K = Q\Lambda Q^\top`
+(:class:`ecrm.weights.kernel._ridge.LeaveOneOut`), the primal and Nystrom solvers from one of
+:math:`F^\top F`, block by block. The criterion is pluggable (:class:`ecrm.weights._fit.
+Criterion`): :class:`TaskLoss`, the mean leave-one-out task loss through the output space's
+oracle; :class:`ScoreMetric`, a ranking metric of the leave-one-out *label scores* (the
+scores :math:`\hat p_j(x) = \sum_i w_i(x) y_{ij}` are ridge regressions of the label
+columns, so no oracle runs); or :class:`CallableCriterion`, any ``score(Y, P)``.
+:func:`leave_one_out_search` runs the kernel-subsample stage, then evaluates and ranks the
+candidates, as scikit-learn's ``_RidgeGCV`` does for ``RidgeCV``; the estimator refits the
+best from its basis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from sklearn.metrics import label_ranking_average_precision_score
+from sklearn.model_selection import ParameterGrid
+
+from ecrm.estimators._parameters import check_parameter, vocabulary
+from ecrm.exceptions import GridEdgeWarning
+from ecrm.losses.base import LinearLoss
+from ecrm.reporting.metrics import macro_auprc, micro_auprc
+from ecrm.spaces.base import OutputSpace
+from ecrm.weights._fit import Criterion, LooBasis, Outcome, Trial
+from ecrm.weights.kernel._kernels import check_kernel_params
+from ecrm.weights.kernel._ridge import check_ridge
+from ecrm.weights.kernel._solvers.dual import gram_eigendecomposition
+
+__all__ = ["SCORERS", "GridEdgeWarning", "LooCosts", "ScoreMetric", "SearchOutcome", "TaskLoss",
+           "alpha_grid", "check_scoring", "grid_edges", "gram_eigendecomposition",
+           "intercept_options", "kernel_settings", "leave_one_out_search"]
+
+
+#: Ranking metrics of label scores, by name: ``f(Y_true, scores) -> float``, greater is better
+#: (the names of ``ecrm.estimators._parameters.CONSTRAINTS["scoring"]`` other than ``"loss"``).
+SCORERS: dict[str, Callable] = {
+    "micro_auprc": micro_auprc,
+    "macro_auprc": macro_auprc,
+    "lrap": label_ranking_average_precision_score,
+}
+
+
+def check_scoring(scoring) -> Callable | None:
+    """The metric of label scores that ``scoring`` names, or ``None`` for the task loss.
+
+    Parameters
+    ----------
+    scoring : None, "loss", a key of :data:`SCORERS` or callable
+        A callable is ``f(Y_true, scores) -> float``, greater is better.
+
+    Returns
+    -------
+    metric : callable or None
+
+    Examples
+    --------
+    >>> check_scoring("loss") is None, check_scoring("micro_auprc").__name__
+    (True, 'micro_auprc')
+    """
+    scoring = check_parameter("scoring", scoring)
+    if scoring is None or (isinstance(scoring, str) and scoring == "loss"):
+        return None
+    return SCORERS[scoring] if isinstance(scoring, str) else scoring
+
+
+# -- the grid ---------------------------------------------------------------------------------
+def alpha_grid(alphas) -> list[float]:
+    """The checked candidate alphas (``None``: ``np.logspace(-6, 2, 17)``).
+
+    >>> alpha_grid([1e-3, 0.1])
+    [0.001, 0.1]
+    """
+    alphas = np.logspace(-6, 2, 17) if alphas is None else np.atleast_1d(alphas)
+    if alphas.size == 0:
+        raise ValueError("alphas must not be empty")
+    return [check_parameter("alpha", a, f"alphas[{i}]") for i, a in enumerate(alphas.tolist())]
+
+
+def intercept_options(fit_intercept) -> list[bool]:
+    """The intercept settings ``fit_intercept`` asks to try: both for ``"auto"``.
+
+    >>> intercept_options("auto"), intercept_options(False)
+    ([True, False], [False])
+    """
+    if isinstance(fit_intercept, str) and fit_intercept == "auto":
+        return [True, False]
+    if isinstance(fit_intercept, (bool, np.bool_)):
+        return [bool(fit_intercept)]
+    raise ValueError(f"fit_intercept must be True, False or 'auto'; got {fit_intercept!r}")
+
+
+def kernel_settings(own: dict, kernel_grid) -> list[dict]:
+    """The checked kernel settings of a search: ``own`` (the checked kernel parameters)
+    overridden by each setting of ``kernel_grid`` in
+    :class:`~sklearn.model_selection.ParameterGrid` order, or ``[own]`` without a grid.
+
+    Every search expands a grid here, so the same grid gives the same settings, hence the
+    same keys of a cached eigendecomposition (``memory``), whoever searches.
+
+    >>> own = check_kernel_params("rbf")
+    >>> [s["kernel"] for s in kernel_settings(own, {"kernel": ["linear", "rbf"]})]
+    ['linear', 'rbf']
+    """
+    if kernel_grid is None:
+        return [own]
+    if own["kernel"] == "precomputed":
+        raise ValueError("kernel_grid cannot be combined with kernel='precomputed'")
+    settings = []
+    for override in ParameterGrid(kernel_grid):
+        unknown = set(override) - {"kernel", "gamma", "degree", "coef0"}
+        if unknown:
+            raise ValueError(f"kernel_grid may only set kernel, gamma, degree and coef0; "
+                             f"got {sorted(unknown)}")
+        try:
+            params = check_kernel_params(**{**own, **override})
+        except ValueError as exc:  # name the grid: the setting is not the estimator's own
+            raise ValueError(f"kernel_grid: {exc}") from None
+        if params["kernel"] == "precomputed":
+            raise ValueError("kernel_grid cannot contain 'precomputed'")
+        settings.append(params)
+    return settings
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One (kernel, alpha, intercept) candidate and its leave-one-out score.
+
+    ``score`` is minus the mean leave-one-out task loss (``mean_loss``), or the metric of the
+    leave-one-out label scores (``mean_loss`` is then NaN: no oracle ran). Candidates are
+    ranked by :attr:`sort_key`: higher score, then the earlier kernel setting, then stronger
+    regularisation, then the intercept. ``added``: tried by an extension of the grid (its
+    alpha, or its kernel setting), not given in it.
+    """
+
+    kernel_params: dict
+    kernel_index: int
+    alpha: float
+    fit_intercept: bool
+    score: float
+    mean_loss: float = float("nan")
+    added: bool = False
+
+    @property
+    def sort_key(self) -> tuple:
+        return (-self.score, self.kernel_index, -self.alpha, not self.fit_intercept)
+
+
+def candidates_table(candidates: Sequence[Candidate]) -> dict:
+    """Evaluated candidates as a ``cv_results_`` dict (see :meth:`SearchOutcome.table`)."""
+    keys = [c.sort_key for c in candidates]
+    rank = np.empty(len(keys), dtype=int)
+    rank[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(1, len(keys) + 1)
+    from ecrm.selection._search import search_results
+
+    return search_results(
+        [{**c.kernel_params, "alpha": c.alpha, "fit_intercept": c.fit_intercept}
+         for c in candidates],
+        np.array([c.score for c in candidates]), rank,
+        alpha=np.array([c.alpha for c in candidates]),
+        fit_intercept=np.array([c.fit_intercept for c in candidates]),
+        mean_loss=np.array([c.mean_loss for c in candidates]),
+        added=np.array([c.added for c in candidates], dtype=bool))
+
+
+# -- criteria --------------------------------------------------------------------------------
+class TaskLoss(Criterion):
+    """Minus the mean leave-one-out task loss: the leave-one-out costs (all target columns
+    but the constant) through the output space's exact oracle, compared with the outputs."""
+
+    decomposable = True
+
+    def __init__(self, loss: LinearLoss, output_space: OutputSpace):
+        self.loss, self.output_space = loss, output_space
+
+    def predict(self, P: np.ndarray, where: str) -> np.ndarray:
+        costs = P[:, :-1]
+        if not np.isfinite(costs).all():
+            raise ValueError(f"the leave-one-out costs are not finite for {where}: the kernel "
+                             f"values are too large or alpha too small for this data")
+        return self.output_space.minimize(costs, self.loss.cost_form)
+
+    def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
+        Y_loo = self.predict(P, where)
+        mean_loss = float(np.mean(self.loss(Y_loo, Y)))
+        return Outcome(-mean_loss, mean_loss, predictions=Y_loo)
+
+    def block_total(self, P: np.ndarray, Y: np.ndarray, where: str) -> float:
+        return float(np.sum(self.loss(self.predict(P, where), Y)))
+
+    def from_total(self, total: float, n: int) -> Outcome:
+        mean_loss = float(total / n)
+        return Outcome(-mean_loss, mean_loss)
+
+
+class LooCosts(Criterion):
+    """Not a criterion to maximise: :meth:`predict` hands back the leave-one-out costs
+    themselves (all target columns but the constant), for
+    :meth:`~ecrm.weights._fit.LooBasis.loo_predictions`."""
+
+    def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
+        raise NotImplementedError("LooCosts only gives the costs (predict)")
+
+    def predict(self, P: np.ndarray, where: str) -> np.ndarray:
+        return np.array(P[:, :-1], dtype=float)
+
+
+class ScoreMetric(Criterion):
+    """A ranking metric of the exact leave-one-out label scores (the label columns'
+    regressions, clipped to [0, 1] and made consistent as at prediction); no oracle runs."""
+
+    on_labels = True
+
+    def __init__(self, metric: Callable, output_space: OutputSpace):
+        self.metric, self.output_space = metric, output_space
+
+    def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
+        S = _scores(P, self.output_space)
+        return Outcome(float(self.metric(Y, S)), scores=S)
+
+
+class CallableCriterion(Criterion):
+    """``score(Y, P) -> float`` (greater is better) of the leave-one-out predictions ``P`` of
+    the regression targets, e.g. minus the discordant pairs of the rankings they give."""
+
+    def __init__(self, score: Callable):
+        self.score = score
+
+    def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
+        return Outcome(float(self.score(Y, P)))
+
+
+def _scores(raw: np.ndarray, output_space: OutputSpace) -> np.ndarray:
+    """Label scores as :meth:`ecrm.ECRM.predict_scores` makes them: clipped, consistent.
+    ``raw`` (a fresh array) is clipped in place."""
+    return output_space.consistent_scores(np.clip(raw, 0.0, 1.0, out=raw))
+
+
+# -- the search ------------------------------------------------------------------------------
+#: Kernels whose ``gamma`` is a width the search extends (by the grid's own ratio).
+WIDTH_KERNELS = vocabulary("width_kernel")
+#: Alpha is extended one decade at a time.
+ALPHA_STEP = 10.0
+_SQRT_EPS = float(np.sqrt(np.finfo(float).eps))
+
+
+def alpha_limits(diagonal_max: float) -> tuple[float, float]:
+    r"""The alphas an extended search stays within: ``(sqrt(eps) * d, d / sqrt(eps))``.
+
+    With :math:`d = \max_i K_{ii}` (``diagonal_max``; for the primal solvers the largest
+    squared feature-row norm, the diagonal of :math:`FF^\top`), the largest eigenvalue obeys
+    :math:`\lambda_{\max} \le \operatorname{tr} K \le m d`. Hence
+
+    * the floor :math:`\alpha \ge \sqrt\varepsilon\, d` keeps the condition number of
+      :math:`K + m\alpha I` below :math:`1 + 1/\sqrt\varepsilon \approx 6.7\times 10^7` and
+      every leave-one-out denominator :math:`1 - H_{ii} \ge m\alpha / (\lambda_{\max} +
+      m\alpha)` above :math:`\sqrt\varepsilon`: the solves and the exact leave-one-out values
+      keep about half of the float64 digits (eigenvalue round-off is about
+      :math:`\varepsilon\lambda_{\max}`, below :math:`\sqrt\varepsilon\, m\alpha`);
+    * the ceiling :math:`\alpha \le d / \sqrt\varepsilon` is where every eigendirection is
+      shrunk by :math:`\lambda_k / (\lambda_k + m\alpha) \le \sqrt\varepsilon`: the fit is the
+      intercept alone (or zero) to about eight digits, and larger alphas change nothing.
+
+    >>> low, high = alpha_limits(1.0)  # an RBF kernel
+    >>> f"{low:.3g} {high:.3g}"
+    '1.49e-08 6.71e+07'
+    """
+    d = abs(float(diagonal_max))
+    return _SQRT_EPS * d, d / _SQRT_EPS
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """The result of one stage of :func:`leave_one_out_search`.
+
+    Attributes
+    ----------
+    candidates : list of Candidate
+        In evaluation order (kernel settings, then intercepts, then alphas; then the
+        candidates an extension added).
+    best : Candidate
+        The first candidate with the smallest :attr:`Candidate.sort_key`.
+    basis : LooBasis
+        The best candidate's basis (refit from it: ``basis.refit(trial)``).
+    trial : Trial
+        The best candidate's ridge and intercept.
+    predictions : ndarray of shape (len(rows), d)
+        The best candidate's leave-one-out predictions (``None`` without an oracle).
+    rows : ndarray of int
+        The training points the criterion is averaged over.
+    scores : ndarray of shape (len(rows), d) or None
+        The best candidate's leave-one-out label scores, when they were the criterion.
+    stopped : dict
+        Why an extension of the grid stopped at a bound while its end still won: by kernel
+        position (alpha) and under ``"gamma"``; one sentence each.
+    """
+
+    candidates: list[Candidate]
+    best: Candidate
+    basis: LooBasis = field(repr=False)
+    trial: Trial = field(repr=False)
+    predictions: np.ndarray | None = field(repr=False)
+    rows: np.ndarray = field(repr=False)
+    scores: np.ndarray | None = field(default=None, repr=False)
+    stopped: dict = field(default_factory=dict, repr=False)
+
+    def table(self) -> dict:
+        """The candidates as a ``cv_results_`` dict (:func:`ecrm.selection.search_results`):
+        ``params``, ``mean_score`` (the leave-one-out criterion), ``rank`` (1 = best), then
+        ``alpha``, ``fit_intercept``, ``mean_loss`` (the mean leave-one-out task loss; NaN
+        when the criterion is a metric of the scores) and ``added`` (tried by an extension
+        of the grid)."""
+        return candidates_table(self.candidates)
+
+    def bounds_hit(self) -> list[str]:
+        """The bounds that stopped an extension at the selected candidate (its alpha, its
+        gamma): what :class:`~ecrm.exceptions.GridEdgeWarning` says."""
+        return [self.stopped[key] for key in (self.best.kernel_index, "gamma")
+                if key in self.stopped]
+
+
+def _loo_rows(m: int, loo_samples: int | None, rng) -> np.ndarray:
+    if loo_samples is not None and loo_samples < m:
+        return np.sort(rng.choice(m, loo_samples, replace=False))
+    return np.arange(m)
+
+
+def leave_one_out_search(source, settings: Sequence[dict],
+                         candidates: Sequence[tuple[float, bool]], criterion: Criterion, *,
+                         random_state=None, loo_samples: int | None = None,
+                         kernel_subsample: int | None = None, refine: bool = False,
+                         oracle: Criterion | None = None, progress=None, extend: bool = False,
+                         max_added_gammas: int = 0
+                         ) -> tuple[SearchOutcome, SearchOutcome | None]:
+    r"""Exact leave-one-out criterion of every (kernel, alpha, intercept) candidate.
+
+    With ``kernel_subsample`` (and several kernel settings) the kernel is chosen first on
+    that many random points (stage 1, each basis restricted to them), then alpha and the
+    intercept with that kernel on every point (stage 2).
+
+    Parameters
+    ----------
+    source : DualSource, FeatureSource or any object with ``n_rows`` and ``basis(k, subset)``
+        The solver's leave-one-out bases
+        (:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`); with ``add_setting(params) ->
+        k`` too, the kernel widths can be extended.
+    settings : sequence of dict
+        The kernel settings ``source`` was made for.
+    candidates : sequence of (float, bool)
+        ``(alpha, fit_intercept)`` pairs, evaluated for every kernel.
+    criterion : Criterion
+        :class:`TaskLoss`, :class:`ScoreMetric`, :class:`CallableCriterion` or another.
+    random_state : RandomState, optional
+        Draws the stage-1 subset, then each stage's ``loo_samples`` rows.
+    loo_samples : int, optional
+        Average the criterion over this many random points (default: all).
+    kernel_subsample : int, optional
+    refine : bool, default=False
+        Coarse to fine over alpha, per kernel: first every other alpha of the sorted grid
+        (both ends included), then the grid neighbours of the best of those, every intercept
+        setting each time; the candidates not evaluated are left out of the table. The
+        choice equals the full grid's whenever the criterion, along the grid, has no maximum
+        that falls between two coarse points away from the best coarse point (e.g. it is
+        unimodal in alpha); it evaluates about half of the alphas.
+    oracle : Criterion, optional
+        Gives the best candidate's leave-one-out ``predictions`` when ``criterion`` did not
+        (e.g. :class:`TaskLoss` after a :class:`ScoreMetric` search).
+    progress : tqdm-like, optional
+        Told what is being done before each kernel's factorisation (``set_postfix_str``) and
+        advanced by one per evaluated candidate (``update``).
+    extend : bool, default=False
+        Extend a grid (of more than one value) past an end that wins. Alpha, per kernel
+        setting: while the best alpha of the kernel is the smallest (largest) tried and the
+        last step strictly improved the criterion, the next decade, ``alpha / 10``
+        (``* 10``), every intercept setting, from the same factorisation; never past
+        :func:`alpha_limits`. The width ``gamma`` of an RBF or laplacian kernel, in the
+        stage that chooses the kernel: while the selected gamma is the smallest (largest)
+        of its kernel's and the last step strictly improved, one more setting at ``gamma``
+        divided (multiplied) by the ratio of the two end values of its grid, with the whole
+        alpha search (one more factorisation each); at most ``max_added_gammas`` of them.
+        A bound that stops an extension whose end still wins is recorded in
+        :attr:`SearchOutcome.stopped`.
+    max_added_gammas : int, default=0
+        The most kernel settings ``extend`` may add.
+
+    Returns
+    -------
+    search, stage1 : SearchOutcome and SearchOutcome or None
+    """
+    m = source.n_rows
+    indices = list(range(len(settings)))
+    settings = list(settings)
+    stage1 = None
+    widths = extend and hasattr(source, "add_setting")
+
+    def stage(basis_of, indices, rows, what, **kw):
+        return _stage(basis_of, settings, indices, candidates, criterion, rows, refine,
+                      progress, what, extend=extend, **kw)
+
+    if kernel_subsample is not None and len(settings) > 1 and kernel_subsample < m:
+        sub = np.sort(random_state.choice(m, kernel_subsample, replace=False))
+        rows = _loo_rows(len(sub), loo_samples, random_state)
+        what = f"kernel on {len(sub)} points"
+        stage1 = stage(lambda k: source.basis(k, sub), indices, rows, what)
+        if widths:
+            stage1 = _extend_widths(stage1, source, settings, max_added_gammas, lambda k: stage(
+                lambda j: source.basis(j, sub), [k], rows, what, added=True))
+        stage1 = _with_oracle(stage1, oracle)
+        indices = [stage1.best.kernel_index]
+    search = stage(source.basis, indices, _loo_rows(m, loo_samples, random_state), "alpha")
+    if widths and stage1 is None:
+        search = _extend_widths(search, source, settings, max_added_gammas,
+                                lambda k: stage(source.basis, [k], search.rows, "alpha",
+                                                added=True))
+    elif stage1 is not None and "gamma" in stage1.stopped:
+        search = replace(search, stopped={**search.stopped, "gamma": stage1.stopped["gamma"]})
+    return _with_oracle(search, oracle), stage1
+
+
+def grid_edges(best: Candidate, alphas: Sequence[float], settings: Sequence[dict]) -> list[str]:
+    """What of ``best`` lies at an end of its grid: alpha, and gamma among the settings of
+    its kernel; one sentence each (empty when nothing does, or a grid has one value)."""
+    notes = []
+    more = {"smallest": "smaller", "largest": "larger"}
+    grid = sorted(set(alphas))
+    if len(grid) > 1 and best.alpha in (grid[0], grid[-1]):
+        end = "smallest" if best.alpha == grid[0] else "largest"
+        notes.append(f"the chosen alpha={best.alpha:g} is the {end} of the grid of alphas "
+                     f"[{grid[0]:g} .. {grid[-1]:g}]; add {more[end]} values")
+    kernel, gamma = best.kernel_params["kernel"], best.kernel_params.get("gamma")
+    gammas = _gammas(settings, kernel)
+    if gamma is not None and len(gammas) > 1 and gamma in (gammas[0], gammas[-1]):
+        end = "smallest" if gamma == gammas[0] else "largest"
+        notes.append(f"the chosen gamma={gamma:g} ({kernel} kernel) is the {end} of the "
+                     f"gammas {[float(f'{g:.4g}') for g in gammas]}; add {more[end]} values")
+    return notes
+
+
+def _gammas(settings: Sequence[dict], kernel: str) -> list[float]:
+    return sorted({s["gamma"] for s in settings
+                   if s["kernel"] == kernel and s.get("gamma") is not None})
+
+
+def _with_oracle(search: SearchOutcome, oracle: Criterion | None) -> SearchOutcome:
+    """The best candidate's leave-one-out predictions by ``oracle`` (run once, on the best)."""
+    if search.predictions is not None or oracle is None:
+        return search
+    return replace(search, predictions=search.basis.loo_predictions(oracle, search.trial,
+                                                                    search.rows))
+
+
+def _extend_widths(search: SearchOutcome, source, settings: list[dict], most: int,
+                   run: Callable[[int], SearchOutcome]) -> SearchOutcome:
+    """``search`` with kernel widths added past the winning end (``extend`` of
+    :func:`leave_one_out_search`); ``run(k)`` searches the new setting ``k``."""
+    added, improved = 0, True
+    while improved:
+        best = search.best
+        kernel, gamma = best.kernel_params["kernel"], best.kernel_params.get("gamma")
+        gammas = _gammas(settings, kernel)
+        if kernel not in WIDTH_KERNELS or gamma is None or len(gammas) < 2 or \
+                gamma not in (gammas[0], gammas[-1]):
+            break
+        smallest = gamma == gammas[0]
+        if added >= most:
+            end = "smallest" if smallest else "largest"
+            search = replace(search, stopped={**search.stopped, "gamma": (
+                f"the chosen gamma={gamma:g} ({kernel} kernel) is the {end} of the gammas "
+                f"tried {[float(f'{g:.4g}') for g in gammas]}: the bound max_added_gammas="
+                f"{most} stopped the extension")})
+            break
+        ratio = gammas[1] / gammas[0] if smallest else gammas[-1] / gammas[-2]
+        params = {**best.kernel_params, "gamma": gamma / ratio if smallest else gamma * ratio}
+        k = source.add_setting(params)
+        settings.append(params)
+        added += 1
+        more = run(k)
+        improved = more.best.score > best.score
+        winner = more if more.best.sort_key < best.sort_key else search
+        search = replace(winner, candidates=search.candidates + more.candidates,
+                         stopped={**search.stopped, **more.stopped})
+    return search
+
+
+def _evaluate(basis: LooBasis, params: dict, position: int, pairs, criterion: Criterion,
+              rows: np.ndarray, progress, added: bool) -> list[tuple[Candidate, Trial, Outcome]]:
+    """The candidates of ``pairs`` ((alpha, intercept), sorted by alpha) on one basis."""
+    trials = [Trial(a, b, check_ridge(a, basis.n_fit, basis.diagonal_max),
+                    f"the kernel {params} with alpha={a!r}") for a, b in pairs]
+    out = []
+    for trial, outcome in zip(trials, basis.loo_values(criterion, trials, rows), strict=True):
+        out.append((Candidate(params, position, trial.alpha, trial.fit_intercept,
+                              outcome.score, outcome.mean_loss, added), trial, outcome))
+        if progress is not None:
+            progress.update(1)
+    return out
+
+
+def _extend_alphas(basis: LooBasis, params: dict, tried: list[Candidate],
+                   evaluate: Callable) -> str | None:
+    """Add decades of alpha past the winning end of ``tried`` (one kernel's candidates,
+    extended in place) until an end no longer wins, a step does not strictly improve, or
+    :func:`alpha_limits` stops it (the sentence returned then)."""
+    low, high = alpha_limits(basis.diagonal_max)
+    intercepts = list(dict.fromkeys(c.fit_intercept for c in tried))
+    while True:
+        top = min(tried, key=lambda c: c.sort_key)
+        alphas = sorted({c.alpha for c in tried})
+        if top.alpha == alphas[0]:
+            step, end = top.alpha / ALPHA_STEP, "smallest"
+        elif top.alpha == alphas[-1]:
+            step, end = top.alpha * ALPHA_STEP, "largest"
+        else:
+            return None
+        step = float(f"{step:.15g}")  # 1e-06, not 1.0000000000000002e-06 after 4 steps
+        if not low <= step <= high:
+            bound = (f"the numerical floor sqrt(eps) * max K_ii = {low:.3g}" if step < low
+                     else f"the ceiling max K_ii / sqrt(eps) = {high:.3g}")
+            return (f"the chosen alpha={top.alpha:g} is the {end} tried for the kernel "
+                    f"{params}: the next decade, {step:g}, lies beyond {bound} "
+                    f"(ecrm.selection._loo.alpha_limits), which stopped the extension")
+        new = evaluate([(step, b) for b in intercepts])
+        tried.extend(new)
+        if max(c.score for c in new) <= top.score:
+            return None
+
+
+def _stage(basis_of: Callable, settings, indices, candidates, criterion, rows, refine,
+           progress, what: str, *, extend: bool = False,
+           added: bool = False) -> SearchOutcome:
+    evaluated: list[Candidate] = []
+    found: tuple | None = None  # (candidate, basis, trial, outcome) of the best so far
+    stopped: dict = {}
+    grid = sorted({alpha for alpha, _ in candidates})
+    first = grid
+    if refine and len(grid) > 2:
+        first = grid[::2] + ([grid[-1]] if len(grid) % 2 == 0 else [])
+    for number, k in enumerate(indices):
+        # a kernel's position: its index in ``settings`` (stage 1 and a single stage); in
+        # stage 2, 0 (the one kernel of the stage)
+        position = k if added else number
+        if progress is not None:  # shown at once: a factorisation can take a while
+            progress.set_postfix_str(f"{what}: kernel {number + 1}/{len(indices)}, "
+                                     f"factorising", refresh=True)
+        params, basis = settings[k], basis_of(k)
+        if progress is not None:
+            progress.set_postfix_str(f"{what}: kernel {number + 1}/{len(indices)}",
+                                     refresh=False)
+        of_kernel: dict[int, Candidate] = {}
+        extra: list[Candidate] = []
+
+        def keep(results):
+            nonlocal found
+            for cand, trial, outcome in results:
+                if found is None or cand.sort_key < found[0].sort_key:
+                    found = (cand, basis, trial, outcome)  # noqa: B023 - used in this pass
+            return [cand for cand, _, _ in results]
+
+        pending, refined = first, first is grid
+        while pending:
+            # one alpha's intercept settings one after the other: they share the product
+            order = sorted((c for c, (a, _) in enumerate(candidates) if a in pending),
+                           key=lambda c: candidates[c][0])
+            results = keep(_evaluate(basis, params, position, [candidates[c] for c in order],
+                                     criterion, rows, progress, added))
+            of_kernel.update(zip(order, results, strict=True))
+            pending = []
+            if not refined:  # the grid neighbours of the best coarse alpha
+                refined = True
+                top = grid.index(min(of_kernel.values(), key=lambda c: c.sort_key).alpha)
+                pending = [grid[i] for i in (top - 1, top + 1)
+                           if 0 <= i < len(grid) and grid[i] not in first]
+        if extend and len(grid) > 1:
+            tried = list(of_kernel.values())
+            note = _extend_alphas(basis, params, tried, lambda pairs: keep(_evaluate(
+                basis, params, position, pairs, criterion, rows, progress, True)))  # noqa: B023
+            extra = tried[len(of_kernel):]
+            if note is not None:
+                stopped[position] = note
+        evaluated.extend(of_kernel[c] for c in range(len(candidates)) if c in of_kernel)
+        evaluated.extend(extra)
+    if found is None:
+        raise ValueError("leave_one_out_search needs at least one kernel setting and one "
+                         "candidate")
+    best, basis, trial, outcome = found
+    return SearchOutcome(evaluated, best, basis, trial, outcome.predictions, rows,
+                             outcome.scores, stopped)

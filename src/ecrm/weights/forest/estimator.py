@@ -1,0 +1,648 @@
+r"""ECRM with forest weights: the conditional risk estimated by a random forest.
+
+:class:`ForestECRM` estimates the conditional risk with the leaf co-membership weights of a
+forest (:mod:`ecrm.weights.forest._fit`),
+
+.. math:: \hat R(y|x) = \sum_{i=1}^m w_i(x)\, \ell(y, y_i), \qquad
+          w_i(x) = \frac1T \sum_{t=1}^T \frac{b_{ti}\, \mathbb 1[\ell_t(x_i) = \ell_t(x)]}
+          {\sum_j b_{tj}\, \mathbb 1[\ell_t(x_j) = \ell_t(x)]},
+
+and predicts its exact minimiser over the output space, as :class:`ecrm.ECRM` does with kernel
+ridge weights. For a loss linear in an embedding the trees are grown on :math:`\psi(Y)` (a
+multi-output regression forest whose leaves average :math:`\psi`), so the costs
+:math:`c(x) = \sum_i w_i(x)\psi(y_i)` are the forest's prediction; a loss without a linear
+form hands the weights to its risk minimiser. Its honest criterion is out of bag: every
+training point is predicted by the trees that never drew it (``oob_loss_``), and
+:class:`ForestECRMCV` chooses the forest's settings by it.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+
+import numpy as np
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ecrm.estimators._parameters import RANDOM_STATE, Checked, check_parameter, table, vocabulary
+from ecrm.estimators._validation import check_int
+from ecrm.losses.base import LinearLoss
+from ecrm.selection._loo import check_scoring
+from ecrm.selection._search import RESULTS_COLUMNS, ranks, search_results
+from ecrm.weights._risk import _ECRMBase
+from ecrm.weights.forest._fit import BagPattern, ForestFit, Grown, Trees, grow_forest, prune
+from ecrm.weights.kernel._solvers.rows import RiskTargets
+
+__all__ = ["ForestECRM", "ForestECRMCV"]
+
+FLAVOURS = vocabulary("flavour")
+
+
+def _check_max_samples(value):
+    if value is None or isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return None if value is None else check_int(value, "max_samples")
+    return check_parameter("max_samples", value)
+
+
+def n_draws(m: int, max_samples) -> int:
+    """Bootstrap draws per tree: ``m``, ``max_samples`` (at most ``m``) or a share of ``m``."""
+    if max_samples is None:
+        return m
+    if isinstance(max_samples, int):
+        return min(m, max_samples)
+    return max(1, round(m * max_samples))
+
+
+def _check_max_features(value):
+    if value is None or value in ("sqrt", "log2"):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"max_features must be a float in (0, 1], an int >= 1, 'sqrt', 'log2' "
+                        f"or None; got {value!r}")
+    if isinstance(value, numbers.Integral):
+        return check_int(value, "max_features")  # a count of features
+    return check_parameter("max_features", value)
+
+
+class ForestECRM(_ECRMBase):
+    r"""Structured prediction by conditional risk minimisation with forest weights.
+
+    See the module docstring for the weights. Fitting grows ``n_estimators`` trees of
+    scikit-learn's :class:`~sklearn.ensemble.RandomForestRegressor` (``flavour="random"``) or
+    :class:`~sklearn.ensemble.ExtraTreesRegressor` (``"extra"``, on bootstrap samples) on the
+    loss's embedding :math:`\psi(Y)` (a loss without a linear form: on the outputs ``Y``);
+    prediction is the forest's weighted sum of :math:`\psi(y_i)` followed by the output
+    space's exact oracle, or the loss's risk minimiser on the weights. Inputs are the features
+    as they are: trees need no scaling.
+
+    Parameters
+    ----------
+    loss : ecrm.losses.Loss
+    output_space : ecrm.spaces.base.OutputSpace
+    flavour : {"random", "extra"}, default="random"
+        Random forest (best split of a random subset of features) or extremely randomised
+        trees (random thresholds), both on bootstrap samples.
+    n_estimators : int >= 1, default=100
+    max_features : float in (0, 1], int >= 1, "sqrt", "log2" or None, default=0.5
+        Features tried at each split (scikit-learn's meaning).
+    min_samples_leaf : int >= 1, default=1
+    min_samples_split : int >= 2, default=2
+        Nodes of fewer drawn points are not split (scikit-learn's meaning): coarser leaves.
+        :class:`ForestECRMCV` grows one forest for every value of a grid and prunes it.
+    max_depth : int >= 1, default=None
+    max_samples : int >= 1, float in (0, 1] or None, default=None
+        Bootstrap draws per tree: ``m`` (``None``), at most this many, or this share of
+        ``m``. Smaller samples grow large forests faster and leave more trees out of bag.
+    n_split_targets : int >= 1, default=64
+        When the embedding is wider, the trees choose their splits on a projection of it to
+        this many columns (the leaves still average the whole embedding), so that wide
+        embeddings (DAG hierarchies) grow in the time of narrow ones. ``None``: always the
+        whole embedding.
+    split_projection : {"random", "principal"}, default="random"
+        That projection: a Gaussian random one, or the embedding's top principal components
+        (scikit-learn's :class:`~sklearn.decomposition.PCA`), which keep the most of its
+        variance in those columns.
+    n_jobs : int, default=None
+        Trees grown in parallel (scikit-learn's ``n_jobs``).
+    random_state : int, RandomState instance or None, default=None
+        The bootstrap samples, the feature subsets and the projection.
+
+    Attributes
+    ----------
+    oob_loss_ : float
+        The mean task loss of the out-of-bag predictions: each training point predicted from
+        the trees that did not draw it (the points every tree drew are left out).
+    oob_predictions_ : ndarray of shape (m, d)
+        Those predictions (rows of points with no out-of-bag tree are NaN).
+    risk_targets_ : ndarray of shape (m, e)
+        :math:`\psi(Y)` of the training outputs, which the weights average (a linear loss).
+    X_fit_, Y_fit_, label_names_ : as :class:`ecrm.ECRM`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ecrm import Hierarchy
+    >>> from ecrm.weights.forest.estimator import ForestECRM
+    >>> from ecrm.losses import HammingLoss
+    >>> h = Hierarchy([("a", "a1"), ("a", "a2")])
+    >>> X = np.array([[0.0], [0.1], [0.2], [1.0], [1.1], [1.2]])
+    >>> Y = np.array([[1, 1, 0]] * 3 + [[1, 0, 1]] * 3)
+    >>> model = ForestECRM(HammingLoss(), h, n_estimators=20, random_state=0).fit(X, Y)
+    >>> model.predict([[0.05], [1.05]])
+    array([[1., 1., 0.],
+           [1., 0., 1.]])
+    """
+
+    _fitted_attributes = tuple(
+        name for name in _ECRMBase._fitted_attributes if name != "kernel_params_"
+    ) + ("oob_loss_", "oob_predictions_")
+
+    _parameter_constraints = table(
+        "flavour", "n_estimators", "min_samples_leaf", "min_samples_split", "max_depth",
+        "n_split_targets", "split_projection",
+        max_features=Checked("a share in (0, 1], a count >= 1, 'sqrt', 'log2' or None",
+                             bad=("x", 0.0, 1.5, 0, True), function=_check_max_features),
+        max_samples=Checked("a share in (0, 1], a count >= 1 or None", bad=("x", 0.0, 1.5, 0),
+                            function=_check_max_samples),
+        n_jobs=Checked("joblib's n_jobs (scikit-learn checks it at fit)"),
+        random_state=RANDOM_STATE)
+
+    def __init__(self, loss, output_space, *, flavour="random", n_estimators=100,
+                 max_features=0.5, min_samples_leaf=1, min_samples_split=2, max_depth=None,
+                 max_samples=None, n_split_targets=64, split_projection="random", n_jobs=None,
+                 random_state=None):
+        self.loss = loss
+        self.output_space = output_space
+        self.flavour = flavour
+        self.n_estimators = n_estimators
+        self.max_features = max_features
+        self.min_samples_leaf = min_samples_leaf
+        self.min_samples_split = min_samples_split
+        self.max_depth = max_depth
+        self.max_samples = max_samples
+        self.n_split_targets = n_split_targets
+        self.split_projection = split_projection
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    _input_kernel = None  # the trees read the features as they are
+    _fits_dask = False
+
+    def fit(self, X, Y):
+        """Grow the forest on the loss's embedding and judge it out of bag.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (m, p)
+        Y : array-like of shape (m, d)
+            Training outputs, in the output space (as :meth:`ecrm.ECRM.fit` takes them).
+
+        Returns
+        -------
+        self : ForestECRM
+        """
+        params = self._check_params()
+        X, Y, seen = self._check_training_data(X, Y, None)
+        rng = check_random_state(self.random_state)
+        targets, n_risk, grow_on = self._split_targets(Y, params, rng)
+        grown = self._grow(X, grow_on, params, params["n_estimators"], rng)
+        fit = _forest_fit(grown, X, targets, n_risk)
+        loss, predictions = _judge(fit, self.loss, self.output_space, Y)
+        self._set_fitted(X, Y, seen, _fit=fit, oob_loss_=loss, oob_predictions_=predictions)
+        return self
+
+    def _split_targets(self, Y, params: Mapping, rng) -> tuple[np.ndarray, int, np.ndarray]:
+        """The training outputs' risk targets, how many of their columns the risk uses, and
+        the targets the trees split on (a projection of a wide embedding)."""
+        targets = RiskTargets(self.loss)(Y)
+        linear = isinstance(self.loss, LinearLoss)
+        n_risk = targets.shape[1] - Y.shape[1] if linear else 0
+        grow_on = targets[:, :n_risk - 1] if linear else targets
+        q = params["n_split_targets"]
+        if q is None or grow_on.shape[1] <= q:
+            return targets, n_risk, grow_on
+        if params["split_projection"] == "principal":
+            from sklearn.decomposition import PCA
+
+            pca = PCA(q, random_state=rng.randint(np.iinfo(np.int32).max))
+            return targets, n_risk, pca.fit_transform(grow_on)
+        return targets, n_risk, grow_on @ rng.standard_normal((grow_on.shape[1], q)) / np.sqrt(q)
+
+    def _grow(self, X, grow_on, params: dict, n_estimators: int, rng) -> Grown:
+        """``n_estimators`` trees of the setting ``params``, seeded from ``rng``."""
+        return grow_forest(
+            X, grow_on, flavour=params["flavour"], n_estimators=n_estimators,
+            max_features=params["max_features"], min_samples_leaf=params["min_samples_leaf"],
+            min_samples_split=params["min_samples_split"], max_depth=params["max_depth"],
+            n_draws=n_draws(X.shape[0], params["max_samples"]), n_jobs=self.n_jobs,
+            random_state=rng.randint(np.iinfo(np.int32).max))
+
+    def oob_costs(self) -> np.ndarray:
+        r"""Out-of-bag costs :math:`c(x_i)` of the training points (m, e), a linear loss
+        (rows of points with no out-of-bag tree are NaN)."""
+        self._require_linear()
+        return self.weighted_sum(self._forest_fit().risk_coef[:, :-1])
+
+    def weighted_sum(self, T, X=None, *, rows=None) -> np.ndarray:
+        r"""The forest's weighted sum :math:`\sum_i w_i(x)\, t_i` of values of the training
+        points.
+
+        With the embedding :math:`T = \psi'(Y)` of another linear loss on the same output
+        space this gives that loss's costs under this forest's weights, so that one forest
+        serves several losses (``T = loss.psi(Y)`` of the forest's own loss gives
+        :meth:`predict_costs` and :meth:`oob_costs`).
+
+        Parameters
+        ----------
+        T : array-like of shape (m, e)
+            One row per training point, in the training order.
+        X : array-like or sparse matrix of shape (n, p), optional
+            The rows to weigh; ``None``: the training points, out of bag (the rows of points
+            that every tree drew are NaN).
+        rows : array-like of int, optional
+            With ``X=None``, only these training points (indices), out of bag.
+
+        Returns
+        -------
+        S : ndarray of shape (n, e), or (m, e) out of bag (``(len(rows), e)`` with ``rows``)
+        """
+        fit = self._forest_fit()
+        T = np.asarray(T, dtype=float)
+        m = fit.bag.shape[0]
+        if T.ndim != 2 or T.shape[0] != m:
+            raise ValueError(f"T must have one row per training point, shape ({m}, e); "
+                             f"got shape {T.shape}")
+        if X is None:
+            if rows is not None:
+                rows = np.asarray(rows)
+                if rows.ndim != 1 or rows.dtype.kind not in "iu" or (
+                        len(rows) and not 0 <= rows.min() <= rows.max() < m):
+                    raise ValueError(f"rows must be indices of training points in [0, {m})")
+                if not len(rows):
+                    return np.empty((0, T.shape[1]))
+            return fit.oob_mean(T, rows=rows)
+        if rows is not None:
+            raise ValueError("rows selects training points out of bag; it needs X=None")
+        return self._apply(X, lambda B: np.asarray(B @ T), fit, T.shape[1], T.shape[1])
+
+    def oob_scores(self) -> np.ndarray:
+        """Out-of-bag label scores of the training points (m, d), as :meth:`predict_scores`
+        computes them (rows of points with no out-of-bag tree are NaN)."""
+        return _oob_scores(self._forest_fit(), self.output_space)
+
+    def fit_honest(self, X, Y, *, scores: bool = False):
+        """:meth:`fit`, then the out-of-bag costs (:meth:`oob_costs`) or label scores
+        (:meth:`oob_scores`) of every training point: an
+        :class:`ecrm.weights.HonestOutputs`."""
+        from ecrm.weights._risk import HonestOutputs
+
+        if not scores:
+            self._require_linear()
+        self.fit(X, Y)
+        values = self.oob_scores() if scores else self.oob_costs()
+        return HonestOutputs(np.arange(values.shape[0]), values)
+
+    @property
+    def honest_score_(self) -> float:
+        """Minus the out-of-bag task loss (``oob_loss_``)."""
+        return -float(self.oob_loss_)
+
+    def _forest_fit(self) -> ForestFit:
+        check_is_fitted(self, "X_fit_")
+        fit = self._fit
+        assert isinstance(fit, ForestFit)  # set only by fit or the checked loader
+        return fit
+
+    def _check_own_state(self, plan: Mapping, training) -> None:
+        """The forest (trees, bootstrap counts, leaves) and its out-of-bag summaries."""
+        X, Y, m, p, d, n_risk = training
+        fit = self._fit
+        if not isinstance(fit, ForestFit) or not isinstance(fit.trees, Trees):
+            raise TypeError(f"_fit must be a forest fit; found {type(fit).__name__}")
+        if fit.n_risk != n_risk:
+            raise ValueError(f"_fit has {fit.n_risk} risk targets; the loss needs {n_risk}")
+        fit.trees.check(p)
+        bag = fit.bag
+        if not (isinstance(bag, np.ndarray) and bag.dtype == np.uint16
+                and bag.shape == (m, fit.trees.n_trees)):
+            raise ValueError(f"_fit.bag must be a uint16 array of shape "
+                             f"{(m, fit.trees.n_trees)} (points x trees)")
+        draws = n_draws(m, plan["max_samples"])
+        if (bag.sum(axis=0, dtype=np.int64) != draws).any():
+            raise ValueError(f"every tree's bootstrap sample must draw {draws} points")
+        fit.X_train, fit.coef = X, RiskTargets(self.loss)(Y)
+        fit.check_leaves()
+        loss = self.oob_loss_
+        if not (isinstance(loss, float) and (loss >= 0 or np.isnan(loss))):
+            raise ValueError(f"oob_loss_ must be a non-negative float (NaN: no point out of "
+                             f"bag); found {loss!r}")
+        P = self.oob_predictions_
+        if not (isinstance(P, np.ndarray) and P.shape == (m, d) and P.dtype == np.float64):
+            raise ValueError(f"oob_predictions_ must be a float64 array of shape {(m, d)}")
+
+
+def _forest_fit(grown: Grown, X, targets: np.ndarray, n_risk: int,
+                pattern: BagPattern | None = None) -> ForestFit:
+    return ForestFit(grown.trees, grown.bag, n_risk, X_train=X, coef=targets,
+                     train_leaves=grown.leaves, pattern=pattern)
+
+
+def _judge(fit: ForestFit, loss, space, Y) -> tuple[float, np.ndarray]:
+    """The mean task loss of the out-of-bag predictions (over the points some tree left
+    out; NaN if none) and the predictions."""
+    predictions = _oob_predictions(fit, loss, space, Y)
+    seen = ~np.isnan(predictions).any(axis=1)
+    return float(np.mean(loss(predictions[seen], Y[seen]))) if seen.any() else np.nan, \
+        predictions
+
+
+def _oob_scores(fit: ForestFit, space) -> np.ndarray:
+    """Out-of-bag label scores (NaN rows where every tree drew the point)."""
+    def scores(S, seen):
+        S[seen] = space.consistent_scores(np.clip(S[seen], 0.0, 1.0))
+        return S
+
+    return fit.oob_mean(fit.marginal_coef, scores)
+
+
+def _oob_predictions(fit: ForestFit, loss, space, Y) -> np.ndarray:
+    """The exact risk minimisers of the training points' out-of-bag risks (NaN rows where
+    every tree drew the point), in row blocks."""
+    d = Y.shape[1]
+    if isinstance(loss, LinearLoss):
+        def minimize(C, seen):
+            P = np.full((C.shape[0], d), np.nan)
+            if seen.any():
+                P[seen] = space.minimize(C[seen], loss.cost_form)
+            return P
+
+        return fit.oob_mean(fit.risk_coef[:, :-1], minimize, d)
+
+    def predict(W, seen):
+        P = np.full((W.shape[0], d), np.nan)
+        if seen.any():
+            P[seen] = loss.minimize_risk((W if seen.all() else W[seen]).toarray(), Y, space)
+        return P
+
+    return fit.oob_map(predict, fit.coef.shape[1])
+
+
+def _forest_grid(param_grid, default=None) -> list[dict]:
+    """The settings of ``param_grid`` (``None``: ``default``, else
+    :attr:`ForestECRMCV.DEFAULT_GRID`), in :class:`~sklearn.model_selection.ParameterGrid`
+    order."""
+    if param_grid is None:
+        param_grid = ForestECRMCV.DEFAULT_GRID if default is None else default
+    grid = list(ParameterGrid(param_grid))
+    allowed = {"flavour", "max_features", "min_samples_leaf", "min_samples_split", "max_depth"}
+    for setting in grid:
+        unknown = set(setting) - allowed
+        if unknown:
+            raise ValueError(f"param_grid may set {sorted(allowed)}; got {sorted(unknown)}")
+    return grid
+
+
+def _check_param_grid(param_grid):
+    """``param_grid`` as given, once every value of every setting passed the constraint
+    :class:`ForestECRM` declares for it (before any forest grows)."""
+    for setting in _forest_grid(param_grid):
+        for name, value in setting.items():
+            ForestECRM._parameter_constraints[name].check(value, name)
+    return param_grid
+
+
+class ForestECRMCV(ForestECRM):
+    """:class:`ForestECRM` with its settings chosen out of bag.
+
+    Every setting of ``param_grid`` (keys among ``flavour``, ``max_features``,
+    ``min_samples_leaf``, ``min_samples_split``, ``max_depth``) is a forest on all the
+    training points; the one with the best out-of-bag criterion is kept as it is (that
+    criterion is an honest estimate for it: no refit). The criterion is minus the out-of-bag
+    task loss (``scoring="loss"``) or a ranking metric of the out-of-bag label scores, as in
+    :class:`ecrm.ECRMCV`, so the two families' ``best_score_`` compare
+    (:func:`ecrm.selection.select_honestly`).
+
+    Settings that differ only in ``min_samples_split`` share one forest, grown with the
+    smallest value and pruned for the others (:func:`ecrm.weights.forest._fit.prune`: the pruned
+    trees are distributed as trees grown with that value), so a grid of leaf sizes costs one
+    forest. With ``search_estimators``, every setting is first judged on that many trees;
+    the best setting's forest then grows on to ``n_estimators`` trees and the
+    ``min_samples_split`` values of its group are judged again on the whole forest.
+    ``split_search="descent"`` judges fewer of those values (see below).
+
+    Parameters
+    ----------
+    loss, output_space, n_estimators, max_samples, n_split_targets, split_projection :
+        As :class:`ForestECRM`; the other parameters of :class:`ForestECRM` are the defaults
+        of the settings ``param_grid`` does not name.
+    n_jobs, random_state :
+        As :class:`ForestECRM`.
+    param_grid : dict or list of dicts, default=None
+        scikit-learn's :class:`~sklearn.model_selection.ParameterGrid` format. ``None``:
+        ``{"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}``.
+    scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
+        As :class:`ecrm.ECRMCV`'s.
+    search_estimators : int >= 1 or None, default=None
+        Trees each setting is judged on before the best grows on to ``n_estimators``
+        (``None``, or at least ``n_estimators``: every setting grows them all).
+    split_search : {"grid", "descent"}, default="grid"
+        Which ``min_samples_split`` values of a group are judged: all (``"grid"``), or a
+        descent along the sorted values (``"descent"``): from the middle one (with
+        ``search_estimators``, on the whole forest: from the value chosen on fewer trees),
+        judge both neighbours and move to the better one while it beats the current value.
+        It ends at a local optimum of the criterion over the values, the grid's choice
+        when the criterion is unimodal in ``min_samples_split``, typically after three to
+        five judgements instead of all. Values not judged are NaN in ``cv_results_``.
+
+    Attributes
+    ----------
+    best_params_ : dict
+    best_score_ : float
+        The chosen setting's criterion (greater is better).
+    cv_results_ : dict of lists
+        The layout every search shares (:func:`ecrm.selection.search_results`): ``params``,
+        ``mean_score`` (the out-of-bag criterion) and ``rank`` of every setting, in grid
+        order, then ``oob_loss`` and ``n_estimators`` (the trees it was judged on; 0 and NaN
+        criteria: not judged). The choice (rank 1) is the best of the settings judged on
+        ``n_estimators`` trees.
+    """
+
+    _fitted_attributes = ForestECRM._fitted_attributes + ("best_params_", "best_score_",
+                                                          "cv_results_")
+    DEFAULT_GRID = {"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}
+
+    _parameter_constraints = {
+        **ForestECRM._parameter_constraints,
+        **table("scoring", "search_estimators", "split_search"),
+        "param_grid": Checked("settings of the forest's parameters",
+                              bad=({"alpha": [1.0]}, {"n_estimators": [0]}),
+                              function=_check_param_grid)}
+
+    def __init__(self, loss, output_space, *, param_grid=None, scoring="loss",
+                 search_estimators=None, split_search="grid", flavour="random",
+                 n_estimators=100,
+                 max_features=0.5, min_samples_leaf=1, min_samples_split=2, max_depth=None,
+                 max_samples=None, n_split_targets=64, split_projection="random", n_jobs=None,
+                 random_state=None):
+        super().__init__(loss, output_space, flavour=flavour, n_estimators=n_estimators,
+                         max_features=max_features, min_samples_leaf=min_samples_leaf,
+                         min_samples_split=min_samples_split, max_depth=max_depth,
+                         max_samples=max_samples, n_split_targets=n_split_targets,
+                         split_projection=split_projection, n_jobs=n_jobs,
+                         random_state=random_state)
+        self.param_grid = param_grid
+        self.scoring = scoring
+        self.search_estimators = search_estimators
+        self.split_search = split_search
+
+    def _grid(self) -> list[dict]:
+        return _forest_grid(self.param_grid, self.DEFAULT_GRID)
+
+    def fit(self, X, Y) -> ForestECRMCV:
+        """Grow one forest per setting (one per group of settings that differ only in
+        ``min_samples_split``) and keep the one with the best out-of-bag criterion.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (m, p)
+        Y : array-like of shape (m, d)
+
+        Returns
+        -------
+        self : ForestECRMCV
+        """
+        plan = self._check_params()
+        X, Y, seen = self._check_training_data(X, Y, None)
+        grid, metric = self._grid(), check_scoring(self.scoring)
+        rng = check_random_state(self.random_state)
+        seeds = rng.randint(np.iinfo(np.int32).max, size=len(grid))
+        base = {k: v for k, v in self.get_params(deep=False).items()
+                if k not in ("param_grid", "scoring", "search_estimators", "split_search")}
+        full = plan["n_estimators"]
+        first = min(full, plan["search_estimators"] or full)
+        judged: dict[int, tuple] = {}  # grid index: (score, oob loss, trees)
+        best: list = []  # (score, -index), index, fit, predictions: of forests of all trees
+
+        def judge_one(i, forest, prunings) -> tuple:
+            """Judge setting ``i`` on ``forest``'s trees pruned to its ``min_samples_split``;
+            its ``(score, -i)``, which orders the settings as the choice does."""
+            grown, targets, n_risk, smallest, pattern = forest
+            split = settings[i]["min_samples_split"]
+            pruned = prune(grown, split) if split > smallest else grown
+            fit = _forest_fit(pruned, X, targets, n_risk, pattern)
+            nodes = pruned.trees.n_nodes  # nested prunings with as many nodes are the same
+            if nodes not in prunings:
+                loss, predictions = _judge(fit, self.loss, self.output_space, Y)
+                score = -loss if metric is None else _oob_metric(fit, self.output_space, Y,
+                                                                  metric)
+                prunings[nodes] = (loss, predictions, float(score))
+            loss, predictions, score = prunings[nodes]
+            judged[i] = (score, loss, grown.trees.n_trees)
+            if grown.trees.n_trees == full and (not best or (score, -i) > best[0]):
+                best[:] = [(score, -i), i, fit, predictions]
+            return score, -i
+
+        def judge(group, grown, targets, n_risk, smallest, start=None):
+            order = sorted(group, key=lambda i: settings[i]["min_samples_split"])
+            forest = (grown, targets, n_risk, smallest, BagPattern(grown.bag))
+            prunings: dict[int, tuple] = {}  # nodes: (loss, predictions, score)
+            if plan["split_search"] == "grid":
+                for i in order:
+                    judge_one(i, forest, prunings)
+                return
+            at = (len(order) - 1) // 2 if start is None else order.index(start)
+            keys = {at: judge_one(order[at], forest, prunings)}
+            while True:  # descent: to the better neighbour while it beats the current value
+                near = [n for n in (at - 1, at + 1) if 0 <= n < len(order)]
+                for n in near:
+                    if n not in keys:
+                        keys[n] = judge_one(order[n], forest, prunings)
+                step = max(near, key=keys.__getitem__, default=at)
+                if not keys[step] > keys[at]:
+                    return
+                at = step
+
+        settings = [ForestECRM(**{**base, **s})._check_params() for s in grid]
+        groups: dict[tuple, list[int]] = {}
+        for i, params in enumerate(settings):
+            key = tuple(sorted((k, repr(v)) for k, v in params.items()
+                               if k != "min_samples_split"))
+            groups.setdefault(key, []).append(i)
+        kept: dict[tuple, tuple] = {}  # per group, what growing on needs
+        for key, group in groups.items():
+            params, group_rng = settings[group[0]], check_random_state(int(seeds[group[0]]))
+            smallest = min(settings[i]["min_samples_split"] for i in group)
+            targets, n_risk, grow_on = self._split_targets(Y, params, group_rng)
+            grown = self._grow(X, grow_on, {**params, "min_samples_split": smallest}, first,
+                               group_rng)
+            judge(group, grown, targets, n_risk, smallest)
+            if first < full:
+                kept[key] = (grown, targets, n_risk, grow_on, group_rng, smallest)
+        if first < full:  # the best setting's forest grows on; its group is judged again
+            lead = max(judged, key=lambda i: (judged[i][0], -i))
+            key = next(k for k, g in groups.items() if lead in g)
+            grown, targets, n_risk, grow_on, group_rng, smallest = kept.pop(key)
+            kept.clear()
+            more = self._grow(X, grow_on, {**settings[lead], "min_samples_split": smallest},
+                              full - first, group_rng)
+            judge(groups[key], Grown.concatenate([grown, more]), targets, n_risk, smallest,
+                  start=lead)
+        (score, _), chosen, fit, predictions = best
+        fit.pattern = None  # the search's: the model keeps no m x trees index array
+        self._set_fitted(X, Y, seen, _fit=fit, oob_loss_=judged[chosen][1],
+                         oob_predictions_=predictions, best_params_=dict(grid[chosen]),
+                         best_score_=float(score), cv_results_=_results(grid, judged, full))
+        return self
+
+    @property
+    def honest_score_(self) -> float:
+        """The out-of-bag criterion of the chosen setting (``best_score_``)."""
+        return float(self.best_score_)
+
+    def _check_own_state(self, plan: Mapping, training) -> None:
+        super()._check_own_state(plan, training)
+        grid, results = self._grid(), self.cv_results_
+        if not (isinstance(results, dict)
+                and set(results) == {*RESULTS_COLUMNS, "oob_loss", "n_estimators"}
+                and results["params"] == grid
+                and all(isinstance(results[k], list) and len(results[k]) == len(grid)
+                        and all(isinstance(v, float) for v in results[k])
+                        for k in ("oob_loss", "mean_score"))
+                and isinstance(results["n_estimators"], list)
+                and len(results["n_estimators"]) == len(grid)
+                and all(type(v) is int and 0 <= v <= plan["n_estimators"]
+                        for v in results["n_estimators"])):
+            raise ValueError("cv_results_ must hold params (the grid), mean_score and oob_loss, "
+                             "one float per setting, n_estimators, the trees of each, and rank")
+        judged = {i: row for i, row in enumerate(zip(
+            results["mean_score"], results["oob_loss"], results["n_estimators"], strict=True))
+            if row[2] > 0}
+        if results["rank"] != _results(grid, judged, plan["n_estimators"])["rank"]:
+            raise ValueError("cv_results_['rank'] must rank the settings by their criterion")
+        full = [i for i, n in enumerate(results["n_estimators"]) if n == plan["n_estimators"]]
+        best = max(full, key=lambda i: (results["mean_score"][i], -i)) if full else None
+        if best is None or self.best_params_ != grid[best] \
+                or self.best_score_ != results["mean_score"][best] \
+                or self.oob_loss_ != results["oob_loss"][best]:
+            raise ValueError("best_params_, best_score_ and oob_loss_ must be the best "
+                             "setting's of cv_results_ among those judged on n_estimators "
+                             "trees")
+
+
+def _results(grid: list[dict], judged: dict, full: int) -> dict:
+    """The search's ``cv_results_`` (:func:`ecrm.selection.search_results`): per setting its
+    criterion and out-of-bag loss (NaN: not judged) and the trees it was judged on (0: not
+    judged), ranked as the choice is made: the settings judged on all ``full`` trees first,
+    then by the criterion, then the earlier setting."""
+    rows = [judged.get(i, (np.nan, np.nan, 0)) for i in range(len(grid))]
+    keys = [(n != full, -s if s == s else np.inf, i) for i, (s, _, n) in enumerate(rows)]
+    return search_results(grid, [r[0] for r in rows], ranks(keys),
+                          oob_loss=[r[1] for r in rows], n_estimators=[r[2] for r in rows])
+
+
+def forest_state_of_old_layout(params: dict, state: dict) -> dict:
+    """ForestECRMCV's fitted state as a model file written before every search shared one
+    layout of ``cv_results_``: ``score`` is ``mean_score``, the ranks are derived, and a
+    file older still (no ``n_estimators``: every setting on all the trees) gets them."""
+    results = state.get("cv_results_")
+    if not (isinstance(results, dict) and "score" in results and "mean_score" not in results
+            and isinstance(results.get("params"), list)):
+        return state
+    n, n_estimators = len(results["params"]), params.get("n_estimators", 100)
+    trees = results.get("n_estimators", [n_estimators] * n)
+    judged = {i: row for i, row in enumerate(zip(results["score"], results.get(
+        "oob_loss", [np.nan] * n), trees, strict=False)) if row[2] > 0}
+    try:
+        table = _results(results["params"], judged, n_estimators)
+    except (TypeError, ValueError):  # not a table of the old layout: the check names it
+        return state
+    return {**state, "cv_results_": table}
+
+
+def _oob_metric(fit: ForestFit, space, Y, metric) -> float:
+    """``metric`` of the out-of-bag label scores of the points some tree left out."""
+    S = _oob_scores(fit, space)
+    seen = ~np.isnan(S).any(axis=1)
+    return float(metric(np.asarray(Y[seen], dtype=float), S[seen]))

@@ -1,0 +1,497 @@
+r"""One conditional risk from two estimators: the kernel's and the forest's, mixed.
+
+Kernel ridge (:class:`ecrm.ECRMCV`) and a forest (:class:`ecrm.ForestECRMCV`) each estimate
+the conditional risk as a weighted sum of the training losses (the forest's weights sum to
+one; the kernel's do with an intercept). A convex mixture of the two,
+
+.. math:: \hat R_\lambda(y|x) = \lambda \hat R_{\mathrm{kernel}}(y|x)
+          + (1 - \lambda) \hat R_{\mathrm{forest}}(y|x),
+          \qquad w_\lambda(x) = \lambda w_{\mathrm{kernel}}(x) + (1-\lambda) w_{\mathrm{forest}}(x),
+
+is again one (of the mixed weights); for a loss linear in an embedding its costs are
+the same mixture of the two families' costs, :math:`c_\lambda(x) = \lambda c_k(x) + (1-\lambda)
+c_f(x)`, and its label scores the same mixture of theirs. Each family also has honest
+out-of-sample costs of its training points: the kernel's exact leave-one-out costs and the
+forest's out-of-bag costs (every point judged only by the trees that never drew it). Mixing
+those gives the mixture's honest costs for every :math:`\lambda` at once, so
+:func:`choose_mixture` picks :math:`\lambda` on a grid by the task loss of the exact oracle on
+them (or by a ranking metric of the mixed out-of-sample label scores), with nothing refitted:
+:math:`\lambda = 1` is the kernel alone, :math:`\lambda = 0` the forest alone.
+:class:`MixedRiskECRM` fits both families and makes that choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ecrm.estimators._parameters import RANDOM_STATE, Checked, Rule, table
+from ecrm.estimators._template import StructuredEstimator
+from ecrm.selection._loo import check_scoring
+from ecrm.selection._search import RESULTS_COLUMNS, LeaveOneOutSearch, ranks, search_results
+from ecrm.weights.forest.estimator import ForestECRMCV
+from ecrm.weights.kernel.estimator import ECRMCV
+
+__all__ = ["MixedRiskECRM", "MixingChoice", "check_mixing_grid", "choose_mixture",
+           "honest_criterion", "kernel_loo_outputs"]
+
+
+#: The most shares a grid holds: each costs one evaluation of the mixed out-of-sample costs,
+#: and shares closer than 1e-4 give the same choice (a file's forged 2**28 is refused).
+MAX_MIXING_GRID = 10_001
+
+
+def check_mixing_grid(grid) -> np.ndarray:
+    """The grid of kernel shares :math:`\\lambda`: ``k`` (an int >= 2) evenly spaced values
+    from 0 to 1, or the given values, sorted, each in [0, 1]."""
+    if isinstance(grid, (int, np.integer)) and not isinstance(grid, bool):
+        if not 2 <= grid <= MAX_MIXING_GRID:
+            raise ValueError(f"mixing_grid must be at least 2 (the two pure families) and at "
+                             f"most {MAX_MIXING_GRID}; got {grid}")
+        return np.round(np.linspace(0.0, 1.0, int(grid)), 12)  # 0.3, not 0.30000000000000004
+    try:
+        values = np.asarray(grid, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"mixing_grid must be an int >= 2 or a sequence of floats in [0, 1]; "
+                        f"got {grid!r}") from None
+    if values.ndim != 1 or not 0 < values.size <= MAX_MIXING_GRID \
+            or not np.all((values >= 0) & (values <= 1)):
+        raise ValueError(f"mixing_grid must be a non-empty sequence of floats in [0, 1]; got "
+                         f"{grid!r}")
+    return np.unique(values)
+
+
+def _member_options(value, name: str) -> dict:
+    """A member's keyword arguments (``None``: none), without those the mixture sets."""
+    if value is not None and not (isinstance(value, dict)
+                                  and all(isinstance(k, str) for k in value)):
+        raise TypeError(f"{name} must be a dict of keyword arguments; got {value!r}")
+    reserved = {"loss", "output_space", "scoring", "random_state"} & set(value or {})
+    if reserved:
+        raise ValueError(f"{name} must not set {sorted(reserved)}: the mixture sets them for "
+                         f"both families")
+    return dict(value or {})
+
+
+def _kernel_options(value) -> dict:
+    """The kernel member's keyword arguments: no calibration either."""
+    options = _member_options(value, "kernel_options")
+    search = options.get("search")
+    if not isinstance(search, LeaveOneOutSearch):
+        search = None  # ECRMCV's own check names anything else
+    if options.get("calibration") is not None or (search is not None
+                                                  and search.calibration is not None):
+        raise ValueError("kernel_options must not set a calibration: the kernel's scores are "
+                         "mixed as the leave-one-out search judged them")
+    if search is not None and not _is_default_scoring(search.scoring):
+        raise ValueError("kernel_options must not set the search's scoring: the mixture sets "
+                         "it for both families")
+    return options
+
+
+def _is_default_scoring(scoring) -> bool:
+    return isinstance(scoring, str) and scoring == "loss"
+
+
+def _forest_options(value) -> dict:
+    """The forest member's keyword arguments."""
+    return _member_options(value, "forest_options")
+
+
+def kernel_loo_outputs(model: ECRMCV, X, Y, *, scores: bool = False):
+    """Fit ``model`` (in place) and give its exact leave-one-out costs, or label scores
+    (:meth:`ecrm.ECRMCV.fit_honest`, as a pair).
+
+    Parameters
+    ----------
+    model : ECRMCV
+        Fitted on ``(X, Y)`` by this call, exactly as ``model.fit(X, Y)`` would.
+    X : array-like or sparse matrix of shape (m, p)
+    Y : array-like of shape (m, d)
+    scores : bool, default=False
+        The label scores (as :meth:`ecrm.ECRM.predict_scores` makes them, without a
+        calibration) instead of the costs.
+
+    Returns
+    -------
+    rows : ndarray of int
+        The training points the selection averaged its criterion over (``loo_rows_``).
+    outputs : ndarray of shape (len(rows), e) or (len(rows), d)
+        The selected candidate's leave-one-out costs (the embedding's columns, the constant
+        left out) or label scores of those points.
+    """
+    honest = model.fit_honest(X, Y, scores=scores)
+    return honest.rows, honest.values
+
+
+def honest_criterion(outputs, Y, *, loss=None, output_space=None, metric=None,
+                     judge=None) -> tuple[float, float]:
+    """The criterion of combined honest outputs (greater is better) and their mean task
+    loss: minus the mean task loss of the exact oracle on the costs ``outputs`` (judged by
+    ``judge(outputs, Y)`` when given), or ``metric(Y, outputs)`` of label scores (the mean
+    loss is then NaN). Shared by :func:`choose_mixture` and :mod:`ecrm.weights.stack`."""
+    if metric is not None:
+        return float(metric(np.asarray(Y, dtype=float), outputs)), np.nan
+    judge = loss if judge is None else judge
+    mean_loss = float(np.mean(judge(output_space.minimize(outputs, loss.cost_form), Y)))
+    return -mean_loss, mean_loss
+
+
+@dataclass(frozen=True)
+class MixingChoice:
+    """The outcome of :func:`choose_mixture`.
+
+    Attributes
+    ----------
+    mixture : float
+        The chosen kernel share :math:`\\lambda`.
+    grid : ndarray
+        Every share tried, ascending.
+    scores : ndarray
+        The honest criterion of each (greater is better: minus the mean task loss, or the
+        metric).
+    mean_losses : ndarray
+        The mean task loss of each (NaN when a metric chose).
+    rows : ndarray of int
+        The training points judged (out of sample in both families).
+    """
+
+    mixture: float
+    grid: np.ndarray
+    scores: np.ndarray
+    mean_losses: np.ndarray
+    rows: np.ndarray
+
+
+def choose_mixture(kernel, forest, Y, grid, *, loss=None, output_space=None,
+                   metric=None, judge=None) -> MixingChoice:
+    r"""The kernel share :math:`\lambda` whose mixed out-of-sample outputs judge best.
+
+    Parameters
+    ----------
+    kernel : tuple (rows, outputs)
+        The kernel's leave-one-out costs (or label scores) of the training points ``rows``
+        (:func:`kernel_loo_outputs`).
+    forest : ndarray of shape (m, e) or (m, d)
+        The forest's out-of-bag costs (or label scores) of every training point; NaN rows
+        (no tree left the point out) are not judged.
+    Y : ndarray of shape (m, d)
+        The training outputs.
+    grid : int or sequence of float
+        See :func:`check_mixing_grid`.
+    loss, output_space : LinearLoss and OutputSpace
+        Judge the costs by the mean task loss of the exact oracle's outputs.
+    metric : callable, optional
+        Judge label scores by ``metric(Y, scores)`` instead (greater is better).
+    judge : callable, optional
+        Judge the oracle's outputs by ``judge(outputs, Y)`` (per-row losses) instead of
+        ``loss``: the costs are still ``loss``'s, minimised by its exact oracle (a model
+        trained for one loss, chosen by another).
+
+    Returns
+    -------
+    choice : MixingChoice
+        The first best share of the grid, in ascending order.
+    """
+    rows, K = kernel
+    rows, F = np.asarray(rows), np.asarray(forest, dtype=float)
+    if F.ndim != 2 or K.shape != (len(rows), F.shape[1]):
+        raise ValueError(f"the kernel's outputs {K.shape} and the forest's {F.shape} do not "
+                         f"describe the same points' same columns")
+    seen = ~np.isnan(F[rows]).any(axis=1)
+    rows, K, F = rows[seen], K[seen], F[rows[seen]]
+    if not len(rows):
+        raise ValueError("no training point is out of sample in both families")
+    grid = check_mixing_grid(grid)
+    Y = np.asarray(Y)[rows]
+    scores, losses = [], []
+    for share in grid:
+        score, mean_loss = honest_criterion(share * K + (1.0 - share) * F, Y, loss=loss,
+                                            output_space=output_space, metric=metric,
+                                            judge=judge)
+        scores.append(score)
+        losses.append(mean_loss)
+    best = int(np.argmax(scores))
+    return MixingChoice(float(grid[best]), grid, np.array(scores), np.array(losses), rows)
+
+
+class MixedRiskECRM(StructuredEstimator):
+    r"""ECRM on the honest mixture of a kernel's and a forest's conditional-risk estimates.
+
+    Fits :class:`ecrm.ECRMCV` and :class:`ecrm.ForestECRMCV` on the same data, then chooses
+    the kernel share :math:`\lambda` of the mixed risk
+    :math:`\hat R_\lambda = \lambda \hat R_{\mathrm{kernel}} + (1-\lambda)\hat R_{\mathrm{forest}}`
+    on ``mixing_grid`` by the honest criterion of the mixed out-of-sample costs (the kernel's
+    exact leave-one-out costs and the forest's out-of-bag costs) or label scores: see
+    :mod:`ecrm.weights.mixture`. Prediction is the exact oracle on the mixed costs.
+
+    Parameters
+    ----------
+    loss : LinearLoss
+    output_space : OutputSpace
+    kernel_options : dict, optional
+        Keyword arguments of the :class:`ecrm.ECRMCV` (not ``calibration``: a calibration is
+        chosen on the scores it is then judged on).
+    forest_options : dict, optional
+        Keyword arguments of the :class:`ecrm.ForestECRMCV`.
+    mixing_grid : int or sequence of float, default=11
+        The kernel shares tried: ``k`` evenly spaced values in [0, 1] (0 and 1, the pure
+        families, included), or the values given.
+    scoring : "loss", a metric name or callable, default="loss"
+        What the mixture and both families are chosen by: the task loss, or a ranking
+        metric of the label scores (as :class:`ecrm.ECRMCV`'s ``scoring``).
+    random_state : int, RandomState or None
+        Seeds both families (the kernel's subsets, the forest's trees).
+
+    Attributes
+    ----------
+    kernel_estimator_ : ECRMCV
+    forest_estimator_ : ForestECRMCV
+    mixture_ : float
+        The chosen :math:`\lambda` (the kernel's share).
+    best_score_ : float
+        Its honest criterion (greater is better).
+    cv_results_ : dict
+        The layout every search shares (:func:`ecrm.selection.search_results`): ``params``
+        (``{"mixture": share}``), ``mean_score`` (the honest criterion) and ``rank``, then
+        ``mixture`` (the grid) and ``mean_loss`` (NaN under a metric), one entry per share;
+        the two pure families are its ends.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` had string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ecrm import Hierarchy
+    >>> from ecrm.losses import HammingLoss
+    >>> h = Hierarchy([("a", "a1"), ("a", "a2")])
+    >>> X = np.linspace(0, 1, 60)[:, None]
+    >>> Y = np.where(X > 0.5, [1, 0, 1], [1, 1, 0])
+    >>> model = MixedRiskECRM(HammingLoss(), h, kernel_options={"alphas": [1e-2, 0.1, 1, 10]},
+    ...                       forest_options={"n_estimators": 20}, random_state=0).fit(X, Y)
+    >>> shares = model.cv_results_["mixture"]
+    >>> (shares[0], shares[-1]), model.predict([[0.9]]).tolist()
+    ((0.0, 1.0), [[1.0, 0.0, 1.0]])
+    """
+
+    _parameter_constraints = table(
+        "scoring",
+        kernel_options=Checked("ECRMCV's keyword arguments", bad=(
+            "x", {"loss": None}, {"calibration": "auto"},
+            {"search": LeaveOneOutSearch(calibration="auto")},
+            {"search": LeaveOneOutSearch(scoring="lrap")}),
+                               function=_kernel_options),
+        forest_options=Checked("ForestECRMCV's keyword arguments",
+                               bad=("x", {"random_state": 0}), function=_forest_options),
+        mixing_grid=Checked("an int >= 2 or shares in [0, 1] (the rule grid)",
+                            bad=(1, [], [0.5, 1.5], "x")),
+        random_state=RANDOM_STATE)
+    #: The plan's grid of shares and scoring metric (``None``: the task loss).
+    _parameter_rules = (Rule("grid", check_mixing_grid, ("mixing_grid",)),
+                        Rule("metric", check_scoring, ("scoring",)))
+    _linear_loss = True
+
+    def __init__(self, loss, output_space, *, kernel_options=None, forest_options=None,
+                 mixing_grid=11, scoring="loss", random_state=None):
+        self.loss = loss
+        self.output_space = output_space
+        self.kernel_options = kernel_options
+        self.forest_options = forest_options
+        self.mixing_grid = mixing_grid
+        self.scoring = scoring
+        self.random_state = random_state
+
+    _fitted_attributes = ("kernel_estimator_", "forest_estimator_", "mixture_", "best_score_",
+                          "cv_results_", "n_features_in_", "feature_names_in_",
+                          "feature_columns_", "level_columns_", "reading_options_")
+
+    def _members(self, kernel: dict, forest: dict, rng) -> tuple[ECRMCV, ForestECRMCV]:
+        seeds = rng.randint(np.iinfo(np.int32).max, size=2)
+        common = {"scoring": self.scoring}
+        return (ECRMCV(self.loss, self.output_space, **common, **kernel,
+                       random_state=int(seeds[0])),
+                ForestECRMCV(self.loss, self.output_space, **common, **forest,
+                             random_state=int(seeds[1])))
+
+    def fit(self, X, Y):
+        """Fit both families, then choose the mixture by its honest criterion.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (m, p)
+        Y : array-like of shape (m, d)
+
+        Returns
+        -------
+        self : MixedRiskECRM
+        """
+        plan = self._check_params()
+        grid, metric = plan["grid"], plan["metric"]
+        checked_X, checked_Y, seen = self._check_training_data(X, Y, None)  # before any work
+        kernel, forest = self._members(plan["kernel_options"], plan["forest_options"],
+                                       check_random_state(self.random_state))
+        on_scores = metric is not None
+        loo, bag = (member.fit_honest(X, Y, scores=on_scores) for member in (kernel, forest))
+        oob = np.full((checked_X.shape[0], bag.values.shape[1]), np.nan)  # by training point
+        oob[bag.rows] = bag.values
+        choice = choose_mixture((loo.rows, loo.values), oob, kernel.Y_fit_, grid,
+                                loss=self.loss, output_space=self.output_space, metric=metric)
+        self._set_fitted(
+            checked_X, checked_Y, seen, kernel_estimator_=kernel, forest_estimator_=forest,
+            mixture_=choice.mixture, best_score_=float(np.max(choice.scores)),
+            cv_results_=_results(choice.grid.tolist(), choice.scores.tolist(),
+                                 choice.mean_losses.tolist()))
+        return self
+
+    @property
+    def honest_score_(self) -> float:
+        """The honest criterion of the chosen mixture (``best_score_``)."""
+        return float(self.best_score_)
+
+    # -- what the forest member knows of the training data (it always keeps its rows; a
+    # kernel fitted in the primal or on Nystrom features drops them from model files) -------
+    @property
+    def label_names_(self):
+        return self.forest_estimator_.label_names_
+
+    @property
+    def output_mean_(self):
+        return self.forest_estimator_.output_mean_
+
+    @property
+    def output_mode_(self):
+        return self.forest_estimator_.output_mode_
+
+    @property
+    def Y_fit_(self):
+        return self.forest_estimator_.Y_fit_
+
+    @property
+    def X_fit_(self):
+        return self.forest_estimator_.X_fit_
+
+    # -- prediction ---------------------------------------------------------------------------
+    def _mix(self, method: str, X) -> np.ndarray:
+        """``method`` of both members, mixed (a member of weight 0 is not asked)."""
+        check_is_fitted(self, "mixture_")
+        share = self.mixture_
+        parts = [(share, self.kernel_estimator_), (1.0 - share, self.forest_estimator_)]
+        out: np.ndarray | None = None
+        for weight, member in parts:
+            if weight > 0:
+                values = getattr(member, method)(X)
+                values = values.toarray() if hasattr(values, "toarray") else values
+                out = weight * values if out is None else out + weight * values
+        assert out is not None  # one share is positive
+        return out
+
+    def predict_costs(self, X) -> np.ndarray:
+        r"""Costs :math:`c_\lambda(x) = \lambda c_k(x) + (1-\lambda) c_f(x)` of the mixed
+        risk, (n, e)."""
+        return self._mix("predict_costs", X)
+
+    def predict(self, X) -> np.ndarray:
+        """Exact minimisers of the mixed estimated conditional risk, (n, d) (or (n,) when
+        fitted on a 1-D ``y``)."""
+        Y = self.output_space.minimize(self.predict_costs(X), self.loss.cost_form)
+        return Y[:, 0] if self.kernel_estimator_._y_ndim == 1 else Y
+
+    def predict_scores(self, X) -> np.ndarray:
+        """The mixture of the two families' label scores, (n, d) (each clipped to [0, 1] and
+        consistent, so the mixture is too)."""
+        return self._mix("predict_scores", X)
+
+    def decision_function(self, X) -> np.ndarray:
+        """The label scores :meth:`predict_scores`, for scikit-learn's ranking scorers."""
+        S = self.predict_scores(X)
+        return S.ravel() if self.kernel_estimator_._y_ndim == 1 else S
+
+    def conditional_weights(self, X) -> np.ndarray:
+        r"""Mixed risk weights :math:`w_\lambda(x)`, (n, m) (they sum to one whenever the
+        kernel's do, i.e. with an intercept; the forest's always do)."""
+        return self._mix("conditional_weights", X)
+
+    def conditional_risk(self, X, Y) -> np.ndarray:
+        r"""Mixed estimated risk :math:`\hat R_\lambda(y_k | x_k)` of each row pair, (n,)."""
+        check_is_fitted(self, "mixture_")
+        share = self.mixture_
+        return (share * self.kernel_estimator_.conditional_risk(X, Y)
+                + (1.0 - share) * self.forest_estimator_.conditional_risk(X, Y))
+
+    def _check_own_state(self, plan: Mapping, training) -> None:
+        """The members against the mixture's parameters and each other, and the choice
+        (the members checked their own state)."""
+        from ecrm.model_files._state import check_level_columns, check_reading_options
+
+        grid = plan["grid"]
+        check_level_columns(getattr(self, "level_columns_", None))
+        check_reading_options(getattr(self, "reading_options_", None))
+        kernel, forest = self.kernel_estimator_, self.forest_estimator_
+        if type(kernel) is not ECRMCV or type(forest) is not ForestECRMCV:
+            raise TypeError("the members must be a fitted ECRMCV and a fitted ForestECRMCV")
+        for name, member in (("kernel", kernel), ("forest", forest)):
+            for part in ("loss", "output_space"):
+                if _described(getattr(member, part)) != _described(getattr(self, part)):
+                    raise ValueError(f"the {name} member's {part} is not the mixture's")
+            if repr(member.scoring) != repr(self.scoring):
+                raise ValueError(f"the {name} member's scoring is not the mixture's")
+        kernel_Y = kernel.Y_fit_  # None in the file of a linear loss's feature fit
+        if (kernel_Y is not None  # NaN: an unobserved entry (an incomplete ranking)
+                and not np.array_equal(kernel_Y, forest.Y_fit_, equal_nan=True)) or \
+                len({kernel.n_features_in_, forest.n_features_in_, self.n_features_in_}) != 1:
+            raise ValueError("the members were not fitted on the same data")
+        results = self.cv_results_
+        if not (isinstance(results, dict)
+                and set(results) == {*RESULTS_COLUMNS, "mixture", "mean_loss"}
+                and results["mixture"] == grid.tolist()
+                and all(isinstance(results[k], list) and len(results[k]) == len(grid)
+                        and all(isinstance(v, float) for v in results[k])
+                        for k in ("mean_score", "mean_loss"))
+                and results == _results(grid.tolist(), results["mean_score"],
+                                        results["mean_loss"])):
+            raise ValueError("cv_results_ must hold params and mixture (the grid), mean_score "
+                             "and mean_loss, one float per share, and their rank")
+        if isinstance(self.mixture_, (bool, np.bool_)) or \
+                not isinstance(self.mixture_, (float, np.floating)):
+            raise TypeError(f"mixture_ must be a float share of the grid; found "
+                            f"{type(self.mixture_).__name__}")
+        best = int(np.argmax(results["mean_score"]))
+        if self.mixture_ != grid[best] or self.best_score_ != results["mean_score"][best]:
+            raise ValueError("mixture_ and best_score_ must be the best share's of cv_results_")
+
+
+def _results(grid: list[float], scores: list[float], mean_losses: list[float]) -> dict:
+    """The mixture's ``cv_results_`` (:func:`ecrm.selection.search_results`): per kernel
+    share its criterion and mean honest loss, ranked by the criterion (ties: the earlier
+    share, as the choice)."""
+    keys = [(-s, i) for i, s in enumerate(scores)]
+    return search_results([{"mixture": s} for s in grid], scores, ranks(keys), mixture=grid,
+                          mean_loss=mean_losses)
+
+
+def mixture_state_of_old_layout(params: dict, state: dict) -> dict:
+    """MixedRiskECRM's fitted state as a model file written before every search shared one
+    layout of ``cv_results_`` (``mixture``, ``score``, ``mean_loss``)."""
+    results = state.get("cv_results_")
+    if not (isinstance(results, dict) and set(results) == {"mixture", "score", "mean_loss"}
+            and all(isinstance(results[k], list) for k in results)):
+        return state
+    return {**state, "cv_results_": _results(results["mixture"], results["score"],
+                                             results["mean_loss"])}
+
+
+def _described(obj):
+    """A comparable description of a registered loss or space (its model-file arguments)."""
+    from ecrm.model_files._registry import REGISTRY
+
+    name = type(obj).__name__
+    if name not in REGISTRY:
+        return repr(obj)
+    return name, sorted((k, _described(v) if type(v).__name__ in REGISTRY
+                         else np.asarray(v).tolist() if isinstance(v, np.ndarray) else v)
+                        for k, v in REGISTRY[name].describe(obj).items())
