@@ -1,0 +1,109 @@
+"""Compare two JSON results files of ``ecrm reproduce`` (or any JSON) apart from timings.
+
+Usage::
+
+    python benchmarks/compare_results.py BEFORE.json AFTER.json [--rtol 1e-9] [--ignore NAME ...]
+
+The two documents are walked together. A key is skipped when its name contains one of the
+ignored words (timings: ``time``, ``seconds``, ``duration``, ``elapsed``; provenance:
+``commit``, ``date``, ``machine``, ``host``, ``version``, ``command``, ``provenance``,
+``python``), compared case-insensitively; ``--ignore`` adds words. Two numbers :math:`a, b`
+agree when
+
+.. math:: |a - b| \\le \\mathrm{rtol} \\cdot \\max(|a|, |b|)
+
+(so zero agrees only with zero); two NaNs agree; booleans, strings and ``null`` must be equal;
+lists must have the same length and agree item by item; objects must have the same keys.
+Every difference is printed as ``path: before != after``; the exit status is 0 when there is
+none, 1 otherwise, 2 when a file cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+TIMING = ("time", "seconds", "duration", "elapsed")
+PROVENANCE = ("commit", "date", "machine", "host", "version", "command", "provenance", "python")
+
+
+def _ignored(key: str, words: tuple[str, ...]) -> bool:
+    low = key.lower()
+    return any(w in low for w in words)
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def differences(before, after, *, rtol: float = 1e-9,
+                ignore: tuple[str, ...] = TIMING + PROVENANCE, path: str = "$") -> list[str]:
+    """The differences between two decoded JSON documents, one line each (``path: a != b``)."""
+    if _number(before) and _number(after):
+        a, b = float(before), float(after)
+        if (math.isnan(a) and math.isnan(b)) or a == b:
+            return []
+        if abs(a - b) <= rtol * max(abs(a), abs(b)):
+            return []
+        relative = abs(a - b) / max(abs(a), abs(b))
+        return [f"{path}: {before!r} != {after!r} (relative {relative:.3g})"]
+    if isinstance(before, dict) and isinstance(after, dict):
+        out = []
+        for key in sorted(set(before) | set(after), key=str):
+            if _ignored(str(key), ignore):
+                continue
+            where = f"{path}.{key}"
+            if key not in after:
+                out.append(f"{where}: only before ({before[key]!r})")
+            elif key not in before:
+                out.append(f"{where}: only after ({after[key]!r})")
+            else:
+                out += differences(before[key], after[key], rtol=rtol, ignore=ignore, path=where)
+        return out
+    if isinstance(before, list) and isinstance(after, list):
+        out = []
+        if len(before) != len(after):
+            out.append(f"{path}: {len(before)} items before, {len(after)} after")
+        for i, (a, b) in enumerate(zip(before, after, strict=False)):
+            out += differences(a, b, rtol=rtol, ignore=ignore, path=f"{path}[{i}]")
+        return out
+    if type(before) is not type(after) or before != after:
+        return [f"{path}: {before!r} != {after!r}"]
+    return []
+
+
+def _load(name: str):
+    try:
+        with open(name, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"compare_results: cannot read {name}: {exc}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before")
+    parser.add_argument("after")
+    parser.add_argument("--rtol", type=float, default=1e-9,
+                        help="relative tolerance of numbers (default 1e-9)")
+    parser.add_argument("--ignore", nargs="*", default=[],
+                        help="more words: keys containing one are skipped")
+    args = parser.parse_args(argv)
+    try:
+        before, after = _load(args.before), _load(args.after)
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    words = TIMING + PROVENANCE + tuple(w.lower() for w in args.ignore)
+    found = differences(before, after, rtol=args.rtol, ignore=words)
+    for line in found:
+        print(line)
+    print(f"{args.before} vs {args.after}: "
+          + (f"{len(found)} difference(s)" if found else "identical apart from ignored fields"))
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
