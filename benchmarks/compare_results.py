@@ -4,11 +4,13 @@ Usage::
 
     python benchmarks/compare_results.py BEFORE.json AFTER.json [--rtol 1e-9] [--ignore NAME ...]
 
-The two documents are walked together. A key is skipped when its name contains one of the
-ignored words (timings: ``time``, ``seconds``, ``duration``, ``elapsed``; provenance:
-``commit``, ``date``, ``machine``, ``host``, ``version``, ``command``, ``provenance``,
-``python``), compared case-insensitively; ``--ignore`` adds words. Two numbers :math:`a, b`
-agree when
+The two documents are walked together. A key is skipped when one of the parts of its name
+(split at ``_``, ``-``, ``.``, spaces and lower-to-upper case changes) begins with one of the
+ignored words, compared case-insensitively: timings (``time``, ``runtime``, ``walltime``,
+``seconds``, ``duration``, ``elapsed``) and provenance (``commit``, ``date``, ``machine``,
+``host``, ``version``, ``command``, ``provenance``, ``python``); so ``fit_seconds`` and
+``ecrm_version`` are skipped, ``candidates`` is not. ``--ignore`` adds words. Two numbers
+:math:`a, b` agree when
 
 .. math:: |a - b| \\le \\mathrm{rtol} \\cdot \\max(|a|, |b|)
 
@@ -23,15 +25,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 
-TIMING = ("time", "seconds", "duration", "elapsed")
+TIMING = ("time", "runtime", "walltime", "seconds", "duration", "elapsed")
 PROVENANCE = ("commit", "date", "machine", "host", "version", "command", "provenance", "python")
 
 
 def _ignored(key: str, words: tuple[str, ...]) -> bool:
-    low = key.lower()
-    return any(w in low for w in words)
+    parts = re.split(r"[_\-.\s]+|(?<=[a-z])(?=[A-Z])", key)
+    return any(p.lower().startswith(w) for p in parts if p for w in words)
 
 
 def _number(x) -> bool:
@@ -74,6 +77,18 @@ def differences(before, after, *, rtol: float = 1e-9,
     return []
 
 
+def skipped(doc, ignore: tuple[str, ...] = TIMING + PROVENANCE) -> set[str]:
+    """The names of the keys of ``doc`` that :func:`differences` skips."""
+    if isinstance(doc, dict):
+        out = set()
+        for key, value in doc.items():
+            out |= {str(key)} if _ignored(str(key), ignore) else skipped(value, ignore)
+        return out
+    if isinstance(doc, list):
+        return set().union(*(skipped(v, ignore) for v in doc))
+    return set()
+
+
 def _load(name: str):
     try:
         with open(name, encoding="utf-8") as f:
@@ -100,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     found = differences(before, after, rtol=args.rtol, ignore=words)
     for line in found:
         print(line)
+    names = sorted(skipped(before, words) | skipped(after, words))
+    print("skipped keys: " + (", ".join(names) if names else "none"))
     print(f"{args.before} vs {args.after}: "
           + (f"{len(found)} difference(s)" if found else "identical apart from ignored fields"))
     return 1 if found else 0
