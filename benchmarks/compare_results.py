@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/compare_results.py BEFORE.json AFTER.json [--rtol 1e-9] [--ignore NAME ...]
+    python benchmarks/compare_results.py BEFORE.json AFTER.json [--rtol 1e-9] [--ignore WORD]...
 
 The two documents are walked together. A key is skipped when one of the parts of its name
 (split at ``_``, ``-``, ``.``, spaces and lower-to-upper case changes) begins with one of the
@@ -103,8 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("after")
     parser.add_argument("--rtol", type=float, default=1e-9,
                         help="relative tolerance of numbers (default 1e-9)")
-    parser.add_argument("--ignore", nargs="*", default=[],
-                        help="more words: keys containing one are skipped")
+    parser.add_argument("--ignore", action="append", default=[], metavar="WORD",
+                        help="one more word (repeatable): keys with a name part beginning "
+                        "with it are skipped")
     args = parser.parse_args(argv)
     try:
         before, after = _load(args.before), _load(args.after)
