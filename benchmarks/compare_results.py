@@ -14,8 +14,9 @@ ignored words, compared case-insensitively: timings (``time``, ``runtime``, ``wa
 
 .. math:: |a - b| \\le \\mathrm{rtol} \\cdot \\max(|a|, |b|)
 
-(so zero agrees only with zero); two NaNs agree; booleans, strings and ``null`` must be equal;
-lists must have the same length and agree item by item; objects must have the same keys.
+(so zero agrees only with zero, an infinity only with itself); two NaNs agree; booleans,
+strings and ``null`` must be equal; lists must have the same length and agree item by item;
+objects must have the same keys.
 Every difference is printed as ``path: before != after``; the exit status is 0 when there is
 none, 1 otherwise, 2 when a file cannot be read.
 """
@@ -48,7 +49,7 @@ def differences(before, after, *, rtol: float = 1e-9,
         a, b = float(before), float(after)
         if (math.isnan(a) and math.isnan(b)) or a == b:
             return []
-        if abs(a - b) <= rtol * max(abs(a), abs(b)):
+        if math.isfinite(a) and math.isfinite(b) and abs(a - b) <= rtol * max(abs(a), abs(b)):
             return []
         relative = abs(a - b) / max(abs(a), abs(b))
         return [f"{path}: {before!r} != {after!r} (relative {relative:.3g})"]
