@@ -51,6 +51,8 @@ def differences(before, after, *, rtol: float = 1e-9,
             return []
         if math.isfinite(a) and math.isfinite(b) and abs(a - b) <= rtol * max(abs(a), abs(b)):
             return []
+        if not (math.isfinite(a) and math.isfinite(b)):
+            return [f"{path}: {before!r} != {after!r}"]
         relative = abs(a - b) / max(abs(a), abs(b))
         return [f"{path}: {before!r} != {after!r} (relative {relative:.3g})"]
     if isinstance(before, dict) and isinstance(after, dict):
