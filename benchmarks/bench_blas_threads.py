@@ -10,7 +10,7 @@ machine weighs on each alike; medians of ``--repeats`` runs. The data: :func:`ma
 * ``pipeline``: a scikit-learn pipeline of a StandardScaler and ECRM (fixed alpha, RBF), the
   fit and the prediction of the m training rows timed separately.
 
-The estimators' own rule (one BLAS thread below :data:`ecrm.threads.SMALL_FIT_ROWS` rows) is
+The estimators' own rule (one BLAS thread below :data:`ecrm.threads.DEFAULT_SMALL_FIT_ROWS` rows) is
 switched off here (``set_small_fit_rows(0)``), so that the counts given are the counts used.
 Run: ``python benchmarks/bench_blas_threads.py [--sizes 200,600,1500,3000] [--repeats 3]``.
 """

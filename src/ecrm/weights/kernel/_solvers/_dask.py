@@ -11,13 +11,14 @@ so that no data moves silently between workers.
 * the Nystrom centres are pulled to the client: ``"uniform"`` draws the indices exactly as
   the in-memory fit does (same ``random_state``, same centres, the same model up to the
   summation order); ``"kmeans++"`` and ``"leverage"`` run
-  :func:`~ecrm.weights.kernel._solvers.select_centers` on a uniform subsample of ``min(m, 20 M)``
-  rows (the in-memory fit draws its k-means++ pool the same size, but runs leverage scores over all
-  rows);
+  :func:`~ecrm.weights.kernel._solvers.centers.select_centers` on a uniform subsample of ``min(m, 20
+  M)`` rows (the in-memory fit draws its k-means++ pool the same size, but runs leverage scores over
+  all rows);
 * each chunk computes its normal equations :math:`F_c^\top F_c`, :math:`F_c^\top T_c`, ...
-  (:class:`~ecrm.weights.kernel._solvers.NormalEquations`, in ``working_memory`` blocks within the
-  chunk); the M x M and M x c sums are added in a tree (8 at a time) on the workers, and the small
-  solve (or, for :class:`~ecrm.ECRMCV`, the eigendecomposition) runs on the client;
+  (:class:`~ecrm.weights.kernel._solvers.normal_equations.NormalEquations`, in ``working_memory``
+  blocks within the chunk); the M x M and M x c sums are added in a tree (8 at a time) on the
+  workers, and the small solve (or, for :class:`~ecrm.ECRMCV`, the eigendecomposition) runs on the
+  client;
 * :class:`~ecrm.ECRMCV`'s leave-one-out pass sums each chunk's leave-one-out losses of every
   candidate the same way, and a last pass gathers the winner's leave-one-out predictions
   (``(len(loo_rows_), d)`` on the client: bound it with ``loo_samples``).
