@@ -26,7 +26,8 @@ from ecrm._model_selection import SCORERS
 from ecrm.io import ModelFileError
 from ecrm.losses import HammingLoss, ZeroOneLoss
 from ecrm.weights import FAMILIES
-from ecrm.weights.stack import _per_label, simplex_grid
+from ecrm.weights._stack_choice import choose_stack
+from ecrm.weights.stack import per_label, simplex_grid
 from test_model_file_tamper import _tampered
 from test_parameter_tables import _bad_values
 
@@ -161,7 +162,7 @@ def test_per_label_shares_are_each_labels_brier_argmin_shrunk():
     S, Y = rng.uniform(size=(2, 30, 4)), (rng.uniform(size=(30, 4)) < 0.4).astype(float)
     glob = np.array([0.5, 0.5])
     for tau in (0.0, 3.0):
-        shares = _per_label(S, Y, glob, tau, 4)
+        shares = per_label(S, Y, glob, tau, 4)
         for label in range(4):
             brier = [np.sum((b * S[0, :, label] + (1 - b) * S[1, :, label] - Y[:, label]) ** 2)
                      for b in np.linspace(0, 1, 5)]
@@ -201,6 +202,55 @@ def test_the_stack_is_kept_exactly_when_it_wins_by_more_than_its_error(seed):
     chosen = (int(np.argmax(model.cv_results_["score"])) if model.stack_used_
               else int(np.argmax(model.cv_results_["score"][:J])))
     np.testing.assert_array_equal(model.weights_, model.cv_results_["weights"][chosen])
+
+
+def _equal_up_to_noise(seed, sigma, n=200):
+    """Label scores of a member and of the same member plus noise (which of the two comes
+    first alternates): no combination beats the clean member in expectation."""
+    rng = np.random.default_rng(seed)
+    d = TREE.n_outputs
+    Y = TREE.close(rng.uniform(size=(n, d)) < rng.uniform(0.05, 0.5, d)).astype(float)
+    clean = np.clip(0.25 * Y + rng.normal(0.3, 0.2, (n, d)), 0, 1)
+    noisy = np.clip(clean + rng.normal(0, sigma, (n, d)), 0, 1)
+    return (np.stack([clean, noisy]) if seed % 2 == 0 else np.stack([noisy, clean])), Y
+
+
+def test_members_equal_up_to_noise_fall_back_to_the_clean_one():
+    for seed in range(10):
+        S, Y = _equal_up_to_noise(seed, sigma=0.03)
+        choice = choose_stack(S, Y, output_space=TREE, metric=SCORERS["micro_auprc"],
+                              random_state=seed)
+        assert not choice.stack_used, (seed, choice.nested)
+        np.testing.assert_array_equal(choice.weights, np.eye(2)[np.argmax(choice.scores[:2])])
+
+
+def test_the_metric_standard_error_is_the_spread_of_the_gain():
+    # The nested check's standard error under a metric against the spread of its gain over
+    # independent draws of the same near-tie (a smaller error keeps the stack too often).
+    gains, errors = [], []
+    for seed in range(40):
+        S, Y = _equal_up_to_noise(seed, sigma=0.03)
+        choice = choose_stack(S, Y, output_space=TREE, metric=SCORERS["micro_auprc"],
+                              random_state=seed)
+        gains.append(choice.nested["gain"])
+        errors.append(choice.nested["std_error"])
+    ratio = np.mean(errors) / np.sqrt(np.mean(np.square(gains)))
+    assert 0.8 < ratio < 1.3, ratio
+    assert np.mean(np.greater(gains, errors)) <= 0.1
+
+
+def test_the_task_loss_standard_error_is_the_rows_one():
+    from ecrm.weights._stack_choice import _gain
+
+    rng = np.random.default_rng(0)
+    X, Y = _xy(40)
+    a, b = rng.normal(size=(2, 40, TREE.n_outputs))
+    crit = {"loss": LOSS, "output_space": TREE, "metric": None, "judge": None}
+    gain, err = _gain([(Y[:20], a[:20], b[:20]), (Y[20:], a[20:], b[20:])], crit)
+    diff = (LOSS(TREE.minimize(b, LOSS.cost_form), Y)
+            - LOSS(TREE.minimize(a, LOSS.cost_form), Y))
+    np.testing.assert_allclose([gain, err], [diff.mean(), diff.std(ddof=1) / np.sqrt(40)],
+                               rtol=1e-12)
 
 
 def test_without_the_nested_check_the_best_candidate_is_kept(data):
