@@ -1,8 +1,8 @@
 """The forest's bootstrap draws per tree against its out-of-bag loss and fit time.
 
-On the first training fold of each large label ranking set (``KFold(10, shuffle=True,
-random_state=0)``, features standardised on it; training data only), the training fold is
-split once more, 80 / 20 (``random_state=0``). The ranking protocol's
+On training folds (``--folds``, default the first two) of each large label ranking set
+(``KFold(10, shuffle=True, random_state=0)``, features standardised on it; training data
+only), the training fold is split once more, 80 / 20 (``random_state=0``). The ranking protocol's
 :class:`ecrm.ForestECRMCV` (``_ranking_peers.forest_model``: Kendall loss, 100 trees, its
 flavour and leaf-size search) is fitted on the 80 % with each cap on the draws per tree
 (``max_samples``: e.g. 3,000, 10,000 and the whole bootstrap sample) and judged by
@@ -15,7 +15,8 @@ flavour and leaf-size search) is fitted on the 80 % with each cap on the draws p
 ``--json`` writes one flat record per data set and cap (the docs' layout).
 
     python benchmarks/bench_forest_draws.py --data-dir ../shared/data/label_ranking
-        [--datasets fried,calhousing,elevators] [--caps 3000,10000,whole] [--json out.json]
+        [--datasets fried,calhousing,elevators] [--caps 3000,10000,whole] [--folds 0,1]
+        [--json out.json]
 """
 
 import argparse
@@ -50,13 +51,15 @@ def main() -> None:
                                                          os.environ.get("ECRM_DATA")))
     ap.add_argument("--datasets", default="fried,calhousing,elevators")
     ap.add_argument("--caps", default="3000,10000,whole")
+    ap.add_argument("--folds", default="0,1")
     ap.add_argument("--json")
     args = ap.parse_args()
     print(describe())
     records = []
-    for name in args.datasets.split(","):
+    folds = [int(f) for f in args.folds.split(",")]
+    for name, fold in ((n, f) for n in args.datasets.split(",") for f in folds):
         data = load_label_ranking(name, args.data_dir)
-        train, _ = next(KFold(10, shuffle=True, random_state=0).split(data.X))
+        train, _ = list(KFold(10, shuffle=True, random_state=0).split(data.X))[fold]
         X, ranks = data.X[train], data.ranks[train]
         X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
         fit, held = train_test_split(np.arange(len(X)), test_size=0.2, random_state=0)
@@ -74,7 +77,7 @@ def main() -> None:
                 pred = model.predict(X[held])
                 t2 = time.process_time()
             distance = float(np.mean(loss(pred, Yheld)))
-            record = {"dataset": name, "m": len(fit), "cap": text,
+            record = {"dataset": name, "fold": fold, "m": len(fit), "cap": text,
                       "draws": min(len(fit), cap_value(text) or len(fit)),
                       "fit_seconds": round(t1 - t0, 2), "predict_seconds": round(t2 - t1, 2),
                       "oob_discordant": round(float(model.oob_loss_), 4),

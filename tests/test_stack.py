@@ -421,3 +421,27 @@ def test_an_unfitted_member_with_a_refused_parameter_is_refused(stack3, tmp_path
         member["kwargs"]["alphas"] = [-1.0]
     with pytest.raises(ModelFileError, match="alpha"):
         load(_tampered(tmp_path / "s.ecrm", tmp_path / "bad.ecrm", edit))
+
+
+def test_a_kernel_models_leave_one_out_of_any_loss_is_its_own_and_its_weights():
+    # ECRM-stacked regresses each loss's embedding with each kernel model's weights: on the
+    # model's own loss that is its exact leave-one-out costs, at test its predicted costs.
+    from ecrm.experiments._ranking_stack import kernel_loo
+    from ecrm.losses import KendallLoss, SquaredRankLoss
+    from ecrm.mixture import kernel_loo_outputs
+    from ecrm.spaces.permutations import PermutationSpace
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    space = PermutationSpace(4)
+    Y = space.from_ranks(np.argsort(np.argsort(X @ rng.normal(size=(3, 4))
+                                               + rng.normal(size=(50, 4)), axis=1), axis=1))
+    for loss, kernel in ((KendallLoss(), "rbf"), (SquaredRankLoss(), "linear")):
+        model = ECRMCV(loss, space, alphas=[1e-2, 0.1], kernel=kernel)
+        rows, own = kernel_loo_outputs(model, X, Y)
+        psi = loss.psi(Y.astype(float))
+        np.testing.assert_allclose(kernel_loo(model, X, psi, rows), own, rtol=1e-9,
+                                   atol=1e-9)
+        Xte = rng.normal(size=(7, 3))
+        np.testing.assert_allclose(model.conditional_weights(Xte) @ psi,
+                                   model.predict_costs(Xte), rtol=1e-9, atol=1e-9)
