@@ -24,12 +24,12 @@ iterate; every vertex, i.e. every member alone, is judged at the first step). Th
 members are always candidates.
 
 Choosing :math:`\beta` on the outputs it is then judged on flatters the stack. The nested
-check splits the honest rows in two halves; on each it chooses :math:`\beta` and the best
-single member, and judges both on the other half. The stack is kept only if its mean gain
-over the single member on the judged rows exceeds its standard error; otherwise the best single
-member is the model (``stack_used_`` says which). Under the task loss the halves are the
-folds and the gain a mean over rows, its standard error the rows' (:math:`s/\sqrt n` of the
-per-row gains). A metric (e.g. micro AU(PRC)) is not a mean over rows: the check then runs on
+check splits the honest rows in folds; on the rest of each fold's rows it chooses
+:math:`\beta` and the best single member, and judges both on the fold. The stack is kept only
+if its mean gain over the single member on the judged rows exceeds its standard error;
+otherwise the best single member is the model (``stack_used_`` says which). Under the task
+loss the folds are two halves and the gain a mean over rows, its standard error the rows'
+(:math:`s/\sqrt n` of the per-row gains). A metric (e.g. micro AU(PRC)) is not a mean over rows: the check then runs on
 ten folds (choose on nine, judge on the tenth), the gain is the mean of the ten metric
 differences and its standard error their spread :math:`s_g` corrected for the overlap of the
 rows the folds chose on, :math:`s_g\sqrt{1/10 + 1/9}`, so that it also carries the
@@ -114,7 +114,7 @@ class StackedRiskECRM(StructuredEstimator):
         :math:`\tau` of the per-label shares (scoring by a metric only); ``None``: one
         share for every label.
     random_state : int, RandomState or None
-        Seeds the members and the halves of the nested check.
+        Seeds the members and the folds of the nested check.
 
     Attributes
     ----------
@@ -132,7 +132,7 @@ class StackedRiskECRM(StructuredEstimator):
         under a metric) on all the honest rows.
     nested_results_ : dict
         ``gain`` and ``std_error`` of the stack over the best single member on the judged
-        halves, ``label_gain`` and ``label_std_error`` of the per-label shares (NaN when
+        folds, ``label_gain`` and ``label_std_error`` of the per-label shares (NaN when
         not run).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
