@@ -29,11 +29,11 @@ check splits the honest rows in folds; on the rest of each fold's rows it choose
 if its mean gain over the single member on the judged rows exceeds its standard error;
 otherwise the best single member is the model (``stack_used_`` says which). Under the task
 loss the folds are two halves and the gain a mean over rows, its standard error the rows'
-(:math:`s/\sqrt n` of the per-row gains). A metric (e.g. micro AU(PRC)) is not a mean over rows: the check then runs on
-ten folds (choose on nine, judge on the tenth), the gain is the mean of the ten metric
-differences and its standard error their spread :math:`s_g` corrected for the overlap of the
-rows the folds chose on, :math:`s_g\sqrt{1/10 + 1/9}`, so that it also carries the
-variability of the choice.
+(:math:`s/\sqrt n` of the per-row gains). A metric (e.g. micro AU(PRC)) is not a mean over
+rows: the check then runs on ten folds (choose on nine, judge on the tenth), the gain is the
+mean of the ten metric differences and its standard error their spread :math:`s_g` corrected
+for the overlap of the rows the folds chose on, :math:`s_g\sqrt{1/10 + 1/9}`, so that it
+also carries the variability of the choice.
 
 For label scores chosen by a metric, each label :math:`l` may also get its own share
 :math:`\beta^{(l)}`: the lattice point minimising the label's Brier score of the combined
