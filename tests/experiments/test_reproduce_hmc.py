@@ -59,9 +59,13 @@ def test_forest_scores_and_the_honestly_selected_row(data_dir, tmp_path, capsys)
     assert main(["reproduce", "hmc", "--data-dir", str(data_dir), "--datasets", "toytree",
                  "--methods", "ecrm-scores,forest-scores", "--json", str(out), "--quiet"]) == 0
     assert "ECRM forest (scores)" in capsys.readouterr().out
-    kernel, forest, selected, mixed = json.loads(out.read_text())
-    assert (kernel["method"], forest["method"], selected["method"], mixed["method"]) == (
-        "ECRM", "ECRM forest", "ECRM selected", "ECRM mixed")
+    kernel, forest, selected, mixed, stacked = json.loads(out.read_text())
+    assert (kernel["method"], forest["method"], selected["method"], mixed["method"],
+            stacked["method"]) == ("ECRM", "ECRM forest", "ECRM selected", "ECRM mixed",
+                                   "ECRM stacked")
+    np.testing.assert_allclose(sum(stacked["params"]["weights"]), 1.0)
+    assert stacked["params"]["stack_used"] == (stacked["params"]["gain"]
+                                               > stacked["params"]["std_error"])
     shares = mixed["params"]
     assert 0 <= shares["mixture"] <= 1
     assert shares["honest_auprc"] >= max(shares["kernel_auprc"], shares["forest_auprc"])

@@ -28,7 +28,8 @@ from ecrm.losses import HammingLoss, ZeroOneLoss
 from ecrm.model_files.io import ModelFileError
 from ecrm.selection._loo import SCORERS
 from ecrm.weights import FAMILIES
-from ecrm.weights.stack import _per_label, simplex_grid
+from ecrm.weights._stack_choice import choose_stack
+from ecrm.weights.stack import per_label, simplex_grid
 
 LOSS = HammingLoss()
 CLASSES = CandidateSpace.from_classes(range(10))
@@ -161,7 +162,7 @@ def test_per_label_shares_are_each_labels_brier_argmin_shrunk():
     S, Y = rng.uniform(size=(2, 30, 4)), (rng.uniform(size=(30, 4)) < 0.4).astype(float)
     glob = np.array([0.5, 0.5])
     for tau in (0.0, 3.0):
-        shares = _per_label(S, Y, glob, tau, 4)
+        shares = per_label(S, Y, glob, tau, 4)
         for label in range(4):
             brier = [np.sum((b * S[0, :, label] + (1 - b) * S[1, :, label] - Y[:, label]) ** 2)
                      for b in np.linspace(0, 1, 5)]
@@ -201,6 +202,55 @@ def test_the_stack_is_kept_exactly_when_it_wins_by_more_than_its_error(seed):
     chosen = (int(np.argmax(model.cv_results_["score"])) if model.stack_used_
               else int(np.argmax(model.cv_results_["score"][:J])))
     np.testing.assert_array_equal(model.weights_, model.cv_results_["weights"][chosen])
+
+
+def _equal_up_to_noise(seed, sigma, n=200):
+    """Label scores of a member and of the same member plus noise (which of the two comes
+    first alternates): no combination beats the clean member in expectation."""
+    rng = np.random.default_rng(seed)
+    d = TREE.n_outputs
+    Y = TREE.close(rng.uniform(size=(n, d)) < rng.uniform(0.05, 0.5, d)).astype(float)
+    clean = np.clip(0.25 * Y + rng.normal(0.3, 0.2, (n, d)), 0, 1)
+    noisy = np.clip(clean + rng.normal(0, sigma, (n, d)), 0, 1)
+    return (np.stack([clean, noisy]) if seed % 2 == 0 else np.stack([noisy, clean])), Y
+
+
+def test_members_equal_up_to_noise_fall_back_to_the_clean_one():
+    for seed in range(10):
+        S, Y = _equal_up_to_noise(seed, sigma=0.03)
+        choice = choose_stack(S, Y, output_space=TREE, metric=SCORERS["micro_auprc"],
+                              random_state=seed)
+        assert not choice.stack_used, (seed, choice.nested)
+        np.testing.assert_array_equal(choice.weights, np.eye(2)[np.argmax(choice.scores[:2])])
+
+
+def test_the_metric_standard_error_is_the_spread_of_the_gain():
+    # The nested check's standard error under a metric against the spread of its gain over
+    # independent draws of the same near-tie (a smaller error keeps the stack too often).
+    gains, errors = [], []
+    for seed in range(40):
+        S, Y = _equal_up_to_noise(seed, sigma=0.03)
+        choice = choose_stack(S, Y, output_space=TREE, metric=SCORERS["micro_auprc"],
+                              random_state=seed)
+        gains.append(choice.nested["gain"])
+        errors.append(choice.nested["std_error"])
+    ratio = np.mean(errors) / np.sqrt(np.mean(np.square(gains)))
+    assert 0.8 < ratio < 1.3, ratio
+    assert np.mean(np.greater(gains, errors)) <= 0.1
+
+
+def test_the_task_loss_standard_error_is_the_rows_one():
+    from ecrm.weights._stack_choice import _gain
+
+    rng = np.random.default_rng(0)
+    X, Y = _xy(40)
+    a, b = rng.normal(size=(2, 40, TREE.n_outputs))
+    crit = {"loss": LOSS, "output_space": TREE, "metric": None, "judge": None}
+    gain, err = _gain([(Y[:20], a[:20], b[:20]), (Y[20:], a[20:], b[20:])], crit)
+    diff = (LOSS(TREE.minimize(b, LOSS.cost_form), Y)
+            - LOSS(TREE.minimize(a, LOSS.cost_form), Y))
+    np.testing.assert_allclose([gain, err], [diff.mean(), diff.std(ddof=1) / np.sqrt(40)],
+                               rtol=1e-12)
 
 
 def test_without_the_nested_check_the_best_candidate_is_kept(data):
@@ -371,3 +421,59 @@ def test_an_unfitted_member_with_a_refused_parameter_is_refused(stack3, tmp_path
         member["kwargs"]["alphas"] = [-1.0]
     with pytest.raises(ModelFileError, match="alpha"):
         load(_tampered(tmp_path / "s.ecrm", tmp_path / "bad.ecrm", edit))
+
+
+def test_a_kernel_models_leave_one_out_of_any_loss_is_its_own_and_its_weights():
+    # ECRM-stacked regresses each loss's embedding with each kernel model's weights: on the
+    # model's own loss that is its exact leave-one-out costs, at test its predicted costs.
+    from ecrm.experiments._ranking_stack import kernel_loo
+    from ecrm.losses import KendallLoss, SquaredRankLoss
+    from ecrm.spaces.permutations import PermutationSpace
+    from ecrm.weights.mixture import kernel_loo_outputs
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    space = PermutationSpace(4)
+    Y = space.from_ranks(np.argsort(np.argsort(X @ rng.normal(size=(3, 4))
+                                               + rng.normal(size=(50, 4)), axis=1), axis=1))
+    for loss, kernel in ((KendallLoss(), "rbf"), (SquaredRankLoss(), "linear")):
+        model = ECRMCV(loss, space, alphas=[1e-2, 0.1], kernel=kernel)
+        rows, own = kernel_loo_outputs(model, X, Y)
+        psi = loss.psi(Y.astype(float))
+        np.testing.assert_allclose(kernel_loo(model, X, psi, rows), own, rtol=1e-9,
+                                   atol=1e-9)
+        Xte = rng.normal(size=(7, 3))
+        np.testing.assert_allclose(model.conditional_weights(Xte) @ psi,
+                                   model.predict_costs(Xte), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_components", [30, 90])  # Nystrom (Kendall and forest), the dual
+def test_the_ranking_protocols_stacked_row(n_components, monkeypatch):
+    import warnings
+
+    from ecrm.experiments import _ranking_kernel as kernel_rankers
+    from ecrm.experiments import ranking
+
+    monkeypatch.setattr(ranking, "DUAL_MAX_TRAIN", 50)  # 90 points: Nystrom on 30 centres
+    monkeypatch.setattr(kernel_rankers, "KERNEL_SUBSAMPLE", 40)
+    monkeypatch.setattr(kernel_rankers, "LARGE_LOO_ROWS", 60)
+
+    rng = np.random.RandomState(3)
+    X = rng.randn(110, 3)
+    R = np.argsort(np.argsort(X @ rng.randn(3, 4) + 0.5 * rng.randn(110, 4), axis=1), axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # grid edges of the tiny grids
+        out = ranking._fold(X, R, np.arange(90), np.arange(90, 110), gammas=[0.3, 1.0],
+                            methods=("ECRM-mixed", "ECRM-stacked"), seed=5, max_train=None,
+                            n_components=n_components)
+    tau, params, _ = out["ECRM-stacked"]
+    exact = n_components == 90
+    assert params["members"] == ([*ranking.ECRM_LOSSES] if exact else ["ECRM-Kendall"]) \
+        + ["ECRM-forest"]
+    assert params["loss"] in (ranking.ECRM_LOSSES if exact else ("ECRM-Kendall",))
+    np.testing.assert_allclose(sum(params["weights"]), 1.0, atol=1e-3)
+    assert params["stack_used"] == (params["gain"] > params["std_error"])
+    best = min(c["honest_discordant"] for c in params["candidates"].values())
+    assert params["honest_discordant"] == best
+    assert tau > 0.5 and out["ECRM-mixed"][0] > 0.5

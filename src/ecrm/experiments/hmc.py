@@ -18,7 +18,9 @@ regression, Platt's logistic map or not at all, whichever scores best when cross
 (:class:`ecrm.ForestECRMCV`, settings by the out-of-bag micro AU(PRC)), and "ECRM selected"
 is whichever of the two scores models has the better honest micro AU(PRC) on the training
 set (exact leave-one-out against out of bag); "ECRM mixed" mixes the two risks, the kernel's
-share chosen by the micro AU(PRC) of the mixed honest scores (:mod:`ecrm.weights.mixture`).
+share chosen by the micro AU(PRC) of the mixed honest scores (:mod:`ecrm.weights.mixture`), and
+"ECRM stacked" stacks them (:mod:`ecrm.weights.stack`): the same choice guarded by a nested
+honest check, with per-label shares where that check says they help.
 """
 
 from __future__ import annotations
@@ -328,8 +330,10 @@ def _forest_scores(name, h, Xtr, Ytr, Xte, rows, scores, random_state,
     the out-of-bag micro AU(PRC) of its label scores; and, when "ECRM (scores)" ran
     (``kernel_scores``: its model and test inputs), the "selected (scores)" row: whichever of
     the two has the better honest micro AU(PRC) on the training set (exact leave-one-out
-    against out of bag), and the "mixed (scores)" row (:func:`_mixed_scores`)."""
+    against out of bag), the "mixed (scores)" row (:func:`_mixed_scores`) and the "stacked
+    (scores)" row (:mod:`._hmc_stack`)."""
     from ecrm import ForestECRMCV
+    from ecrm.experiments._hmc_stack import stacked_scores
     from ecrm.losses import HammingLoss
     from ecrm.reporting.metrics import micro_auprc
 
@@ -360,7 +364,11 @@ def _forest_scores(name, h, Xtr, Ytr, Xte, rows, scores, random_state,
              "fit_seconds": kernel["fit_seconds"] + fit_s + time.perf_counter() - t0,
              "predict_seconds_per_instance": kernel["predict_seconds_per_instance"]
              + forest["predict_seconds_per_instance"], "params": params}
-    return [forest, selected, mixed]
+    t0 = time.perf_counter()
+    P, S, params = stacked_scores(kernel_est, Xte_kernel, est, Ytr, Xte, metric, random_state)
+    stacked = {**mixed, "method": "ECRM stacked", **scores(P, S), "params": params,
+               "fit_seconds": mixed["fit_seconds"] + time.perf_counter() - t0}
+    return [forest, selected, mixed, stacked]
 
 
 def _mixed_scores(kernel, Xte_kernel, forest, Ytr, Xte, metric):
@@ -543,7 +551,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--methods", type=names_option("--methods", METHODS, lower=True),
                         default=",".join(DEFAULT_METHODS),
                         help="comma-separated: ecrm, ecrm-scores, forest-scores (with "
-                        "ecrm-scores also the honestly selected and the mixed rows), br-svm, ssvm "
+                        "ecrm-scores also the honestly selected, mixed and stacked rows), br-svm, "
+                        "ssvm "
                         "(default: "
                         + ", ".join(DEFAULT_METHODS) + ")")
     parser.add_argument("--json", type=output_file_option("--json"),

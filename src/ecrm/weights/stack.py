@@ -24,11 +24,16 @@ iterate; every vertex, i.e. every member alone, is judged at the first step). Th
 members are always candidates.
 
 Choosing :math:`\beta` on the outputs it is then judged on flatters the stack. The nested
-check splits the honest rows in two halves; on each it chooses :math:`\beta` and the best
-single member, and judges both on the other half. The stack is kept only if its mean gain
-over the single member on the judged rows exceeds its standard error (per row for the task
-loss; per block of rows, ten blocks a half, for a metric); otherwise the best single member
-is the model (``stack_used_`` says which).
+check splits the honest rows in folds; on the rest of each fold's rows it chooses
+:math:`\beta` and the best single member, and judges both on the fold. The stack is kept only
+if its mean gain over the single member on the judged rows exceeds its standard error;
+otherwise the best single member is the model (``stack_used_`` says which). Under the task
+loss the folds are two halves and the gain a mean over rows, its standard error the rows'
+(:math:`s/\sqrt n` of the per-row gains). A metric (e.g. micro AU(PRC)) is not a mean over
+rows: the check then runs on ten folds (choose on nine, judge on the tenth), the gain is the
+mean of the ten metric differences and its standard error their spread :math:`s_g` corrected
+for the overlap of the rows the folds chose on, :math:`s_g\sqrt{1/10 + 1/9}`, so that it
+also carries the variability of the choice.
 
 For label scores chosen by a metric, each label :math:`l` may also get its own share
 :math:`\beta^{(l)}`: the lattice point minimising the label's Brier score of the combined
@@ -41,8 +46,6 @@ label's best member), kept only if the nested check says they help (``label_weig
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils import check_random_state
@@ -51,33 +54,16 @@ from sklearn.utils.validation import check_is_fitted
 from ecrm.estimators._parameters import RANDOM_STATE, Checked, Flag, Number, Rule, table
 from ecrm.estimators._template import StructuredEstimator
 from ecrm.selection._loo import check_scoring
-from ecrm.weights.mixture import _described, honest_criterion
+from ecrm.weights._stack_choice import (
+    best_candidate,
+    choose_stack,
+    combine_labels,
+    per_label,
+    simplex_grid,
+)
+from ecrm.weights.mixture import _described
 
-__all__ = ["StackedRiskECRM", "best_candidate", "simplex_grid"]
-
-#: Blocks of rows per half whose metric values give the standard error under a metric.
-_BLOCKS = 10
-
-
-def simplex_grid(n_members: int, resolution: int) -> np.ndarray:
-    r"""Every :math:`\beta \in \Delta_J` with :math:`k\beta` integer, (G, J), G =
-    :math:`\binom{k + J - 1}{J - 1}`; the vertices (one member alone) come first, in member
-    order, then the rest in lexicographic order of :math:`k\beta`, descending."""
-    counts = [np.diff([0, *bars, resolution + n_members]) - 1
-              for bars in itertools.combinations(range(1, resolution + n_members),
-                                                 n_members - 1)]
-    points = sorted({tuple(int(c) for c in v) for v in counts}, reverse=True)
-    vertices = [p for p in points if max(p) == resolution]
-    vertices.sort(key=lambda p: p.index(resolution))
-    rest = [p for p in points if max(p) < resolution]
-    return np.array(vertices + rest, dtype=float) / resolution
-
-
-def best_candidate(scores) -> int:
-    """The index of the candidate kept: the first of the best
-    ``scores`` (the search's order: the members alone first)."""
-    return int(np.argmax(scores))
-
+__all__ = ["StackedRiskECRM", "best_candidate", "per_label", "simplex_grid"]
 
 def _check_members(members):
     """``None`` (the kernel search and the forest search) or a non-empty list of unfitted
@@ -98,14 +84,6 @@ def _check_members(members):
     return list(members)
 
 
-def _units(values, Y, *, loss, output_space, metric, blocks) -> np.ndarray:
-    """The criterion per unit (greater is better): minus each row's task loss, or the
-    metric of each block of rows."""
-    if metric is None:
-        return -loss(output_space.minimize(values, loss.cost_form), Y)
-    with np.errstate(all="ignore"):
-        out = np.array([float(metric(Y[b], values[b])) for b in blocks])
-    return out[np.isfinite(out)]
 
 
 class StackedRiskECRM(StructuredEstimator):
@@ -136,7 +114,7 @@ class StackedRiskECRM(StructuredEstimator):
         :math:`\tau` of the per-label shares (scoring by a metric only); ``None``: one
         share for every label.
     random_state : int, RandomState or None
-        Seeds the members and the halves of the nested check.
+        Seeds the members and the folds of the nested check.
 
     Attributes
     ----------
@@ -154,7 +132,7 @@ class StackedRiskECRM(StructuredEstimator):
         under a metric) on all the honest rows.
     nested_results_ : dict
         ``gain`` and ``std_error`` of the stack over the best single member on the judged
-        halves, ``label_gain`` and ``label_std_error`` of the per-label shares (NaN when
+        folds, ``label_gain`` and ``label_std_error`` of the per-label shares (NaN when
         not run).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -244,91 +222,18 @@ class StackedRiskECRM(StructuredEstimator):
         rows = np.flatnonzero(~np.isnan(by_point).any(axis=(0, 2)))
         if len(rows) < 2:
             raise ValueError("fewer than two training points are out of sample in every member")
-        Yh = np.asarray(checked_Y, dtype=float)[rows]
-        outputs = by_point[:, rows]
-        judge = {"loss": self.loss, "output_space": self.output_space, "metric": metric}
-        grid, scores, losses = self._search(outputs, Yh, judge)
-        best, single = best_candidate(scores), int(np.argmax(scores[:len(members)]))
-        nested = {"gain": np.nan, "std_error": np.nan, "label_gain": np.nan,
-                  "label_std_error": np.nan}
-        used, halves, folds = True, None, []
-        if self.nested and len(members) > 1:
-            halves = np.array_split(rng.permutation(len(rows)), 2)
-            folds = [self._fold(outputs, Yh, judge, sel, out)
-                     for sel, out in (halves, halves[::-1])]
-            gain, err = _gain([(stack, alone) for stack, alone, _, _ in folds])
-            nested.update(gain=gain, std_error=err)
-            used = bool(gain > err)
-        weights = grid[best] if used else grid[single]
-        label_weights = None
-        if metric is not None and plan["label_shrinkage"] is not None and len(members) > 1:
-            label_weights = self._label_shares(outputs, Yh, weights, plan, judge, halves,
-                                               [f[2] if used else f[3] for f in folds], nested)
+        choice = choose_stack(by_point[:, rows], np.asarray(checked_Y, dtype=float)[rows],
+                              loss=self.loss, output_space=self.output_space, metric=metric,
+                              resolution=self.resolution, nested=self.nested,
+                              label_shrinkage=plan["label_shrinkage"], random_state=rng)
         self._set_fitted(
-            checked_X, checked_Y, seen, estimators_=members, weights_=weights.copy(),
-            label_weights_=label_weights, stack_used_=used,
-            best_score_=float(scores[best if used else single]),
-            cv_results_={"weights": grid.tolist(), "score": scores.tolist(),
-                         "mean_loss": losses.tolist()},
-            nested_results_={k: float(v) for k, v in nested.items()})
+            checked_X, checked_Y, seen, estimators_=members, weights_=choice.weights,
+            label_weights_=choice.label_weights, stack_used_=choice.stack_used,
+            best_score_=choice.best_score,
+            cv_results_={"weights": choice.grid.tolist(), "score": choice.scores.tolist(),
+                         "mean_loss": choice.mean_losses.tolist()},
+            nested_results_=choice.nested)
         return self
-
-    # -- the choice ---------------------------------------------------------------------------
-    def _search(self, outputs, Y, judge):
-        """The candidates (G, J) judged: ``(grid, scores, mean losses)``; the first J are the
-        vertices (every member alone)."""
-        J = outputs.shape[0]
-
-        def criterion(beta):
-            return honest_criterion(np.tensordot(beta, outputs, axes=1), Y, **judge)
-
-        if J <= 3:
-            grid = simplex_grid(J, self.resolution)
-            judged = [criterion(beta) for beta in grid]
-        else:  # forward selection with replacement, from the vertices
-            grid = list(np.eye(J))
-            judged = [criterion(beta) for beta in grid]
-            counts = np.zeros(J)
-            for step in range(1, self.resolution + 1):
-                trials = [(counts + np.eye(J)[j]) / step for j in range(J)]
-                scored = ([judged[j] for j in range(J)] if step == 1
-                          else [criterion(beta) for beta in trials])
-                j = int(np.argmax([s for s, _ in scored]))
-                counts[j] += 1
-                if step > 1:
-                    grid.append(trials[j])
-                    judged.append(scored[j])
-            grid = np.array(grid)
-        scores, losses = (np.array(v, dtype=float) for v in zip(*judged, strict=True))
-        return grid, scores, losses
-
-    def _fold(self, outputs, Y, judge, sel, out):
-        """Choose on ``sel``, judge on ``out``: the stack's units, the best single member's,
-        the stack's share and the single member's (one-hot)."""
-        grid, scores, _ = self._search(outputs[:, sel], Y[sel], judge)
-        beta = grid[best_candidate(scores)]
-        single = int(np.argmax(scores[:outputs.shape[0]]))
-        units = _judge_units(judge, Y[out])
-        return (units(np.tensordot(beta, outputs[:, out], axes=1)),
-                units(outputs[single, out]), beta, np.eye(outputs.shape[0])[single])
-
-    def _label_shares(self, S, Y, weights, plan, judge, halves, folds, nested):
-        """Per-label shares (d, J) shrunk towards ``weights``, or ``None`` unless the nested
-        check says they help (``folds``: the global shares chosen on each half, the stack's
-        or the single member's as the nested check decided)."""
-        tau = plan["label_shrinkage"]
-        if halves is not None:
-            pairs = []
-            for (sel, out), beta in zip((halves, halves[::-1]), folds, strict=True):
-                shares = _per_label(S[:, sel], Y[sel], beta, tau, self.resolution)
-                units = _judge_units(judge, Y[out])
-                pairs.append((units(_combine_labels(S[:, out], shares, self.output_space)),
-                              units(np.tensordot(beta, S[:, out], axes=1))))
-            gain, err = _gain(pairs)
-            nested.update(label_gain=gain, label_std_error=err)
-            if not gain > err:
-                return None
-        return _per_label(S, Y, weights, tau, self.resolution)
 
     # -- what the members know of the training data ---------------------------------------------
     def _keeper(self):
@@ -379,7 +284,7 @@ class StackedRiskECRM(StructuredEstimator):
         if self.label_weights_ is None:
             return self._combine("predict_scores", X)
         S = np.stack([np.asarray(e.predict_scores(X), dtype=float) for e in self.estimators_])
-        return _combine_labels(S, self.label_weights_, self.output_space)
+        return combine_labels(S, self.label_weights_, self.output_space)
 
     def decision_function(self, X) -> np.ndarray:
         """The label scores :meth:`predict_scores`, for scikit-learn's ranking scorers."""
@@ -402,33 +307,3 @@ class StackedRiskECRM(StructuredEstimator):
         from ecrm.weights._stack_state import check_stack_state
 
         check_stack_state(self, plan)
-
-
-def _judge_units(judge, Y):
-    blocks = np.array_split(np.arange(len(Y)), min(_BLOCKS, len(Y)))
-    return lambda values: _units(values, Y, blocks=blocks, **judge)
-
-
-def _gain(pairs) -> tuple[float, float]:
-    """The mean gain of the first units over the second and its standard error."""
-    diff = np.concatenate([np.asarray(a) - np.asarray(b) for a, b in pairs])
-    if len(diff) < 2:
-        return 0.0, np.nan
-    return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(len(diff)))
-
-
-def _per_label(S, Y, weights, tau, resolution) -> np.ndarray:
-    r"""Each label's lattice share minimising its Brier score
-    :math:`\sum_i (\sum_j \beta_j s_{ijl} - y_{il})^2`, shrunk towards ``weights``, (d, J)."""
-    grid = simplex_grid(S.shape[0], resolution) if S.shape[0] <= 3 else np.eye(S.shape[0])
-    Q = np.einsum("jil,kil->ljk", S, S)  # (d, J, J)
-    r = np.einsum("jil,il->lj", S, Y)  # (d, J)
-    brier = np.einsum("gj,ljk,gk->lg", grid, Q, grid) - 2 * r @ grid.T
-    raw = grid[np.argmin(brier, axis=1)]
-    s = (tau / (tau + Y.sum(axis=0)))[:, None] if tau > 0 else np.zeros((Y.shape[1], 1))
-    return (1.0 - s) * raw + s * weights[None, :]
-
-
-def _combine_labels(S, shares, space) -> np.ndarray:
-    """Scores (J, n, d) combined label by label by ``shares`` (d, J), made consistent."""
-    return space.consistent_scores(np.einsum("jil,lj->il", S, shares))

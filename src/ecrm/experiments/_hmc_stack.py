@@ -1,0 +1,52 @@
+""""ECRM stacked (scores)" of ``ecrm reproduce hmc``: the kernel scores model's and the
+forest's risks stacked (:mod:`ecrm.weights.stack`) on their honest label scores.
+
+The honest scores are those of "ECRM mixed": the kernel's exact leave-one-out scores through
+its calibration (chosen on them) and the forest's out-of-bag scores, on the training points
+out of sample in both. :func:`ecrm.weights.stack.choose_stack` chooses the kernel's share by
+their micro AU(PRC) on the lattice of step 1/10, keeps it only if the nested honest check
+(ten folds) says the combination beats the better model alone by more than its standard
+error, and then the per-label shares (shrunk towards the global one) only if the same check
+says they help.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["stacked_scores"]
+
+#: The lattice step 1/resolution of the kernel's share, and the per-label shrinkage tau.
+RESOLUTION = 10
+LABEL_SHRINKAGE = 10.0
+
+
+def stacked_scores(kernel, Xte_kernel, forest, Ytr, Xte, metric, random_state):
+    """Test predictions, test label scores and the parameters of the stacked row
+    (``kernel``: the fitted "ECRM (scores)" model and ``Xte_kernel`` its test inputs;
+    ``forest``: the fitted "ECRM forest (scores)" model)."""
+    from ecrm.weights._stack_choice import choose_stack, combine_labels
+
+    space = forest.output_space
+    S = kernel.loo_scores_
+    if kernel.score_calibration_ is not None:  # the map its test scores go through
+        S = space.consistent_scores(kernel.score_calibration_.transform(S))
+    F = forest.oob_scores()[kernel.loo_rows_]
+    keep = np.isfinite(F).all(axis=1) & np.isfinite(S).all(axis=1)
+    rows = np.asarray(kernel.loo_rows_)[keep]
+    choice = choose_stack(np.stack([S[keep], F[keep]]), np.asarray(Ytr, dtype=float)[rows],
+                          output_space=space, metric=metric, resolution=RESOLUTION,
+                          label_shrinkage=LABEL_SHRINKAGE, random_state=random_state)
+    test = np.stack([np.asarray(kernel.predict_scores(Xte_kernel), dtype=float),
+                     np.asarray(forest.predict_scores(Xte), dtype=float)])
+    if choice.label_weights is not None:
+        scores = combine_labels(test, choice.label_weights, space)
+    else:
+        scores = np.tensordot(choice.weights, test, axes=1)
+    share = float(choice.weights[0])
+    costs = share * kernel.predict_costs(Xte_kernel) + (1 - share) * forest.predict_costs(Xte)
+    P = space.minimize(costs, forest.loss.cost_form)
+    return P, scores, {"weights": choice.weights.tolist(), "stack_used": choice.stack_used,
+                       "label_shares": choice.label_weights is not None,
+                       "honest_auprc": choice.best_score,
+                       **choice.nested}
