@@ -140,7 +140,8 @@ def leave_one_out_search(source, settings: Sequence[dict],
     candidates : sequence of (float, bool)
         ``(alpha, fit_intercept)`` pairs, evaluated for every kernel.
     criterion : Criterion
-        :class:`TaskLoss`, :class:`ScoreMetric`, :class:`CallableCriterion` or another.
+        :mod:`ecrm.selection._criteria`: ``TaskLoss``, ``ScoreMetric``, ``CallableCriterion``
+        or another.
     random_state : RandomState, optional
         Draws the stage-1 subset, then each stage's ``loo_samples`` rows.
     loo_samples : int, optional
@@ -155,7 +156,7 @@ def leave_one_out_search(source, settings: Sequence[dict],
         unimodal in alpha); it evaluates about half of the alphas.
     oracle : Criterion, optional
         Gives the best candidate's leave-one-out ``predictions`` when ``criterion`` did not
-        (e.g. :class:`TaskLoss` after a :class:`ScoreMetric` search).
+        (e.g. the task loss after a search by a metric of the scores).
     progress : tqdm-like, optional
         Told what is being done before each kernel's factorisation (``set_postfix_str``) and
         advanced by one per evaluated candidate (``update``).
@@ -164,11 +165,12 @@ def leave_one_out_search(source, settings: Sequence[dict],
         setting: while the best alpha of the kernel is the smallest (largest) tried and the
         last step strictly improved the criterion, the next decade, ``alpha / 10``
         (``* 10``), every intercept setting, from the same factorisation; never past
-        :func:`alpha_limits`. The width ``gamma`` of an RBF or laplacian kernel, in the
-        stage that chooses the kernel: while the selected gamma is the smallest (largest)
-        of its kernel's and the last step strictly improved, one more setting at ``gamma``
-        divided (multiplied) by the ratio of the two end values of its grid, with the whole
-        alpha search (one more factorisation each); at most ``max_added_gammas`` of them.
+        :func:`~ecrm.selection._grid.alpha_limits`. The width ``gamma`` of an RBF or
+        laplacian kernel, in the stage that chooses the kernel: while the selected gamma is
+        the smallest (largest) of its kernel's and the last step strictly improved, one more
+        setting at ``gamma`` divided (multiplied) by the ratio of the two end values of its
+        grid, with the whole alpha search (one more factorisation each); at most
+        ``max_added_gammas`` of them.
         A bound that stops an extension whose end still wins is recorded in
         :attr:`SearchOutcome.stopped`.
     max_added_gammas : int, default=0
@@ -266,7 +268,7 @@ def _extend_alphas(basis: LooBasis, params: dict, tried: list[Candidate],
                    evaluate: Callable) -> str | None:
     """Add decades of alpha past the winning end of ``tried`` (one kernel's candidates,
     extended in place) until an end no longer wins, a step does not strictly improve, or
-    :func:`alpha_limits` stops it (the sentence returned then)."""
+    :func:`~ecrm.selection._grid.alpha_limits` stops it (the sentence returned then)."""
     low, high = alpha_limits(basis.diagonal_max)
     intercepts = list(dict.fromkeys(c.fit_intercept for c in tried))
     while True:
