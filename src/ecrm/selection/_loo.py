@@ -227,8 +227,7 @@ def _extend_widths(search: SearchOutcome, source, settings: list[dict], most: in
         best = search.best
         kernel, gamma = best.kernel_params["kernel"], best.kernel_params.get("gamma")
         gammas = kernel_gammas(settings, kernel)
-        end = grid_end(gamma, gammas) if kernel in WIDTH_KERNELS and gamma is not None else None
-        if end is None:
+        if kernel not in WIDTH_KERNELS or gamma is None or (end := grid_end(gamma, gammas)) is None:
             break
         smallest = end == "smallest"
         if added >= most:
