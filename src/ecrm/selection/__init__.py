@@ -84,10 +84,6 @@ class _MeanLoss(Criterion):
                              f"got shape {values.shape}")
         return float(values.sum())
 
-    def from_total(self, total: float, n: int) -> Outcome:
-        mean_loss = float(total / n)
-        return Outcome(-mean_loss, mean_loss)
-
     def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
         return self.from_total(self.block_total(P, Y, where), len(Y))
 

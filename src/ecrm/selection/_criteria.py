@@ -80,10 +80,6 @@ class TaskLoss(Criterion):
     def block_total(self, P: np.ndarray, Y: np.ndarray, where: str) -> float:
         return float(np.sum(self.loss(self.predict(P, where), Y)))
 
-    def from_total(self, total: float, n: int) -> Outcome:
-        mean_loss = float(total / n)
-        return Outcome(-mean_loss, mean_loss)
-
 
 class LooCosts(Criterion):
     """Not a criterion to maximise: :meth:`predict` hands back the leave-one-out costs

@@ -31,7 +31,6 @@ ALPHA_STEP = 10.0
 _SQRT_EPS = float(np.sqrt(np.finfo(float).eps))
 
 
-#####GRID
 def alpha_grid(alphas) -> list[float]:
     """The checked candidate alphas (``None``: ``np.logspace(-6, 2, 17)``).
 
