@@ -103,7 +103,8 @@ class ScoreMetric(Criterion):
         self.metric, self.output_space = metric, output_space
 
     def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
-        S = _scores(P, self.output_space)
+        # as predict_scores makes them: clipped (P is a fresh array), then consistent
+        S = self.output_space.consistent_scores(np.clip(P, 0.0, 1.0, out=P))
         return Outcome(float(self.metric(Y, S)), scores=S)
 
 
@@ -116,9 +117,3 @@ class CallableCriterion(Criterion):
 
     def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
         return Outcome(float(self.score(Y, P)))
-
-
-def _scores(raw: np.ndarray, output_space: OutputSpace) -> np.ndarray:
-    """Label scores as :meth:`ecrm.ECRM.predict_scores` makes them: clipped, consistent.
-    ``raw`` (a fresh array) is clipped in place."""
-    return output_space.consistent_scores(np.clip(raw, 0.0, 1.0, out=raw))
