@@ -2,7 +2,7 @@
 
 For every solver (the dual, the exact primal, Nystrom) and estimator (ECRM, ECRMCV) a fresh
 process fits a problem whose solver memory dominates, and reports the growth of its peak
-resident set size during ``fit`` next to :func:`ecrm.weights.kernel._solvers.solver.memory_need`
+resident set size during ``fit`` next to :func:`ecrm.weights.kernel._solvers.choice.memory_need`
 (the solver's own arrays plus its row blocks). The benchmark fails (exit status 1) when a measured
 peak exceeds the stated need by more than ``SLACK_MIB`` (allocator noise).
 
@@ -27,7 +27,7 @@ import json, resource, sys
 import numpy as np
 from ecrm import ECRM, ECRMCV, MultilabelSpace
 from ecrm.losses import HammingLoss
-from ecrm.weights.kernel._solvers.solver import memory_need
+from ecrm.weights.kernel._solvers.choice import memory_need
 from ecrm.weights.kernel._solvers.rows import RiskTargets
 
 name, solver, m, p, M = json.loads(sys.argv[1])

@@ -31,9 +31,9 @@ from _common import describe, median_time
 from ecrm.datasets import HMCPreprocessor, load_hmc
 from ecrm.experiments.hmc import C_HMCNN_EXCLUDE
 from ecrm.reporting.metrics import micro_auprc
-from ecrm.selection._loo import gram_eigendecomposition
 from ecrm.weights.kernel._kernels import check_kernel_params
 from ecrm.weights.kernel._ridge import LeaveOneOut
+from ecrm.weights.kernel._solvers.dual import gram_eigendecomposition
 
 
 def cap_by_parents_before(h, S):

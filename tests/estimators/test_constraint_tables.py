@@ -77,7 +77,8 @@ def test_the_library_constants_are_the_table():
     from ecrm.datasets.formats import FORMATS
     from ecrm.datasets.preprocessing import _SCALE_CHOICES
     from ecrm.experiments import flow
-    from ecrm.selection._loo import SCORERS, WIDTH_KERNELS
+    from ecrm.selection._criteria import SCORERS
+    from ecrm.selection._grid import WIDTH_KERNELS
     from ecrm.selection.calibration import CALIBRATIONS
     from ecrm.weights.forest import estimator as forest
     from ecrm.weights.kernel import length_scales

@@ -11,7 +11,8 @@ from _shapes import TREE5 as TREE
 from ecrm import ECRMCV
 from ecrm.losses import HammingLoss
 from ecrm.selection import LeaveOneOutSearch
-from ecrm.selection._loo import Candidate, GridEdgeWarning, grid_edges
+from ecrm.selection._grid import grid_edges
+from ecrm.selection._loo import Candidate, GridEdgeWarning
 
 
 def _noise(m=40, seed=0):

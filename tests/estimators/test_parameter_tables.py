@@ -182,7 +182,7 @@ def test_no_estimator_checks_its_parameters_by_hand():
                      if "_check_params" in text
                      for node in ast.walk(ast.parse(text))
                      if isinstance(node, ast.FunctionDef) and node.name == "_check_params")
-    assert defined == ["_template.py"]
+    assert defined == ["estimators/_template.py"]
     for cls in ESTIMATORS:
         assert cls._check_params is StructuredEstimator._check_params
 

@@ -18,11 +18,7 @@ OVER: dict[str, int] = {
     "experiments/ranking.py": 556,
     "model_files/_state.py": 579,
     "model_files/io.py": 554,
-    "selection/_loo.py": 593,
-    "spaces/hierarchy/_compiled.py": 526,
     "weights/forest/estimator.py": 648,
-    "weights/kernel/_solvers/solver.py": 532,
-    "weights/kernel/estimator.py": 514,
 }
 
 

@@ -6,10 +6,11 @@ Read from the source (``ast``), nothing imported but :mod:`ecrm.exceptions`: a p
 module is one with a path component starting with ``_`` below ``ecrm``
 (``ecrm.weights.kernel._ridge``, ``ecrm.weights.kernel._solvers.dual``,
 ``ecrm.experiments._ranking_knn``). Its name is taken from it by ``from module import name``, by
-``alias.name`` of an imported module, by a star import, or by a table of ``"module"`` and ``"name"``
-strings in one file (``ecrm.__init__``'s lazy imports, the model-file registry), in another module
-of the package, a benchmark or an example (also in a script held in a string, a benchmark's
-subprocess probe); tests do not count (they may read internals that no module needs).
+``alias.name`` of an imported module, by a star import, by a table of ``"module"`` and ``"name"``
+strings in one file (``ecrm.__init__``'s lazy imports, the model-file registry), or by a
+``"module:name"`` path, in another module of the package, a benchmark or an example (also in a
+script held in a string, a benchmark's subprocess probe); tests do not count (they may read
+internals that no module needs).
 """
 
 from __future__ import annotations
@@ -105,6 +106,9 @@ def _taken(path: Path, tree: ast.Module) -> dict[str, set[str]]:
                if isinstance(node, ast.Constant) and isinstance(node.value, str)}
     for module in strings & MODULES.keys():  # a table of module and name strings
         taken.setdefault(module, set()).update(strings)
+    for module, _, name in (s.partition(":") for s in strings):  # "module:name" paths
+        if name and module in MODULES:
+            taken.setdefault(module, set()).add(name)
     return taken
 
 
@@ -135,7 +139,7 @@ PENDING: dict[str, str] = {}  # private modules whose __all__ is not trimmed yet
 def test_the_scan_sees_imports_attributes_and_tables():
     # from-imports (absolute and relative), a module's attribute, a lazy table's strings
     assert {"check_kernel_params", "kernel_matrix"} <= TAKEN["ecrm.weights.kernel._kernels"]
-    assert "gram_eigendecomposition" in TAKEN["ecrm.selection._loo"]
+    assert "leave_one_out_search" in TAKEN["ecrm.selection._loo"]
     assert "KernelFit" in TAKEN["ecrm.weights.kernel._solvers.dual"]  # the model-file registry
     # ecrm.__init__'s lazy table
     assert "CenterSelector" in TAKEN["ecrm.weights.kernel._solvers.centers"]

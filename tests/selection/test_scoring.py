@@ -12,7 +12,7 @@ from ecrm import ECRM, ECRMCV
 from ecrm.losses import HammingLoss
 from ecrm.reporting.metrics import macro_auprc, micro_auprc
 from ecrm.selection import LeaveOneOutSearch
-from ecrm.selection._loo import SCORERS, check_scoring
+from ecrm.selection._criteria import SCORERS, check_scoring
 from ecrm.selection.calibration import IsotonicCalibration
 
 
@@ -170,8 +170,8 @@ def test_coarse_to_fine_needs_the_dual_solver():
 
 
 def test_one_alpha_shares_its_product_between_intercepts_bit_for_bit():
-    from ecrm.selection._loo import gram_eigendecomposition
     from ecrm.weights.kernel._ridge import LeaveOneOut
+    from ecrm.weights.kernel._solvers.dual import gram_eigendecomposition
 
     X, Y, _ = _problem(m=25, seed=11)
     eig = gram_eigendecomposition(X, {"kernel": "rbf", "gamma": 0.5, "degree": 3, "coef0": 1})

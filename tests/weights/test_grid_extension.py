@@ -19,15 +19,12 @@ from _shapes import TREE5 as TREE
 from ecrm import ECRMCV, GridEdgeWarning, NystromSolver
 from ecrm.losses import HammingLoss
 from ecrm.selection import LeaveOneOutSearch
-from ecrm.selection._loo import (
-    CallableCriterion,
-    Criterion,
-    Outcome,
-    alpha_limits,
-    gram_eigendecomposition,
-    leave_one_out_search,
-)
+from ecrm.selection._criteria import CallableCriterion
+from ecrm.selection._grid import alpha_limits
+from ecrm.selection._loo import leave_one_out_search
+from ecrm.weights._fit import Criterion, Outcome
 from ecrm.weights.kernel._kernels import check_kernel_params, kernel_matrix
+from ecrm.weights.kernel._solvers.dual import gram_eigendecomposition
 from ecrm.weights.kernel._solvers.prepare import DualSource
 
 EPS = np.finfo(float).eps

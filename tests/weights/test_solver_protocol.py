@@ -240,7 +240,7 @@ def test_a_solver_is_known_only_while_registered(direct):
 def test_auto_chooses_among_the_exact_solvers_only(direct):
     """The toy is not exact for ``"auto"`` (``auto=False``): a small problem takes the dual,
     a linear kernel over the budget the primal, as before the table."""
-    from ecrm.weights.kernel._solvers.solver import check_solver_params
+    from ecrm.weights.kernel._solvers.choice import check_solver_params
 
     assert check_solver_params("auto", None, "uniform", None, m=50, p=3,
                                kernel="rbf").method == SOLVER_CLASSES["dual"]()

@@ -142,4 +142,4 @@ def test_each_solver_name_is_written_in_one_module():
     assert set(found) == set(BUILT_IN)  # the scan sees the table's own literals
     for name, places in found.items():
         modules = {place.partition(":")[0] for place in places}
-        assert modules == {"_solvers/solver.py"}, (name, places)
+        assert modules == {"weights/kernel/_solvers/solver.py"}, (name, places)

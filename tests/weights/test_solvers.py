@@ -16,10 +16,10 @@ from ecrm.selection import LeaveOneOutSearch
 from ecrm.spaces.flows import paper_network
 from ecrm.spaces.permutations import PermutationSpace
 from ecrm.weights.kernel._solvers.centers import select_centers
+from ecrm.weights.kernel._solvers.choice import check_solver_params
 from ecrm.weights.kernel._solvers.features import LinearFeatures, NystromFeatures
 from ecrm.weights.kernel._solvers.normal_equations import NormalEquations
 from ecrm.weights.kernel._solvers.primal import PrimalLeaveOneOut
-from ecrm.weights.kernel._solvers.solver import check_solver_params
 
 RBF = {"kernel": "rbf", "gamma": 0.2, "degree": 3, "coef0": 1}
 
@@ -270,7 +270,7 @@ def test_compact_outputs_inconsistent_row_named():
 
 def test_the_budget_counts_what_each_solver_states():
     from ecrm.weights.kernel._solvers.budget import DUAL_COPIES
-    from ecrm.weights.kernel._solvers.solver import check_solver_params, memory_need
+    from ecrm.weights.kernel._solvers.choice import check_solver_params, memory_need
 
     # ECRMCV's dual peaks at about three m x m arrays (benchmarks/bench_memory.py measures
     # 3.10): at m = 3500 two copies (0.18 GiB) fit 0.25 GiB, its stated peak (0.32 GiB) does not

@@ -26,7 +26,7 @@ from _shapes import TREE5 as TREE
 from ecrm import ECRMCV, CandidateSpace, ForestECRM, ForestECRMCV, StackedRiskECRM, load, save
 from ecrm.losses import HammingLoss, ZeroOneLoss
 from ecrm.model_files.io import ModelFileError
-from ecrm.selection._loo import SCORERS
+from ecrm.selection._criteria import SCORERS
 from ecrm.weights import FAMILIES
 from ecrm.weights._stack_choice import choose_stack
 from ecrm.weights.stack import per_label, simplex_grid

@@ -275,9 +275,9 @@ KERNEL_PARAMS = Rule("kernel_params", "ecrm.weights.kernel._kernels.check_kernel
                      ("kernel", "gamma", "degree", "coef0"), as_given=True)
 #: A :class:`~ecrm.weights.kernel._solvers.solver.Solver` object carries its own settings:
 #: ``n_components`` and ``center_selection`` only with a solver's name
-#: (:func:`ecrm.weights.kernel._solvers.solver.check_solver`, which also checks the object's own
+#: (:func:`ecrm.weights.kernel._solvers.choice.check_solver`, which also checks the object's own
 #: parameters).
-SOLVER_SETTINGS = Rule(None, "ecrm.weights.kernel._solvers.solver.check_solver",
+SOLVER_SETTINGS = Rule(None, "ecrm.weights.kernel._solvers.choice.check_solver",
                        ("solver", "n_components", "center_selection", "memory_budget"))
 
 
@@ -316,7 +316,7 @@ CONSTRAINTS: dict[str, Number | Choice] = {
     "max_samples": Number("real", {"high": 1.0, "high_open": False}),
     "n_split_targets": Number("int", {"low": 1}, none=True),
     # -- vocabularies: each declared here only; the library's constants of the same names
-    # (ecrm.weights.kernel._solvers.budget.CENTER_SELECTIONS, ecrm.selection._loo.SCORERS, ...)
+    # (ecrm.weights.kernel._solvers.budget.CENTER_SELECTIONS, ecrm.selection._criteria.SCORERS, ...)
     # and the command line's choices are read from these
     # (tests/estimators/test_constraint_tables.py checks it)
     # kernel names (ecrm.weights.kernel._kernels.KERNEL_PARAMS holds each one's hyper-parameters);
@@ -334,7 +334,7 @@ CONSTRAINTS: dict[str, Number | Choice] = {
                      registry="ecrm.weights.kernel._solvers.solver.SOLVER_CLASSES"),
     "center_selection": Choice(("uniform", "kmeans++", "leverage"),
                                instance="ecrm.weights.kernel._solvers.centers.CenterSelector"),
-    # "loss": the task loss; the others name ecrm.selection._loo.SCORERS
+    # "loss": the task loss; the others name ecrm.selection._criteria.SCORERS
     "scoring": Choice(("loss", "micro_auprc", "macro_auprc", "lrap"), none=True,
                       function="a callable f(Y_true, scores)"),
     # ecrm.selection.calibration.CALIBRATIONS, and "auto" choosing among them and None

@@ -134,7 +134,7 @@ def _search_check(kwargs: dict) -> None:
 
 
 def _ecrmcv_layout(params: dict) -> dict:
-    from ecrm.weights.kernel.estimator import ecrmcv_params_of_old_layout
+    from ecrm.weights.kernel._old_layouts import ecrmcv_params_of_old_layout
 
     return ecrmcv_params_of_old_layout(params)
 
@@ -152,7 +152,7 @@ _OLD_LAYOUTS: dict[str, Callable[[dict], dict]] = {
 #: Estimators whose fitted state changed layout (``cv_results_``): the map from a file's
 #: older one, by the module function that knows it.
 _OLD_STATES: dict[str, str] = {
-    "ECRMCV": "ecrm.weights.kernel.estimator:ecrmcv_state_of_old_layout",
+    "ECRMCV": "ecrm.weights.kernel._old_layouts:ecrmcv_state_of_old_layout",
     "ForestECRMCV": "ecrm.weights.forest.estimator:forest_state_of_old_layout",
     "MixedRiskECRM": "ecrm.weights.mixture:mixture_state_of_old_layout"}
 

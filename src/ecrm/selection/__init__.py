@@ -41,8 +41,8 @@ from ecrm.spaces.base import OutputSpace
 from ecrm.weights._fit import Criterion, Outcome, RiskFit
 from ecrm.weights.kernel._kernels import check_kernel_input, check_kernel_params
 from ecrm.weights.kernel._solvers._backend import get_backend
+from ecrm.weights.kernel._solvers.choice import check_solver, check_solver_params
 from ecrm.weights.kernel._solvers.rows import RiskTargets
-from ecrm.weights.kernel._solvers.solver import check_solver, check_solver_params
 
 __all__ = ["HonestChoice", "LeaveOneOutChoice", "LeaveOneOutSearch", "loo_search",
            "search_results", "select_honestly"]
@@ -83,10 +83,6 @@ class _MeanLoss(Criterion):
             raise ValueError(f"loss(T, P) must give one value per point, shape ({len(Y)},); "
                              f"got shape {values.shape}")
         return float(values.sum())
-
-    def from_total(self, total: float, n: int) -> Outcome:
-        mean_loss = float(total / n)
-        return Outcome(-mean_loss, mean_loss)
 
     def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
         return self.from_total(self.block_total(P, Y, where), len(Y))

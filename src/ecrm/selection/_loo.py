@@ -1,17 +1,14 @@
 r"""The one exact leave-one-out search: :class:`ecrm.ECRMCV` and the ranking baseline use it.
 
 Every solver's leave-one-out basis (:class:`ecrm.weights._fit.LooBasis`) factorises its
-training problem once and evaluates a criterion on the exact leave-one-out predictions for
-every ridge and intercept: the dual from one eigendecomposition :math:`K = Q\Lambda Q^\top`
-(:class:`ecrm.weights.kernel._ridge.LeaveOneOut`), the primal and Nystrom solvers from one of
-:math:`F^\top F`, block by block. The criterion is pluggable (:class:`ecrm.weights._fit.
-Criterion`): :class:`TaskLoss`, the mean leave-one-out task loss through the output space's
-oracle; :class:`ScoreMetric`, a ranking metric of the leave-one-out *label scores* (the
-scores :math:`\hat p_j(x) = \sum_i w_i(x) y_{ij}` are ridge regressions of the label
-columns, so no oracle runs); or :class:`CallableCriterion`, any ``score(Y, P)``.
-:func:`leave_one_out_search` runs the kernel-subsample stage, then evaluates and ranks the
-candidates, as scikit-learn's ``_RidgeGCV`` does for ``RidgeCV``; the estimator refits the
-best from its basis.
+training problem once and evaluates a criterion (:mod:`ecrm.selection._criteria`) on the exact
+leave-one-out predictions for every ridge and intercept: the dual from one eigendecomposition
+:math:`K = Q\Lambda Q^\top` (:class:`ecrm.weights.kernel._ridge.LeaveOneOut`), the primal and
+Nystrom solvers from one of :math:`F^\top F`, block by block. :func:`leave_one_out_search`
+runs the kernel-subsample stage, then evaluates and ranks the candidates of the grid
+(:mod:`ecrm.selection._grid`), extending it past an end that wins when asked, as
+scikit-learn's ``_RidgeGCV`` does for ``RidgeCV``; the estimator refits the best from its
+basis.
 """
 
 from __future__ import annotations
@@ -20,112 +17,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from sklearn.metrics import label_ranking_average_precision_score
-from sklearn.model_selection import ParameterGrid
 
-from ecrm.estimators._parameters import check_parameter, vocabulary
 from ecrm.exceptions import GridEdgeWarning
-from ecrm.losses.base import LinearLoss
-from ecrm.reporting.metrics import macro_auprc, micro_auprc
-from ecrm.spaces.base import OutputSpace
+from ecrm.selection._grid import ALPHA_STEP, WIDTH_KERNELS, alpha_limits, grid_end, kernel_gammas
 from ecrm.weights._fit import Criterion, LooBasis, Outcome, Trial
-from ecrm.weights.kernel._kernels import check_kernel_params
 from ecrm.weights.kernel._ridge import check_ridge
-from ecrm.weights.kernel._solvers.dual import gram_eigendecomposition
 
-__all__ = ["SCORERS", "GridEdgeWarning", "LooCosts", "ScoreMetric", "SearchOutcome", "TaskLoss",
-           "alpha_grid", "check_scoring", "grid_edges", "gram_eigendecomposition",
-           "intercept_options", "kernel_settings", "leave_one_out_search"]
-
-
-#: Ranking metrics of label scores, by name: ``f(Y_true, scores) -> float``, greater is better
-#: (the names of ``ecrm.estimators._parameters.CONSTRAINTS["scoring"]`` other than ``"loss"``).
-SCORERS: dict[str, Callable] = {
-    "micro_auprc": micro_auprc,
-    "macro_auprc": macro_auprc,
-    "lrap": label_ranking_average_precision_score,
-}
-
-
-def check_scoring(scoring) -> Callable | None:
-    """The metric of label scores that ``scoring`` names, or ``None`` for the task loss.
-
-    Parameters
-    ----------
-    scoring : None, "loss", a key of :data:`SCORERS` or callable
-        A callable is ``f(Y_true, scores) -> float``, greater is better.
-
-    Returns
-    -------
-    metric : callable or None
-
-    Examples
-    --------
-    >>> check_scoring("loss") is None, check_scoring("micro_auprc").__name__
-    (True, 'micro_auprc')
-    """
-    scoring = check_parameter("scoring", scoring)
-    if scoring is None or (isinstance(scoring, str) and scoring == "loss"):
-        return None
-    return SCORERS[scoring] if isinstance(scoring, str) else scoring
-
-
-# -- the grid ---------------------------------------------------------------------------------
-def alpha_grid(alphas) -> list[float]:
-    """The checked candidate alphas (``None``: ``np.logspace(-6, 2, 17)``).
-
-    >>> alpha_grid([1e-3, 0.1])
-    [0.001, 0.1]
-    """
-    alphas = np.logspace(-6, 2, 17) if alphas is None else np.atleast_1d(alphas)
-    if alphas.size == 0:
-        raise ValueError("alphas must not be empty")
-    return [check_parameter("alpha", a, f"alphas[{i}]") for i, a in enumerate(alphas.tolist())]
-
-
-def intercept_options(fit_intercept) -> list[bool]:
-    """The intercept settings ``fit_intercept`` asks to try: both for ``"auto"``.
-
-    >>> intercept_options("auto"), intercept_options(False)
-    ([True, False], [False])
-    """
-    if isinstance(fit_intercept, str) and fit_intercept == "auto":
-        return [True, False]
-    if isinstance(fit_intercept, (bool, np.bool_)):
-        return [bool(fit_intercept)]
-    raise ValueError(f"fit_intercept must be True, False or 'auto'; got {fit_intercept!r}")
-
-
-def kernel_settings(own: dict, kernel_grid) -> list[dict]:
-    """The checked kernel settings of a search: ``own`` (the checked kernel parameters)
-    overridden by each setting of ``kernel_grid`` in
-    :class:`~sklearn.model_selection.ParameterGrid` order, or ``[own]`` without a grid.
-
-    Every search expands a grid here, so the same grid gives the same settings, hence the
-    same keys of a cached eigendecomposition (``memory``), whoever searches.
-
-    >>> own = check_kernel_params("rbf")
-    >>> [s["kernel"] for s in kernel_settings(own, {"kernel": ["linear", "rbf"]})]
-    ['linear', 'rbf']
-    """
-    if kernel_grid is None:
-        return [own]
-    if own["kernel"] == "precomputed":
-        raise ValueError("kernel_grid cannot be combined with kernel='precomputed'")
-    settings = []
-    for override in ParameterGrid(kernel_grid):
-        unknown = set(override) - {"kernel", "gamma", "degree", "coef0"}
-        if unknown:
-            raise ValueError(f"kernel_grid may only set kernel, gamma, degree and coef0; "
-                             f"got {sorted(unknown)}")
-        try:
-            params = check_kernel_params(**{**own, **override})
-        except ValueError as exc:  # name the grid: the setting is not the estimator's own
-            raise ValueError(f"kernel_grid: {exc}") from None
-        if params["kernel"] == "precomputed":
-            raise ValueError("kernel_grid cannot contain 'precomputed'")
-        settings.append(params)
-    return settings
+__all__ = ["GridEdgeWarning", "SearchOutcome", "leave_one_out_search"]
 
 
 @dataclass(frozen=True)
@@ -150,129 +48,6 @@ class Candidate:
     @property
     def sort_key(self) -> tuple:
         return (-self.score, self.kernel_index, -self.alpha, not self.fit_intercept)
-
-
-def candidates_table(candidates: Sequence[Candidate]) -> dict:
-    """Evaluated candidates as a ``cv_results_`` dict (see :meth:`SearchOutcome.table`)."""
-    keys = [c.sort_key for c in candidates]
-    rank = np.empty(len(keys), dtype=int)
-    rank[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(1, len(keys) + 1)
-    from ecrm.selection._search import search_results
-
-    return search_results(
-        [{**c.kernel_params, "alpha": c.alpha, "fit_intercept": c.fit_intercept}
-         for c in candidates],
-        np.array([c.score for c in candidates]), rank,
-        alpha=np.array([c.alpha for c in candidates]),
-        fit_intercept=np.array([c.fit_intercept for c in candidates]),
-        mean_loss=np.array([c.mean_loss for c in candidates]),
-        added=np.array([c.added for c in candidates], dtype=bool))
-
-
-# -- criteria --------------------------------------------------------------------------------
-class TaskLoss(Criterion):
-    """Minus the mean leave-one-out task loss: the leave-one-out costs (all target columns
-    but the constant) through the output space's exact oracle, compared with the outputs."""
-
-    decomposable = True
-
-    def __init__(self, loss: LinearLoss, output_space: OutputSpace):
-        self.loss, self.output_space = loss, output_space
-
-    def predict(self, P: np.ndarray, where: str) -> np.ndarray:
-        costs = P[:, :-1]
-        if not np.isfinite(costs).all():
-            raise ValueError(f"the leave-one-out costs are not finite for {where}: the kernel "
-                             f"values are too large or alpha too small for this data")
-        return self.output_space.minimize(costs, self.loss.cost_form)
-
-    def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
-        Y_loo = self.predict(P, where)
-        mean_loss = float(np.mean(self.loss(Y_loo, Y)))
-        return Outcome(-mean_loss, mean_loss, predictions=Y_loo)
-
-    def block_total(self, P: np.ndarray, Y: np.ndarray, where: str) -> float:
-        return float(np.sum(self.loss(self.predict(P, where), Y)))
-
-    def from_total(self, total: float, n: int) -> Outcome:
-        mean_loss = float(total / n)
-        return Outcome(-mean_loss, mean_loss)
-
-
-class LooCosts(Criterion):
-    """Not a criterion to maximise: :meth:`predict` hands back the leave-one-out costs
-    themselves (all target columns but the constant), for
-    :meth:`~ecrm.weights._fit.LooBasis.loo_predictions`."""
-
-    def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
-        raise NotImplementedError("LooCosts only gives the costs (predict)")
-
-    def predict(self, P: np.ndarray, where: str) -> np.ndarray:
-        return np.array(P[:, :-1], dtype=float)
-
-
-class ScoreMetric(Criterion):
-    """A ranking metric of the exact leave-one-out label scores (the label columns'
-    regressions, clipped to [0, 1] and made consistent as at prediction); no oracle runs."""
-
-    on_labels = True
-
-    def __init__(self, metric: Callable, output_space: OutputSpace):
-        self.metric, self.output_space = metric, output_space
-
-    def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
-        S = _scores(P, self.output_space)
-        return Outcome(float(self.metric(Y, S)), scores=S)
-
-
-class CallableCriterion(Criterion):
-    """``score(Y, P) -> float`` (greater is better) of the leave-one-out predictions ``P`` of
-    the regression targets, e.g. minus the discordant pairs of the rankings they give."""
-
-    def __init__(self, score: Callable):
-        self.score = score
-
-    def evaluate(self, P: np.ndarray, Y: np.ndarray, where: str) -> Outcome:
-        return Outcome(float(self.score(Y, P)))
-
-
-def _scores(raw: np.ndarray, output_space: OutputSpace) -> np.ndarray:
-    """Label scores as :meth:`ecrm.ECRM.predict_scores` makes them: clipped, consistent.
-    ``raw`` (a fresh array) is clipped in place."""
-    return output_space.consistent_scores(np.clip(raw, 0.0, 1.0, out=raw))
-
-
-# -- the search ------------------------------------------------------------------------------
-#: Kernels whose ``gamma`` is a width the search extends (by the grid's own ratio).
-WIDTH_KERNELS = vocabulary("width_kernel")
-#: Alpha is extended one decade at a time.
-ALPHA_STEP = 10.0
-_SQRT_EPS = float(np.sqrt(np.finfo(float).eps))
-
-
-def alpha_limits(diagonal_max: float) -> tuple[float, float]:
-    r"""The alphas an extended search stays within: ``(sqrt(eps) * d, d / sqrt(eps))``.
-
-    With :math:`d = \max_i K_{ii}` (``diagonal_max``; for the primal solvers the largest
-    squared feature-row norm, the diagonal of :math:`FF^\top`), the largest eigenvalue obeys
-    :math:`\lambda_{\max} \le \operatorname{tr} K \le m d`. Hence
-
-    * the floor :math:`\alpha \ge \sqrt\varepsilon\, d` keeps the condition number of
-      :math:`K + m\alpha I` below :math:`1 + 1/\sqrt\varepsilon \approx 6.7\times 10^7` and
-      every leave-one-out denominator :math:`1 - H_{ii} \ge m\alpha / (\lambda_{\max} +
-      m\alpha)` above :math:`\sqrt\varepsilon`: the solves and the exact leave-one-out values
-      keep about half of the float64 digits (eigenvalue round-off is about
-      :math:`\varepsilon\lambda_{\max}`, below :math:`\sqrt\varepsilon\, m\alpha`);
-    * the ceiling :math:`\alpha \le d / \sqrt\varepsilon` is where every eigendirection is
-      shrunk by :math:`\lambda_k / (\lambda_k + m\alpha) \le \sqrt\varepsilon`: the fit is the
-      intercept alone (or zero) to about eight digits, and larger alphas change nothing.
-
-    >>> low, high = alpha_limits(1.0)  # an RBF kernel
-    >>> f"{low:.3g} {high:.3g}"
-    '1.49e-08 6.71e+07'
-    """
-    d = abs(float(diagonal_max))
-    return _SQRT_EPS * d, d / _SQRT_EPS
 
 
 @dataclass(frozen=True)
@@ -316,7 +91,17 @@ class SearchOutcome:
         ``alpha``, ``fit_intercept``, ``mean_loss`` (the mean leave-one-out task loss; NaN
         when the criterion is a metric of the scores) and ``added`` (tried by an extension
         of the grid)."""
-        return candidates_table(self.candidates)
+        from ecrm.selection._search import ranks, search_results
+
+        found = self.candidates
+        return search_results(
+            [{**c.kernel_params, "alpha": c.alpha, "fit_intercept": c.fit_intercept}
+             for c in found],
+            np.array([c.score for c in found]), np.array(ranks([c.sort_key for c in found])),
+            alpha=np.array([c.alpha for c in found]),
+            fit_intercept=np.array([c.fit_intercept for c in found]),
+            mean_loss=np.array([c.mean_loss for c in found]),
+            added=np.array([c.added for c in found], dtype=bool))
 
     def bounds_hit(self) -> list[str]:
         """The bounds that stopped an extension at the selected candidate (its alpha, its
@@ -355,7 +140,8 @@ def leave_one_out_search(source, settings: Sequence[dict],
     candidates : sequence of (float, bool)
         ``(alpha, fit_intercept)`` pairs, evaluated for every kernel.
     criterion : Criterion
-        :class:`TaskLoss`, :class:`ScoreMetric`, :class:`CallableCriterion` or another.
+        :mod:`ecrm.selection._criteria`: ``TaskLoss``, ``ScoreMetric``, ``CallableCriterion``
+        or another.
     random_state : RandomState, optional
         Draws the stage-1 subset, then each stage's ``loo_samples`` rows.
     loo_samples : int, optional
@@ -370,7 +156,7 @@ def leave_one_out_search(source, settings: Sequence[dict],
         unimodal in alpha); it evaluates about half of the alphas.
     oracle : Criterion, optional
         Gives the best candidate's leave-one-out ``predictions`` when ``criterion`` did not
-        (e.g. :class:`TaskLoss` after a :class:`ScoreMetric` search).
+        (e.g. the task loss after a search by a metric of the scores).
     progress : tqdm-like, optional
         Told what is being done before each kernel's factorisation (``set_postfix_str``) and
         advanced by one per evaluated candidate (``update``).
@@ -379,11 +165,12 @@ def leave_one_out_search(source, settings: Sequence[dict],
         setting: while the best alpha of the kernel is the smallest (largest) tried and the
         last step strictly improved the criterion, the next decade, ``alpha / 10``
         (``* 10``), every intercept setting, from the same factorisation; never past
-        :func:`alpha_limits`. The width ``gamma`` of an RBF or laplacian kernel, in the
-        stage that chooses the kernel: while the selected gamma is the smallest (largest)
-        of its kernel's and the last step strictly improved, one more setting at ``gamma``
-        divided (multiplied) by the ratio of the two end values of its grid, with the whole
-        alpha search (one more factorisation each); at most ``max_added_gammas`` of them.
+        :func:`~ecrm.selection._grid.alpha_limits`. The width ``gamma`` of an RBF or
+        laplacian kernel, in the stage that chooses the kernel: while the selected gamma is
+        the smallest (largest) of its kernel's and the last step strictly improved, one more
+        setting at ``gamma`` divided (multiplied) by the ratio of the two end values of its
+        grid, with the whole alpha search (one more factorisation each); at most
+        ``max_added_gammas`` of them.
         A bound that stops an extension whose end still wins is recorded in
         :attr:`SearchOutcome.stopped`.
     max_added_gammas : int, default=0
@@ -423,30 +210,6 @@ def leave_one_out_search(source, settings: Sequence[dict],
     return _with_oracle(search, oracle), stage1
 
 
-def grid_edges(best: Candidate, alphas: Sequence[float], settings: Sequence[dict]) -> list[str]:
-    """What of ``best`` lies at an end of its grid: alpha, and gamma among the settings of
-    its kernel; one sentence each (empty when nothing does, or a grid has one value)."""
-    notes = []
-    more = {"smallest": "smaller", "largest": "larger"}
-    grid = sorted(set(alphas))
-    if len(grid) > 1 and best.alpha in (grid[0], grid[-1]):
-        end = "smallest" if best.alpha == grid[0] else "largest"
-        notes.append(f"the chosen alpha={best.alpha:g} is the {end} of the grid of alphas "
-                     f"[{grid[0]:g} .. {grid[-1]:g}]; add {more[end]} values")
-    kernel, gamma = best.kernel_params["kernel"], best.kernel_params.get("gamma")
-    gammas = _gammas(settings, kernel)
-    if gamma is not None and len(gammas) > 1 and gamma in (gammas[0], gammas[-1]):
-        end = "smallest" if gamma == gammas[0] else "largest"
-        notes.append(f"the chosen gamma={gamma:g} ({kernel} kernel) is the {end} of the "
-                     f"gammas {[float(f'{g:.4g}') for g in gammas]}; add {more[end]} values")
-    return notes
-
-
-def _gammas(settings: Sequence[dict], kernel: str) -> list[float]:
-    return sorted({s["gamma"] for s in settings
-                   if s["kernel"] == kernel and s.get("gamma") is not None})
-
-
 def _with_oracle(search: SearchOutcome, oracle: Criterion | None) -> SearchOutcome:
     """The best candidate's leave-one-out predictions by ``oracle`` (run once, on the best)."""
     if search.predictions is not None or oracle is None:
@@ -463,13 +226,11 @@ def _extend_widths(search: SearchOutcome, source, settings: list[dict], most: in
     while improved:
         best = search.best
         kernel, gamma = best.kernel_params["kernel"], best.kernel_params.get("gamma")
-        gammas = _gammas(settings, kernel)
-        if kernel not in WIDTH_KERNELS or gamma is None or len(gammas) < 2 or \
-                gamma not in (gammas[0], gammas[-1]):
+        gammas = kernel_gammas(settings, kernel)
+        if kernel not in WIDTH_KERNELS or gamma is None or (end := grid_end(gamma, gammas)) is None:
             break
-        smallest = gamma == gammas[0]
+        smallest = end == "smallest"
         if added >= most:
-            end = "smallest" if smallest else "largest"
             search = replace(search, stopped={**search.stopped, "gamma": (
                 f"the chosen gamma={gamma:g} ({kernel} kernel) is the {end} of the gammas "
                 f"tried {[float(f'{g:.4g}') for g in gammas]}: the bound max_added_gammas="
@@ -506,25 +267,22 @@ def _extend_alphas(basis: LooBasis, params: dict, tried: list[Candidate],
                    evaluate: Callable) -> str | None:
     """Add decades of alpha past the winning end of ``tried`` (one kernel's candidates,
     extended in place) until an end no longer wins, a step does not strictly improve, or
-    :func:`alpha_limits` stops it (the sentence returned then)."""
+    :func:`~ecrm.selection._grid.alpha_limits` stops it (the sentence returned then)."""
     low, high = alpha_limits(basis.diagonal_max)
     intercepts = list(dict.fromkeys(c.fit_intercept for c in tried))
     while True:
         top = min(tried, key=lambda c: c.sort_key)
-        alphas = sorted({c.alpha for c in tried})
-        if top.alpha == alphas[0]:
-            step, end = top.alpha / ALPHA_STEP, "smallest"
-        elif top.alpha == alphas[-1]:
-            step, end = top.alpha * ALPHA_STEP, "largest"
-        else:
+        end = grid_end(top.alpha, sorted({c.alpha for c in tried}))
+        if end is None:
             return None
+        step = top.alpha / ALPHA_STEP if end == "smallest" else top.alpha * ALPHA_STEP
         step = float(f"{step:.15g}")  # 1e-06, not 1.0000000000000002e-06 after 4 steps
         if not low <= step <= high:
             bound = (f"the numerical floor sqrt(eps) * max K_ii = {low:.3g}" if step < low
                      else f"the ceiling max K_ii / sqrt(eps) = {high:.3g}")
             return (f"the chosen alpha={top.alpha:g} is the {end} tried for the kernel "
                     f"{params}: the next decade, {step:g}, lies beyond {bound} "
-                    f"(ecrm.selection._loo.alpha_limits), which stopped the extension")
+                    f"(ecrm.selection._grid.alpha_limits), which stopped the extension")
         new = evaluate([(step, b) for b in intercepts])
         tried.extend(new)
         if max(c.score for c in new) <= top.score:

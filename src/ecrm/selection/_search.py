@@ -23,18 +23,11 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_memory
 
 from ecrm.estimators._parameters import Checked, Flag, Plan, Rule, check_params, table
-from ecrm.selection._loo import (
-    GridEdgeWarning,
-    ScoreMetric,
-    alpha_grid,
-    check_scoring,
-    gram_eigendecomposition,
-    grid_edges,
-    intercept_options,
-    kernel_settings,
-    leave_one_out_search,
-)
+from ecrm.selection._criteria import ScoreMetric, check_scoring
+from ecrm.selection._grid import alpha_grid, grid_edges, intercept_options, kernel_settings
+from ecrm.selection._loo import GridEdgeWarning, leave_one_out_search
 from ecrm.weights.kernel._ridge import check_ridge
+from ecrm.weights.kernel._solvers.dual import gram_eigendecomposition
 from ecrm.weights.kernel._solvers.prepare import prepare_search
 
 __all__ = ["RESULTS_COLUMNS", "LeaveOneOutSearch", "check_search",
@@ -113,7 +106,7 @@ class LeaveOneOutSearch(BaseEstimator):
         uses the estimator's single kernel.
     scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
         The criterion: the leave-one-out task loss, or a ranking metric of the leave-one-out
-        label scores (:data:`ecrm.selection._loo.SCORERS`; a callable is
+        label scores (:data:`ecrm.selection._criteria.SCORERS`; a callable is
         ``f(Y_true, scores) -> float``, greater is better). Metrics of the scores need
         ``solver="dual"``.
     calibration : None, "isotonic", "platt" or "auto", default=None
@@ -137,7 +130,7 @@ class LeaveOneOutSearch(BaseEstimator):
         Extend a grid of more than one value past an end that wins (``extend`` of
         :func:`ecrm.selection._loo.leave_one_out_search`): alpha by decades within
         :math:`\sqrt\varepsilon\, d \le \alpha \le d / \sqrt\varepsilon`
-        (:func:`ecrm.selection._loo.alpha_limits`), the ``gamma`` of an RBF or laplacian
+        (:func:`ecrm.selection._grid.alpha_limits`), the ``gamma`` of an RBF or laplacian
         kernel of ``kernel_grid`` by the ratio of the grid's two end values. A
         :class:`~ecrm.exceptions.GridEdgeWarning` then fires only when a bound stopped an
         extension at the selected value; with ``False`` whenever the choice is an end of its
@@ -215,7 +208,7 @@ class LeaveOneOutSearch(BaseEstimator):
         kernel_params : dict
             The checked kernel parameters ``kernel_grid`` overrides.
         solver : SolverChoice
-            The chosen solver (:func:`ecrm.weights.kernel._solvers.solver.check_solver_params`).
+            The chosen solver (:func:`ecrm.weights.kernel._solvers.choice.check_solver_params`).
         criterion : Criterion
             The criterion under ``scoring="loss"``.
         random_state : RandomState

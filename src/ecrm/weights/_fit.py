@@ -148,9 +148,9 @@ class Criterion(ABC):
     """What a leave-one-out search maximises, from the exact leave-one-out predictions ``P``
     of the regression targets (or, with ``on_labels``, of the label columns ``Y``).
 
-    ``decomposable`` criteria are sums over the points (:meth:`block_total`), so a solver may
-    evaluate them block by block (streaming, Dask); the others see every row at once
-    (:meth:`evaluate`).
+    ``decomposable`` criteria are sums of per-point losses (:meth:`block_total`), scored by
+    minus their mean (:meth:`from_total`), so a solver may evaluate them block by block
+    (streaming, Dask); the others see every row at once (:meth:`evaluate`).
     """
 
     on_labels: bool = False
@@ -166,8 +166,9 @@ class Criterion(ABC):
         raise NotImplementedError
 
     def from_total(self, total: float, n: int) -> Outcome:
-        """The outcome of a sum of :meth:`block_total` over ``n`` rows."""
-        raise NotImplementedError
+        """The outcome of a sum of :meth:`block_total` over ``n`` rows: minus the mean loss."""
+        mean_loss = float(total / n)
+        return Outcome(-mean_loss, mean_loss)
 
     def predict(self, P: np.ndarray, where: str) -> np.ndarray:
         """Leave-one-out outputs of the predictions ``P`` (through the oracle)."""

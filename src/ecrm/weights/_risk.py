@@ -28,8 +28,8 @@ from ecrm.model_files._state import check_kernel_state, check_ridge_state
 from ecrm.weights._fit import RiskFit
 from ecrm.weights.kernel._kernels import check_kernel_input
 from ecrm.weights.kernel._solvers._backend import ChunkCheck, get_backend
+from ecrm.weights.kernel._solvers.choice import SolverChoice, check_solver_params, streams_rows
 from ecrm.weights.kernel._solvers.primal import FeatureFit
-from ecrm.weights.kernel._solvers.solver import SolverChoice, check_solver_params, streams_rows
 
 __all__ = ["HonestOutputs", "RiskEstimator"]
 

@@ -31,7 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ecrm.estimators._parameters import RANDOM_STATE, Checked, Rule, table
 from ecrm.estimators._template import StructuredEstimator
-from ecrm.selection._loo import check_scoring
+from ecrm.selection._criteria import check_scoring
 from ecrm.selection._search import RESULTS_COLUMNS, LeaveOneOutSearch, ranks, search_results
 from ecrm.weights.forest.estimator import ForestECRMCV
 from ecrm.weights.kernel.estimator import ECRMCV

@@ -53,7 +53,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ecrm.estimators._parameters import RANDOM_STATE, Checked, Flag, Number, Rule, table
 from ecrm.estimators._template import StructuredEstimator
-from ecrm.selection._loo import check_scoring
+from ecrm.selection._criteria import check_scoring
 from ecrm.weights._stack_choice import (
     best_candidate,
     choose_stack,

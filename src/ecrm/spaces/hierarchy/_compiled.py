@@ -1,32 +1,16 @@
 r"""Compiled kernels of the DAG closure (numba): reductions, contraction, certified cut.
 
-Imported lazily by :mod:`ecrm.spaces.hierarchy._closure` when numba is installed (the
-``fast`` extra); without it the closure runs on its scipy path, which is also the reference
-of the tests. Each kernel works on a whole block of rows at once (the (row, label) pairs of a
-block form one graph, a disjoint union of the rows' graphs), so a block costs one call. The
-first call compiles them (about 10 s), later processes load them from numba's cache.
-
-* :func:`reduce_closure`: the exact reductions (forcing, switching off) row by row, with
-  loops over the CSR patterns of the ancestor relation in place of sparse products (one
-  row's products cost more in call overhead than in work); switching off walks the labels
-  parents first, so a label below one switched off is not tested.
-* :func:`contract`: the degree-one moves of :func:`ecrm.spaces.hierarchy._closure.contract`
-  one at a time, on the whole problem (no vectorised rounds are needed at compiled speed).
-  A merged node is tracked by union-find, so the arcs of a node swallowed by another are
-  renamed for free; each node keeps linked lists of its parent and child arcs (one array
-  per side, so both moves share one code path), spliced on a merge and cleaned of
-  self-loops, duplicates and decided ends as they are scanned.
-* :func:`certified_cuts`: the certified cut of ``_closure`` (components, integer
-  capacities scaled per component to a budget, the minimal minimum cut, then a flow that
-  saturates every arc leaving it with capacities rounded against the claim), on int64
-  capacities with a hand-written Dinic max flow (BFS levels, blocking flows by DFS). The
-  components whose certificate fails are returned for the exact integer flow.
-* :func:`closure_block`: all of it for a block of rows in one call (the reductions, the
-  arcs left between the pairs, the contraction, the cut and the answer), so a single row
-  pays one dispatch and no per-row work in Python.
-
-The helpers are inlined into the kernels (``inline="always"``): a call between kernels
-passes its arrays with reference counting, which cost more than the work of these loops.
+The compiled path of :mod:`ecrm.spaces.hierarchy._closure` (whose docstring states the
+method), imported lazily when numba is installed (the ``fast`` extra); the scipy path there is
+the reference of the tests. A kernel takes a whole block of rows (its (row, label) pairs form
+one graph, the disjoint union of the rows' graphs): :func:`closure_block` runs
+:func:`reduce_closure`, :func:`contract` and :func:`certified_cuts` (by the Dinic flow of
+:func:`max_flow`) in one call, so a single row pays one dispatch. The first call compiles them
+(about 10 s), later processes load them from the disk cache of
+:mod:`ecrm.spaces.hierarchy._jit`. The kernels share this one module: numba's cache of a
+function is renewed when the file that defines it changes, not when a function it calls
+changes in another file. The helpers are inlined (``inline="always"``): a call between
+kernels passes its arrays with reference counting, which costs more than these loops.
 """
 
 from __future__ import annotations
@@ -40,11 +24,9 @@ from ecrm.spaces.hierarchy._jit import jit
 try:
     import numba  # noqa: F401
 except ImportError:  # optional: the module still imports (doctests), _closure does not use it
-    AVAILABLE, _jit = False, (lambda f: f)
-    _inline = _jit
+    AVAILABLE, _jit, _inline = False, (lambda f: f), (lambda f: f)
 else:  # compiled once, then loaded from a disk cache (where one can be written: _jit)
-    AVAILABLE, _jit = True, jit()
-    _inline = jit(inline="always")
+    AVAILABLE, _jit, _inline = True, jit(), jit(inline="always")
 
 __all__ = ["AVAILABLE"]
 
@@ -61,10 +43,15 @@ def _find(rep, x):
 
 @_jit
 def contract(c, child, parent):
-    """Degree-one contractions until none applies (see ``_closure.contract``).
+    """Degree-one contractions until none applies (see ``_closure.contract``), one at a time
+    on the whole problem.
 
     *up*: a node of cost ``<= 0`` with at most one parent joins it (or is on);
     *down*: a node of cost ``> 0`` with at most one child joins it (or is off).
+    A merged node is tracked by union-find, so the arcs of a node swallowed by another are
+    renamed for free; each node keeps linked lists of its parent and child arcs (one array
+    per side, so both moves share one code path), spliced on a merge and cleaned of
+    self-loops, duplicates and decided ends as they are scanned.
     Returns ``(group, gc, gchild, gparent)`` as ``_closure.contract`` does.
     """
     n, m = len(c), len(child)
@@ -84,10 +71,8 @@ def contract(c, child, parent):
         if head[1, b] < 0:
             tail[1, b] = i
         nxt[1, i], head[1, b] = head[1, b], i
-    work = np.empty(n, np.int64)  # a stack of nodes to look at, each at most once
+    work = np.arange(n - 1, -1, -1)  # a stack of nodes to look at, each at most once
     queued = np.ones(n, np.bool_)
-    for k in range(n):
-        work[k] = n - 1 - k
     top = n
     while top:
         top -= 1
@@ -460,16 +445,20 @@ def reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order
 
 
 @_jit
-def reduce_contract(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, C, on,
-                    allowed, passes):
-    """:func:`reduce_closure` (forcing at once), then :func:`contract` on what is left of
-    the block (the pairs (row, label) left, with the arcs between them), in one call.
+def closure_block(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, C, on,
+                  allowed, passes, small_max, q_small, q_min, q_max):
+    """The whole compiled closure of a block of rows in one call: :func:`reduce_closure`
+    (forcing at once), :func:`contract` on the pairs (row, label) left with the arcs between
+    them, then :func:`certified_cuts` on the groups left (at the budget ``q_small`` when there
+    are at most ``small_max``, else between ``q_min`` and ``q_max``).
 
-    Returns ``(forced, row, label, group, gc, gchild, gparent)``: ``forced`` as
-    :func:`reduce_closure` returns it, the pairs left, and :func:`contract`'s answer on them.
+    Returns ``(Y, row, label, group, gc, gchild, gparent, on, comp, failed, n_cut)``: the
+    answer (bool (n, d)), then what the caller needs to re-solve the components whose
+    certificate failed (``failed``) and to count: the pairs left and their groups, the
+    contracted problem, :func:`certified_cuts`'s answer per group and component of each.
     """
-    forced, cand = reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx,
-                                  order, C, on, allowed, passes, True)
+    Y, cand = reduce_closure(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, C,
+                             on, allowed, passes, True)
     n, d = C.shape
     N, M = 0, 0  # the pairs, and at most their arcs (their parents)
     for r in range(n):
@@ -496,23 +485,6 @@ def reduce_contract(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, orde
                     child[M], parent[M] = t, ident[p]
                     M += 1
     group, gc, gchild, gparent = contract(cost, child[:M], parent[:M])
-    return forced, row, label, group, gc, gchild, gparent
-
-
-@_jit
-def closure_block(anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, C, on,
-                  allowed, passes, small_max, q_small, q_min, q_max):
-    """The whole compiled closure of a block of rows: :func:`reduce_contract`, then
-    :func:`certified_cuts` on the groups left (at the budget ``q_small`` when there are at
-    most ``small_max``, else between ``q_min`` and ``q_max``), in one call.
-
-    Returns ``(Y, row, label, group, gc, gchild, gparent, on, comp, failed, n_cut)``: the
-    answer (bool (n, d)), then what the caller needs to re-solve the components whose
-    certificate failed (``failed``) and to count: the pairs left and their groups, the
-    contracted problem, :func:`certified_cuts`'s answer per group and component of each.
-    """
-    Y, row, label, group, gc, gchild, gparent = reduce_contract(
-        anc_ptr, anc_idx, desc_ptr, desc_idx, par_ptr, par_idx, order, C, on, allowed, passes)
     on_g, comp = np.zeros(len(gc), np.bool_), np.zeros(len(gc), np.int64)
     failed, n_cut = np.zeros(0, np.int64), 0
     if len(gc):

@@ -29,7 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 from ecrm.estimators._parameters import RANDOM_STATE, Checked, check_parameter, table, vocabulary
 from ecrm.estimators._validation import check_int
 from ecrm.losses.base import LinearLoss
-from ecrm.selection._loo import check_scoring
+from ecrm.selection._criteria import check_scoring
 from ecrm.selection._search import RESULTS_COLUMNS, ranks, search_results
 from ecrm.weights._risk import _ECRMBase
 from ecrm.weights.forest._fit import BagPattern, ForestFit, Grown, Trees, grow_forest, prune

@@ -27,14 +27,15 @@ from ecrm.estimators._parameters import (
     table,
 )
 from ecrm.model_files._state import check_kernel_state, check_ridge_state, check_search_state
-from ecrm.selection._loo import SCORERS, ScoreMetric, TaskLoss, alpha_grid, kernel_settings
+from ecrm.selection._criteria import SCORERS, ScoreMetric, TaskLoss
+from ecrm.selection._grid import alpha_grid, kernel_settings
 from ecrm.selection._search import LeaveOneOutSearch, check_search, effective_search
 from ecrm.selection.calibration import choose_calibration
 from ecrm.weights._risk import _ECRMBase
 from ecrm.weights.kernel._ridge import check_ridge
+from ecrm.weights.kernel._solvers.choice import check_solver, check_solver_params
 from ecrm.weights.kernel._solvers.prepare import prepare
 from ecrm.weights.kernel._solvers.rows import RiskTargets
-from ecrm.weights.kernel._solvers.solver import check_solver, check_solver_params
 
 __all__ = ["ECRM", "ECRMCV"]
 
@@ -247,7 +248,7 @@ class ECRMCV(_ECRMBase):
     scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default=None
         Shortcut for ``search.scoring`` (``None``: the search's, by default ``"loss"``): the
         leave-one-out task loss, or a ranking metric of the leave-one-out label scores
-        (:data:`ecrm.selection._loo.SCORERS`; a callable is ``f(Y_true, scores) ->
+        (:data:`ecrm.selection._criteria.SCORERS`; a callable is ``f(Y_true, scores) ->
         float``, greater is better). scikit-learn's ``"average_precision"`` is
         ``"macro_auprc"``. Metrics of the scores need ``solver="dual"``. A shortcut given
         beside a ``search`` that sets the same setting is refused.
@@ -371,13 +372,7 @@ class ECRMCV(_ECRMBase):
 
         Parameters
         ----------
-        X : array-like, sparse matrix or Dask array of shape (m, p)
-            Training inputs (the training Gram matrix, (m, m), if ``kernel="precomputed"``).
-        Y : array-like or Dask array of shape (m, d)
-            Training outputs, in the output space.
-            Dask arrays (chunked by rows, ``Y`` with the row chunks of ``X`` or in memory)
-            fit as a map-reduce on the active Dask scheduler; they need
-            ``solver="nystrom"`` or ``"primal"`` (:mod:`ecrm.weights.kernel._solvers._dask`).
+        X, Y : the training inputs and outputs, as in :meth:`ECRM.fit`.
 
         Returns
         -------
@@ -391,7 +386,7 @@ class ECRMCV(_ECRMBase):
         scores, as :meth:`predict_scores` makes them without a calibration) of the points
         its criterion averaged over (``loo_rows_``): an
         :class:`ecrm.weights.HonestOutputs`."""
-        from ecrm.selection._loo import LooCosts
+        from ecrm.selection._criteria import LooCosts
         from ecrm.weights._risk import HonestOutputs
 
         if not scores:
@@ -467,48 +462,3 @@ class ECRMCV(_ECRMBase):
 
     def _calibration(self):
         return self.score_calibration_
-
-
-#: The settings ECRMCV took itself before they moved to its search object.
-_SEARCH_SETTINGS = ("fit_intercept", "kernel_grid", "memory", "loo_samples", "kernel_subsample",
-                    "verbose", "calibration", "alpha_search", "extend_grid", "max_added_gammas")
-
-
-def ecrmcv_params_of_old_layout(params: dict) -> dict:
-    """ECRMCV's parameters as a model file written before the search object holds them:
-    the search's settings on a :class:`~ecrm.selection.LeaveOneOutSearch` (``alphas`` and
-    ``scoring`` stay, as the shortcuts), the Nystrom centres' settings on a
-    :class:`~ecrm.NystromSolver`. Parameters of the current layout come back unchanged.
-
-    >>> new = ecrmcv_params_of_old_layout({"alphas": [0.1], "loo_samples": 5,
-    ...                                    "solver": "nystrom", "n_components": 20})
-    >>> new["alphas"], new["search"], new["solver"]
-    ([0.1], LeaveOneOutSearch(loo_samples=5), NystromSolver(n_components=20))
-    """
-    old = set(params) & {*_SEARCH_SETTINGS, "n_components", "center_selection"}
-    if not old or "search" in params:
-        return dict(params)
-    from ecrm.weights.kernel._solvers.solver import NystromSolver
-
-    params = dict(params)
-    moved = {k: params.pop(k) for k in _SEARCH_SETTINGS if k in params}
-    n_components = params.pop("n_components", None)
-    center = params.pop("center_selection", "uniform")
-    if params.get("solver") == NystromSolver.name and (
-            n_components is not None or not (isinstance(center, str) and center == "uniform")):
-        params["solver"] = NystromSolver(n_components=n_components, center_selection=center)
-    return {**params, "search": LeaveOneOutSearch(**moved)}
-
-
-def ecrmcv_state_of_old_layout(params: dict, state: dict) -> dict:
-    """ECRMCV's fitted state as a model file written before every search shared one layout
-    of ``cv_results_``: the columns ``mean_loo_score`` and ``mean_loo_loss`` are
-    ``mean_score`` and ``mean_loss`` (of ``kernel_search_results_`` too). A state of the
-    current layout comes back unchanged."""
-    renamed = {"mean_loo_score": "mean_score", "mean_loo_loss": "mean_loss"}
-    out = dict(state)
-    for key in ("cv_results_", "kernel_search_results_"):
-        table = out.get(key)
-        if isinstance(table, dict) and "mean_loo_score" in table:
-            out[key] = {renamed.get(k, k): v for k, v in table.items()}
-    return out

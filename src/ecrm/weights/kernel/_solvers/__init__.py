@@ -21,7 +21,8 @@ A solver is a declared :class:`~ecrm.weights.kernel._solvers.solver.Solver` (its
 checks, and the basis and leave-one-out source it builds), listed in one table,
 :data:`~ecrm.weights.kernel._solvers.solver.SOLVER_CLASSES` (which also drives ``solver="auto"``);
 :func:`ecrm.weights.kernel._solvers.prepare.prepare` and
-:func:`~ecrm.weights.kernel._solvers.prepare.prepare_search` read the checked solver choice once
+:func:`~ecrm.weights.kernel._solvers.prepare.prepare_search` read the solver choice, checked
+once by :mod:`ecrm.weights.kernel._solvers.choice`
 (:mod:`ecrm.weights.kernel._solvers.budget`: the memory budget and row blocks). The primal normal
 equations are sums over row blocks (:mod:`ecrm.weights.kernel._solvers.normal_equations`,
 :mod:`ecrm.weights.kernel._solvers.rows`), which :mod:`ecrm.weights.kernel._solvers._dask` runs per

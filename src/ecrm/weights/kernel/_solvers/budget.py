@@ -7,7 +7,7 @@ arrays for :class:`ecrm.ECRM`'s Cholesky factor and 3.5 for :class:`ecrm.ECRMCV`
 eigendecomposition (in the matrix's own memory, with LAPACK's workspace and the eigenvectors). A
 solver's matrices are checked against ``memory_budget`` (GiB, default
 :data:`DEFAULT_MEMORY_BUDGET_GIB`) before it allocates; ``solver="auto"``
-(:func:`ecrm.weights.kernel._solvers.solver.check_solver_params`) takes the first exact solver that
+(:func:`ecrm.weights.kernel._solvers.choice.check_solver_params`) takes the first exact solver that
 fits.
 
 Row blocks (streaming fits and every prediction) are sized by scikit-learn's

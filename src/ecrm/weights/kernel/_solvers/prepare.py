@@ -1,7 +1,7 @@
 r"""One entry to every solver: :func:`prepare` a basis on the training rows, then fit it.
 
 :func:`prepare` and :func:`prepare_search` read the checked
-:class:`~ecrm.weights.kernel._solvers.solver.SolverChoice` once and return what its solver builds: a
+:class:`~ecrm.weights.kernel._solvers.choice.SolverChoice` once and return what its solver builds: a
 :class:`~ecrm.weights._fit.Basis` (``diagonal_max``, the round-off floor of the ridge term,
 :func:`ecrm.weights.kernel._ridge.check_ridge`, and ``fit(ridge, fit_intercept) -> RiskFit``) or a
 :class:`~ecrm.weights._fit.Source` of leave-one-out bases. The bases and sources of the
@@ -26,7 +26,8 @@ from ecrm.weights.kernel._solvers.primal import FeatureFit, FeatureLooBasis
 from ecrm.weights.kernel._solvers.rows import RiskTargets
 
 if TYPE_CHECKING:  # the solvers build the bases and sources of this module
-    from ecrm.weights.kernel._solvers.solver import FeatureSolver, SolverChoice
+    from ecrm.weights.kernel._solvers.choice import SolverChoice
+    from ecrm.weights.kernel._solvers.solver import FeatureSolver
 
 __all__ = ["DualBasis", "DualSource", "FeatureBasis", "FeatureSource", "prepare",
            "prepare_search"]
@@ -72,7 +73,7 @@ def prepare(choice: SolverChoice, X, Y, kernel_params: dict, targets: RiskTarget
     ----------
     choice : SolverChoice
         The checked solver settings
-        (:func:`ecrm.weights.kernel._solvers.solver.check_solver_params`).
+        (:func:`ecrm.weights.kernel._solvers.choice.check_solver_params`).
     X, Y : checked training inputs and outputs (in memory, or Dask arrays for a primal solver)
     kernel_params : dict
     targets : RiskTargets

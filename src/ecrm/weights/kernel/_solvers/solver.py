@@ -18,8 +18,10 @@ the estimators accept and the command line offers (the ``solver`` constraint of
 exact solver, in table order, whose kernel fits and whose matrices fit ``memory_budget``:
 the dual, then the primal for a linear kernel; else a ``ValueError`` naming
 ``solver="nystrom"``: ECRM never approximates silently) and the model files' classes all
-read it. :func:`register_solver` adds a solver (one table line), :func:`unregister_solver`
-removes it. The built-in solvers' names are written here only.
+read it (the estimators' parameters are checked against it in
+:mod:`ecrm.weights.kernel._solvers.choice`). :func:`register_solver` adds a solver (one
+table line), :func:`unregister_solver` removes it. The built-in solvers' names are written
+here only.
 
 A solver is a small object with scikit-learn's ``get_params``/``set_params``, so that
 ``ECRM(solver=NystromSolver(n_components=50, center_selection="kmeans++"))`` clones, searches
@@ -32,7 +34,6 @@ NystromSolver(n_components=50)
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -47,7 +48,6 @@ from ecrm.weights.kernel._solvers.budget import (
     DUAL_COPIES,
     GIB,
     MemoryNeed,
-    check_budget,
     pass_bytes,
 )
 from ecrm.weights.kernel._solvers.centers import check_center_selection, select_centers
@@ -57,8 +57,7 @@ from ecrm.weights.kernel._solvers.prepare import DualBasis, DualSource, FeatureB
 from ecrm.weights.kernel._solvers.primal import FeatureFit
 
 __all__ = ["SOLVER_CLASSES", "DualSolver", "FeatureSolver", "NystromSolver", "PrimalSolver",
-           "Solver", "SolverChoice", "check_solver", "check_solver_params", "memory_need",
-           "register_solver", "streams_rows"]
+           "Solver", "register_solver"]
 
 
 class Solver(ABC):
@@ -384,149 +383,3 @@ def unregister_solver(name: str) -> None:
     if name not in SOLVER_CLASSES or name in _BUILT_IN:
         raise ValueError(f"{name!r} is not a registered solver that can be removed")
     del SOLVER_CLASSES[name]
-
-
-# -- the estimators' solver parameters ------------------------------------------------------
-def check_solver_names(solver) -> None:
-    """``solver`` is a known name or a :class:`Solver` (no data needed)."""
-    check_parameter("solver", solver)
-
-
-def check_solver(solver, n_components=None, center_selection="uniform",
-                 memory_budget=None) -> None:
-    """The estimator's ``solver``, ``n_components``, ``center_selection`` and
-    ``memory_budget``, checked before any work: a :class:`Solver` object carries its own
-    settings, so ``n_components`` and ``center_selection`` keep their defaults then."""
-    check_solver_names(solver)
-    check_parameter("memory_budget", memory_budget)
-    check_parameter("n_components", n_components)
-    check_center_selection(center_selection)
-    if isinstance(solver, Solver):
-        if n_components is not None or not (isinstance(center_selection, str)
-                                            and center_selection == "uniform"):
-            raise ValueError(f"solver={solver!r} carries its own settings: leave n_components "
-                             f"and center_selection at their defaults (None and 'uniform'); "
-                             f"got n_components={n_components!r}, center_selection="
-                             f"{center_selection!r}")
-        solver.check_params()
-
-
-def streams_rows(solver) -> bool:
-    """Whether the solver (a name or a :class:`Solver`) reads the outputs in row blocks
-    (``"auto"`` decides with the data: not known here)."""
-    if isinstance(solver, Solver):
-        return solver.streams_rows
-    cls = SOLVER_CLASSES.get(solver) if isinstance(solver, str) else None
-    return cls is not None and cls.streams_rows
-
-
-@dataclasses.dataclass(frozen=True)
-class SolverChoice:
-    """A checked solver setting: ``method`` is the solver (never ``"auto"``), ``requested``
-    the name asked for (``"auto"`` or the solver's name)."""
-
-    method: Solver
-    budget_bytes: float
-    requested: str = "auto"
-
-    @property
-    def solver(self) -> str:
-        """The chosen solver's name."""
-        return self.method.name
-
-
-def _auto(*, m: int, p: int, kernel, cv: bool, budget: float) -> Solver:
-    """``solver="auto"``: the first exact solver of the table that takes ``kernel`` and whose
-    matrices fit ``budget`` GiB."""
-    exact = [cls() for cls in SOLVER_CLASSES.values() if cls.auto]
-    usable = [s for s in exact if s.refuses(kernel) is None]
-    if kernel == "precomputed" and usable:  # a Gram matrix: its check names its memory
-        return usable[0]
-    for solver in usable:
-        if solver.memory_need(m=m, p=p, kernel=kernel, cv=cv).matrices <= budget * GIB:
-            return solver
-    dual_bytes = DualSolver().memory_need(m=m, p=p, kernel=kernel, cv=cv).matrices
-    raise ValueError(
-        f"solver='auto': the exact dual solver needs {dual_bytes / GIB:.1f} GiB for m={m} "
-        f"training samples (the m x m Gram matrix), over memory_budget={budget:g} GiB; use "
-        f"solver='nystrom' with n_components=M centres (an approximation; M x M memory), or "
-        f"raise memory_budget")
-
-
-def check_solver_params(solver, n_components, center_selection, memory_budget, *, m: int,
-                        p: int, kernel, cv: bool = False) -> SolverChoice:
-    """Check the solver settings against the data shape, before any work.
-
-    Parameters
-    ----------
-    solver : {"auto", "dual", "primal", "nystrom"}, a registered name, or Solver
-    n_components : int >= 1 or None
-        Nystrom centres M (``None``: ``min(m, 1000)``); must be at most ``m``.
-    center_selection : CenterSelector or its shorthand (checked by
-        :func:`ecrm.weights.kernel._solvers.centers.check_center_selection`)
-    memory_budget : float in (0, inf) or None
-        GiB (``None``: :data:`ecrm.weights.kernel._solvers.budget.DEFAULT_MEMORY_BUDGET_GIB`).
-    m, p : int
-        Training samples and input features.
-    kernel : str or callable
-    cv : bool
-        For :class:`ecrm.ECRMCV` (the dual then holds about three m x m arrays at its peak:
-        :meth:`Solver.memory_need`).
-
-    Returns
-    -------
-    SolverChoice
-
-    Examples
-    --------
-    >>> check_solver_params("auto", None, "uniform", 1e-3, m=10**5, p=3, kernel="rbf")
-    Traceback (most recent call last):
-    ...
-    ValueError: solver='auto': the exact dual solver needs 93.1 GiB for m=100000 training \
-samples (the m x m Gram matrix), over memory_budget=0.001 GiB; use solver='nystrom' with \
-n_components=M centres (an approximation; M x M memory), or raise memory_budget
-    """
-    check_solver(solver, n_components, center_selection)
-    budget = check_budget(memory_budget)
-    if isinstance(solver, Solver):
-        method, requested = solver, solver.name
-    else:
-        M = check_parameter("n_components", n_components)
-        if M is not None and M > m:
-            raise ValueError(f"n_components={M} must be at most the number of training "
-                             f"samples m={m}")
-        requested = solver
-        method = (_auto(m=m, p=p, kernel=kernel, cv=cv, budget=budget) if solver == "auto"
-                  else SOLVER_CLASSES[solver].from_options(M, center_selection))
-    method.check(m=m, p=p, kernel=kernel, cv=cv, budget=budget)
-    return SolverChoice(method, budget * GIB, requested)
-
-
-def memory_need(solver: str, *, m: int, p: int, kernel, cv: bool, n_components: int | None = None,
-                n_targets: int = 1) -> MemoryNeed:
-    """The memory the solver named ``solver`` needs on ``m`` x ``p`` inputs
-    (:meth:`Solver.memory_need`; ``n_components`` for the Nystrom solver).
-
-    >>> memory_need("dual", m=1000, p=3, kernel="rbf", cv=True).matrices / 8e6
-    3.5
-    """
-    return SOLVER_CLASSES[solver].from_options(n_components).memory_need(
-        m=m, p=p, kernel=kernel, cv=cv, n_targets=n_targets)
-
-
-def build_feature_map(solver: str, X, kernel_params: dict, n_components: int | None,
-                      center_selection, *, alpha: float, random_state=None,
-                      centres=None) -> FeatureMap:
-    """The feature map of the feature solver named ``solver`` on ``X``
-    (:meth:`FeatureSolver.feature_map`).
-
-    >>> X = np.eye(3)
-    >>> build_feature_map("primal", X, {"kernel": "linear"}, None, "uniform",
-    ...                   alpha=1.0).n_features_out
-    3
-    """
-    method = SOLVER_CLASSES[solver].from_options(n_components, center_selection)
-    if not isinstance(method, FeatureSolver):
-        raise ValueError(f"solver={solver!r} has no feature map")
-    return method.feature_map(X, kernel_params, alpha=alpha, random_state=random_state,
-                              centres=centres)

@@ -1,0 +1,58 @@
+"""ECRMCV's parameters and fitted state as model files of earlier layouts hold them.
+
+The model-file loader (:mod:`ecrm.model_files._registry`) maps a file's older layout to the
+current one before it constructs the estimator: :func:`ecrmcv_params_of_old_layout` (the search
+settings ECRMCV took itself, and the Nystrom settings, before they moved to its search and
+solver objects) and :func:`ecrmcv_state_of_old_layout` (the columns of ``cv_results_`` before
+every search shared one layout).
+"""
+
+from __future__ import annotations
+
+from ecrm.selection._search import LeaveOneOutSearch
+from ecrm.weights.kernel._solvers.solver import NystromSolver
+
+__all__ = ["ecrmcv_params_of_old_layout", "ecrmcv_state_of_old_layout"]
+
+
+#: The settings ECRMCV took itself before they moved to its search object.
+_SEARCH_SETTINGS = ("fit_intercept", "kernel_grid", "memory", "loo_samples", "kernel_subsample",
+                    "verbose", "calibration", "alpha_search", "extend_grid", "max_added_gammas")
+
+
+def ecrmcv_params_of_old_layout(params: dict) -> dict:
+    """ECRMCV's parameters as a model file written before the search object holds them:
+    the search's settings on a :class:`~ecrm.selection.LeaveOneOutSearch` (``alphas`` and
+    ``scoring`` stay, as the shortcuts), the Nystrom centres' settings on a
+    :class:`~ecrm.NystromSolver`. Parameters of the current layout come back unchanged.
+
+    >>> new = ecrmcv_params_of_old_layout({"alphas": [0.1], "loo_samples": 5,
+    ...                                    "solver": "nystrom", "n_components": 20})
+    >>> new["alphas"], new["search"], new["solver"]
+    ([0.1], LeaveOneOutSearch(loo_samples=5), NystromSolver(n_components=20))
+    """
+    old = set(params) & {*_SEARCH_SETTINGS, "n_components", "center_selection"}
+    if not old or "search" in params:
+        return dict(params)
+    params = dict(params)
+    moved = {k: params.pop(k) for k in _SEARCH_SETTINGS if k in params}
+    n_components = params.pop("n_components", None)
+    center = params.pop("center_selection", "uniform")
+    if params.get("solver") == NystromSolver.name and (
+            n_components is not None or not (isinstance(center, str) and center == "uniform")):
+        params["solver"] = NystromSolver(n_components=n_components, center_selection=center)
+    return {**params, "search": LeaveOneOutSearch(**moved)}
+
+
+def ecrmcv_state_of_old_layout(params: dict, state: dict) -> dict:
+    """ECRMCV's fitted state as a model file written before every search shared one layout
+    of ``cv_results_``: the columns ``mean_loo_score`` and ``mean_loo_loss`` are
+    ``mean_score`` and ``mean_loss`` (of ``kernel_search_results_`` too). A state of the
+    current layout comes back unchanged."""
+    renamed = {"mean_loo_score": "mean_score", "mean_loo_loss": "mean_loss"}
+    out = dict(state)
+    for key in ("cv_results_", "kernel_search_results_"):
+        table = out.get(key)
+        if isinstance(table, dict) and "mean_loo_score" in table:
+            out[key] = {renamed.get(k, k): v for k, v in table.items()}
+    return out
