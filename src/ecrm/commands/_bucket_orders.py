@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ecrm.commands._tasks import _Outputs, _where
+from ecrm.commands._outputs import Outputs, location
 
 __all__ = ["BucketOrders", "parse_bucket_order", "read_positions"]
 
@@ -70,7 +70,7 @@ def format_bucket_order(buckets) -> str:
     return BUCKET_SEP.join(TIE_SEP.join(map(str, b)) for b in buckets)
 
 
-class BucketOrders(_Outputs):
+class BucketOrders(Outputs):
     """Bucket orders of named labels (:class:`~ecrm.spaces.BucketOrderSpace`)."""
 
     task, column, MAIN = "partial-ranking", "ranking", "tau_x"
@@ -88,7 +88,7 @@ class BucketOrders(_Outputs):
 
         if names is None:
             found = {n for i, c in enumerate(cells)
-                     for b in parse_bucket_order(c, _where(filename, lines, i)) for n in b}
+                     for b in parse_bucket_order(c, location(filename, lines, i)) for n in b}
             names = sorted(found)
         if len(names) < 2:
             raise ValueError(f"{filename}: a bucket order needs at least two labels; the "
@@ -109,7 +109,7 @@ class BucketOrders(_Outputs):
 
         P = np.zeros((len(cells), len(self.names)), dtype=np.int64)
         for i, cell in enumerate(cells):
-            where = _where(filename, lines, i)
+            where = location(filename, lines, i)
             for level, bucket in enumerate(parse_bucket_order(cell, where), start=1):
                 for name in bucket:
                     if name not in self.index:
