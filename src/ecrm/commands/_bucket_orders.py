@@ -166,45 +166,18 @@ class BucketOrders(Outputs):
 
 
 def read_positions(path):
-    """A benchmark-layout file of bucket orders: a Bunch with ``X``, ``ranks`` (the bucket
-    numbers, 0 = missing), ``feature_names``, ``label_names``. Errors name the line."""
-    import numpy as np
+    """A benchmark-layout file of bucket orders (gunzipped if it starts with the gzip magic),
+    read as :func:`ecrm.datasets.load_partial_label_ranking` reads it: a Bunch with ``X``,
+    ``ranks`` (the bucket numbers, 0 = missing), ``feature_names``, ``label_names``. Errors
+    name the line."""
     from sklearn.utils import Bunch
 
     from ecrm.datasets._files import _open_binary
-    from ecrm.datasets.label_ranking import _header
+    from ecrm.datasets.partial_ranking import _parse
 
     path = Path(path)
     with _open_binary(path) as fh:
         lines = fh.read().decode("utf-8", "replace").lstrip("\ufeff").splitlines()
-    n, p, k = _header(path, lines[0] if lines else "")
-    X, P, row = np.empty((n, p)), np.zeros((n, k), dtype=np.int64), 0
-    for lineno, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        where = f"{path}, line {lineno}"
-        fields = [f.strip() for f in line.split(",")]
-        if row == n:
-            raise ValueError(f"{where}: more data lines than the {n} the header declares")
-        if len(fields) != p + k:
-            raise ValueError(f"{where}: expected {p + k} comma-separated fields ({p} features "
-                             f"and the buckets of {k} labels); got {len(fields)}")
-        for j, field in enumerate(fields):
-            try:
-                value = float(field or ("0" if j >= p else "nan"))
-            except ValueError:
-                value = float("nan")
-            if j < p and not np.isfinite(value):
-                raise ValueError(f"{where}: feature {j + 1} is {field!r}, not a finite number")
-            if j >= p and not (np.isfinite(value) and value >= 0 and value == round(value)):
-                raise ValueError(f"{where}: the bucket of label {j - p + 1} is {field!r}, not "
-                                 "a whole number >= 1 (or 0 or empty for a missing label)")
-            if j < p:
-                X[row, j] = value
-            else:
-                P[row, j - p] = int(value)
-        row += 1
-    if row != n:
-        raise ValueError(f"{path}: the header declares {n} data lines; found {row}")
-    return Bunch(X=X, ranks=P, feature_names=[f"x{j + 1}" for j in range(p)],
-                 label_names=[f"label{j + 1}" for j in range(k)])
+    X, P = _parse(path, iter(lines))
+    return Bunch(X=X, ranks=P, feature_names=[f"x{j + 1}" for j in range(X.shape[1])],
+                 label_names=[f"label{j + 1}" for j in range(P.shape[1])])
