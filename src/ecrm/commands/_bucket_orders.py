@@ -112,10 +112,7 @@ class BucketOrders(Outputs):
             where = location(filename, lines, i)
             for level, bucket in enumerate(parse_bucket_order(cell, where), start=1):
                 for name in bucket:
-                    if name not in self.index:
-                        raise ValueError(f"{where}: label {name!r} is not one of the ranked "
-                                         f"labels ({', '.join(self.names)})")
-                    P[i, self.index[name]] = level
+                    P[i, self.label_index(name, where)] = level
         return P
 
     def outputs(self, cells, lines, filename):

@@ -57,6 +57,15 @@ class Outputs:
         """The label names one cell of the label column holds."""
         return [cell.strip()]
 
+    def label_index(self, name: str, where: str) -> int:
+        """The index of the label ``name`` of a ranking; an error naming ``where`` (file and
+        line) when the model does not rank it."""
+        j = self.index.get(name)
+        if j is None:
+            raise ValueError(f"{where}: label {name!r} is not one of the ranked labels "
+                             f"({', '.join(self.names)})")
+        return j
+
     def metrics(self, model, Y_true, Y_pred) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -125,16 +134,13 @@ class Ranking(Outputs):
         for i, cell in enumerate(cells):
             where = location(filename, lines, i)
             order = _ranking(cell, where)
-            unknown = next((n for n in order if n not in self.index), None)
-            if unknown is not None:
-                raise ValueError(f"{where}: label {unknown!r} is not one of the ranked labels "
-                                 f"({', '.join(self.names)})")
+            columns = [self.label_index(n, where) for n in order]
             missing = [n for n in self.names if n not in order]
             if missing:
                 raise ValueError(f"{where}: the ranking {cell.strip()!r} leaves out "
                                  f"{', '.join(map(repr, missing))}: every row ranks all of "
                                  f"{', '.join(self.names)}")
-            R[i, [self.index[n] for n in order]] = np.arange(len(order))
+            R[i, columns] = np.arange(len(order))
         return self.space.from_ranks(R)
 
     def text(self, Y) -> list[str]:
