@@ -48,13 +48,11 @@ def _tokenize_sparse_line(line: str, path, lineno: int, n_attr: int,
         try:
             a = int(idx_s)
         except ValueError:
-            raise ArffError(
-                path, lineno, f"expected 'index value' in a sparse row; found {entry!r}"
-            ) from None
+            raise ArffError(path, lineno, "expected 'index value' in a sparse row; found "
+                            f"{entry!r}") from None
         if not 0 <= a < n_attr:
-            raise ArffError(
-                path, lineno, f"attribute index {a} out of range; expected 0 to {n_attr - 1}"
-            )
+            raise ArffError(path, lineno, f"attribute index {a} out of range; expected 0 to "
+                            f"{n_attr - 1}")
         if a == class_index:
             cls = val.strip()
         else:
@@ -84,12 +82,8 @@ def _tokenize_data(p: ParsedFile, lines: list[str], start: int) -> _DataTokens:
             else:
                 fields = split_fields(line)
                 if len(fields) != n_attr:
-                    raise ArffError(
-                        p.path,
-                        lineno,
-                        f"expected {n_attr} comma-separated values (one per @attribute); "
-                        f"found {len(fields)}",
-                    )
+                    raise ArffError(p.path, lineno, f"expected {n_attr} comma-separated values "
+                                    f"(one per @attribute); found {len(fields)}")
                 tokens.class_fields.append(fields[cidx])
                 tokens.dense_rows.append(fields)
                 tokens.dense_ids.append(row)
@@ -123,12 +117,8 @@ def _convert_numeric(vals: list[str], path, where) -> np.ndarray:
             ok = False
         if not ok:
             lineno, attr = where(k)
-            raise ArffError(
-                path,
-                lineno,
-                f"expected a finite number or '?' (missing) for attribute {attr!r}; "
-                f"found {v!r}",
-            )
+            raise ArffError(path, lineno, "expected a finite number or '?' (missing) for attribute "
+                            f"{attr!r}; found {v!r}")
     raise AssertionError("unreachable: numpy and float disagree")  # pragma: no cover
 
 
@@ -145,12 +135,9 @@ def _convert_nominal(vals: np.ndarray, attr: Attribute, path, where) -> np.ndarr
         else:
             k = int(np.flatnonzero(inv.ravel() == u)[0])
             lineno, _ = where(k)
-            raise ArffError(
-                path,
-                lineno,
-                f"value {s!r} of nominal attribute {attr.name!r} is not one of "
-                f"{{{','.join(attr.categories or ())}}} (declared on line {attr.lineno})",
-            )
+            raise ArffError(path, lineno, f"value {s!r} of nominal attribute {attr.name!r} is not "
+                            f"one of {{{','.join(attr.categories or ())}}} (declared on line "
+                            f"{attr.lineno})")
     return table[inv.ravel()]
 
 
@@ -207,11 +194,8 @@ def _sparse_features(p: ParsedFile, tokens: _DataTokens, feats: list[int]) -> sp
     if np.unique(key).size != key.size:
         order = np.argsort(key, kind="stable")
         dup = order[1:][np.diff(key[order]) == 0][0]
-        raise ArffError(
-            p.path,
-            int(p.row_lines[rows[dup]]),
-            f"attribute index {acol[dup]} given twice in a sparse row; expected each index once",
-        )
+        raise ArffError(p.path, int(p.row_lines[rows[dup]]), f"attribute index {acol[dup]} given "
+                        "twice in a sparse row; expected each index once")
     data = np.empty(len(vals))
     is_nom = np.array([a.kind == "nominal" for a in attrs], dtype=bool)[acol]
     num_idx = np.flatnonzero(~is_nom)

@@ -67,11 +67,8 @@ def _parse_hierarchy(entries_text: str, path, lineno: int, hierarchy_type: str) 
     entries = [e.strip() for e in entries_text.split(",")]
     entries = [e for e in entries if e]
     if not entries:
-        raise ArffError(
-            path,
-            lineno,
-            "expected a comma-separated list of classes after 'hierarchical'; found none",
-        )
+        raise ArffError(path, lineno, "expected a comma-separated list of classes after "
+                        "'hierarchical'; found none")
     parts = [e.split("/") for e in entries]
     if hierarchy_type == "auto":
         is_dag = all(len(p) == 2 for p in parts) and any(p[0] == DAG_ROOT for p in parts)
@@ -85,19 +82,12 @@ def _parse_hierarchy(entries_text: str, path, lineno: int, hierarchy_type: str) 
     for entry, comps in zip(entries, parts, strict=True):
         stripped = [c.strip() for c in comps]
         if any(not c for c in stripped):
-            raise ArffError(
-                path,
-                lineno,
-                f"empty component in hierarchy entry {entry!r}; expected names separated by '/'",
-            )
+            raise ArffError(path, lineno, f"empty component in hierarchy entry {entry!r}; expected "
+                            "names separated by '/'")
         if kind == "dag":
             if len(stripped) != 2:
-                raise ArffError(
-                    path,
-                    lineno,
-                    "expected DAG edges 'parent/child' in the hierarchical attribute; "
-                    f"found {entry!r}",
-                )
+                raise ArffError(path, lineno, "expected DAG edges 'parent/child' in the "
+                                f"hierarchical attribute; found {entry!r}")
             p, c = stripped
             edges[(p, c)] = None
             for v in (p, c):
@@ -139,28 +129,21 @@ def parse_header(path: Path, lines: list[str], hierarchy_type: str, *,
             except ValueError as e:
                 raise ArffError(path, lineno, str(e)) from None
             if not name or not rest:
-                raise ArffError(
-                    path, lineno, f"expected '@attribute <name> <type>'; found {line[:80]!r}"
-                )
+                raise ArffError(path, lineno, "expected '@attribute <name> <type>'; found "
+                                f"{line[:80]!r}")
             rlow = rest.lower()
             word = rlow.split(None, 1)[0]
             if rest.startswith("{"):
                 if not rest.endswith("}"):
-                    raise ArffError(
-                        path,
-                        lineno,
-                        f"expected a nominal list '{{a,b,...}}' for {name!r}; found {rest[:80]!r}",
-                    )
+                    raise ArffError(path, lineno, "expected a nominal list '{a,b,...}' for "
+                                    f"{name!r}; found {rest[:80]!r}")
                 try:
                     cats = split_fields(rest[1:-1])
                 except ValueError as e:
                     raise ArffError(path, lineno, str(e)) from None
                 if any(not c for c in cats) or len(set(cats)) != len(cats):
-                    raise ArffError(
-                        path,
-                        lineno,
-                        f"nominal attribute {name!r} has empty or repeated values: {rest[:80]!r}",
-                    )
+                    raise ArffError(path, lineno, f"nominal attribute {name!r} has empty or "
+                                    f"repeated values: {rest[:80]!r}")
                 attributes.append(Attribute(name, "nominal", lineno, tuple(cats)))
             elif word in _NUMERIC_TYPES:
                 attributes.append(Attribute(name, "numeric", lineno))
@@ -168,43 +151,30 @@ def parse_header(path: Path, lines: list[str], hierarchy_type: str, *,
                 attributes.append(Attribute(name, "skip", lineno))
             elif word == "hierarchical":
                 if class_index is not None:
-                    raise ArffError(
-                        path,
-                        lineno,
-                        f"second hierarchical attribute {name!r}; expected exactly one "
-                        f"(the first, {attributes[class_index].name!r}, is on line "
-                        f"{attributes[class_index].lineno})",
-                    )
+                    raise ArffError(path, lineno, f"second hierarchical attribute {name!r}; "
+                                    "expected exactly one (the first, "
+                                    f"{attributes[class_index].name!r}, is on line "
+                                    f"{attributes[class_index].lineno})")
                 spec = _parse_hierarchy(rest[len("hierarchical") :], path, lineno, hierarchy_type)
                 class_index = len(attributes)
                 attributes.append(Attribute(name, "hierarchical", lineno))
             elif word == "relational":
                 raise ArffError(path, lineno, f"relational attribute {name!r} is not supported")
             else:
-                raise ArffError(
-                    path,
-                    lineno,
-                    f"unknown type {rest.split(None, 1)[0]!r} for attribute {name!r}; expected "
-                    "numeric, real, integer, {nominal values}, string, date or hierarchical",
-                )
+                raise ArffError(path, lineno, f"unknown type {rest.split(None, 1)[0]!r} for "
+                                f"attribute {name!r}; expected numeric, real, integer, "
+                                "{nominal values}, string, date or hierarchical")
         elif low.startswith("@data"):
             data_start = i + 1
             if class_index is None and require_class:
-                raise ArffError(
-                    path,
-                    lineno,
-                    "no hierarchical attribute declared before @data; expected a Clus class "
-                    "attribute such as '@attribute class hierarchical a,a/b,c'",
-                )
+                raise ArffError(path, lineno, "no hierarchical attribute declared before @data; "
+                                "expected a Clus class attribute such as '@attribute class "
+                                "hierarchical a,a/b,c'")
             break
         else:
-            raise ArffError(
-                path,
-                lineno,
-                f"expected @relation, @attribute or @data in the header; found {line[:80]!r}",
-            )
+            raise ArffError(path, lineno, "expected @relation, @attribute or @data in the header; "
+                            f"found {line[:80]!r}")
     if data_start is None:
-        raise ArffError(
-            path, len(lines), "expected an @data line after the header; reached the end of the file"
-        )
+        raise ArffError(path, len(lines), "expected an @data line after the header; reached the "
+                        "end of the file")
     return relation, attributes, class_index, spec, data_start

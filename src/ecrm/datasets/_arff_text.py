@@ -25,9 +25,7 @@ class ArffError(ValueError):
     """
 
     def __init__(self, filename, lineno: int | None, message: str):
-        self.filename = str(filename)
-        self.lineno = lineno
-        self.reason = message
+        self.filename, self.lineno, self.reason = str(filename), lineno, message
         where = self.filename if lineno is None else f"{self.filename}, line {lineno}"
         super().__init__(f"{where}: {message}")
 

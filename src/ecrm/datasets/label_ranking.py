@@ -99,12 +99,17 @@ def _header(path, line: str, min_labels: int = 1) -> tuple[int, int, int]:
     return n, p, k
 
 
-def _sized_header(path: Path, line: str) -> tuple[int, int, int]:
-    """:func:`_header`, for arrays allocated up front: within the memory budget and the
-    file's size."""
+def _number(field: str) -> float:
+    try:
+        return float(field)
+    except ValueError:
+        return np.nan
+
+
+def _parse(path: Path, lines) -> tuple[np.ndarray, np.ndarray]:
     from ecrm.model_files._archive import MEMORY_BUDGET
 
-    n, p, k = _header(path, line)
+    n, p, k = _header(path, next(lines, ""))
     # checked before the arrays are allocated: a forged header must not claim terabytes
     need = n * (p + k) * 8
     if need > MEMORY_BUDGET:
@@ -114,18 +119,6 @@ def _sized_header(path: Path, line: str) -> tuple[int, int, int]:
     if not path.name.endswith(".gz") and path.is_file() and n > path.stat().st_size:
         raise ValueError(f"{path}, line 1: the header declares {n} data lines; the file holds "
                          f"{path.stat().st_size} bytes")
-    return n, p, k
-
-
-def _number(field: str) -> float:
-    try:
-        return float(field)
-    except ValueError:
-        return np.nan
-
-
-def _parse(path: Path, lines) -> tuple[np.ndarray, np.ndarray]:
-    n, p, k = _sized_header(path, next(lines, ""))
     X, R = np.empty((n, p)), np.empty((n, k), dtype=np.int64)
     row = 0
     for lineno, line in enumerate(lines, start=2):
