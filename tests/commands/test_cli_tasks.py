@@ -15,7 +15,7 @@ import pytest
 
 import ecrm
 from ecrm import ECRM, CandidateSpace, PermutationSpace
-from ecrm.commands import _tasks
+from ecrm.commands import _outputs, _tasks
 from ecrm.losses import KendallLoss, ZeroOneLoss
 
 # one worker runs the module (make test: --dist loadgroup), so its models are fitted once
@@ -283,8 +283,8 @@ def test_space_names_are_checked(labels, message):
 
 
 def test_unnamed_candidates_are_named_by_value_or_position():
-    assert _tasks.Classes(CandidateSpace.from_classes([-1, 1])).names == ["-1", "1"]
-    assert _tasks.Classes(CandidateSpace([[0.5, 1], [1, 0]])).names == ["0", "1"]
+    assert _outputs.Classes(CandidateSpace.from_classes([-1, 1])).names == ["-1", "1"]
+    assert _outputs.Classes(CandidateSpace([[0.5, 1], [1, 0]])).names == ["0", "1"]
 
 
 def test_an_output_space_the_commands_do_not_read_is_named():

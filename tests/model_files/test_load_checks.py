@@ -277,7 +277,7 @@ def test_a_gzipped_arff_of_comment_lines_is_read_streaming(tmp_path):
 
 def test_an_arff_over_the_memory_budget_is_refused_while_reading(tmp_path, monkeypatch):
     from ecrm.datasets import load_hmc_arff
-    from ecrm.datasets._arff_parse import ArffError
+    from ecrm.datasets.arff import ArffError
 
     path = tmp_path / "big.arff.gz"
     with gzip.open(path, "wb", compresslevel=1) as f:

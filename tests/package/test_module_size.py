@@ -10,10 +10,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "ecrm"
 LIMIT = 500
 #: Modules still over the limit, each with the most lines it may have until it is split.
 OVER: dict[str, int] = {
-    "commands/_tasks.py": 570,
     "commands/fit.py": 619,
-    "datasets/_arff_parse.py": 600,
-    "datasets/_csv.py": 590,
     "experiments/hmc.py": 564,
     "experiments/ranking.py": 556,
     "model_files/_state.py": 579,

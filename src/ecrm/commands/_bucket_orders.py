@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ecrm.commands._tasks import _Outputs, _where
+from ecrm.commands._outputs import Outputs, location
 
 __all__ = ["BucketOrders", "parse_bucket_order", "read_positions"]
 
@@ -70,7 +70,7 @@ def format_bucket_order(buckets) -> str:
     return BUCKET_SEP.join(TIE_SEP.join(map(str, b)) for b in buckets)
 
 
-class BucketOrders(_Outputs):
+class BucketOrders(Outputs):
     """Bucket orders of named labels (:class:`~ecrm.spaces.BucketOrderSpace`)."""
 
     task, column, MAIN = "partial-ranking", "ranking", "tau_x"
@@ -88,7 +88,7 @@ class BucketOrders(_Outputs):
 
         if names is None:
             found = {n for i, c in enumerate(cells)
-                     for b in parse_bucket_order(c, _where(filename, lines, i)) for n in b}
+                     for b in parse_bucket_order(c, location(filename, lines, i)) for n in b}
             names = sorted(found)
         if len(names) < 2:
             raise ValueError(f"{filename}: a bucket order needs at least two labels; the "
@@ -109,13 +109,10 @@ class BucketOrders(_Outputs):
 
         P = np.zeros((len(cells), len(self.names)), dtype=np.int64)
         for i, cell in enumerate(cells):
-            where = _where(filename, lines, i)
+            where = location(filename, lines, i)
             for level, bucket in enumerate(parse_bucket_order(cell, where), start=1):
                 for name in bucket:
-                    if name not in self.index:
-                        raise ValueError(f"{where}: label {name!r} is not one of the ranked "
-                                         f"labels ({', '.join(self.names)})")
-                    P[i, self.index[name]] = level
+                    P[i, self.label_index(name, where)] = level
         return P
 
     def outputs(self, cells, lines, filename):
@@ -166,45 +163,18 @@ class BucketOrders(_Outputs):
 
 
 def read_positions(path):
-    """A benchmark-layout file of bucket orders: a Bunch with ``X``, ``ranks`` (the bucket
-    numbers, 0 = missing), ``feature_names``, ``label_names``. Errors name the line."""
-    import numpy as np
+    """A benchmark-layout file of bucket orders (gunzipped if it starts with the gzip magic),
+    read as :func:`ecrm.datasets.load_partial_label_ranking` reads it: a Bunch with ``X``,
+    ``ranks`` (the bucket numbers, 0 = missing), ``feature_names``, ``label_names``. Errors
+    name the line."""
     from sklearn.utils import Bunch
 
     from ecrm.datasets._files import _open_binary
-    from ecrm.datasets.label_ranking import _header
+    from ecrm.datasets.partial_ranking import _parse
 
     path = Path(path)
     with _open_binary(path) as fh:
         lines = fh.read().decode("utf-8", "replace").lstrip("\ufeff").splitlines()
-    n, p, k = _header(path, lines[0] if lines else "")
-    X, P, row = np.empty((n, p)), np.zeros((n, k), dtype=np.int64), 0
-    for lineno, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        where = f"{path}, line {lineno}"
-        fields = [f.strip() for f in line.split(",")]
-        if row == n:
-            raise ValueError(f"{where}: more data lines than the {n} the header declares")
-        if len(fields) != p + k:
-            raise ValueError(f"{where}: expected {p + k} comma-separated fields ({p} features "
-                             f"and the buckets of {k} labels); got {len(fields)}")
-        for j, field in enumerate(fields):
-            try:
-                value = float(field or ("0" if j >= p else "nan"))
-            except ValueError:
-                value = float("nan")
-            if j < p and not np.isfinite(value):
-                raise ValueError(f"{where}: feature {j + 1} is {field!r}, not a finite number")
-            if j >= p and not (np.isfinite(value) and value >= 0 and value == round(value)):
-                raise ValueError(f"{where}: the bucket of label {j - p + 1} is {field!r}, not "
-                                 "a whole number >= 1 (or 0 or empty for a missing label)")
-            if j < p:
-                X[row, j] = value
-            else:
-                P[row, j - p] = int(value)
-        row += 1
-    if row != n:
-        raise ValueError(f"{path}: the header declares {n} data lines; found {row}")
-    return Bunch(X=X, ranks=P, feature_names=[f"x{j + 1}" for j in range(p)],
-                 label_names=[f"label{j + 1}" for j in range(k)])
+    X, P = _parse(path, iter(lines))
+    return Bunch(X=X, ranks=P, feature_names=[f"x{j + 1}" for j in range(X.shape[1])],
+                 label_names=[f"label{j + 1}" for j in range(P.shape[1])])

@@ -1,6 +1,6 @@
 """Reading ``ecrm fit``'s training files: one file or several of the same columns, label
 sets (in row chunks on a Dask cluster with ``--scheduler``), rankings or classes
-(:mod:`ecrm.commands._tasks`), each file checked on its own so that an error names its file
+(:mod:`ecrm.commands._task_files`), each file checked on its own so that an error names its file
 and line.
 """
 
@@ -47,13 +47,13 @@ def read_training(args, stack):
     ``(data, impute)``, ``data`` a Bunch with ``X``, ``Y``, ``space`` (the output space:
     for label sets the file's hierarchy, also ``hierarchy``), ``feature_names``,
     ``filename``. A Dask client opened for ``--scheduler`` is closed by ``stack``."""
-    from ecrm.commands import _tasks
+    from ecrm.commands import _task_files
     from ecrm.datasets.formats import load_hierarchy
     from ecrm.tasks import LABEL_SETS, TASKS
 
     if TASKS[args.task].labels != LABEL_SETS:  # rankings, classes
         impute = _imputes(args)
-        return _tasks.read_training(args, impute), impute
+        return _task_files.read_training(args, impute), impute
     hierarchy = None if args.hierarchy is None else load_hierarchy(args.hierarchy)
     if args.scheduler is not None:
         client = _connect(args)

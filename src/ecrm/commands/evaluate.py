@@ -25,7 +25,7 @@ A ranking model is evaluated by the mean Kendall tau, the Kendall distance, Spea
 and exact match (and the footrule or squared rank loss it was fitted for), beside the most
 frequent training ranking and the ranking by mean training position; a multiclass model by
 accuracy, the 0-1 loss and macro F1, beside the most frequent training class
-(:mod:`ecrm.commands._tasks`). ``--predictions`` reads their ``predict`` output back; the
+(:mod:`ecrm.commands._outputs`). ``--predictions`` reads their ``predict`` output back; the
 pictures and the report are for label sets.
 """
 
@@ -34,6 +34,7 @@ from __future__ import annotations
 import sys
 
 from ecrm.commands import (
+    _task_files,
     _tasks,
     add_data_options,
     estimator_of,
@@ -207,7 +208,7 @@ def run(args) -> int:
             if refusal is not None:
                 return fail(f"{refusal} ({args.model})")
             if task != "multilabel":
-                data = _tasks.read_labelled(loaded, args)
+                data = _task_files.read_labelled(loaded, args)
                 outputs = _tasks.outputs_of(model)
                 keep = data.keep
                 Y = (model.predict(data.X) if args.predictions is None else

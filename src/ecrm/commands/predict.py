@@ -21,7 +21,7 @@ every form back. The data file is read with the reading options the model was fi
 not read.
 A ranking model writes one ``ranking`` column (``a>c>b``, first to last) and a multiclass
 model one ``class`` column (JSON lines: a list of labels, a class name); see
-:mod:`ecrm.commands._tasks`. A model of other outputs (flows) is refused.
+:mod:`ecrm.commands._outputs`. A model of other outputs (flows) is refused.
 
 The output path is checked before the model is read (it must not be the model or the data
 file, and its directory must accept a new file); the file is written atomically, so a failed
@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 
 from ecrm.commands import (
+    _task_files,
     _tasks,
     add_data_options,
     estimator_of,
@@ -212,7 +213,7 @@ def _predict_outputs(args, loaded, model, fh, fmt: str, progress: _Progress) -> 
     shown = printable if isatty is not None and isatty() else str
     writer = _csv_writer(fh, fmt)
     key = args.id_column or "row"
-    for chunk in _tasks.iter_features(loaded, args):
+    for chunk in _task_files.iter_features(loaded, args):
         Y = model.predict(chunk.X)
         n = progress.rows
         ids = chunk.get("ids") or range(n, n + len(Y))

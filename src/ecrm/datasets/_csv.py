@@ -1,6 +1,7 @@
 """CSV/TSV data files: numeric feature columns and one label column (names or paths) or one
-column per level, read as a stream of row chunks; and the block reader of a fit on a Dask
-cluster. The public names are re-exported by :mod:`ecrm.datasets.formats`."""
+column per level, read as a stream of row chunks. The label cells are read by
+:mod:`ecrm.datasets._csv_labels`, a file for a Dask cluster by :mod:`ecrm.datasets._csv_dask`.
+The public names are re-exported by :mod:`ecrm.datasets.formats`."""
 
 from __future__ import annotations
 
@@ -12,130 +13,16 @@ from typing import Any
 import numpy as np
 from sklearn.utils import Bunch
 
-from ecrm.datasets._files import (
-    DataFileError,
-    _check_path,
-    _encoding,
-    _flat_hierarchy,
-    _open_binary,
-    check_finite_features,
+from ecrm.datasets._csv_labels import (
+    label_matrix,
+    level_path,
+    parse_label_cells,
+    warn_other_separator,
 )
+from ecrm.datasets._files import DataFileError, _check_path, _encoding, _open_binary
 from ecrm.datasets.labels import LabelRowError, as_label_matrix
-from ecrm.spaces.hierarchy import Hierarchy
 
-__all__ = ["CHUNK_ROWS", "iter_csv", "load_csv", "load_csv_dask"]
-
-
-# -- CSV / TSV -----------------------------------------------------------------------------
-def _label_rows(raw: list[str], lines: list[int], path, label_sep: str,
-                path_sep: str | None) -> tuple[list[list[str]], list, list]:
-    """Label names per row, and (for paths) the implied edges and labels in order.
-
-    Each distinct label token is parsed once: the rows share their name strings, so a
-    million rows cost one small list each, not a new string per label and row.
-    """
-    rows: list[list[str]] = []
-    edges: dict = {}
-    names: dict = {}
-    seen: dict[str, str] = {}  # label token as written -> its (interned) label name
-    for text, lineno in zip(raw, lines, strict=True):
-        row = []
-        if text.strip():
-            for token in text.split(label_sep):
-                name = seen.get(token)
-                if name is None:
-                    name = _label_name(token, text, lineno, path, label_sep, path_sep,
-                                       edges, names)
-                    seen[token] = name
-                row.append(name)
-        rows.append(row)
-    return rows, list(edges), list(names)
-
-
-def _label_name(token: str, text: str, lineno: int, path, label_sep: str,
-                path_sep: str | None, edges: dict, names: dict) -> str:
-    """The label name of one token of a label cell (recording the names and path edges)."""
-    lab = token.strip()
-    if not lab:
-        raise DataFileError(path, lineno, f"empty label name in {text!r} (labels are "
-                            f"separated by {label_sep!r})")
-    if path_sep is None:
-        names.setdefault(lab, None)
-        return lab
-    parts = [p.strip() for p in lab.split(path_sep)]
-    if any(not p for p in parts):
-        raise DataFileError(path, lineno, f"empty step in the label path {lab!r}")
-    prefixes = [path_sep.join(parts[: k + 1]) for k in range(len(parts))]
-    for parent, child in zip(prefixes, prefixes[1:], strict=False):
-        edges.setdefault((parent, child), None)
-    for v in prefixes:
-        names.setdefault(v, None)
-    return prefixes[-1]
-
-
-def _label_matrix(hierarchy, rows: list[list[str]], *, compact: bool,
-                  chunk_rows: int = 65_536) -> np.ndarray:
-    """The 0/1 matrix of ``rows`` closed under the ancestors (as ``hierarchy.to_matrix``),
-    built in row chunks: bool with ``compact`` (1 byte a cell), else float."""
-    index = hierarchy.index
-    Y = np.zeros((len(rows), hierarchy.n_labels), dtype=bool)
-    for start in range(0, len(rows), chunk_rows):
-        block = rows[start:start + chunk_rows]
-        counts = np.fromiter((len(r) for r in block), dtype=np.intp, count=len(block))
-        cols = np.fromiter((index[v] for r in block for v in r), dtype=np.intp,
-                           count=int(counts.sum()))
-        Y[start + np.repeat(np.arange(len(block)), counts), cols] = True
-    for j in reversed(hierarchy.order):  # children before their parents
-        for parent in hierarchy.parents[j]:
-            Y[:, parent] |= Y[:, j]
-    return Y if compact else Y.astype(np.float64)
-
-
-#: Separators a label column may use instead of the one given (warned about); ``/`` only
-#: when every row holds it (a name such as ``n/a`` is common, a path in every row is not).
-_OTHER_SEPARATORS = ("|", ";", ",", "/")
-
-
-def _warn_other_separator(path, column: str, raw: list[str], lines: list[int],
-                          label_sep: str, path_sep: str | None) -> None:
-    """Warn (once) when some label cells hold a common separator that ``label_sep`` does not
-    split: the count of such rows and the first one's line, so that a file written with
-    another separator does not silently become nonsense labels."""
-    import warnings
-
-    values = [(v, n) for v, n in zip(raw, lines, strict=True) if v.strip()]
-    for other in _OTHER_SEPARATORS:
-        if other in (label_sep, path_sep):
-            continue
-        holding = [(v, n) for v, n in values if other in v]
-        if not holding or (other == "/" and len(holding) < max(2, len(values))):
-            continue
-        hint = "--path-sep /" if other == "/" else f"--label-sep '{other}'"
-        value, lineno = holding[0]
-        warnings.warn(f"{path}: {len(holding)} of {len(values)} rows hold {other!r} in the "
-                      f"label column {column!r} (e.g. line {lineno}: {value!r}), which does "
-                      f"not separate labels here (the separator is {label_sep!r}); did you "
-                      f"mean {hint}?", UserWarning, stacklevel=3)
-        return
-
-
-def _check_paths_in(hierarchy, raw: list[str], lines: list[int], path, label_sep: str,
-                    path_sep: str) -> None:
-    """Every step ``a/b`` of a label path must be an edge ``a -> a/b`` of ``hierarchy``."""
-    index, labels = hierarchy.index, hierarchy.labels
-    for text, lineno in zip(raw, lines, strict=True):
-        for lab in (t.strip() for t in text.split(label_sep) if t.strip()):
-            parts = [p.strip() for p in lab.split(path_sep)]
-            prefixes = [path_sep.join(parts[: k + 1]) for k in range(len(parts))]
-            for parent, child in zip(prefixes, prefixes[1:], strict=False):
-                if parent not in index or child not in index:
-                    continue  # reported as a label outside the hierarchy
-                above = [labels[j] for j in hierarchy.parents[index[child]]]
-                if parent not in above:
-                    where = (f"under {', '.join(repr(a) for a in above)}" if above
-                             else "at the top level")
-                    raise DataFileError(path, lineno, f"the label path {lab!r} puts {child!r} "
-                                        f"under {parent!r}, but the hierarchy has it {where}")
+__all__ = ["CHUNK_ROWS", "iter_csv", "load_csv", "looks_like_id", "read_table"]
 
 
 def _numbers(path, values: list[list[str]], lines: list[int], feature_names) -> np.ndarray:
@@ -173,17 +60,6 @@ _DECIMAL_COMMA = (" (a number with a decimal comma? numbers are read with '.' as
                   "decimal mark: save the file again with '.' decimals)")
 
 
-def _level_path(path, lineno: int, cells: list[str], path_sep: str) -> str:
-    """One row's level cells as a path (an empty cell ends it), one label: no ``label_sep``."""
-    steps = []
-    for cell in (c.strip() for c in cells):
-        if not cell:
-            break
-        if path_sep in cell:
-            raise DataFileError(path, lineno, f"the level value {cell!r} holds the path "
-                                f"separator {path_sep!r}")
-        steps.append(cell)
-    return path_sep.join(steps)
 
 
 #: Field separators a CSV file may use instead of the one read with (suggested in errors).
@@ -318,7 +194,7 @@ class _CsvTable:
                     if read_labels:
                         raw_labels.append(
                             row[label_idx[0]] if not level else
-                            _level_path(path, lineno, [row[k] for k in label_idx],
+                            level_path(path, lineno, [row[k] for k in label_idx],
                                         self.path_sep or "/"))
                     lines.append(lineno)
                     if len(values) == chunk_rows:
@@ -330,6 +206,27 @@ class _CsvTable:
                 raise DataFileError(path, reader.line_num + 1, f"cannot decode: {exc}") from None
             if values:
                 yield values, raw_labels, lines, ids
+
+
+def read_table(table: _CsvTable, chunk_rows: int) -> tuple[np.ndarray, list, np.ndarray, list]:
+    """Every data row of ``table``, read and parsed ``chunk_rows`` rows at a time: the
+    features ``X``, the label cells, the line of each row and the ID cells; a file without
+    data rows is an error."""
+    blocks: list[np.ndarray] = []
+    cells: list[str] = []
+    line_blocks: list[np.ndarray] = []
+    ids: list[str] = []
+    for values, raw, lines, ids_ in table.chunks(chunk_rows):
+        blocks.append(_numbers(table.path, values, lines, table.feature_names))
+        line_blocks.append(np.asarray(lines))
+        cells.extend(raw)
+        ids.extend(ids_)
+    if not blocks:
+        raise DataFileError(table.path, None, "no data rows after the header")
+    X = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+    del blocks
+    row_lines = line_blocks[0] if len(line_blocks) == 1 else np.concatenate(line_blocks)
+    return X, cells, row_lines, ids
 
 
 def iter_csv(path: str | os.PathLike, *, sep: str | None = None,
@@ -441,20 +338,7 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
                       level_columns=level_columns, id_column=id_column)
     path, path_sep, feature_names = table.path, table.path_sep, table.feature_names
     has_labels, level_columns = table.has_labels, table.level_columns
-    blocks: list[np.ndarray] = []
-    raw_labels: list[str] = []
-    line_blocks: list[np.ndarray] = []
-    ids: list[str] = []
-    for values, raw, lines_, ids_ in table.chunks(chunk_rows):
-        blocks.append(_numbers(path, values, lines_, feature_names))
-        line_blocks.append(np.asarray(lines_))
-        raw_labels.extend(raw)
-        ids.extend(ids_)
-    if not blocks:
-        raise DataFileError(path, None, "no data rows after the header")
-    X = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
-    del blocks
-    row_lines = line_blocks[0] if len(line_blocks) == 1 else np.concatenate(line_blocks)
+    X, raw_labels, row_lines, ids = read_table(table, chunk_rows)
     lines: Any = row_lines.tolist() if has_labels and not ignore_labels else row_lines
     bunch = Bunch(X=X, Y=None, hierarchy=hierarchy, feature_names=tuple(feature_names),
                   label_names=None if hierarchy is None else tuple(hierarchy.labels),
@@ -463,7 +347,7 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
     if not has_labels or ignore_labels:
         return bunch
     if hierarchy is None and level_columns is None:
-        _warn_other_separator(path, label_column, raw_labels, lines, label_sep, path_sep)
+        warn_other_separator(path, label_column, raw_labels, lines, label_sep, path_sep)
     if level_columns is not None and hierarchy is not None and not all(
             not r or r in hierarchy.index for r in raw_labels):  # a hierarchy of plain names
         rows = [r.split(path_sep) if r else [] for r in raw_labels]
@@ -477,114 +361,9 @@ def load_csv(path: str | os.PathLike, *, label_column: str = "labels", sep: str 
         return bunch
     if level_columns is not None:
         label_sep = "\0"  # one path per row: no cell splits into several labels
-    rows, hierarchy = _label_rows_in(raw_labels, lines, path, label_sep, path_sep, hierarchy)
-    bunch.update(Y=_label_matrix(hierarchy, rows, compact=compact_labels), hierarchy=hierarchy,
+    rows, hierarchy = parse_label_cells(raw_labels, lines, path, label_sep, path_sep, hierarchy)
+    bunch.update(Y=label_matrix(hierarchy, rows, compact=compact_labels), hierarchy=hierarchy,
                  label_lists=rows, label_names=tuple(hierarchy.labels))
     return bunch
 
 
-def _label_rows_in(raw, lines, path, label_sep, path_sep, hierarchy):
-    """The label cells as lists of label names and the hierarchy they are checked against.
-
-    Without ``hierarchy`` it is built from the cells (paths give edges, plain names a flat
-    one); with one, paths must agree with it and every label must be in it. A row is
-    reported by its file line.
-    """
-    rows, edges, names = _label_rows(raw, lines, path, label_sep, path_sep)
-    if hierarchy is not None and path_sep is not None:
-        _check_paths_in(hierarchy, raw, lines, path, label_sep, path_sep)
-    if hierarchy is None:
-        hierarchy = Hierarchy(edges, labels=names) if edges else _flat_hierarchy(names)
-    index = hierarchy.index
-    for row, lineno in zip(rows, lines, strict=True):
-        for lab in row:
-            if lab not in index:
-                raise DataFileError(path, lineno, f"label {lab!r} is not in the hierarchy "
-                                    f"({hierarchy.n_labels} labels)")
-    return rows, hierarchy
-
-
-def _parse_block(block: bytes, *, header: bool, sep: str, encoding: str, width: int,
-                 label_at: int, names: tuple, path: str):
-    """One byte block of a CSV file (whole lines) -> (features, label cells); any bad row is a
-    ``ValueError`` (its line is found by :func:`load_csv` on the client)."""
-    import io
-
-    reader = csv.reader(io.StringIO(block.decode(encoding), newline=""), delimiter=sep)
-    if header:
-        next(reader, None)
-    values, labels = [], []
-    for row in reader:
-        if not row or all(not f.strip() for f in row):
-            continue
-        if len(row) != width:
-            raise ValueError(f"a row has {len(row)} fields")
-        labels.append(row[label_at])
-        values.append(row[:label_at] + row[label_at + 1:])
-    X = _numbers(path, values, [0] * len(values), names) if values else np.empty(
-        (0, len(names)))
-    if not np.isfinite(X).all():
-        raise ValueError("a missing value")
-    return X, labels
-
-
-def load_csv_dask(path: str | os.PathLike, *, label_column: str = "labels",
-                  sep: str | None = None, label_sep: str = ";", path_sep: str | None = None,
-                  hierarchy=None, blocksize: int = 32 * 2**20) -> Bunch:
-    """Read a CSV/TSV file with Dask's own block reader, for a fit on a Dask cluster (the
-    active :class:`distributed.Client`'s).
-
-    :func:`dask.bytes.read_bytes` splits the file into blocks of whole lines, which the
-    workers parse (as :func:`load_csv` parses a chunk) and keep: the features become a Dask
-    array chunked by rows, persisted on the workers; only the label column comes to the
-    client, parsed as :func:`load_csv` parses it into a bool matrix. (``dask.dataframe``'s
-    reader would need pyarrow.) On any bad row -- text or a missing value in a feature, a
-    wrong number of fields -- the file is read by :func:`load_csv` on the client, whose
-    :class:`DataFileError` names the line and column (no imputation on a cluster).
-
-    Returns
-    -------
-    data : sklearn.utils.Bunch
-        As :func:`load_csv`, with ``X`` a Dask array; ``row_lines`` counts data rows from
-        line 2 (exact for files without blank lines or quoted line breaks).
-    """
-    import operator
-
-    import dask.array as da
-    from dask.bytes import read_bytes
-    from distributed import get_client, wait
-
-    table = _CsvTable(path, sep=sep, label_column=label_column, path_sep=path_sep,
-                      require_labels=True, ignore_labels=False, level_columns=None)
-    path, names = table.path, tuple(table.feature_names)
-    with open(path, "rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
-    _, parts = read_bytes(str(path), delimiter=b"\n", blocksize=None if gz else blocksize,
-                          sample=False, compression="gzip" if gz else None)
-    client = get_client()
-    encoding = table.encoding
-    blocks = client.compute(parts[0])  # read on the workers; held until parsed
-    futures = [client.submit(_parse_block, block, header=k == 0, sep=table.sep,
-                             encoding="utf-8" if encoding == "utf-8-sig" and k else encoding,
-                             width=len(table.header), label_at=table.label_idx[0],
-                             names=names, path=str(path), pure=False)
-               for k, block in enumerate(blocks)]
-    try:
-        raw_parts = client.gather([client.submit(operator.itemgetter(1), f) for f in futures])
-    except ValueError as exc:
-        check_finite_features(load_csv(path, label_column=label_column, sep=table.sep,
-                                       label_sep=label_sep, path_sep=path_sep,
-                                       hierarchy=hierarchy, compact_labels=True))
-        raise DataFileError(path, None, f"cannot read the file in blocks: {exc}") from None
-    pieces = [client.submit(operator.itemgetter(0), f) for f in futures]
-    wait(pieces)  # before the blocks and parses they come from are released
-    del blocks, futures
-    X = da.concatenate([da.from_delayed(x, shape=(len(r), len(names)),
-                                        dtype=np.float64)
-                        for x, r in zip(pieces, raw_parts, strict=True) if r])
-    raw = [v for r in raw_parts for v in r]
-    lines = list(range(2, len(raw) + 2))
-    rows, hierarchy = _label_rows_in(raw, lines, path, label_sep, path_sep, hierarchy)
-    return Bunch(X=X, Y=_label_matrix(hierarchy, rows, compact=True), hierarchy=hierarchy,
-                 feature_names=tuple(names), label_names=tuple(hierarchy.labels),
-                 label_lists=rows, filename=str(path), row_lines=np.asarray(lines))

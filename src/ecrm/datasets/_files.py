@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
-from ecrm.datasets._arff_parse import ArffError, _read_text
+from ecrm.datasets._arff_text import ArffError, read_text
 from ecrm.spaces.hierarchy import Hierarchy
 
 __all__ = ["DataFileError", "check_finite_features"]
@@ -40,7 +40,7 @@ def _text(path: Path) -> str:
     """The file's text (gunzipped if needed; UTF-8, else Latin-1), as the ARFF reader reads it."""
 
     try:
-        return _read_text(path).removeprefix("\ufeff")
+        return read_text(path).removeprefix("\ufeff")
     except ArffError as exc:
         raise DataFileError(path, None, exc.reason) from None
 

@@ -59,7 +59,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
-from ecrm.datasets._arff_parse import _DAG_ROOT, ArffError, _HierarchySpec, _parse_file, _Parsed
+from ecrm.datasets._arff_data import parse_data
+from ecrm.datasets._arff_header import DAG_ROOT, HierarchySpec, ParsedFile, parse_header
+from ecrm.datasets._arff_text import ArffError, read_text
 from ecrm.spaces.hierarchy import Hierarchy
 
 __all__ = ["DATA_HELP", "SPLITS", "ArffError", "list_hmc", "load_hmc", "load_hmc_arff"]
@@ -81,7 +83,17 @@ DATA_HELP = (
 )
 
 
-def _build_hierarchy(spec: _HierarchySpec, path):
+def _parse_file(path, hierarchy_type: str) -> ParsedFile:
+    """Read, check and convert one file: its header and data, not yet labels."""
+    path = Path(path)
+    lines = read_text(path).split("\n")
+    relation, attributes, class_index, spec, start = parse_header(path, lines, hierarchy_type)
+    p = ParsedFile(path, relation, attributes, class_index, spec)
+    parse_data(p, lines, start)
+    return p
+
+
+def _build_hierarchy(spec: HierarchySpec, path):
 
     try:
         return Hierarchy(spec.edges, root=spec.root, labels=spec.labels)
@@ -89,7 +101,7 @@ def _build_hierarchy(spec: _HierarchySpec, path):
         raise ArffError(path, spec.lineno, f"invalid class hierarchy ({spec.kind}): {e}") from e
 
 
-def _label_matrix(p: _Parsed, hierarchy) -> np.ndarray:
+def _label_matrix(p: ParsedFile, hierarchy) -> np.ndarray:
     index = hierarchy.index
     rows: list[int] = []
     cols: list[int] = []
@@ -100,7 +112,7 @@ def _label_matrix(p: _Parsed, hierarchy) -> np.ndarray:
             continue
         for lab in s.split("@"):
             lab = lab.strip()
-            if not lab or (dag and lab == _DAG_ROOT):
+            if not lab or (dag and lab == DAG_ROOT):
                 continue
             j = index.get(lab)
             if j is None:
@@ -125,7 +137,7 @@ def _label_matrix(p: _Parsed, hierarchy) -> np.ndarray:
     return np.asarray(Yc, dtype=np.float64)
 
 
-def _bunch(p: _Parsed, hierarchy) -> Bunch:
+def _bunch(p: ParsedFile, hierarchy) -> Bunch:
     feats = p.features
     return Bunch(
         X=p.X,
@@ -272,7 +284,7 @@ def list_hmc(data_dir: str | os.PathLike | None = None) -> list[str]:
     return sorted(n for n, s in splits.items() if "test" in s and ({"trainvalid", "train"} & s))
 
 
-def _check_same(ref: _Parsed, other: _Parsed) -> None:
+def _check_same(ref: ParsedFile, other: ParsedFile) -> None:
     if ref.spec.signature() != other.spec.signature():
         a, b = ref.spec, other.spec
         diff_l = sorted(set(a.labels) ^ set(b.labels))[:5]
@@ -295,13 +307,13 @@ def _check_same(ref: _Parsed, other: _Parsed) -> None:
         )
 
 
-def _concat(parts: Sequence[_Parsed]) -> _Parsed:
+def _concat(parts: Sequence[ParsedFile]) -> ParsedFile:
     if len(parts) == 1:
         return parts[0]
     first = parts[0]
     Xs = [q.X for q in parts]
     X = sp.vstack(Xs, format="csr") if any(sp.issparse(x) for x in Xs) else np.vstack(Xs)
-    out = _Parsed(first.path, first.relation, first.attributes, first.class_index, first.spec)
+    out = ParsedFile(first.path, first.relation, first.attributes, first.class_index, first.spec)
     out.X = X
     out.n_rows = sum(q.n_rows for q in parts)
     out.row_lines = np.concatenate([q.row_lines for q in parts])

@@ -36,7 +36,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
-from ecrm.datasets._csv import CHUNK_ROWS, iter_csv, load_csv, load_csv_dask
+from ecrm.datasets._csv import CHUNK_ROWS, iter_csv, load_csv
+from ecrm.datasets._csv_dask import load_csv_dask
 from ecrm.datasets._files import (
     DataFileError,
     _check_path,
@@ -159,12 +160,14 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None,
     data : sklearn.utils.Bunch
         As :func:`load_csv`.
     """
-    from ecrm.datasets._arff_parse import ArffError, _parse_data, _parse_header, _Parsed
+    from ecrm.datasets._arff_data import parse_data
+    from ecrm.datasets._arff_header import ParsedFile, parse_header
+    from ecrm.datasets._arff_text import ArffError
 
     path = _check_path(path)
     lines = _text(path).split("\n")
     try:
-        relation, attributes, _, _, start = _parse_header(path, lines, "auto",
+        relation, attributes, _, _, start = parse_header(path, lines, "auto",
                                                           require_class=False)
     except ArffError as exc:
         raise DataFileError(path, exc.lineno, exc.reason) from None
@@ -188,9 +191,9 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None,
         if a.kind not in ("numeric", "nominal"):
             raise DataFileError(path, a.lineno, f"label attribute {a.name!r} must be numeric or "
                                 "nominal {0,1}")
-    p = _Parsed(path, relation, attributes, -1, None)  # type: ignore[arg-type]
+    p = ParsedFile(path, relation, attributes, -1, None)  # type: ignore[arg-type]
     try:
-        _parse_data(p, lines, start)
+        parse_data(p, lines, start)
     except ArffError as exc:
         raise DataFileError(path, exc.lineno, exc.reason) from None
     feats = [j for j, a in enumerate(attributes) if a.kind in ("numeric", "nominal")]

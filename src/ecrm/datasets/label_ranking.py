@@ -12,7 +12,9 @@ missing labels and ``0 .. m-1`` for the ``m`` ranked ones
 (:class:`~ecrm.spaces.permutations.PermutationSpace`, incomplete rankings).
 
 The directory is ``data_dir`` if given, else the environment variable ``ECRM_DATA_RANKING``,
-else ``ECRM_DATA``.
+else ``ECRM_DATA``. The directory, the ``n,p,k`` header and the reading of a file are shared
+with the partial label ranking files (:mod:`ecrm.datasets.partial_ranking`), of the same
+layout.
 """
 
 from __future__ import annotations
@@ -39,48 +41,61 @@ LABEL_RANKING_HELP = (
 _SUFFIXES = (".csv.gz", ".csv")
 
 
-def _data_dir(data_dir) -> Path:
+def _data_dir(data_dir, env: str = "ECRM_DATA_RANKING", what: str = "label ranking",
+              help_text: str = LABEL_RANKING_HELP) -> Path:
+    """``data_dir``, else the directory the environment variable ``env`` (else ``ECRM_DATA``)
+    names; it must exist. Errors name ``what`` data and say where to get it."""
     if data_dir is None:
-        data_dir = os.environ.get("ECRM_DATA_RANKING") or os.environ.get("ECRM_DATA") or None
+        data_dir = os.environ.get(env) or os.environ.get("ECRM_DATA") or None
     if data_dir is None:
-        raise FileNotFoundError("no label ranking data directory given: pass data_dir (or "
-                                "--data-dir) or set ECRM_DATA_RANKING. " + LABEL_RANKING_HELP)
+        raise FileNotFoundError(f"no {what} data directory given: pass data_dir (or "
+                                f"--data-dir) or set {env}. " + help_text)
     d = Path(data_dir).expanduser()
     if not d.is_dir():
-        raise FileNotFoundError(f"label ranking data directory {str(d)!r} does not exist. "
-                                + LABEL_RANKING_HELP)
+        raise FileNotFoundError(f"{what} data directory {str(d)!r} does not exist. "
+                                + help_text)
     return d
+
+
+def _names_in(d: Path) -> list[str]:
+    """The names of the files ``<name>.csv.gz`` and ``<name>.csv`` in ``d``, sorted."""
+    return sorted({f.name[: -len(suffix)] for f in d.iterdir() for suffix in _SUFFIXES
+                   if f.is_file() and f.name.endswith(suffix)})
+
+
+def _find(d: Path, name: str, help_text: str) -> Path:
+    """The file of the data set ``name`` in ``d``; the error lists the data sets there."""
+    path = next((d / f"{name}{s}" for s in _SUFFIXES if (d / f"{name}{s}").is_file()), None)
+    if path is None:
+        available = ", ".join(_names_in(d)) or "none"
+        raise FileNotFoundError(f"no {name}.csv.gz or {name}.csv in {str(d)!r}; data sets "
+                                f"there: {available}. " + help_text)
+    return path
+
+
+def _read(path: Path, parse):
+    """``parse(path, lines)`` of the lines of the file (gunzipped if named ``.gz``)."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return parse(path, iter(f))
 
 
 def list_label_ranking(data_dir=None) -> list[str]:
     """Names of the data sets (``<name>.csv.gz`` or ``<name>.csv``) in ``data_dir``, sorted."""
-    d = _data_dir(data_dir)
-    names = {f.name[: -len(suffix)] for f in d.iterdir() for suffix in _SUFFIXES
-             if f.is_file() and f.name.endswith(suffix)}
-    return sorted(names)
+    return _names_in(_data_dir(data_dir))
 
 
-def _header(path: Path, line: str) -> tuple[int, int, int]:
+def _header(path, line: str, min_labels: int = 1) -> tuple[int, int, int]:
+    """The ``n,p,k`` of a file's first line (at least one row and ``min_labels`` labels)."""
     fields = line.strip().split(",")
     try:
         n, p, k = (int(x) for x in fields)
     except ValueError:
         raise ValueError(f"{path}, line 1: expected the header 'n,p,k' (three integers); "
                          f"got {line.strip()!r}") from None
-    if n < 1 or p < 0 or k < 1:
-        raise ValueError(f"{path}, line 1: header 'n,p,k' needs n >= 1, p >= 0, k >= 1; "
-                         f"got {line.strip()!r}")
-    from ecrm.model_files._archive import MEMORY_BUDGET
-
-    # checked before the arrays are allocated: a forged header must not claim terabytes
-    need = n * (p + k) * 8
-    if need > MEMORY_BUDGET:
-        raise ValueError(f"{path}, line 1: the header declares {n} rows of {p} features and "
-                         f"{k} labels ({need} bytes), over the memory budget of "
-                         f"{MEMORY_BUDGET} bytes (ECRM_MEMORY_BUDGET)")
-    if not path.name.endswith(".gz") and path.is_file() and n > path.stat().st_size:
-        raise ValueError(f"{path}, line 1: the header declares {n} data lines; the file holds "
-                         f"{path.stat().st_size} bytes")
+    if n < 1 or p < 0 or k < min_labels:
+        raise ValueError(f"{path}, line 1: header 'n,p,k' needs n >= 1, p >= 0, "
+                         f"k >= {min_labels}; got {line.strip()!r}")
     return n, p, k
 
 
@@ -92,8 +107,18 @@ def _number(field: str) -> float:
 
 
 def _parse(path: Path, lines) -> tuple[np.ndarray, np.ndarray]:
-    header = next(lines, "")
-    n, p, k = _header(path, header)
+    from ecrm.model_files._archive import MEMORY_BUDGET
+
+    n, p, k = _header(path, next(lines, ""))
+    # checked before the arrays are allocated: a forged header must not claim terabytes
+    need = n * (p + k) * 8
+    if need > MEMORY_BUDGET:
+        raise ValueError(f"{path}, line 1: the header declares {n} rows of {p} features and "
+                         f"{k} labels ({need} bytes), over the memory budget of "
+                         f"{MEMORY_BUDGET} bytes (ECRM_MEMORY_BUDGET)")
+    if not path.name.endswith(".gz") and path.is_file() and n > path.stat().st_size:
+        raise ValueError(f"{path}, line 1: the header declares {n} data lines; the file holds "
+                         f"{path.stat().st_size} bytes")
     X, R = np.empty((n, p)), np.empty((n, k), dtype=np.int64)
     row = 0
     for lineno, line in enumerate(lines, start=2):
@@ -181,21 +206,13 @@ def load_label_ranking(name: str, data_dir=None) -> Bunch:
     >>> data.X.shape, data.ranks[0].tolist()  # doctest: +SKIP
     ((150, 4), [0, 1, 2])
     """
-    d = _data_dir(data_dir)
-    path = next((d / f"{name}{s}" for s in _SUFFIXES if (d / f"{name}{s}").is_file()), None)
-    if path is None:
-        available = ", ".join(list_label_ranking(d)) or "none"
-        raise FileNotFoundError(f"no {name}.csv.gz or {name}.csv in {str(d)!r}; data sets "
-                                f"there: {available}. " + LABEL_RANKING_HELP)
-    return _read_file(path, name)
+    return _read_file(_find(_data_dir(data_dir), name, LABEL_RANKING_HELP), name)
 
 
 def _read_file(path: Path, name: str) -> Bunch:
     """One file of the benchmark's layout, as :func:`load_label_ranking` returns it (also
     read by ``ecrm fit --task ranking``)."""
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        X, ranks = _parse(path, iter(f))
+    X, ranks = _read(path, _parse)
     space = PermutationSpace(ranks.shape[1])
     return Bunch(X=X, ranks=ranks, Y=space.from_ranks(ranks), space=space,
                  feature_names=[f"x{j + 1}" for j in range(X.shape[1])],

@@ -18,17 +18,28 @@ of two complete bucket orders is :math:`1 - 2 L / (k (k - 1))`, where the distan
 for opposite orders.
 
 The directory is ``data_dir`` if given, else the environment variable
-``ECRM_DATA_PARTIAL_RANKING``, else ``ECRM_DATA``.
+``ECRM_DATA_PARTIAL_RANKING``, else ``ECRM_DATA``. The layout is the label ranking
+benchmark's: its directory, header and reading are those of
+:mod:`ecrm.datasets.label_ranking`.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
 from pathlib import Path
 
 import numpy as np
 from sklearn.utils import Bunch
+
+from ecrm.datasets.label_ranking import (
+    _SUFFIXES,
+    _data_dir,
+    _find,
+    _header,
+    _names_in,
+    _number,
+    _read,
+)
 
 __all__ = ["PARTIAL_RANKING_HELP", "list_partial_label_ranking", "load_partial_label_ranking"]
 
@@ -40,22 +51,11 @@ PARTIAL_RANKING_HELP = (
     "0 or empty = missing) per line. Pass its path as data_dir (or --data-dir) or set "
     "ECRM_DATA_PARTIAL_RANKING (or ECRM_DATA)."
 )
-_SUFFIXES = (".csv.gz", ".csv")
 
 
-def _data_dir(data_dir) -> Path:
-    if data_dir is None:
-        data_dir = (os.environ.get("ECRM_DATA_PARTIAL_RANKING") or os.environ.get("ECRM_DATA")
-                    or None)
-    if data_dir is None:
-        raise FileNotFoundError("no partial label ranking data directory given: pass data_dir "
-                                "(or --data-dir) or set ECRM_DATA_PARTIAL_RANKING. "
-                                + PARTIAL_RANKING_HELP)
-    d = Path(data_dir).expanduser()
-    if not d.is_dir():
-        raise FileNotFoundError(f"partial label ranking data directory {str(d)!r} does not "
-                                "exist. " + PARTIAL_RANKING_HELP)
-    return d
+def _directory(data_dir) -> Path:
+    return _data_dir(data_dir, "ECRM_DATA_PARTIAL_RANKING", "partial label ranking",
+                     PARTIAL_RANKING_HELP)
 
 
 def list_partial_label_ranking(data_dir=None) -> list[str]:
@@ -70,30 +70,7 @@ def list_partial_label_ranking(data_dir=None) -> list[str]:
     -------
     names : list of str
     """
-    d = _data_dir(data_dir)
-    names = {f.name[: -len(suffix)] for f in d.iterdir() for suffix in _SUFFIXES
-             if f.is_file() and f.name.endswith(suffix)}
-    return sorted(names)
-
-
-def _header(path, line: str) -> tuple[int, int, int]:
-    fields = line.strip().split(",")
-    try:
-        n, p, k = (int(x) for x in fields)
-    except ValueError:
-        raise ValueError(f"{path}, line 1: expected the header 'n,p,k' (three integers); "
-                         f"got {line.strip()!r}") from None
-    if n < 1 or p < 0 or k < 2:
-        raise ValueError(f"{path}, line 1: header 'n,p,k' needs n >= 1, p >= 0, k >= 2; "
-                         f"got {line.strip()!r}")
-    return n, p, k
-
-
-def _feature(field: str) -> float:
-    try:
-        return float(field)
-    except ValueError:
-        return np.nan
+    return _names_in(_directory(data_dir))
 
 
 def _bucket(field: str, where: str, label: int) -> int:
@@ -114,7 +91,7 @@ def _bucket(field: str, where: str, label: int) -> int:
 def _parse(path, lines) -> tuple[np.ndarray, np.ndarray]:
     """Features and positions of the lines of one file. The rows are gathered as they come,
     so that a header declaring more rows than the file holds allocates nothing for them."""
-    n, p, k = _header(path, next(lines, ""))
+    n, p, k = _header(path, next(lines, ""), min_labels=2)
     X: list[list[float]] = []
     P: list[list[int]] = []
     for lineno, line in enumerate(lines, start=2):
@@ -127,7 +104,7 @@ def _parse(path, lines) -> tuple[np.ndarray, np.ndarray]:
         if len(fields) != p + k:
             raise ValueError(f"{where}: expected {p + k} comma-separated fields ({p} features "
                              f"and {k} bucket numbers); got {len(fields)}")
-        x = [_feature(f) for f in fields[:p]]
+        x = [_number(f) for f in fields[:p]]
         bad = [j for j, v in enumerate(x) if not np.isfinite(v)]
         if bad:
             raise ValueError(f"{where}: feature {bad[0] + 1} is {fields[bad[0]].strip()!r}, "
@@ -188,17 +165,8 @@ def load_partial_label_ranking(name_or_path, data_dir=None) -> Bunch:
                     given.name)
     else:
         name = str(name_or_path)
-        d = _data_dir(data_dir)
-        found = next((d / f"{name}{s}" for s in _SUFFIXES if (d / f"{name}{s}").is_file()),
-                     None)
-        if found is None:
-            available = ", ".join(list_partial_label_ranking(d)) or "none"
-            raise FileNotFoundError(f"no {name}.csv.gz or {name}.csv in {str(d)!r}; data sets "
-                                    f"there: {available}. " + PARTIAL_RANKING_HELP)
-        path = found
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        X, positions = _parse(path, iter(f))
+        path = _find(_directory(data_dir), name, PARTIAL_RANKING_HELP)
+    X, positions = _read(path, _parse)
     return Bunch(X=X, positions=positions,
                  feature_names=[f"x{j + 1}" for j in range(X.shape[1])],
                  label_names=[f"label{j + 1}" for j in range(positions.shape[1])],
