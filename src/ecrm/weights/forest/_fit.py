@@ -23,6 +23,8 @@ estimators' costs ``block @ coef`` are the weighted sums of the targets
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import NamedTuple
 
 import numpy as np
@@ -32,7 +34,8 @@ from sklearn import get_config
 from ecrm.weights._fit import RiskFit
 from ecrm.weights.kernel._solvers.budget import row_blocks
 
-__all__ = ["BagPattern", "ForestFit", "Grown", "Trees", "grow_forest", "prune"]
+__all__ = ["TRAINING_LEAVES", "BagPattern", "ForestFit", "Grown", "Trees", "grow_forest",
+           "prune"]
 
 
 class Trees:
@@ -238,8 +241,12 @@ class ForestFit(RiskFit):
         return cls(**state, X_train=X_train)
 
     def slim(self) -> ForestFit:
-        self.leaf_weights()  # built once, then shipped with the trees
-        return self
+        """A copy that predicts from the trees, the leaf weights and the targets alone (what
+        a Dask graph ships: no training rows, bootstrap counts or training leaves)."""
+        L = self.leaf_weights()  # built once, then shipped with the trees
+        slim = ForestFit(self.trees, self.bag[:0], self.n_risk, coef=self.coef)
+        slim._leaf_weights, slim._n_columns = L, self._n_columns
+        return slim
 
     @property
     def intercept(self) -> np.ndarray:  # type: ignore[override]
@@ -365,6 +372,11 @@ class ForestFit(RiskFit):
 #: grown in batches and packed (without those values) batch by batch.
 GROW_BATCH_BYTES = 2**29
 
+#: The training points' leaves of a batch of packed trees, ``leaves(trees)`` (m, n_trees),
+#: when a Dask fit finds them on the workers (:mod:`ecrm.weights.forest._dask`); ``None``:
+#: scikit-learn's apply, here.
+TRAINING_LEAVES: ContextVar[Callable | None] = ContextVar("training_leaves", default=None)
+
 
 class Grown(NamedTuple):
     """A grown forest: the packed trees, each tree's bootstrap counts (m, n_trees; uint16),
@@ -424,8 +436,10 @@ def grow_forest(X, G: np.ndarray, *, flavour: str, n_estimators: int, max_featur
             bag[:, t] = counts
         trees = Trees.from_estimators(forest.estimators_)
         kind = np.int32 if trees.n_nodes < 2**31 else np.int64
+        on_workers = TRAINING_LEAVES.get()
         # a tree's packed nodes start at its root
-        leaves = forest.apply(X).astype(kind) + trees.roots.astype(kind)
+        leaves = forest.apply(X).astype(kind) + trees.roots.astype(kind) \
+            if on_workers is None else on_workers(trees).astype(kind)
         sizes = np.concatenate([e.tree_.n_node_samples for e in forest.estimators_])
         parts.append(Grown(trees, bag, leaves, sizes.astype(np.int64)))
         done += k

@@ -1,0 +1,116 @@
+"""The forest family and the mixture on Dask arrays: the trees grown on a LocalCluster's
+workers give the in-memory model (same trees, out-of-bag criterion, choice and
+predictions), and prediction on a Dask array is lazy and per row chunk."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from _shapes import TREE7 as TREE
+from ecrm.losses import HammingLoss, HierarchicalLoss
+from ecrm.weights.forest.estimator import ForestECRM, ForestECRMCV
+
+distributed = pytest.importorskip("distributed", reason="the Dask tests need distributed "
+                                  "(pip install 'ecrm[dask]')")
+da = pytest.importorskip("dask.array")
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two single-thread workers in this process (no process start-up)."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def _problem(m=300, p=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, p))
+    scores = X @ rng.normal(size=(p, TREE.n_labels)) + rng.normal(scale=0.8,
+                                                                  size=(m, TREE.n_labels))
+    return X, TREE.close(scores > 0.3).astype(np.uint8), rng.normal(size=(50, p))
+
+
+def _dask(X, Y, rows=70):
+    """Uneven row chunks (70, 70, 70, 70, 20), one chunk along the columns."""
+    return da.from_array(X, chunks=(rows, -1)), da.from_array(Y, chunks=(rows, -1))
+
+
+def _assert_same_predictions(on_dask, in_memory, Xt):
+    Xtd = da.from_array(Xt, chunks=(20, -1))
+    for method in ("predict_costs", "predict_scores", "predict"):
+        lazy = getattr(on_dask, method)(Xtd)
+        assert isinstance(lazy, da.Array) and lazy.chunks[0] == Xtd.chunks[0]
+        assert_allclose(lazy.compute(), getattr(in_memory, method)(Xt), rtol=0, atol=1e-12)
+        assert_allclose(getattr(on_dask, method)(Xt), getattr(in_memory, method)(Xt),
+                        rtol=0, atol=1e-12)
+
+
+def _task_names(stream) -> set[str]:
+    return {(t["key"] if isinstance(t["key"], str) else t["key"][0]).split("-")[0]
+            for t in stream.data}
+
+
+@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)])
+def test_forest_on_dask_grows_the_in_memory_forest(client, loss):
+    X, Y, Xt = _problem()
+    kw = dict(n_estimators=15, max_samples=0.5, min_samples_leaf=2, random_state=0)
+    ref = ForestECRM(loss, TREE, **kw).fit(X, Y)
+    with distributed.get_task_stream() as stream:
+        est = ForestECRM(loss, TREE, **kw).fit(*_dask(X, Y))
+    names = _task_names(stream)
+    # the trees and the training leaves were found on the workers
+    assert {"batch_of__parallel_build_trees_1_calls", "_leaves_of_chunk"} <= names
+    for name in ("left", "right", "feature", "threshold", "roots"):
+        assert_array_equal(getattr(est._fit.trees, name), getattr(ref._fit.trees, name))
+    assert_array_equal(est._fit.bag, ref._fit.bag)
+    assert_array_equal(est._fit.train_leaves(), ref._fit.train_leaves())
+    assert est.oob_loss_ == ref.oob_loss_
+    assert_array_equal(est.oob_predictions_, ref.oob_predictions_)
+    _assert_same_predictions(est, ref, Xt)
+
+
+def test_forest_search_on_dask_makes_the_in_memory_choice(client):
+    X, Y, Xt = _problem(seed=1)
+    kw = dict(param_grid={"max_features": [0.5, 1.0], "min_samples_split": [2, 8, 20]},
+              n_estimators=20, search_estimators=8, random_state=3)
+    ref = ForestECRMCV(HammingLoss(), TREE, **kw).fit(X, Y)
+    est = ForestECRMCV(HammingLoss(), TREE, **kw).fit(*_dask(X, Y))
+    assert est.best_params_ == ref.best_params_
+    assert est.best_score_ == ref.best_score_ and est.oob_loss_ == ref.oob_loss_
+    for key in ("mean_score", "oob_loss"):
+        assert_array_equal(est.cv_results_[key], ref.cv_results_[key])
+    assert est.cv_results_["n_estimators"] == ref.cv_results_["n_estimators"]
+    assert_array_equal(est.oob_scores(), ref.oob_scores())
+    _assert_same_predictions(est, ref, Xt)
+
+
+def test_forest_on_dask_with_a_one_dimensional_y(client):
+    from ecrm import Hierarchy
+
+    X, Y, Xt = _problem()
+    y, space = Y[:, 1], Hierarchy({"a": None})  # one label: a 1-D y has one row per sample
+    ref = ForestECRM(HammingLoss(), space, n_estimators=10, random_state=0).fit(X, y)
+    est = ForestECRM(HammingLoss(), space, n_estimators=10, random_state=0).fit(
+        da.from_array(X, chunks=(100, -1)), da.from_array(y, chunks=100))
+    assert est.predict(Xt).shape == (50,)
+    assert_array_equal(est.predict(Xt), ref.predict(Xt))
+    assert_array_equal(est.predict(da.from_array(Xt, chunks=(20, -1))).compute(),
+                       ref.predict(Xt))
+
+
+def test_forest_on_dask_refuses_what_it_cannot_fit(client):
+    from ecrm.datasets.flows import simulate_flows
+    from ecrm.losses import SquaredLoss
+    from ecrm.spaces.flows import paper_network
+
+    Xf, Yf = simulate_flows(40, random_state=0)
+    with pytest.raises(TypeError, match="needs a loss with a linear form"):
+        ForestECRM(SquaredLoss(), paper_network()).fit(*_dask(Xf, Yf, rows=20))
+    X, Y, _ = _problem()
+    Xd, Yd = _dask(X, Y)
+    with pytest.raises(ValueError, match="row chunks of X"):
+        ForestECRM(HammingLoss(), TREE).fit(Xd, Yd.rechunk({0: 100}))
+    with pytest.raises(ValueError, match="chunked by rows only"):
+        ForestECRM(HammingLoss(), TREE).fit(Xd.rechunk({1: 2}), Yd)
