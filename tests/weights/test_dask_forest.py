@@ -114,3 +114,65 @@ def test_forest_on_dask_refuses_what_it_cannot_fit(client):
         ForestECRM(HammingLoss(), TREE).fit(Xd, Yd.rechunk({0: 100}))
     with pytest.raises(ValueError, match="chunked by rows only"):
         ForestECRM(HammingLoss(), TREE).fit(Xd.rechunk({1: 2}), Yd)
+
+
+def _mixed_problem(m=300, p=4, seed=0):
+    """Labels a kernel and a forest each get partly right (the chosen share is inside
+    (0, 1))."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, p))
+    scores = np.sign(X[:, :1]) * X @ rng.normal(size=(p, TREE.n_labels)) \
+        + rng.normal(scale=0.8, size=(m, TREE.n_labels))
+    return X, TREE.close(scores > 0.3).astype(np.uint8), rng.normal(size=(50, p))
+
+
+KERNEL = dict(solver=None, kernel="rbf", gamma=1.0, alphas=[1e-4, 1e-3, 1e-2, 0.1, 1.0])
+
+
+def _kernel_options():
+    from ecrm import NystromSolver
+
+    return {**KERNEL, "solver": NystromSolver(n_components=40)}
+
+
+def test_mixture_on_dask_makes_the_in_memory_choice(client):
+    from ecrm.weights.mixture import MixedRiskECRM
+
+    X, Y, Xt = _mixed_problem()
+    kw = dict(kernel_options=_kernel_options(), forest_options=dict(n_estimators=20),
+              random_state=0)
+    ref = MixedRiskECRM(HammingLoss(), TREE, **kw).fit(X, Y)
+    est = MixedRiskECRM(HammingLoss(), TREE, **kw).fit(*_dask(X, Y))
+    assert 0 < ref.mixture_ < 1
+    assert est.mixture_ == ref.mixture_
+    # the kernel's sums run in another order on the chunks: the criterion to rounding
+    assert_allclose(est.cv_results_["mean_score"], ref.cv_results_["mean_score"],
+                    rtol=0, atol=1e-12)
+    assert est.best_score_ == pytest.approx(ref.best_score_, abs=1e-12)
+    forest, forest_ref = est.forest_estimator_, ref.forest_estimator_
+    assert forest.best_params_ == forest_ref.best_params_
+    assert forest.oob_loss_ == forest_ref.oob_loss_
+    assert est.kernel_estimator_.alpha_ == ref.kernel_estimator_.alpha_
+    Xtd = da.from_array(Xt, chunks=(20, -1))
+    for method in ("predict_costs", "predict_scores", "predict"):
+        lazy = getattr(est, method)(Xtd)
+        assert isinstance(lazy, da.Array) and lazy.chunks[0] == Xtd.chunks[0]
+        assert_allclose(lazy.compute(), getattr(ref, method)(Xt), rtol=0, atol=1e-10)
+
+
+def test_stack_on_dask_makes_the_in_memory_choice(client):
+    from ecrm import ECRMCV
+    from ecrm.weights.stack import StackedRiskECRM
+
+    X, Y, Xt = _mixed_problem()
+    members = [ECRMCV(HammingLoss(), TREE, **_kernel_options()),
+               ForestECRMCV(HammingLoss(), TREE, n_estimators=20)]
+    ref = StackedRiskECRM(HammingLoss(), TREE, members=members, random_state=0).fit(X, Y)
+    est = StackedRiskECRM(HammingLoss(), TREE, members=members, random_state=0).fit(
+        *_dask(X, Y))
+    assert_array_equal(est.weights_, ref.weights_)
+    assert est.stack_used_ == ref.stack_used_
+    assert_allclose(est.cv_results_["score"], ref.cv_results_["score"], rtol=0, atol=1e-12)
+    lazy = est.predict(da.from_array(Xt, chunks=(20, -1)))
+    assert isinstance(lazy, da.Array)
+    assert_array_equal(lazy.compute(), ref.predict(Xt))
