@@ -60,8 +60,8 @@ def test_forest_on_dask_grows_the_in_memory_forest(client, loss):
     with distributed.get_task_stream() as stream:
         est = ForestECRM(loss, TREE, **kw).fit(*_dask(X, Y))
     names = _task_names(stream)
-    # the trees and the training leaves were found on the workers
-    assert {"batch_of__parallel_build_trees_1_calls", "_leaves_of_chunk"} <= names
+    # the trees, the training leaves and the out-of-bag sums were found on the workers
+    assert {"batch_of__parallel_build_trees_1_calls", "_leaves_of_chunk", "_oob_chunk"} <= names
     for name in ("left", "right", "feature", "threshold", "roots"):
         assert_array_equal(getattr(est._fit.trees, name), getattr(ref._fit.trees, name))
     assert_array_equal(est._fit.bag, ref._fit.bag)

@@ -17,8 +17,12 @@ linear form, one chunk along the columns, the same row chunks). Their fit (:func
   client, as ``n_jobs`` says;
 * finds the training points' leaves on the workers, chunk by chunk of ``X``
   (:func:`training_leaves`: ``dask.array.map_blocks`` of the packed trees' traversal, which
-  gives scikit-learn's leaves), and the out-of-bag sums of every setting of a search in row
-  blocks of the client's arrays.
+  gives scikit-learn's leaves);
+* computes the out-of-bag sums of every setting a search judges, and the exact oracle on
+  them, one task per row chunk of ``X`` (:func:`oob_sums`): each task gets its rows'
+  leaves and bootstrap counts, the leaf means of the targets once; the sums come back in
+  order (the forest's arrays stay on the client, which builds the leaf weights). A wide
+  embedding whose leaf means would not fit ``working_memory`` is summed on the client.
 
 Prediction on a Dask array is lazy and per row chunk (:meth:`ecrm.weights.RiskEstimator.
 predict`, ``predict_costs``, ``predict_scores``): each chunk's task holds the packed trees,
@@ -33,11 +37,13 @@ import contextlib
 import functools
 
 import numpy as np
+import scipy.sparse as sp
 
-from ecrm.weights.forest._fit import TRAINING_LEAVES, Trees
+from ecrm.weights.forest._fit import ON_WORKERS, ForestFit, Trees
+from ecrm.weights.kernel._solvers.budget import row_blocks
 from ecrm.weights.kernel._solvers.rows import is_dask_array
 
-__all__ = ["fits_dask", "gather_training", "minimize_rows", "training_leaves"]
+__all__ = ["fits_dask", "gather_training", "minimize_rows", "oob_sums", "training_leaves"]
 
 
 def _client():
@@ -80,11 +86,66 @@ def training_leaves(X, trees: Trees) -> np.ndarray:
     return leaves.compute()
 
 
+def _oob_chunk(box, leaves: np.ndarray, bag: np.ndarray) -> np.ndarray:
+    """The out-of-bag sums of one row chunk of training points (their leaves and bootstrap
+    counts), as :meth:`ForestFit.oob_mean` computes them, row block by row block."""
+    means, fn, width, n_nodes = box.value
+    n, n_trees = leaves.shape
+    out = np.empty((n, width))
+    for blk in row_blocks(n, 2 * means.shape[1] + width + 3 * n_trees):
+        keep = bag[blk] == 0
+        per_row = keep.sum(axis=1)
+        r, t = np.nonzero(keep)  # row by row, each row's trees in order: CSR order
+        seen = per_row > 0
+        scale = np.divide(1.0, per_row, out=np.zeros(len(per_row)), where=seen)
+        A = sp.csr_array((scale[r], leaves[blk][r, t],
+                          np.concatenate([[0], np.cumsum(per_row)])),
+                         shape=(len(per_row), n_nodes))
+        S = A @ means
+        S[~seen] = np.nan
+        out[blk] = S if fn is None else fn(S, seen)
+    return out
+
+
+def oob_sums(starts: np.ndarray, fit: ForestFit, means: np.ndarray, fn, width: int
+             ) -> np.ndarray:
+    r"""The out-of-bag sums of every training point (NaN rows: every tree drew it), or
+    ``fn(S, seen)`` of them (``width`` columns), one task per row chunk ``starts[k]`` to
+    ``starts[k + 1]``: each ships that chunk's leaves and bootstrap counts, and the leaf
+    means ``means`` (n_nodes, e) and ``fn`` once (one key of the graph); the rows come back
+    in order (:meth:`ForestFit.oob_mean` in memory)."""
+    import dask
+    from dask import delayed
+
+    from ecrm.weights.kernel._solvers._dask import _Box
+
+    box = delayed(_Box((means, fn, width, fit.trees.n_nodes)))
+    leaves, bag = fit.train_leaves(), fit.bag
+    parts = [delayed(_oob_chunk)(box, leaves[a:b], bag[a:b])
+             for a, b in zip(starts[:-1], starts[1:], strict=True)]
+    return np.concatenate(dask.compute(*parts))
+
+
+class _OnWorkers:
+    """What a Dask fit runs on the workers (:data:`ecrm.weights.forest._fit.ON_WORKERS`)."""
+
+    def __init__(self, X):
+        self.X = X
+        self.starts = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(int)
+
+    def leaves(self, trees: Trees) -> np.ndarray:
+        return training_leaves(self.X, trees)
+
+    def oob_sums(self, fit: ForestFit, means: np.ndarray, fn, width: int) -> np.ndarray:
+        return oob_sums(self.starts, fit, means, fn, width)
+
+
 @contextlib.contextmanager
 def growing_on_workers(X):
     """Within: forests grow under joblib's Dask backend when a distributed client is
-    active, and the training leaves of the Dask array ``X`` are found on the workers."""
-    token = TRAINING_LEAVES.set(functools.partial(training_leaves, X))
+    active, and the training leaves of the Dask array ``X`` and the out-of-bag sums are
+    found on the workers, chunk by chunk of ``X``."""
+    token = ON_WORKERS.set(_OnWorkers(X))
     try:
         if _client() is None:
             yield
@@ -94,7 +155,7 @@ def growing_on_workers(X):
             with joblib.parallel_config(backend="dask"):
                 yield
     finally:
-        TRAINING_LEAVES.reset(token)
+        ON_WORKERS.reset(token)
 
 
 def fits_dask(fit):
