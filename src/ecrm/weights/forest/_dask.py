@@ -43,7 +43,7 @@ from ecrm.weights.forest._fit import ON_WORKERS, ForestFit, Trees
 from ecrm.weights.kernel._solvers.budget import row_blocks
 from ecrm.weights.kernel._solvers.rows import is_dask_array
 
-__all__ = ["fits_dask", "gather_training", "minimize_rows", "oob_sums", "training_leaves"]
+__all__ = ["fits_dask", "minimize_rows"]
 
 
 def _client():
