@@ -12,7 +12,17 @@ each (so that its peak RSS is its own):
 
 The ratio is forest / Nystrom fit time; test Hamming loss of both.
 
+With ``--scheduler local`` the second row is the same forest fitted on Dask arrays
+(``forest-dask``) instead of the Nystrom fit: a ``LocalCluster`` of ``--workers``
+single-thread worker processes, each with ``--memory-limit``, holds the training rows in
+row chunks; the trees grow there under joblib's Dask backend and the training leaves are
+found there, and the test rows are predicted there. Its line adds every worker's peak RSS
+(``worker GB``, the largest, and whether one went over its limit); the ratio is then
+cluster / in-memory fit time. ``peak GB`` is the client's (the forest keeps the training
+rows in memory there too).
+
     python benchmarks/bench_forest.py [--sizes 10000,100000,1000000] [--quick]
+    python benchmarks/bench_forest.py --scheduler local --workers 2 --memory-limit 3GiB
 """
 
 import argparse
@@ -37,6 +47,8 @@ def child(task, m, p, labels, n_test, args) -> dict:
     from ecrm.losses import HammingLoss
 
     X, Y, Xt, Yt, h = _data(m, n_test, p, labels)
+    if task == "forest-dask":
+        return _on_cluster(X, Y, Xt, Yt, h, args)
     if task == "forest":
         est = ForestECRM(HammingLoss(), h, n_estimators=args.trees,
                          max_samples=min(m, args.max_draws), min_samples_leaf=args.min_leaf,
@@ -59,6 +71,49 @@ def child(task, m, p, labels, n_test, args) -> dict:
     return out
 
 
+def _worker_peak_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def _on_cluster(X, Y, Xt, Yt, h, args) -> dict:
+    """The forest fitted on Dask arrays held by a LocalCluster (module docstring)."""
+    import dask.array as da
+    from dask.utils import parse_bytes
+    from distributed import Client, LocalCluster, wait
+
+    from ecrm import ForestECRM, save
+    from ecrm.losses import HammingLoss
+
+    m = len(X)
+    rows = -(-m // (4 * args.workers))  # four row chunks a worker
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1,
+                      memory_limit=args.memory_limit, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        Xd, Yd = client.persist([da.from_array(X, chunks=(rows, -1)),
+                                 da.from_array(Y, chunks=(rows, -1))])
+        wait([Xd, Yd])  # the rows live on the workers before the clock starts
+        est = ForestECRM(HammingLoss(), h, n_estimators=args.trees,
+                         max_samples=min(m, args.max_draws), min_samples_leaf=args.min_leaf,
+                         random_state=0)
+        t0 = time.perf_counter()
+        est.fit(Xd, Yd)
+        out = {"fit_s": time.perf_counter() - t0}
+        t0 = time.perf_counter()
+        P = est.predict(da.from_array(Xt, chunks=(-(-len(Xt) // args.workers), -1))).compute()
+        out["predict_rows_per_s"] = len(Xt) / (time.perf_counter() - t0)
+        peaks = client.run(_worker_peak_gb)
+        out["worker_peak_gb"] = sorted(peaks.values())
+        out["worker_limit_gb"] = parse_bytes(args.memory_limit) / 2**30
+        out["workers_lost"] = args.workers - len(client.scheduler_info()["workers"])
+    out["test_hamming"] = float(np.mean(HammingLoss()(P, Yt)))
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.ecrm")
+        save(est, path)
+        out["file_mb"] = os.path.getsize(path) / 2**20
+    out["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10000,100000,1000000")
@@ -70,6 +125,10 @@ def main() -> None:
     ap.add_argument("--min-leaf", type=int, default=5)
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--n-components", type=int, default=500)
+    ap.add_argument("--scheduler", choices=("local",), default=None,
+                    help="compare the in-memory forest with the same forest on a LocalCluster")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--memory-limit", default="3GiB", help="of each worker")
     ap.add_argument("--quick", action="store_true", help="sizes 2000,10000, 20 trees")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -80,25 +139,34 @@ def main() -> None:
         print(json.dumps(child(task, int(m), args.features, args.labels, args.n_test, args)))
         return
     print(describe())
+    print(f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
+    tasks = ("forest", "nystrom") if args.scheduler is None else ("forest", "forest-dask")
     print(f"p={args.features}, {args.labels} labels, {args.trees} trees, at most "
           f"{args.max_draws} draws a tree, min_samples_leaf={args.min_leaf}, "
-          f"n_jobs={args.n_jobs}; Nystrom M={args.n_components}")
-    print(f"{'m':>9} {'method':<8}{'fit s':>9}{'rows/s':>10}{'Hamming':>9}{'file MB':>9}"
+          f"n_jobs={args.n_jobs}; " + (f"Nystrom M={args.n_components}" if args.scheduler
+                                       is None else f"LocalCluster of {args.workers} "
+                                       f"single-thread workers, {args.memory_limit} each"))
+    print(f"{'m':>9} {'method':<12}{'fit s':>9}{'rows/s':>10}{'Hamming':>9}{'file MB':>9}"
           f"{'peak GB':>9}")
     passthrough = [a for a in sys.argv[1:] if a != "--quick"]
     if args.quick:
         passthrough += ["--trees", str(args.trees)]
     for m in map(int, args.sizes.split(",")):
         rows = {}
-        for task in ("forest", "nystrom"):
+        for task in tasks:
             cmd = [sys.executable, __file__, *passthrough, "--child", task, str(m)]
             res = subprocess.run(cmd, capture_output=True, text=True, check=True)
             rows[task] = r = json.loads(res.stdout.strip().splitlines()[-1])
-            print(f"{m:>9} {task:<8}{r['fit_s']:>9.1f}{r['predict_rows_per_s']:>10.0f}"
-                  f"{r['test_hamming']:>9.3f}{r['file_mb']:>9.1f}{r['peak_rss_gb']:>9.2f}",
-                  flush=True)
-        print(f"{'':>9} forest / Nystrom fit time: "
-              f"{rows['forest']['fit_s'] / rows['nystrom']['fit_s']:.2f}")
+            workers = "" if "worker_peak_gb" not in r else (
+                f"  worker GB {', '.join(f'{g:.2f}' for g in r['worker_peak_gb'])} "
+                f"(limit {r['worker_limit_gb']:g}; lost {r['workers_lost']})")
+            print(f"{m:>9} {task:<12}{r['fit_s']:>9.1f}{r['predict_rows_per_s']:>10.0f}"
+                  f"{r['test_hamming']:>9.3f}{r['file_mb']:>9.1f}{r['peak_rss_gb']:>9.2f}"
+                  + workers, flush=True)
+        first, second = tasks
+        print(f"{'':>9} {second} / {first} fit time: "
+              f"{rows[second]['fit_s'] / rows[first]['fit_s']:.2f}; load average "
+              f"{os.getloadavg()[0]:.1f}", flush=True)
 
 
 if __name__ == "__main__":

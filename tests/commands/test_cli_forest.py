@@ -43,7 +43,7 @@ def test_auto_family_reports_both_honest_criteria(ecrm_cmd, train_csv, tmp_path)
 def test_forest_refuses_calibration(ecrm_cmd, train_csv, tmp_path):
     fit = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--family", "forest", "--cv",
                    "--calibration", "isotonic", "-o", "m.ecrm", cwd=tmp_path)
-    assert fit.returncode != 0 and b"--calibration and --scheduler need --family kernel" in \
+    assert fit.returncode != 0 and b"--calibration needs --family kernel" in \
         fit.stderr
     assert not (tmp_path / "m.ecrm").exists()
 

@@ -96,13 +96,19 @@ def _check_sparse_width(data) -> None:
 
 
 def _connect(args):
-    """A :class:`distributed.Client` of the scheduler at ``--scheduler`` (made the default
-    for the fit's Dask computations)."""
+    """A :class:`distributed.Client` of the scheduler at ``--scheduler`` (``local``: of a
+    :class:`distributed.LocalCluster` it starts), made the default for the fit's Dask
+    computations."""
     try:
         from distributed import Client
     except ImportError:
         raise ValueError("--scheduler needs Dask's distributed scheduler: pip install "
                          "'dask[distributed]'") from None
+    if args.scheduler == "local":  # one single-thread worker process per core
+        from distributed import LocalCluster
+
+        return Client(LocalCluster(threads_per_worker=1, dashboard_address=None),
+                      set_as_default=True)
     try:
         return Client(args.scheduler, timeout="20s", set_as_default=True)
     except (OSError, TimeoutError) as exc:

@@ -526,11 +526,11 @@ def add_parser(subparsers) -> None:
                         default=None, metavar="N",
                         help="--cv: average the exact leave-one-out loss over N random rows")
     solver.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                        help="fit on this Dask cluster (e.g. tcp://10.0.0.5:8786): the CSV is "
-                        "read in row chunks by dask.dataframe on the workers, and the primal "
-                        "or Nystrom normal equations summed there (needs --solver primal or "
-                        "nystrom and --standardize no; the model is the one fitted without "
-                        "it, up to the order of the sums)")
+                        help="fit on this Dask cluster (tcp://10.0.0.5:8786; 'local': one "
+                        "of this machine's cores): the CSV read in row chunks on the workers, "
+                        "the primal or Nystrom normal equations summed (needs --solver primal "
+                        "or nystrom, --standardize no) or a forest's trees grown there; the "
+                        "model is the one fitted without it, up to the order of the sums")
     solver.add_argument("--seed", type=number_option("int", "--seed", low=0,
                                                      high=2**32 - 1),
                         default=None, help="random seed of the Nystrom centres and of "
@@ -598,14 +598,13 @@ def _checked(args) -> int:
         return fail("--n-components and --center-selection need --solver nystrom")
     streams = args.solver in solvers.SOLVER_CLASSES and \
         not solvers.SOLVER_CLASSES[args.solver].holds_gram  # a feature solver: Dask arrays
-    if args.scheduler is not None and (not streams
-                                       or args.standardize == "yes" or args.impute
-                                       or (args.cv and args.standardize == "auto")):
-        return fail("--scheduler needs --solver primal or nystrom, and the features as they "
-                    "are (--standardize no, no --impute)")
-    if args.family in ("forest", "mixed") and (args.calibration != "none"
-                                               or args.scheduler is not None):
-        return fail("--calibration and --scheduler need --family kernel (or auto)")
+    trees = args.family == "forest"  # trees read the features as they are, any solver
+    if args.scheduler is not None and (args.standardize == "yes" or args.impute or not trees
+                                       and (not streams or args.cv and args.standardize == "auto")):
+        return fail("--scheduler needs --solver primal or nystrom (a kernel's), and the "
+                    "features as they are (--standardize no, no --impute)")
+    if args.family in ("forest", "mixed") and args.calibration != "none":
+        return fail("--calibration needs --family kernel (or auto)")
     if args.family == "mixed" and not args.cv:
         return fail("--family mixed needs --cv: the kernel's share is chosen by the honest "
                     "criterion of the selection")

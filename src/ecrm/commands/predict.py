@@ -193,13 +193,34 @@ def _predict_into(args, loaded, model, fh, fmt: str, progress: _Progress) -> Non
                      label_sep=args.label_sep, per_level=args.per_level,
                      id_column=args.id_column, levels=levels)
     for chunk in iter_for_model(loaded, args):
-        Y = model.predict(chunk.X)
-        scores = model.predict_scores(chunk.X) if args.scores else None
+        if args.scheduler is not None:
+            Y, scores = _on_cluster(model, chunk.X, args.scores)
+        else:
+            Y = model.predict(chunk.X)
+            scores = model.predict_scores(chunk.X) if args.scores else None
         labels = _labels(args, model, Y, path_sep)
         if progress.rows == 0:
             writer.header()
         writer.rows(labels, scores, chunk.get("ids"))
         progress.advance(len(labels))
+
+
+def _on_cluster(model, X, scores: bool):
+    """The predictions (and with ``scores`` the label scores) of the rows ``X``, computed on
+    the active Dask cluster: ``X`` split into one row block per worker, each predicted
+    there (the estimator's lazy prediction of a Dask array)."""
+    import dask
+    import dask.array as da
+    import scipy.sparse as sp
+    from distributed import get_client
+
+    if sp.issparse(X):
+        raise ValueError("--scheduler predicts the dense features of a CSV/TSV file")
+    workers = max(1, len(get_client().scheduler_info().get("workers", ())))
+    Xd = da.from_array(X, chunks=(max(1, -(-X.shape[0] // workers)), -1))
+    lazy = [model.predict(Xd), *([model.predict_scores(Xd)] if scores else [])]
+    out = dask.compute(*lazy)
+    return out[0], (out[1] if scores else None)
 
 
 def _predict_outputs(args, loaded, model, fh, fmt: str, progress: _Progress) -> None:
@@ -228,6 +249,15 @@ def _predict_outputs(args, loaded, model, fh, fmt: str, progress: _Progress) -> 
         progress.advance(len(Y))
 
 
+def _predicts_dask(model) -> bool:
+    """Whether ``model``'s prediction takes Dask arrays (lazily, per row chunk)."""
+    from ecrm.weights._risk import RiskEstimator
+    from ecrm.weights.mixture import MixedRiskECRM
+    from ecrm.weights.stack import StackedRiskECRM
+
+    return isinstance(model, (RiskEstimator, MixedRiskECRM, StackedRiskECRM))
+
+
 def _partial(output: str, rows: int) -> str:
     """What a prediction that failed after ``rows`` rows left: a file nothing (it is written
     atomically), a stream (standard output, a FIFO) those rows, which are incomplete."""
@@ -248,9 +278,11 @@ def run(args) -> int:
     chunk, whatever the file's length); the output stays atomic (a temporary file renamed
     when complete).
     """
+    import contextlib
     import sys
 
     from ecrm.commands._options import progress_bar
+    from ecrm.commands._training import _connect
     from ecrm.model_files.io import load
 
     try:
@@ -277,10 +309,15 @@ def run(args) -> int:
                         f"{type(model.output_space).__name__}")
         if args.scores and scores_note(model):
             return fail(f"--scores: {scores_note(model)}; predict without --scores")
+        if args.scheduler is not None and not _predicts_dask(model):
+            return fail(f"--scheduler predicts with ECRM's weight families; this model is a "
+                        f"{type(model).__name__}")
         bar.update()
         progress = _Progress(bar)
         try:
-            with atomic_text(args.output) as fh:
+            with contextlib.ExitStack() as stack, atomic_text(args.output) as fh:
+                if args.scheduler is not None:
+                    stack.callback(_connect(args).close)
                 (_predict_into if task == "multilabel" else _predict_outputs)(
                     args, loaded, model, fh, fmt, progress)
         except ValueError as exc:
@@ -323,6 +360,10 @@ def add_parser(subparsers) -> None:
                        "model of label paths, else its name (as "
                        "ecrm.datasets.labels.predict_labels "
                        "in Python); evaluate --predictions reads it back")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="predict on this Dask cluster (e.g. tcp://10.0.0.5:8786; 'local': a "
+                   "cluster of this machine's cores): each chunk of rows read is split "
+                   "among the workers and predicted there")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_data_options(p, remembered=True)
     p.set_defaults(func=run)

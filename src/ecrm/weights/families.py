@@ -161,9 +161,10 @@ _TABLE: dict[str, Family] = {f.name: f for f in (
            options=(*_KERNEL_OPTIONS, "--calibration", "--scheduler"), describe=_kernel),
     Family("forest", "ecrm.weights.forest.estimator:ForestECRM",
            "ecrm.weights.forest.estimator:ForestECRMCV",
-           fits=("ecrm.weights.forest._fit:ForestFit",), options=("--trees",), describe=_forest),
-    Family("mixed", "ecrm.weights.mixture:MixedRiskECRM", options=(*_KERNEL_OPTIONS, "--trees"),
-           describe=_mixed),
+           fits=("ecrm.weights.forest._fit:ForestFit",), options=("--trees", "--scheduler"),
+           describe=_forest),
+    Family("mixed", "ecrm.weights.mixture:MixedRiskECRM",
+           options=(*_KERNEL_OPTIONS, "--trees", "--scheduler"), describe=_mixed),
     Family("stack", "ecrm.weights.stack:StackedRiskECRM", describe=_stacked),
 )}
 

@@ -295,6 +295,7 @@ class MixedRiskECRM(StructuredEstimator):
     _parameter_rules = (Rule("grid", check_mixing_grid, ("mixing_grid",)),
                         Rule("metric", check_scoring, ("scoring",)))
     _linear_loss = True
+    _fits_dask = True  # both members do (the forest keeps its rows in memory)
 
     def __init__(self, loss, output_space, *, kernel_options=None, forest_options=None,
                  mixing_grid=11, scoring="loss", random_state=None):
@@ -339,7 +340,7 @@ class MixedRiskECRM(StructuredEstimator):
         loo, bag = (member.fit_honest(X, Y, scores=on_scores) for member in (kernel, forest))
         oob = np.full((checked_X.shape[0], bag.values.shape[1]), np.nan)  # by training point
         oob[bag.rows] = bag.values
-        choice = choose_mixture((loo.rows, loo.values), oob, kernel.Y_fit_, grid,
+        choice = choose_mixture((loo.rows, loo.values), oob, forest.Y_fit_, grid,
                                 loss=self.loss, output_space=self.output_space, metric=metric)
         self._set_fitted(
             checked_X, checked_Y, seen, kernel_estimator_=kernel, forest_estimator_=forest,
@@ -398,7 +399,9 @@ class MixedRiskECRM(StructuredEstimator):
     def predict(self, X) -> np.ndarray:
         """Exact minimisers of the mixed estimated conditional risk, (n, d) (or (n,) when
         fitted on a 1-D ``y``)."""
-        Y = self.output_space.minimize(self.predict_costs(X), self.loss.cost_form)
+        from ecrm.weights.forest._dask import minimize_rows
+
+        Y = minimize_rows(self.output_space, self.predict_costs(X), self.loss.cost_form)
         return Y[:, 0] if self.kernel_estimator_._y_ndim == 1 else Y
 
     def predict_scores(self, X) -> np.ndarray:

@@ -162,6 +162,7 @@ class StackedRiskECRM(StructuredEstimator):
         random_state=RANDOM_STATE)
     _parameter_rules = (Rule("metric", check_scoring, ("scoring",)),)
     _linear_loss = True
+    _fits_dask = True  # when the members do: their honest outputs come back in memory
 
     def __init__(self, loss, output_space, *, members=None, scoring="loss", nested=True,
                  resolution=10, label_shrinkage=10.0, random_state=None):
@@ -274,7 +275,9 @@ class StackedRiskECRM(StructuredEstimator):
     def predict(self, X) -> np.ndarray:
         """Exact minimisers of the stacked estimated conditional risk, (n, d) (or (n,) when
         fitted on a 1-D ``y``)."""
-        Y = self.output_space.minimize(self.predict_costs(X), self.loss.cost_form)
+        from ecrm.weights.forest._dask import minimize_rows
+
+        Y = minimize_rows(self.output_space, self.predict_costs(X), self.loss.cost_form)
         return Y[:, 0] if self.estimators_[0]._y_ndim == 1 else Y
 
     def predict_scores(self, X) -> np.ndarray:

@@ -23,7 +23,8 @@ estimators' costs ``block @ coef`` are the weighted sums of the targets
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from contextvars import ContextVar
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,7 +33,8 @@ from sklearn import get_config
 from ecrm.weights._fit import RiskFit
 from ecrm.weights.kernel._solvers.budget import row_blocks
 
-__all__ = ["BagPattern", "ForestFit", "Grown", "Trees", "grow_forest", "prune"]
+__all__ = ["ON_WORKERS", "BagPattern", "ForestFit", "Grown", "Trees", "grow_forest",
+           "prune"]
 
 
 class Trees:
@@ -238,8 +240,12 @@ class ForestFit(RiskFit):
         return cls(**state, X_train=X_train)
 
     def slim(self) -> ForestFit:
-        self.leaf_weights()  # built once, then shipped with the trees
-        return self
+        """A copy that predicts from the trees, the leaf weights and the targets alone (what
+        a Dask graph ships: no training rows, bootstrap counts or training leaves)."""
+        L = self.leaf_weights()  # built once, then shipped with the trees
+        slim = ForestFit(self.trees, self.bag[:0], self.n_risk, coef=self.coef)
+        slim._leaf_weights, slim._n_columns = L, self._n_columns
+        return slim
 
     @property
     def intercept(self) -> np.ndarray:  # type: ignore[override]
@@ -324,6 +330,9 @@ class ForestFit(RiskFit):
 
             return self.oob_map(product, T.shape[1] + width, rows)
         means = self.leaf_weights() @ T
+        workers = ON_WORKERS.get()
+        if workers is not None and rows is None:
+            return workers.oob_sums(self, means, fn, width)
         n, T_trees = self.bag.shape if rows is None else (len(rows), self.bag.shape[1])
         out = np.empty((n, width))
         pattern = self.pattern if rows is None else None
@@ -364,6 +373,12 @@ class ForestFit(RiskFit):
 #: node values (nodes x targets), which at 10^6 rows dominate the fit's memory; the trees are
 #: grown in batches and packed (without those values) batch by batch.
 GROW_BATCH_BYTES = 2**29
+
+#: Within a Dask fit (:mod:`ecrm.weights.forest._dask`), what runs on the workers: the
+#: training points' leaves of a batch of packed trees (``leaves(trees)``, (m, n_trees)) and
+#: the out-of-bag sums of all the training points (``oob_sums(fit, means, fn, width)``);
+#: ``None``: both here.
+ON_WORKERS: ContextVar[Any] = ContextVar("on_workers", default=None)
 
 
 class Grown(NamedTuple):
@@ -424,8 +439,10 @@ def grow_forest(X, G: np.ndarray, *, flavour: str, n_estimators: int, max_featur
             bag[:, t] = counts
         trees = Trees.from_estimators(forest.estimators_)
         kind = np.int32 if trees.n_nodes < 2**31 else np.int64
+        workers = ON_WORKERS.get()
         # a tree's packed nodes start at its root
-        leaves = forest.apply(X).astype(kind) + trees.roots.astype(kind)
+        leaves = forest.apply(X).astype(kind) + trees.roots.astype(kind) \
+            if workers is None else workers.leaves(trees).astype(kind)
         sizes = np.concatenate([e.tree_.n_node_samples for e in forest.estimators_])
         parts.append(Grown(trees, bag, leaves, sizes.astype(np.int64)))
         done += k

@@ -32,6 +32,7 @@ from ecrm.losses.base import LinearLoss
 from ecrm.selection._criteria import check_scoring
 from ecrm.selection._search import RESULTS_COLUMNS, ranks, search_results
 from ecrm.weights._risk import _ECRMBase
+from ecrm.weights.forest._dask import fits_dask
 from ecrm.weights.forest._fit import BagPattern, ForestFit, Grown, Trees, grow_forest, prune
 from ecrm.weights.kernel._solvers.rows import RiskTargets
 
@@ -168,8 +169,9 @@ class ForestECRM(_ECRMBase):
         self.random_state = random_state
 
     _input_kernel = None  # the trees read the features as they are
-    _fits_dask = False
+    _fits_dask = True  # the trees on the workers (ecrm.weights.forest._dask)
 
+    @fits_dask
     def fit(self, X, Y):
         """Grow the forest on the loss's embedding and judge it out of bag.
 
@@ -480,6 +482,7 @@ class ForestECRMCV(ForestECRM):
     def _grid(self) -> list[dict]:
         return _forest_grid(self.param_grid, self.DEFAULT_GRID)
 
+    @fits_dask
     def fit(self, X, Y) -> ForestECRMCV:
         """Grow one forest per setting (one per group of settings that differ only in
         ``min_samples_split``) and keep the one with the best out-of-bag criterion.
