@@ -106,6 +106,10 @@ def _taken(path: Path, tree: ast.Module) -> dict[str, set[str]]:
                if isinstance(node, ast.Constant) and isinstance(node.value, str)}
     for module in strings & MODULES.keys():  # a table of module and name strings
         taken.setdefault(module, set()).update(strings)
+    own = NAME_OF.get(path)
+    if own is not None and MODULES[own][1]:  # a package's lazy table: relative module strings
+        for module in {f"{own}.{s}" for s in strings} & MODULES.keys():
+            taken.setdefault(module, set()).update(strings)
     for module, _, name in (s.partition(":") for s in strings):  # "module:name" paths
         if name and module in MODULES:
             taken.setdefault(module, set()).add(name)

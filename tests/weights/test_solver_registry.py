@@ -17,14 +17,14 @@ from numpy.testing import assert_allclose
 
 import ecrm
 from _shapes import TREE5 as TREE
-from ecrm import ECRM, ECRMCV, register_solver
+from ecrm import ECRM, ECRMCV
 from ecrm.commands._options import choices
 from ecrm.estimators._parameters import CONSTRAINTS, vocabulary
 from ecrm.losses import HammingLoss
-from ecrm.weights.kernel._solvers.solver import SOLVER_CLASSES, DualSolver, unregister_solver
+from ecrm.weights.kernel import SOLVERS, DualSolver, register_solver, unregister_solver
 
 #: The built-in names, read before any test registers a solver.
-BUILT_IN = tuple(SOLVER_CLASSES)
+BUILT_IN = tuple(SOLVERS)
 
 
 class CopySolver(DualSolver):
@@ -65,6 +65,15 @@ def _fit_parser_solvers() -> tuple[str, ...]:
     return tuple(action.choices)
 
 
+def test_the_public_table_is_the_library_s_and_read_only():
+    from ecrm.weights.kernel._solvers.solver import SOLVER_CLASSES
+
+    assert ecrm.register_solver is register_solver
+    assert dict(SOLVERS) == SOLVER_CLASSES
+    with pytest.raises(TypeError):
+        SOLVERS["copy"] = DualSolver  # type: ignore[index]
+
+
 def test_the_built_in_table():
     assert BUILT_IN == ("dual", "primal", "nystrom")
     assert vocabulary("solver") == choices("solver") == ("auto", *BUILT_IN)
@@ -89,8 +98,8 @@ def test_a_registered_solver_is_accepted_and_offered(registered):
 def test_a_registration_is_undone_after_its_block():
     X, Y = _data()
     with registration(CopySolver):
-        assert CopySolver.name in SOLVER_CLASSES
-    assert tuple(SOLVER_CLASSES) == BUILT_IN
+        assert CopySolver.name in SOLVERS
+    assert tuple(SOLVERS) == BUILT_IN
     assert choices("solver") == ("auto", *BUILT_IN)
     with pytest.raises(ValueError, match=f"solver must be .*; got '{CopySolver.name}'"):
         ECRM(HammingLoss(), TREE, solver=CopySolver.name).fit(X, Y)
@@ -110,7 +119,7 @@ def test_registration_refuses_a_taken_name_and_keeps_the_built_in_solvers(regist
     for name in BUILT_IN:
         with pytest.raises(ValueError, match="not a registered solver that can be removed"):
             unregister_solver(name)
-    assert tuple(SOLVER_CLASSES) == (*BUILT_IN, registered.name)
+    assert tuple(SOLVERS) == (*BUILT_IN, registered.name)
 
 
 def _string_literals(path: Path) -> list[tuple[int, str]]:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from types import MappingProxyType
 from typing import ClassVar
 
 import numpy as np
@@ -56,8 +57,8 @@ from ecrm.weights.kernel._solvers.features import FeatureMap, LinearFeatures, Ny
 from ecrm.weights.kernel._solvers.prepare import DualBasis, DualSource, FeatureBasis, FeatureSource
 from ecrm.weights.kernel._solvers.primal import FeatureFit
 
-__all__ = ["SOLVER_CLASSES", "DualSolver", "FeatureSolver", "NystromSolver", "PrimalSolver",
-           "Solver", "register_solver"]
+__all__ = ["SOLVERS", "SOLVER_CLASSES", "DualSolver", "FeatureSolver", "NystromSolver",
+           "PrimalSolver", "Solver", "register_solver", "unregister_solver"]
 
 
 class Solver(ABC):
@@ -347,6 +348,9 @@ class NystromSolver(FeatureSolver):
 #: exact ones: the one table of solvers.
 SOLVER_CLASSES: dict[str, type[Solver]] = {
     cls.name: cls for cls in (DualSolver, PrimalSolver, NystromSolver)}
+#: The table of solvers as users read it: name -> class, a live read-only view of
+#: :data:`SOLVER_CLASSES` (change it with :func:`register_solver` / :func:`unregister_solver`).
+SOLVERS = MappingProxyType(SOLVER_CLASSES)
 #: The built-in solvers, which :func:`unregister_solver` keeps.
 _BUILT_IN = frozenset(SOLVER_CLASSES)
 
