@@ -233,6 +233,53 @@ def test_numpy_and_compiled_programmes_agree():
     np.testing.assert_allclose(values[0], values[1], rtol=1e-12)
 
 
+def _compiled():
+    if "numba" not in ENGINES:
+        pytest.skip("numba (the 'fast' extra) is not installed")
+    from ecrm.spaces import _bucket_compiled
+
+    return _bucket_compiled
+
+
+def _matrices(C):
+    k = bucket_orders._width_labels(C.shape[1])
+    B = np.zeros((len(C), k, k))
+    B[:, pair_index(k)[0], pair_index(k)[1]] = C
+    return B
+
+
+@settings(max_examples=80, deadline=None)
+@given(C=cost_rows(k_max=9))
+def test_pruned_programme_gives_the_full_programmes_answer(C):
+    # the bound only skips top parts of no optimal order: the same positions, ties included
+    compiled = _compiled()
+    B = _matrices(C)
+    full, n_full = compiled.bucket_dp(B, False)
+    pruned, n_pruned = compiled.bucket_dp(B, True)
+    np.testing.assert_array_equal(pruned, full)
+    assert (n_full == 2 ** B.shape[1] - 1).all() and (n_pruned <= n_full).all()
+    with _engine("numpy"):  # sums in another order: ties may go another way, not the cost
+        reference = _bucket_solvers.dp(B)
+    a, b = pair_index(B.shape[1])
+    cost = [np.einsum("ij,ij->i", bucket_order_to_pairs(P), B[:, a, b])
+            for P in (pruned, reference)]
+    np.testing.assert_allclose(cost[0], cost[1], rtol=1e-12, atol=1e-12 * np.abs(B).max())
+
+
+@pytest.mark.parametrize("k", [6, 10])
+def test_pruned_programme_skips_top_parts_of_clear_costs(k):
+    # costs of a clear order with ties (a noisy tau_x risk): the bound rules out most sets
+    compiled = _compiled()
+    rng = np.random.default_rng(k)
+    truth = rng.integers(1, 4, size=(3, k))
+    C = TauXLoss().psi(bucket_order_to_pairs(truth)) + 0.05 * rng.normal(size=(3, k * (k - 1)))
+    pruned, expanded = compiled.bucket_dp(_matrices(C), True)
+    full, _ = compiled.bucket_dp(_matrices(C), False)
+    np.testing.assert_array_equal(pruned, full)
+    np.testing.assert_array_equal(bucket_order_to_pairs(pruned), bucket_order_to_pairs(truth))
+    assert (expanded < 2**k // 4).all(), expanded
+
+
 @settings(max_examples=40, deadline=None)
 @given(C=cost_rows(), s=st.sampled_from([3.0, 2.0**-40, 2.0**40, 1e-12, 1e12]))
 def test_oracle_scale_invariant(C, s):

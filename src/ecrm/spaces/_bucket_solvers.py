@@ -5,7 +5,8 @@ r"""The exact solvers of :func:`ecrm.spaces.bucket_orders.optimal_bucket_order`.
   installed (:mod:`ecrm.spaces._bucket_compiled`), else vectorised with NumPy: the subsets
   :math:`P` of each size ``r`` in chunks, all :math:`2^r` submasks :math:`Q` of each at once
   (their sums :math:`w_P(Q)` doubled member by member), and the rows, which are the last
-  axis of every table so that each gather moves contiguous floats.
+  axis of every table so that each gather moves contiguous floats. The compiled programme
+  skips the top parts that a lower bound against a feasible order rules out (exact).
 * :func:`milp`: one HiGHS MILP per row on the pair indicators, with its optimality gap.
 """
 
@@ -76,8 +77,10 @@ def _import_compiled():
     return _bucket_compiled if _bucket_compiled.AVAILABLE else None  # numba is optional
 
 
-def dp(B: np.ndarray) -> np.ndarray:
-    """Dense positions (n, s) minimising the costs ``B`` (n, s, s), by the programme."""
+def dp(B: np.ndarray, prune: bool = True) -> np.ndarray:
+    """Dense positions (n, s) minimising the costs ``B`` (n, s, s), by the programme
+    (the compiled one skips the top parts its bound rules out unless ``prune`` is false:
+    the same answer, :mod:`ecrm.spaces._bucket_compiled`)."""
     if B.shape[1] == 1:
         return np.ones((len(B), 1), dtype=np.int64)
     compiled = None if _ENGINE == "numpy" else _import_compiled()
@@ -85,7 +88,7 @@ def dp(B: np.ndarray) -> np.ndarray:
         raise ImportError("the compiled bucket-order programme needs numba: "
                           "pip install 'ecrm[fast]'")
     if compiled is not None:
-        return compiled.bucket_dp(np.ascontiguousarray(B))
+        return compiled.bucket_dp(np.ascontiguousarray(B), prune)[0]
     chunk = max(1, _CHUNK // (1 << B.shape[1]))
     return np.concatenate([_dp_numpy(B[i:i + chunk]) for i in range(0, len(B), chunk)])
 

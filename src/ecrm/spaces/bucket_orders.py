@@ -44,7 +44,11 @@ a bucket order minimising :math:`\langle u(y), c\rangle = \sum_{a \text{ ahead o
    with :math:`w_P(Q) = \sum_{a \in Q} w_P(a)`; :math:`g(V)` is the optimum. All pairs
    :math:`Q \subsetneq P` make :math:`O(3^k)` work per row: compiled with numba when it is
    installed (the ``fast`` extra), else vectorised with NumPy over the subsets of each size
-   and the rows. Rows are scaled by a power of two first (exact).
+   and the rows. Rows are scaled by a power of two first (exact). The compiled programme
+   skips every top part :math:`P` whose lower bound (the pairs across the cut at full cost,
+   the others at their cheapest) exceeds the cost of a feasible order found first: such a
+   :math:`P` is on no optimal order, and the answer is the full programme's
+   (:mod:`ecrm.spaces._bucket_compiled`).
 3. **Mixed-integer programming** (HiGHS through :func:`scipy.optimize.milp`) for larger
    blocks: binary :math:`u_{ab}`, the constraints above, costs scaled by a power of two to
    an l1 norm near :math:`2^{20}` (:func:`ecrm.spaces._scaling.highs_costs`), a zero relative
