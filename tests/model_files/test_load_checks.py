@@ -18,7 +18,7 @@ from ecrm.cli import main
 from ecrm.datasets.label_ranking import load_label_ranking
 from ecrm.losses import HammingLoss
 from ecrm.model_files import _archive
-from ecrm.model_files._state import check_dual_bound, check_nystrom_orthonormal
+from ecrm.model_files._kernel_state import check_dual_bound, check_nystrom_orthonormal
 from ecrm.model_files.io import ModelFileError
 from ecrm.weights.kernel._solvers.rows import RiskTargets
 

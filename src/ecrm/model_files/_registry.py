@@ -21,13 +21,12 @@ import numpy as np
 from ecrm.losses.base import LinearLoss
 from ecrm.model_files import _steps
 from ecrm.model_files._archive import ModelFileError
-from ecrm.model_files._state import (
+from ecrm.model_files._kernel_state import (
     check_fit_kwargs,
-    check_isotonic_kwargs,
     check_linear_features_kwargs,
     check_nystrom_kwargs,
-    check_platt_kwargs,
 )
+from ecrm.model_files._search_state import check_isotonic_kwargs, check_platt_kwargs
 from ecrm.weights._fit import RiskFit
 from ecrm.weights.kernel._solvers.primal import FeatureFit
 from ecrm.weights.kernel._solvers.solver import SOLVER_CLASSES, Solver

@@ -33,7 +33,8 @@ import numpy as np
 
 from ecrm.datasets.preprocessing import HMCPreprocessor
 from ecrm.estimators._parameters import check_parameter, check_params
-from ecrm.model_files._state import _int, check_unique_names
+from ecrm.model_files._state import check_unique_names
+from ecrm.model_files._values import _int
 from ecrm.weights.kernel.length_scales import LeaveOneOutLengthScales
 
 if TYPE_CHECKING:  # imported with the step they rebuild (sklearn.impute loads ~140 modules)
