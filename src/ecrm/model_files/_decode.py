@@ -173,6 +173,7 @@ class _Reader:
         if undeclared:
             raise self.fail(f"fitted attributes {undeclared} are not those of a fitted {name} "
                             f"({list(entry.fitted)}): a tampered or foreign file")
+        self.check_declared_rows(obj, state)
         fitted = {k: self.field(k, v) for k, v in state.items()}
         if entry.upgrade_state is not None:  # a fitted state of an older layout
             fitted = entry.upgrade_state(decoded, fitted)
@@ -181,6 +182,62 @@ class _Reader:
         except (TypeError, ValueError) as exc:
             raise self.fail(f"not a model {name}.fit could have made: {exc}") from None
         return obj
+
+
+    def declared_shape(self, value) -> list | None:
+        """The shape an array or sparse entry of the metadata declares (``None`` for any other
+        entry), read from the metadata only."""
+        if not isinstance(value, dict):
+            return None
+        if value.get("$type") == "sparse":
+            shape = value.get("shape")
+        elif value.get("$type") == "ndarray":
+            info = self.meta["arrays"].get(value.get("name")) \
+                if isinstance(value.get("name"), str) else None
+            shape = info.get("shape") if isinstance(info, dict) else None
+        else:
+            return None
+        return shape if isinstance(shape, list) and all(type(n) is int for n in shape) \
+            else None
+
+    def check_declared_rows(self, obj, state: dict) -> None:
+        """The training rows' arrays of a fitted estimator agree, by their declared shapes,
+        with each other and with its scalar fields before any is read: ``X_fit_`` (m, p) with
+        ``n_features_in_`` = p, ``Y_fit_`` (m, d) with the output space's d, and the fit
+        object's arrays of one row per training row (a dual fit's ``coef`` and ``u``, a
+        forest's ``bag``, a feature fit's ``n_train``). A member whose shape the rest of the
+        file contradicts is refused without inflating it, however it fits the budget."""
+        X, Y = self.declared_shape(state.get("X_fit_")), self.declared_shape(state.get("Y_fit_"))
+        problems = []
+        p = state.get("n_features_in_")
+        if X is not None and (len(X) != 2 or (type(p) is int and X[1] != p)):
+            problems.append(f"X_fit_ declares shape {X}, not (m, n_features_in_={p})")
+        m = X[0] if X is not None and len(X) == 2 else None
+        d = getattr(getattr(obj, "output_space", None), "n_outputs", None)
+        if Y is not None and (len(Y) != 2 or (m is not None and Y[0] != m)
+                              or (type(d) is int and Y[1] != d)):
+            problems.append(f"Y_fit_ declares shape {Y}, not (m, d) = ({m}, {d}) (the rows "
+                            "of X_fit_, the outputs of the space)")
+        sparse = state.get("X_fit_")
+        if m is not None and isinstance(sparse, dict) and sparse.get("$type") == "sparse":
+            parts = {k: self.declared_shape(sparse.get(k)) for k in ("data", "indices",
+                                                                     "indptr")}
+            nnz = parts["data"]
+            if parts["indptr"] != [m + 1] or parts["indices"] != nnz or nnz is None \
+                    or len(nnz) != 1 or nnz[0] > m * X[1]:
+                problems.append(f"X_fit_'s sparse parts declare shapes {parts}, not those of "
+                                f"a {m} x {X[1]} matrix")
+        fit = state.get("_fit")
+        kwargs = fit.get("kwargs") if isinstance(fit, dict) else None
+        if m is not None and isinstance(kwargs, dict):
+            rows = {"KernelFit": ("coef", "u"), "ForestFit": ("bag",)}.get(fit.get("class"), ())
+            for key in rows:
+                shape = self.declared_shape(kwargs.get(key))
+                if shape is not None and (not shape or shape[0] != m):
+                    problems.append(f"_fit.{key} declares shape {shape}, not one row per "
+                                    f"training row ({m}, the rows of X_fit_)")
+        if problems:
+            raise self.fail(f"{'; '.join(problems)} (checked before reading the arrays)")
 
 
 def _checked_csr(data, indices, indptr, shape, container):

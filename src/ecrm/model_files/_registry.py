@@ -368,10 +368,14 @@ def _check_pipeline(pipe, fitted: dict) -> None:
         if width is not None and step.n_features_in_ != width:
             raise ValueError(f"step {name!r} takes {step.n_features_in_} columns; the step "
                              f"before it gives {width}")
+        if width is not None:
+            _steps.check_numeric_input(name, step)
         width = _steps.output_width(step)
     if width is not None and last.n_features_in_ != width:
         raise ValueError(f"the estimator takes {last.n_features_in_} columns; the step before "
                          f"it gives {width}")
+    if transforms:
+        _steps.check_rows_before(transforms[-1][1], getattr(last, "X_fit_", None))
 
 
 class _Registry(Mapping):
