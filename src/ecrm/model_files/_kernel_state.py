@@ -127,7 +127,10 @@ def _check_fit(model, fit, X, p: int, n_risk: int, d: int, kernel_params: dict) 
     if not (np.isfinite(fit.ridge) and fit.ridge > 0):
         raise ValueError(f"_fit.ridge must be a positive number; found {fit.ridge!r}")
     if type(fit).__name__ == "KernelFit" and isinstance(model.Y_fit_, np.ndarray):
-        check_dual_bound(fit, RiskTargets(model.loss)(model.Y_fit_)[:, :c])
+        T = RiskTargets(model.loss)(model.Y_fit_)[:, :c]
+        check_dual_bound(fit, T)
+        if vars(model).get("task_kernel_") is None:  # one ridge regression per column
+            check_dual_residual(fit, X, T)
     elif isinstance(fit, FeatureFit):
         check_feature_magnitude(fit)
 
@@ -200,3 +203,45 @@ def check_kernel_state(model, training: TrainingState) -> None:
             or check_kernel_params(**params) != params:
         raise ValueError(f"kernel_params_ must be checked kernel settings; found {params!r}")
     _check_fit(model, model._fit, training.X, training.p, training.n_risk, training.d, params)
+
+
+#: The most work (kernel evaluations times features and targets) a load spends on the
+#: residual of a dual fit (:func:`check_dual_residual`): about a second.
+MAX_RESIDUAL_WORK = 2**31
+
+
+def check_dual_residual(fit, X, T: np.ndarray, block: int = 256) -> None:
+    r"""The dual coefficients solve fit's system on the stored training rows.
+
+    Fit solves :math:`G A = T - \mathbf 1 b^\top` with :math:`G = K(X, X) + rI`, by a
+    Cholesky or an eigendecomposition, both backward stable: the residual of each column is
+    at most about :math:`m\varepsilon\lVert G\rVert\,\lVert a_k\rVert`. Checked, in row blocks
+    (never the :math:`m \times m` matrix), with a factor 64 over that, plus as much for the
+    rounding of :math:`T - \mathbf 1 b^\top` (a constant column of targets gives
+    coefficients of rounding only): an edited training row moves its kernel row and column, and the residual
+    of every row it touches. Skipped for a model of more than :data:`MAX_RESIDUAL_WORK`
+    (:math:`m^2(p + c)`), where it would cost a noticeable part of the fit.
+    """
+    A, b, r = fit.coef, fit.intercept, fit.ridge
+    m = X.shape[0]
+    if A.shape != T.shape or m * m * (X.shape[1] + A.shape[1]) > MAX_RESIDUAL_WORK:
+        return
+    eps = np.finfo(np.float64).eps
+    targets = T - b
+    residual = np.zeros(A.shape[1])
+    size = 0.0  # ||K||_F^2
+    with np.errstate(all="ignore"):
+        for start in range(0, m, block):
+            K = fit.block(X[start:start + block])
+            R = K @ A + r * A[start:start + block] - targets[start:start + block]
+            residual += (R * R).sum(axis=0)
+            size += float((K * K).sum())
+        bound = 64 * m * eps * (np.sqrt(size) + r) * np.sqrt((A * A).sum(axis=0)) \
+            + 64 * m * eps * (np.sqrt((T * T).sum(axis=0)) + np.sqrt(m) * np.abs(b))
+        residual = np.sqrt(residual)
+    if not (residual <= bound).all():
+        k = int(np.argmax(~(residual <= bound)))
+        raise ValueError(f"_fit.coef: column {k} leaves a residual of {residual[k]:.3g} in "
+                         f"(K(X_fit_, X_fit_) + ridge I) A = T - b (at most {bound[k]:.3g} for "
+                         "the solve fit makes): the training rows X_fit_ or the coefficients "
+                         "are not those fit computed together")
