@@ -200,6 +200,14 @@ class _Reader:
         return shape if isinstance(shape, list) and all(type(n) is int for n in shape) \
             else None
 
+    @staticmethod
+    def _names(value) -> str:
+        """The array members an entry refers to, for messages."""
+        refs = [value.get(k) for k in ("data", "indices", "indptr")] \
+            if isinstance(value, dict) and value.get("$type") == "sparse" else [value]
+        names = [ref.get("name") for ref in refs if isinstance(ref, dict)]
+        return f"(array {', '.join(repr(n) for n in names)})"
+
     def check_declared_rows(self, obj, state: dict) -> None:
         """The training rows' arrays of a fitted estimator agree, by their declared shapes,
         with each other and with its scalar fields before any is read: ``X_fit_`` (m, p) with
@@ -211,13 +219,15 @@ class _Reader:
         problems = []
         p = state.get("n_features_in_")
         if X is not None and (len(X) != 2 or (type(p) is int and X[1] != p)):
-            problems.append(f"X_fit_ declares shape {X}, not (m, n_features_in_={p})")
+            problems.append(f"X_fit_ {self._names(state.get('X_fit_'))} declares shape {X}, "
+                            f"not (m, n_features_in_={p})")
         m = X[0] if X is not None and len(X) == 2 else None
         d = getattr(getattr(obj, "output_space", None), "n_outputs", None)
         if Y is not None and (len(Y) != 2 or (m is not None and Y[0] != m)
                               or (type(d) is int and Y[1] != d)):
-            problems.append(f"Y_fit_ declares shape {Y}, not (m, d) = ({m}, {d}) (the rows "
-                            "of X_fit_, the outputs of the space)")
+            problems.append(f"Y_fit_ {self._names(state.get('Y_fit_'))} declares shape {Y}, "
+                            f"not (m, d) = ({m}, {d}) (the rows of X_fit_, the outputs of the "
+                            "space)")
         sparse = state.get("X_fit_")
         if m is not None and isinstance(sparse, dict) and sparse.get("$type") == "sparse":
             parts = {k: self.declared_shape(sparse.get(k)) for k in ("data", "indices",
@@ -225,8 +235,8 @@ class _Reader:
             nnz = parts["data"]
             if parts["indptr"] != [m + 1] or parts["indices"] != nnz or nnz is None \
                     or len(nnz) != 1 or nnz[0] > m * X[1]:
-                problems.append(f"X_fit_'s sparse parts declare shapes {parts}, not those of "
-                                f"a {m} x {X[1]} matrix")
+                problems.append(f"X_fit_'s sparse parts {self._names(sparse)} declare shapes "
+                                f"{parts}, not those of a {m} x {X[1]} matrix")
         fit = state.get("_fit")
         kwargs = fit.get("kwargs") if isinstance(fit, dict) else None
         if m is not None and isinstance(kwargs, dict):
@@ -234,8 +244,9 @@ class _Reader:
             for key in rows:
                 shape = self.declared_shape(kwargs.get(key))
                 if shape is not None and (not shape or shape[0] != m):
-                    problems.append(f"_fit.{key} declares shape {shape}, not one row per "
-                                    f"training row ({m}, the rows of X_fit_)")
+                    problems.append(f"_fit.{key} {self._names(kwargs.get(key))} declares "
+                                    f"shape {shape}, not one row per training row ({m}, the "
+                                    "rows of X_fit_)")
         if problems:
             raise self.fail(f"{'; '.join(problems)} (checked before reading the arrays)")
 

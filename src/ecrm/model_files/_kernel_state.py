@@ -218,9 +218,10 @@ def check_dual_residual(fit, X, T: np.ndarray, block: int = 256) -> None:
     at most about :math:`m\varepsilon\lVert G\rVert\,\lVert a_k\rVert`. Checked, in row blocks
     (never the :math:`m \times m` matrix), with a factor 64 over that, plus as much for the
     rounding of :math:`T - \mathbf 1 b^\top` (a constant column of targets gives
-    coefficients of rounding only): an edited training row moves its kernel row and column, and the residual
-    of every row it touches. Skipped for a model of more than :data:`MAX_RESIDUAL_WORK`
-    (:math:`m^2(p + c)`), where it would cost a noticeable part of the fit.
+    coefficients of rounding only): an edited training row moves its kernel row and column,
+    and the residual of every row it touches. Skipped for a model of more than
+    :data:`MAX_RESIDUAL_WORK` (:math:`m^2(p + c)`), where it would cost a noticeable part of
+    the fit.
     """
     A, b, r = fit.coef, fit.intercept, fit.ridge
     m = X.shape[0]
