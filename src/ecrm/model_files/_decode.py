@@ -247,6 +247,9 @@ class _Reader:
                     problems.append(f"_fit.{key} {self._names(kwargs.get(key))} declares "
                                     f"shape {shape}, not one row per training row ({m}, the "
                                     "rows of X_fit_)")
+            n_train = kwargs.get("n_train")
+            if fit.get("class") == "FeatureFit" and type(n_train) is int and n_train != m:
+                problems.append(f"_fit.n_train={n_train}, but X_fit_ declares {m} rows")
         if problems:
             raise self.fail(f"{'; '.join(problems)} (checked before reading the arrays)")
 

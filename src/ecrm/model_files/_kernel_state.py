@@ -210,24 +210,30 @@ def check_kernel_state(model, training: TrainingState) -> None:
 MAX_RESIDUAL_WORK = 2**31
 
 
+#: The relative residual a dual fit's coefficients may leave (:func:`check_dual_residual`):
+#: fits of kernels with entries up to 1e6 and ridges down to 1e-9 m leave 4e-8 at most.
+RESIDUAL_TOLERANCE = 1e-5
+
+
 def check_dual_residual(fit, X, T: np.ndarray, block: int = 256) -> None:
     r"""The dual coefficients solve fit's system on the stored training rows.
 
     Fit solves :math:`G A = T - \mathbf 1 b^\top` with :math:`G = K(X, X) + rI`, by a
-    Cholesky or an eigendecomposition, both backward stable: the residual of each column is
-    at most about :math:`m\varepsilon\lVert G\rVert\,\lVert a_k\rVert`. Checked, in row blocks
-    (never the :math:`m \times m` matrix), with a factor 64 over that, plus as much for the
-    rounding of :math:`T - \mathbf 1 b^\top` (a constant column of targets gives
-    coefficients of rounding only): an edited training row moves its kernel row and column,
-    and the residual of every row it touches. Skipped for a model of more than
-    :data:`MAX_RESIDUAL_WORK` (:math:`m^2(p + c)`), where it would cost a noticeable part of
-    the fit.
+    Cholesky or an eigendecomposition, both backward stable, on a kernel computed in another
+    order than here: each column's residual is a rounding error of
+    :math:`\lVert G\rVert_F\lVert a_k\rVert + \lVert t_k\rVert + \sqrt m\,\lvert b_k\rvert`
+    (its relative size at most about :math:`4 \cdot 10^{-8}` over kernels of entries up to
+    :math:`10^6` and ridges down to :math:`10^{-9}m`), checked against
+    :data:`RESIDUAL_TOLERANCE` times that, in row blocks (never the :math:`m \times m`
+    matrix). An edited training row moves its kernel row and column, and the residual of
+    every row it touches, by a part of its coefficient of order 1. Skipped for a model of
+    more than :data:`MAX_RESIDUAL_WORK` (:math:`m^2(p + c)`), where it would cost a
+    noticeable part of the fit.
     """
     A, b, r = fit.coef, fit.intercept, fit.ridge
     m = X.shape[0]
     if A.shape != T.shape or m * m * (X.shape[1] + A.shape[1]) > MAX_RESIDUAL_WORK:
         return
-    eps = np.finfo(np.float64).eps
     targets = T - b
     residual = np.zeros(A.shape[1])
     size = 0.0  # ||K||_F^2
@@ -237,8 +243,8 @@ def check_dual_residual(fit, X, T: np.ndarray, block: int = 256) -> None:
             R = K @ A + r * A[start:start + block] - targets[start:start + block]
             residual += (R * R).sum(axis=0)
             size += float((K * K).sum())
-        bound = 64 * m * eps * (np.sqrt(size) + r) * np.sqrt((A * A).sum(axis=0)) \
-            + 64 * m * eps * (np.sqrt((T * T).sum(axis=0)) + np.sqrt(m) * np.abs(b))
+        bound = RESIDUAL_TOLERANCE * ((np.sqrt(size) + r) * np.sqrt((A * A).sum(axis=0))
+                                      + np.sqrt((T * T).sum(axis=0)) + np.sqrt(m) * np.abs(b))
         residual = np.sqrt(residual)
     if not (residual <= bound).all():
         k = int(np.argmax(~(residual <= bound)))

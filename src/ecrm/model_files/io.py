@@ -25,7 +25,8 @@ type, dtype and shape against them (each estimator's ``_check_fitted_state``,
 (``ridge = m * alpha``, ``s = sum(u)``, monotone
 calibration maps, canonical sparse rows), the arguments a constructor would cast before it
 runs; a violation is one :class:`ModelFileError` naming the field. An array member may inflate
-only to the size its metadata declares (shape and dtype). Arrays keep
+only to the size its metadata declares (shape and dtype), and is read only once that shape
+agrees with the training rows the rest of the file declares. Arrays keep
 their memory order (C or Fortran) through a round trip. The
 factorisation of :math:`K + m\lambda I` (an :math:`m \times m` object) is never written: the
 fit object (:class:`ecrm.weights.kernel._solvers.dual.KernelFit`) rebuilds it from the training
