@@ -321,13 +321,16 @@ def test_pickle_array_is_refused(tmp_path):
     np.save(buf, np.array([{"a": 1}], dtype=object), allow_pickle=True)
     blob = buf.getvalue()
 
-    def edit(meta):
-        meta["arrays"]["a0"].update(sha256=hashlib.sha256(blob).hexdigest(), shape=[1],
-                                    dtype="|O")
+    names = []
+
+    def edit(meta):  # the intercept: an array no other field's shape constrains before reading
+        names.append(meta["fitted"]["_fit"]["kwargs"]["intercept"]["name"])
+        meta["arrays"][names[0]].update(sha256=hashlib.sha256(blob).hexdigest(), shape=[1],
+                                        dtype="|O")
 
     path = _with_meta(tmp_path, edit)
     _rewrite(path, tmp_path / "pickled.ecrm",
-             lambda n, d: (n, blob if n == "arrays/a0.npy" else d))
+             lambda n, d: (n, blob if n == f"arrays/{names[0]}.npy" else d))
     with pytest.raises(ModelFileError, match="not a plain NumPy array"):
         load(tmp_path / "pickled.ecrm")
 

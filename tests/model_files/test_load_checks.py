@@ -18,7 +18,11 @@ from ecrm.cli import main
 from ecrm.datasets.label_ranking import load_label_ranking
 from ecrm.losses import HammingLoss
 from ecrm.model_files import _archive
-from ecrm.model_files._state import check_dual_bound, check_nystrom_orthonormal
+from ecrm.model_files._kernel_state import (
+    check_dual_bound,
+    check_dual_residual,
+    check_nystrom_orthonormal,
+)
 from ecrm.model_files.io import ModelFileError
 from ecrm.weights.kernel._solvers.rows import RiskTargets
 
@@ -155,6 +159,7 @@ def test_real_dual_fits_never_exceed_the_coefficient_bound(seed, fit_intercept, 
         slack = 1e-6 * np.linalg.norm(T) / fit.ridge
         assert (norms <= bounds * (1 + 1e-9) + slack).all()
         check_dual_bound(fit, T)
+        check_dual_residual(fit, model.X_fit_, T)  # the solve's residual within its bound
 
 
 @pytest.mark.parametrize("scale", [3.0, 1e300])
@@ -167,7 +172,82 @@ def test_dual_coefficients_over_the_bound_are_refused(tmp_path, scale):
         load(path)
 
 
+DUAL = {"ECRM": lambda: ECRM(HammingLoss(), TREE, gamma=0.5),
+        "ECRMCV": lambda: ECRMCV(HammingLoss(), TREE, alphas=[0.01, 0.1], gamma=0.5),
+        "ECRM-linear-sparse": lambda: ECRM(HammingLoss(), TREE, kernel="linear")}
+
+
+@pytest.mark.parametrize("edit", ["2**28", "row swap", "scale"])
+@pytest.mark.parametrize("name", list(DUAL))
+def test_training_rows_a_dual_fit_did_not_solve_on_are_refused(tmp_path, name, edit):
+    # a finite, well-shaped X_fit_ of other values: the coefficients no longer solve
+    # (K + ridge I) A = T - b on it
+    import scipy.sparse as sp
+
+    X, Y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = DUAL[name]().fit(sp.csr_array(X) if name.endswith("sparse") else X, Y)
+    path = tmp_path / "model.ecrm"
+    save(model, path)
+    meta, arrays = _parts(path)
+    node = meta["fitted"]["X_fit_"]
+    key = node["data"]["name"] if node["$type"] == "sparse" else node["name"]
+    values = arrays[key].copy()
+    if edit == "2**28":
+        values.flat[0] = 2.0**28
+    elif edit == "row swap":  # (sparse: the stored values in reverse order)
+        values = values[::-1].copy() if values.ndim == 1 else values[[1, 0, *range(2, 18)]]
+    else:  # (a common shift is invisible to the rbf kernel: the guide says so)
+        values = values * 1.5
+    arrays[key] = values
+    _write(tmp_path / "edited.ecrm", meta, arrays)
+    with pytest.raises(ModelFileError, match="X_fit_"):
+        load(tmp_path / "edited.ecrm")
+
+
 # -- declared sizes against the memory budget -------------------------------------------------
+BUDGET_CHILD = """
+import tracemalloc
+from ecrm import load
+from ecrm.model_files import _archive
+from ecrm.model_files.io import ModelFileError
+assert _archive.MEMORY_BUDGET == {budget}, _archive.MEMORY_BUDGET
+load({saved!r})  # the modules a load imports, imported before the count starts
+tracemalloc.start()
+try:
+    load({path!r})
+    print("loaded")
+except ModelFileError as exc:
+    print("refused:", exc)
+print("peak", tracemalloc.get_traced_memory()[1])
+"""
+
+
+@pytest.mark.parametrize("member", ["X_fit_", "Y_fit_", "_fit.coef"])
+def test_a_member_the_other_fields_contradict_is_refused_before_it_is_read(
+        tmp_path, monkeypatch, run_python, member):
+    # a real member of 16 MiB (zeros: a small file) whose shape matches its own declaration,
+    # under the budget, but not the training rows the rest of the file declares
+    path = tmp_path / "model.ecrm"
+    save(_fitted(ECRM(HammingLoss(), TREE, gamma=0.5)), path)
+    meta, arrays = _parts(path)
+    name = _array(meta, *member.replace(".", ".kwargs.").split("."))
+    cols = arrays[name].shape[1]
+    arrays[name] = np.zeros((2**21 // cols, cols))
+    out = tmp_path / "big.ecrm"
+    _write(out, meta, arrays)
+    budget = 64 * 2**20
+    monkeypatch.setenv("ECRM_MEMORY_BUDGET", str(budget))
+    result = run_python("-c", BUDGET_CHILD.format(budget=budget, saved=str(path),
+                                                       path=str(out)))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("refused:") and member in lines[0], lines[0]
+    assert "before reading" in lines[0]
+    assert int(lines[-1].split()[1]) < 4 * 2**20  # the 16 MiB member was never inflated
+
+
 def test_arrays_declared_over_the_budget_are_refused_before_reading(tmp_path, monkeypatch):
     path = tmp_path / "model.ecrm"
     save(_fitted(ECRM(HammingLoss(), TREE, gamma=0.5)), path)

@@ -190,7 +190,8 @@ def test_member_declaring_4_gib_costs_only_the_bytes_it_holds(saved, tmp_path, m
 
 
 def test_zip_bomb_is_refused_before_inflating(saved, tmp_path):
-    # arrays/a0.npy becomes 65 MiB of zeros deflated to about 64 KiB, correctly signed
+    # the intercept's member (an array whose shape no other field constrains before it is
+    # read) becomes 65 MiB of zeros deflated to about 64 KiB, correctly signed
     size = _archive.COMPRESSION_RATIO_FLOOR + 2**20
     header, zeros = _npy_header((size // 8,)), bytes(2**20)
     digest = hashlib.sha256(header)
@@ -198,31 +199,33 @@ def test_zip_bomb_is_refused_before_inflating(saved, tmp_path):
         digest.update(zeros)
     members = _members(saved)
     meta = json.loads(members[META])
-    meta["arrays"]["a0"].update(sha256=digest.hexdigest(), shape=[size // 8])
+    name = meta["fitted"]["_fit"]["kwargs"]["intercept"]["name"]
+    meta["arrays"][name].update(sha256=digest.hexdigest(), shape=[size // 8])
     members[META] = json.dumps(meta).encode()
-    del members["arrays/a0.npy"]
+    del members[f"arrays/{name}.npy"]
     path = _write(tmp_path / "bomb.ecrm", _sign(members))
     with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
-        with zf.open("arrays/a0.npy", "w") as out:  # streamed: no large buffer here
+        with zf.open(f"arrays/{name}.npy", "w") as out:  # streamed: no large buffer here
             out.write(header)
             for _ in range(size // 2**20):
                 out.write(zeros)
     with zipfile.ZipFile(path) as zf:
-        info = zf.getinfo("arrays/a0.npy")
+        info = zf.getinfo(f"arrays/{name}.npy")
     assert info.file_size > _archive.MAX_COMPRESSION_RATIO * info.compress_size
-    _refused(path, r"member 'arrays/a0.npy' declares \d+ bytes from \d+ compressed, a ratio "
+    _refused(path, rf"member 'arrays/{name}.npy' declares \d+ bytes from \d+ compressed, a ratio "
                    r"over 1000 \(a zip bomb")
 
 
 def test_zip_bomb_in_a_model_file_is_refused(saved, tmp_path, monkeypatch):
     monkeypatch.setattr(_archive, "COMPRESSION_RATIO_FLOOR", 2**16)
     members = _members(saved)
-    members["arrays/a0.npy"] = _npy_header((2**20,)) + bytes(2**23)
     meta = json.loads(members[META])  # the shape declared too: only the ratio refuses it
-    meta["arrays"]["a0"]["shape"] = [2**20]
+    name = meta["fitted"]["_fit"]["kwargs"]["intercept"]["name"]
+    members[f"arrays/{name}.npy"] = _npy_header((2**20,)) + bytes(2**23)
+    meta["arrays"][name]["shape"] = [2**20]
     members[META] = json.dumps(meta).encode()
     path = _write(tmp_path / "bomb.ecrm", _resign(members))
-    _refused(path, "member 'arrays/a0.npy' declares .* a ratio over 1000 .a zip bomb")
+    _refused(path, f"member 'arrays/{name}.npy' declares .* a ratio over 1000 .a zip bomb")
     # the whole archive's ratio is bounded too (here about 640:1)
     monkeypatch.setattr(_archive, "MAX_COMPRESSION_RATIO", 500)
     _refused(path, r"the members claim \d+ bytes uncompressed from a file of \d+ bytes, a "

@@ -609,6 +609,30 @@ def test_encoder_categories_fit_could_not_make_are_refused(encoder_file, tmp_pat
     _refused(_tampered(encoder_file, tmp_path / "bad.ecrm", edit), "categories_")
 
 
+def test_encoder_categories_of_another_kind_than_the_input_are_refused(encoder_file, tmp_path):
+    # fitted on an array of numbers: a column of strings is no category fit found there
+    def edit(meta, arrays):
+        name = meta["params"]["steps"][0]["items"][1]["state"]["categories_"][0]["name"]
+        arrays[name] = arrays[name].astype(str)
+    _refused(_tampered(encoder_file, tmp_path / "bad.ecrm", edit), "categories_[", "strings",
+             "one kind")
+
+
+def test_an_encoder_after_a_step_holds_numbers(tmp_path_factory, tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(24, 2)).astype(float)
+    Y = TREE.close(rng.random((24, TREE.n_outputs)) > 0.5)
+    pipe = make_pipeline(SimpleImputer(), OneHotEncoder(handle_unknown="ignore",
+                                                        sparse_output=False),
+                         ECRM(HammingLoss(), TREE, gamma=0.3)).fit(X, Y)
+    path = _save(pipe, tmp_path_factory, "imputed-encoder")
+
+    def edit(meta, arrays):  # every column's categories strings: the imputer gives numbers
+        for ref in meta["params"]["steps"][1]["items"][1]["state"]["categories_"]:
+            arrays[ref["name"]] = arrays[ref["name"]].astype(str)
+    _refused(_tampered(path, tmp_path / "bad.ecrm", edit), "onehotencoder", "categories_[0]")
+
+
 @pytest.mark.parametrize("items", [[0.0, "1.0", 2.0], [0.0, [1.0], 2.0], [0.0, None, 2.0],
                                    ["a", 1, "c"]], ids=repr)
 def test_encoder_categories_of_mixed_json_values_are_refused(encoder_file, tmp_path, items):

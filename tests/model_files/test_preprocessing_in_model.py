@@ -126,6 +126,65 @@ def test_load_refuses_a_tampered_step(edit, match, tmp_path):
         load(_edited(tmp_path, pipe, edit))
 
 
+# -- a StandardScaler's statistics within what its fit reaches ------------------------------
+def _scaler_file(tmp_path, estimator, edit):
+    from _model_file_edits import _tampered
+
+    X, Y = _data()
+    pipe = make_pipeline(SimpleImputer(), StandardScaler(), estimator).fit(X, Y)
+    save(pipe, tmp_path / "m.ecrm")
+
+    def change(meta, arrays):
+        state = _step_state(meta, 1)
+        names = {k: state[k]["name"] for k in ("mean_", "var_", "scale_")}
+        names["X_fit_"] = (meta["params"]["steps"][2]["items"][1]["state"]["forest_estimator_"]
+                           ["state"]["X_fit_"]["name"] if "forest_estimator_" in
+                           meta["params"]["steps"][2]["items"][1]["state"]
+                           else meta["params"]["steps"][2]["items"][1]["state"]["X_fit_"]
+                           ["name"])
+        edit({k: arrays[v] for k, v in names.items()})
+    return _tampered(tmp_path / "m.ecrm", tmp_path / "edited.ecrm", change)
+
+
+def _set(**values):
+    def edit(arrays):
+        for name, value in values.items():
+            arrays[name][0] = value
+    return edit
+
+
+@pytest.mark.parametrize("edit, field", [
+    (_set(mean_=1e308), r"mean_\[0\]=1e\+308 is beyond what fit"),
+    (lambda a: a["mean_"].__imul__(1e300), r"mean_\[0\]=.* is no column fit could have seen"),
+    (_set(mean_=1e20), r"mean_\[0\]=1e\+20 with scale_\[0\]"),
+    (_set(var_=1e308, scale_=1e154), r"var_\[0\]=1e\+308 is beyond what fit"),
+], ids=["mean 1e308", "mean x1e300", "mean 1e20", "var 1e308"])
+def test_scaler_statistics_beyond_what_fit_reaches_are_refused(edit, field, tmp_path):
+    with pytest.raises(ModelFileError, match=field):
+        load(_scaler_file(tmp_path, _ecrm(), edit))
+
+
+def test_training_rows_before_a_scaler_must_be_finite(tmp_path):
+    from ecrm import ForestECRM
+
+    # a forest takes any rows; the scaler's statistics are ones fit reaches (std 1e150)
+    def edit(arrays):
+        _set(var_=1e300, scale_=1e150)(arrays)
+        X = arrays["X_fit_"]  # its largest value in a column: the same side of every split
+        X[np.argmax(X[:, 0]), 0] = 1e200
+    forest = ForestECRM(HammingLoss(), TREE, n_estimators=3, random_state=0)
+    with pytest.raises(ModelFileError, match=r"X_fit_ \* scale_ \+ mean_ are not finite"):
+        load(_scaler_file(tmp_path, forest, edit))
+
+
+def test_scalers_of_data_far_from_zero_round_trip(tmp_path):
+    X, Y = _data()
+    for offset in (1e6, -3e12):
+        pipe = make_pipeline(SimpleImputer(), StandardScaler(), _ecrm()).fit(X + offset, Y)
+        save(pipe, tmp_path / "m.ecrm")
+        assert_array_equal(load(tmp_path / "m.ecrm").predict(X + offset), pipe.predict(X + offset))
+
+
 # -- ecrm fit: the preprocessing it applies and stores ---------------------------------------
 ARFF_HEAD = """@relation toy
 @attribute x1 numeric

@@ -21,13 +21,12 @@ import numpy as np
 from ecrm.losses.base import LinearLoss
 from ecrm.model_files import _steps
 from ecrm.model_files._archive import ModelFileError
-from ecrm.model_files._state import (
+from ecrm.model_files._kernel_state import (
     check_fit_kwargs,
-    check_isotonic_kwargs,
     check_linear_features_kwargs,
     check_nystrom_kwargs,
-    check_platt_kwargs,
 )
+from ecrm.model_files._search_state import check_isotonic_kwargs, check_platt_kwargs
 from ecrm.weights._fit import RiskFit
 from ecrm.weights.kernel._solvers.primal import FeatureFit
 from ecrm.weights.kernel._solvers.solver import SOLVER_CLASSES, Solver
@@ -369,10 +368,14 @@ def _check_pipeline(pipe, fitted: dict) -> None:
         if width is not None and step.n_features_in_ != width:
             raise ValueError(f"step {name!r} takes {step.n_features_in_} columns; the step "
                              f"before it gives {width}")
+        if width is not None:
+            _steps.check_numeric_input(name, step)
         width = _steps.output_width(step)
     if width is not None and last.n_features_in_ != width:
         raise ValueError(f"the estimator takes {last.n_features_in_} columns; the step before "
                          f"it gives {width}")
+    if transforms:
+        _steps.check_rows_before(transforms[-1][1], getattr(last, "X_fit_", None))
 
 
 class _Registry(Mapping):

@@ -33,7 +33,8 @@ import numpy as np
 
 from ecrm.datasets.preprocessing import HMCPreprocessor
 from ecrm.estimators._parameters import check_parameter, check_params
-from ecrm.model_files._state import _int, check_unique_names
+from ecrm.model_files._state import check_unique_names
+from ecrm.model_files._values import _int
 from ecrm.weights.kernel.length_scales import LeaveOneOutLengthScales
 
 if TYPE_CHECKING:  # imported with the step they rebuild (sklearn.impute loads ~140 modules)
@@ -41,7 +42,8 @@ if TYPE_CHECKING:  # imported with the step they rebuild (sklearn.impute loads ~
     from sklearn.impute import SimpleImputer
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-__all__ = ["STEPS", "is_step", "output_width"]
+__all__ = ["STEPS", "check_numeric_input", "check_rows_before", "is_step",
+           "output_width"]
 
 
 def _vector(value, name: str, n: int, *, nan: bool = False, positive: bool = False):
@@ -118,9 +120,70 @@ def _rebuild_scaler(step: StandardScaler, state: dict) -> None:
             or counts.shape != (() if counts.ndim == 0 else (p,)) \
             or counts.dtype.kind not in "iuf" or not (counts >= 0).all():
         raise ValueError(f"n_samples_seen_ must be a count, or {p} counts")
+    _check_scaler_reach(mean, var, scale, counts)
     for name in _SCALER[:-1]:
         setattr(step, name, state.get(name))
     _names_in(step, state, p)
+
+
+def _check_scaler_reach(mean, var, scale, counts) -> None:
+    r"""A :class:`~sklearn.preprocessing.StandardScaler`'s statistics within what its fit on
+    finite float64 data reaches, with :math:`n` = ``n_samples_seen_`` (per column or in all).
+
+    Fit sums the column and the squared deviations in float64: both sums are finite, so
+    :math:`n\lvert\mu\rvert` and :math:`n\sigma^2` are at most the largest double. A column
+    whose variance is within the rounding of its mean,
+    :math:`\sigma^2 \le n\varepsilon\sigma^2 + (n\mu\varepsilon)^2`, is constant (scale 1);
+    any other has :math:`\lvert\mu\rvert < \sigma / (n\varepsilon)`, checked with a factor 2:
+    a mean of ``1e300`` with a scale of 1 is no column fit could have seen.
+    """
+    n = np.maximum(counts.astype(np.float64), 1.0)
+    big, eps = np.finfo(np.float64).max, np.finfo(np.float64).eps
+    with np.errstate(all="ignore"):
+        for name, value in (("mean_", mean), ("var_", var)):
+            if value is not None and not (np.abs(value) <= big / n).all():
+                j = int(np.argmax(~(np.abs(value) <= big / n)))
+                raise ValueError(f"{name}[{j}]={value[j]:.6g} is beyond what fit on "
+                                 f"n_samples_seen_ finite rows reaches (n * |{name}| must be "
+                                 "a finite float64 sum)")
+        if mean is None or var is None or scale is None:
+            return
+        spread = scale != 1.0  # fit's non-constant columns (1 marks a constant one)
+        reach = 2 * np.sqrt(var) / (n * eps)
+        beyond = spread & ~(np.abs(mean) <= reach)
+    if beyond.any():
+        j = int(np.argmax(beyond))
+        raise ValueError(f"mean_[{j}]={mean[j]:.6g} with scale_[{j}]={scale[j]:.6g} is no "
+                         f"column fit could have seen: a column whose spread is within the "
+                         f"rounding of its mean is constant (scale 1), so |mean_| < "
+                         f"scale_ / (n eps) = {reach[j] / 2:.6g} otherwise")
+
+
+def check_numeric_input(name: str, step) -> None:
+    """A OneHotEncoder after another step sees that step's float64 output: its categories
+    are numbers (strings would fail at transform, not at load)."""
+    if type(step).__name__ != "OneHotEncoder":
+        return
+    for j, c in enumerate(step.categories_):
+        if c.dtype.kind not in "iuf":
+            raise ValueError(f"step {name!r}: categories_[{j}] holds {c.dtype} values, but "
+                             "the step before it gives float64 numbers")
+
+
+def check_rows_before(step, X) -> None:
+    """The training rows a model keeps (``X_fit_``, ``X``), taken back through the
+    StandardScaler before it, are finite: the rows its fit saw were."""
+    if type(step).__name__ != "StandardScaler" or not isinstance(X, np.ndarray) \
+            or X.ndim != 2 or X.shape[1] != step.n_features_in_:
+        return
+    scale = 1.0 if step.scale_ is None else step.scale_
+    mean = 0.0 if step.mean_ is None else step.mean_
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(X * scale + mean).all(axis=0)
+    if not finite.all():
+        j = int(np.argmax(~finite))
+        raise ValueError(f"the training rows X_fit_ * scale_ + mean_ are not finite in column "
+                         f"{j}: not the scaled rows of the finite data fit saw")
 
 
 # -- MinMaxScaler: its transform reads scale_ and min_, made from the data's range ----------
@@ -291,11 +354,18 @@ def _rebuild_encoder(step: OneHotEncoder, state: dict) -> None:
         raise ValueError(f"categories_ must be {p} non-empty 1-D arrays")
     for j, c in enumerate(cats):
         _check_categories(c, j)
+    numeric = [c.dtype.kind in "iuf" for c in cats]
+    if len(set(numeric)) > 1 and state.get("feature_names_in_") is None:
+        # an array's columns share one dtype: numbers and strings mix only in a data frame's
+        j = numeric.index(not numeric[0])
+        raise ValueError(f"categories_[{j}] holds {'numbers' if numeric[j] else 'strings'} "
+                         f"and categories_[0] {'numbers' if numeric[0] else 'strings'}: an "
+                         "encoder fitted on an array (no feature_names_in_) has categories of "
+                         "one kind, its input's")
     if step.min_frequency is not None or step.max_categories is not None:
         raise ValueError("min_frequency and max_categories must be None")
-    numeric = all(c.dtype.kind in "iuf" for c in cats)
     n = max(len(c) for c in cats)
-    prototype = np.empty((n, p), dtype=np.float64 if numeric else object)
+    prototype = np.empty((n, p), dtype=np.float64 if all(numeric) else object)
     for j, c in enumerate(cats):
         prototype[:, j] = np.resize(c.astype(prototype.dtype), n)  # each category appears
     given = step.categories
