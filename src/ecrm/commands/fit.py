@@ -24,6 +24,10 @@ file, and its directory must accept a new file) and written atomically: an inter
 failed fit leaves neither a partial model nor a temporary file, and an existing model at
 that path is kept. ``-o -`` writes the (binary) model file to standard output, which must
 then not be a terminal; the summary goes to standard error.
+
+This module holds the parser, the checks of the options and the fit; each family's estimator
+is built by :mod:`ecrm.commands._fit_estimators`, the summary printed by
+:mod:`ecrm.commands._fit_summary`.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from ecrm.commands._options import (
     number_option,
     output_file_option,
     parameter_option,
+    progress_bar,
 )
 from ecrm.commands._training import read_training, store_reading_options
 
@@ -76,8 +81,6 @@ def _reals(parameter: str, name: str):
     parse_one = parameter_option(parameter, name)
 
     def parse(text: str) -> list[float]:
-        import argparse
-
         values = [part.strip() for part in text.split(",")]
         if not all(values):
             raise argparse.ArgumentTypeError(f"{name} has an empty value in {text!r}; "
@@ -111,8 +114,6 @@ def run(args) -> int:
     """Run ``ecrm fit`` from parsed arguments."""
     import contextlib
     import sys
-
-    from ecrm.commands._options import progress_bar
 
     if args.scheduler is not None and len(args.train) > 1:
         return fail("--scheduler reads one training file; give it the rows of all")

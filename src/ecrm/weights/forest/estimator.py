@@ -13,7 +13,8 @@ multi-output regression forest whose leaves average :math:`\psi`), so the costs
 :math:`c(x) = \sum_i w_i(x)\psi(y_i)` are the forest's prediction; a loss without a linear
 form hands the weights to its risk minimiser. Its honest criterion is out of bag: every
 training point is predicted by the trees that never drew it (``oob_loss_``), and
-:class:`ForestECRMCV` chooses the forest's settings by it.
+:class:`ForestECRMCV` chooses the forest's settings by it (the search:
+:mod:`ecrm.weights.forest._search`; the judgement: :mod:`ecrm.weights.forest._oob`).
 """
 
 from __future__ import annotations
