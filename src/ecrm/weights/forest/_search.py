@@ -9,7 +9,7 @@ trees than trees, the best setting's forest grows on and its group is judged aga
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from sklearn.model_selection import ParameterGrid
@@ -40,7 +40,8 @@ def forest_grid(param_grid, default=None) -> list[dict]:
     return grid
 
 
-def search_forests(est, X, Y, settings: list[dict], metric, plan: Mapping, rng) -> tuple:
+def search_forests(est, X, Y, settings: Sequence[Mapping], metric, plan: Mapping,
+                   rng) -> tuple:
     """Judge every setting (checked parameters of a forest) out of bag on the forests ``est``
     grows (its ``_split_targets`` and ``_grow``); ``metric`` ``None``: minus the task loss.
 
