@@ -51,12 +51,12 @@ def test_a_forest_over_the_memory_budget_is_refused_before_any_work(train_csv, t
 
 
 def test_the_largest_forest_the_budget_allows_is_the_one_named():
-    from ecrm.commands.fit import _trees_over_budget
+    from ecrm.commands._fit_estimators import trees_over_budget
 
     gib = 2.0**30
     budget = 6 * 300 * 5 / gib  # five trees of 300 rows, exactly
-    assert _trees_over_budget(argparse.Namespace(memory_budget=budget, trees=5), 300) is None
-    refused = _trees_over_budget(argparse.Namespace(memory_budget=budget, trees=6), 300)
+    assert trees_over_budget(argparse.Namespace(memory_budget=budget, trees=5), 300) is None
+    refused = trees_over_budget(argparse.Namespace(memory_budget=budget, trees=6), 300)
     assert refused.endswith("give --trees 5 or fewer, or raise --memory-budget")
-    tiny = _trees_over_budget(argparse.Namespace(memory_budget=1e-9, trees=1), 300)
+    tiny = trees_over_budget(argparse.Namespace(memory_budget=1e-9, trees=1), 300)
     assert tiny.endswith("over --memory-budget 1e-09 GiB: raise --memory-budget")

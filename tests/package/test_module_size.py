@@ -10,10 +10,8 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "ecrm"
 LIMIT = 500
 #: Modules still over the limit, each with the most lines it may have until it is split.
 OVER: dict[str, int] = {
-    "commands/fit.py": 619,
     "experiments/hmc.py": 564,
     "experiments/ranking.py": 556,
-    "weights/forest/estimator.py": 651,
 }
 
 

@@ -24,6 +24,10 @@ file, and its directory must accept a new file) and written atomically: an inter
 failed fit leaves neither a partial model nor a temporary file, and an existing model at
 that path is kept. ``-o -`` writes the (binary) model file to standard output, which must
 then not be a terminal; the summary goes to standard error.
+
+This module holds the parser, the checks of the options and the fit; each family's estimator
+is built by :mod:`ecrm.commands._fit_estimators`, the summary printed by
+:mod:`ecrm.commands._fit_summary`.
 """
 
 from __future__ import annotations
@@ -32,15 +36,7 @@ import argparse
 import os
 
 from ecrm.commands import _tasks, add_data_options, existing_file_option, fail, warn_id_like
-from ecrm.commands._choice import (
-    Fit,
-    check_scales,
-    families_line,
-    grid_note,
-    preprocessing_note,
-    say,
-    scales,
-)
+from ecrm.commands._choice import Fit, check_scales, families_line, grid_note, say, scales
 from ecrm.commands._files import (
     STDOUT,
     OutputError,
@@ -49,22 +45,28 @@ from ecrm.commands._files import (
     is_stream,
     is_terminal,
 )
+from ecrm.commands._fit_estimators import (
+    AUTO,
+    auto_solver,
+    dest,
+    family_estimators,
+    solver_object,
+    solvers,
+    trees_over_budget,
+)
+from ecrm.commands._fit_summary import family_name, print_summary
 from ecrm.commands._options import (
     choices,
     names_option,
     number_option,
     output_file_option,
     parameter_option,
+    progress_bar,
 )
 from ecrm.commands._training import read_training, store_reading_options
 
 __all__ = ["add_parser", "run"]
 
-#: ``--family auto``: with ``--cv`` the kernel and the forest, the one with the better honest
-#: criterion (a choice of this command, not a library parameter); the other choices are the
-#: families of the library's table (:data:`ecrm.weights.FAMILIES`), read when the parser is
-#: built.
-AUTO = ("kernel", "forest")
 #: The library's vocabularies (:data:`ecrm.estimators._parameters.CONSTRAINTS`, which imports
 #: nothing heavy); ``--calibration none`` is the library's ``calibration=None``. The solvers are the
 #: solvers' table's, read when the parser is built (a registered solver is offered too).
@@ -73,13 +75,12 @@ SCORINGS = choices("scoring")
 CALIBRATIONS = ("none", *choices("calibration"))
 CENTER_SELECTIONS = choices("center_selection")
 
+
 def _reals(parameter: str, name: str):
     """A comma-separated list of values of ``parameter`` (``--alphas``, ``--gammas``)."""
     parse_one = parameter_option(parameter, name)
 
     def parse(text: str) -> list[float]:
-        import argparse
-
         values = [part.strip() for part in text.split(",")]
         if not all(values):
             raise argparse.ArgumentTypeError(f"{name} has an empty value in {text!r}; "
@@ -114,8 +115,6 @@ def run(args) -> int:
     import contextlib
     import sys
 
-    from ecrm.commands._options import progress_bar
-
     if args.scheduler is not None and len(args.train) > 1:
         return fail("--scheduler reads one training file; give it the rows of all")
     try:
@@ -141,13 +140,13 @@ def run(args) -> int:
             return fail("--loss hierarchical needs a hierarchy: give --hierarchy FILE or label "
                         "paths with --path-sep (the labels of this file are flat)")
         loss = _tasks.make_loss(args.task, args.loss, h)
-        solver = _solver(args, data.X.shape)
+        solver = auto_solver(args, data.X.shape)
         common = {"kernel": args.kernel, "gamma": args.gamma,
-                  "solver": _solver_object(args, solver),
+                  "solver": solver_object(args, solver),
                   "memory_budget": args.memory_budget, "random_state": args.seed}
-        families = _families(args, loss, h, common)
+        families = family_estimators(args, loss, h, common)
         if families.keys() & {"forest", "mixed"}:
-            too_many = _trees_over_budget(args, data.X.shape[0])
+            too_many = trees_over_budget(args, data.X.shape[0])
             if too_many:
                 return fail(too_many)
         bar.set_postfix_str("fitting")
@@ -166,18 +165,10 @@ def run(args) -> int:
         except ValueError as exc:
             return fail(f"cannot save the model: {exc}")
         bar.update()
-    _print_summary(args, data, model, step, solver, report, fits)
+    print_summary(args, data, model, step, solver, report, fits)
     if len({fit.family for fit in fits}) > 1:
-        print(families_line(args, data, _family_of(model), fits), file=report)
+        print(families_line(args, data, family_name(model), fits), file=report)
     return 0
-
-
-def _family_of(model) -> str:
-    """The weight family of a fitted estimator (its line of the table of families)."""
-    from ecrm.weights.families import family_of
-
-    family = family_of(model)
-    return "unknown" if family is None else family.name
 
 
 def _steps(args, data, impute: bool) -> list:
@@ -199,84 +190,6 @@ def _steps(args, data, impute: bool) -> list:
     return [HMCPreprocessor(categories if nominal else None,
                             scale="numeric" if standardize else "none", impute=impute)
             if standardize or nominal or impute else None for standardize in choices]
-
-
-def _families(args, loss, h, common: dict) -> dict:
-    """The estimator factory of each weight family ``--family`` asks for: ``auto`` is both
-    with ``--cv`` (each judged honestly: exact leave-one-out, out of bag) and the kernel
-    without it (a fixed ``--alpha`` has no honest criterion)."""
-    families = {"kernel": lambda: _estimator(args, loss, h, common),
-                "forest": lambda: _forest(args, loss, h),
-                "mixed": lambda: _mixed(args, loss, h, common)}
-    if args.family == "auto":
-        return {f: families[f] for f in (AUTO if args.cv else AUTO[:1])}
-    if args.family not in families:  # a registered family
-        return {args.family: lambda: _registered(args, loss, h)}
-    return {args.family: families[args.family]}
-
-
-def _registered(args, loss, h):
-    """A registered family's estimator (its search with ``--cv``, if it has one): the seed,
-    ``--scoring`` with ``--cv`` and each of its options set on the parameters of the same
-    names it has."""
-    from ecrm.weights import FAMILIES
-
-    family = FAMILIES[args.family]
-    model = family.estimator_class(cv=args.cv)(loss, h)
-    params = model.get_params(deep=False)
-    values = {"random_state": 0 if args.seed is None else args.seed,
-              **({"scoring": args.scoring} if args.cv else {}),
-              **{_dest(flag): getattr(args, _dest(flag)) for flag in family.options}}
-    return model.set_params(**{k: v for k, v in values.items() if k in params})
-
-
-def _dest(flag: str) -> str:
-    return flag[2:].replace("-", "_")
-
-
-#: The bytes a forest holds at least per training row and tree: the bootstrap counts (uint16)
-#: and the training points' leaves (int32), whatever the trees' shapes.
-_FOREST_ROW_BYTES = 6
-
-
-def _trees_over_budget(args, m: int) -> str | None:
-    """The message refusing ``--trees``, before any work, when the forest's arrays on ``m``
-    training rows cannot fit ``--memory-budget`` (a lower bound: the nodes come on top);
-    ``None`` when they can."""
-    from ecrm.weights.kernel._solvers.budget import GIB, check_budget
-
-    budget = check_budget(args.memory_budget)
-    need = _FOREST_ROW_BYTES * m * args.trees
-    if need <= budget * GIB:
-        return None
-    most = int(budget * GIB // (_FOREST_ROW_BYTES * m))
-    way_out = (f"give --trees {most} or fewer, or raise --memory-budget" if most
-               else "raise --memory-budget")
-    return (f"--trees {args.trees} on {m} training rows needs at least {need / GIB:,.1f} GiB "
-            f"(the bootstrap counts and leaves of every row in every tree, "
-            f"{_FOREST_ROW_BYTES} bytes each), over --memory-budget {budget:g} GiB: {way_out}")
-
-
-def _forest(args, loss, h):
-    from ecrm.weights.forest.estimator import ForestECRMCV
-
-    return ForestECRMCV(loss, h, scoring=args.scoring, n_estimators=args.trees,
-                        random_state=0 if args.seed is None else args.seed)  # reproducible
-
-
-def _mixed(args, loss, h, common: dict):
-    """The kernel's and the forest's risks mixed (:class:`ecrm.MixedRiskECRM`): the kernel
-    search ``--cv`` describes, the forest of ``--trees``."""
-    from ecrm.weights.mixture import MixedRiskECRM
-
-    kernel = _estimator(args, loss, h, common).get_params(deep=False)
-    options = {k: v for k, v in kernel.items()
-               if k not in ("loss", "output_space", "scoring", "random_state")}
-    if options.get("search") is not None:  # the mixture judges the scores uncalibrated
-        options["search"].set_params(calibration=None)
-    return MixedRiskECRM(loss, h, kernel_options=options,
-                         forest_options={"n_estimators": args.trees}, scoring=args.scoring,
-                         random_state=0 if args.seed is None else args.seed)
 
 
 def _fit(args, data, families: dict, impute: bool):
@@ -340,112 +253,6 @@ def _pipeline(step, model):
     from sklearn.pipeline import Pipeline
 
     return Pipeline([("preprocess", step), ("ecrm", model)])
-
-
-def _estimator(args, loss, h, common: dict):
-    from ecrm.selection import LeaveOneOutSearch
-    from ecrm.weights.kernel.estimator import ECRM, ECRMCV
-
-    if args.cv:
-        kernels = args.kernels or [args.kernel]
-        grid = None if args.gammas is None and args.kernels is None else [
-            {"kernel": [k], "gamma": args.gammas or [args.gamma]} if k != "linear"
-            else {"kernel": [k]} for k in kernels]
-        calibration = None if args.calibration == "none" else args.calibration
-        search = LeaveOneOutSearch(kernel_grid=grid, fit_intercept="auto",
-                                   calibration=calibration, loo_samples=args.loo_samples,
-                                   extend_grid=args.extend_grid, verbose=0 if args.quiet else 1)
-        return ECRMCV(loss, h, alphas=args.alphas, scoring=args.scoring, search=search,
-                      **common)
-    return ECRM(loss, h, alpha=args.alpha, **common)
-
-
-def _print_summary(args, data, model, step, solver: str, report, fits: list) -> None:
-    from ecrm.commands import describe_step
-
-    h = data.get("hierarchy")
-    outputs = (data.outputs.describe() if h is None else f"{h.n_labels} labels "
-               f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges)")
-    shape = f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {outputs}"
-    if _family_of(model) == "mixed":
-        criterion = (f"{args.loss} loss {-model.best_score_:.4f}" if args.scoring == "loss"
-                     else f"{args.scoring} {model.best_score_:.4f}")
-        kernel, forest = model.kernel_estimator_, model.forest_estimator_
-        print(f"fitted ECRM on the mixed risk ({args.loss} loss) on {shape}: kernel share "
-              f"{model.mixture_:g} (honest {criterion}); kernel {kernel.kernel_params_['kernel']}"
-              f" alpha={kernel.alpha_:g}; forest "
-              + ", ".join(f"{k}={v}" for k, v in forest.best_params_.items()), file=report)
-    elif _family_of(model) == "forest":
-        criterion = (f"{args.loss} loss {model.oob_loss_:.4f}" if args.scoring == "loss"
-                     else f"{args.scoring} {model.best_score_:.4f}")
-        settings = ", ".join(f"{k}={v}" for k, v in model.best_params_.items())
-        print(f"fitted ECRM with forest weights ({args.loss} loss, {model.n_estimators} "
-              f"trees) on {shape}: {settings} (out-of-bag {criterion})", file=report)
-    elif _family_of(model) == "kernel":
-        _print_kernel(args, model, solver, shape, report)
-    else:
-        score = getattr(model, "honest_score_", None)
-        print(f"fitted ECRM with {_family_of(model)} weights ({args.loss} loss) on {shape}"
-              + ("" if score is None else f" (honest score {score:.4f})"), file=report)
-    note = preprocessing_note(args, _family_of(model), fits)
-    print(f"preprocessing: {describe_step(step)}{note}", file=report)
-    print(f"model written to "
-          f"{'standard output' if args.output == STDOUT else args.output}", file=report)
-
-
-def _print_kernel(args, model, solver: str, shape: str, report) -> None:
-    params = model.kernel_params_
-    gamma = ("" if params["kernel"] in ("linear", "cosine", "precomputed") else
-             f"gamma={params['gamma']:g}, " if params["gamma"] is not None else
-             f"gamma={1.0 / model.n_features_in_:g} (1/features), ")
-    if args.cv:
-        criterion = (f"{args.loss} loss {-model.best_score_:.4f}" if args.scoring == "loss"
-                     else f"{args.scoring} {model.best_score_:.4f}")
-        chosen = (f"alpha={model.alpha_:g} (exact leave-one-out {criterion}), "
-                  f"{gamma}intercept={model.fit_intercept_}"
-                  + (f", calibration={model.calibration_}" if model.calibration_ else ""))
-    else:
-        chosen = f"alpha={args.alpha:g}, {gamma}intercept={model.fit_intercept}"
-    how = f"{model.kernel_params_['kernel']} kernel"
-    if args.solver != "auto":
-        how += f", {args.solver} solver" + (f" with {args.n_components} centres"
-                                            if args.n_components is not None else "")
-    elif solver == _solvers().PrimalSolver.name:
-        how += ", primal solver (auto: linear kernel, more rows than features)"
-    print(f"fitted ECRM ({args.loss} loss, {how}) on {shape}: {chosen}", file=report)
-
-
-def _solvers():
-    """The solvers' module (imported when a command runs: it needs NumPy)."""
-    from ecrm.weights.kernel._solvers import solver
-
-    return solver
-
-
-def _solver(args, shape: tuple[int, int]) -> str:
-    """The solver ``--solver auto`` means on the command line.
-
-    A linear kernel with more rows than features is fitted, stored and predicted in the
-    primal (weights p x d, exact): the dual's m x m work and its m-row coefficients buy
-    nothing there. The Python API's ``"auto"`` is left as it is (the dual while it fits the
-    memory budget). Metrics of the leave-one-out scores and their calibration need the dual.
-    """
-    if args.solver != "auto" or (args.cv and (args.scoring != "loss"
-                                              or args.calibration not in (None, "none"))):
-        return args.solver
-    kernels = (args.kernels or [args.kernel]) if args.cv else [args.kernel]
-    m, p = shape
-    return _solvers().PrimalSolver.name if set(kernels) == {"linear"} and m > p else "auto"
-
-
-def _solver_object(args, name: str):
-    """The estimators' ``solver``: a name, or the Nystrom solver with its centres' settings
-    (``--n-components``, ``--center-selection``)."""
-    NystromSolver = _solvers().NystromSolver
-    if name != NystromSolver.name:
-        return name
-
-    return NystromSolver(n_components=args.n_components, center_selection=args.center_selection)
 
 
 def add_parser(subparsers) -> None:
@@ -553,7 +360,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_data_options(p)
     p.set_defaults(func=_checked)
-    p.set_defaults(defaults={_dest(flag): p.get_default(_dest(flag))  # the refusal's
+    p.set_defaults(defaults={dest(flag): p.get_default(dest(flag))  # the refusal's
                              for f in FAMILIES.values() for flag in f.options})
 
 
@@ -566,7 +373,7 @@ def _unused_option(args) -> str | None:
     used = ({flag for name in AUTO for flag in offered[name]} if args.family == "auto"
             else set(offered[args.family]))
     for flag in dict.fromkeys(flag for options in offered.values() for flag in options):
-        if flag in used or getattr(args, _dest(flag), None) == args.defaults.get(_dest(flag)):
+        if flag in used or getattr(args, dest(flag), None) == args.defaults.get(dest(flag)):
             continue
         users = [name for name, options in offered.items() if flag in options]
         return (f"{flag} is an option of the {' and '.join(users)} "
@@ -592,12 +399,12 @@ def _checked(args) -> int:
         return fail("--extend-grid needs --cv")
     if not args.cv and args.loo_samples is not None:
         return fail("--loo-samples needs --cv")
-    solvers = _solvers()
-    if args.solver != solvers.NystromSolver.name and \
+    module = solvers()
+    if args.solver != module.NystromSolver.name and \
             (args.n_components, args.center_selection) != (None, None):
         return fail("--n-components and --center-selection need --solver nystrom")
-    streams = args.solver in solvers.SOLVER_CLASSES and \
-        not solvers.SOLVER_CLASSES[args.solver].holds_gram  # a feature solver: Dask arrays
+    streams = args.solver in module.SOLVER_CLASSES and \
+        not module.SOLVER_CLASSES[args.solver].holds_gram  # a feature solver: Dask arrays
     trees = args.family == "forest"  # trees read the features as they are, any solver
     if args.scheduler is not None and (args.standardize == "yes" or args.impute or not trees
                                        and (not streams or args.cv and args.standardize == "auto")):

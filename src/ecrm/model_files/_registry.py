@@ -152,7 +152,7 @@ _OLD_LAYOUTS: dict[str, Callable[[dict], dict]] = {
 #: older one, by the module function that knows it.
 _OLD_STATES: dict[str, str] = {
     "ECRMCV": "ecrm.weights.kernel._old_layouts:ecrmcv_state_of_old_layout",
-    "ForestECRMCV": "ecrm.weights.forest.estimator:forest_state_of_old_layout",
+    "ForestECRMCV": "ecrm.weights.forest._old_layouts:forest_state_of_old_layout",
     "MixedRiskECRM": "ecrm.weights.mixture:mixture_state_of_old_layout"}
 
 

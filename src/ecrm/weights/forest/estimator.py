@@ -13,7 +13,8 @@ multi-output regression forest whose leaves average :math:`\psi`), so the costs
 :math:`c(x) = \sum_i w_i(x)\psi(y_i)` are the forest's prediction; a loss without a linear
 form hands the weights to its risk minimiser. Its honest criterion is out of bag: every
 training point is predicted by the trees that never drew it (``oob_loss_``), and
-:class:`ForestECRMCV` chooses the forest's settings by it.
+:class:`ForestECRMCV` chooses the forest's settings by it (the search:
+:mod:`ecrm.weights.forest._search`; the judgement: :mod:`ecrm.weights.forest._oob`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import numbers
 from collections.abc import Mapping
 
 import numpy as np
-from sklearn.model_selection import ParameterGrid
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -30,10 +30,17 @@ from ecrm.estimators._parameters import RANDOM_STATE, Checked, check_parameter, 
 from ecrm.estimators._validation import check_int
 from ecrm.losses.base import LinearLoss
 from ecrm.selection._criteria import check_scoring
-from ecrm.selection._search import RESULTS_COLUMNS, ranks, search_results
 from ecrm.weights._risk import _ECRMBase
 from ecrm.weights.forest._dask import fits_dask
-from ecrm.weights.forest._fit import BagPattern, ForestFit, Grown, Trees, grow_forest, prune
+from ecrm.weights.forest._fit import ForestFit, Grown, Trees, grow_forest
+from ecrm.weights.forest._oob import forest_fit, judge, oob_scores
+from ecrm.weights.forest._search import (
+    DEFAULT_GRID,
+    check_results,
+    forest_grid,
+    results,
+    search_forests,
+)
 from ecrm.weights.kernel._solvers.rows import RiskTargets
 
 __all__ = ["ForestECRM", "ForestECRMCV"]
@@ -190,8 +197,8 @@ class ForestECRM(_ECRMBase):
         rng = check_random_state(self.random_state)
         targets, n_risk, grow_on = self._split_targets(Y, params, rng)
         grown = self._grow(X, grow_on, params, params["n_estimators"], rng)
-        fit = _forest_fit(grown, X, targets, n_risk)
-        loss, predictions = _judge(fit, self.loss, self.output_space, Y)
+        fit = forest_fit(grown, X, targets, n_risk)
+        loss, predictions = judge(fit, self.loss, self.output_space, Y)
         self._set_fitted(X, Y, seen, _fit=fit, oob_loss_=loss, oob_predictions_=predictions)
         return self
 
@@ -272,7 +279,7 @@ class ForestECRM(_ECRMBase):
     def oob_scores(self) -> np.ndarray:
         """Out-of-bag label scores of the training points (m, d), as :meth:`predict_scores`
         computes them (rows of points with no out-of-bag tree are NaN)."""
-        return _oob_scores(self._forest_fit(), self.output_space)
+        return oob_scores(self._forest_fit(), self.output_space)
 
     def fit_honest(self, X, Y, *, scores: bool = False):
         """:meth:`fit`, then the out-of-bag costs (:meth:`oob_costs`) or label scores
@@ -325,71 +332,10 @@ class ForestECRM(_ECRMBase):
             raise ValueError(f"oob_predictions_ must be a float64 array of shape {(m, d)}")
 
 
-def _forest_fit(grown: Grown, X, targets: np.ndarray, n_risk: int,
-                pattern: BagPattern | None = None) -> ForestFit:
-    return ForestFit(grown.trees, grown.bag, n_risk, X_train=X, coef=targets,
-                     train_leaves=grown.leaves, pattern=pattern)
-
-
-def _judge(fit: ForestFit, loss, space, Y) -> tuple[float, np.ndarray]:
-    """The mean task loss of the out-of-bag predictions (over the points some tree left
-    out; NaN if none) and the predictions."""
-    predictions = _oob_predictions(fit, loss, space, Y)
-    seen = ~np.isnan(predictions).any(axis=1)
-    return float(np.mean(loss(predictions[seen], Y[seen]))) if seen.any() else np.nan, \
-        predictions
-
-
-def _oob_scores(fit: ForestFit, space) -> np.ndarray:
-    """Out-of-bag label scores (NaN rows where every tree drew the point)."""
-    def scores(S, seen):
-        S[seen] = space.consistent_scores(np.clip(S[seen], 0.0, 1.0))
-        return S
-
-    return fit.oob_mean(fit.marginal_coef, scores)
-
-
-def _oob_predictions(fit: ForestFit, loss, space, Y) -> np.ndarray:
-    """The exact risk minimisers of the training points' out-of-bag risks (NaN rows where
-    every tree drew the point), in row blocks."""
-    d = Y.shape[1]
-    if isinstance(loss, LinearLoss):
-        def minimize(C, seen):
-            P = np.full((C.shape[0], d), np.nan)
-            if seen.any():
-                P[seen] = space.minimize(C[seen], loss.cost_form)
-            return P
-
-        return fit.oob_mean(fit.risk_coef[:, :-1], minimize, d)
-
-    def predict(W, seen):
-        P = np.full((W.shape[0], d), np.nan)
-        if seen.any():
-            P[seen] = loss.minimize_risk((W if seen.all() else W[seen]).toarray(), Y, space)
-        return P
-
-    return fit.oob_map(predict, fit.coef.shape[1])
-
-
-def _forest_grid(param_grid, default=None) -> list[dict]:
-    """The settings of ``param_grid`` (``None``: ``default``, else
-    :attr:`ForestECRMCV.DEFAULT_GRID`), in :class:`~sklearn.model_selection.ParameterGrid`
-    order."""
-    if param_grid is None:
-        param_grid = ForestECRMCV.DEFAULT_GRID if default is None else default
-    grid = list(ParameterGrid(param_grid))
-    allowed = {"flavour", "max_features", "min_samples_leaf", "min_samples_split", "max_depth"}
-    for setting in grid:
-        unknown = set(setting) - allowed
-        if unknown:
-            raise ValueError(f"param_grid may set {sorted(allowed)}; got {sorted(unknown)}")
-    return grid
-
-
 def _check_param_grid(param_grid):
     """``param_grid`` as given, once every value of every setting passed the constraint
     :class:`ForestECRM` declares for it (before any forest grows)."""
-    for setting in _forest_grid(param_grid):
+    for setting in forest_grid(param_grid):
         for name, value in setting.items():
             ForestECRM._parameter_constraints[name].check(value, name)
     return param_grid
@@ -453,7 +399,7 @@ class ForestECRMCV(ForestECRM):
 
     _fitted_attributes = ForestECRM._fitted_attributes + ("best_params_", "best_score_",
                                                           "cv_results_")
-    DEFAULT_GRID = {"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}
+    DEFAULT_GRID = DEFAULT_GRID
 
     _parameter_constraints = {
         **ForestECRM._parameter_constraints,
@@ -480,7 +426,7 @@ class ForestECRMCV(ForestECRM):
         self.split_search = split_search
 
     def _grid(self) -> list[dict]:
-        return _forest_grid(self.param_grid, self.DEFAULT_GRID)
+        return forest_grid(self.param_grid, self.DEFAULT_GRID)
 
     @fits_dask
     def fit(self, X, Y) -> ForestECRMCV:
@@ -489,8 +435,7 @@ class ForestECRMCV(ForestECRM):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (m, p)
-        Y : array-like of shape (m, d)
+        X, Y : as :meth:`ForestECRM.fit`.
 
         Returns
         -------
@@ -500,83 +445,15 @@ class ForestECRMCV(ForestECRM):
         X, Y, seen = self._check_training_data(X, Y, None)
         grid, metric = self._grid(), check_scoring(self.scoring)
         rng = check_random_state(self.random_state)
-        seeds = rng.randint(np.iinfo(np.int32).max, size=len(grid))
         base = {k: v for k, v in self.get_params(deep=False).items()
                 if k not in ("param_grid", "scoring", "search_estimators", "split_search")}
-        full = plan["n_estimators"]
-        first = min(full, plan["search_estimators"] or full)
-        judged: dict[int, tuple] = {}  # grid index: (score, oob loss, trees)
-        best: list = []  # (score, -index), index, fit, predictions: of forests of all trees
-
-        def judge_one(i, forest, prunings) -> tuple:
-            """Judge setting ``i`` on ``forest``'s trees pruned to its ``min_samples_split``;
-            its ``(score, -i)``, which orders the settings as the choice does."""
-            grown, targets, n_risk, smallest, pattern = forest
-            split = settings[i]["min_samples_split"]
-            pruned = prune(grown, split) if split > smallest else grown
-            fit = _forest_fit(pruned, X, targets, n_risk, pattern)
-            nodes = pruned.trees.n_nodes  # nested prunings with as many nodes are the same
-            if nodes not in prunings:
-                loss, predictions = _judge(fit, self.loss, self.output_space, Y)
-                score = -loss if metric is None else _oob_metric(fit, self.output_space, Y,
-                                                                  metric)
-                prunings[nodes] = (loss, predictions, float(score))
-            loss, predictions, score = prunings[nodes]
-            judged[i] = (score, loss, grown.trees.n_trees)
-            if grown.trees.n_trees == full and (not best or (score, -i) > best[0]):
-                best[:] = [(score, -i), i, fit, predictions]
-            return score, -i
-
-        def judge(group, grown, targets, n_risk, smallest, start=None):
-            order = sorted(group, key=lambda i: settings[i]["min_samples_split"])
-            forest = (grown, targets, n_risk, smallest, BagPattern(grown.bag))
-            prunings: dict[int, tuple] = {}  # nodes: (loss, predictions, score)
-            if plan["split_search"] == "grid":
-                for i in order:
-                    judge_one(i, forest, prunings)
-                return
-            at = (len(order) - 1) // 2 if start is None else order.index(start)
-            keys = {at: judge_one(order[at], forest, prunings)}
-            while True:  # descent: to the better neighbour while it beats the current value
-                near = [n for n in (at - 1, at + 1) if 0 <= n < len(order)]
-                for n in near:
-                    if n not in keys:
-                        keys[n] = judge_one(order[n], forest, prunings)
-                step = max(near, key=keys.__getitem__, default=at)
-                if not keys[step] > keys[at]:
-                    return
-                at = step
-
         settings = [ForestECRM(**{**base, **s})._check_params() for s in grid]
-        groups: dict[tuple, list[int]] = {}
-        for i, params in enumerate(settings):
-            key = tuple(sorted((k, repr(v)) for k, v in params.items()
-                               if k != "min_samples_split"))
-            groups.setdefault(key, []).append(i)
-        kept: dict[tuple, tuple] = {}  # per group, what growing on needs
-        for key, group in groups.items():
-            params, group_rng = settings[group[0]], check_random_state(int(seeds[group[0]]))
-            smallest = min(settings[i]["min_samples_split"] for i in group)
-            targets, n_risk, grow_on = self._split_targets(Y, params, group_rng)
-            grown = self._grow(X, grow_on, {**params, "min_samples_split": smallest}, first,
-                               group_rng)
-            judge(group, grown, targets, n_risk, smallest)
-            if first < full:
-                kept[key] = (grown, targets, n_risk, grow_on, group_rng, smallest)
-        if first < full:  # the best setting's forest grows on; its group is judged again
-            lead = max(judged, key=lambda i: (judged[i][0], -i))
-            key = next(k for k, g in groups.items() if lead in g)
-            grown, targets, n_risk, grow_on, group_rng, smallest = kept.pop(key)
-            kept.clear()
-            more = self._grow(X, grow_on, {**settings[lead], "min_samples_split": smallest},
-                              full - first, group_rng)
-            judge(groups[key], Grown.concatenate([grown, more]), targets, n_risk, smallest,
-                  start=lead)
-        (score, _), chosen, fit, predictions = best
-        fit.pattern = None  # the search's: the model keeps no m x trees index array
+        score, chosen, fit, predictions, judged = search_forests(self, X, Y, settings, metric,
+                                                                 plan, rng)
         self._set_fitted(X, Y, seen, _fit=fit, oob_loss_=judged[chosen][1],
                          oob_predictions_=predictions, best_params_=dict(grid[chosen]),
-                         best_score_=float(score), cv_results_=_results(grid, judged, full))
+                         best_score_=float(score),
+                         cv_results_=results(grid, judged, plan["n_estimators"]))
         return self
 
     @property
@@ -586,66 +463,4 @@ class ForestECRMCV(ForestECRM):
 
     def _check_own_state(self, plan: Mapping, training) -> None:
         super()._check_own_state(plan, training)
-        grid, results = self._grid(), self.cv_results_
-        if not (isinstance(results, dict)
-                and set(results) == {*RESULTS_COLUMNS, "oob_loss", "n_estimators"}
-                and results["params"] == grid
-                and all(isinstance(results[k], list) and len(results[k]) == len(grid)
-                        and all(isinstance(v, float) for v in results[k])
-                        for k in ("oob_loss", "mean_score"))
-                and isinstance(results["n_estimators"], list)
-                and len(results["n_estimators"]) == len(grid)
-                and all(type(v) is int and 0 <= v <= plan["n_estimators"]
-                        for v in results["n_estimators"])):
-            raise ValueError("cv_results_ must hold params (the grid), mean_score and oob_loss, "
-                             "one float per setting, n_estimators, the trees of each, and rank")
-        judged = {i: row for i, row in enumerate(zip(
-            results["mean_score"], results["oob_loss"], results["n_estimators"], strict=True))
-            if row[2] > 0}
-        if results["rank"] != _results(grid, judged, plan["n_estimators"])["rank"]:
-            raise ValueError("cv_results_['rank'] must rank the settings by their criterion")
-        full = [i for i, n in enumerate(results["n_estimators"]) if n == plan["n_estimators"]]
-        best = max(full, key=lambda i: (results["mean_score"][i], -i)) if full else None
-        if best is None or self.best_params_ != grid[best] \
-                or self.best_score_ != results["mean_score"][best] \
-                or self.oob_loss_ != results["oob_loss"][best]:
-            raise ValueError("best_params_, best_score_ and oob_loss_ must be the best "
-                             "setting's of cv_results_ among those judged on n_estimators "
-                             "trees")
-
-
-def _results(grid: list[dict], judged: dict, full: int) -> dict:
-    """The search's ``cv_results_`` (:func:`ecrm.selection.search_results`): per setting its
-    criterion and out-of-bag loss (NaN: not judged) and the trees it was judged on (0: not
-    judged), ranked as the choice is made: the settings judged on all ``full`` trees first,
-    then by the criterion, then the earlier setting."""
-    rows = [judged.get(i, (np.nan, np.nan, 0)) for i in range(len(grid))]
-    keys = [(n != full, -s if s == s else np.inf, i) for i, (s, _, n) in enumerate(rows)]
-    return search_results(grid, [r[0] for r in rows], ranks(keys),
-                          oob_loss=[r[1] for r in rows], n_estimators=[r[2] for r in rows])
-
-
-def forest_state_of_old_layout(params: dict, state: dict) -> dict:
-    """ForestECRMCV's fitted state as a model file written before every search shared one
-    layout of ``cv_results_``: ``score`` is ``mean_score``, the ranks are derived, and a
-    file older still (no ``n_estimators``: every setting on all the trees) gets them."""
-    results = state.get("cv_results_")
-    if not (isinstance(results, dict) and "score" in results and "mean_score" not in results
-            and isinstance(results.get("params"), list)):
-        return state
-    n, n_estimators = len(results["params"]), params.get("n_estimators", 100)
-    trees = results.get("n_estimators", [n_estimators] * n)
-    judged = {i: row for i, row in enumerate(zip(results["score"], results.get(
-        "oob_loss", [np.nan] * n), trees, strict=False)) if row[2] > 0}
-    try:
-        table = _results(results["params"], judged, n_estimators)
-    except (TypeError, ValueError):  # not a table of the old layout: the check names it
-        return state
-    return {**state, "cv_results_": table}
-
-
-def _oob_metric(fit: ForestFit, space, Y, metric) -> float:
-    """``metric`` of the out-of-bag label scores of the points some tree left out."""
-    S = _oob_scores(fit, space)
-    seen = ~np.isnan(S).any(axis=1)
-    return float(metric(np.asarray(Y[seen], dtype=float), S[seen]))
+        check_results(self, self._grid(), plan["n_estimators"])
