@@ -16,6 +16,8 @@ k-1``, a scalar candidate's value, else the candidate's position.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["RANKING_SEP", "Classes", "Outputs", "Ranking", "location"]
 
 #: Separates the labels of a ranking, first to last.
@@ -32,9 +34,19 @@ class Outputs:
     #: The metric the warning against the baselines compares (larger is better).
     MAIN = ""
 
-    def __init__(self, space, names):
+    def __init__(self, space, names=()):
         self.space, self.names = space, [str(n) for n in names]
         self.index = {n: j for j, n in enumerate(self.names)}
+
+    @classmethod
+    def from_cells(cls, cells: list[str], lines, filename,
+                   names=None) -> tuple[Outputs, Any]:  # pragma: no cover - abstract
+        """The outputs of a training file's label cells, and its output matrix."""
+        raise NotImplementedError
+
+    def from_ranks(self, ranks) -> Any:  # pragma: no cover - abstract
+        """The output matrix of the benchmark layout's rank columns."""
+        raise NotImplementedError
 
     def describe(self) -> str:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -101,8 +101,8 @@ def read_text(path: Path) -> str:
     """
     from ecrm.model_files._archive import MEMORY_BUDGET
 
-    with open(path, "rb") as fh:
-        compressed = fh.read(2) == b"\x1f\x8b"
+    with open(path, "rb") as head_fh:
+        compressed = head_fh.read(2) == b"\x1f\x8b"
     kept: list[bytes] = []
     cost = lineno = skipped = 0
 

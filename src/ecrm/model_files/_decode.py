@@ -229,7 +229,8 @@ class _Reader:
                             f"not (m, d) = ({m}, {d}) (the rows of X_fit_, the outputs of the "
                             "space)")
         sparse = state.get("X_fit_")
-        if m is not None and isinstance(sparse, dict) and sparse.get("$type") == "sparse":
+        if m is not None and X is not None and isinstance(sparse, dict) \
+                and sparse.get("$type") == "sparse":
             parts = {k: self.declared_shape(sparse.get(k)) for k in ("data", "indices",
                                                                      "indptr")}
             nnz = parts["data"]
@@ -239,8 +240,8 @@ class _Reader:
                                 f"{parts}, not those of a {m} x {X[1]} matrix")
         fit = state.get("_fit")
         kwargs = fit.get("kwargs") if isinstance(fit, dict) else None
-        if m is not None and isinstance(kwargs, dict):
-            rows = {"KernelFit": ("coef", "u"), "ForestFit": ("bag",)}.get(fit.get("class"), ())
+        if m is not None and isinstance(fit, dict) and isinstance(kwargs, dict):
+            rows = {"KernelFit": ("coef", "u"), "ForestFit": ("bag",)}.get(str(fit.get("class")), ())
             for key in rows:
                 shape = self.declared_shape(kwargs.get(key))
                 if shape is not None and (not shape or shape[0] != m):
