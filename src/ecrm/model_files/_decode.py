@@ -241,7 +241,8 @@ class _Reader:
         fit = state.get("_fit")
         kwargs = fit.get("kwargs") if isinstance(fit, dict) else None
         if m is not None and isinstance(fit, dict) and isinstance(kwargs, dict):
-            rows = {"KernelFit": ("coef", "u"), "ForestFit": ("bag",)}.get(str(fit.get("class")), ())
+            per_row = {"KernelFit": ("coef", "u"), "ForestFit": ("bag",)}
+            rows = per_row.get(str(fit.get("class")), ())
             for key in rows:
                 shape = self.declared_shape(kwargs.get(key))
                 if shape is not None and (not shape or shape[0] != m):
