@@ -11,7 +11,6 @@ LIMIT = 500
 #: Modules still over the limit, each with the most lines it may have until it is split.
 OVER: dict[str, int] = {
     "commands/fit.py": 619,
-    "experiments/ranking.py": 556,
     "model_files/_state.py": 579,
     "model_files/io.py": 554,
     "weights/forest/estimator.py": 651,
