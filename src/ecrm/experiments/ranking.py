@@ -158,7 +158,7 @@ def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=None, methods=
     training fold at that many random points. The folds run in ``n_jobs`` processes
     (joblib), each with one BLAS thread; every fold's random draws come from
     :func:`fold_seed`, so the results do not depend on ``n_jobs``. ``missing`` > 0 runs the
-    missing-labels protocol (module docstring) with ``MISSING_METHODS``.
+    missing-labels protocol (:mod:`._ranking_missing`) with ``MISSING_METHODS``.
     """
     return run_datasets([name], data_dir, repeats=repeats, folds=folds, max_train=max_train,
                         methods=methods, progress=progress, random_state=random_state,
