@@ -26,7 +26,7 @@ SSVM_DAG_PASSES = (10, 20)
 
 
 def br_svm_row(rows, Xtr, Ytr, Xte, kernel, gammas, random_state) -> dict:
-    """BR-SVM's row of the :class:`~._hmc_rows.TestRows` ``rows`` (``gammas``: its RBF
+    """BR-SVM's row of the :class:`~._hmc_rows.TableRows` ``rows`` (``gammas``: its RBF
     grid)."""
     from ecrm.baselines import BRSVM
 
@@ -41,7 +41,7 @@ def br_svm_row(rows, Xtr, Ytr, Xte, kernel, gammas, random_state) -> dict:
 
 
 def ssvm_rows(rows, Xtr, Ytr, Xte, kernel, random_state):
-    """The structured SVM's rows of the :class:`~._hmc_rows.TestRows` ``rows``, one per task
+    """The structured SVM's rows of the :class:`~._hmc_rows.TableRows` ``rows``, one per task
     loss, each yielded when fitted."""
     h = rows.hierarchy
     for trained_for, loss in rows.losses.items():

@@ -22,7 +22,7 @@ MIXING_GRID = 11
 
 
 def forest_rows(rows, Xtr, Ytr, Xte, metric, random_state, kernel=None) -> list[dict]:
-    """The forest row of the :class:`~._hmc_rows.TestRows` ``rows``; with ``kernel``, the
+    """The forest row of the :class:`~._hmc_rows.TableRows` ``rows``; with ``kernel``, the
     "ECRM (scores)" row, its fitted model and the test inputs it takes, also the selected,
     mixed and stacked rows."""
     from ecrm import ForestECRMCV

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-__all__ = ["TestRows", "timed"]
+__all__ = ["TableRows", "timed"]
 
 
 def timed(fn):
@@ -17,8 +17,8 @@ def timed(fn):
     return out, time.perf_counter() - t0
 
 
-class TestRows:
-    """Rows of one data set's test part.
+class TableRows:
+    """The rows of Table 1 of one data set, each scored on its test part.
 
     Parameters
     ----------

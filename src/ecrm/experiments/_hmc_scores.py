@@ -31,7 +31,7 @@ SCORE_LENGTH_SCALE_POINTS = 1500
 
 
 def scores_row(rows, Xtr, Ytr, Xte, *, alphas, metric, memory, random_state):
-    """The "ECRM (scores)" row of the :class:`~._hmc_rows.TestRows` ``rows``, its fitted
+    """The "ECRM (scores)" row of the :class:`~._hmc_rows.TableRows` ``rows``, its fitted
     model and the test inputs that model takes (scaled when length-scales were kept)."""
     from ecrm import ECRMCV
     from ecrm.losses import HammingLoss

@@ -107,7 +107,7 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
     from ecrm.datasets import HMCPreprocessor
     from ecrm.experiments._hmc_baselines import br_svm_row, ssvm_rows
     from ecrm.experiments._hmc_forest import forest_rows
-    from ecrm.experiments._hmc_rows import TestRows
+    from ecrm.experiments._hmc_rows import TableRows
     from ecrm.experiments._hmc_scores import scores_row
     from ecrm.experiments.cache import InMemoryCache
     from ecrm.losses import HammingLoss, HierarchicalLoss
@@ -118,7 +118,7 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
     Xtr, Xte = pre.transform(data.train.X), pre.transform(data.test.X)
     Ytr, Yte = data.train.Y, data.test.Y
     losses = {"hamming": HammingLoss(), "hierarchical": HierarchicalLoss(h)}
-    test = TestRows(name, h, Yte, losses, C_HMCNN_EXCLUDE)
+    table = TableRows(name, h, Yte, losses, C_HMCNN_EXCLUDE)
     metric = functools.partial(micro_auprc, labels=h.labels, exclude=C_HMCNN_EXCLUDE)
     info = {"dataset": name, "m": Xtr.shape[0], "n": Xte.shape[0], "p": Xtr.shape[1],
             "d": h.n_labels, "tree": h.is_tree}
@@ -134,24 +134,24 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
     memory = InMemoryCache()
     kernel_scores = None  # "ECRM (scores)"'s row, model and test inputs, for the forest's
     if "ecrm" in methods:
-        for row in _ecrm_rows(test, Xtr, Ytr, Xte, kernel, gammas, memory, random_state,
+        for row in _ecrm_rows(table, Xtr, Ytr, Xte, kernel, gammas, memory, random_state,
                               solver, n_components, center_selection):
             rows.append(row)
             _advance(progress, f"{name}: ECRM ({row['protocol']}) for the "
                      f"{row['trained_for']} loss, {row['params']}")
     if "ecrm-scores" in methods:
-        kernel_scores = scores_row(test, Xtr, Ytr, Xte, alphas=ALPHAS, metric=metric,
+        kernel_scores = scores_row(table, Xtr, Ytr, Xte, alphas=ALPHAS, metric=metric,
                                    memory=memory, random_state=random_state)
         rows.append(kernel_scores[0])
         _advance(progress, f"{name}: ECRM (scores) {rows[-1]['params']}")
     if "forest-scores" in methods:
-        rows.extend(forest_rows(test, Xtr, Ytr, Xte, metric, random_state, kernel_scores))
+        rows.extend(forest_rows(table, Xtr, Ytr, Xte, metric, random_state, kernel_scores))
         _advance(progress, f"{name}: ECRM forest (scores) {rows[-1]['params']}")
     if "br-svm" in methods:
-        rows.append(br_svm_row(test, Xtr, Ytr, Xte, kernel, gammas, random_state))
+        rows.append(br_svm_row(table, Xtr, Ytr, Xte, kernel, gammas, random_state))
         _advance(progress, f"{name}: BR-SVM {rows[-1]['params']}")
     if "ssvm" in methods:
-        for row in ssvm_rows(test, Xtr, Ytr, Xte, kernel, random_state):
+        for row in ssvm_rows(table, Xtr, Ytr, Xte, kernel, random_state):
             rows.append(row)
             _advance(progress, f"{name}: SSVM for the {row['trained_for']} loss, "
                      f"{row['params']}")
@@ -159,7 +159,7 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
     return info
 
 
-def _ecrm_rows(test, Xtr, Ytr, Xte, kernel, gammas, memory, random_state, solver,
+def _ecrm_rows(table, Xtr, Ytr, Xte, kernel, gammas, memory, random_state, solver,
                n_components, center_selection):
     """The paper's ECRM rows (its kernel) and the "kernel LOO" rows (the kernel chosen too),
     each trained for, and scored on, the Hamming and the hierarchical loss; yielded when
@@ -168,12 +168,12 @@ def _ecrm_rows(test, Xtr, Ytr, Xte, kernel, gammas, memory, random_state, solver
     from ecrm.experiments._hmc_rows import timed
     from ecrm.selection import LeaveOneOutSearch
 
-    h = test.hierarchy
+    h = table.hierarchy
     grids = {"paper": {"kernel": [kernel]} if kernel == "linear" else
              {"kernel": ["rbf"], "gamma": gammas},
              "kernel-loo": [{"kernel": ["linear"]}, {"kernel": ["rbf"], "gamma": gammas}]}
     for protocol, grid in grids.items():
-        for trained_for, loss in test.losses.items():
+        for trained_for, loss in table.losses.items():
             # The DAG hierarchical loss needs a MILP per point: average its exact
             # leave-one-out loss over 300 random training points (150 when choosing
             # among four kernels).
@@ -194,7 +194,7 @@ def _ecrm_rows(test, Xtr, Ytr, Xte, kernel, gammas, memory, random_state, solver
             solver_name = getattr(est.solver, "name", est.solver)
             if solver_name != "auto":
                 params.update(solver=solver_name)
-            yield test.row("ECRM", protocol, trained_for, P, est.predict_scores(Xte),
+            yield table.row("ECRM", protocol, trained_for, P, est.predict_scores(Xte),
                            fit_seconds=fit_s, predict_seconds=pred_s, params=params)
 
 
