@@ -89,6 +89,7 @@ import numpy as np
 from ecrm.commands._options import names_option, number_option, output_file_option, parameter_option
 from ecrm.commands._threads import workers_option
 from ecrm.experiments._ranking_fold import DUAL_MAX_TRAIN, N_COMPONENTS, _cap, _fold_counting_edges
+from ecrm.experiments._ranking_fold import _fold as _fold  # one fold, also from here
 from ecrm.experiments._ranking_kernel import (
     ALPHAS,
     ECRM_LOSSES,
