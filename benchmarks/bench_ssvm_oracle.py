@@ -10,7 +10,7 @@ the seconds spent, the share of negative costs; then the passes run, the relativ
 the fit time. On a DAG with the hierarchical loss it also prints the oracle's own counters (rows
 sent to the MILP, parts solved by the compiled branch and bound). The per-pass rows and seconds
 times the protocol's points and passes (``SSVM_DAG_POINTS``, ``SSVM_DAG_PASSES``) estimate a full
-``_tuned_ssvm`` plus refit before running it.
+``tuned_ssvm`` plus refit before running it.
 
 With ``--baseline COMMIT`` (a DAG and the hierarchical loss), ``--replay`` random oracle calls
 of each fit are then solved again, side by side in this process, by today's hierarchy oracle

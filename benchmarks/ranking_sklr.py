@@ -63,7 +63,8 @@ def run_dataset(name: str, data_dir, *, rankers=RANKERS, repeats=5, folds=10,
     from sklearn.preprocessing import StandardScaler
 
     from ecrm.datasets.label_ranking import load_label_ranking
-    from ecrm.experiments.ranking import _tau, protocol_folds
+    from ecrm.experiments._ranking_knn import _tau
+    from ecrm.experiments.ranking import protocol_folds
 
     data = load_label_ranking(name, data_dir)
     X, R = data.X, data.ranks

@@ -139,13 +139,13 @@ def test_kendall_loo_rows_bounds_the_dynamic_programme():
 
 
 def test_ecrm_kendall_reuses_the_squared_rank_kernel_and_intercept():
-    from ecrm.experiments import ranking
+    from ecrm.experiments import _ranking_kernel as kernel_rankers
     from ecrm.experiments.cache import InMemoryCache
 
     rng = np.random.RandomState(0)
     X = rng.randn(60, 3)
     R = np.argsort(np.argsort(X @ rng.randn(3, 4) + 0.3 * rng.randn(60, 4), axis=1), axis=1)
-    out = ranking._ecrm(X[:50], R[:50], X[50:], [0.1, 1.0], InMemoryCache(), rng)
+    out = kernel_rankers._ecrm(X[:50], R[:50], X[50:], [0.1, 1.0], InMemoryCache(), rng)
     assert list(out) == ["ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "ECRM-selected"]
     kendall, squared = out["ECRM-Kendall"][1], out["ECRM-squared"][1]
     assert {k: v for k, v in kendall.items() if k != "alpha"} == \
@@ -171,14 +171,14 @@ def test_krr_chooses_kernel_and_alpha_by_leave_one_out_refits(monkeypatch):
     from sklearn.kernel_ridge import KernelRidge
 
     from ecrm.experiments import _ranking_kernel as kernel_rankers
-    from ecrm.experiments import ranking
+    from ecrm.experiments import _ranking_knn as knn
     from ecrm.experiments.cache import InMemoryCache
 
     monkeypatch.setattr(kernel_rankers, "ALPHAS", np.logspace(-4, 2, 7))
     X, R = _toy_ranking(30)
     Xtr, Rtr, Xte = X[:24], R[:24], X[24:]
     m = len(Xtr)
-    P, chosen = ranking._krr(Xtr, Rtr, Xte, [0.5], InMemoryCache(), 0)
+    P, chosen = kernel_rankers._krr(Xtr, Rtr, Xte, [0.5], InMemoryCache(), 0)
     # The same criterion by m refits per candidate, each without its point (ridge m * alpha).
     best = None
     for params in [{"kernel": "linear", "gamma": None, "degree": 3, "coef0": 1},
@@ -187,7 +187,7 @@ def test_krr_chooses_kernel_and_alpha_by_leave_one_out_refits(monkeypatch):
             model = KernelRidge(alpha=m * alpha, kernel=params["kernel"], gamma=params["gamma"])
             loo = np.array([model.fit(np.delete(Xtr, i, 0), np.delete(Rtr, i, 0).astype(float))
                             .predict(Xtr[i:i + 1])[0] for i in range(m)])
-            tau = ranking._tau(kernel_rankers._rank_labels(loo), Rtr).mean()
+            tau = knn._tau(kernel_rankers._rank_labels(loo), Rtr).mean()
             if best is None or tau > best[0] + 1e-12:
                 best = (tau, params, alpha)
     assert chosen == {**best[1], "alpha": best[2]}
@@ -198,15 +198,14 @@ def test_krr_chooses_kernel_and_alpha_by_leave_one_out_refits(monkeypatch):
 
 def test_krr_reuses_the_eigendecompositions_of_ecrm(monkeypatch):
     from ecrm.experiments import _ranking_kernel as kernel_rankers
-    from ecrm.experiments import ranking
     from ecrm.experiments.cache import InMemoryCache
 
     monkeypatch.setattr(kernel_rankers, "KERNEL_SUBSAMPLE", 30)  # both stages on a small fold
     X, R = _toy_ranking(60)
     memory = InMemoryCache()
-    ranking._ecrm(X[:50], R[:50], X[50:], [0.5, 2.0], memory, 7)
+    kernel_rankers._ecrm(X[:50], R[:50], X[50:], [0.5, 2.0], memory, 7)
     before = len(memory.store)
-    ranking._krr(X[:50], R[:50], X[50:], [0.5, 2.0], memory, 7)
+    kernel_rankers._krr(X[:50], R[:50], X[50:], [0.5, 2.0], memory, 7)
     # Stage 1 (3 kernels on the same 30 points) is all cached; at most the chosen kernel's
     # decomposition on all 50 points is new.
     assert len(memory.store) - before <= 1
@@ -245,16 +244,16 @@ def test_grid_edges_of_the_protocol_grid_are_counted_not_shown(tmp_path, monkeyp
     import warnings
 
     from ecrm.exceptions import GridEdgeWarning
-    from ecrm.experiments import ranking
+    from ecrm.experiments import _ranking_fold as folds
 
     def fold(*args, **kwargs):
         warnings.warn("ECRMCV: the chosen alpha is the smallest", GridEdgeWarning, stacklevel=1)
         warnings.warn("something else", UserWarning, stacklevel=1)
         return {"ECRM-Kendall": (1.0, {}, 0.0)}
 
-    monkeypatch.setattr(ranking, "_fold", fold)
+    monkeypatch.setattr(folds, "_fold", fold)
     with pytest.warns(UserWarning, match="something else") as shown:
-        out, edges, wall = ranking._fold_counting_edges()
+        out, edges, wall = folds._fold_counting_edges()
     assert (out, edges) == ({"ECRM-Kendall": (1.0, {}, 0.0)}, 1) and wall >= 0
     assert not any(issubclass(w.category, GridEdgeWarning) for w in shown)
 
@@ -299,14 +298,14 @@ def test_ecrm_selected_takes_the_smallest_leave_one_out_kendall_distance():
 
 @pytest.mark.slow
 def test_forest_rankers_and_the_honest_choice():
+    from ecrm.experiments import _ranking_knn as knn
     from ecrm.experiments import _ranking_peers as peers
-    from ecrm.experiments import ranking
 
     X, R = _toy_ranking(80)
     for fn in (peers._forest, peers._lwrf, peers._pwrf):
         ranks, params = fn(X[:60], R[:60], X[60:], 0)
         np.testing.assert_array_equal(np.sort(ranks, axis=1), np.tile(np.arange(4), (20, 1)))
-        assert ranking._tau(ranks, R[60:]).mean() > 0.3
+        assert knn._tau(ranks, R[60:]).mean() > 0.3
     forest = peers._forest(X[:60], R[:60], X[60:], 0)
     assert forest[1]["flavour"] in ("random", "extra") and forest[1]["oob_discordant"] >= 0
     assert forest[1]["min_samples_split"] in peers.FOREST_SPLITS
@@ -340,13 +339,14 @@ def test_a_large_fold_judges_the_forest_flavours_on_fewer_trees(monkeypatch):
 
 @pytest.mark.slow
 def test_the_mixed_ranker_chooses_its_loss_and_share_on_the_honest_costs():
+    from ecrm.experiments import _ranking_kernel as kernel_rankers
     from ecrm.experiments import _ranking_peers as peers
     from ecrm.experiments import ranking
     from ecrm.experiments.cache import InMemoryCache
 
     X, R = _toy_ranking(80)
     fitted = {}
-    kernel = ranking._ecrm(X[:60], R[:60], X[60:], [0.5, 2.0], InMemoryCache(), 0,
+    kernel = kernel_rankers._ecrm(X[:60], R[:60], X[60:], [0.5, 2.0], InMemoryCache(), 0,
                            honest=fitted)
     forest = peers._forest(X[:60], R[:60], X[60:], 0, fitted)
     for label in ranking.ECRM_LOSSES:  # every kernel model is kept with its honest costs
@@ -391,15 +391,17 @@ def test_ssvm_kendall_column_ranks_better_than_chance_and_is_opt_in():
     import argparse
 
     from ecrm.datasets import make_label_ranking
+    from ecrm.experiments import _ranking_knn as knn
+    from ecrm.experiments import _ranking_peers as peers
     from ecrm.experiments import ranking
 
     data = make_label_ranking("iris")
     order = np.random.default_rng(0).permutation(len(data.X))
     train, test = order[:100], order[100:]
     X, R = data.X, data.ranks
-    ranks, params = ranking._ssvm(X[train], R[train], X[test], [0.25, 1.0, 4.0], 0)
+    ranks, params = peers._ssvm(X[train], R[train], X[test], [0.25, 1.0, 4.0], 0)
     assert ranks.shape == (50, 3) and sorted(ranks[0]) == [0, 1, 2]
-    assert ranking._tau(ranks, R[test]).mean() > 0.5 and params["C"] in ranking.SSVM_CS
+    assert knn._tau(ranks, R[test]).mean() > 0.5 and params["C"] in ranking.SSVM_CS
     parser = argparse.ArgumentParser()
     ranking.add_parser(parser.add_subparsers())
     assert "SSVM-Kendall" not in parser.parse_args(["ranking"]).methods
@@ -455,10 +457,11 @@ def test_large_folds_go_low_rank_and_rank_like_the_exact_models(monkeypatch):
     the three ECRM models on the same kernel, centres and leave-one-out points."""
     import warnings
 
+    from ecrm.experiments import _ranking_fold as folds
     from ecrm.experiments import _ranking_kernel as kernel_rankers
     from ecrm.experiments import ranking
 
-    monkeypatch.setattr(ranking, "DUAL_MAX_TRAIN", 50)
+    monkeypatch.setattr(folds, "DUAL_MAX_TRAIN", 50)
     monkeypatch.setattr(kernel_rankers, "KERNEL_SUBSAMPLE", 40)
     monkeypatch.setattr(kernel_rankers, "LARGE_LOO_ROWS", 60)
     monkeypatch.setattr(kernel_rankers, "ALPHAS", np.logspace(-4, 1, 6))
@@ -466,10 +469,10 @@ def test_large_folds_go_low_rank_and_rank_like_the_exact_models(monkeypatch):
     train, test = np.arange(90), np.arange(90, 110)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # grid edges of the tiny grids
-        low = ranking._fold(X, R, train, test, gammas=[0.3, 1.0], methods=ranking.METHODS,
-                            seed=5, max_train=None, n_components=30)
-        exact = ranking._fold(X, R, train, test, gammas=[0.3, 1.0], methods=ranking.METHODS,
-                              seed=5, max_train=None, n_components=90)
+        low = folds._fold(X, R, train, test, gammas=[0.3, 1.0], methods=ranking.METHODS,
+                          seed=5, max_train=None, n_components=30)
+        exact = folds._fold(X, R, train, test, gammas=[0.3, 1.0], methods=ranking.METHODS,
+                            seed=5, max_train=None, n_components=90)
     for label in (*ranking.ECRM_LOSSES, "KRR-positions"):
         params = low[label][1]
         assert params["solver"] == ("primal" if params["kernel"] == "linear" else "nystrom")

@@ -184,7 +184,8 @@ def test_length_scales_for_the_scores_are_kept_only_past_a_standard_error():
 
     from ecrm import ECRMCV
     from ecrm.datasets import make_hmc
-    from ecrm.experiments.hmc import ALPHAS, _length_scales
+    from ecrm.experiments._hmc_scores import length_scales
+    from ecrm.experiments.hmc import ALPHAS
     from ecrm.losses import HammingLoss
     from ecrm.reporting.metrics import micro_auprc
 
@@ -196,10 +197,10 @@ def test_length_scales_for_the_scores_are_kept_only_past_a_standard_error():
         return ECRMCV(HammingLoss(), h, alphas=ALPHAS[::4], scoring=metric, random_state=0,
                       search=LeaveOneOutSearch(kernel_grid=grid))
 
-    assert _length_scales(search({"kernel": ["linear"]}).fit(X, Y), X, Y, search, metric,
+    assert length_scales(search({"kernel": ["linear"]}).fit(X, Y), X, Y, search, metric,
                           0) is None
     isotropic = search({"kernel": ["rbf"], "gamma": [1 / 8]}).fit(X, Y)
-    out = _length_scales(isotropic, X, Y, search, metric, 0)
+    out = length_scales(isotropic, X, Y, search, metric, 0)
     choice, scaled = out["choice"], out["estimator"]
     assert choice["judged_on"] == 80  # the half the scales were not learned on
     judged = np.ones(160, dtype=bool)
@@ -217,7 +218,7 @@ def test_length_scales_for_the_scores_are_kept_only_past_a_standard_error():
 def test_the_ssvm_c_search_fits_each_c_on_each_fold_once_and_leaves_the_refit(monkeypatch):
     # GridSearchCV's own refit would be one more fit on the search's points, thrown away
     from ecrm import Hierarchy, StructuredSVM
-    from ecrm.experiments import hmc
+    from ecrm.experiments import _hmc_baselines as baselines
     from ecrm.losses import HammingLoss
 
     h = Hierarchy([("a", "b"), ("a", "c"), ("d", "e")])
@@ -229,6 +230,6 @@ def test_the_ssvm_c_search_fits_each_c_on_each_fold_once_and_leaves_the_refit(mo
     original = StructuredSVM.fit
     monkeypatch.setattr(StructuredSVM, "fit",
                         lambda self, X, Y: (fits.append(len(X)), original(self, X, Y))[1])
-    model, params = hmc._tuned_ssvm(HammingLoss(), h, X, Y, "linear", 0)
-    assert fits == [20] * (3 * len(hmc.SSVM_CS))  # 3 folds of 30 points
-    assert params["C"] == model.C and model.max_iter == hmc.SSVM_PASSES[1]
+    model, params = baselines.tuned_ssvm(HammingLoss(), h, X, Y, "linear", 0)
+    assert fits == [20] * (3 * len(baselines.SSVM_CS))  # 3 folds of 30 points
+    assert params["C"] == model.C and model.max_iter == baselines.SSVM_PASSES[1]

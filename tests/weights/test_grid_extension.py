@@ -206,6 +206,7 @@ def test_grid_edge_warning_is_public_under_its_old_name_too():
 def test_reproduce_ranking_extends_the_grids_only_when_asked(tmp_path):
     import argparse
 
+    from ecrm.experiments import _ranking_kernel as kernel_rankers
     from ecrm.experiments import ranking
     from ecrm.experiments.cache import InMemoryCache
 
@@ -218,8 +219,8 @@ def test_reproduce_ranking_extends_the_grids_only_when_asked(tmp_path):
     R = np.argsort(np.argsort(np.sin(3 * X) @ rng.randn(3, 4), axis=1), axis=1)  # wiggly
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        fixed = ranking._ecrm(X[:50], R[:50], X[50:], [0.01, 0.02], InMemoryCache(), 0)
-        grown = ranking._ecrm(X[:50], R[:50], X[50:], [0.01, 0.02], InMemoryCache(), 0,
+        fixed = kernel_rankers._ecrm(X[:50], R[:50], X[50:], [0.01, 0.02], InMemoryCache(), 0)
+        grown = kernel_rankers._ecrm(X[:50], R[:50], X[50:], [0.01, 0.02], InMemoryCache(), 0,
                               extend_grid=True)
     assert fixed["ECRM-squared"][1]["gamma"] == 0.02  # the largest: every width tried is too wide
     assert grown["ECRM-squared"][1]["gamma"] > 0.02  # gamma grows past it

@@ -452,10 +452,11 @@ def test_a_kernel_models_leave_one_out_of_any_loss_is_its_own_and_its_weights():
 def test_the_ranking_protocols_stacked_row(n_components, monkeypatch):
     import warnings
 
+    from ecrm.experiments import _ranking_fold as folds
     from ecrm.experiments import _ranking_kernel as kernel_rankers
     from ecrm.experiments import ranking
 
-    monkeypatch.setattr(ranking, "DUAL_MAX_TRAIN", 50)  # 90 points: Nystrom on 30 centres
+    monkeypatch.setattr(folds, "DUAL_MAX_TRAIN", 50)  # 90 points: Nystrom on 30 centres
     monkeypatch.setattr(kernel_rankers, "KERNEL_SUBSAMPLE", 40)
     monkeypatch.setattr(kernel_rankers, "LARGE_LOO_ROWS", 60)
 
@@ -464,9 +465,9 @@ def test_the_ranking_protocols_stacked_row(n_components, monkeypatch):
     R = np.argsort(np.argsort(X @ rng.randn(3, 4) + 0.5 * rng.randn(110, 4), axis=1), axis=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # grid edges of the tiny grids
-        out = ranking._fold(X, R, np.arange(90), np.arange(90, 110), gammas=[0.3, 1.0],
-                            methods=("ECRM-mixed", "ECRM-stacked"), seed=5, max_train=None,
-                            n_components=n_components)
+        out = folds._fold(X, R, np.arange(90), np.arange(90, 110), gammas=[0.3, 1.0],
+                          methods=("ECRM-mixed", "ECRM-stacked"), seed=5, max_train=None,
+                          n_components=n_components)
     tau, params, _ = out["ECRM-stacked"]
     exact = n_components == 90
     assert params["members"] == ([*ranking.ECRM_LOSSES] if exact else ["ECRM-Kendall"]) \

@@ -68,15 +68,9 @@ training fold; every fold is then fitted exactly. The test fold is always comple
 training fold is under the cap the two protocols fit the same models on the same draws, so
 they agree.
 
-Missing labels (``--missing p``, the second protocol of the label ranking literature):
-each label of each *training* ranking is removed independently with probability ``p``
-(at least two labels kept per ranking), by a generator seeded from the fold's seed; the test
-rankings stay complete. Only the methods that learn from incomplete rankings run
-(``MISSING_METHODS``): ECRM-Kendall (its own kernel, intercept and ``alpha`` by the exact
-leave-one-out Kendall distance over the pairs each held-out ranking observes), ECRM-forest,
-and ECRM-mixed of the two (the kernel's share by the honest Kendall distance on the observed
-pairs). They run on training folds of at most ``DUAL_MAX_TRAIN`` points (``--max-train``
-caps larger ones).
+Missing labels (``--missing p``): each label of each training ranking is removed with
+probability ``p`` and only the methods that learn from incomplete rankings run
+(:mod:`._ranking_missing`).
 
 Time: the folds of every data set run in one pool of ``--n-jobs`` processes (joblib), the
 larger sets' first, so that no process idles at the end of a set; every fold uses one BLAS
@@ -88,39 +82,30 @@ not depend on the number of processes.
 
 from __future__ import annotations
 
-import functools
 import json
-import time
 
 import numpy as np
 
 from ecrm.commands._options import names_option, number_option, output_file_option, parameter_option
 from ecrm.commands._threads import workers_option
+from ecrm.experiments._ranking_fold import DUAL_MAX_TRAIN, N_COMPONENTS, _cap, _fold_counting_edges
+from ecrm.experiments._ranking_fold import _fold as _fold  # one fold, also from here
 from ecrm.experiments._ranking_kernel import (
     ALPHAS,
     ECRM_LOSSES,
     KENDALL_LOO_BUDGET,
     KENDALL_LOO_MIN_ROWS,
     LARGE_LOO_ROWS,
-    _ecrm,
-    _ecrm_large,
-    _krr,
-    _krr_large,
     kendall_loo_rows,
     large_loo_rows,
 )
-from ecrm.experiments._ranking_knn import NEIGHBOURS, _borda, _kemeny, _knn, _neighbours, _tau
-from ecrm.experiments._ranking_peers import (
-    PUBLISHED,
-    SSVM_CS,
-    _forest,
-    _honest,
-    _lwrf,
-    _mixed,
-    _pwrf,
-    _ssvm,
+from ecrm.experiments._ranking_knn import NEIGHBOURS
+from ecrm.experiments._ranking_missing import MISSING_METHODS
+from ecrm.experiments._ranking_missing import (  # the missing-labels protocol's, also from here
+    _incomplete_methods as _incomplete_methods,
 )
-from ecrm.experiments._ranking_stack import _stacked
+from ecrm.experiments._ranking_missing import remove_labels as remove_labels
+from ecrm.experiments._ranking_peers import PUBLISHED, SSVM_CS
 from ecrm.model_files._atomic import write_text
 
 __all__ = ["ALPHAS", "DEFAULT_DATASETS", "DUAL_MAX_TRAIN", "ECRM_LOSSES", "GAMMAS",
@@ -134,11 +119,6 @@ DEFAULT_DATASETS = ("iris", "wine", "glass", "vehicle", "stock", "housing", "bod
                     "wisconsin", "segment", "cpu", "elevators", "calhousing", "fried",
                     "cold", "diau", "dtt", "heat", "spo")
 GAMMAS = (0.25, 1.0, 4.0)  # times 1 / n_features
-#: Training folds of at most this many points (or ``--n-components``, if larger) are fitted
-#: exactly, by the dual; the capped protocol's folds always are.
-DUAL_MAX_TRAIN = 1000
-#: Nystrom centres of a larger training fold (``--n-components``).
-N_COMPONENTS = 500
 
 METHODS = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "ECRM-selected", "ECRM-forest",
            "ECRM-honest", "ECRM-mixed", "kNN-Borda", "kNN-Kemeny", "KRR-positions")
@@ -148,168 +128,6 @@ METHODS = ("ECRM-Kendall", "ECRM-footrule", "ECRM-squared", "ECRM-selected", "EC
 #: (:mod:`._ranking_stack`; its search runs the exact oracle about ten times as often as
 #: ECRM-mixed's, and on one repeat of the small sets it did not improve on it).
 OPTIONAL_METHODS = ("SSVM-Kendall", "LWRF", "PWRF", "ECRM-stacked")
-#: The methods that need the kernel ECRM models of a fold.
-KERNEL_ECRM = (*ECRM_LOSSES, "ECRM-selected", "ECRM-honest", "ECRM-mixed", "ECRM-stacked")
-#: The methods that need ECRM-forest's model.
-FOREST_NEEDED = {"ECRM-honest", "ECRM-mixed", "ECRM-stacked"}
-#: The methods of the missing-labels protocol (``--missing``): they learn from incomplete
-#: rankings.
-MISSING_METHODS = ("ECRM-Kendall", "ECRM-forest", "ECRM-mixed")
-
-
-def remove_labels(R, fraction: float, rng, *, keep: int = 2) -> np.ndarray:
-    """Incomplete copies of the rankings ``R`` (n, k; 0 = top): each label removed with
-    probability ``fraction``, at least ``keep`` labels left per row (removed labels put back
-    at random until then); ranks ``-1`` for a removed label, ``0 .. m-1`` for the ``m`` left,
-    in their order.
-
-    >>> remove_labels(np.array([[2, 0, 1, 3]]), 0.5, np.random.default_rng(0)).tolist()
-    [[1, 0, -1, -1]]
-    """
-    R = np.asarray(R)
-    n, k = R.shape
-    drop = rng.random((n, k)) < fraction
-    short = np.maximum(keep - (k - drop.sum(axis=1)), 0)  # labels to put back per row
-    for i in np.flatnonzero(short):
-        drop[i, rng.choice(np.flatnonzero(drop[i]), short[i], replace=False)] = False
-    order = np.argsort(np.argsort(np.where(drop, k + R, R), axis=1), axis=1)
-    return np.where(drop, -1, order)
-
-
-def _incomplete_methods(Xtr, Rtr, Xte, *, gammas, methods, fit_seed, memory,
-                        extend_grid) -> tuple[dict, dict]:
-    """The ``MISSING_METHODS`` on incomplete training rankings ``Rtr`` (-1: missing):
-    (test rankings, parameters) and CPU seconds per method."""
-    from ecrm import ECRMCV
-    from ecrm.experiments._ranking_kernel import KERNEL_SUBSAMPLE, _fit, _kernel_candidates
-    from ecrm.experiments._ranking_peers import MIXING_GRID
-    from ecrm.losses.kendall import KendallLoss
-    from ecrm.selection import LeaveOneOutSearch
-    from ecrm.spaces.permutations import PermutationSpace
-    from ecrm.weights.mixture import choose_mixture
-
-    space, loss = PermutationSpace(Rtr.shape[1]), KendallLoss()
-    Ytr = space.from_ranks(Rtr)
-    results, seconds = {}, {}
-    honest: dict = {}
-    if {"ECRM-Kendall", "ECRM-mixed"} & set(methods):
-        t0 = time.process_time()
-        search = LeaveOneOutSearch(
-            fit_intercept="auto", kernel_grid=_kernel_candidates(gammas), memory=memory,
-            kernel_subsample=KERNEL_SUBSAMPLE, extend_grid=extend_grid,
-            loo_samples=kendall_loo_rows(*Rtr.shape))
-        model = _fit(honest, "ECRM-Kendall", ECRMCV(
-            loss, space, alphas=ALPHAS, search=search, random_state=fit_seed), Xtr, Ytr)
-        results["ECRM-Kendall"] = (space.to_ranks(model.predict(Xte)), {
-            **model.kernel_params_, "alpha": model.alpha_,
-            "fit_intercept": model.fit_intercept_})
-        seconds["ECRM-Kendall"] = time.process_time() - t0
-    if {"ECRM-forest", "ECRM-mixed"} & set(methods):
-        t0 = time.process_time()
-        results["ECRM-forest"] = _forest(Xtr, Rtr, Xte, fit_seed, honest)
-        seconds["ECRM-forest"] = time.process_time() - t0
-    if "ECRM-mixed" in methods:
-        t0 = time.process_time()
-        (model, rows, K), forest = honest["ECRM-Kendall"], honest["forest"]
-        psi = loss.psi(Ytr)
-        F = np.full(psi.shape, np.nan)
-        F[rows] = forest.weighted_sum(psi, rows=rows)
-        choice = choose_mixture((rows, K), F, Ytr, MIXING_GRID, loss=loss, output_space=space)
-        share = choice.mixture
-        C = share * model.predict_costs(Xte) + (1.0 - share) * forest.weighted_sum(psi, Xte)
-        results["ECRM-mixed"] = (space.to_ranks(space.minimize(C, loss.cost_form)), {
-            "mixture": share, "honest_discordant": float(np.min(choice.mean_losses))})
-        seconds["ECRM-mixed"] = time.process_time() - t0
-    return results, seconds
-
-
-def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
-          n_components=N_COMPONENTS, extend_grid=False, missing=0.0):
-    """Every method on one train/test split: (taus, params, seconds) per method; the seconds
-    are the CPU time of the fold's process (one core: BLAS and the trees single-threaded), so
-    that their sum does not depend on the machine's load or on ``--n-jobs``."""
-    from sklearn.preprocessing import StandardScaler
-    from threadpoolctl import threadpool_limits
-
-    from ecrm.experiments.cache import InMemoryCache
-
-    rng = np.random.RandomState(seed)
-    train = _cap(train, max_train, rng)
-    scaler = StandardScaler().fit(X[train])
-    Xtr, Xte, Rtr, Rte = scaler.transform(X[train]), scaler.transform(X[test]), R[train], R[test]
-    results, seconds, honest = {}, {}, {}
-    memory = InMemoryCache()  # one eigendecomposition per kernel and subset, for every method
-    fit_seed = rng.randint(2**31 - 1)
-    large = () if len(train) <= max(DUAL_MAX_TRAIN, n_components) else (n_components,)
-    ecrm, krr = (_ecrm_large, _krr_large) if large else (_ecrm, _krr)
-    requested = methods
-    if missing:  # the training rankings lose labels; the test rankings stay complete
-        Rtr = remove_labels(Rtr, missing, np.random.default_rng([seed, 1]))
-        with threadpool_limits(1, user_api="blas"):
-            results, seconds = _incomplete_methods(Xtr, Rtr, Xte, gammas=gammas,
-                                                   methods=methods, fit_seed=fit_seed,
-                                                   memory=memory, extend_grid=extend_grid)
-        methods = ()
-    with threadpool_limits(1, user_api="blas"):  # one core per fold: folds run in parallel
-        if any(m in KERNEL_ECRM for m in methods):
-            t0 = time.process_time()
-            results.update(ecrm(Xtr, Rtr, Xte, gammas, memory, fit_seed, *large,
-                                honest=honest, extend_grid=extend_grid))
-            share = (time.process_time() - t0) / len(ECRM_LOSSES)
-            seconds.update({m: share for m in ECRM_LOSSES})
-            seconds["ECRM-selected"] = 0.0  # no fit of its own
-        knn = (large_loo_rows(*Rtr.shape), fit_seed) if large else ()
-        neighbours = functools.cache(lambda: _neighbours(Xtr, Xte, *knn))  # shared, once
-        for m, fn, extra in [("ECRM-forest", _forest, (fit_seed, honest)),
-                             ("kNN-Borda", _knn, (_borda, neighbours)),
-                             ("kNN-Kemeny", _knn, (_kemeny, neighbours)),
-                             ("KRR-positions", krr, (gammas, memory, fit_seed, *large)),
-                             ("SSVM-Kendall", _ssvm, (gammas, fit_seed)),
-                             ("LWRF", _lwrf, (fit_seed,)), ("PWRF", _pwrf, (fit_seed,))]:
-            if m in methods or (m == "ECRM-forest" and FOREST_NEEDED & set(methods)):
-                t0 = time.process_time()
-                results[m] = fn(Xtr, Rtr, Xte, *extra)
-                seconds[m] = time.process_time() - t0
-        if "ECRM-honest" in methods:
-            results["ECRM-honest"] = _honest(results["ECRM-selected"], results["ECRM-forest"])
-            seconds["ECRM-honest"] = 0.0  # no fit of its own
-        if "ECRM-mixed" in methods:
-            t0 = time.process_time()
-            results["ECRM-mixed"] = _mixed(honest, honest["forest"], Rtr, Xte)
-            seconds["ECRM-mixed"] = time.process_time() - t0  # the choice and the predictions
-        if "ECRM-stacked" in methods:
-            t0 = time.process_time()
-            results["ECRM-stacked"] = _stacked(honest, honest["forest"], Xtr, Rtr, Xte,
-                                               fit_seed, exact=not large)
-            seconds["ECRM-stacked"] = time.process_time() - t0
-    return {m: (float(_tau(results[m][0], Rte).mean()), results[m][1], seconds[m])
-            for m in requested}
-
-
-def _fold_counting_edges(*args, **kwargs) -> tuple[dict, int, float]:
-    """:func:`_fold`, how many of its searches chose an end of the protocol's own grid (those
-    :class:`~ecrm.exceptions.GridEdgeWarning` are counted for the summary: a user cannot
-    change the grid; every other warning is shown), and its wall seconds."""
-    import warnings
-
-    from ecrm.exceptions import GridEdgeWarning
-
-    start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = _fold(*args, **kwargs)
-    edges = [w for w in caught if issubclass(w.category, GridEdgeWarning)]
-    for w in caught:
-        if not issubclass(w.category, GridEdgeWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return out, len(edges), time.perf_counter() - start
-
-
-def _cap(train, max_train, rng) -> np.ndarray:
-    """``train``, or ``max_train`` of its points drawn by ``rng`` when it has more."""
-    if max_train is not None and len(train) > max_train:
-        return np.sort(rng.choice(train, max_train, replace=False))
-    return train
 
 
 def protocol_folds(n_samples: int, *, repeats=5, folds=10, random_state=0, max_train=None):
@@ -341,7 +159,7 @@ def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=None, methods=
     training fold at that many random points. The folds run in ``n_jobs`` processes
     (joblib), each with one BLAS thread; every fold's random draws come from
     :func:`fold_seed`, so the results do not depend on ``n_jobs``. ``missing`` > 0 runs the
-    missing-labels protocol (module docstring) with ``MISSING_METHODS``.
+    missing-labels protocol (:mod:`._ranking_missing`) with ``MISSING_METHODS``.
     """
     return run_datasets([name], data_dir, repeats=repeats, folds=folds, max_train=max_train,
                         methods=methods, progress=progress, random_state=random_state,

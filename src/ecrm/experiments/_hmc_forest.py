@@ -1,0 +1,79 @@
+"""The forest rows of ``ecrm reproduce hmc`` and those that combine it with "ECRM (scores)".
+
+"ECRM forest (scores)" estimates the risk with forest weights (:class:`ecrm.ForestECRMCV`,
+settings by the out-of-bag micro AU(PRC) of its label scores). With the kernel scores model:
+"ECRM selected" is whichever of the two has the better honest micro AU(PRC) on the training
+set (exact leave-one-out against out of bag); "ECRM mixed" mixes their risks
+(:func:`mixed_scores`); "ECRM stacked" stacks them (:mod:`._hmc_stack`).
+"""
+
+from __future__ import annotations
+
+import time
+
+from ecrm.experiments._hmc_rows import timed
+
+__all__ = ["forest_rows"]
+
+#: Trees of :class:`ecrm.ForestECRMCV`.
+FOREST_TREES = 100
+#: "ECRM mixed (scores)": the kernel's shares of the mixed risk (0: the forest alone).
+MIXING_GRID = 11
+
+
+def forest_rows(rows, Xtr, Ytr, Xte, metric, random_state, kernel=None) -> list[dict]:
+    """The forest row of the :class:`~._hmc_rows.TableRows` ``rows``; with ``kernel``, the
+    "ECRM (scores)" row, its fitted model and the test inputs it takes, also the selected,
+    mixed and stacked rows."""
+    from ecrm import ForestECRMCV
+    from ecrm.experiments._hmc_stack import stacked_scores
+    from ecrm.losses import HammingLoss
+
+    est = ForestECRMCV(HammingLoss(), rows.hierarchy, scoring=metric, n_estimators=FOREST_TREES,
+                       random_state=random_state)
+    _, fit_s = timed(lambda: est.fit(Xtr, Ytr))
+    P, pred_s = timed(lambda: est.predict(Xte))
+    forest = rows.row("ECRM forest", "scores", "hamming", P, est.predict_scores(Xte),
+                      fit_seconds=fit_s, predict_seconds=pred_s,
+                      params={**est.best_params_, "oob_auprc": est.best_score_})
+    if kernel is None:
+        return [forest]
+    kernel, kernel_est, Xte_kernel = kernel
+    pick = forest if forest["params"]["oob_auprc"] > kernel["params"]["loo_auprc"] else kernel
+    family = "forest" if pick is forest else "kernel"
+    selected = {**pick, "method": "ECRM selected", "params": {"family": family,
+                                                                **pick["params"]}}
+    t0 = time.perf_counter()
+    P, S, params = mixed_scores(kernel_est, Xte_kernel, est, Ytr, Xte, metric)
+    mixed = {**forest, "method": "ECRM mixed", **rows.scores(P, S),
+             "fit_seconds": kernel["fit_seconds"] + fit_s + time.perf_counter() - t0,
+             "predict_seconds_per_instance": kernel["predict_seconds_per_instance"]
+             + forest["predict_seconds_per_instance"], "params": params}
+    t0 = time.perf_counter()
+    P, S, params = stacked_scores(kernel_est, Xte_kernel, est, Ytr, Xte, metric, random_state)
+    stacked = {**mixed, "method": "ECRM stacked", **rows.scores(P, S), "params": params,
+               "fit_seconds": mixed["fit_seconds"] + time.perf_counter() - t0}
+    return [forest, selected, mixed, stacked]
+
+
+def mixed_scores(kernel, Xte_kernel, forest, Ytr, Xte, metric):
+    """"ECRM mixed (scores)": the kernel scores model's and the forest's risks mixed
+    (:mod:`ecrm.weights.mixture`), the kernel's share in ``MIXING_GRID`` by the micro AU(PRC) of the
+    mixed honest label scores: the kernel's exact leave-one-out scores (through its
+    calibration, which was chosen on them) and the forest's out-of-bag scores. Test
+    predictions, test label scores and the parameters."""
+    from ecrm.weights.mixture import choose_mixture
+
+    S = kernel.loo_scores_
+    if kernel.score_calibration_ is not None:  # the map its test scores go through
+        S = kernel.output_space.consistent_scores(kernel.score_calibration_.transform(S))
+    choice = choose_mixture((kernel.loo_rows_, S), forest.oob_scores(), Ytr, MIXING_GRID,
+                            metric=metric)
+    share = choice.mixture
+    mixed_scores = (share * kernel.predict_scores(Xte_kernel)
+                    + (1 - share) * forest.predict_scores(Xte))
+    costs = share * kernel.predict_costs(Xte_kernel) + (1 - share) * forest.predict_costs(Xte)
+    P = forest.output_space.minimize(costs, forest.loss.cost_form)
+    return P, mixed_scores, {"mixture": share, "honest_auprc": float(choice.scores.max()),
+                             "kernel_auprc": float(choice.scores[-1]),
+                             "forest_auprc": float(choice.scores[0])}
