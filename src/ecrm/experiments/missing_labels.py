@@ -261,7 +261,7 @@ def add_parser(subparsers) -> None:
     count = lambda name: number_option("int", name, low=1)  # noqa: E731
     parser = subparsers.add_parser(
         "missing-labels", help="label ranking from training rankings with labels removed at "
-        "random (0, 30, 60%%): ECRM kernel, forest and mixed, Kendall's tau",
+        "random: ECRM kernel, forest and mixed, Kendall's tau",
         description=__doc__.split("\n\n")[1])
     parser.add_argument("--data-dir", help="directory of the <name>.csv.gz files (default: "
                         "$ECRM_DATA_RANKING, else $ECRM_DATA)")
