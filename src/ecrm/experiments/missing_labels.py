@@ -15,8 +15,8 @@ scored by Kendall's tau on the complete test rankings.
   generator seeded from the fold's seed alone (so every level and every method, and the peers
   of ``benchmarks/label_ranking_missing_sklr.py``, see the same folds and, per level, the
   same deletions); a ranking left with fewer than two labels gets dropped labels back at
-  random until it has two. The expected share of labels removed is therefore :math:`p`
-  (slightly less for small :math:`k` and large :math:`p`).
+  random until it has two. The share of labels removed is therefore :math:`p` for many
+  labels and less for few (about 0.31 for :math:`k = 3` at :math:`p = 0.6`).
 * The methods are those of ``ecrm reproduce ranking --missing``
   (:data:`ecrm.experiments.ranking.MISSING_METHODS`), run by the same code at every level,
   ``p = 0`` included (there the training rankings are complete, but each method is still
