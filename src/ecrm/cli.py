@@ -44,6 +44,9 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
     "partial-ranking": ("ecrm.experiments.partial_ranking", "partial label ranking benchmark "
                         "(bucket orders): ECRM kernel, forest and mixed against kNN-Borda and "
                         "scikit-lr's peers, tau_x"),
+    "missing-labels": ("ecrm.experiments.missing_labels", "label ranking from training "
+                       "rankings with labels removed at random: ECRM kernel, forest and "
+                       "mixed, Kendall's tau"),
 }
 
 

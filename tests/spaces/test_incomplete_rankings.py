@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from ecrm import ECRM, ECRMCV, ForestECRM, Hierarchy, MixedRiskECRM, PermutationSpace, load, save
 from ecrm.cli import main
 from ecrm.datasets.label_ranking import load_label_ranking
-from ecrm.experiments.ranking import MISSING_METHODS, remove_labels
+from ecrm.experiments._ranking_missing import remove_labels
+from ecrm.experiments.ranking import MISSING_METHODS
 from ecrm.losses import FootruleLoss, HammingLoss, KendallLoss, KendallTiesLoss, TauXLoss
 from ecrm.losses.kendall import kendall_tau
 from ecrm.model_files.io import ModelFileError

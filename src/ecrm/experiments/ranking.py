@@ -89,7 +89,6 @@ import numpy as np
 from ecrm.commands._options import names_option, number_option, output_file_option, parameter_option
 from ecrm.commands._threads import workers_option
 from ecrm.experiments._ranking_fold import DUAL_MAX_TRAIN, N_COMPONENTS, _cap, _fold_counting_edges
-from ecrm.experiments._ranking_fold import _fold as _fold  # one fold, also from here
 from ecrm.experiments._ranking_kernel import (
     ALPHAS,
     ECRM_LOSSES,
@@ -101,10 +100,6 @@ from ecrm.experiments._ranking_kernel import (
 )
 from ecrm.experiments._ranking_knn import NEIGHBOURS
 from ecrm.experiments._ranking_missing import MISSING_METHODS
-from ecrm.experiments._ranking_missing import (  # the missing-labels protocol's, also from here
-    _incomplete_methods as _incomplete_methods,
-)
-from ecrm.experiments._ranking_missing import remove_labels as remove_labels
 from ecrm.experiments._ranking_peers import PUBLISHED, SSVM_CS
 from ecrm.model_files._atomic import write_text
 
