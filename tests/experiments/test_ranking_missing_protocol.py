@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ecrm.cli import main
-from ecrm.experiments import _ranking_fold, missing_labels, ranking
+from ecrm.experiments import _ranking_fold, _ranking_missing, missing_labels, ranking
 from ecrm.experiments._ranking_knn import _tau
 from ecrm.experiments.missing_labels import deleted_folds
 
@@ -110,7 +110,8 @@ def test_the_fold_trains_on_the_deletions_and_scores_complete_test_rankings(monk
     rng = np.random.default_rng(5)
     X, R = rng.normal(size=(1400, 3)), _rankings(1400, 4, seed=5)
     recorder = _Recorder()
-    monkeypatch.setattr(ranking, "_incomplete_methods", recorder)
+    monkeypatch.setattr(_ranking_missing, "_incomplete_methods", recorder)
+    monkeypatch.setattr(_ranking_fold, "_incomplete_methods", recorder)
     (_, _, train, test, seed, Rtr), *_ = deleted_folds(R, level, repeats=1, folds=10)
     assert len(train) == 1000  # capped, as the large sets are
     whole = next(ranking.protocol_folds(1400, repeats=1, folds=10))[2]
@@ -126,7 +127,7 @@ def test_the_fold_trains_on_the_deletions_and_scores_complete_test_rankings(monk
     assert (R[test] >= 0).all()
     # the same inputs as ``ecrm reproduce ranking --missing``
     _ranking_fold._fold(X, R, whole, test, gammas=[1.0], methods=ranking.MISSING_METHODS,
-                  seed=seed, max_train=1000, missing=level)
+                        seed=seed, max_train=1000, missing=level)
     ref_X, ref_R, ref_seed = recorder.calls[-1]
     np.testing.assert_array_equal(ref_R, Rtr)
     np.testing.assert_array_equal(ref_X, Xtr)
@@ -182,7 +183,7 @@ def test_peers_format_marks_missing_labels_nan_and_ranks_from_one(peers):
 def test_observed_tau_is_kendall_tau_on_the_observed_pairs(peers, k, seed, level):
     rng = np.random.default_rng(seed)
     R = _rankings(7, k, seed)
-    Rin = ranking.remove_labels(R, level, rng)
+    Rin = _ranking_missing.remove_labels(R, level, rng)
     pred = _rankings(7, k, seed + 1)
     expected = []
     for row, p in zip(Rin, pred, strict=True):  # brute force over the observed pairs

@@ -27,7 +27,7 @@ from ecrm.experiments._ranking_missing import _incomplete_methods, remove_labels
 from ecrm.experiments._ranking_peers import _forest, _honest, _lwrf, _mixed, _pwrf, _ssvm
 from ecrm.experiments._ranking_stack import _stacked
 
-__all__ = ["DUAL_MAX_TRAIN", "N_COMPONENTS", "_cap", "_fold", "_fold_counting_edges"]
+__all__ = ["DUAL_MAX_TRAIN", "N_COMPONENTS", "_cap", "_fold_counting_edges"]
 
 #: Training folds of at most this many points (or ``--n-components``, if larger) are fitted
 #: exactly, by the dual; the capped protocol's folds always are.
