@@ -115,7 +115,7 @@ def test_in_memory_cache_computes_each_argument_once():
 
 @pytest.mark.slow  # a child Python
 def test_version_and_help_import_nothing_heavy():
-    # issue 18: `ecrm --version` took 2.4 s importing scikit-learn first
+    # `ecrm --version` once took 2.4 s importing scikit-learn first
     import os
     import subprocess
 

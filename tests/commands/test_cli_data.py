@@ -80,7 +80,7 @@ def test_svmlight_with_a_huge_feature_index_stays_small(ecrm_cmd, tmp_path):
     assert proc.returncode == 0 and proc.stdout.decode().startswith("row,labels"), proc.stderr
 
 
-# -- the solver flags (issue 18, item 1) ------------------------------------------------------
+# -- the solver flags ------------------------------------------------------
 def test_fit_refusal_for_the_dual_names_the_flags(ecrm_cmd, train_csv, tmp_path):
     proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--memory-budget", "1e-5", "-o",
                     "m.ecrm", "--quiet", cwd=tmp_path)

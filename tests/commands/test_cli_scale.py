@@ -1,6 +1,6 @@
 """Large files through the real ``ecrm`` entry point, on small files: the CSV read in row
 chunks gives what the whole file gives (errors included), ``ecrm predict`` streams, and
-``ecrm fit --scheduler`` on a LocalCluster fits the same model (issue 18, item 1)."""
+``ecrm fit --scheduler`` on a LocalCluster fits the same model."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What ``ecrm predict`` imports: its start-up is most of its time on a small file (issue 30).
+"""What ``ecrm predict`` imports: its start-up is most of its time on a small file.
 
 Deterministic checks of ``sys.modules`` in a fresh interpreter, not timings: a real
 prediction from a model file loads the modules of that model's classes, never scikit-learn's

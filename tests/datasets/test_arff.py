@@ -233,7 +233,7 @@ def test_sparse_errors(tmp_path):
 @pytest.mark.parametrize("value", ["nan", "NaN", "-nan", "inf", "-Infinity", "1e400"])
 @pytest.mark.parametrize("missing", ["", "?,u,a\n"])
 def test_non_finite_numbers_are_not_arff(tmp_path, value, missing):
-    # Regression (issue 11.9): numpy read 'nan' and 'inf' as floats; in ARFF missing is '?'.
+    # Regression: numpy read 'nan' and 'inf' as floats; in ARFF missing is '?'.
     body = "1,u,a\n" + missing + f"{value},v,a/b\n"
     _error(tmp_path, HEAD + body, lineno=7 + bool(missing),
            match=rf"expected a finite number or '\?' \(missing\) for attribute 'x'; "
@@ -241,7 +241,7 @@ def test_non_finite_numbers_are_not_arff(tmp_path, value, missing):
 
 
 def test_labels_1_and_true_stay_distinct(tmp_path):
-    # Regression (issue 11.9): labels and categories are strings; 1 == True must not merge them.
+    # Regression: labels and categories are strings; 1 == True must not merge them.
     tree = ("@relation r\n@attribute c {1,True,0,False}\n"
             "@attribute class hierarchical 1,True,1/0,True/False\n@data\n"
             "1,1/0\nTrue,True\n0,True/False\nFalse,1\n")

@@ -179,7 +179,7 @@ def test_unknown_extension_and_missing_file(tmp_path):
         load_data(tmp_path / "none.csv")
 
 
-# -- non-finite values, labels, paths and separators (issue 18) -------------------------------
+# -- non-finite values, labels, paths and separators -------------------------------
 def test_svmlight_non_integer_label_names_the_line(tmp_path):
     path = _write(tmp_path, "d.svm", "# header\n1 1:0.5\n\n1.5 2:1\n")
     with pytest.raises(DataFileError, match=r"line 4: the label field: label 1.5 is not an "

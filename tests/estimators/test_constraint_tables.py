@@ -223,7 +223,7 @@ def test_the_fit_command_s_kernel_list_is_the_table_s():
 
 def test_the_fit_command_s_tasks_and_losses_are_the_task_table_s():
     """``--task`` offers the library's tasks whose labels the command line reads, ``--loss``
-    their losses (issue 28): read from :data:`ecrm.tasks.TASKS`, never copied."""
+    their losses: read from :data:`ecrm.tasks.TASKS`, never copied."""
     from ecrm.tasks import TASKS
 
     options = {dest: choices for command, dest, choices in _choice_options()

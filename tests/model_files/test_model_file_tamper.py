@@ -2,8 +2,8 @@
 
 Each file is a small fitted model saved with :func:`ecrm.save`, then edited as a careful forger
 would: the JSON metadata or an array changed, every array digest, shape and dtype recorded
-again and the metadata signed again, so that only the checks of the fitted state can refuse it
-(issue 31). Every refusal must name the field it found wrong.
+again and the metadata signed again, so that only the checks of the fitted state can refuse
+it. Every refusal must name the field it found wrong.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ def capacitated():
 
 NETWORKS = [diamond, capacitated]
 
-#: Positive rescalings under which every minimiser must give the same answer (issue 11).
+#: Positive rescalings under which every minimiser must give the same answer.
 SCALES = (1e-12, 1e-6, 1.0, 1e6, 1e12)
 
 
@@ -723,7 +723,7 @@ def test_demo_returns_a_table():
         assert name in text
 
 
-# -- invariance under rescaling the outputs (issue 21, part 2) -------------------------------
+# -- invariance under rescaling the outputs -------------------------------
 # Supplies, capacities and training flows multiplied by s: every answer is multiplied by s.
 # At s = 1e-9 the absolute-loss answers were wrong yet certified, contains() accepted the zero
 # flow at supply 1e-8, and at 1e9 project() said "the flow polytope is empty".

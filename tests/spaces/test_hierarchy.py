@@ -374,7 +374,7 @@ def test_argmin_products_shapes():
 
 
 def test_hierarchical_loss_needs_its_own_hierarchy():
-    # regression (issue 11.8): a loss on another hierarchy gave a matmul error, or nothing
+    # regression: a loss on another hierarchy gave a matmul error, or nothing
     h = Hierarchy(EDGES)
     loss = HierarchicalLoss(h)
     loss.check_space(Hierarchy(list(reversed(EDGES)), labels=h.labels))  # equal: accepted
@@ -451,7 +451,7 @@ def test_cap_by_parents_equals_the_minimum_over_ancestors_on_random_dags(data, d
     np.testing.assert_array_equal(h.cap_by_parents(S[0]), expected[:1])
 
 
-# ------------------------------------------------- reductions of the DAG oracles (issue 21)
+# ------------------------------------------------- reductions of the DAG oracles
 
 
 def signed_costs(rng, n, d):

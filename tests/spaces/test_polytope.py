@@ -146,7 +146,7 @@ def test_fractional_relaxation_falls_back_to_milp():
 ])
 @pytest.mark.parametrize("method", ["auto", "milp"])
 def test_branch_and_bound_is_exact_at_every_scale(A_ub, b_ub, c, method):
-    # Regression (issue 11.1): with rows scaled to max |c| = 1, HiGHS's absolute MIP
+    # Regression: with rows scaled to max |c| = 1, HiGHS's absolute MIP
     # tolerances (1e-6) returned -0.499999 instead of -0.5 in the first case, and missed the
     # minimum by 1.2e-8 of sum |c| in the second.
     space = LinearConstraintSpace(A_ub=A_ub, b_ub=b_ub, method=method)

@@ -1,4 +1,4 @@
-"""A new output space is one class and one table registration (issue 28).
+"""A new output space is one class and one table registration.
 
 The toy space below, "at most k of d labels" with a brute-force oracle, is defined here and
 nowhere in the library; registering its task is all it takes for ECRM to fit and predict on

@@ -1,4 +1,4 @@
-"""ECRM on Dask arrays (issue 13, item 6): the map-reduce fit and lazy prediction equal the
+"""ECRM on Dask arrays: the map-reduce fit and lazy prediction equal the
 in-memory ones; bad Dask inputs fail before any work and change nothing."""
 
 
@@ -20,16 +20,6 @@ da = pytest.importorskip("dask.array")
 NYSTROM = dict(solver=NystromSolver(n_components=40), kernel="rbf", gamma=0.2, random_state=0)
 PRIMAL = dict(solver="primal", kernel="linear")
 SOLVERS = pytest.mark.parametrize("kw", [NYSTROM, PRIMAL], ids=["nystrom", "primal"])
-
-
-@pytest.fixture(scope="module")
-def client():
-    """Two single-thread workers in this process (no process start-up); the Client is the
-    default scheduler of every compute while it is open."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
 
 
 def _problem(m=300, p=4, seed=0):

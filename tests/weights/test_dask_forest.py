@@ -5,6 +5,7 @@ predictions), and prediction on a Dask array is lazy and per row chunk."""
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
+from test_dask import _dask, _problem
 
 from _shapes import TREE7 as TREE
 from ecrm.losses import HammingLoss, HierarchicalLoss
@@ -13,28 +14,6 @@ from ecrm.weights.forest.estimator import ForestECRM, ForestECRMCV
 distributed = pytest.importorskip("distributed", reason="the Dask tests need distributed "
                                   "(pip install 'ecrm[dask]')")
 da = pytest.importorskip("dask.array")
-
-
-@pytest.fixture(scope="module")
-def client():
-    """Two single-thread workers in this process (no process start-up)."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
-
-
-def _problem(m=300, p=4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(m, p))
-    scores = X @ rng.normal(size=(p, TREE.n_labels)) + rng.normal(scale=0.8,
-                                                                  size=(m, TREE.n_labels))
-    return X, TREE.close(scores > 0.3).astype(np.uint8), rng.normal(size=(50, p))
-
-
-def _dask(X, Y, rows=70):
-    """Uneven row chunks (70, 70, 70, 70, 20), one chunk along the columns."""
-    return da.from_array(X, chunks=(rows, -1)), da.from_array(Y, chunks=(rows, -1))
 
 
 def _assert_same_predictions(on_dask, in_memory, Xt):

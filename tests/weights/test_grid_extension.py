@@ -1,4 +1,4 @@
-"""The leave-one-out search extends its grid past a winning end (issue 33).
+"""The leave-one-out search extends its grid past a winning end.
 
 A synthetic kernel ridge problem, y = sin(2 pi x) + noise on [0, 1], searched with the
 criterion minus the mean squared leave-one-out error: its best alpha and gamma are known from

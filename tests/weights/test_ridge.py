@@ -196,7 +196,7 @@ def test_huge_factorisations_run_on_one_blas_thread():
     assert blas_threads() == before
 
 
-# -- the fast exact fit (issue 21, part 4) ------------------------------------------------------
+# -- the fast exact fit ------------------------------------------------------
 def test_gram_matrix_is_bitwise_the_kernel_matrix():
     from ecrm.weights.kernel._kernels import kernel_matrix
     from ecrm.weights.kernel._solvers.dual import gram_matrix

@@ -1,4 +1,4 @@
-"""The declared solver protocol (issue 28): a new solver is one class and one table line.
+"""The declared solver protocol: a new solver is one class and one table line.
 
 The toy solver here solves :math:`(K + rI)\\,a = t - b\\mathbf 1` directly
 (``scipy.linalg.solve``) and computes the exact leave-one-out predictions from the dense hat

@@ -1,4 +1,4 @@
-"""Solvers beyond one m x m matrix (issue 13): primal, Nystrom, streaming, primal LOO."""
+"""Solvers beyond one m x m matrix: primal, Nystrom, streaming, primal LOO."""
 
 import pickle
 
