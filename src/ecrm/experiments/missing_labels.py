@@ -188,17 +188,12 @@ def _ordered(records, names, levels) -> list[dict]:
 
 
 def _summary(name, level, data, done, *, methods, **protocol) -> dict:
-    """One data set's record at one level from its folds' outputs."""
-    folds = [out for out, _, _ in done]
-    return {"dataset": name, "missing": level, "n": data.X.shape[0], "p": data.X.shape[1],
-            "k": data.ranks.shape[1], **protocol,
-            "seconds_wall": sum(wall for _, _, wall in done),
-            "grid_edge_warnings": sum(edges for _, edges, _ in done),
-            "rows": [{"method": m, "tau_mean": float(np.mean([d[m][0] for d in folds])),
-                      "tau_std": float(np.std([d[m][0] for d in folds])),
-                      "fold_taus": [d[m][0] for d in folds],
-                      "seconds": float(sum(d[m][2] for d in folds)),
-                      "params": [d[m][1] for d in folds]} for m in methods]}
+    """One data set's record at one level from its folds' outputs: the ranking protocol's
+    record, with the level after the data set's name."""
+    from ecrm.experiments.ranking import _summary as dataset_summary
+
+    return {"dataset": name, "missing": level,
+            **dataset_summary(name, data, done, methods=methods, **protocol)}
 
 
 def format_table(records) -> str:
