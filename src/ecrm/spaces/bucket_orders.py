@@ -66,6 +66,7 @@ import scipy.sparse as sp
 from ecrm.estimators._validation import check_int
 from ecrm.spaces import _bucket_solvers
 from ecrm.spaces.base import CertifiedResult, OutputSpace, check_item_labels
+from ecrm.spaces.linear_ordering import dominating_blocks
 
 __all__ = ["MAX_DP_SIZE", "BucketOrderSpace", "bucket_order_to_pairs", "check_positions",
            "n_bucket_orders", "optimal_bucket_order", "pair_index", "pairs_to_bucket_order"]
@@ -233,30 +234,14 @@ def _milp(B: np.ndarray, time_limit):
     return positions, gap, ok
 
 
-def _blocks(B: np.ndarray):
-    """Labels by decreasing wins and where each dominating block starts, per row."""
-    n, k, _ = B.shape
-    wins = B < np.minimum(B.transpose(0, 2, 1), 0.0)
-    np.einsum("ijj->ij", wins)[...] = False
-    order = np.argsort(-wins.sum(axis=2), axis=1, kind="stable")
-    W = np.take_along_axis(np.take_along_axis(wins, order[:, :, None], axis=1),
-                           order[:, None, :], axis=2)
-    cum = W.cumsum(axis=1).cumsum(axis=2)
-    t = np.arange(1, k)
-    cut = cum[:, t - 1, k - 1] - cum[:, t - 1, t - 1] == t * (k - t)
-    return order, np.column_stack([np.ones((n, 1), dtype=bool), cut])
-
-
 def _solve_blocks(B, max_dp_size, time_limit):
     n, k, _ = B.shape
-    order, starts = _blocks(B)
+    wins = B < np.minimum(B.transpose(0, 2, 1), 0.0)  # a beats b: B_ab < min(B_ba, 0)
+    np.einsum("ijj->ij", wins)[...] = False
+    order, starts, (rows, cols, sizes) = dominating_blocks(wins)
     local = np.ones((n, k), dtype=np.int64)  # positions inside each block, sorted coordinates
     gap, ok = np.zeros(n), np.ones(n, dtype=bool)
     largest = np.ones(n, dtype=np.int64)
-    rows, cols = np.nonzero(starts)
-    ends = np.append(cols[1:], k)
-    ends[np.append(rows[1:] != rows[:-1], True)] = k
-    sizes = ends - cols
     for s in np.unique(sizes[sizes > 1]):
         r, c = rows[sizes == s], cols[sizes == s]
         items = order[r[:, None], c[:, None] + np.arange(s)]
@@ -352,7 +337,6 @@ def optimal_bucket_order(C, *, method: str = "auto", max_dp_size: int = MAX_DP_S
             else np.full(n, method))
     return CertifiedResult(positions, value, value - gap * scale, ok, used,
                            {"largest_block": largest})
-
 
 
 def _all_positions(k: int) -> np.ndarray:

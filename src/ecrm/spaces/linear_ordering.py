@@ -212,10 +212,11 @@ def _milp(B: np.ndarray) -> np.ndarray:
     return orders
 
 
-def _blocks(B: np.ndarray):
-    """Items by decreasing wins and the start of every dominating block, per row."""
-    n, k, _ = B.shape
-    wins = B < B.transpose(0, 2, 1)  # wins[i, a, b]: a beats b
+def dominating_blocks(wins: np.ndarray):
+    """Items by decreasing wins and the start of every dominating block, per row, given
+    ``wins[i, a, b]`` (a beats b, false on the diagonal); and the blocks as ``(rows, cols,
+    sizes)``: the row, first sorted position and number of items of each."""
+    n, k, _ = wins.shape
     order = np.argsort(-wins.sum(axis=2), axis=1, kind="stable")
     W = np.take_along_axis(np.take_along_axis(wins, order[:, :, None], axis=1),
                            order[:, None, :], axis=2)
@@ -224,8 +225,11 @@ def _blocks(B: np.ndarray):
     cum = W.cumsum(axis=1).cumsum(axis=2)  # cum[i, t-1, u-1] = sum W[:t, :u]
     t = np.arange(1, k)
     cross = cum[:, t - 1, k - 1] - cum[:, t - 1, t - 1]
-    cut = cross == t * (k - t)
-    return order, np.column_stack([np.ones((n, 1), dtype=bool), cut])
+    starts = np.column_stack([np.ones((n, 1), dtype=bool), cross == t * (k - t)])
+    rows, cols = np.nonzero(starts)
+    ends = np.append(cols[1:], k)
+    ends[np.append(rows[1:] != rows[:-1], True)] = k
+    return order, starts, (rows, cols, ends - cols)
 
 
 def linear_ordering(B, *, method: str = "auto", max_dp_size: int = MAX_DP_SIZE
@@ -284,13 +288,9 @@ def linear_ordering(B, *, method: str = "auto", max_dp_size: int = MAX_DP_SIZE
 
 def _solve_blocks(B: np.ndarray, max_dp_size: int):
     n, k, _ = B.shape
-    order, starts = _blocks(B)
+    order, _, (rows, cols, sizes) = dominating_blocks(B < B.transpose(0, 2, 1))
     orders = order.copy()
     largest = np.ones(n, dtype=np.int64)
-    rows, cols = np.nonzero(starts)
-    ends = np.append(cols[1:], k)
-    ends[np.append(rows[1:] != rows[:-1], True)] = k
-    sizes = ends - cols
     for s in np.unique(sizes[sizes > 1]):
         sel = sizes == s
         r, c = rows[sel], cols[sel]
