@@ -27,31 +27,25 @@ over them as one sparse product).
    until none applies. A forest vanishes entirely (this is the dynamic programme of a
    tree); on pheno_GO the 600-950 labels left per row by steps 1-2 at 30-50% negative
    costs become 20-40 groups (median; about 100 at the 95th percentile).
-4. **Certified cut.** A small contracted problem is solved at once in exact integer
-   arithmetic (:func:`ecrm.spaces.hierarchy._exact_flow.min_closure_exact`). A large one
-   (many rows at once) splits into connected components, each solved by a minimum s-t cut
-   (Picard, 1976) with ``scipy.sparse.csgraph.maximum_flow`` on integer capacities: the
-   costs of a component are scaled by a power of two to a budget :math:`Q` and rounded
-   down. The cut :math:`S` found is then *certified on the original costs*: it is optimal
-   iff some flow saturates every arc leaving :math:`S` while using no arc entering it; that
-   flow is searched with capacities rounded against the claim (the arcs that must be
-   saturated rounded up, the others down), so a flow found there proves :math:`S` optimal
-   for the float costs. A component whose certificate fails (a near-tie finer than the
-   rounding) is re-solved exactly in integer arithmetic.
+4. **Certified cut.** A small contracted problem is solved in exact integer arithmetic
+   (:func:`ecrm.spaces.hierarchy._exact_flow.min_closure_exact`). A large one splits into
+   connected components, each solved by a minimum s-t cut (Picard, 1976) on integer
+   capacities (the costs scaled by a power of two to a budget :math:`Q`, rounded down). The
+   cut :math:`S` is then *certified on the original costs*: it is optimal iff some flow
+   saturates every arc leaving :math:`S` while using no arc entering it, searched with
+   capacities rounded against the claim (:mod:`ecrm.spaces.hierarchy._certified_cut`). A
+   component whose certificate fails (a near-tie finer than the rounding) is re-solved
+   exactly in integer arithmetic.
 
 The contracted costs are sums of the labels' costs, so the answer is exact up to the
 rounding of those sums (as for the dynamic programme on trees).
 
-Every step has a compiled path (:mod:`ecrm.spaces.hierarchy._compiled`, numba, the ``fast``
-extra), used when numba imports (``_ENGINE``), the whole closure of a block of rows in one
-call: the reductions row by row on the ancestor relation's CSR pattern, the contraction one
-move at a time over the whole block, and the certified cut by a hand-written max flow on
-int64 capacities, with the same budgets as here (the same integer problems), except that a
-small problem is cut once at the budget ``_Q_SMALL`` (room that int64 leaves) instead of
-going to the exact flow at once. Only the components whose certificate fails come back to
-Python (the exact flow). The scipy path stays the reference of the tests.
-
-Every step works on blocks of rows, with memory :math:`O(\text{rows} \times (d + E))`.
+When numba imports (``_ENGINE``), the whole closure of a block of rows runs in one compiled
+call (:mod:`ecrm.spaces.hierarchy._compiled`, the ``fast`` extra) with the same budgets (the
+same integer problems), except that a small problem is cut once at the budget ``_Q_SMALL``
+instead of going to the exact flow; only the components whose certificate fails come back
+to Python. The scipy path stays the reference of the tests. Every step works on blocks of
+rows, with memory :math:`O(\text{rows} \times (d + E))`.
 """
 
 from __future__ import annotations
@@ -279,9 +273,7 @@ def contract(c: np.ndarray, child: np.ndarray, parent: np.ndarray) -> tuple:
     arc into a node with one parent (or out of a node with one child) leaves a DAG.
 
     Vectorised rounds run while the problem is large and a round still removes a good share
-    of it; the tail (at most ``_SEQUENTIAL_MAX`` groups, always the case for one row of a GO
-    DAG) is finished one move at a time, after which no move applies: a forest is then
-    decided entirely (this is the dynamic programme of a tree).
+    of it; a tail of at most ``_SEQUENTIAL_MAX`` groups is finished one move at a time.
 
     Returns ``(group, gc, gchild, gparent)``: the group of each node (``-1`` on, ``-2`` off),
     the groups' costs and their distinct arcs.
@@ -367,45 +359,35 @@ def _contract_sequential(gc, a, b):
     into = list(range(n))  # merged into (a node of the same group), or -1 on, -2 off
     alive = [True] * n
     work = list(range(n))
+
+    def merge(k, target, others, near, far, end):
+        """Merge ``k`` into its only ``target`` (parent: up; child: down), or decide it
+        (``end``); ``near`` holds the sets of ``others`` that point back to ``k``."""
+        alive[k] = False
+        if target:
+            (p,) = target
+            into[k] = p
+            cost[p] += cost[k]
+            far[p].discard(k)
+            for x in others:
+                near[x].discard(k)
+                near[x].add(p)
+                far[p].add(x)
+            work.append(p)
+        else:
+            into[k] = end
+            for x in others:
+                near[x].discard(k)
+        work.extend(others)
+
     while work:
         k = work.pop()
         if not alive[k]:
             continue
-        ck, pk, ck_ = cost[k], par[k], chi[k]
-        if ck <= 0 and len(pk) <= 1:  # up: on with its only parent (or always)
-            alive[k] = False
-            if pk:
-                (p,) = pk
-                into[k] = p
-                cost[p] += ck
-                chi[p].discard(k)
-                for x in ck_:
-                    par[x].discard(k)
-                    par[x].add(p)
-                    chi[p].add(x)
-                work.append(p)
-            else:
-                into[k] = -1
-                for x in ck_:
-                    par[x].discard(k)
-            work.extend(ck_)
-        elif ck > 0 and len(ck_) <= 1:  # down: off with its only child (or always)
-            alive[k] = False
-            if ck_:
-                (x,) = ck_
-                into[k] = x
-                cost[x] += ck
-                par[x].discard(k)
-                for q in pk:
-                    chi[q].discard(k)
-                    chi[q].add(x)
-                    par[x].add(q)
-                work.append(x)
-            else:
-                into[k] = -2
-                for q in pk:
-                    chi[q].discard(k)
-            work.extend(pk)
+        if cost[k] <= 0 and len(par[k]) <= 1:  # up: on with its only parent (or always)
+            merge(k, par[k], chi[k], par, chi, -1)
+        elif cost[k] > 0 and len(chi[k]) <= 1:  # down: off with its only child (or always)
+            merge(k, chi[k], par[k], chi, par, -2)
     live = [k for k in range(n) if alive[k]]
     new = [-3] * n
     for i, k in enumerate(live):
@@ -443,9 +425,7 @@ def _count(stats, small: bool, n_cut: int, n_failed: int) -> None:
     cut (of the others) and the exact re-solves."""
     if stats is None:
         return
-    if small:
-        stats["small"] = stats.get("small", 0) + 1
+    key, count = ("small", 1) if small else ("components", n_cut)
+    stats[key] = stats.get(key, 0) + count
     if n_failed or not small:
-        if not small:
-            stats["components"] = stats.get("components", 0) + n_cut
         stats["exact"] = stats.get("exact", 0) + n_failed
