@@ -29,12 +29,8 @@ def _pairs_from_parent_map(mapping: Mapping) -> tuple[list, list]:
     pairs: list = []
     nodes: list = []
     for child, value in mapping.items():
-        if value is None:
-            parents = []
-        elif isinstance(value, (list, tuple, set, frozenset)):
-            parents = list(value)
-        else:
-            parents = [value]
+        several = isinstance(value, (list, tuple, set, frozenset))
+        parents = [] if value is None else list(value) if several else [value]
         for p in parents:
             nodes.append(p)
             pairs.append((p, child))
@@ -51,8 +47,7 @@ def _pairs_from_iterable(edges: Iterable) -> tuple[list, list]:
         except (TypeError, ValueError):
             raise ValueError(f"each edge must be a (parent, child) pair; got {e!r}") from None
         pairs.append((parent, child))
-        nodes.append(parent)
-        nodes.append(child)
+        nodes += [parent, child]
     return pairs, nodes
 
 

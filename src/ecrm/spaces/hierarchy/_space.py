@@ -1,12 +1,9 @@
-"""The :class:`Hierarchy` output space: label sets closed under parents, in a tree or a DAG.
-
-This module builds the structure (labels, edges, parents and children, depths, the ancestor
-relation) and holds the class; its label-set methods are in
-:mod:`ecrm.spaces.hierarchy._labelsets`, its oracles in :mod:`ecrm.spaces.hierarchy._oracles`.
-"""
+"""The :class:`Hierarchy` output space and its structure (labels, edges, depths, ancestors); its
+label-set methods are in :mod:`._labelsets`, its oracles in :mod:`._oracles`."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from types import MappingProxyType
 
@@ -144,9 +141,7 @@ class Hierarchy(LabelSets, Oracles, OutputSpace):
             label_list = list(dict.fromkeys(nodes))
         else:
             label_list = list(labels)
-            counts: dict = {}
-            for v in label_list:
-                counts[v] = counts.get(v, 0) + 1
+            counts = Counter(label_list)
             dups = [v for v, k in counts.items() if k > 1]
             if dups:
                 raise ValueError(f"duplicate labels: {', '.join(map(repr, dups))}")
@@ -250,59 +245,22 @@ class Hierarchy(LabelSets, Oracles, OutputSpace):
         return cls(graph, **kw)
 
     # ------------------------------------------------------------------ attributes
-    @property
-    def labels(self) -> tuple:
-        return self._labels
-
-    @property
-    def n_labels(self) -> int:
-        return len(self._labels)
-
-    @property
-    def output_names(self) -> tuple:
-        """The labels, in column order (the names of the output coordinates)."""
-        return self._labels
-
-    @property
-    def n_outputs(self) -> int:
-        return len(self._labels)
+    labels = property(lambda self: self._labels)
+    output_names = property(lambda self: self._labels, doc="The labels, in column order.")
+    n_labels = n_outputs = property(lambda self: len(self._labels))
+    parents = property(lambda self: self._parents)
+    children = property(lambda self: self._children)
+    edges = property(lambda self: self._edges)
+    top_level = property(lambda self: self._top_level)
+    order = property(lambda self: self._order)
+    depth = property(lambda self: self._depth)
+    is_tree = property(lambda self: self._is_tree)
+    multi_parent = property(lambda self: self._multi_parent)
 
     @property
     def index(self) -> Mapping:
         # a read-only view made on access: a stored view would not pickle (clone, joblib)
         return MappingProxyType(self._index)
-
-    @property
-    def parents(self) -> tuple:
-        return self._parents
-
-    @property
-    def children(self) -> tuple:
-        return self._children
-
-    @property
-    def edges(self) -> np.ndarray:
-        return self._edges
-
-    @property
-    def top_level(self) -> np.ndarray:
-        return self._top_level
-
-    @property
-    def order(self) -> np.ndarray:
-        return self._order
-
-    @property
-    def depth(self) -> np.ndarray:
-        return self._depth
-
-    @property
-    def is_tree(self) -> bool:
-        return self._is_tree
-
-    @property
-    def multi_parent(self) -> np.ndarray:
-        return self._multi_parent
 
     #: The cost form of the hierarchical loss (:class:`ecrm.losses.HierarchicalLoss`): a cost
     #: per label, then one per multi-parent label on the product of its parents.
