@@ -1,8 +1,5 @@
-"""Label sets of a hierarchy: checking, closing and naming them, and capping scores.
-
-:class:`LabelSets` is a part of :class:`ecrm.spaces.hierarchy.Hierarchy` (a mixin on the
-structure the class builds: labels, edges, parents, the level plan and ancestor matrix).
-"""
+"""Label sets of a hierarchy (checking, closing, naming them, capping scores): :class:`LabelSets`,
+a mixin of :class:`~ecrm.spaces.hierarchy.Hierarchy` on the structure that class builds."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The linear oracles of a hierarchy: the front end of the tree DP, the DAG closure, the LP and
-the hierarchical loss's oracle, with the per-hierarchy set-up they cache.
-
-:class:`Oracles` is a part of :class:`ecrm.spaces.hierarchy.Hierarchy` (a mixin on the
-structure the class builds).
+"""The linear oracles of a hierarchy (tree DP, DAG closure, LP, the hierarchical loss's oracle)
+and the set-up they cache: :class:`Oracles`, a mixin of :class:`~ecrm.spaces.hierarchy.Hierarchy`.
 """
 
 from __future__ import annotations
@@ -67,20 +64,11 @@ class Oracles:
               top-down :math:`y_j = y_{p(j)} \\wedge [g_j < 0]`. Exact in floating point
               (up to the rounding of the sums).
             * ``"mincut"`` (any DAG): minimum-weight closure (Picard, 1976), exact for the
-              float costs given. Rows are processed in blocks; in each, sparse products with
-              the cached ancestor relation switch on labels that are on in some optimum
-              (their cost plus their ancestors' unpaid positive costs is not positive) and
-              switch off labels with their descendants when that cannot gain (their cost
-              plus their descendants' negative costs is not negative), degree-one arcs are
-              contracted (a label of cost <= 0 with one parent follows it, one of cost > 0
-              with one child follows that child), a small remainder is solved in exact
-              integer arithmetic and a large one splits into
-              connected components, each solved by a minimum s-t cut on integer capacities
-              (``scipy.sparse.csgraph.maximum_flow``) whose optimality is then certified on the
-              original costs; a component whose certificate fails (a near-tie finer than the
-              rounding) is re-solved in exact integer arithmetic. With numba installed
-              (the ``fast`` extra) these steps run compiled, the max flow included, with the
-              same exactness. See :mod:`ecrm.spaces.hierarchy._closure`.
+              float costs given: exact reductions (forcing, switching off, contraction of
+              degree-one arcs), then minimum s-t cuts on integer capacities certified on the
+              original costs, a component whose certificate fails being re-solved in exact
+              integer arithmetic; compiled when numba is installed (the ``fast`` extra). See
+              :mod:`ecrm.spaces.hierarchy._closure`.
             * ``"lp"``: the paper's LP relaxation, one HiGHS ``linprog`` per row on the row
               scaled by a power of two to an l1 norm near :math:`2^{20}`; exact because the
               constraint matrix is totally unimodular, up to HiGHS's absolute tolerances
@@ -175,21 +163,17 @@ class Oracles:
             levels.append((nodes, par[nodes], uniq, S))
         return self._top_level, levels
 
-    def _constraint_matrix(self) -> sp.csr_array:
-        """Rows ``y_child - y_parent`` for every edge."""
-        E = self._edges
-        m = len(E)
-        r = np.concatenate([np.arange(m), np.arange(m)])
-        c = np.concatenate([E[:, 1], E[:, 0]])
-        v = np.concatenate([np.ones(m), -np.ones(m)])
-        return sp.csr_array((v, (r, c)), shape=(m, self.n_labels))
-
     def _argmin_lp(self, C: np.ndarray) -> np.ndarray:
         from scipy.optimize import linprog
 
         n, d = C.shape
-        A_ub = self._constraint_matrix() if len(self._edges) else None
-        b_ub = np.zeros(len(self._edges)) if len(self._edges) else None
+        E, m = self._edges, len(self._edges)
+        A_ub = b_ub = None
+        if m:  # rows y_child - y_parent <= 0, one per edge
+            A_ub = sp.csr_array((np.concatenate([np.ones(m), -np.ones(m)]),
+                                 (np.tile(np.arange(m), 2), np.concatenate([E[:, 1], E[:, 0]]))),
+                                shape=(m, d))
+            b_ub = np.zeros(m)
         Y = np.zeros((n, d))
         C_highs = highs_costs(C)[0]
         for i in np.flatnonzero(np.any(C != 0, axis=1)):  # a zero row: the empty set
@@ -207,14 +191,10 @@ class Oracles:
         .. math:: \\min_{y \\in \\mathcal{Y}} \\sum_j c_j y_j
                   + \\sum_k p_k \\prod_{q \\in \\mathcal{P}(m_k)} y_q ,
 
-        where :math:`m_k` = ``multi_parent[k]``: exact reductions by two closures that
-        bound the optimum from both sides (cached augmented DAG with a node per product),
-        then, per connected component of what is left with a positive product in it,
-        a compiled branch and bound (numba; enumeration without it) on the small and medium
-        components, else a mixed-integer programme (HiGHS ``milp``, the LP relaxation of a
-        block of rows first, then the MILP on its fractional components only) on the costs
-        scaled by powers of two (:mod:`ecrm.spaces.hierarchy._products`). This
-        is the oracle of the hierarchical loss on a DAG. The answer is the same for
+        where :math:`m_k` = ``multi_parent[k]``, the oracle of the hierarchical loss on a
+        DAG: exact reductions by two closures, then per connected component left a branch
+        and bound (enumeration without numba) or a MILP
+        (:mod:`ecrm.spaces.hierarchy._products`). The answer is the same for
         ``(s * C, s * P)``, ``s > 0``.
 
         Parameters

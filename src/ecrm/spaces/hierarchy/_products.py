@@ -34,27 +34,21 @@ products that can still change charged (every parent allowed, one free), and onl
 free parents. (``_SANDWICH_ROUNDS`` upper-lower pairs; a second pair gave nothing more on
 the GO DAGs.)
 
-What is left is split into connected components (free labels linked to their free parents,
-live products to theirs); on the interval the objective is a constant plus one term per
-component, so each is solved apart: a component with no positive product left takes the
-lower closure :math:`T'` (there :math:`h` is constant, and :math:`T'` minimises :math:`g`);
-with numba (the ``fast`` extra) one of at most ``_BRANCH_MAX`` labels is searched by the
-compiled branch and bound of :mod:`ecrm.spaces.hierarchy._branch` (exhaustive up to valid
-bounds, or it stops after ``_BRANCH_NODES`` nodes and says so), a larger one (or one that
-search left) by the branch and bound with closure bounds of
-:mod:`ecrm.spaces.hierarchy._cut_branch` (the same, ``_CUT_NODES``); without numba a small one
-(at most ``_ENUMERATE`` labels) is enumerated. The others go, per block of rows, to a
-mixed-integer programme (HiGHS ``milp``, :mod:`ecrm.spaces.hierarchy._products_milp`)
-tightened by cover inequalities: the LP relaxation of the block first, a component whose
-labels come out integral being solved (an integral relaxed optimum is optimal, and the LP is
-separable over the components), then one MILP per fractional component (the reference of
-the tests sends every row with a fractional label
-whole). The programme's costs are scaled by a power of two to :math:`\max|c| \in (2^{19},
-2^{20}]`, per row and then per component, so that HiGHS's absolute optimality gap
-(:math:`10^{-6}`) is :math:`10^{-12}` relative.
+What is left splits into connected components (free labels linked to their free parents,
+live products to theirs), solved apart (the objective is a constant plus one term per
+component): one with no positive product left takes :math:`T'` (:math:`h` is constant there);
+with numba (the ``fast`` extra) one of at most ``_BRANCH_MAX`` labels goes to the bit-set
+branch and bound of :mod:`ecrm.spaces.hierarchy._branch`, a larger one (or one it left) to
+the branch and bound with closure bounds of :mod:`ecrm.spaces.hierarchy._cut_branch`; without
+numba one of at most ``_ENUMERATE`` labels is enumerated. The rest goes, per block of rows, to
+a MILP (HiGHS, :mod:`ecrm.spaces.hierarchy._products_milp`) with costs scaled by a power of
+two to :math:`\max|c| \in (2^{19}, 2^{20}]`, so that HiGHS's absolute gap (:math:`10^{-6}`)
+is :math:`10^{-12}` relative.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import scipy.sparse as sp
@@ -352,11 +346,7 @@ def _per_product(S, M: np.ndarray) -> np.ndarray:
     return np.asarray(S @ np.asarray(M, dtype=float).T).T
 
 
-_VECTORS: dict = {}
-
-
+@functools.cache
 def _all_vectors(m: int) -> np.ndarray:
     """Every 0/1 vector of length ``m`` as the rows of a bool (2^m, m) array (cached)."""
-    if m not in _VECTORS:
-        _VECTORS[m] = (np.arange(2**m)[:, None] >> np.arange(m)) & 1 == 1
-    return _VECTORS[m]
+    return (np.arange(2**m)[:, None] >> np.arange(m)) & 1 == 1
