@@ -38,16 +38,11 @@ convex and :func:`minimize_absolute_risk` offers (``method=``):
     g/\|g\|)`, :math:`\eta_k = \eta_0/\sqrt{k+1}`, from the mean training output, keeping
     the best iterate. Never certified.
 
-**Scale.** The minimiser is invariant to a positive rescaling of a row of weights, but HiGHS's
-tolerances are absolute. Every row is therefore divided by the power of two nearest to its l1
-norm before any LP or MILP (:func:`ecrm.spaces._scaling.normalize_rows`), every
-certificate compares gaps with a tolerance relative to that norm, and values and bounds are
-multiplied back at the end: weights of order 1e-14 (an RBF kernel far from the training set,
-without intercept) or 1e12 give the same answers as weights of order 1. The outputs are
-scaled the same way: the training flows and the polytope (supplies, capacities) are divided by
-one power of two near the data's magnitude (:meth:`~ecrm.spaces.flows.FlowPolytope.unit_scaled`),
-so flows of order 1e-12 or 1e12 give the answers of flows of order 1, times the scale (before,
-supplies of 1e-9 merged every training value into one and the answer was wrong but certified).
+**Scale.** HiGHS's tolerances are absolute, so every row of weights is divided by the power of
+two nearest to its l1 norm (:func:`ecrm.spaces._scaling.normalize_rows`) and the outputs by one
+power of two near the data's magnitude (:meth:`~ecrm.spaces.flows.FlowPolytope.unit_scaled`),
+both exact; certificates are relative to those scales: weights of order 1e-14 or 1e12 and
+flows of order 1e-12 or 1e12 give the answers of data of order 1.
 """
 
 from __future__ import annotations
@@ -286,6 +281,17 @@ def _milp_one(pwl: PiecewiseRisk, k: int, w: np.ndarray, Y_ref: np.ndarray, y0: 
     seg_cols: list[np.ndarray] = []
     starts: list[tuple[float, float]] = []
     n_rows = 0
+
+    def add(x, y, coef_y, low, high):
+        """The row ``low <= delta_x + coef_y * delta_y <= high``."""
+        nonlocal n_rows
+        cons_rows.extend([n_rows, n_rows])
+        cons_cols.extend([x, y])
+        cons_vals.extend([1.0, coef_y])
+        lo.append(low)
+        hi.append(high)
+        n_rows += 1
+
     for a, arc in enumerate(pwl.arcs):
         bp = arc.breakpoints
         if not arc.bounded:
@@ -311,26 +317,11 @@ def _milp_one(pwl: PiecewiseRisk, k: int, w: np.ndarray, Y_ref: np.ndarray, y0: 
             upper.append(1.0)
             integ.append(1)
             for j in range(edges[q] + 1, t + 1):  # run before: delta_j >= L_j z
-                cons_rows += [n_rows, n_rows]
-                cons_cols += [cols[j], z]
-                cons_vals += [1.0, -L[j]]
-                lo.append(0.0)
-                hi.append(np.inf)
-                n_rows += 1
+                add(cols[j], z, -L[j], 0.0, np.inf)
             for j in range(t + 1, edges[q + 2] + 1):  # run after: delta_j <= L_j z
-                cons_rows += [n_rows, n_rows]
-                cons_cols += [cols[j], z]
-                cons_vals += [1.0, -L[j]]
-                lo.append(-np.inf)
-                hi.append(0.0)
-                n_rows += 1
+                add(cols[j], z, -L[j], -np.inf, 0.0)
             if q > 0:  # z <= previous z (implied, but keeps the relaxation tight)
-                cons_rows += [n_rows, n_rows]
-                cons_cols += [z, z - 1]
-                cons_vals += [1.0, -1.0]
-                lo.append(-np.inf)
-                hi.append(0.0)
-                n_rows += 1
+                add(z, z - 1, -1.0, -np.inf, 0.0)
     base = np.array([s for s, _ in starts])
     for a, cols in enumerate(seg_cols):
         for node in np.flatnonzero(A_eq[:, a]):

@@ -9,20 +9,10 @@ vector :math:`y \in \mathbb R^{\mathcal A}` with
 
 (ECRM paper, Section 6.2, equation (8)): outflow minus inflow equals the supply. In matrix form
 :math:`Ny = b` with the node-arc incidence matrix :math:`N` (:math:`+1` at the tail, :math:`-1`
-at the head of every arc). :class:`FlowPolytope` is this set, with
-
-* :meth:`FlowPolytope.argmin`: the exact linear oracle (an LP, HiGHS, costs scaled per row);
-* :meth:`FlowPolytope.project`: the exact Euclidean projection
-  (:mod:`ecrm.spaces.flows.projection`);
-* :meth:`FlowPolytope.vertices` / :meth:`FlowPolytope.enumerate`: all vertices of a small
-  bounded polytope (basis enumeration);
-* :meth:`FlowPolytope.validate` / :meth:`FlowPolytope.contains`: checks of training outputs
-  (shape, sign, capacity, conservation) naming the offending row, arc or node;
-* :meth:`FlowPolytope.minimize_risk` / :meth:`FlowPolytope.solve_risk`: the risk minimiser
-  of a loss with no linear form, the callable the loss names
-  (:meth:`ecrm.losses.Loss.risk_minimizer`, networkx's ``flow_func`` style): the absolute
-  loss's (:mod:`ecrm.spaces.flows.absolute`) and the square loss's
-  (:mod:`ecrm.spaces.flows.squared`).
+at the head of every arc). :class:`FlowPolytope` is this set, with its exact linear oracle (an
+LP), exact projection (:mod:`ecrm.spaces.flows.projection`), vertices, membership checks and
+the risk minimiser a loss with no linear form names (:meth:`ecrm.losses.Loss.risk_minimizer`,
+networkx's ``flow_func`` style; :mod:`ecrm.spaces.flows.absolute` and ``flows.squared``).
 """
 
 from __future__ import annotations
@@ -187,11 +177,8 @@ class FlowPolytope(OutputSpace):
     @property
     def upper_bounds(self) -> np.ndarray:
         """The largest value each arc takes on the polytope (``inf`` if unbounded), (d,)."""
-        if self._upper is None:
-            self._upper = self._arc_maxima()
-        return self._upper
-
-    def _arc_maxima(self) -> np.ndarray:
+        if self._upper is not None:
+            return self._upper
         upper = self.capacity.copy()
         cycle_arcs = self._arcs_on_free_cycles()
         bounds = self._unit_bounds()
@@ -208,6 +195,7 @@ class FlowPolytope(OutputSpace):
             else:  # pragma: no cover - unbounded only through a free cycle
                 upper[k] = np.inf
         upper.setflags(write=False)
+        self._upper = upper
         return upper
 
     def _arcs_on_free_cycles(self) -> np.ndarray:
@@ -306,12 +294,8 @@ class FlowPolytope(OutputSpace):
         return self.minimize_linear(C).solution
 
     def minimize_linear(self, C) -> CertifiedResult:
-        """:meth:`argmin` with the optimal values, as a :class:`~ecrm.spaces.base.CertifiedResult`.
-
-        Each cost row is scaled by a power of two to an l1 norm near :math:`2^{20}` before
-        HiGHS sees it (its tolerances are absolute), so the answer does not depend on the
-        scale of ``C``.
-        """
+        """:meth:`argmin` with the optimal values, as a :class:`~ecrm.spaces.base.CertifiedResult`
+        (each cost row scaled exactly to an l1 norm near :math:`2^{20}` for HiGHS)."""
         C = self.check_costs(C)
         bounds = self._unit_bounds()
         Y = np.empty_like(C)
@@ -361,12 +345,10 @@ class FlowPolytope(OutputSpace):
     def vertices(self, *, max_bases: int = 200_000) -> np.ndarray:
         r"""All vertices of the polytope, shape (n_vertices, d), by basis enumeration.
 
-        A vertex is a basic feasible solution: a set of ``rank(N)`` arcs forming a spanning
-        forest of the network carries the flow determined by the supplies, every other arc
-        sits at 0 or at its capacity. All such choices are enumerated (at most ``max_bases``
-        of them, else ``ValueError``), so this is for small networks only. For a unit
-        :math:`s`-:math:`t` flow on an acyclic uncapacitated network the vertices are the
-        :math:`s`-:math:`t` path flows.
+        A vertex is a basic feasible solution: ``rank(N)`` arcs forming a spanning forest carry
+        the flow the supplies determine, every other arc sits at 0 or at its capacity. All
+        such choices are enumerated (at most ``max_bases``, else ``ValueError``). For a unit
+        :math:`s`-:math:`t` flow on an acyclic uncapacitated network they are the path flows.
         """
         if self._vertices is None:
             V = _vertices.basis_vertices(self, max_bases)
@@ -413,10 +395,9 @@ class FlowPolytope(OutputSpace):
     def enumerate(self, max_outputs: int = 50_000) -> np.ndarray:
         """The vertices of the polytope (:meth:`vertices`), shape (n_vertices, d).
 
-        A linear function attains its minimum over a bounded polytope at a vertex, so the
-        vertices serve the brute-force checks of :meth:`argmin` (:func:`ecrm.testing.check_oracle`).
-        Raises ``ValueError`` if the polytope is unbounded or has more than ``max_outputs``
-        vertices.
+        A linear function attains its minimum over a bounded polytope at a vertex, so they
+        serve brute-force checks of :meth:`argmin`. Raises ``ValueError`` if the polytope is
+        unbounded or has more than ``max_outputs`` vertices.
         """
         V = self.vertices()
         if len(V) > max_outputs:

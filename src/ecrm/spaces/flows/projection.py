@@ -13,14 +13,12 @@ its stopping tolerance. We then make it exact and *certify* it: with the arcs fo
 fixed there, the equality-constrained QP on the free arcs is solved from its KKT system
 (primal-dual active-set steps if the active set was wrong), and the KKT conditions are
 checked: feasibility, and multipliers of the right sign for the active bounds (a bounded
-least-squares problem, BVLS, since the potentials :math:`\pi` are not unique). Unlike SLSQP or
-trust-constr, this needs no starting point, tolerates the rank-deficient incidence matrix, and
-is exact; for the tiny networks of interest one projection takes well under a millisecond.
+least-squares problem, BVLS, since the potentials :math:`\pi` are not unique). No starting
+point is needed and the rank-deficient incidence matrix is no obstacle.
 **Scale.** The problem is solved on the data divided by the polytope's power-of-two
-:attr:`~ecrm.spaces.flows.FlowPolytope.scale` (exact in floating point), and every tolerance
-is relative to the larger of 1 and the scaled point's and supplies' magnitudes: the projection
-is equivariant under a common rescaling of supplies, capacities and points, from 1e-12 to
-1e12 (before, NNLS's absolute tolerances declared the polytope empty at supplies of 1e9).
+:attr:`~ecrm.spaces.flows.FlowPolytope.scale` (exact), every tolerance relative to the larger
+of 1 and the scaled magnitudes: the projection is equivariant under a common rescaling of
+supplies, capacities and points, from 1e-12 to 1e12.
 """
 
 from __future__ import annotations

@@ -9,11 +9,9 @@ For :math:`s > 0` the minimiser is the Euclidean projection of :math:`g/s` onto 
 the objective is concave (or linear), so a vertex is optimal: we enumerate the vertices of
 small polytopes (exact); on larger ones we run vertex-to-vertex linearisation (local).
 
-The minimiser is invariant to a positive rescaling of the weights: each row is divided by the
-power of two nearest to its l1 norm first (exact in floating point), so the sign test of
-:math:`s` and every comparison are relative. The outputs likewise: the training flows and the
-polytope are divided by one power of two near the data's magnitude
-(:meth:`~ecrm.spaces.flows.FlowPolytope.unit_scaled`) and the solution multiplied back.
+Weights and outputs are scaled exactly by powers of two first, as for the absolute loss
+(:mod:`ecrm.spaces.flows.absolute`), so the sign test of :math:`s` and every comparison are
+relative.
 """
 
 from __future__ import annotations
