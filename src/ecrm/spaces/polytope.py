@@ -283,12 +283,10 @@ class LinearConstraintSpace(OutputSpace):
 
     Notes
     -----
-    The minimiser does not depend on the scale of a cost row, but HiGHS's optimality
-    tolerances are absolute (about 1e-7). Each row is therefore divided by a power of two
-    near its l1 norm and multiplied by :math:`2^{20}` before HiGHS sees it (both exact in
-    floating point): the answers are optimal to about 1e-13 relative to :math:`\sum_j |c_j|`,
-    whatever the magnitude of the costs, and the bounds are multiplied back with one rounding
-    (for subnormal costs, within a subnormal's spacing, :math:`2^{-1074}`, per coordinate).
+    HiGHS's tolerances are absolute (about 1e-7), so each cost row is scaled exactly by powers
+    of two to an l1 norm near :math:`2^{20}` first: the answers are optimal to about 1e-13
+    relative to :math:`\sum_j |c_j|` at any magnitude, the bounds multiplied back with one
+    rounding (within :math:`2^{-1074}` per coordinate for subnormal costs).
 
     Attributes
     ----------
@@ -371,13 +369,6 @@ class LinearConstraintSpace(OutputSpace):
         return milp(c, constraints=self._constraints, integrality=np.ones(self._d),
                     bounds=Bounds(0, 1), options={"mip_rel_gap": 0.0})
 
-    def _lp(self, c):
-        return linprog(c, A_ub=self.A_ub if self.A_ub.shape[0] else None,
-                       b_ub=self.b_ub if self.A_ub.shape[0] else None,
-                       A_eq=self.A_eq if self.A_eq.shape[0] else None,
-                       b_eq=self.b_eq if self.A_eq.shape[0] else None,
-                       bounds=(0, 1), method="highs-ds")
-
     def _violation(self, Y: np.ndarray) -> np.ndarray:
         """Largest violation of any constraint, per row (0 when feasible)."""
         v = np.zeros(len(Y))
@@ -390,7 +381,10 @@ class LinearConstraintSpace(OutputSpace):
     def _certified_vertex(self, c: np.ndarray, i: int):
         """The LP relaxation of one (scaled) row: its optimum, and its rounded vertex when
         that carries the integrality certificate (else None)."""
-        res = self._lp(c)
+        ub, eq = self.A_ub.shape[0] > 0, self.A_eq.shape[0] > 0
+        res = linprog(c, A_ub=self.A_ub if ub else None, b_ub=self.b_ub if ub else None,
+                      A_eq=self.A_eq if eq else None, b_eq=self.b_eq if eq else None,
+                      bounds=(0, 1), method="highs-ds")
         if res.status != 0:
             raise RuntimeError(f"HiGHS failed on the LP relaxation of row {i}: {res.message}")
         r = np.round(res.x) + 0.0  # no negative zeros
@@ -433,10 +427,8 @@ class LinearConstraintSpace(OutputSpace):
         bound, lp_bound = np.empty(n), np.full(n, np.nan)
         certified = np.ones(n, dtype=bool)
         method = np.empty(n, dtype="<U4")
-        # C = scale * C_highs / HIGHS_COST_NORM (highs_costs), with the bounds multiplied
-        # back in that order: scale >= 2^-1074 is exact, where highs_costs' combined
-        # factor scale / HIGHS_COST_NORM underflows to 0 for costs below 2^-1054 (5.7e-318)
-        # and would turn their negative bounds into 0
+        # the bounds multiplied back by / HIGHS_COST_NORM then * scale: highs_costs' factor
+        # scale / HIGHS_COST_NORM underflows to 0 for costs below 2^-1054
         C_scaled, scale = normalize_rows(C)
         for i, c in enumerate(C_scaled * HIGHS_COST_NORM):
             if self.method != "milp":
