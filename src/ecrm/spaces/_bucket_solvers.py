@@ -13,6 +13,7 @@ r"""The exact solvers of :func:`ecrm.spaces.bucket_orders.optimal_bucket_order`.
 from __future__ import annotations
 
 import functools
+import itertools
 
 import numpy as np
 import scipy.sparse as sp
@@ -100,22 +101,17 @@ def _constraints(s: int) -> LinearConstraint:
         return a * (s - 1) + b - (b > a)
 
     rows, cols, vals, t = [], [], [], 0
-    for a in range(s):
-        for b in range(s):
-            if a < b:
-                rows += [t, t]
-                cols += [at(a, b), at(b, a)]
-                vals += [1.0, 1.0]
-                t += 1
+    for a, b in itertools.combinations(range(s), 2):  # u_ab + u_ba <= 1
+        rows += [t, t]
+        cols += [at(a, b), at(b, a)]
+        vals += [1.0, 1.0]
+        t += 1
     n_asym = t
-    for a in range(s):
-        for b in range(s):
-            for c in range(s):
-                if len({a, b, c}) == 3:  # u_ab - u_ac - u_cb <= 0
-                    rows += [t] * 3
-                    cols += [at(a, b), at(a, c), at(c, b)]
-                    vals += [1.0, -1.0, -1.0]
-                    t += 1
+    for a, b, c in itertools.permutations(range(s), 3):  # u_ab - u_ac - u_cb <= 0
+        rows += [t] * 3
+        cols += [at(a, b), at(a, c), at(c, b)]
+        vals += [1.0, -1.0, -1.0]
+        t += 1
     A = sp.csr_array((vals, (rows, cols)), shape=(t, s * (s - 1)))
     ub = np.concatenate([np.ones(n_asym), np.zeros(t - n_asym)])
     return LinearConstraint(A, -np.inf, ub)
