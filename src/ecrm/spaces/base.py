@@ -1,25 +1,12 @@
 r"""The output-space interface: a set Y in R^d with an exact linear minimisation oracle.
 
-Every space implements three things: :attr:`OutputSpace.n_outputs` (the width ``d`` of its
-output vectors, the same meaning on every space), :meth:`OutputSpace.argmin` (the exact linear
-oracle) and :meth:`OutputSpace.validate`. The other methods are optional hooks with defaults,
-so a new space knows what it may implement:
-
-* :meth:`OutputSpace.minimize` -- the oracle every estimator calls, on costs in the embedding
-  :math:`\phi` a loss declares (its ``cost_form``): ``"outputs"`` (:math:`\phi(y) = y`) goes
-  to :meth:`argmin`; a space that can minimise costs given in another embedding (a
-  hierarchy's parent products, a ranking's pair orders, a finite set's one-hot index)
-  handles that form and passes the others on;
-* :meth:`OutputSpace.contains` -- membership of each row (default: :meth:`validate` per row);
-* :meth:`OutputSpace.enumerate` -- every element of a small space (default: not enumerable);
-  brute-force checkers (:mod:`ecrm.testing`) and finite-space losses use it;
-* :meth:`OutputSpace.consistent_scores` -- make per-coordinate scores consistent with the
-  space's structure (default: unchanged; a hierarchy caps each label by its parents);
-* :meth:`OutputSpace.minimize_risk` -- the risk minimiser for losses with no linear form
-  (default: brute force over :meth:`enumerate`; losses such as the absolute loss name their
-  own minimiser instead, :meth:`ecrm.losses.Loss.risk_minimizer`).
-
-Solvers that certify their answers return a :class:`CertifiedResult`.
+Every space implements :attr:`OutputSpace.n_outputs` (the width ``d`` of its output vectors),
+:meth:`OutputSpace.argmin` (the exact linear oracle) and :meth:`OutputSpace.validate`. The
+other methods are optional hooks with defaults: :meth:`~OutputSpace.minimize` (the oracle the
+estimators call, on costs in the embedding a loss declares), :meth:`~OutputSpace.contains`,
+:meth:`~OutputSpace.enumerate`, :meth:`~OutputSpace.consistent_scores` and
+:meth:`~OutputSpace.minimize_risk` (for losses with no linear form). Solvers that certify
+their answers return a :class:`CertifiedResult`.
 """
 
 from __future__ import annotations
@@ -166,12 +153,11 @@ class OutputSpace(ABC):
         r"""Exact minimisers of :math:`\langle \phi(y), c\rangle` over the space, per row of
         ``C``: the one oracle the estimators call.
 
-        ``form`` names the embedding :math:`\phi` the costs are given in; a loss declares
-        it (:attr:`ecrm.losses.LinearLoss.cost_form`), so a new loss needs no oracle of its
-        own and a new space one method, :meth:`argmin`. :data:`OUTPUTS` (:math:`\phi(y) = y`,
-        every space) calls :meth:`argmin`. A space that also minimises costs in another
-        embedding overrides this method, handles its forms and passes the others to
-        ``super().minimize``.
+        ``form`` names the embedding :math:`\phi` of the costs, declared by the loss
+        (:attr:`ecrm.losses.LinearLoss.cost_form`); :data:`OUTPUTS` (:math:`\phi(y) = y`)
+        calls :meth:`argmin`. A space that minimises costs in another embedding (a
+        hierarchy's parent products, a ranking's pair orders, a finite set's one-hot index)
+        overrides this method, handles its forms and passes the others to ``super()``.
 
         Parameters
         ----------

@@ -41,14 +41,10 @@ a bucket order minimising :math:`\langle u(y), c\rangle = \sum_{a \text{ ahead o
    .. math:: g(\emptyset) = 0, \qquad g(P) = w_P(P) + \min_{Q \subsetneq P}
              \big[g(Q) - w_P(Q)\big],
 
-   with :math:`w_P(Q) = \sum_{a \in Q} w_P(a)`; :math:`g(V)` is the optimum. All pairs
-   :math:`Q \subsetneq P` make :math:`O(3^k)` work per row: compiled with numba when it is
-   installed (the ``fast`` extra), else vectorised with NumPy over the subsets of each size
-   and the rows. Rows are scaled by a power of two first (exact). The compiled programme
-   skips every top part :math:`P` whose lower bound (the pairs across the cut at full cost,
-   the others at their cheapest) exceeds the cost of a feasible order found first: such a
-   :math:`P` is on no optimal order, and the answer is the full programme's
-   (:mod:`ecrm.spaces._bucket_compiled`).
+   with :math:`w_P(Q) = \sum_{a \in Q} w_P(a)`; :math:`g(V)` is the optimum, in
+   :math:`O(3^k)` work per row (:mod:`ecrm.spaces._bucket_solvers`: compiled with numba, the
+   ``fast`` extra, with an exact pruning bound; else vectorised with NumPy). Rows are scaled
+   by a power of two first (exact).
 3. **Mixed-integer programming** (HiGHS through :func:`scipy.optimize.milp`) for larger
    blocks: binary :math:`u_{ab}`, the constraints above, costs scaled by a power of two to
    an l1 norm near :math:`2^{20}` (:func:`ecrm.spaces._scaling.highs_costs`), a zero relative
@@ -163,14 +159,6 @@ def pairs_to_bucket_order(U) -> np.ndarray:
     return positions
 
 
-def _matrix(U: np.ndarray, k: int) -> np.ndarray:
-    """Pair vectors (n, k(k-1)) as matrices (n, k, k), NaN on the diagonal."""
-    A = np.full((len(U), k, k), np.nan)
-    a, b = pair_index(k)
-    A[:, a, b] = U
-    return A
-
-
 def _positions(A: np.ndarray, k: int) -> np.ndarray:
     """Dense positions of valid pair matrices (n, k, k): a label's bucket number is one plus
     the number of distinct counts of labels ahead below its own; 0 for a missing label."""
@@ -192,7 +180,8 @@ def _check_pairs(U: np.ndarray, k: int, allow_missing: bool, names=None):
     step = max(1, _CHUNK // (k * k))
     positions, ok, message = np.zeros((len(U), k), dtype=np.int64), np.ones(len(U), bool), None
     for lo in range(0, len(U), step):
-        A = _matrix(U[lo:lo + step], k)
+        A = np.full((len(U[lo:lo + step]), k, k), np.nan)  # pair matrices, NaN diagonal
+        A[:, pair_index(k)[0], pair_index(k)[1]] = U[lo:lo + step]
         for mask, why in _problems(A, k, allow_missing):
             rows = mask.any(axis=(1, 2))
             if message is None and rows.any():

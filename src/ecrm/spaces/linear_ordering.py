@@ -27,25 +27,18 @@ rows of a stack of cost matrices, in three steps:
              + \sum_{a \in S \setminus \{j\}} B_{aj} \Big],
 
    :math:`f` of the whole block being its optimal cost and the minimising :math:`j` the item
-   placed last among :math:`S`. The column sums are carried layer by layer, only for
-   :math:`j \in S`, so a block of size :math:`s` costs :math:`O(2^s s)` time but only the
-   two largest popcount layers in memory (about 2 MB per row at :math:`s = 16`, plus
-   :math:`2^s` bytes of back-pointers), vectorised over all blocks of the same size and over
-   the subsets of each layer. The answer is an exact minimiser of the objective evaluated
-   in floating point (the sums are formed in a fixed order, so near-ties may be resolved by
-   round-off, within a few ulps of :math:`\sum |B_{ab}|`). Rows are scaled by a power of two first
-   (exact), so scaling ``B`` by a power of two never changes the answer, and huge or tiny
-   costs neither overflow nor underflow.
+   placed last among :math:`S`. The column sums are carried one popcount layer at a time:
+   :math:`O(2^s s)` time for a block of :math:`s` items, about 2 MB per row at :math:`s = 16`,
+   vectorised over the blocks of one size and the subsets of a layer. The sums are formed in
+   a fixed order, so near-ties may be resolved by round-off (within a few ulps of
+   :math:`\sum |B_{ab}|`). Rows are scaled by a power of two first (exact, no overflow).
 3. **Mixed-integer programming** (HiGHS through :func:`scipy.optimize.milp`) for larger blocks:
    binary :math:`x_{ab}` (:math:`a < b`, 1 when :math:`a` comes first), objective
    :math:`\sum_{a<b} (B_{ab} - B_{ba})\, x_{ab}` scaled by a power of two to an l1 norm near
-   :math:`2^{20}` (:func:`ecrm.spaces._scaling.highs_costs`), and the
-   3-cycle inequalities :math:`x_{ab} + x_{bc} - x_{ac} \le 1`,
-   :math:`x_{ac} - x_{ab} - x_{bc} \le 0` for :math:`a < b < c` (transitivity), solved to a
-   zero relative gap and HiGHS's absolute gap of 1e-6 on the scaled objective: optimal within
-   :data:`MILP_RTOL` (about 1.35e-12) of :math:`\sum_{a<b} |B_{ab} - B_{ba}|` (before the
-   scaling, within 1e-6 of the largest difference). The DP is the reference and the MILP the
-   fallback for large blocks.
+   :math:`2^{20}` (:func:`ecrm.spaces._scaling.highs_costs`), and the 3-cycle inequalities
+   :math:`x_{ab} + x_{bc} - x_{ac} \le 1`, :math:`x_{ac} - x_{ab} - x_{bc} \le 0` for
+   :math:`a < b < c`, solved to a zero relative gap: optimal within :data:`MILP_RTOL` (about
+   1.35e-12) of :math:`\sum_{a<b} |B_{ab} - B_{ba}|`.
 
 References
 ----------
@@ -70,10 +63,8 @@ __all__ = ["MAX_DP_SIZE", "MILP_RTOL", "linear_ordering", "ordering_cost"]
 
 #: Default largest block solved by dynamic programming.
 MAX_DP_SIZE = 16
-#: HiGHS's absolute optimality gap (its default ``mip_abs_gap``; scipy's ``milp`` does not
-#: expose it) on the scaled objective: the MILP's order
-#: costs at most ``MILP_ABS_GAP / HIGHS_COST_NORM * sqrt(2)`` (about 1.35e-12) times the l1
-#: norm of the row's differences ``B_ab - B_ba`` more than the optimum.
+#: HiGHS's absolute optimality gap on the scaled objective (its default ``mip_abs_gap``,
+#: which scipy's ``milp`` does not expose).
 MILP_ABS_GAP = 1e-6
 #: The MILP's guarantee relative to the l1 norm of the row's differences.
 MILP_RTOL = MILP_ABS_GAP / HIGHS_COST_NORM * math.sqrt(2)
@@ -197,8 +188,6 @@ def _milp(B: np.ndarray) -> np.ndarray:
     iu, constraint = _transitivity(s)
     D = (B - B.transpose(0, 2, 1))[:, iu[0], iu[1]]
     orders = np.empty((n, s), dtype=np.int64)
-    # Each row scaled by a power of two to an l1 norm near 2^20, as every LP and MILP of the
-    # package: HiGHS's absolute gap (1e-6) is then ~1e-12 of the row, not 1e-6 of it.
     for i, c in enumerate(highs_costs(D)[0]):
         res = milp(c, constraints=constraint if s > 2 else None, integrality=np.ones(len(c)),
                    bounds=Bounds(0, 1), options={"mip_rel_gap": 0.0})
@@ -242,13 +231,12 @@ def linear_ordering(B, *, method: str = "auto", max_dp_size: int = MAX_DP_SIZE
         One cost matrix per row; ``B[i, a, b]`` is the cost of placing item ``a`` before item
         ``b`` (the diagonal is ignored). Any sign.
     method : {"auto", "dp", "milp"}, default="auto"
-        ``"auto"`` splits every row into blocks (see the module docstring) and solves each by
-        dynamic programming if it has at most ``max_dp_size`` items, by MILP otherwise;
-        ``"dp"`` and ``"milp"`` solve every row whole by that method (for tests and
-        benchmarks).
+        ``"auto"`` splits every row into blocks (module docstring) and solves each by dynamic
+        programming if it has at most ``max_dp_size`` items, by MILP otherwise; ``"dp"`` and
+        ``"milp"`` solve every row whole by that method.
     max_dp_size : int, default=16
-        Largest block solved by dynamic programming (:math:`O(2^s s)` time per row; about
-        8 ms per row of 16 items with random costs, against about 20 ms for HiGHS).
+        Largest block solved by dynamic programming (:math:`O(2^s s)` time per row: about
+        8 ms at 16 items with random costs, HiGHS about 20 ms).
 
     Returns
     -------

@@ -12,18 +12,15 @@ positions),
 whose constraint matrix is totally unimodular; the linear oracle
 :math:`\arg\min_y \langle c, y\rangle` is the min-cost assignment problem, solved exactly by
 :func:`scipy.optimize.linear_sum_assignment` in :math:`O(k^3)` per row, or, for
-:math:`k \le` ``ENUMERATE_MAX_ITEMS`` (:math:`k! \le 720`), for a whole batch at once as
-the smallest entry of each row of :math:`C P^\top` over all :math:`k!` permutation matrices
-:math:`P` (one matrix product instead of a Python loop over the rows).
+:math:`k \le` ``ENUMERATE_MAX_ITEMS``, for a whole batch as the smallest entry of each row of
+:math:`C P^\top` over all :math:`k!` permutation matrices :math:`P`.
 
-**Incomplete rankings.** A training ranking may leave labels out: it orders only the
-``m`` labels it observes. Its rank vector holds ``-1`` for a missing label and
-``0 .. m-1`` for the observed ones, in their order; its matrix has the row of a missing label
-all ``NaN`` (every entry involving it is unobserved) and each observed label at its position
-among the observed ones. Only the relative order of the observed labels is information: the
-pairwise losses (:class:`ecrm.losses.KendallLoss`) count only the pairs of two observed labels,
-and the losses of absolute positions refuse incomplete references. :meth:`validate` accepts
-incomplete rankings (training outputs); :meth:`contains` and the oracle's answers are complete.
+**Incomplete rankings.** A training ranking may order only the ``m`` labels it observes: its
+rank vector holds ``-1`` for a missing label and ``0 .. m-1`` for the observed ones, its
+matrix a row of ``NaN`` for a missing label. The pairwise losses
+(:class:`ecrm.losses.KendallLoss`) count only the pairs of two observed labels; the losses of
+absolute positions refuse incomplete references. :meth:`validate` accepts incomplete
+rankings (training outputs); :meth:`contains` and the oracle's answers are complete.
 """
 
 from __future__ import annotations
@@ -242,13 +239,10 @@ class PermutationSpace(OutputSpace):
             position ``l``.
         method : {"auto", "assignment", "enumerate"}, default="auto"
             ``"assignment"``: :func:`scipy.optimize.linear_sum_assignment` per row;
-            ``"enumerate"``: the smallest of the :math:`k!` values of each row (every
-            permutation matrix, in lexicographic order of the rank vectors, the first one
-            on ties; :math:`k \\le 8`); ``"auto"``: enumerate for
-            :math:`k \\le` ``ENUMERATE_MAX_ITEMS``, else assignment. Both are exact; on ties
-            they may pick different minimisers, and the enumeration compares the
-            :math:`k`-term sums as formed by the matrix product (within rounding of each
-            other on near-ties).
+            ``"enumerate"``: the smallest of the :math:`k!` values of each row (the first
+            permutation in lexicographic order of the rank vectors on ties; :math:`k \\le
+            8`); ``"auto"``: enumerate for :math:`k \\le` ``ENUMERATE_MAX_ITEMS``, else
+            assignment. Both are exact; they may pick different minimisers on (near-)ties.
 
         Returns
         -------

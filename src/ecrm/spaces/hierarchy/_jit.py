@@ -1,16 +1,12 @@
 """The numba decorator of the compiled oracles: a disk cache wherever one can be written.
 
 numba caches a compiled function beside its module (``__pycache__``), else in the user's
-cache directory (``~/.cache/numba``, or ``NUMBA_CACHE_DIR`` when set). An install it cannot
-write, run by a user whose home it cannot write either (a system-wide install run by a service
-account, a read-only container), offers neither, and numba then refuses ``cache=True`` when
-the function is defined, so the module would not import. :func:`jit` falls back, in order:
-
-1. a private per-user directory in the system's temporary directory
-   (``ecrm-numba-<uid>``), made with mode 0o700 and used only if it is a directory the user
-   owns and no one else can write (numba's cache holds code it runs);
-2. no disk cache: every process compiles the functions it calls (seconds, once per process;
-   the results are the same).
+cache directory (``~/.cache/numba`` or ``NUMBA_CACHE_DIR``). Where it can write neither (a
+system-wide install run by a service account, a read-only container) it refuses
+``cache=True`` and the module would not import; :func:`jit` then falls back to a private
+per-user directory ``ecrm-numba-<uid>`` in the temporary directory (mode 0o700, used only if
+the user owns it and no one else can write it: numba's cache holds code it runs), else to no
+disk cache (every process compiles the functions it calls, with the same results).
 """
 
 from __future__ import annotations
