@@ -25,11 +25,7 @@ def node_list(arcs: list, nodes) -> list:
         if len(set(nodes)) != len(nodes):
             raise ValueError("nodes must not contain duplicates")
         return nodes
-    seen: dict = {}
-    for tail, head in arcs:
-        seen.setdefault(tail, None)
-        seen.setdefault(head, None)
-    return list(seen)
+    return list(dict.fromkeys(v for arc in arcs for v in arc))
 
 
 def check_supply(supply, nodes: Sequence[Hashable], index: Mapping) -> np.ndarray:
@@ -85,10 +81,7 @@ def weak_components(n_nodes: int, tails: np.ndarray, heads: np.ndarray) -> list[
     their smallest node."""
     graph = sp.coo_matrix((np.ones(len(tails)), (tails, heads)), shape=(n_nodes, n_nodes))
     _, labels = connected_components(graph, directed=True, connection="weak")
-    groups: dict[int, list[int]] = {}
-    for j, label in enumerate(labels.tolist()):
-        groups.setdefault(label, []).append(j)
-    return [np.array(g) for g in groups.values()]
+    return [np.flatnonzero(labels == g) for g in dict.fromkeys(labels.tolist())]
 
 
 def find_feasible_flow(space) -> np.ndarray:
@@ -114,5 +107,4 @@ def find_feasible_flow(space) -> np.ndarray:
             f"infeasible network: no flow meets the supplies within the capacities; at "
             f"most {routed:g} of the total supply {total:g} can be routed (unmet supply "
             f"by node: {where})")
-    y = np.clip(res.x[:n_arcs] * space.scale, 0.0, space.capacity)
-    return y
+    return np.clip(res.x[:n_arcs] * space.scale, 0.0, space.capacity)

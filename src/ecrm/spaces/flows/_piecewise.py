@@ -86,10 +86,8 @@ class PiecewiseRisk:
 
     def value(self, Y: np.ndarray) -> np.ndarray:
         """The objective :math:`\\sum_a f_a(y_a)` for each row of ``Y`` (n, d)."""
-        total = np.zeros(len(Y))
-        for a in range(len(self.arcs)):
-            total = total + self.at(a, Y[:, a:a + 1])[:, 0]
-        return total
+        return sum((self.at(a, Y[:, a:a + 1])[:, 0] for a in range(len(self.arcs))),
+                   np.zeros(len(Y)))
 
     def subgradient(self, Y: np.ndarray, omega: list[np.ndarray] | None = None) -> np.ndarray:
         """A (super)gradient: :math:`\\sum_v \\omega_v\\,\\mathrm{sign}(y_a - v)` per arc."""
@@ -115,23 +113,19 @@ class PiecewiseRisk:
         for a, arc in enumerate(self.arcs):
             B = len(arc.breakpoints)
             nz = np.flatnonzero(A_eq[:, a])
-            for k in range(B):
-                for j in nz:
-                    rows.append(j)
-                    cols.append(col + k)
-                    vals.append(A_eq[j, a] * arc.breakpoints[k])
-                rows.append(r + a)
-                cols.append(col + k)
-                vals.append(1.0)
+            for k in range(B):  # lambda_ak: beta_k in the conservation rows, 1 in its own
+                rows += [*nz, r + a]
+                cols += [col + k] * (len(nz) + 1)
+                vals += [*(A_eq[j, a] * arc.breakpoints[k] for j in nz), 1.0]
             self._columns.append((col, col + B))
             col += B
         self._rays = []
         for a, arc in enumerate(self.arcs):
             if not arc.bounded:
-                for j in np.flatnonzero(A_eq[:, a]):
-                    rows.append(j)
-                    cols.append(col)
-                    vals.append(A_eq[j, a])
+                nz = np.flatnonzero(A_eq[:, a])
+                rows += nz.tolist()
+                cols += [col] * len(nz)
+                vals += A_eq[nz, a].tolist()
                 self._rays.append((a, col))
                 col += 1
         M = sp.csr_matrix((vals, (rows, cols)), shape=(r + d, col))

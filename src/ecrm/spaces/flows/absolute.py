@@ -71,10 +71,9 @@ def absolute_risk(W, Y_ref, Y) -> np.ndarray:
     return np.einsum("ki,kia->k", W, np.abs(Y[:, None, :] - Y_ref[None, :, :]))
 
 
-#: The envelope LP's value is the certificates' lower bound, compared at ``tol`` (1e-9) of the
-#: scale: HiGHS's default feasibility tolerances (1e-7) let an "optimal" vertex sit above the
-#: LP's minimum by more than that (a certified row 6e-8 above the MILP's exact minimum, found
-#: by hypothesis), so the LP is solved to HiGHS's tightest tolerances.
+#: The envelope LP's value is the certificates' lower bound, compared at ``tol`` (1e-9): HiGHS's
+#: default feasibility tolerances (1e-7) let an "optimal" vertex sit above the LP's minimum by
+#: more than that, so the LP is solved to HiGHS's tightest tolerances.
 _LP_TOLERANCES = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
 
@@ -240,10 +239,8 @@ def _local(pwl: PiecewiseRisk, atol: np.ndarray, max_iter: int) -> CertifiedResu
 
 
 def _values_for(pwl: PiecewiseRisk, Y: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    total = np.zeros(len(rows))
-    for a in range(len(pwl.arcs)):
-        total += pwl.at(a, Y[:, a:a + 1], pwl.omega[a][rows])[:, 0]
-    return total
+    return sum((pwl.at(a, Y[:, a:a + 1], pwl.omega[a][rows])[:, 0]
+                for a in range(len(pwl.arcs))), np.zeros(len(rows)))
 
 
 def _milp_all(pwl: PiecewiseRisk, W, Y_ref, rows, atol, time_limit) -> CertifiedResult:
