@@ -112,7 +112,8 @@ def _certified_cut(c, comp, child, parent, scale, budget, bound):
     caps = np.minimum(caps, np.concatenate([big[neg], big[pos], big[child][keep]]))
     rows = np.concatenate([np.full(len(neg), s), pos, child[keep]])
     cols = np.concatenate([neg, np.full(len(pos), t), parent[keep]])
-    flow = _flows(rows, cols, caps, n)
+    _, res = _network(rows, cols, caps, n)  # the flow on each (distinct) arc
+    flow = np.asarray(res.flow.tocsr()[rows, cols], dtype=float).ravel()
     short = np.zeros(n)
     short[neg] = np.where(demand_neg, caps[: len(neg)] - flow[: len(neg)], 0.0)
     short[pos] = np.where(demand_pos, caps[len(neg) : len(neg) + len(pos)]
@@ -139,9 +140,3 @@ def _source_side(rows, cols, caps, n) -> np.ndarray:
     S = np.zeros(n + 2, dtype=bool)
     S[reach] = True
     return S[:n]
-
-
-def _flows(rows, cols, caps, n) -> np.ndarray:
-    """The flow on each arc ``(rows[i], cols[i])`` of a maximum flow (arcs are distinct)."""
-    _, res = _network(rows, cols, caps, n)
-    return np.asarray(res.flow.tocsr()[rows, cols], dtype=float).ravel()
