@@ -1,12 +1,11 @@
 r"""The exact solvers of :func:`ecrm.spaces.bucket_orders.optimal_bucket_order`.
 
-* :func:`dp`: the dynamic programme over subsets, :math:`O(3^s)` per row of ``s`` labels
-  (the recursion is in :mod:`ecrm.spaces.bucket_orders`). Compiled with numba when it is
-  installed (:mod:`ecrm.spaces._bucket_compiled`), else vectorised with NumPy: the subsets
-  :math:`P` of each size ``r`` in chunks, all :math:`2^r` submasks :math:`Q` of each at once
-  (their sums :math:`w_P(Q)` doubled member by member), and the rows, which are the last
-  axis of every table so that each gather moves contiguous floats. The compiled programme
-  skips the top parts that a lower bound against a feasible order rules out (exact).
+* :func:`dp`: the dynamic programme over subsets of :mod:`ecrm.spaces.bucket_orders`,
+  :math:`O(3^s)` per row of ``s`` labels. Compiled with numba when installed
+  (:mod:`ecrm.spaces._bucket_compiled`: it skips every top part :math:`P` whose lower bound,
+  the pairs across the cut at full cost and the others at their cheapest, exceeds the cost of
+  a feasible order found first; exact), else vectorised with NumPy over the subsets :math:`P`
+  of each size, all :math:`2^r` submasks :math:`Q` of each at once, and the rows (last axis).
 * :func:`milp`: one HiGHS MILP per row on the pair indicators, with its optimality gap.
 """
 

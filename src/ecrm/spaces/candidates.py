@@ -6,12 +6,9 @@ output spaces. The linear oracle
 
 .. math:: \hat y(c) = \arg\min_{y \in \{y_1, \dots, y_K\}} \langle c, y \rangle
 
-is one matrix product and a row-wise ``argmin`` (ties go to the first candidate).
-Losses that are not linear in :math:`y` itself but in the one-hot *index* of the candidate
-(:meth:`CandidateSpace.one_hot`; the 0-1 loss,
-:class:`ecrm.losses.classification.ZeroOneLoss`) give one cost per candidate, the cost form
-:attr:`CandidateSpace.ONE_HOT`, and :meth:`CandidateSpace.minimize` picks the candidate of
-least cost.
+is one matrix product and a row-wise ``argmin`` (ties go to the first candidate). Losses linear
+in the one-hot *index* of the candidate (the 0-1 loss) give one cost per candidate, the cost
+form :attr:`CandidateSpace.ONE_HOT`.
 """
 
 from __future__ import annotations

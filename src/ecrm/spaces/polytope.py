@@ -451,18 +451,13 @@ class LinearConstraintSpace(OutputSpace):
 
     def validate(self, Y) -> np.ndarray:
         Y = check_binary_matrix(Y, self._d)
-        if self.A_ub.shape[0]:
-            slack = self.A_ub @ Y.T - self.b_ub[:, None]
-            if np.any(slack > _FEAS_TOL):
+        for A, b, kind, sign, size in ((self.A_ub, self.b_ub, "inequality", ">", np.asarray),
+                                       (self.A_eq, self.b_eq, "equality", "!=", np.abs)):
+            slack = size(A @ Y.T - b[:, None])
+            if A.shape[0] and np.any(slack > _FEAS_TOL):
                 k, i = np.argwhere(slack > _FEAS_TOL)[0]
-                raise ValueError(f"row {i} of Y violates inequality constraint {k}: "
-                                 f"{(self.A_ub @ Y[i])[k]:g} > {self.b_ub[k]:g}")
-        if self.A_eq.shape[0]:
-            slack = np.abs(self.A_eq @ Y.T - self.b_eq[:, None])
-            if np.any(slack > _FEAS_TOL):
-                k, i = np.argwhere(slack > _FEAS_TOL)[0]
-                raise ValueError(f"row {i} of Y violates equality constraint {k}: "
-                                 f"{(self.A_eq @ Y[i])[k]:g} != {self.b_eq[k]:g}")
+                raise ValueError(f"row {i} of Y violates {kind} constraint {k}: "
+                                 f"{(A @ Y[i])[k]:g} {sign} {b[k]:g}")
         return Y
 
     def contains(self, Y) -> np.ndarray:

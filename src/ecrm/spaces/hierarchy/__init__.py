@@ -1,12 +1,9 @@
 """Hierarchical multilabel output space (trees and DAGs) with exact linear oracles.
 
-Modules: ``_space`` (the :class:`Hierarchy` class: its structure), ``_inputs`` (reading edges,
-parent maps and graphs), ``_labelsets`` (consistency, closing, names, capped scores),
-``_oracles`` (the oracles' front end and cached set-up, the tree DP), ``_closure`` (the DAG
-closure: reductions, contraction and the certified min cut), ``_exact_flow`` (its exact
-integer flow), ``_products`` (the hierarchical loss's oracle: sandwich, enumeration, MILP),
-``_branch`` (its compiled branch and bound on bit sets) and ``_cut_branch`` (its compiled
-branch and bound with closure bounds, for the larger parts).
+The :class:`Hierarchy` class (``_space``, ``_inputs``, ``_labelsets``), its oracles
+(``_oracles``), the DAG closure (``_closure``, ``_certified_cut``, ``_exact_flow``,
+``_compiled``) and the hierarchical loss's oracle (``_products``, ``_products_milp``,
+``_branch``, ``_cut_branch``).
 """
 
 from ecrm.spaces.hierarchy._space import Hierarchy

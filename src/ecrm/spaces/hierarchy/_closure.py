@@ -65,9 +65,8 @@ __all__ = ["LevelPlan", "closure_argmin", "make_level_plan"]
 # its budget Q (between 2^22 and 2^27, growing with its size; see _certified_cut).
 _Q_MIN, _Q_MAX = 2**22, 2**27
 # Forcing is repeated while it finds new labels, at most this many times (each pass is exact;
-# more passes only shrink the cut). The compiled path repeats it until nothing new is found:
-# a pass there tests only the labels below one newly paid, and costs less than the
-# contraction and cut of what it would leave (6-16% less time per row on the GO DAGs).
+# more only shrink the cut). The compiled path repeats it until nothing is new (its passes
+# test only the labels below one newly paid: 6-16% less time per row on the GO DAGs).
 _FORCING_PASSES = 6
 # contract: vectorised rounds down to this many groups, or while a round removes at least
 # this share of them; then the moves one at a time in Python if at most _SEQUENTIAL_MAX left

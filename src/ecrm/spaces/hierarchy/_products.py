@@ -67,15 +67,12 @@ _MILP_ROWS = 10
 _ENUMERATE = 12
 # Upper-lower pairs of the sandwich (each exact; later pairs charge fewer products).
 _SANDWICH_ROUNDS = 1
-# Components of more free labels, up to this many (at most _branch.MAX_LABELS), are searched
-# by the compiled branch and bound (numba), stopped after _BRANCH_NODES nodes (then the search
-# below). Beyond about 20 labels the search with closure bounds is faster on the GO DAGs.
+# Components of up to _BRANCH_MAX free labels go to the bit-set branch and bound (stopped
+# after _BRANCH_NODES nodes); beyond about 20 labels the closure bounds are faster (GO DAGs).
 _BRANCH_MAX, _BRANCH_NODES = 20, 2**14
-# The larger components (and those the search above left), up to _CUT_MAX free labels, are
-# searched by the branch and bound with closure bounds, stopped after _CUT_NODES nodes (then
-# the MILP; 0 turns it off). Both compiled searches are off when _BRANCH_MAX is 0. On the
-# structured SVM's hardest pheno_GO rows the search ends within 2^14 nodes in about half
-# the time HiGHS takes on what 2^11 nodes leave it.
+# Larger ones (and those left) up to _CUT_MAX labels go to the search with closure bounds,
+# stopped after _CUT_NODES nodes (0: off; both searches are off when _BRANCH_MAX is 0), then
+# to the MILP: on the hardest pheno_GO rows 2^14 nodes take about half HiGHS's time.
 _CUT_MAX, _CUT_NODES = 1000, 2**14
 # "parts": the LP of a block, then the MILP on its fractional components only, each scaled
 # apart, without HiGHS's presolve; "rows": the LP, then the MILP on every row with a
@@ -260,10 +257,9 @@ def _pack(searched, comp, arcs, r, j, depth, n_live: int) -> tuple:
 
 
 def _branch_parts(searched, comp, arcs, r, j, depth, C, P, live, Y) -> np.ndarray:
-    """Solve the components ``searched`` (bool, per component) by the compiled branch and
-    bound of :mod:`ecrm.spaces.hierarchy._branch`, all in one call: each component's labels
-    in order of depth (parents first), its arcs and products as bit masks. Writes the solved
-    ones into ``Y`` and returns the others (stopped after ``_BRANCH_NODES`` nodes)."""
+    """Solve the components ``searched`` (bool, per component) in one call of
+    :mod:`ecrm.spaces.hierarchy._branch` (arcs and products as bit masks); write the solved
+    ones into ``Y`` and return the others (stopped after ``_BRANCH_NODES`` nodes)."""
     lr, lk = np.nonzero(live)
     nodes, parts, start, local, (a, b, k, q), pairs, pstart = _pack(
         searched, comp, arcs, r, j, depth, len(lr))
@@ -282,11 +278,8 @@ def _branch_parts(searched, comp, arcs, r, j, depth, C, P, live, Y) -> np.ndarra
 
 
 def _cut_parts(searched, comp, arcs, r, j, depth, C, P, live, Y) -> np.ndarray:
-    """Solve the components ``searched`` (bool, per component) by the branch and bound with
-    closure bounds of :mod:`ecrm.spaces.hierarchy._cut_branch`, all in one call: each
-    component's labels in order of depth (parents first), its arcs and products' factors as
-    lists of local indices. Writes the solved ones into ``Y`` and returns the others
-    (stopped after ``_CUT_NODES`` nodes)."""
+    """:func:`_branch_parts` by :mod:`ecrm.spaces.hierarchy._cut_branch` (arcs and factors as
+    lists of local indices; stopped after ``_CUT_NODES`` nodes)."""
     lr, lk = np.nonzero(live)
     nodes, parts, start, local, (a, b, k, q), pairs, pstart = _pack(
         searched, comp, arcs, r, j, depth, len(lr))
