@@ -81,11 +81,8 @@ def row_problem(edges, of_product, c, p, free, products, anc=None):
     n_var = len(nodes) + len(products)
     A = sp.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                      shape=(r0, n_var))
-    cost = np.concatenate([c[nodes], p[products]])
-    top = np.abs(cost).max(initial=0.0)
-    if top > 0:  # a power of two: max|cost| in (2^19, 2^20]
-        cost = cost * 2.0 ** (20 - np.ceil(np.log2(top)))
-    return cost, A, np.concatenate(ub), nodes
+    cost = np.concatenate([c[nodes], p[products]])  # scaled: max|cost| in (2^19, 2^20]
+    return scale_parts(cost, np.zeros(len(cost), dtype=np.intp)), A, np.concatenate(ub), nodes
 
 
 def highs(problems, integer: bool, presolve: bool = True) -> np.ndarray:
@@ -165,35 +162,15 @@ def solve_milps(problems, d: int, relax_first: bool = True) -> np.ndarray:
     come out integral (within ``_INTEGRAL``) is a feasible point of its MILP at the value of a
     lower bound, hence optimal; only the other rows go on to the MILP.
     """
-    from scipy.optimize import Bounds, LinearConstraint, milp
-
-    cost = np.concatenate([c for c, _, _, _ in problems])
-    A = sp.block_diag([a for _, a, _, _ in problems], format="csr")
-    ub = np.concatenate([u for _, _, u, _ in problems])
-    integrality = np.concatenate([np.r_[np.ones(len(nodes)), np.zeros(len(c) - len(nodes))]
-                                  for c, _, _, nodes in problems])
     Y = np.zeros((len(problems), d), dtype=bool)
-    if relax_first:
-        res = milp(cost, constraints=LinearConstraint(A, -np.inf, ub), bounds=Bounds(0, 1))
-        if res.status != 0:  # pragma: no cover - always feasible (y = 0) and bounded
-            raise RuntimeError(f"HiGHS failed: {res.message}")
-        left, offset = [], 0
-        for row, (c, _, _, nodes) in enumerate(problems):
-            x = res.x[offset : offset + len(nodes)]
-            if np.all(np.minimum(x, 1.0 - x) <= _INTEGRAL):
-                Y[row, nodes] = x > 0.5
-            else:
-                left.append(row)
-            offset += len(c)
-        if left:
-            Y[left] = solve_milps([problems[i] for i in left], d, relax_first=False)
-        return Y
-    res = milp(cost, constraints=LinearConstraint(A, -np.inf, ub), integrality=integrality,
-               bounds=Bounds(0, 1), options={"mip_rel_gap": 0.0})
-    if res.status != 0:  # pragma: no cover - always feasible (y = 0) and bounded
-        raise RuntimeError(f"HiGHS failed: {res.message}")
-    offset = 0
+    x, offset, left = highs(problems, integer=not relax_first), 0, []
     for row, (c, _, _, nodes) in enumerate(problems):
-        Y[row, nodes] = res.x[offset : offset + len(nodes)] > 0.5
+        y = x[offset : offset + len(nodes)]
         offset += len(c)
+        if not relax_first or np.all(np.minimum(y, 1.0 - y) <= _INTEGRAL):
+            Y[row, nodes] = y > 0.5
+        else:
+            left.append(row)
+    if left:
+        Y[left] = solve_milps([problems[i] for i in left], d, relax_first=False)
     return Y
