@@ -30,6 +30,14 @@ def _frozen(a) -> np.ndarray:
     return a
 
 
+def _grouped(E: np.ndarray, end: int, d: int) -> tuple:
+    """Per column ``j``, the other ends of the edges whose end ``end`` (0: parent, 1: child) is
+    ``j``, in edge order: the parents (``end=1``) or the children (``end=0``)."""
+    other = E[np.argsort(E[:, end], kind="stable"), 1 - end]
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(E[:, end], minlength=d))])
+    return tuple(_frozen(other[ptr[j] : ptr[j + 1]].copy()) for j in range(d))
+
+
 class Hierarchy(LabelSets, Oracles, OutputSpace):
     r"""Label sets closed under taking parents, in a tree or a DAG of labels.
 
@@ -111,9 +119,8 @@ class Hierarchy(LabelSets, Oracles, OutputSpace):
 
     def __init__(self, edges, *, root: Hashable | None = None, labels: Iterable | None = None):
         if isinstance(edges, (str, bytes)):
-            raise TypeError(
-                "edges must be (parent, child) pairs, a parent map or a DiGraph; got a string"
-            )
+            raise TypeError("edges must be (parent, child) pairs, a parent map or a DiGraph; "
+                            "got a string")
         graph = _networkx_digraph(edges)
         if graph is not None:
             pairs = list(graph.edges())
@@ -163,34 +170,17 @@ class Hierarchy(LabelSets, Oracles, OutputSpace):
         d = len(labels)
         self._labels = labels
         self._index = index
-        # group edges by child (parents) and by parent (children), stable in edge order
-        by_child = np.argsort(E[:, 1], kind="stable")
-        by_parent = np.argsort(E[:, 0], kind="stable")
         indeg = np.bincount(E[:, 1], minlength=d)
-        outdeg = np.bincount(E[:, 0], minlength=d)
-        par_ptr = np.concatenate([[0], np.cumsum(indeg)])
-        chi_ptr = np.concatenate([[0], np.cumsum(outdeg)])
-        par_idx = E[by_child, 0]
-        chi_idx = E[by_parent, 1]
-        self._parents = tuple(
-            _frozen(par_idx[par_ptr[j] : par_ptr[j + 1]].copy()) for j in range(d)
-        )
-        self._children = tuple(
-            _frozen(chi_idx[chi_ptr[j] : chi_ptr[j + 1]].copy()) for j in range(d)
-        )
+        self._parents, self._children = _grouped(E, 1, d), _grouped(E, 0, d)
         self._edges = _frozen(E)
 
         # Kahn's algorithm: topological order and depth
         remaining = indeg.copy()
         depth = np.zeros(d, dtype=np.intp)
         queue = [j for j in range(d) if remaining[j] == 0]
-        head = 0
-        while head < len(queue):
-            j = queue[head]
-            head += 1
+        for j in queue:  # the loop also visits the labels appended to the queue
             for c in self._children[j]:
-                if depth[c] < depth[j] + 1:
-                    depth[c] = depth[j] + 1
+                depth[c] = max(depth[c], depth[j] + 1)
                 remaining[c] -= 1
                 if remaining[c] == 0:
                     queue.append(int(c))
@@ -232,9 +222,8 @@ class Hierarchy(LabelSets, Oracles, OutputSpace):
     def from_parents(cls, mapping: Mapping, **kw) -> Hierarchy:
         """Build from a parent map ``{child: parent}`` or ``{child: [parents, ...]}``."""
         if not isinstance(mapping, Mapping):
-            raise TypeError(
-                f"from_parents expects a mapping child -> parent(s); got {type(mapping).__name__}"
-            )
+            raise TypeError("from_parents expects a mapping child -> parent(s); got "
+                            f"{type(mapping).__name__}")
         return cls(mapping, **kw)
 
     @classmethod
@@ -281,10 +270,8 @@ class Hierarchy(LabelSets, Oracles, OutputSpace):
 
     def __repr__(self) -> str:
         kind = "tree" if self._is_tree else "DAG"
-        return (
-            f"Hierarchy(n_labels={self.n_labels}, n_edges={len(self._edges)}, {kind}, "
-            f"max_depth={int(self._depth.max())})"
-        )
+        return (f"Hierarchy(n_labels={self.n_labels}, n_edges={len(self._edges)}, {kind}, "
+                f"max_depth={int(self._depth.max())})")
 
     def _key(self) -> tuple:
         """The labels in column order and the sorted set of (parent, child) column pairs."""
