@@ -272,9 +272,8 @@ def check_binary_matrix(Y, n_columns: int, what: str = "Y") -> np.ndarray:
     bad = ~((Y == 0) | (Y == 1))
     if bad.any():
         i, j = np.argwhere(bad)[0]
-        raise ValueError(
-            f"{what} must contain only 0 and 1; found {Y[i, j]!r} at row {i}, column {j}"
-        )
+        raise ValueError(f"{what} must contain only 0 and 1; found {Y[i, j]!r} at row {i}, "
+                         f"column {j}")
     return Y
 
 

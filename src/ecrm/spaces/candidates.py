@@ -67,20 +67,17 @@ class CandidateSpace(OutputSpace):
         if C.ndim == 1:
             C = C[:, None]
         if C.ndim != 2 or C.shape[0] == 0 or C.shape[1] == 0:
-            raise ValueError(
-                "candidates must be a non-empty array of shape (n_candidates, n_outputs) "
-                f"(or a 1-D array of scalar outputs); got shape {np.shape(candidates)}"
-            )
+            raise ValueError("candidates must be a non-empty array of shape (n_candidates, "
+                             "n_outputs) (or a 1-D array of scalar outputs); got shape "
+                             f"{np.shape(candidates)}")
         if not np.all(np.isfinite(C)):
             raise ValueError("candidates contain NaN or infinite values")
         _, first, inverse = np.unique(C, axis=0, return_index=True, return_inverse=True)
         if len(first) != len(C):
             inverse = np.asarray(inverse).ravel()
             dup = next(i for i in range(len(C)) if first[inverse[i]] != i)
-            raise ValueError(
-                f"candidates must be distinct; row {dup} repeats row {first[inverse[dup]]} "
-                f"({C[dup].tolist()})"
-            )
+            raise ValueError(f"candidates must be distinct; row {dup} repeats row "
+                             f"{first[inverse[dup]]} ({C[dup].tolist()})")
         C.flags.writeable = False
         self.candidates = C
         self.labels = check_item_labels(labels, len(C))

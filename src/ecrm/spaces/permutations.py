@@ -132,10 +132,8 @@ class PermutationSpace(OutputSpace):
         """
         k = math.isqrt(check_int(n_outputs, "n_outputs"))
         if k * k != n_outputs:
-            raise ValueError(
-                "ranking outputs are flattened k x k permutation matrices; width "
-                f"{n_outputs} is not a perfect square"
-            )
+            raise ValueError("ranking outputs are flattened k x k permutation matrices; width "
+                             f"{n_outputs} is not a perfect square")
         return cls(k)
 
     @property
@@ -182,10 +180,8 @@ class PermutationSpace(OutputSpace):
         Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
         Y = Y[None, :] if Y.ndim == 1 else Y
         if Y.ndim != 2 or Y.shape[1] != k * k:
-            raise ValueError(
-                f"Y must have shape (n, {k * k}) (flattened {k}x{k} permutation matrices; "
-                f"use from_ranks for rank vectors); got shape {Y.shape}"
-            )
+            raise ValueError(f"Y must have shape (n, {k * k}) (flattened {k}x{k} permutation "
+                             f"matrices; use from_ranks for rank vectors); got shape {Y.shape}")
         M = Y.reshape(len(Y), k, k)
         nan = np.isnan(M)
         missing = nan.all(axis=2)  # the rows of the labels an incomplete ranking leaves out

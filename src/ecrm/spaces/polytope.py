@@ -325,10 +325,8 @@ class LinearConstraintSpace(OutputSpace):
         if not widths:
             raise ValueError("give constraints or n_outputs")
         if len(set(widths.values())) > 1:
-            raise ValueError(
-                "the constraint matrices must have one column per output; got widths "
-                + ", ".join(f"{k}={v}" for k, v in widths.items())
-            )
+            raise ValueError("the constraint matrices must have one column per output; got widths "
+                             + ", ".join(f"{k}={v}" for k, v in widths.items()))
         self._d = next(iter(widths.values()))
         d = self._d
         self.A_ub = A_ub if A_ub is not None else sp.csr_array((0, d))
@@ -349,11 +347,9 @@ class LinearConstraintSpace(OutputSpace):
         if check_bool(check_feasible, "check_feasible"):
             res = self._milp(np.zeros(d))
             if res.status == 2 or res.x is None:
-                raise ValueError(
-                    "the constraint set is infeasible: no 0/1 vector satisfies "
-                    f"{self.A_ub.shape[0]} inequality and {self.A_eq.shape[0]} equality "
-                    f"constraints ({res.message})"
-                )
+                raise ValueError("the constraint set is infeasible: no 0/1 vector satisfies "
+                                 f"{self.A_ub.shape[0]} inequality and {self.A_eq.shape[0]} "
+                                 f"equality constraints ({res.message})")
 
     @property
     def n_outputs(self) -> int:
@@ -393,11 +389,10 @@ class LinearConstraintSpace(OutputSpace):
                 and c @ r <= res.fun + _CERT_RTOL * np.abs(c).sum()):
             return res.fun, r
         if self.method == "lp":
-            raise RuntimeError(
-                f"the LP relaxation of row {i} has a fractional optimum (the constraint "
-                f"matrix is {'not ' if self.tu.is_tu is False else ''}totally unimodular by "
-                f"{self.tu.method}); use method='auto' or 'milp'"
-            )
+            raise RuntimeError(f"the LP relaxation of row {i} has a fractional optimum (the "
+                               f"constraint matrix is {'not ' if self.tu.is_tu is False else ''}"
+                               f"totally unimodular by {self.tu.method}); use method='auto' "
+                               "or 'milp'")
         return res.fun, None
 
     def solve(self, C) -> CertifiedResult:

@@ -18,10 +18,8 @@ def _networkx_digraph(obj):
 
     if isinstance(obj, nx.DiGraph):
         return obj
-    raise TypeError(
-        "a networkx hierarchy must be a DiGraph with edges parent -> child; "
-        f"got {type(obj).__name__}"
-    )
+    raise TypeError("a networkx hierarchy must be a DiGraph with edges parent -> child; "
+                    f"got {type(obj).__name__}")
 
 
 def _pairs_from_parent_map(mapping: Mapping) -> tuple[list, list]:

@@ -39,9 +39,8 @@ class LabelSets:
         if sp.issparse(Y):
             Y = sp.csr_array(Y, dtype=float, copy=True)
             if Y.shape[1] != self.n_labels:
-                raise ValueError(
-                    f"{what} must have shape (n, {self.n_labels}); got shape {Y.shape}"
-                )
+                raise ValueError(f"{what} must have shape (n, {self.n_labels}); got shape "
+                                 f"{Y.shape}")
             bad = ~((Y.data == 0) | (Y.data == 1))
             if bad.any():
                 raise ValueError(f"{what} must contain only 0 and 1; found {Y.data[bad][0]!r}")
@@ -216,11 +215,9 @@ class LabelSets:
             E = self._edges
             e = int(np.flatnonzero((Y[i, E[:, 1]] == 1) & (Y[i, E[:, 0]] == 0))[0])
             parent, child = self._labels[E[e, 0]], self._labels[E[e, 1]]
-            raise ValueError(
-                f"Y is not consistent with the hierarchy: in row {i}, label {child!r} is on "
-                f"but its parent {parent!r} is off; use hierarchy.close(Y) to switch on "
-                "all ancestors"
-            )
+            raise ValueError(f"Y is not consistent with the hierarchy: in row {i}, label "
+                             f"{child!r} is on but its parent {parent!r} is off; use "
+                             "hierarchy.close(Y) to switch on all ancestors")
         return Y
 
     def contains(self, Y) -> np.ndarray:

@@ -83,19 +83,15 @@ class Oracles:
         """
         C = self.check_costs(C)
         if method not in self._METHODS:
-            raise ValueError(
-                f"unknown method {method!r}; valid methods are "
-                + ", ".join(map(repr, self._METHODS))
-            )
+            raise ValueError(f"unknown method {method!r}; valid methods are "
+                             + ", ".join(map(repr, self._METHODS)))
         if method == "auto":
             method = "dp" if self._is_tree else "mincut"
         if method == "dp":
             if not self._is_tree:
-                raise ValueError(
-                    "method 'dp' needs a tree or forest; this hierarchy has "
-                    f"{len(self._multi_parent)} labels with several parents "
-                    "(use 'mincut' or 'auto')"
-                )
+                raise ValueError("method 'dp' needs a tree or forest; this hierarchy has "
+                                 f"{len(self._multi_parent)} labels with several parents "
+                                 "(use 'mincut' or 'auto')")
             return _forest_dp(C, self._forest())
         if method == "mincut":
             if self._is_tree:
@@ -157,9 +153,8 @@ class Oracles:
         levels = []
         for nodes, _, _, _ in self._level_plan().levels:
             uniq, inv = np.unique(par[nodes], return_inverse=True)
-            S = sp.csr_array(
-                (np.ones(len(nodes)), (inv, np.arange(len(nodes)))), shape=(len(uniq), len(nodes))
-            )
+            S = sp.csr_array((np.ones(len(nodes)), (inv, np.arange(len(nodes)))),
+                             shape=(len(uniq), len(nodes)))
             levels.append((nodes, par[nodes], uniq, S))
         return self._top_level, levels
 
@@ -214,10 +209,8 @@ class Oracles:
         if P.ndim == 1:
             P = P[None, :]
         if P.shape != (C.shape[0], K):
-            raise ValueError(
-                f"P must have shape ({C.shape[0]}, {K}) (one column per multi-parent label); "
-                f"got shape {P.shape}"
-            )
+            raise ValueError(f"P must have shape ({C.shape[0]}, {K}) (one column per "
+                             f"multi-parent label); got shape {P.shape}")
         if not np.all(np.isfinite(P)):
             raise ValueError("P contains NaN or infinite values")
         if K == 0:
