@@ -224,10 +224,8 @@ class OutputSpace(ABC):
     def minimize_risk(self, W, Y_ref, loss) -> np.ndarray:
         r"""Exact minimisers of :math:`\sum_i W_{ki}\,\ell(y, y_i)` over the space, per row ``k``.
 
-        The hook for losses with no linear form (:meth:`ecrm.losses.Loss.minimize_risk` calls
-        it). The default scans :meth:`enumerate` (ties to the first element); spaces with an
-        infinite number of elements override it (the flow polytope refuses a loss that names
-        no minimiser of its own).
+        The hook for losses with no linear form (:meth:`ecrm.losses.Loss.minimize_risk`). The
+        default scans :meth:`enumerate` (ties to the first element); infinite spaces override it.
 
         Parameters
         ----------

@@ -433,19 +433,9 @@ class BucketOrderSpace(OutputSpace):
         return bucket_order_to_pairs(_all_positions(self.n_labels))
 
     def argmin(self, C, method: str = "auto") -> np.ndarray:
-        """Exact minimisers of :math:`\\langle c, u\\rangle` over bucket orders, per row.
-
-        Parameters
-        ----------
-        C : array-like of shape (n, k(k-1))
-            Costs of any sign, in the order of :func:`pair_index`.
-        method : {"auto", "dp", "milp"}, default="auto"
-            See :func:`optimal_bucket_order`.
-
-        Returns
-        -------
-        Y : ndarray of shape (n, k(k-1))
-        """
+        """Exact minimisers (n, k(k-1)) of :math:`\\langle c, u\\rangle` over bucket orders for
+        costs ``C`` (n, k(k-1)) of any sign in the order of :func:`pair_index`; ``method``:
+        see :func:`optimal_bucket_order`."""
         return self.solve(C, method=method).solution
 
     def solve(self, C, **options) -> CertifiedResult:

@@ -266,7 +266,6 @@ def linear_ordering(B, *, method: str = "auto", max_dp_size: int = MAX_DP_SIZE
         largest = np.full(n, k)
     else:
         orders, largest = _solve_blocks(B, max_dp_size)
-    # one method name per row (a 0-d array before, when the method was forced)
     used = (np.where(largest > max_dp_size, "milp", "dp") if method == "auto"
             else np.full(n, method))
     value = ordering_cost(B0, orders)

@@ -140,7 +140,6 @@ class PermutationSpace(OutputSpace):
     def n_outputs(self) -> int:
         return self.n_items**2
 
-    # -- conversions ------------------------------------------------------------------
     def from_ranks(self, R) -> np.ndarray:
         """Flattened permutation matrices (n, k*k) of rank vectors ``R`` (n, k); ``-1`` marks a
         missing label of an incomplete ranking (its row of the matrix NaN; module docstring).
@@ -174,7 +173,6 @@ class PermutationSpace(OutputSpace):
         order = np.argsort(-S, axis=1, kind="stable")
         return self.from_ranks(np.argsort(order, axis=1))
 
-    # -- the output-space interface ---------------------------------------------------
     def validate(self, Y) -> np.ndarray:
         k = self.n_items
         Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)

@@ -46,9 +46,6 @@ _FEAS_TOL = 1e-7  # constraint violation of a 0/1 point (the constraints need no
 _CERT_RTOL = 1e-12  # integrality certificate: rounded cost <= LP optimum, relative to sum |c|
 
 
-# ----------------------------------------------------------------------------------------
-# total unimodularity
-# ----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class TUCertificate:
     """The answer of :func:`check_total_unimodularity`.
@@ -233,9 +230,6 @@ def _enumerate(A: np.ndarray, budget: int) -> TUCertificate | None:
     return TUCertificate(True, "enumeration")
 
 
-# ----------------------------------------------------------------------------------------
-# the output space
-# ----------------------------------------------------------------------------------------
 def _as_matrix(A, name: str) -> sp.csr_array | None:
     if A is None:
         return None
@@ -360,7 +354,6 @@ class LinearConstraintSpace(OutputSpace):
         """Theorem 3.1's condition: totally unimodular matrix and integral right-hand side."""
         return bool(self.tu.is_tu) and self.integral_rhs
 
-    # -- solving ----------------------------------------------------------------------
     def _milp(self, c):
         return milp(c, constraints=self._constraints, integrality=np.ones(self._d),
                     bounds=Bounds(0, 1), options={"mip_rel_gap": 0.0})

@@ -101,7 +101,6 @@ class PiecewiseRisk:
             G[:, a] = cw[rows, lo] - (cw[:, -1] - cw[rows, hi])
         return G
 
-    # -- block LP in the lambda formulation -----------------------------------------
     def lp_structure(self):
         """Constraint block of one instance: columns lambda_{a,k} then one ray per open arc."""
         space = self.space

@@ -106,7 +106,6 @@ def _tolerance(W: np.ndarray, Y_ref: np.ndarray, tol: float) -> np.ndarray:
     return tol * np.maximum(scale, 1.0)
 
 
-# -- the minimiser ------------------------------------------------------------------------
 def minimize_absolute_risk(W, Y_ref, space, *, method: str = "auto", tol: float = 1e-9,
                            max_iter: int = 50, time_limit: float | None = None,
                            subgradient_iter: int = 500, step: float | None = None
@@ -121,10 +120,7 @@ def minimize_absolute_risk(W, Y_ref, space, *, method: str = "auto", tol: float 
         Reference (training) outputs, flows of ``space``.
     space : FlowPolytope
     method : {"auto", "local", "milp", "subgradient"}, default="auto"
-        See :mod:`ecrm.spaces.flows.absolute`: ``"milp"`` exact, ``"local"`` the envelope LP
-        and convex-concave iterations (certified when its value meets the envelope bound),
-        ``"auto"`` local then MILP on the uncertified rows, ``"subgradient"`` the paper's
-        projected subgradient method.
+        The methods of :mod:`ecrm.spaces.flows.absolute`.
     tol : float, default=1e-9
         Relative tolerance of certification: a row is certified when
         ``value - bound <= tol * sum_i |W_ki| max(1, |Y_i|_1)`` (up to the factor of at most

@@ -109,8 +109,7 @@ class FlowPolytope(OutputSpace):
         self.data_scale = float(np.abs(self.supply).max(initial=0.0)) or float(
             finite.max(initial=0.0))
         # Every LP, vertex and projection runs on the data divided by this power of two
-        # (exact), then scales back: HiGHS's tolerances are absolute, so supplies of 1e-12
-        # would look like zeros to it and supplies of 1e12 break its feasibility checks.
+        # (exact): HiGHS's tolerances are absolute.
         self.scale = power_of_two(self.data_scale)
         self._unit_capacity = self.capacity / self.scale
         n_nodes, n_arcs = len(self.nodes), len(self.arcs)
@@ -146,7 +145,6 @@ class FlowPolytope(OutputSpace):
         """Arc bounds ``[0, u / scale]`` for HiGHS (``None``: uncapacitated)."""
         return [(0.0, None if np.isinf(u) else u) for u in self._unit_capacity]
 
-    # -- basic properties -----------------------------------------------------------
     @property
     def n_outputs(self) -> int:
         return len(self.arcs)
@@ -156,9 +154,7 @@ class FlowPolytope(OutputSpace):
         """The arcs ``(tail, head)``, one per output coordinate."""
         return self.arcs
 
-    @property
-    def n_arcs(self) -> int:
-        return len(self.arcs)
+    n_arcs = n_outputs
 
     @property
     def n_nodes(self) -> int:
@@ -211,7 +207,6 @@ class FlowPolytope(OutputSpace):
             closure = closure | ((closure.astype(np.int64) @ closure.astype(np.int64)) > 0)
         return free & closure[self._heads, self._tails]
 
-    # -- membership -----------------------------------------------------------------
     def _as_flows(self, Y, what: str) -> np.ndarray:
         if sp.issparse(Y):
             Y = Y.toarray()
@@ -284,7 +279,6 @@ class FlowPolytope(OutputSpace):
                              f"{problems[0]}{more}")
         return self._as_flows(Y, "Y")
 
-    # -- linear oracle --------------------------------------------------------------
     def argmin(self, C) -> np.ndarray:
         r"""Minimum-cost flows :math:`\arg\min_{y\in\mathcal Y} \langle c, y\rangle` per row.
 
@@ -317,31 +311,12 @@ class FlowPolytope(OutputSpace):
         """``Y`` clipped to the arc bounds ``[0, u]`` (removes solvers' round-off)."""
         return np.clip(Y, 0.0, self.capacity)
 
-    # -- Euclidean projection -------------------------------------------------------
     def project(self, Z, *, tol: float = 1e-9) -> CertifiedResult:
-        r"""Euclidean projection of each row of ``Z`` onto the polytope, exact and certified.
-
-        .. math:: \Pi(z) = \arg\min_{y} \tfrac12 \|y - z\|_2^2 \quad \text{s.t.}\quad
-                  Ny = b,\; 0 \le y \le u ,
-
-        by the Lawson-Hanson least-distance NNLS and a KKT certificate
-        (:func:`ecrm.spaces.flows.projection.project`).
-
-        Parameters
-        ----------
-        Z : array-like of shape (n, d)
-        tol : float, default=1e-9
-            Relative tolerance of the KKT certificate.
-
-        Returns
-        -------
-        CertifiedResult
-            ``value`` is :math:`\|\Pi(z) - z\|^2`; ``certified`` whether the KKT conditions
-            hold to ``tol``.
-        """
+        r"""Euclidean projection :math:`\Pi(z) = \arg\min_{y \in \mathcal Y} \|y - z\|_2^2` of
+        each row of ``Z`` (n, d), exact and certified to the relative tolerance ``tol``
+        (:func:`ecrm.spaces.flows.projection.project`)."""
         return projection.project(self, Z, tol=tol)
 
-    # -- vertices -------------------------------------------------------------------
     def vertices(self, *, max_bases: int = 200_000) -> np.ndarray:
         r"""All vertices of the polytope, shape (n_vertices, d), by basis enumeration.
 
@@ -404,7 +379,6 @@ class FlowPolytope(OutputSpace):
             raise ValueError(f"refusing to list {len(V)} vertices (max_outputs={max_outputs})")
         return V
 
-    # -- risk minimisation for losses with no linear form -----------------------------
     def solve_risk(self, W, Y_ref, loss) -> CertifiedResult:
         r"""Minimise :math:`\sum_i W_{ki}\,\ell(y, Y^{ref}_i)` over the polytope, per row ``k``.
 

@@ -165,8 +165,7 @@ def closure_argmin(plan: LevelPlan, edges: np.ndarray, C: np.ndarray, on=None, a
     if fast is not None:
         return _compiled_argmin(fast, plan, C, on, allowed, stats)
     G = np.ascontiguousarray(C.T)  # node-major (d, n)
-    forced, cand = reduce_closure(plan, G, on, allowed)
-    Y = forced
+    Y, cand = reduce_closure(plan, G, on, allowed)  # Y: the forced labels
     rows = np.flatnonzero(cand.any(axis=0))
     if len(rows):  # the cut on what is left
         Y[:, rows] |= _cut(cand[:, rows], G[:, rows], edges, stats)

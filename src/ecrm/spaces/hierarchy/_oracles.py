@@ -87,15 +87,13 @@ class Oracles:
                              + ", ".join(map(repr, self._METHODS)))
         if method == "auto":
             method = "dp" if self._is_tree else "mincut"
-        if method == "dp":
-            if not self._is_tree:
-                raise ValueError("method 'dp' needs a tree or forest; this hierarchy has "
-                                 f"{len(self._multi_parent)} labels with several parents "
-                                 "(use 'mincut' or 'auto')")
+        if method == "dp" and not self._is_tree:
+            raise ValueError("method 'dp' needs a tree or forest; this hierarchy has "
+                             f"{len(self._multi_parent)} labels with several parents "
+                             "(use 'mincut' or 'auto')")
+        if method in ("dp", "mincut") and self._is_tree:
             return _forest_dp(C, self._forest())
         if method == "mincut":
-            if self._is_tree:
-                return _forest_dp(C, self._forest())
             return self._in_blocks(
                 lambda B: closure_argmin(self._level_plan(), self._edges, B, stats=self._stats),
                 C).astype(float)

@@ -165,7 +165,6 @@ class Hierarchy(LabelSets, Oracles, OutputSpace):
         E = np.array([(index[p], index[c]) for p, c in pairs], dtype=np.intp).reshape(-1, 2)
         self._build(tuple(label_list), index, E)
 
-    # ------------------------------------------------------------------ construction
     def _build(self, labels: tuple, index: dict, E: np.ndarray) -> None:
         d = len(labels)
         self._labels = labels
@@ -233,7 +232,6 @@ class Hierarchy(LabelSets, Oracles, OutputSpace):
             raise TypeError(f"from_networkx expects a networkx DiGraph; got {type(graph).__name__}")
         return cls(graph, **kw)
 
-    # ------------------------------------------------------------------ attributes
     labels = property(lambda self: self._labels)
     output_names = property(lambda self: self._labels, doc="The labels, in column order.")
     n_labels = n_outputs = property(lambda self: len(self._labels))
@@ -287,7 +285,6 @@ class Hierarchy(LabelSets, Oracles, OutputSpace):
     def __hash__(self) -> int:
         return hash(self._key())
 
-    # ------------------------------------------------------------------ structure helpers
     def ancestors_matrix(self) -> sp.csr_array:
         """Reflexive-transitive ancestor relation as a sparse boolean matrix.
 
