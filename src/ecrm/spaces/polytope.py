@@ -195,15 +195,11 @@ def check_total_unimodularity(A, *, max_submatrices: int = 200_000) -> TUCertifi
         return TUCertificate(False, "entries", ((int(i),), (int(j),)), float(A[i, j]))
     for M, suffix in ((A, ""), (A.T, " (transpose)")):
         decided = _two_colouring(M)
-        if decided is not None and decided[0]:
-            return TUCertificate(True, decided[1] + suffix)
-        if decided is not None:
-            # Not TU for sure; look for a witness if the matrix is small.
-            found = _enumerate(A, max_submatrices)
-            if found is not None and found.is_tu is False:
-                return TUCertificate(False, decided[1] + suffix, found.witness,
-                                     found.determinant)
-            return TUCertificate(False, decided[1] + suffix)
+        if decided is not None:  # if not TU, a witness when the matrix is small enough
+            found = None if decided[0] else _enumerate(A, max_submatrices)
+            if found is None or found.is_tu is not False:
+                return TUCertificate(decided[0], decided[1] + suffix)
+            return TUCertificate(False, decided[1] + suffix, found.witness, found.determinant)
     found = _enumerate(A, max_submatrices)
     return found if found is not None else TUCertificate(None, "undecided")
 
