@@ -86,6 +86,7 @@ def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) 
     ``h._product_closure()`` gives the augmented DAG (labels, then one node per product) and
     ``of_product`` (K, d), ``of_product[k, q] = 1`` iff ``q`` is a parent of ``multi[k]``.
     """
+    stats = {} if stats is None else stats
     on, allowed, live, undecided = sandwich(h, C, P, stats)
     d = h.n_labels
     of_product = h._product_closure()[1]
@@ -104,15 +105,13 @@ def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) 
         big &= ~searched
         left = _branch_parts(searched, comp, arcs, r, j, h.depth, C, P, live, Y)
         big[left] = True
-        if stats is not None:
-            stats["branched"] = stats.get("branched", 0) + int(searched.sum()) - len(left)
+        stats["branched"] = stats.get("branched", 0) + int(searched.sum()) - len(left)
     cut = big & (size <= _CUT_MAX) if most and _CUT_NODES else np.zeros_like(big)
     if cut.any():  # the search with closure bounds
         left = _cut_parts(cut, comp, arcs, r, j, h.depth, C, P, live, Y)
         big &= ~cut
         big[left] = True
-        if stats is not None:
-            stats["cut_branched"] = stats.get("cut_branched", 0) + int(cut.sum()) - len(left)
+        stats["cut_branched"] = stats.get("cut_branched", 0) + int(cut.sum()) - len(left)
     small = np.flatnonzero(small)
     if len(small):
         _enumerate_parts(small, comp, r, j, h.parents, C, P, of_product, live, free, Y)
@@ -122,9 +121,8 @@ def products_argmin(h, C: np.ndarray, P: np.ndarray, stats: dict | None = None) 
     n_free_big = _per_product(of_product, free_big)
     live_big = live & (n_free_big > 0)
     rows = np.flatnonzero(free_big.any(axis=1))
-    if stats is not None:
-        stats["milp_rows"] = stats.get("milp_rows", 0) + len(rows)
-        stats["enumerated"] = stats.get("enumerated", 0) + len(small)
+    stats["milp_rows"] = stats.get("milp_rows", 0) + len(rows)
+    stats["enumerated"] = stats.get("enumerated", 0) + len(small)
     edges, anc = h.edges, h._level_plan().anc
     pnode = np.full(live.shape, -1, dtype=np.intp)  # the node of each live (row, product)
     pnode[live] = len(r) + np.arange(np.count_nonzero(live))
@@ -230,12 +228,11 @@ def _enumerate_parts(parts, comp, r, j, parents, C, P, of_product, live, free, Y
 
 def _pack(searched, comp, arcs, r, j, depth, n_live: int) -> tuple:
     """The components ``searched`` (bool, per component) laid out for a compiled search:
-    ``(nodes, parts, start, local, links, pairs, pstart)``, their free (row, label) nodes
-    by component then depth (parents first), the components, where each starts in
-    ``nodes``, each node's index in its component, the free arcs ``(child, parent)`` and
-    the product factors ``(product, factor)`` inside them (child and product as positions in
-    ``nodes`` and ``pairs``, parent and factor as indices in their component), and their
-    live (row, product) pairs by component with where each component's start."""
+    ``(nodes, parts, start, local, links, pairs, pstart)``: their free nodes by component
+    then depth, the components and where each starts in ``nodes``, each node's index in its
+    component, the arcs ``(child, parent)`` and factors ``(product, factor)`` inside them
+    (child, product: positions in ``nodes``, ``pairs``; parent, factor: local indices), and
+    their live (row, product) pairs by component with where each component starts."""
     N = len(r)
     child, parent, product, factor = arcs
     nodes = np.flatnonzero(searched[comp[:N]])
