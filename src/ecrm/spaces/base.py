@@ -141,8 +141,7 @@ class OutputSpace(ABC):
         raise ``ValueError`` (``what`` says what the columns are)."""
         width = self.n_outputs if width is None else width
         C = np.asarray(C, dtype=float)
-        if C.ndim == 1:
-            C = C[None, :]
+        C = C[None, :] if C.ndim == 1 else C
         if C.ndim != 2 or C.shape[1] != width:
             raise ValueError(f"costs must have shape (n, {width}){what}; got shape {C.shape}")
         if not np.all(np.isfinite(C)):
@@ -191,8 +190,7 @@ class OutputSpace(ABC):
         vectorised test.
         """
         Y = np.asarray(Y, dtype=float)
-        if Y.ndim == 1:
-            Y = Y[None, :]
+        Y = Y[None, :] if Y.ndim == 1 else Y
         if Y.ndim != 2 or Y.shape[1] != self.n_outputs:
             return np.zeros(len(Y), dtype=bool)
         out = np.ones(len(Y), dtype=bool)
@@ -260,11 +258,8 @@ def check_binary_matrix(Y, n_columns: int, what: str = "Y") -> np.ndarray:
     """Return ``Y`` as a new float 0/1 matrix of width ``n_columns`` or raise ``ValueError``."""
     import scipy.sparse as sp
 
-    if sp.issparse(Y):
-        Y = Y.toarray()
-    Y = np.array(Y, dtype=float, copy=True)
-    if Y.ndim == 1:
-        Y = Y[None, :]
+    Y = np.array(Y.toarray() if sp.issparse(Y) else Y, dtype=float, copy=True)
+    Y = Y[None, :] if Y.ndim == 1 else Y
     if Y.ndim != 2 or Y.shape[1] != n_columns:
         raise ValueError(f"{what} must have shape (n, {n_columns}); got shape {Y.shape}")
     bad = ~((Y == 0) | (Y == 1))

@@ -26,13 +26,11 @@ be incomplete (:meth:`BucketOrderSpace.validate` accepts them; the losses of
 a bucket order minimising :math:`\langle u(y), c\rangle = \sum_{a \text{ ahead of } b} c_{ab}`
 (the optimal bucket order problem) exactly, in three steps:
 
-1. **Decomposition** (exact). Say ``a`` *beats* ``b`` when :math:`c_{ab} < \min(c_{ba}, 0)`.
-   If a set ``A`` beats every label outside it, every optimal order puts ``A`` strictly
-   ahead of the rest: moving ``A``'s buckets to the front (keeping the order and the ties
-   inside ``A`` and inside the rest) changes only pairs ``a in A, b not in A`` from
-   ``b`` ahead (cost :math:`c_{ba}`) or tied (0) to :math:`c_{ab}`, lower than both. The
-   problem splits into blocks, found as for the linear ordering problem
-   (:mod:`ecrm.spaces.linear_ordering`).
+1. **Decomposition** (exact), as for the linear ordering problem
+   (:mod:`ecrm.spaces.linear_ordering`), with ``a`` *beating* ``b`` when :math:`c_{ab} <
+   \min(c_{ba}, 0)`: moving the buckets of a set ``A`` that beats every label outside it to
+   the front changes only pairs ``a in A, b not in A`` from ``b`` ahead (:math:`c_{ba}`) or
+   tied (0) to :math:`c_{ab}`, lower than both.
 2. **Dynamic programming over subsets** for blocks of at most ``max_dp_size`` labels. Let
    :math:`g(P)` be the least cost of the pairs ``a ahead of b`` with ``a`` in a top part
    :math:`P` of the order, and :math:`w_P(a) = \sum_{b \notin P} c_{ab}`. The last bucket

@@ -107,9 +107,7 @@ class CandidateSpace(OutputSpace):
         return self.candidates.shape[0]
 
     def _rows(self, Y, what: str) -> np.ndarray:
-        if sp.issparse(Y):
-            Y = Y.toarray()
-        Y = np.array(Y, dtype=float, copy=True)
+        Y = np.array(Y.toarray() if sp.issparse(Y) else Y, dtype=float, copy=True)
         d = self.n_outputs
         if Y.ndim == 1 and d == 1:
             Y = Y[:, None]

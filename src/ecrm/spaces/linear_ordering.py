@@ -74,8 +74,7 @@ _CHUNK_ELEMENTS = 1 << 20
 
 def _check_costs(B) -> np.ndarray:
     B = np.asarray(B, dtype=float)
-    if B.ndim == 2:
-        B = B[None]
+    B = B[None] if B.ndim == 2 else B
     if B.ndim != 3 or B.shape[1] != B.shape[2]:
         raise ValueError(f"B must have shape (n, k, k) or (k, k); got shape {B.shape}")
     if not np.all(np.isfinite(B)):

@@ -56,8 +56,7 @@ def check_ranks(R, n_items: int | None = None, what: str = "ranks", *,
     [[1, -1, 0]]
     """
     R = np.asarray(R)
-    if R.ndim == 1:
-        R = R[None, :]
+    R = R[None, :] if R.ndim == 1 else R
     if R.ndim != 2 or (n_items is not None and R.shape[1] != n_items):
         want = "k" if n_items is None else n_items
         raise ValueError(f"{what} must have shape (n, {want}); got shape {R.shape}")
@@ -166,8 +165,7 @@ class PermutationSpace(OutputSpace):
     def from_scores(self, S) -> np.ndarray:
         """Rank items by decreasing score (ties by item index): outputs of shape (n, k*k)."""
         S = np.asarray(S, dtype=float)
-        if S.ndim == 1:
-            S = S[None, :]
+        S = S[None, :] if S.ndim == 1 else S
         if S.ndim != 2 or S.shape[1] != self.n_items:
             raise ValueError(f"scores must have shape (n, {self.n_items}); got {S.shape}")
         order = np.argsort(-S, axis=1, kind="stable")

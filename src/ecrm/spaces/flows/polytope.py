@@ -198,21 +198,15 @@ class FlowPolytope(OutputSpace):
         """Arcs lying on a directed cycle of uncapacitated arcs (unbounded directions)."""
         free = np.isinf(self.capacity)
         n = self.n_nodes
-        reach = np.eye(n, dtype=bool)
-        adj = np.zeros((n, n), dtype=bool)
-        adj[self._tails[free], self._heads[free]] = True
-        # Transitive closure by repeated squaring (networks here are small).
-        closure = reach | adj
+        closure = np.eye(n, dtype=bool)  # transitive closure by repeated squaring
+        closure[self._tails[free], self._heads[free]] = True
         for _ in range(max(1, math.ceil(math.log2(max(n, 2)))) + 1):
             closure = closure | ((closure.astype(np.int64) @ closure.astype(np.int64)) > 0)
         return free & closure[self._heads, self._tails]
 
     def _as_flows(self, Y, what: str) -> np.ndarray:
-        if sp.issparse(Y):
-            Y = Y.toarray()
-        Y = np.array(Y, dtype=float, copy=True)
-        if Y.ndim == 1:
-            Y = Y[None, :]
+        Y = np.array(Y.toarray() if sp.issparse(Y) else Y, dtype=float, copy=True)
+        Y = Y[None, :] if Y.ndim == 1 else Y
         if Y.ndim != 2 or Y.shape[1] != self.n_arcs:
             raise ValueError(
                 f"{what} must have one column per arc: expected shape (n, {self.n_arcs}) for "

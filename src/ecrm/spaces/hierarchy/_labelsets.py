@@ -176,12 +176,9 @@ class LabelSets:
         """Number of edges (parent off, child on) per row of a dense 0/1 matrix."""
         if len(self._edges) == 0:
             return np.zeros(Y.shape[0])
-        if self._child_parent is None:
-            d = self.n_labels
-            E = self._edges
-            self._child_parent = sp.csr_array(
-                (np.ones(len(E)), (E[:, 1], E[:, 0])), shape=(d, d)
-            )  # [child, parent]
+        if self._child_parent is None:  # [child, parent]
+            E, d = self._edges, self.n_labels
+            self._child_parent = sp.csr_array((np.ones(len(E)), (E[:, 1], E[:, 0])), shape=(d, d))
         on_children = np.asarray((self._child_parent.T @ Y.T).T)  # (n, d): on children of p
         both_on = np.sum(on_children * Y, axis=1)
         child_on = Y @ self._indeg.astype(float)
@@ -195,9 +192,7 @@ class LabelSets:
         ok : ndarray of bool, shape (n,)
         """
         Y = self._binary(Y)
-        if sp.issparse(Y):
-            Y = Y.toarray()
-        return self._violations(Y) == 0
+        return self._violations(Y.toarray() if sp.issparse(Y) else Y) == 0
 
     def validate(self, Y) -> np.ndarray:
         """Check that ``Y`` (n, d) is 0/1 and consistent; return it as a new float array.

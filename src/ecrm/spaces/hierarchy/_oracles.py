@@ -204,8 +204,7 @@ class Oracles:
         C = self.check_costs(C)
         K = len(self._multi_parent)
         P = np.asarray(P, dtype=float)
-        if P.ndim == 1:
-            P = P[None, :]
+        P = P[None, :] if P.ndim == 1 else P
         if P.shape != (C.shape[0], K):
             raise ValueError(f"P must have shape ({C.shape[0]}, {K}) (one column per "
                              f"multi-parent label); got shape {P.shape}")
