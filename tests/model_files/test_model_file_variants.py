@@ -45,6 +45,7 @@ from ecrm import (
     JointKernelECRM,
     MixedRiskECRM,
     NystromSolver,
+    StackedRiskECRM,
     StructuredSVM,
     load,
     save,
@@ -87,6 +88,10 @@ def _models() -> dict:
                                      param_grid={"min_samples_leaf": [1, 3]}),
         "MixedRiskECRM": MixedRiskECRM(loss, TREE, mixing_grid=3,
                                        forest_options={"n_estimators": 3}, random_state=0),
+        "StackedRiskECRM": StackedRiskECRM(loss, TREE, members=[
+            ECRMCV(loss, TREE, **cv), ECRMCV(loss, TREE, alphas=[1e-2, 1e-1], kernel="linear"),
+            ForestECRMCV(loss, TREE, n_estimators=3, random_state=0)], resolution=3,
+            random_state=0),
         "StructuredSVM": StructuredSVM(loss, TREE, C=1.0, max_iter=3),
         "JointKernelECRM": JointKernelECRM(loss, TREE, gamma=0.5),
         "Pipeline-mixture": make_pipeline(StandardScaler(), MixedRiskECRM(
@@ -306,8 +311,8 @@ def _run(name, saved, tmp_path, monkeypatch, sample):
 
 
 NAMES = ["ECRM", "ECRMCV-dual", "ECRMCV-primal", "ECRMCV-nystrom", "ECRMCV-calibrated",
-         "ForestECRM", "ForestECRMCV", "MixedRiskECRM", "StructuredSVM", "JointKernelECRM",
-         "Pipeline-mixture"]
+         "ForestECRM", "ForestECRMCV", "MixedRiskECRM", "StackedRiskECRM", "StructuredSVM",
+         "JointKernelECRM", "Pipeline-mixture"]
 
 
 @pytest.mark.parametrize("name", NAMES)
