@@ -5,7 +5,9 @@ The public names are re-exported by :mod:`ecrm.datasets.formats`."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import os
 import re
 from typing import Any
@@ -58,8 +60,6 @@ def _numbers(path, values: list[list[str]], lines: list[int], feature_names) -> 
 _DECIMAL_COMMA_CELL = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+([eE][+-]?\d+)?$")
 _DECIMAL_COMMA = (" (a number with a decimal comma? numbers are read with '.' as the "
                   "decimal mark: save the file again with '.' decimals)")
-
-
 
 
 #: Field separators a CSV file may use instead of the one read with (suggested in errors).
@@ -154,17 +154,11 @@ class _CsvTable:
         self.feature_names = [h for k, h in enumerate(header)
                               if k not in label_idx and k != self.id_idx]
 
+    @contextlib.contextmanager
     def _reader(self):
-        import contextlib
-        import io
-
-        @contextlib.contextmanager
-        def opened():
-            with _open_binary(self.path) as raw, io.TextIOWrapper(
-                    raw, encoding=self.encoding, newline="") as text:
-                yield csv.reader(text, delimiter=self.sep)
-
-        return opened()
+        with _open_binary(self.path) as raw, io.TextIOWrapper(
+                raw, encoding=self.encoding, newline="") as text:
+            yield csv.reader(text, delimiter=self.sep)
 
     def chunks(self, chunk_rows: int):
         """Yield ``(values, raw_labels, lines, ids)`` for each ``chunk_rows`` data rows

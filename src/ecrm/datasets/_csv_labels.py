@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecrm.datasets._files import DataFileError, _flat_hierarchy
+from ecrm.datasets._files import DataFileError
 from ecrm.spaces.hierarchy import Hierarchy
 
 __all__ = ["label_matrix", "level_path", "parse_label_cells", "warn_other_separator"]
@@ -146,7 +146,7 @@ def parse_label_cells(raw, lines, path, label_sep, path_sep, hierarchy):
     if hierarchy is not None and path_sep is not None:
         _check_paths_in(hierarchy, raw, lines, path, label_sep, path_sep)
     if hierarchy is None:
-        hierarchy = Hierarchy(edges, labels=names) if edges else _flat_hierarchy(names)
+        hierarchy = Hierarchy(edges, labels=names)
     index = hierarchy.index
     for row, lineno in zip(rows, lines, strict=True):
         for lab in row:

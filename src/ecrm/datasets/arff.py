@@ -62,6 +62,7 @@ from sklearn.utils import Bunch
 from ecrm.datasets._arff_data import parse_data
 from ecrm.datasets._arff_header import DAG_ROOT, HierarchySpec, ParsedFile, parse_header
 from ecrm.datasets._arff_text import ArffError, read_text
+from ecrm.datasets._files import _data_dir
 from ecrm.spaces.hierarchy import Hierarchy
 
 __all__ = ["DATA_HELP", "SPLITS", "ArffError", "list_hmc", "load_hmc", "load_hmc_arff"]
@@ -94,7 +95,6 @@ def _parse_file(path, hierarchy_type: str) -> ParsedFile:
 
 
 def _build_hierarchy(spec: HierarchySpec, path):
-
     try:
         return Hierarchy(spec.edges, root=spec.root, labels=spec.labels)
     except ValueError as e:
@@ -105,10 +105,9 @@ def _label_matrix(p: ParsedFile, hierarchy) -> np.ndarray:
     index = hierarchy.index
     rows: list[int] = []
     cols: list[int] = []
-    skip = {"", "?"}
     dag = p.spec.kind == "dag"
     for r, s in enumerate(p.class_fields):
-        if s in skip:
+        if s in ("", "?"):
             continue
         for lab in s.split("@"):
             lab = lab.strip()
@@ -116,19 +115,14 @@ def _label_matrix(p: ParsedFile, hierarchy) -> np.ndarray:
                 continue
             j = index.get(lab)
             if j is None:
-                raise ArffError(
-                    p.path,
-                    int(p.row_lines[r]),
-                    f"unknown label {lab!r}: not declared in the hierarchical attribute "
-                    f"{p.attributes[p.class_index].name!r} (line {p.spec.lineno})",
-                )
+                raise ArffError(p.path, int(p.row_lines[r]), f"unknown label {lab!r}: not "
+                                "declared in the hierarchical attribute "
+                                f"{p.attributes[p.class_index].name!r} (line {p.spec.lineno})")
             rows.append(r)
             cols.append(j)
-    d = hierarchy.n_labels
-    Y = sp.csr_matrix(
-        (np.ones(len(rows)), (np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp))),
-        shape=(p.n_rows, d),
-    )
+    Y = sp.csr_matrix((np.ones(len(rows)), (np.asarray(rows, dtype=np.intp),
+                                            np.asarray(cols, dtype=np.intp))),
+                      shape=(p.n_rows, hierarchy.n_labels))
     Y.sum_duplicates()
     Y.data[:] = 1.0
     Yc = hierarchy.close(Y)
@@ -139,21 +133,15 @@ def _label_matrix(p: ParsedFile, hierarchy) -> np.ndarray:
 
 def _bunch(p: ParsedFile, hierarchy) -> Bunch:
     feats = p.features
-    return Bunch(
-        X=p.X,
-        Y=_label_matrix(p, hierarchy),
-        hierarchy=hierarchy,
-        feature_names=tuple(a.name for a in feats),
-        label_names=tuple(hierarchy.labels),
-        categories=tuple(a.categories for a in feats),
-        nominal=np.array([a.kind == "nominal" for a in feats], dtype=bool),
-        relation=p.relation,
-        class_attribute=p.attributes[p.class_index].name,
-        hierarchy_type=p.spec.kind,
-        ignored_attributes=tuple(a.name for a in p.attributes if a.kind == "skip"),
-        filename=str(p.path),
-        row_lines=np.asarray(p.row_lines),
-    )
+    return Bunch(X=p.X, Y=_label_matrix(p, hierarchy), hierarchy=hierarchy,
+                 feature_names=tuple(a.name for a in feats),
+                 label_names=tuple(hierarchy.labels),
+                 categories=tuple(a.categories for a in feats),
+                 nominal=np.array([a.kind == "nominal" for a in feats], dtype=bool),
+                 relation=p.relation, class_attribute=p.attributes[p.class_index].name,
+                 hierarchy_type=p.spec.kind,
+                 ignored_attributes=tuple(a.name for a in p.attributes if a.kind == "skip"),
+                 filename=str(p.path), row_lines=np.asarray(p.row_lines))
 
 
 def load_hmc_arff(path: str | os.PathLike, *, hierarchy_type: HierarchyType = "auto") -> Bunch:
@@ -238,20 +226,6 @@ def load_hmc_arff(path: str | os.PathLike, *, hierarchy_type: HierarchyType = "a
 _FILE_RE = re.compile(r"^(?P<name>.+)\.(?P<split>trainvalid|train|valid|test)\.arff(?:\.gz)?$")
 
 
-def _resolve_dir(data_dir) -> Path:
-    if data_dir is None:
-        data_dir = os.environ.get("ECRM_DATA") or None
-    if data_dir is None:
-        raise FileNotFoundError(
-            "no HMC data directory given: pass data_dir (or --data-dir) or set ECRM_DATA. "
-            + DATA_HELP
-        )
-    d = Path(data_dir).expanduser()
-    if not d.is_dir():
-        raise FileNotFoundError(f"HMC data directory {str(d)!r} does not exist. " + DATA_HELP)
-    return d
-
-
 def _find_split(d: Path, name: str, split: str) -> Path | None:
     for ext in (".arff", ".arff.gz"):
         f = d / f"{name}.{split}{ext}"
@@ -275,7 +249,7 @@ def list_hmc(data_dir: str | os.PathLike | None = None) -> list[str]:
     -------
     names : list of str, sorted
     """
-    d = _resolve_dir(data_dir)
+    d = _data_dir(data_dir, "ECRM_DATA", "HMC", DATA_HELP)
     splits: dict[str, set[str]] = {}
     for f in d.iterdir():
         m = _FILE_RE.match(f.name)
@@ -289,22 +263,20 @@ def _check_same(ref: ParsedFile, other: ParsedFile) -> None:
         a, b = ref.spec, other.spec
         diff_l = sorted(set(a.labels) ^ set(b.labels))[:5]
         diff_e = sorted(set(a.edges) ^ set(b.edges))[:5]
-        raise ValueError(
-            f"the class hierarchies of {str(ref.path)!r} and {str(other.path)!r} differ "
-            f"({a.kind}, {len(a.labels)} labels vs {b.kind}, {len(b.labels)} labels; "
-            f"labels in only one: {diff_l}; edges in only one: {diff_e}); expected every "
-            "split of a data set to declare the same hierarchy"
-        )
+        raise ValueError(f"the class hierarchies of {str(ref.path)!r} and {str(other.path)!r} "
+                         f"differ ({a.kind}, {len(a.labels)} labels vs {b.kind}, "
+                         f"{len(b.labels)} labels; labels in only one: {diff_l}; edges in only "
+                         f"one: {diff_e}); expected every split of a data set to declare the "
+                         "same hierarchy")
     fa, fb = ref.feature_signature(), other.feature_signature()
     if fa != fb:
         pairs = enumerate(zip(fa, fb, strict=False))
         k = next((i for i, (x, y) in pairs if x != y), min(len(fa), len(fb)))
-        raise ValueError(
-            f"the attributes of {str(ref.path)!r} ({len(fa)} features) and {str(other.path)!r} "
-            f"({len(fb)} features) differ at feature {k}: "
-            f"{fa[k] if k < len(fa) else None} vs {fb[k] if k < len(fb) else None}; expected "
-            "identical headers in every split"
-        )
+        raise ValueError(f"the attributes of {str(ref.path)!r} ({len(fa)} features) and "
+                         f"{str(other.path)!r} ({len(fb)} features) differ at feature {k}: "
+                         f"{fa[k] if k < len(fa) else None} vs "
+                         f"{fb[k] if k < len(fb) else None}; expected identical headers in "
+                         "every split")
 
 
 def _concat(parts: Sequence[ParsedFile]) -> ParsedFile:
@@ -321,12 +293,8 @@ def _concat(parts: Sequence[ParsedFile]) -> ParsedFile:
     return out
 
 
-def load_hmc(
-    name: str,
-    data_dir: str | os.PathLike | None = None,
-    *,
-    hierarchy_type: HierarchyType = "auto",
-) -> Bunch:
+def load_hmc(name: str, data_dir: str | os.PathLike | None = None, *,
+             hierarchy_type: HierarchyType = "auto") -> Bunch:
     """Load the train and test parts of a Clus HMC data set.
 
     The files are ``<data_dir>/<name>.<split>.arff`` or ``.arff.gz``. The training part is
@@ -360,7 +328,7 @@ def load_hmc(
         When the splits declare different hierarchies or attributes, or a file is
         malformed (:class:`ArffError`).
     """
-    d = _resolve_dir(data_dir)
+    d = _data_dir(data_dir, "ECRM_DATA", "HMC", DATA_HELP)
     found = {s: _find_split(d, name, s) for s in SPLITS}
     if found["trainvalid"] is not None:
         train_files = [found["trainvalid"]]
@@ -370,18 +338,15 @@ def load_hmc(
         train_files = []
     test_file = found["test"]
     if not train_files or test_file is None:
-        wanted = (
-            f"{name}.trainvalid.arff[.gz] (or {name}.train.arff[.gz] with optional "
-            f"{name}.valid.arff[.gz]) and {name}.test.arff[.gz]"
-        )
+        wanted = (f"{name}.trainvalid.arff[.gz] (or {name}.train.arff[.gz] with optional "
+                  f"{name}.valid.arff[.gz]) and {name}.test.arff[.gz]")
         try:
             avail = list_hmc(d)
         except OSError:
             avail = []
-        raise FileNotFoundError(
-            f"data set {name!r} not found in {str(d)!r}: looked for {wanted}. "
-            f"Data sets available there: {avail or 'none'}. " + DATA_HELP
-        )
+        raise FileNotFoundError(f"data set {name!r} not found in {str(d)!r}: looked for "
+                                f"{wanted}. Data sets available there: {avail or 'none'}. "
+                                + DATA_HELP)
     parsed_train = [_parse_file(f, hierarchy_type) for f in train_files]
     parsed_test = _parse_file(test_file, hierarchy_type)
     ref = parsed_train[0]
@@ -390,15 +355,7 @@ def load_hmc(
     hierarchy = _build_hierarchy(ref.spec, ref.path)
     train = _bunch(_concat(parsed_train), hierarchy)
     train.filename = [str(f) for f in train_files] if len(train_files) > 1 else str(train_files[0])
-    test = _bunch(parsed_test, hierarchy)
-    return Bunch(
-        train=train,
-        test=test,
-        hierarchy=hierarchy,
-        label_names=train.label_names,
-        feature_names=train.feature_names,
-        categories=train.categories,
-        nominal=train.nominal,
-        name=name,
-        files={"train": [str(f) for f in train_files], "test": [str(test_file)]},
-    )
+    return Bunch(train=train, test=_bunch(parsed_test, hierarchy), hierarchy=hierarchy,
+                 label_names=train.label_names, feature_names=train.feature_names,
+                 categories=train.categories, nominal=train.nominal, name=name,
+                 files={"train": [str(f) for f in train_files], "test": [str(test_file)]})

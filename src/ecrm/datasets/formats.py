@@ -41,11 +41,11 @@ from ecrm.datasets._csv_dask import load_csv_dask
 from ecrm.datasets._files import (
     DataFileError,
     _check_path,
-    _flat_hierarchy,
     _text,
     check_finite_features,
 )
 from ecrm.estimators._parameters import check_parameter, vocabulary
+from ecrm.spaces.hierarchy import Hierarchy
 
 __all__ = ["CHUNK_ROWS", "DataFileError", "check_finite_features", "iter_csv", "load_csv",
            "load_csv_dask",
@@ -74,8 +74,6 @@ def load_hierarchy(path: str | os.PathLike):
     >>> load_hierarchy(path).labels
     ('animal', 'dog', 'cat', 'plant')
     """
-    from ecrm.spaces.hierarchy import Hierarchy
-
     path = _check_path(path)
     text = _text(path)
     if path.suffix.lower() == ".json":
@@ -227,7 +225,7 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None,
                             f" must be 0 or 1; found {float(Y[r, c])!r}")
     names = [attributes[j].name for j in label_idx]
     if hierarchy is None:
-        hierarchy = _flat_hierarchy(names)
+        hierarchy = Hierarchy([], labels=names)
     else:
         missing = [v for v in hierarchy.labels if v not in names]
         unknown = [v for v in names if v not in hierarchy.index]
@@ -310,7 +308,7 @@ def load_svmlight_multilabel(path: str | os.PathLike, *, n_features: int | None 
         rows.append([f"{v:g}" for v in labels])
     if hierarchy is None:
         names = sorted({v for row in rows for v in row}, key=float)
-        hierarchy = _flat_hierarchy(names)
+        hierarchy = Hierarchy([], labels=names)
     for r, row in enumerate(rows):
         for v in row:
             if v not in hierarchy.index:

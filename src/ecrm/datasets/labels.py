@@ -48,10 +48,6 @@ class LabelRowError(ValueError):
         self.row, self.reason = row, reason
 
 
-def _is_name(v) -> bool:
-    return isinstance(v, str)
-
-
 def _missing(v) -> bool:
     return v is None or (isinstance(v, float) and v != v) or (isinstance(v, str) and not
                                                                 v.strip())
@@ -124,11 +120,11 @@ def as_label_matrix(space, y):
         return y
     if hasattr(y, "columns") and hasattr(y, "to_numpy"):  # a DataFrame: one column per level
         table = y.to_numpy(dtype=object)
-        if any(_is_name(v) for v in table.ravel()):
+        if any(isinstance(v, str) for v in table.ravel()):
             return space.to_matrix(_level_rows(space, table))
         return y
     if isinstance(y, np.ndarray):
-        if y.dtype.kind in "USO" and y.size and any(_is_name(v) for v in y.ravel().tolist()):
+        if y.dtype.kind in "USO" and y.size and any(isinstance(v, str) for v in y.ravel().tolist()):
             if y.ndim == 2:
                 return space.to_matrix(_level_rows(space, y.tolist()))
             return space.to_matrix([[v] for v in y.tolist()])
@@ -137,8 +133,8 @@ def as_label_matrix(space, y):
         return y
     rows = list(y)
     names = [r if isinstance(r, (list, tuple, Set)) else [r] for r in rows]
-    if any(isinstance(r, Set) or (not isinstance(r, (list, tuple)) and _is_name(r))
-           or any(_is_name(v) for v in (r if isinstance(r, (list, tuple)) else ()))
+    if any(isinstance(r, Set) or (not isinstance(r, (list, tuple)) and isinstance(r, str))
+           or any(isinstance(v, str) for v in (r if isinstance(r, (list, tuple)) else ()))
            for r in rows):
         return space.to_matrix([list(r) for r in names])
     return y

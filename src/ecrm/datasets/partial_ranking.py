@@ -31,9 +31,10 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
+from ecrm.datasets._files import _data_dir
 from ecrm.datasets.label_ranking import (
     _SUFFIXES,
-    _data_dir,
+    _data_lines,
     _find,
     _header,
     _names_in,
@@ -94,16 +95,7 @@ def _parse(path, lines) -> tuple[np.ndarray, np.ndarray]:
     n, p, k = _header(path, next(lines, ""), min_labels=2)
     X: list[list[float]] = []
     P: list[list[int]] = []
-    for lineno, line in enumerate(lines, start=2):
-        if not line.strip():
-            continue
-        where = f"{path}, line {lineno}"
-        if len(X) == n:
-            raise ValueError(f"{where}: more data lines than the {n} the header declares")
-        fields = line.rstrip("\r\n").split(",")
-        if len(fields) != p + k:
-            raise ValueError(f"{where}: expected {p + k} comma-separated fields ({p} features "
-                             f"and {k} bucket numbers); got {len(fields)}")
+    for where, fields in _data_lines(path, lines, n, p, k, "bucket numbers"):
         x = [_number(f) for f in fields[:p]]
         bad = [j for j, v in enumerate(x) if not np.isfinite(v)]
         if bad:
@@ -111,8 +103,6 @@ def _parse(path, lines) -> tuple[np.ndarray, np.ndarray]:
                              f"not a finite number")
         X.append(x)
         P.append([_bucket(f, where, j + 1) for j, f in enumerate(fields[p:])])
-    if len(X) != n:
-        raise ValueError(f"{path}: the header declares {n} data lines; found {len(X)}")
     return np.array(X, dtype=float).reshape(n, p), np.array(P, dtype=np.int64)
 
 
