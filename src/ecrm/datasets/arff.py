@@ -14,34 +14,25 @@ instance's labels, separated by ``@``, in the data::
 
 **Tree or DAG.** The declaration is a comma-separated list read in one of two styles:
 
-* *tree paths* (FunCat, enron, imclef): each entry ``a/b/c`` is a path from a top-level
-  label and declares the node ``a/b/c`` and all its ancestors ``a`` and ``a/b``. Labels are
-  named by their full path (``"a/b/c"``), which makes them unique; top-level labels hang
-  under a virtual root. In the data a label ``a/b/c`` means that node.
+* *tree paths* (FunCat, enron, imclef): each entry ``a/b/c`` declares the node ``a/b/c`` and
+  its ancestors ``a`` and ``a/b``; labels are named by their full path (unique), top-level
+  labels hang under a virtual root;
 * *DAG edges* (Gene Ontology): each entry ``parent/child`` is one edge between node names,
-  and the node ``root`` is the virtual root (it is not a label). In the data labels are
-  node names.
+  ``root`` the virtual root (not a label).
 
 With ``hierarchy_type="auto"`` a declaration is read as DAG edges exactly when **every
-entry has two components and at least one entry starts with** ``root/``; otherwise it is
-read as tree paths. This holds for every Clus HMC file (tree files declare their
-top-level labels as one-component entries, or have deeper paths, and never use a
-top-level node named ``root``; GO files are all ``parent/child`` edges hanging from
-``root``). Pass ``hierarchy_type="tree"`` or ``"dag"`` to override it.
+entry has two components and at least one entry starts with** ``root/``, else as tree paths:
+right for every Clus HMC file (tree files have one-component or deeper entries and no
+top-level ``root``; GO files are all ``parent/child`` edges from ``root``).
 
-**Features.** ``X`` is a float array with one column per numeric or nominal attribute, in
-header order. Numeric values are stored as they are, missing values ``?`` as NaN;
-``nan``, ``inf`` and numbers too large for a float are not ARFF numbers and are errors.
-Nominal attributes hold the *category code*: the position of the value in the
-attribute's ``{...}`` declaration (0, 1, ...), NaN when missing; ``categories`` gives,
-per column, ``None`` for a numeric attribute or the tuple of category names. Keeping the
-codes in one float matrix (rather than an object array) keeps ``X`` small, fast and
-sparse-friendly; :class:`ecrm.datasets.HMCPreprocessor` one-hot encodes the nominal
-columns, imputes and standardises. Sparse ARFF lines ``{index value, ...}`` give a
-``scipy.sparse`` CSR ``X``; an omitted value is 0, which for a nominal attribute is its
-first category, as in the ARFF specification. ``string``, ``date`` and Clus ``key``
-attributes (identifiers, free text) are skipped and listed in ``ignored_attributes``;
-``relational`` attributes are an error.
+**Features.** One float column per numeric or nominal attribute, in header order: numbers as
+they are (``nan``, ``inf`` and overflowing numbers are errors), nominal values as their
+*category code* (their position in the ``{...}`` declaration), missing values ``?`` as NaN.
+One float matrix keeps ``X`` small and sparse-friendly; :class:`ecrm.datasets.HMCPreprocessor`
+one-hot encodes, imputes and standardises. Sparse lines ``{index value, ...}`` give a CSR
+``X`` (an omitted value is 0: a nominal attribute's first category, as in the ARFF
+specification). ``string``, ``date`` and Clus ``key`` attributes are skipped and listed in
+``ignored_attributes``; ``relational`` attributes are an error.
 
 Errors in a file raise :class:`ArffError`, a ``ValueError`` whose message starts with
 ``"<file>, line <n>:"`` and says what was expected and what was found.
@@ -163,9 +154,8 @@ def load_hmc_arff(path: str | os.PathLike, *, hierarchy_type: HierarchyType = "a
     data : sklearn.utils.Bunch
         With fields
 
-        X : ndarray of shape (n, p), or scipy.sparse CSR matrix for sparse ARFF
-            Float features: numeric values, category codes for nominal attributes, NaN
-            for missing values ``?``.
+        X : ndarray of shape (n, p), or CSR matrix for sparse ARFF
+            Numeric values, category codes of nominal attributes, NaN for ``?``.
         Y : ndarray of shape (n, d)
             Float 0/1 labels, closed under ancestors (``hierarchy.close``).
         hierarchy : ecrm.spaces.hierarchy.Hierarchy
@@ -227,11 +217,8 @@ _FILE_RE = re.compile(r"^(?P<name>.+)\.(?P<split>trainvalid|train|valid|test)\.a
 
 
 def _find_split(d: Path, name: str, split: str) -> Path | None:
-    for ext in (".arff", ".arff.gz"):
-        f = d / f"{name}.{split}{ext}"
-        if f.is_file():
-            return f
-    return None
+    return next((f for f in (d / f"{name}.{split}.arff", d / f"{name}.{split}.arff.gz")
+                 if f.is_file()), None)
 
 
 def list_hmc(data_dir: str | os.PathLike | None = None) -> list[str]:
@@ -330,12 +317,8 @@ def load_hmc(name: str, data_dir: str | os.PathLike | None = None, *,
     """
     d = _data_dir(data_dir, "ECRM_DATA", "HMC", DATA_HELP)
     found = {s: _find_split(d, name, s) for s in SPLITS}
-    if found["trainvalid"] is not None:
-        train_files = [found["trainvalid"]]
-    elif found["train"] is not None:
-        train_files = [found["train"]] + ([found["valid"]] if found["valid"] is not None else [])
-    else:
-        train_files = []
+    parts = ["trainvalid"] if found["trainvalid"] else ["train", "valid"] if found["train"] else []
+    train_files = [f for f in (found[s] for s in parts) if f is not None]
     test_file = found["test"]
     if not train_files or test_file is None:
         wanted = (f"{name}.trainvalid.arff[.gz] (or {name}.train.arff[.gz] with optional "

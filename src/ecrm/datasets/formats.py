@@ -8,16 +8,11 @@ and ``filename``. Given a ``hierarchy``, the label columns follow its label orde
 label must be in it. A malformed file raises :class:`DataFileError` naming the file and the
 line; nothing is returned half-loaded.
 
-* :func:`load_csv` -- one row per instance: numeric feature columns and one label column
-  holding names separated by ``label_sep`` (``"dog;cat"``), or paths (``"animal/dog"``,
-  with ``path_sep="/"``) that imply a tree (``animal`` -> ``animal/dog``);
-* :func:`load_meka_arff` -- MEKA's flat multi-label ARFF: ``-C n`` in the relation name says
-  that the first ``n`` attributes (the last ``-n`` for ``n < 0``) are the 0/1 labels;
-* :func:`load_svmlight_multilabel` -- svmlight/libsvm lines ``1,3 7:0.5 9:1.2`` (via
-  :func:`sklearn.datasets.load_svmlight_file` with ``multilabel=True``);
-* :func:`load_hierarchy` -- TSV ``parent<TAB>child`` lines (a lone name is a top-level
-  label) or JSON (a list of ``[parent, child]`` pairs, ``{"edges": [...]}`` or a parent map
-  ``{child: parent or [parents]}``);
+* :func:`load_csv` -- numeric feature columns and a label column of names (``"dog;cat"``) or
+  paths (``"animal/dog"``, with ``path_sep="/"``);
+* :func:`load_meka_arff` -- MEKA's flat multi-label ARFF (``-C n`` in the relation name);
+* :func:`load_svmlight_multilabel` -- svmlight/libsvm lines ``1,3 7:0.5 9:1.2``;
+* :func:`load_hierarchy` -- TSV ``parent<TAB>child`` lines or JSON;
 * :func:`check_finite_features` -- refuse a missing or infinite feature value, naming the
   file, line and column (ARFF ``?`` is read as NaN, so that an imputer can see it);
 * :func:`load_data` -- dispatch on the file name (``.csv``, ``.tsv``, ``.arff[.gz]`` (Clus
@@ -204,12 +199,12 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None,
     feature_names = tuple(attributes[j].name for j in feats if j not in label_idx)
     categories = tuple(attributes[j].categories if attributes[j].kind == "nominal" else None
                        for j in feats if j not in label_idx)  # nominal features: their codes
+    bunch = Bunch(X=X, Y=None, hierarchy=hierarchy, feature_names=feature_names,
+                  categories=categories, label_lists=None, filename=str(path),
+                  label_names=None if hierarchy is None else tuple(hierarchy.labels),
+                  relation=relation, row_lines=np.asarray(p.row_lines))
     if ignore_labels:
-        return Bunch(X=X, Y=None, hierarchy=hierarchy, feature_names=feature_names,
-                     categories=categories,
-                     label_names=None if hierarchy is None else tuple(hierarchy.labels),
-                     label_lists=None, filename=str(path), relation=relation,
-                     row_lines=np.asarray(p.row_lines))
+        return bunch
     Y: Any = A[:, [col[j] for j in label_idx]]
     Y = Y.toarray() if sp.issparse(Y) else np.array(Y)
     for c, j in enumerate(label_idx):  # nominal codes -> the values they name
@@ -237,9 +232,8 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None,
             r = int(np.flatnonzero(~hierarchy.is_consistent(Y))[0])
             raise DataFileError(path, int(p.row_lines[r]), "labels not closed under the "
                                 "hierarchy's parents")
-    return Bunch(X=X, Y=Y.astype(float), hierarchy=hierarchy, label_names=tuple(hierarchy.labels),
-                 feature_names=feature_names, categories=categories, label_lists=None,
-                 filename=str(path), relation=relation, row_lines=np.asarray(p.row_lines))
+    bunch.update(Y=Y.astype(float), hierarchy=hierarchy, label_names=tuple(hierarchy.labels))
+    return bunch
 
 
 # -- svmlight ------------------------------------------------------------------------------

@@ -11,10 +11,7 @@ positions from 1 to ``k`` and only their order counts. It is read as ranks ``-1`
 missing labels and ``0 .. m-1`` for the ``m`` ranked ones
 (:class:`~ecrm.spaces.permutations.PermutationSpace`, incomplete rankings).
 
-The directory is ``data_dir`` if given, else the environment variable ``ECRM_DATA_RANKING``,
-else ``ECRM_DATA``. The directory, the ``n,p,k`` header and the reading of a file are shared
-with the partial label ranking files (:mod:`ecrm.datasets.partial_ranking`), of the same
-layout.
+The directory is ``data_dir`` if given, else ``$ECRM_DATA_RANKING``, else ``$ECRM_DATA``.
 """
 
 from __future__ import annotations

@@ -17,14 +17,9 @@ the estimators' ``fit`` and ``score`` call it, so that ``fit(X, y)`` takes any o
 as HiClass infers its own from ``y``. :func:`labels_of` is the way back, for
 ``predict_labels``: the names on in each row, its most specific labels only, or a table of one
 column per depth level (a 2-D object array of lists, :func:`level_names` its column names);
-:func:`labels_from_levels` reads such a table back.
-
-A model's level table (:func:`predict_labels` with ``per_level=True``, as ``ecrm predict
---per-level`` writes it) has the layout of its training file (:func:`level_layout`): the
-columns of a model fitted on level columns (``ecrm fit --level-columns Cat1,Cat2``), each cell
-a value as such a column holds it (a label path's last step), else ``level_0, level_1, ...``
-with each label's last path step for a model of label paths (``ecrm fit --path-sep /``), or
-its name. ``path_sep=None`` gives the full label names instead.
+:func:`labels_from_levels` reads such a table back. A model's level table
+(:func:`predict_labels` with ``per_level=True``, as ``ecrm predict --per-level`` writes it)
+has the layout of its training file (:func:`level_layout`).
 
 Integer label names are ambiguous with a 0/1 matrix: pass such labels through
 :meth:`ecrm.Hierarchy.to_matrix` yourself.
@@ -32,6 +27,7 @@ Integer label names are ambiguous with a 0/1 matrix: pass such labels through
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Set
 
 import numpy as np
@@ -162,9 +158,9 @@ def labels_of(space, Y, *, leaves_only: bool = False, per_level: bool = False,
     Returns
     -------
     labels : list of n lists, or ndarray of shape (n, n_levels) with ``per_level``
-        With ``per_level``, ``labels.tolist()`` is the nested list earlier versions
-        returned, and ``pandas.DataFrame(labels, columns=level_names(space))`` the table of
-        one column per level.
+        With ``per_level``, ``labels.tolist()`` is a nested list and
+        ``pandas.DataFrame(labels, columns=level_names(space))`` the table of one column per
+        level.
 
     Examples
     --------
@@ -210,12 +206,12 @@ def level_layout(model, path_sep="auto", *, level_columns=None) -> tuple[list[st
     ``ecrm predict --per-level``): its columns and the separator whose last path steps its
     cells hold.
 
-    The columns are the level columns the model was fitted on (``level_columns_``, set by
-    ``ecrm fit --level-columns``; or ``level_columns``) when there are as many as the
-    hierarchy has levels or more, else ``level_0, level_1, ...``. With ``path_sep="auto"``
-    the cells hold last path steps by the separator the model's labels were read with (its
-    ``reading_options_``, from ``ecrm fit --path-sep``; ``"/"`` for a model of level
-    columns, whose labels are the paths of their values), else the label names.
+    The columns are the level columns the model was fitted on (``level_columns_``, from
+    ``ecrm fit --level-columns Cat1,Cat2``; or ``level_columns``) when there are as many as
+    the hierarchy has levels or more, else ``level_0, level_1, ...``. With
+    ``path_sep="auto"`` the cells hold last path steps by the separator the model's labels
+    were read with (``reading_options_``, from ``ecrm fit --path-sep /``; ``"/"`` for a
+    model of level columns), else the label names.
 
     Parameters
     ----------
@@ -293,10 +289,7 @@ def labels_from_levels(space, rows, *, path_sep: str | None = None) -> list[list
         on: list = []
         for k, cell in enumerate(row):
             values = [cell] if isinstance(cell, str) else list(cell)
-            counts: dict[str, int] = {}
-            for v in values:
-                if not _missing(v):
-                    counts[str(v).strip()] = counts.get(str(v).strip(), 0) + 1
+            counts = Counter(str(v).strip() for v in values if not _missing(v))
             above = set(on)
             for v, n in counts.items():
                 found = by_value.get((k, v), [])

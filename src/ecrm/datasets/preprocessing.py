@@ -214,7 +214,6 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
                 nan = np.isnan(B.data)
                 B.data[nan] = mu[cols[nan]]
                 B.data /= sc[cols]
-                blocks.append((onum, B))
             else:
                 B = np.array(X[:, num])
                 nan = np.isnan(B)
@@ -222,7 +221,7 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
                 if center:
                     B -= mu
                 B /= sc
-                blocks.append((onum, B))
+            blocks.append((onum, B))
         for j in np.flatnonzero(nominal):
             k = int(widths[j])
             sl = slice(starts[j], starts[j] + k)
