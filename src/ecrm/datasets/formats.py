@@ -240,11 +240,8 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None,
 def _svmlight_lines(path: Path) -> list[tuple[int, str]]:
     """``(line number, text)`` of the data lines, as scikit-learn's reader counts them (a
     line is data when something other than spaces precedes its first ``#``)."""
-    out = []
-    for lineno, line in enumerate(_text(path).splitlines(), 1):
-        if line.split("#", 1)[0].split():
-            out.append((lineno, line.split("#", 1)[0]))
-    return out
+    data = ((n, line.split("#", 1)[0]) for n, line in enumerate(_text(path).splitlines(), 1))
+    return [(n, text) for n, text in data if text.split()]
 
 
 def load_svmlight_multilabel(path: str | os.PathLike, *, n_features: int | None = None,

@@ -99,10 +99,7 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
         return widths, starts, nominal
 
     def _check_X(self, X):
-        if sp.issparse(X):
-            X = sp.csr_matrix(X, dtype=np.float64)
-        else:
-            X = np.asarray(X, dtype=np.float64)
+        X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, np.float64)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D; got shape {X.shape}")
         if not isinstance(self.impute, (bool, np.bool_)):

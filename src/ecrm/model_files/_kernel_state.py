@@ -29,8 +29,7 @@ def check_fit_kwargs(kwargs: dict) -> None:
     """The scalars and ``u`` of a :class:`~ecrm.weights.kernel._solvers.dual.KernelFit` or
     :class:`~ecrm.weights.kernel._solvers.primal.FeatureFit`, checked before its constructor's
     ``int()`` and ``float()`` (an ``inf`` would raise ``OverflowError``, a string would be
-    converted);
-    :func:`check_fitted_state` then ties them to the estimator."""
+    converted); :func:`check_kernel_state` then ties them to the estimator."""
     _int(kwargs.get("n_risk"), "n_risk", 0)
     _positive_float(kwargs.get("ridge"), "ridge")
     if not isinstance(kwargs.get("fit_intercept"), bool):
