@@ -64,8 +64,7 @@ class ParsedFile:
 
 
 def _parse_hierarchy(entries_text: str, path, lineno: int, hierarchy_type: str) -> HierarchySpec:
-    entries = [e.strip() for e in entries_text.split(",")]
-    entries = [e for e in entries if e]
+    entries = [e for e in (x.strip() for x in entries_text.split(",")) if e]
     if not entries:
         raise ArffError(path, lineno, "expected a comma-separated list of classes after "
                         "'hierarchical'; found none")
@@ -105,6 +104,14 @@ def _parse_hierarchy(entries_text: str, path, lineno: int, hierarchy_type: str) 
     return HierarchySpec(kind, list(edges), list(labels), root, lineno)
 
 
+def _checked(path, lineno: int, read, text: str):
+    """``read(text)``, its ``ValueError`` (an unterminated quote) an :class:`ArffError`."""
+    try:
+        return read(text)
+    except ValueError as e:
+        raise ArffError(path, lineno, str(e)) from None
+
+
 def parse_header(path: Path, lines: list[str], hierarchy_type: str, *,
                   require_class: bool = True):
     relation = ""
@@ -119,28 +126,18 @@ def parse_header(path: Path, lines: list[str], hierarchy_type: str, *,
         lineno = i + 1
         low = line.lower()
         if low.startswith("@relation"):
-            try:
-                relation, _ = read_name(line[len("@relation") :])
-            except ValueError as e:
-                raise ArffError(path, lineno, str(e)) from None
+            relation, _ = _checked(path, lineno, read_name, line[len("@relation") :])
         elif low.startswith("@attribute"):
-            try:
-                name, rest = read_name(line[len("@attribute") :])
-            except ValueError as e:
-                raise ArffError(path, lineno, str(e)) from None
+            name, rest = _checked(path, lineno, read_name, line[len("@attribute") :])
             if not name or not rest:
                 raise ArffError(path, lineno, "expected '@attribute <name> <type>'; found "
                                 f"{line[:80]!r}")
-            rlow = rest.lower()
-            word = rlow.split(None, 1)[0]
+            word = rest.lower().split(None, 1)[0]
             if rest.startswith("{"):
                 if not rest.endswith("}"):
                     raise ArffError(path, lineno, "expected a nominal list '{a,b,...}' for "
                                     f"{name!r}; found {rest[:80]!r}")
-                try:
-                    cats = split_fields(rest[1:-1])
-                except ValueError as e:
-                    raise ArffError(path, lineno, str(e)) from None
+                cats = _checked(path, lineno, split_fields, rest[1:-1])
                 if any(not c for c in cats) or len(set(cats)) != len(cats):
                     raise ArffError(path, lineno, f"nominal attribute {name!r} has empty or "
                                     f"repeated values: {rest[:80]!r}")

@@ -5,7 +5,9 @@ The public names are re-exported by :mod:`ecrm.datasets.formats`."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import os
 import re
 from typing import Any
@@ -60,8 +62,6 @@ _DECIMAL_COMMA = (" (a number with a decimal comma? numbers are read with '.' as
                   "decimal mark: save the file again with '.' decimals)")
 
 
-
-
 #: Field separators a CSV file may use instead of the one read with (suggested in errors).
 _DELIMITERS = (",", "\t", ";", "|")
 
@@ -95,14 +95,9 @@ CHUNK_ROWS = 65_536
 
 
 class _CsvTable:
-    """A CSV/TSV file's header and its data rows in chunks, read as a stream.
-
-    The header is read (and checked) on construction; :meth:`chunks` yields
-    ``(feature cells, label cells, line numbers, ID cells)`` for ``chunk_rows`` data rows at
-    a time, so only one chunk's text is held. The ``id_column``, if any, is neither a
-    feature nor a label. Errors name the file and line. For predictions
-    (``ignore_labels``) level columns the file lacks are not missed: they are not read.
-    """
+    """A CSV/TSV file's header, read and checked on construction, and its data rows in
+    chunks (:meth:`chunks`: only one chunk's text is held). Errors name the file and line.
+    For predictions (``ignore_labels``) level columns the file lacks are not missed."""
 
     def __init__(self, path, *, sep: str | None, label_column: str, path_sep: str | None,
                  require_labels: bool, ignore_labels: bool, level_columns,
@@ -154,17 +149,11 @@ class _CsvTable:
         self.feature_names = [h for k, h in enumerate(header)
                               if k not in label_idx and k != self.id_idx]
 
+    @contextlib.contextmanager
     def _reader(self):
-        import contextlib
-        import io
-
-        @contextlib.contextmanager
-        def opened():
-            with _open_binary(self.path) as raw, io.TextIOWrapper(
-                    raw, encoding=self.encoding, newline="") as text:
-                yield csv.reader(text, delimiter=self.sep)
-
-        return opened()
+        with _open_binary(self.path) as raw, io.TextIOWrapper(
+                raw, encoding=self.encoding, newline="") as text:
+            yield csv.reader(text, delimiter=self.sep)
 
     def chunks(self, chunk_rows: int):
         """Yield ``(values, raw_labels, lines, ids)`` for each ``chunk_rows`` data rows
@@ -175,10 +164,7 @@ class _CsvTable:
         whole = len(keep) == width
         read_labels = self.has_labels and not self.ignore_labels
         with self._reader() as reader:
-            values: list[list[str]] = []
-            raw_labels: list[str] = []
-            lines: list[int] = []
-            ids: list[str] = []
+            values, raw_labels, lines, ids = [], [], [], []
             try:
                 next(reader)  # the header
                 for row in reader:
@@ -212,10 +198,7 @@ def read_table(table: _CsvTable, chunk_rows: int) -> tuple[np.ndarray, list, np.
     """Every data row of ``table``, read and parsed ``chunk_rows`` rows at a time: the
     features ``X``, the label cells, the line of each row and the ID cells; a file without
     data rows is an error."""
-    blocks: list[np.ndarray] = []
-    cells: list[str] = []
-    line_blocks: list[np.ndarray] = []
-    ids: list[str] = []
+    blocks, cells, line_blocks, ids = [], [], [], []
     for values, raw, lines, ids_ in table.chunks(chunk_rows):
         blocks.append(_numbers(table.path, values, lines, table.feature_names))
         line_blocks.append(np.asarray(lines))

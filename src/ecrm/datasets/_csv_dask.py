@@ -47,12 +47,11 @@ def load_csv_dask(path: str | os.PathLike, *, label_column: str = "labels",
     active :class:`distributed.Client`'s).
 
     :func:`dask.bytes.read_bytes` splits the file into blocks of whole lines, which the
-    workers parse (as :func:`load_csv` parses a chunk) and keep: the features become a Dask
-    array chunked by rows, persisted on the workers; only the label column comes to the
-    client, parsed as :func:`load_csv` parses it into a bool matrix. (``dask.dataframe``'s
-    reader would need pyarrow.) On any bad row -- text or a missing value in a feature, a
-    wrong number of fields -- the file is read by :func:`load_csv` on the client, whose
-    :class:`DataFileError` names the line and column (no imputation on a cluster).
+    workers parse (as :func:`load_csv` parses a chunk) and keep as a Dask array chunked by
+    rows; only the label column comes to the client, parsed into a bool matrix
+    (``dask.dataframe``'s reader would need pyarrow). On any bad row (text or a missing value
+    in a feature, a wrong number of fields) the file is read by :func:`load_csv` on the
+    client, whose :class:`DataFileError` names the line and column (no imputation here).
 
     Returns
     -------

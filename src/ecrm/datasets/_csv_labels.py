@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecrm.datasets._files import DataFileError, _flat_hierarchy
+from ecrm.datasets._files import DataFileError
 from ecrm.spaces.hierarchy import Hierarchy
 
 __all__ = ["label_matrix", "level_path", "parse_label_cells", "warn_other_separator"]
@@ -15,11 +15,9 @@ __all__ = ["label_matrix", "level_path", "parse_label_cells", "warn_other_separa
 
 def _label_rows(raw: list[str], lines: list[int], path, label_sep: str,
                 path_sep: str | None) -> tuple[list[list[str]], list, list]:
-    """Label names per row, and (for paths) the implied edges and labels in order.
-
-    Each distinct label token is parsed once: the rows share their name strings, so a
-    million rows cost one small list each, not a new string per label and row.
-    """
+    """Label names per row, and (for paths) the implied edges and labels in order. Each
+    distinct token is parsed once: the rows share their name strings (a million rows cost
+    one small list each, not a new string per label and row)."""
     rows: list[list[str]] = []
     edges: dict = {}
     names: dict = {}
@@ -136,17 +134,14 @@ def level_path(path, lineno: int, cells: list[str], path_sep: str) -> str:
     return path_sep.join(steps)
 
 def parse_label_cells(raw, lines, path, label_sep, path_sep, hierarchy):
-    """The label cells as lists of label names and the hierarchy they are checked against.
-
-    Without ``hierarchy`` it is built from the cells (paths give edges, plain names a flat
-    one); with one, paths must agree with it and every label must be in it. A row is
-    reported by its file line.
-    """
+    """The label cells as lists of label names and the hierarchy they are checked against:
+    built from the cells without ``hierarchy`` (paths give edges, plain names a flat one);
+    else paths must agree with it and every label be in it. A row is reported by its line."""
     rows, edges, names = _label_rows(raw, lines, path, label_sep, path_sep)
     if hierarchy is not None and path_sep is not None:
         _check_paths_in(hierarchy, raw, lines, path, label_sep, path_sep)
     if hierarchy is None:
-        hierarchy = Hierarchy(edges, labels=names) if edges else _flat_hierarchy(names)
+        hierarchy = Hierarchy(edges, labels=names)
     index = hierarchy.index
     for row, lineno in zip(rows, lines, strict=True):
         for lab in row:

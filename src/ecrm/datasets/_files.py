@@ -1,8 +1,10 @@
 """What every data-file reader shares: the error naming file and line, the file checks, the
-file's text or bytes (gunzipped if needed), and the check of the features read."""
+file's text or bytes (gunzipped if needed), the check of the features read, and the
+directory of a benchmark's files."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +12,6 @@ import scipy.sparse as sp
 from sklearn.utils import Bunch
 
 from ecrm.datasets._arff_text import ArffError, read_text
-from ecrm.spaces.hierarchy import Hierarchy
 
 __all__ = ["DataFileError", "check_finite_features"]
 
@@ -24,9 +25,19 @@ class DataFileError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-def _flat_hierarchy(names: list):
-
-    return Hierarchy([], labels=names)
+def _data_dir(data_dir, env: str, what: str, help_text: str) -> Path:
+    """``data_dir``, else the directory the environment variable ``env`` (else ``ECRM_DATA``)
+    names; it must exist. Errors name ``what`` data and say where to get it."""
+    if data_dir is None:
+        data_dir = os.environ.get(env) or os.environ.get("ECRM_DATA") or None
+    if data_dir is None:
+        raise FileNotFoundError(f"no {what} data directory given: pass data_dir (or "
+                                f"--data-dir) or set {env}. " + help_text)
+    d = Path(data_dir).expanduser()
+    if not d.is_dir():
+        raise FileNotFoundError(f"{what} data directory {str(d)!r} does not exist. "
+                                + help_text)
+    return d
 
 
 def _check_path(path) -> Path:

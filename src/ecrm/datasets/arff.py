@@ -14,34 +14,25 @@ instance's labels, separated by ``@``, in the data::
 
 **Tree or DAG.** The declaration is a comma-separated list read in one of two styles:
 
-* *tree paths* (FunCat, enron, imclef): each entry ``a/b/c`` is a path from a top-level
-  label and declares the node ``a/b/c`` and all its ancestors ``a`` and ``a/b``. Labels are
-  named by their full path (``"a/b/c"``), which makes them unique; top-level labels hang
-  under a virtual root. In the data a label ``a/b/c`` means that node.
+* *tree paths* (FunCat, enron, imclef): each entry ``a/b/c`` declares the node ``a/b/c`` and
+  its ancestors ``a`` and ``a/b``; labels are named by their full path (unique), top-level
+  labels hang under a virtual root;
 * *DAG edges* (Gene Ontology): each entry ``parent/child`` is one edge between node names,
-  and the node ``root`` is the virtual root (it is not a label). In the data labels are
-  node names.
+  ``root`` the virtual root (not a label).
 
 With ``hierarchy_type="auto"`` a declaration is read as DAG edges exactly when **every
-entry has two components and at least one entry starts with** ``root/``; otherwise it is
-read as tree paths. This holds for every Clus HMC file (tree files declare their
-top-level labels as one-component entries, or have deeper paths, and never use a
-top-level node named ``root``; GO files are all ``parent/child`` edges hanging from
-``root``). Pass ``hierarchy_type="tree"`` or ``"dag"`` to override it.
+entry has two components and at least one entry starts with** ``root/``, else as tree paths:
+right for every Clus HMC file (tree files have one-component or deeper entries and no
+top-level ``root``; GO files are all ``parent/child`` edges from ``root``).
 
-**Features.** ``X`` is a float array with one column per numeric or nominal attribute, in
-header order. Numeric values are stored as they are, missing values ``?`` as NaN;
-``nan``, ``inf`` and numbers too large for a float are not ARFF numbers and are errors.
-Nominal attributes hold the *category code*: the position of the value in the
-attribute's ``{...}`` declaration (0, 1, ...), NaN when missing; ``categories`` gives,
-per column, ``None`` for a numeric attribute or the tuple of category names. Keeping the
-codes in one float matrix (rather than an object array) keeps ``X`` small, fast and
-sparse-friendly; :class:`ecrm.datasets.HMCPreprocessor` one-hot encodes the nominal
-columns, imputes and standardises. Sparse ARFF lines ``{index value, ...}`` give a
-``scipy.sparse`` CSR ``X``; an omitted value is 0, which for a nominal attribute is its
-first category, as in the ARFF specification. ``string``, ``date`` and Clus ``key``
-attributes (identifiers, free text) are skipped and listed in ``ignored_attributes``;
-``relational`` attributes are an error.
+**Features.** One float column per numeric or nominal attribute, in header order: numbers as
+they are (``nan``, ``inf`` and overflowing numbers are errors), nominal values as their
+*category code* (their position in the ``{...}`` declaration), missing values ``?`` as NaN.
+One float matrix keeps ``X`` small and sparse-friendly; :class:`ecrm.datasets.HMCPreprocessor`
+one-hot encodes, imputes and standardises. Sparse lines ``{index value, ...}`` give a CSR
+``X`` (an omitted value is 0: a nominal attribute's first category, as in the ARFF
+specification). ``string``, ``date`` and Clus ``key`` attributes are skipped and listed in
+``ignored_attributes``; ``relational`` attributes are an error.
 
 Errors in a file raise :class:`ArffError`, a ``ValueError`` whose message starts with
 ``"<file>, line <n>:"`` and says what was expected and what was found.
@@ -62,6 +53,7 @@ from sklearn.utils import Bunch
 from ecrm.datasets._arff_data import parse_data
 from ecrm.datasets._arff_header import DAG_ROOT, HierarchySpec, ParsedFile, parse_header
 from ecrm.datasets._arff_text import ArffError, read_text
+from ecrm.datasets._files import _data_dir
 from ecrm.spaces.hierarchy import Hierarchy
 
 __all__ = ["DATA_HELP", "SPLITS", "ArffError", "list_hmc", "load_hmc", "load_hmc_arff"]
@@ -94,7 +86,6 @@ def _parse_file(path, hierarchy_type: str) -> ParsedFile:
 
 
 def _build_hierarchy(spec: HierarchySpec, path):
-
     try:
         return Hierarchy(spec.edges, root=spec.root, labels=spec.labels)
     except ValueError as e:
@@ -105,10 +96,9 @@ def _label_matrix(p: ParsedFile, hierarchy) -> np.ndarray:
     index = hierarchy.index
     rows: list[int] = []
     cols: list[int] = []
-    skip = {"", "?"}
     dag = p.spec.kind == "dag"
     for r, s in enumerate(p.class_fields):
-        if s in skip:
+        if s in ("", "?"):
             continue
         for lab in s.split("@"):
             lab = lab.strip()
@@ -116,19 +106,14 @@ def _label_matrix(p: ParsedFile, hierarchy) -> np.ndarray:
                 continue
             j = index.get(lab)
             if j is None:
-                raise ArffError(
-                    p.path,
-                    int(p.row_lines[r]),
-                    f"unknown label {lab!r}: not declared in the hierarchical attribute "
-                    f"{p.attributes[p.class_index].name!r} (line {p.spec.lineno})",
-                )
+                raise ArffError(p.path, int(p.row_lines[r]), f"unknown label {lab!r}: not "
+                                "declared in the hierarchical attribute "
+                                f"{p.attributes[p.class_index].name!r} (line {p.spec.lineno})")
             rows.append(r)
             cols.append(j)
-    d = hierarchy.n_labels
-    Y = sp.csr_matrix(
-        (np.ones(len(rows)), (np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp))),
-        shape=(p.n_rows, d),
-    )
+    Y = sp.csr_matrix((np.ones(len(rows)), (np.asarray(rows, dtype=np.intp),
+                                            np.asarray(cols, dtype=np.intp))),
+                      shape=(p.n_rows, hierarchy.n_labels))
     Y.sum_duplicates()
     Y.data[:] = 1.0
     Yc = hierarchy.close(Y)
@@ -139,21 +124,15 @@ def _label_matrix(p: ParsedFile, hierarchy) -> np.ndarray:
 
 def _bunch(p: ParsedFile, hierarchy) -> Bunch:
     feats = p.features
-    return Bunch(
-        X=p.X,
-        Y=_label_matrix(p, hierarchy),
-        hierarchy=hierarchy,
-        feature_names=tuple(a.name for a in feats),
-        label_names=tuple(hierarchy.labels),
-        categories=tuple(a.categories for a in feats),
-        nominal=np.array([a.kind == "nominal" for a in feats], dtype=bool),
-        relation=p.relation,
-        class_attribute=p.attributes[p.class_index].name,
-        hierarchy_type=p.spec.kind,
-        ignored_attributes=tuple(a.name for a in p.attributes if a.kind == "skip"),
-        filename=str(p.path),
-        row_lines=np.asarray(p.row_lines),
-    )
+    return Bunch(X=p.X, Y=_label_matrix(p, hierarchy), hierarchy=hierarchy,
+                 feature_names=tuple(a.name for a in feats),
+                 label_names=tuple(hierarchy.labels),
+                 categories=tuple(a.categories for a in feats),
+                 nominal=np.array([a.kind == "nominal" for a in feats], dtype=bool),
+                 relation=p.relation, class_attribute=p.attributes[p.class_index].name,
+                 hierarchy_type=p.spec.kind,
+                 ignored_attributes=tuple(a.name for a in p.attributes if a.kind == "skip"),
+                 filename=str(p.path), row_lines=np.asarray(p.row_lines))
 
 
 def load_hmc_arff(path: str | os.PathLike, *, hierarchy_type: HierarchyType = "auto") -> Bunch:
@@ -175,9 +154,8 @@ def load_hmc_arff(path: str | os.PathLike, *, hierarchy_type: HierarchyType = "a
     data : sklearn.utils.Bunch
         With fields
 
-        X : ndarray of shape (n, p), or scipy.sparse CSR matrix for sparse ARFF
-            Float features: numeric values, category codes for nominal attributes, NaN
-            for missing values ``?``.
+        X : ndarray of shape (n, p), or CSR matrix for sparse ARFF
+            Numeric values, category codes of nominal attributes, NaN for ``?``.
         Y : ndarray of shape (n, d)
             Float 0/1 labels, closed under ancestors (``hierarchy.close``).
         hierarchy : ecrm.spaces.hierarchy.Hierarchy
@@ -238,26 +216,9 @@ def load_hmc_arff(path: str | os.PathLike, *, hierarchy_type: HierarchyType = "a
 _FILE_RE = re.compile(r"^(?P<name>.+)\.(?P<split>trainvalid|train|valid|test)\.arff(?:\.gz)?$")
 
 
-def _resolve_dir(data_dir) -> Path:
-    if data_dir is None:
-        data_dir = os.environ.get("ECRM_DATA") or None
-    if data_dir is None:
-        raise FileNotFoundError(
-            "no HMC data directory given: pass data_dir (or --data-dir) or set ECRM_DATA. "
-            + DATA_HELP
-        )
-    d = Path(data_dir).expanduser()
-    if not d.is_dir():
-        raise FileNotFoundError(f"HMC data directory {str(d)!r} does not exist. " + DATA_HELP)
-    return d
-
-
 def _find_split(d: Path, name: str, split: str) -> Path | None:
-    for ext in (".arff", ".arff.gz"):
-        f = d / f"{name}.{split}{ext}"
-        if f.is_file():
-            return f
-    return None
+    return next((f for f in (d / f"{name}.{split}.arff", d / f"{name}.{split}.arff.gz")
+                 if f.is_file()), None)
 
 
 def list_hmc(data_dir: str | os.PathLike | None = None) -> list[str]:
@@ -275,7 +236,7 @@ def list_hmc(data_dir: str | os.PathLike | None = None) -> list[str]:
     -------
     names : list of str, sorted
     """
-    d = _resolve_dir(data_dir)
+    d = _data_dir(data_dir, "ECRM_DATA", "HMC", DATA_HELP)
     splits: dict[str, set[str]] = {}
     for f in d.iterdir():
         m = _FILE_RE.match(f.name)
@@ -289,22 +250,20 @@ def _check_same(ref: ParsedFile, other: ParsedFile) -> None:
         a, b = ref.spec, other.spec
         diff_l = sorted(set(a.labels) ^ set(b.labels))[:5]
         diff_e = sorted(set(a.edges) ^ set(b.edges))[:5]
-        raise ValueError(
-            f"the class hierarchies of {str(ref.path)!r} and {str(other.path)!r} differ "
-            f"({a.kind}, {len(a.labels)} labels vs {b.kind}, {len(b.labels)} labels; "
-            f"labels in only one: {diff_l}; edges in only one: {diff_e}); expected every "
-            "split of a data set to declare the same hierarchy"
-        )
+        raise ValueError(f"the class hierarchies of {str(ref.path)!r} and {str(other.path)!r} "
+                         f"differ ({a.kind}, {len(a.labels)} labels vs {b.kind}, "
+                         f"{len(b.labels)} labels; labels in only one: {diff_l}; edges in only "
+                         f"one: {diff_e}); expected every split of a data set to declare the "
+                         "same hierarchy")
     fa, fb = ref.feature_signature(), other.feature_signature()
     if fa != fb:
         pairs = enumerate(zip(fa, fb, strict=False))
         k = next((i for i, (x, y) in pairs if x != y), min(len(fa), len(fb)))
-        raise ValueError(
-            f"the attributes of {str(ref.path)!r} ({len(fa)} features) and {str(other.path)!r} "
-            f"({len(fb)} features) differ at feature {k}: "
-            f"{fa[k] if k < len(fa) else None} vs {fb[k] if k < len(fb) else None}; expected "
-            "identical headers in every split"
-        )
+        raise ValueError(f"the attributes of {str(ref.path)!r} ({len(fa)} features) and "
+                         f"{str(other.path)!r} ({len(fb)} features) differ at feature {k}: "
+                         f"{fa[k] if k < len(fa) else None} vs "
+                         f"{fb[k] if k < len(fb) else None}; expected identical headers in "
+                         "every split")
 
 
 def _concat(parts: Sequence[ParsedFile]) -> ParsedFile:
@@ -321,12 +280,8 @@ def _concat(parts: Sequence[ParsedFile]) -> ParsedFile:
     return out
 
 
-def load_hmc(
-    name: str,
-    data_dir: str | os.PathLike | None = None,
-    *,
-    hierarchy_type: HierarchyType = "auto",
-) -> Bunch:
+def load_hmc(name: str, data_dir: str | os.PathLike | None = None, *,
+             hierarchy_type: HierarchyType = "auto") -> Bunch:
     """Load the train and test parts of a Clus HMC data set.
 
     The files are ``<data_dir>/<name>.<split>.arff`` or ``.arff.gz``. The training part is
@@ -360,28 +315,21 @@ def load_hmc(
         When the splits declare different hierarchies or attributes, or a file is
         malformed (:class:`ArffError`).
     """
-    d = _resolve_dir(data_dir)
+    d = _data_dir(data_dir, "ECRM_DATA", "HMC", DATA_HELP)
     found = {s: _find_split(d, name, s) for s in SPLITS}
-    if found["trainvalid"] is not None:
-        train_files = [found["trainvalid"]]
-    elif found["train"] is not None:
-        train_files = [found["train"]] + ([found["valid"]] if found["valid"] is not None else [])
-    else:
-        train_files = []
+    parts = ["trainvalid"] if found["trainvalid"] else ["train", "valid"] if found["train"] else []
+    train_files = [f for f in (found[s] for s in parts) if f is not None]
     test_file = found["test"]
     if not train_files or test_file is None:
-        wanted = (
-            f"{name}.trainvalid.arff[.gz] (or {name}.train.arff[.gz] with optional "
-            f"{name}.valid.arff[.gz]) and {name}.test.arff[.gz]"
-        )
+        wanted = (f"{name}.trainvalid.arff[.gz] (or {name}.train.arff[.gz] with optional "
+                  f"{name}.valid.arff[.gz]) and {name}.test.arff[.gz]")
         try:
             avail = list_hmc(d)
         except OSError:
             avail = []
-        raise FileNotFoundError(
-            f"data set {name!r} not found in {str(d)!r}: looked for {wanted}. "
-            f"Data sets available there: {avail or 'none'}. " + DATA_HELP
-        )
+        raise FileNotFoundError(f"data set {name!r} not found in {str(d)!r}: looked for "
+                                f"{wanted}. Data sets available there: {avail or 'none'}. "
+                                + DATA_HELP)
     parsed_train = [_parse_file(f, hierarchy_type) for f in train_files]
     parsed_test = _parse_file(test_file, hierarchy_type)
     ref = parsed_train[0]
@@ -390,15 +338,7 @@ def load_hmc(
     hierarchy = _build_hierarchy(ref.spec, ref.path)
     train = _bunch(_concat(parsed_train), hierarchy)
     train.filename = [str(f) for f in train_files] if len(train_files) > 1 else str(train_files[0])
-    test = _bunch(parsed_test, hierarchy)
-    return Bunch(
-        train=train,
-        test=test,
-        hierarchy=hierarchy,
-        label_names=train.label_names,
-        feature_names=train.feature_names,
-        categories=train.categories,
-        nominal=train.nominal,
-        name=name,
-        files={"train": [str(f) for f in train_files], "test": [str(test_file)]},
-    )
+    return Bunch(train=train, test=_bunch(parsed_test, hierarchy), hierarchy=hierarchy,
+                 label_names=train.label_names, feature_names=train.feature_names,
+                 categories=train.categories, nominal=train.nominal, name=name,
+                 files={"train": [str(f) for f in train_files], "test": [str(test_file)]})

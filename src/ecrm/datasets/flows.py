@@ -110,14 +110,12 @@ class FlowModel:
             np.asarray(v, dtype=float) for v in (self.intercepts, self.beta, self.gamma))
         # the model uses features 0-19
         self.n_features = check_int(self.n_features, "n_features", low=20)
-        self.n_travellers = check_int(self.n_travellers, "n_travellers")
-        counts = [c for c in itertools.product(range(self.n_travellers + 1),
-                                               repeat=len(self.paths))
-                  if sum(c) == self.n_travellers] if len(self.paths) <= 9 else None
+        self.n_travellers = T = check_int(self.n_travellers, "n_travellers")
+        counts = [c for c in itertools.product(range(T + 1), repeat=len(self.paths))
+                  if sum(c) == T]
         self._counts = np.array(counts, dtype=float)
-        self._log_multinomial = np.array(
-            [math.lgamma(self.n_travellers + 1) - sum(math.lgamma(k + 1) for k in c)
-             for c in counts])
+        self._log_multinomial = np.array([math.lgamma(T + 1) - sum(math.lgamma(k + 1)
+                                                                   for k in c) for c in counts])
 
     @classmethod
     def default(cls) -> FlowModel:

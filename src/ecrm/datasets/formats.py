@@ -8,16 +8,11 @@ and ``filename``. Given a ``hierarchy``, the label columns follow its label orde
 label must be in it. A malformed file raises :class:`DataFileError` naming the file and the
 line; nothing is returned half-loaded.
 
-* :func:`load_csv` -- one row per instance: numeric feature columns and one label column
-  holding names separated by ``label_sep`` (``"dog;cat"``), or paths (``"animal/dog"``,
-  with ``path_sep="/"``) that imply a tree (``animal`` -> ``animal/dog``);
-* :func:`load_meka_arff` -- MEKA's flat multi-label ARFF: ``-C n`` in the relation name says
-  that the first ``n`` attributes (the last ``-n`` for ``n < 0``) are the 0/1 labels;
-* :func:`load_svmlight_multilabel` -- svmlight/libsvm lines ``1,3 7:0.5 9:1.2`` (via
-  :func:`sklearn.datasets.load_svmlight_file` with ``multilabel=True``);
-* :func:`load_hierarchy` -- TSV ``parent<TAB>child`` lines (a lone name is a top-level
-  label) or JSON (a list of ``[parent, child]`` pairs, ``{"edges": [...]}`` or a parent map
-  ``{child: parent or [parents]}``);
+* :func:`load_csv` -- numeric feature columns and a label column of names (``"dog;cat"``) or
+  paths (``"animal/dog"``, with ``path_sep="/"``);
+* :func:`load_meka_arff` -- MEKA's flat multi-label ARFF (``-C n`` in the relation name);
+* :func:`load_svmlight_multilabel` -- svmlight/libsvm lines ``1,3 7:0.5 9:1.2``;
+* :func:`load_hierarchy` -- TSV ``parent<TAB>child`` lines or JSON;
 * :func:`check_finite_features` -- refuse a missing or infinite feature value, naming the
   file, line and column (ARFF ``?`` is read as NaN, so that an imputer can see it);
 * :func:`load_data` -- dispatch on the file name (``.csv``, ``.tsv``, ``.arff[.gz]`` (Clus
@@ -41,11 +36,11 @@ from ecrm.datasets._csv_dask import load_csv_dask
 from ecrm.datasets._files import (
     DataFileError,
     _check_path,
-    _flat_hierarchy,
     _text,
     check_finite_features,
 )
 from ecrm.estimators._parameters import check_parameter, vocabulary
+from ecrm.spaces.hierarchy import Hierarchy
 
 __all__ = ["CHUNK_ROWS", "DataFileError", "check_finite_features", "iter_csv", "load_csv",
            "load_csv_dask",
@@ -74,8 +69,6 @@ def load_hierarchy(path: str | os.PathLike):
     >>> load_hierarchy(path).labels
     ('animal', 'dog', 'cat', 'plant')
     """
-    from ecrm.spaces.hierarchy import Hierarchy
-
     path = _check_path(path)
     text = _text(path)
     if path.suffix.lower() == ".json":
@@ -206,12 +199,12 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None,
     feature_names = tuple(attributes[j].name for j in feats if j not in label_idx)
     categories = tuple(attributes[j].categories if attributes[j].kind == "nominal" else None
                        for j in feats if j not in label_idx)  # nominal features: their codes
+    bunch = Bunch(X=X, Y=None, hierarchy=hierarchy, feature_names=feature_names,
+                  categories=categories, label_lists=None, filename=str(path),
+                  label_names=None if hierarchy is None else tuple(hierarchy.labels),
+                  relation=relation, row_lines=np.asarray(p.row_lines))
     if ignore_labels:
-        return Bunch(X=X, Y=None, hierarchy=hierarchy, feature_names=feature_names,
-                     categories=categories,
-                     label_names=None if hierarchy is None else tuple(hierarchy.labels),
-                     label_lists=None, filename=str(path), relation=relation,
-                     row_lines=np.asarray(p.row_lines))
+        return bunch
     Y: Any = A[:, [col[j] for j in label_idx]]
     Y = Y.toarray() if sp.issparse(Y) else np.array(Y)
     for c, j in enumerate(label_idx):  # nominal codes -> the values they name
@@ -227,7 +220,7 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None,
                             f" must be 0 or 1; found {float(Y[r, c])!r}")
     names = [attributes[j].name for j in label_idx]
     if hierarchy is None:
-        hierarchy = _flat_hierarchy(names)
+        hierarchy = Hierarchy([], labels=names)
     else:
         missing = [v for v in hierarchy.labels if v not in names]
         unknown = [v for v in names if v not in hierarchy.index]
@@ -239,20 +232,16 @@ def load_meka_arff(path: str | os.PathLike, *, hierarchy=None,
             r = int(np.flatnonzero(~hierarchy.is_consistent(Y))[0])
             raise DataFileError(path, int(p.row_lines[r]), "labels not closed under the "
                                 "hierarchy's parents")
-    return Bunch(X=X, Y=Y.astype(float), hierarchy=hierarchy, label_names=tuple(hierarchy.labels),
-                 feature_names=feature_names, categories=categories, label_lists=None,
-                 filename=str(path), relation=relation, row_lines=np.asarray(p.row_lines))
+    bunch.update(Y=Y.astype(float), hierarchy=hierarchy, label_names=tuple(hierarchy.labels))
+    return bunch
 
 
 # -- svmlight ------------------------------------------------------------------------------
 def _svmlight_lines(path: Path) -> list[tuple[int, str]]:
     """``(line number, text)`` of the data lines, as scikit-learn's reader counts them (a
     line is data when something other than spaces precedes its first ``#``)."""
-    out = []
-    for lineno, line in enumerate(_text(path).splitlines(), 1):
-        if line.split("#", 1)[0].split():
-            out.append((lineno, line.split("#", 1)[0]))
-    return out
+    data = ((n, line.split("#", 1)[0]) for n, line in enumerate(_text(path).splitlines(), 1))
+    return [(n, text) for n, text in data if text.split()]
 
 
 def load_svmlight_multilabel(path: str | os.PathLike, *, n_features: int | None = None,
@@ -310,7 +299,7 @@ def load_svmlight_multilabel(path: str | os.PathLike, *, n_features: int | None 
         rows.append([f"{v:g}" for v in labels])
     if hierarchy is None:
         names = sorted({v for row in rows for v in row}, key=float)
-        hierarchy = _flat_hierarchy(names)
+        hierarchy = Hierarchy([], labels=names)
     for r, row in enumerate(rows):
         for v in row:
             if v not in hierarchy.index:

@@ -11,21 +11,18 @@ positions from 1 to ``k`` and only their order counts. It is read as ranks ``-1`
 missing labels and ``0 .. m-1`` for the ``m`` ranked ones
 (:class:`~ecrm.spaces.permutations.PermutationSpace`, incomplete rankings).
 
-The directory is ``data_dir`` if given, else the environment variable ``ECRM_DATA_RANKING``,
-else ``ECRM_DATA``. The directory, the ``n,p,k`` header and the reading of a file are shared
-with the partial label ranking files (:mod:`ecrm.datasets.partial_ranking`), of the same
-layout.
+The directory is ``data_dir`` if given, else ``$ECRM_DATA_RANKING``, else ``$ECRM_DATA``.
 """
 
 from __future__ import annotations
 
 import gzip
-import os
 from pathlib import Path
 
 import numpy as np
 from sklearn.utils import Bunch
 
+from ecrm.datasets._files import _data_dir
 from ecrm.spaces.permutations import PermutationSpace
 
 __all__ = ["LABEL_RANKING_HELP", "list_label_ranking", "load_label_ranking"]
@@ -41,20 +38,8 @@ LABEL_RANKING_HELP = (
 _SUFFIXES = (".csv.gz", ".csv")
 
 
-def _data_dir(data_dir, env: str = "ECRM_DATA_RANKING", what: str = "label ranking",
-              help_text: str = LABEL_RANKING_HELP) -> Path:
-    """``data_dir``, else the directory the environment variable ``env`` (else ``ECRM_DATA``)
-    names; it must exist. Errors name ``what`` data and say where to get it."""
-    if data_dir is None:
-        data_dir = os.environ.get(env) or os.environ.get("ECRM_DATA") or None
-    if data_dir is None:
-        raise FileNotFoundError(f"no {what} data directory given: pass data_dir (or "
-                                f"--data-dir) or set {env}. " + help_text)
-    d = Path(data_dir).expanduser()
-    if not d.is_dir():
-        raise FileNotFoundError(f"{what} data directory {str(d)!r} does not exist. "
-                                + help_text)
-    return d
+def _directory(data_dir) -> Path:
+    return _data_dir(data_dir, "ECRM_DATA_RANKING", "label ranking", LABEL_RANKING_HELP)
 
 
 def _names_in(d: Path) -> list[str]:
@@ -82,7 +67,7 @@ def _read(path: Path, parse):
 
 def list_label_ranking(data_dir=None) -> list[str]:
     """Names of the data sets (``<name>.csv.gz`` or ``<name>.csv``) in ``data_dir``, sorted."""
-    return _names_in(_data_dir(data_dir))
+    return _names_in(_directory(data_dir))
 
 
 def _header(path, line: str, min_labels: int = 1) -> tuple[int, int, int]:
@@ -120,17 +105,7 @@ def _parse(path: Path, lines) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"{path}, line 1: the header declares {n} data lines; the file holds "
                          f"{path.stat().st_size} bytes")
     X, R = np.empty((n, p)), np.empty((n, k), dtype=np.int64)
-    row = 0
-    for lineno, line in enumerate(lines, start=2):
-        if not line.strip():
-            continue
-        where = f"{path}, line {lineno}"
-        if row == n:
-            raise ValueError(f"{where}: more data lines than the {n} the header declares")
-        fields = line.strip().split(",")
-        if len(fields) != p + k:
-            raise ValueError(f"{where}: expected {p + k} comma-separated fields ({p} features "
-                             f"and {k} ranks); got {len(fields)}")
+    for row, (where, fields) in enumerate(_data_lines(path, lines, n, p, k, "ranks")):
         fields[p:] = [x if x.strip() else "0" for x in fields[p:]]  # empty: a missing label
         try:
             values = np.array(fields, dtype=float)
@@ -147,10 +122,27 @@ def _parse(path: Path, lines) -> tuple[np.ndarray, np.ndarray]:
             raise ValueError(f"{where}: the rank of label {j + 1} is "
                              f"{fields[p + j].strip()!r}, not an integer")
         X[row], R[row] = values[:p], _ranks(where, values[p:], k)
+    return X, R
+
+
+def _data_lines(path, lines, n: int, p: int, k: int, what: str):
+    """``(where, fields)`` of each data line (blank lines skipped): ``p`` features and ``k``
+    ``what``, ``n`` lines as the header declares."""
+    row = 0
+    for lineno, line in enumerate(lines, start=2):
+        if not line.strip():
+            continue
+        where = f"{path}, line {lineno}"
+        if row == n:
+            raise ValueError(f"{where}: more data lines than the {n} the header declares")
+        fields = line.strip().split(",")
+        if len(fields) != p + k:
+            raise ValueError(f"{where}: expected {p + k} comma-separated fields ({p} features "
+                             f"and {k} {what}); got {len(fields)}")
+        yield where, fields
         row += 1
     if row != n:
         raise ValueError(f"{path}: the header declares {n} data lines; found {row}")
-    return X, R
 
 
 def _ranks(where: str, positions: np.ndarray, k: int) -> np.ndarray:
@@ -206,7 +198,7 @@ def load_label_ranking(name: str, data_dir=None) -> Bunch:
     >>> data.X.shape, data.ranks[0].tolist()  # doctest: +SKIP
     ((150, 4), [0, 1, 2])
     """
-    return _read_file(_find(_data_dir(data_dir), name, LABEL_RANKING_HELP), name)
+    return _read_file(_find(_directory(data_dir), name, LABEL_RANKING_HELP), name)
 
 
 def _read_file(path: Path, name: str) -> Bunch:

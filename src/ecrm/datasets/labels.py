@@ -17,14 +17,9 @@ the estimators' ``fit`` and ``score`` call it, so that ``fit(X, y)`` takes any o
 as HiClass infers its own from ``y``. :func:`labels_of` is the way back, for
 ``predict_labels``: the names on in each row, its most specific labels only, or a table of one
 column per depth level (a 2-D object array of lists, :func:`level_names` its column names);
-:func:`labels_from_levels` reads such a table back.
-
-A model's level table (:func:`predict_labels` with ``per_level=True``, as ``ecrm predict
---per-level`` writes it) has the layout of its training file (:func:`level_layout`): the
-columns of a model fitted on level columns (``ecrm fit --level-columns Cat1,Cat2``), each cell
-a value as such a column holds it (a label path's last step), else ``level_0, level_1, ...``
-with each label's last path step for a model of label paths (``ecrm fit --path-sep /``), or
-its name. ``path_sep=None`` gives the full label names instead.
+:func:`labels_from_levels` reads such a table back. A model's level table
+(:func:`predict_labels` with ``per_level=True``, as ``ecrm predict --per-level`` writes it)
+has the layout of its training file (:func:`level_layout`).
 
 Integer label names are ambiguous with a 0/1 matrix: pass such labels through
 :meth:`ecrm.Hierarchy.to_matrix` yourself.
@@ -32,6 +27,7 @@ Integer label names are ambiguous with a 0/1 matrix: pass such labels through
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Set
 
 import numpy as np
@@ -46,10 +42,6 @@ class LabelRowError(ValueError):
     def __init__(self, row: int, reason: str):
         super().__init__(f"row {row}: {reason}")
         self.row, self.reason = row, reason
-
-
-def _is_name(v) -> bool:
-    return isinstance(v, str)
 
 
 def _missing(v) -> bool:
@@ -124,11 +116,11 @@ def as_label_matrix(space, y):
         return y
     if hasattr(y, "columns") and hasattr(y, "to_numpy"):  # a DataFrame: one column per level
         table = y.to_numpy(dtype=object)
-        if any(_is_name(v) for v in table.ravel()):
+        if any(isinstance(v, str) for v in table.ravel()):
             return space.to_matrix(_level_rows(space, table))
         return y
     if isinstance(y, np.ndarray):
-        if y.dtype.kind in "USO" and y.size and any(_is_name(v) for v in y.ravel().tolist()):
+        if y.dtype.kind in "USO" and y.size and any(isinstance(v, str) for v in y.ravel().tolist()):
             if y.ndim == 2:
                 return space.to_matrix(_level_rows(space, y.tolist()))
             return space.to_matrix([[v] for v in y.tolist()])
@@ -137,8 +129,8 @@ def as_label_matrix(space, y):
         return y
     rows = list(y)
     names = [r if isinstance(r, (list, tuple, Set)) else [r] for r in rows]
-    if any(isinstance(r, Set) or (not isinstance(r, (list, tuple)) and _is_name(r))
-           or any(_is_name(v) for v in (r if isinstance(r, (list, tuple)) else ()))
+    if any(isinstance(r, Set) or (not isinstance(r, (list, tuple)) and isinstance(r, str))
+           or any(isinstance(v, str) for v in (r if isinstance(r, (list, tuple)) else ()))
            for r in rows):
         return space.to_matrix([list(r) for r in names])
     return y
@@ -166,9 +158,9 @@ def labels_of(space, Y, *, leaves_only: bool = False, per_level: bool = False,
     Returns
     -------
     labels : list of n lists, or ndarray of shape (n, n_levels) with ``per_level``
-        With ``per_level``, ``labels.tolist()`` is the nested list earlier versions
-        returned, and ``pandas.DataFrame(labels, columns=level_names(space))`` the table of
-        one column per level.
+        With ``per_level``, ``labels.tolist()`` is a nested list and
+        ``pandas.DataFrame(labels, columns=level_names(space))`` the table of one column per
+        level.
 
     Examples
     --------
@@ -214,12 +206,12 @@ def level_layout(model, path_sep="auto", *, level_columns=None) -> tuple[list[st
     ``ecrm predict --per-level``): its columns and the separator whose last path steps its
     cells hold.
 
-    The columns are the level columns the model was fitted on (``level_columns_``, set by
-    ``ecrm fit --level-columns``; or ``level_columns``) when there are as many as the
-    hierarchy has levels or more, else ``level_0, level_1, ...``. With ``path_sep="auto"``
-    the cells hold last path steps by the separator the model's labels were read with (its
-    ``reading_options_``, from ``ecrm fit --path-sep``; ``"/"`` for a model of level
-    columns, whose labels are the paths of their values), else the label names.
+    The columns are the level columns the model was fitted on (``level_columns_``, from
+    ``ecrm fit --level-columns Cat1,Cat2``; or ``level_columns``) when there are as many as
+    the hierarchy has levels or more, else ``level_0, level_1, ...``. With
+    ``path_sep="auto"`` the cells hold last path steps by the separator the model's labels
+    were read with (``reading_options_``, from ``ecrm fit --path-sep /``; ``"/"`` for a
+    model of level columns), else the label names.
 
     Parameters
     ----------
@@ -297,10 +289,7 @@ def labels_from_levels(space, rows, *, path_sep: str | None = None) -> list[list
         on: list = []
         for k, cell in enumerate(row):
             values = [cell] if isinstance(cell, str) else list(cell)
-            counts: dict[str, int] = {}
-            for v in values:
-                if not _missing(v):
-                    counts[str(v).strip()] = counts.get(str(v).strip(), 0) + 1
+            counts = Counter(str(v).strip() for v in values if not _missing(v))
             above = set(on)
             for v, n in counts.items():
                 found = by_value.get((k, v), [])

@@ -1,26 +1,21 @@
 r"""The partial label ranking benchmark files (Alfaro, Aledo & Gámez): rankings with ties,
 ``<name>.csv.gz`` or ``<name>.csv``.
 
-Format: the first line is ``n,p,k`` (instances, features, labels); each of the ``n``
-following lines holds ``p`` feature values and then ``k`` bucket numbers, a bucket order:
-the ``j``-th of them is the bucket of label ``j``, 1 the top one, and labels with the same
-number are tied. A ``0`` or an empty field marks a label the row does not rank (an
-incomplete ranking). Blank lines are ignored. The bucket numbers need not be consecutive:
-only their order matters (``1,3,3`` and ``1,2,2`` are the same bucket order).
+The layout of :mod:`ecrm.datasets.label_ranking` (its header, directory and reading are
+shared), with ``k`` bucket numbers after the ``p`` features: the ``j``-th is the bucket of
+label ``j``, 1 the top one, equal numbers tied, ``0`` or an empty field a label the row does
+not rank. Only the numbers' order matters (``1,3,3`` and ``1,2,2`` are the same order).
 
-A bucket order over ``k`` labels is represented by its positions, an ``(n, k)`` integer
-array in the file's convention (1 = top bucket, equal numbers tied, 0 = missing), and,
-for the estimators, by its ordered-pair indicators :math:`u_{ab} = 1[\text{label } a
+A bucket order over ``k`` labels is represented by these positions (an ``(n, k)`` integer
+array) and, for the estimators, by its ordered-pair indicators :math:`u_{ab} = 1[\text{label } a
 \text{ is strictly ahead of label } b]`. The tau_x rank correlation (Emond & Mason, 2002)
 of two complete bucket orders is :math:`1 - 2 L / (k (k - 1))`, where the distance
 :math:`L = \sum_{a < b} |s_{ab} - t_{ab}|` with :math:`s_{ab} = u_{ab} - u_{ba} \in
 \{-1, 0, 1\}`: 0 per pair when the two orders agree, 1 for a tie against a strict order, 2
 for opposite orders.
 
-The directory is ``data_dir`` if given, else the environment variable
-``ECRM_DATA_PARTIAL_RANKING``, else ``ECRM_DATA``. The layout is the label ranking
-benchmark's: its directory, header and reading are those of
-:mod:`ecrm.datasets.label_ranking`.
+The directory is ``data_dir`` if given, else ``$ECRM_DATA_PARTIAL_RANKING``, else
+``$ECRM_DATA``.
 """
 
 from __future__ import annotations
@@ -31,9 +26,10 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
+from ecrm.datasets._files import _data_dir
 from ecrm.datasets.label_ranking import (
     _SUFFIXES,
-    _data_dir,
+    _data_lines,
     _find,
     _header,
     _names_in,
@@ -59,17 +55,8 @@ def _directory(data_dir) -> Path:
 
 
 def list_partial_label_ranking(data_dir=None) -> list[str]:
-    """Names of the data sets (``<name>.csv.gz`` or ``<name>.csv``) in ``data_dir``, sorted.
-
-    Parameters
-    ----------
-    data_dir : str or path, default=None
-        Directory of the files; default ``$ECRM_DATA_PARTIAL_RANKING``, else ``$ECRM_DATA``.
-
-    Returns
-    -------
-    names : list of str
-    """
+    """Names of the data sets (``<name>.csv.gz`` or ``<name>.csv``) in ``data_dir`` (default
+    ``$ECRM_DATA_PARTIAL_RANKING``, else ``$ECRM_DATA``), sorted."""
     return _names_in(_directory(data_dir))
 
 
@@ -94,16 +81,7 @@ def _parse(path, lines) -> tuple[np.ndarray, np.ndarray]:
     n, p, k = _header(path, next(lines, ""), min_labels=2)
     X: list[list[float]] = []
     P: list[list[int]] = []
-    for lineno, line in enumerate(lines, start=2):
-        if not line.strip():
-            continue
-        where = f"{path}, line {lineno}"
-        if len(X) == n:
-            raise ValueError(f"{where}: more data lines than the {n} the header declares")
-        fields = line.rstrip("\r\n").split(",")
-        if len(fields) != p + k:
-            raise ValueError(f"{where}: expected {p + k} comma-separated fields ({p} features "
-                             f"and {k} bucket numbers); got {len(fields)}")
+    for where, fields in _data_lines(path, lines, n, p, k, "bucket numbers"):
         x = [_number(f) for f in fields[:p]]
         bad = [j for j, v in enumerate(x) if not np.isfinite(v)]
         if bad:
@@ -111,8 +89,6 @@ def _parse(path, lines) -> tuple[np.ndarray, np.ndarray]:
                              f"not a finite number")
         X.append(x)
         P.append([_bucket(f, where, j + 1) for j, f in enumerate(fields[p:])])
-    if len(X) != n:
-        raise ValueError(f"{path}: the header declares {n} data lines; found {len(X)}")
     return np.array(X, dtype=float).reshape(n, p), np.array(P, dtype=np.int64)
 
 
@@ -143,10 +119,8 @@ def load_partial_label_ranking(name_or_path, data_dir=None) -> Bunch:
         No directory, or no file for ``name_or_path`` (the message lists the data sets
         present).
     ValueError
-        A malformed file: the message names the file, the line and what was expected
-        (the header, the field count, a non-numeric feature, a bucket number that is not a
-        non-negative integer, a row count that differs from the header). Nothing is
-        returned then.
+        A malformed file (as :func:`~ecrm.datasets.load_label_ranking`; a bucket number is a
+        non-negative integer); the message names the file, the line and what was expected.
 
     Examples
     --------

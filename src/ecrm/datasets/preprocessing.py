@@ -85,17 +85,11 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
         self.scale = scale
         self.impute = impute
 
-    # ------------------------------------------------------------------ helpers
     def _layout(self, p: int):
-        cats = self.categories
-        if cats is None:
-            cats = [None] * p
-        cats = list(cats)
+        cats = [None] * p if self.categories is None else list(self.categories)
         if len(cats) != p:
-            raise ValueError(
-                f"categories has {len(cats)} entries but X has {p} columns; expected one "
-                "entry (None or the category names) per column"
-            )
+            raise ValueError(f"categories has {len(cats)} entries but X has {p} columns; "
+                             "expected one entry (None or the category names) per column")
         widths = np.array([1 if c is None else len(c) for c in cats], dtype=np.intp)
         if np.any(widths == 0):
             j = int(np.flatnonzero(widths == 0)[0])
@@ -105,10 +99,7 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
         return widths, starts, nominal
 
     def _check_X(self, X):
-        if sp.issparse(X):
-            X = sp.csr_matrix(X, dtype=np.float64)
-        else:
-            X = np.asarray(X, dtype=np.float64)
+        X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, np.float64)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D; got shape {X.shape}")
         if not isinstance(self.impute, (bool, np.bool_)):
@@ -128,10 +119,8 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
         ok = np.isnan(col) | ((col >= 0) & (col < k) & (col == np.round(col)))
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
-            raise ValueError(
-                f"column {j} is nominal with {k} categories; expected codes 0..{k - 1} or NaN, "
-                f"found {col[i]!r} in row {i}"
-            )
+            raise ValueError(f"column {j} is nominal with {k} categories; expected codes "
+                             f"0..{k - 1} or NaN, found {col[i]!r} in row {i}")
         return col
 
     def _onehot(self, codes: np.ndarray, k: int, freq: np.ndarray | None) -> np.ndarray:
@@ -143,7 +132,6 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
             out[miss] = freq
         return out
 
-    # ------------------------------------------------------------------ API
     def fit(self, X, y=None):
         """Learn means, frequencies and scales from training features ``X`` (n, p)."""
         check_parameter("scale", self.scale)
@@ -208,9 +196,8 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "mean_")
         X = self._check_X(X)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} columns; expected {self.n_features_in_} as in fit"
-            )
+            raise ValueError(f"X has {X.shape[1]} columns; expected {self.n_features_in_} as in "
+                             "fit")
         widths, starts, nominal = self._layout(self.n_features_in_)
         num = np.flatnonzero(~nominal)
         onum = starts[num]
@@ -224,7 +211,6 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
                 nan = np.isnan(B.data)
                 B.data[nan] = mu[cols[nan]]
                 B.data /= sc[cols]
-                blocks.append((onum, B))
             else:
                 B = np.array(X[:, num])
                 nan = np.isnan(B)
@@ -232,7 +218,7 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
                 if center:
                     B -= mu
                 B /= sc
-                blocks.append((onum, B))
+            blocks.append((onum, B))
         for j in np.flatnonzero(nominal):
             k = int(widths[j])
             sl = slice(starts[j], starts[j] + k)
@@ -258,9 +244,8 @@ class HMCPreprocessor(TransformerMixin, BaseEstimator):
             input_features = [f"x{j}" for j in range(self.n_features_in_)]
         input_features = list(input_features)
         if len(input_features) != self.n_features_in_:
-            raise ValueError(
-                f"input_features has {len(input_features)} names; expected {self.n_features_in_}"
-            )
+            raise ValueError(f"input_features has {len(input_features)} names; expected "
+                             f"{self.n_features_in_}")
         cats = self.categories if self.categories is not None else [None] * self.n_features_in_
         names: list[str] = []
         for f, c in zip(input_features, cats, strict=True):

@@ -47,14 +47,8 @@ def random_tree(n_labels: int, *, n_top: int = 3, max_children: int = 4, random_
     return Hierarchy(edges, labels=names)
 
 
-def make_hmc(
-    n_samples: int = 1000,
-    *,
-    n_features: int = 10,
-    n_labels: int = 30,
-    noise: float = 0.5,
-    random_state=None,
-):
+def make_hmc(n_samples: int = 1000, *, n_features: int = 10, n_labels: int = 30,
+             noise: float = 0.5, random_state=None):
     r"""Sample a hierarchical multilabel problem with a known, nonlinear label model.
 
     Inputs are standard normal in :math:`\mathbb R^p`. Label :math:`j` with parent :math:`p`

@@ -1,21 +1,17 @@
 """The container layer of model files: a zip archive read without trusting it.
 
-:mod:`ecrm.model_files.io` decides what a model file means; this module only gets bytes, JSON and
-arrays out of (and into) the archive, so that a corrupted or hostile file fails with one
-:class:`ModelFileError` naming the file and the member, before anything large is allocated:
+This module only gets bytes, JSON and arrays out of (and into) the archive, so that a corrupted
+or hostile file fails with one :class:`ModelFileError` naming the file and the member, before
+anything large is allocated:
 
 * the archive must open as a zip with unique, non-overlapping members, stored or deflated, not
   encrypted, and a bounded total uncompressed size;
-* a member's uncompressed size is checked against a cap *before* decompression (from the zip
-  directory) and again while streaming (a member may lie about its size), and a member whose
-  declared size is far larger than its compressed size is refused as a zip bomb (the caller
-  may lower the cap: :mod:`ecrm.model_files.io` bounds an array member by the size its metadata
-  declares);
-* the metadata JSON is bounded in size and in nesting depth (measured without recursion before
-  parsing), and must be UTF-8;
-* a ``.npy`` member's header is parsed and checked (no object dtype, an element count within the
-  bound and matching the bytes present) before the array is built, and the array keeps the
-  memory order the header states.
+* a member's size is checked against a cap (which the caller may lower: an array member is
+  bounded by the size its metadata declares) from the zip directory before decompression, and
+  again while streaming; a member far larger than its compressed size is refused (a zip bomb);
+* the metadata JSON is UTF-8, bounded in size and in nesting depth (measured before parsing);
+* a ``.npy`` member's header is checked (no object dtype, an element count within the bound
+  and matching the bytes present) before the array is built in the order the header states.
 
 The limits are module constants (patchable, e.g. in tests); :func:`write_archive` refuses to
 write a file that :func:`read_member` would refuse to read.
@@ -44,27 +40,23 @@ from ecrm.model_files import _atomic
 MAX_MEMBER_BYTES = 8 * 2**30
 #: Largest total uncompressed size of all members together: 32 GiB.
 MAX_ARCHIVE_BYTES = 32 * 2**30
-#: Largest metadata member (and its digest): 16 MiB. The metadata holds parameters, label
-#: names, hierarchy edges and search results: each copy of a 10,000-label hierarchy takes about
-#: 0.8 MiB and a model holds two or three, so this leaves room for some 50,000 labels. A
-#: larger member is refused from the zip directory, without reading it.
+#: Largest metadata member (and its digest): 16 MiB. Each copy of a 10,000-label hierarchy takes
+#: about 0.8 MiB and a model holds two or three: room for some 50,000 labels.
 MAX_METADATA_BYTES = 16 * 2**20
 #: Deepest nesting of JSON arrays and objects in the metadata: 100. What ``save`` writes
 #: nests about 10 levels; the decoder recurses once per level.
 MAX_JSON_DEPTH = 100
 #: Largest ratio of a member's uncompressed to compressed size, for members over
 #: :data:`COMPRESSION_RATIO_FLOOR`: 1000. Deflate cannot exceed about 1032:1, so this refuses
-#: only near-constant members (the classic zip bomb: gigabytes of zeros in a few megabytes);
-#: :func:`write_archive` stores such members uncompressed, so every file it writes passes.
+#: only near-constant members (gigabytes of zeros in a few megabytes), which
+#: :func:`write_archive` stores uncompressed.
 MAX_COMPRESSION_RATIO = 1000
 #: Members up to this size (64 MiB) are exempt from the ratio bound (a large all-zero array in
 #: an older file still loads; the cost of inflating it is bounded anyway).
 COMPRESSION_RATIO_FLOOR = 64 * 2**20
-#: The memory a load may allocate for the arrays a file declares, in bytes: 4 GiB by default,
-#: or the ``ECRM_MEMORY_BUDGET`` environment variable (bytes). A file's declared sizes (the
-#: shapes of its arrays, and the grids and integers that size an allocation) are checked
-#: against it before anything is allocated, so that a small forged file cannot make a reader
-#: allocate gigabytes; raise it (or patch this constant) to load a larger model.
+#: The memory a load may allocate for the arrays a file declares, in bytes: 4 GiB, or the
+#: ``ECRM_MEMORY_BUDGET`` environment variable. A file's declared sizes are checked against it
+#: before anything is allocated; raise it (or patch this constant) to load a larger model.
 def _budget_from_environment(default: int = 4 * 2**30) -> int:
     value = os.environ.get("ECRM_MEMORY_BUDGET", "").strip()
     return int(value) if value.isdigit() and int(value) > 0 else default
@@ -86,24 +78,9 @@ class ModelFileError(ValueError):
 
 
 def open_archive(path: str) -> zipfile.ZipFile:
-    """Open a model file's zip archive, checking its directory.
-
-    Parameters
-    ----------
-    path : str
-
-    Returns
-    -------
-    zf : zipfile.ZipFile
-        Open; the caller closes it.
-
-    Raises
-    ------
-    ModelFileError
-        When ``path`` is not a file or not a complete zip archive, or its directory holds
-        duplicate names, overlapping members, encrypted members, another compression method
-        than stored or deflate, or more than :data:`MAX_ARCHIVE_BYTES` in all (or more than
-        :data:`MAX_COMPRESSION_RATIO` times the file's size).
+    """Open the zip archive of the model file ``path`` (the caller closes it), checking its
+    directory; :class:`ModelFileError` when ``path`` is not a file or not a complete zip
+    archive, or its directory breaks a rule of the module docstring.
     """
     if not os.path.isfile(path):
         raise ModelFileError(f"{path}: no such model file")
@@ -154,29 +131,12 @@ def _check_directory(path: str, infos: list[zipfile.ZipInfo], file_size: int) ->
 
 def read_member(path: str, zf: zipfile.ZipFile, member: str,
                 limit: int | None = None) -> bytearray:
-    """The bytes of one member, decompressed within bounds.
+    """The bytes of ``member`` of ``zf`` (from :func:`open_archive`; ``path`` names the file
+    in messages), decompressed within ``limit`` (:data:`MAX_MEMBER_BYTES` by default): a
+    writable bytearray of exactly the declared size, so arrays can be built on it in place.
 
-    Parameters
-    ----------
-    path : str
-        The file's name, for messages.
-    zf : zipfile.ZipFile
-        From :func:`open_archive`.
-    member : str
-    limit : int, optional
-        Largest uncompressed size accepted; :data:`MAX_MEMBER_BYTES` by default.
-
-    Returns
-    -------
-    data : bytearray
-        Exactly the declared number of bytes (writable, so arrays can be built on it in place).
-
-    Raises
-    ------
-    ModelFileError
-        When the member is missing, declares more than ``limit`` bytes or a compression ratio
-        over :data:`MAX_COMPRESSION_RATIO`, or is corrupted (bad header, bad CRC, broken
-        deflate stream, more or fewer bytes than it declares).
+    :class:`ModelFileError` when the member is missing, declares more than ``limit`` bytes or a
+    compression ratio over :data:`MAX_COMPRESSION_RATIO`, or is corrupted.
     """
     limit = MAX_MEMBER_BYTES if limit is None else limit
     try:
@@ -224,20 +184,9 @@ def _why(exc: BaseException) -> str:
 
 
 def json_depth(text: str) -> int:
-    """The deepest nesting of arrays and objects in a JSON text, found without recursion.
-
-    String literals are removed first (brackets inside them do not count), then the running
-    depth is summed in chunks with NumPy. Invalid JSON gets some number; the parser then
-    reports it.
-
-    Parameters
-    ----------
-    text : str
-
-    Returns
-    -------
-    depth : int
-    """
+    """The deepest nesting of arrays and objects in the JSON ``text``, found without
+    recursion (string literals removed first). Invalid JSON gets some number; the parser
+    reports it."""
     # A string literal, or an unterminated one (swallowing the rest, which keeps this linear).
     stripped = re.sub(r'"[^"\\]*(?:\\.[^"\\]*)*"|"[\s\S]*', "", text)
     brackets = np.frombuffer(re.sub(r"[^\[\]{}]+", "", stripped).encode("ascii"), np.uint8)
@@ -251,24 +200,8 @@ def json_depth(text: str) -> int:
 
 
 def parse_json(path: str, member: str, data: bytes | bytearray) -> Any:
-    """Decode a UTF-8 JSON member, its nesting bounded by :data:`MAX_JSON_DEPTH`.
-
-    Parameters
-    ----------
-    path, member : str
-        For messages.
-    data : bytes or bytearray
-
-    Returns
-    -------
-    value : object
-        The decoded JSON value.
-
-    Raises
-    ------
-    ModelFileError
-        When the bytes are not UTF-8, not JSON, or nested deeper than :data:`MAX_JSON_DEPTH`.
-    """
+    """The value of the UTF-8 JSON ``data`` of ``member`` (both names for messages), its
+    nesting bounded by :data:`MAX_JSON_DEPTH`."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -287,26 +220,12 @@ def parse_json(path: str, member: str, data: bytes | bytearray) -> Any:
 
 
 def read_npy(path: str, member: str, data: bytes | bytearray) -> np.ndarray:
-    """Build the array of a ``.npy`` member after checking its header against its bytes.
+    """The array of the ``.npy`` bytes ``data`` of ``member`` (a bytearray is used in place),
+    writable and C- or Fortran-ordered as its header says, once the header is checked
+    against the bytes.
 
-    Parameters
-    ----------
-    path, member : str
-        For messages.
-    data : bytes or bytearray
-        The member (from :func:`read_member`); a bytearray is used in place, without a copy.
-
-    Returns
-    -------
-    array : numpy.ndarray
-        Writable, C- or Fortran-ordered as the header says.
-
-    Raises
-    ------
-    ModelFileError
-        When the header is unreadable or of an unknown version, the dtype holds Python objects
-        (it would need pickle), the shape is invalid, claims more than
-        :data:`MAX_MEMBER_BYTES`, or disagrees with the number of data bytes.
+    :class:`ModelFileError` when the header is unreadable, of an unknown version, of an object
+    dtype (it would need pickle), or its shape is invalid, too large or not that of the data.
     """
     fmt = np.lib.format
 
@@ -316,16 +235,13 @@ def read_npy(path: str, member: str, data: bytes | bytearray) -> np.ndarray:
     head = io.BytesIO(bytes(memoryview(data)[:MAX_NPY_HEADER_BYTES + 16]))
     try:
         version = fmt.read_magic(head)
-        if version == (1, 0):
-            shape, fortran, dtype = fmt.read_array_header_1_0(head)
-        elif version == (2, 0):
-            shape, fortran, dtype = fmt.read_array_header_2_0(head)
-        else:
-            raise fail(f".npy format version {version} (a model file uses 1.0 or 2.0)")
-    except ModelFileError:
-        raise
+        read = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}
+        if version in read:
+            shape, fortran, dtype = read[version](head)
     except _ERRORS as exc:
         raise fail(f"unreadable header ({exc})") from None
+    if version not in read:
+        raise fail(f".npy format version {version} (a model file uses 1.0 or 2.0)")
     if dtype.hasobject:
         raise fail(f"dtype {dtype} holds Python objects (reading it would need pickle)")
     if dtype.itemsize == 0:
@@ -348,17 +264,7 @@ def read_npy(path: str, member: str, data: bytes | bytearray) -> np.ndarray:
 
 
 def npy_bytes(array: np.ndarray) -> bytes:
-    """A ``.npy`` member for ``array``, in its own memory order (Fortran stays Fortran).
-
-    Parameters
-    ----------
-    array : numpy.ndarray
-        Without Python objects.
-
-    Returns
-    -------
-    data : bytes
-    """
+    """The ``.npy`` bytes of ``array`` (no Python objects), in its own memory order."""
     buf = io.BytesIO()
     np.lib.format.write_array(buf, array, allow_pickle=False)
     return buf.getvalue()
@@ -374,33 +280,13 @@ def _deflates_too_well(data: bytes) -> bool:
 
 
 def write_archive(path: str, members: Mapping[str, bytes]) -> None:
-    """Write ``members`` to a zip archive at ``path``, atomically.
-
-    The archive is written to a new temporary file next to ``path``, flushed to disk, then
-    renamed over ``path``; on any error or interruption the temporary file is removed and
-    ``path`` is left as it was. What already is at ``path`` follows the rule of
-    :mod:`ecrm.model_files._atomic`: a symbolic link is followed, a FIFO or a character device is
-    written through (never replaced), a directory, a socket or a block device is refused. Members
-    are deflated, except those that would compress beyond :data:`MAX_COMPRESSION_RATIO` (stored
-    instead, so the reader accepts them); timestamps are fixed, so the same model gives the same
-    bytes.
-
-    Parameters
-    ----------
-    path : str
-    members : mapping of str to bytes
-        In the order to write them.
-
-    Raises
-    ------
-    ModelFileError
-        When a member is larger than the reader accepts (:data:`MAX_METADATA_BYTES` for
-        ``.json`` and ``.sha256`` members, :data:`MAX_MEMBER_BYTES` for others) or the
-        total exceeds :data:`MAX_ARCHIVE_BYTES`; nothing is written then.
-    ecrm.model_files._atomic.OutputError
-        When ``path`` is a directory, a socket or a block device (a ``ValueError``).
-    OSError
-        When the file cannot be written.
+    """Write ``members`` (name -> bytes, in the order to write them) to a zip archive at
+    ``path``, whole or not at all and flushed to disk, by the rule of
+    :mod:`ecrm.model_files._atomic` (its ``OutputError`` for a directory, a socket or a block
+    device). Members are deflated, except those that would compress beyond
+    :data:`MAX_COMPRESSION_RATIO` (stored, so the reader accepts them); timestamps are fixed,
+    so the same model gives the same bytes. :class:`ModelFileError`, with nothing written,
+    when a member or the total is larger than the reader accepts.
     """
     for name, data in members.items():
         limit = (MAX_METADATA_BYTES if name.endswith((".json", ".sha256"))

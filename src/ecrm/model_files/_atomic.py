@@ -40,29 +40,12 @@ _REFUSED = {stat.S_IFDIR: "a directory", stat.S_IFSOCK: "a socket",
 
 
 def check_kind(path: str | os.PathLike, *, option: str | None = None) -> int | None:
-    """The kind of file a write to ``path`` lands in, or :class:`OutputError` if it must not
-    be written.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The output path; a symbolic link is followed.
-    option : str, optional
-        How messages name the path (``"-o"``: ``-o 'x'``); default: the path alone.
-
-    Returns
-    -------
-    kind : int or None
-        ``stat.S_IFIFO`` or ``stat.S_IFCHR`` for a stream written through; ``None`` for a
-        regular file or a new path (replaced atomically).
-
-    Raises
-    ------
-    OutputError
-        For a directory, a socket, a block device (or another special file), or a path that
-        cannot be looked up (a loop of symbolic links).
+    """The kind of file a write to the output ``path`` lands in (a symbolic link followed):
+    ``stat.S_IFIFO`` or ``stat.S_IFCHR`` for a stream written through, ``None`` for a regular
+    file or a new path (replaced atomically); :class:`OutputError` for any other kind or a
+    path that cannot be looked up (a loop of symbolic links). ``option`` names the path in
+    messages (``"-o"``: ``-o 'x' is a socket``; default: ``cannot write 'x': it is a socket``).
     """
-    # "-o 'x' is a socket" on the command line, "cannot write 'x': it is a socket" otherwise
     name = (f"{option} {os.fspath(path)!r}" if option
             else f"cannot write {os.fspath(path)!r}: it")
     try:
@@ -104,27 +87,11 @@ def _copy_into(path: str, source: str) -> None:
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, *, sync: bool = False,
                 option: str | None = None) -> Iterator[str]:
-    """A temporary path to write the whole output of ``path`` to, put in place when the
-    block succeeds (the rule of the module docstring).
-
-    Parameters
-    ----------
-    path : str or path-like
-        The output file.
-    sync : bool, default=False
-        Flush the temporary file to disk before it is renamed (model files).
-    option : str, optional
-        How error messages name the path.
-
-    Yields
-    ------
-    tmp : str
-        Write the complete output there (a new, empty file).
-
-    Raises
-    ------
-    OutputError
-        Before the block runs, when ``path`` must not be written (:func:`check_kind`).
+    """A temporary path (a new, empty file) to write the whole output of ``path`` to, put in
+    place when the block succeeds (the rule of the module docstring); :class:`OutputError`
+    before the block runs if ``path`` must not be written (:func:`check_kind`, which
+    ``option`` is passed to). With ``sync`` the file is flushed to disk before it is renamed
+    (model files).
     """
     path = os.fspath(path)
     if check_kind(path, option=option) in STREAMS:

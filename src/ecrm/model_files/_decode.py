@@ -1,8 +1,7 @@
 """Reading a model file: the checked metadata, then the objects it describes.
 
-:func:`ecrm.model_files.io.load` opens the archive (:func:`_open`), reads and checks the
-metadata (:func:`_read_meta`: its digest, format and version, the members it lists), then a
-:class:`_Reader` checks the declared array sizes against the memory budget and builds the
+:func:`_read_meta` checks the metadata (its digest, format and version, the members it lists);
+a :class:`_Reader` checks the declared array sizes against the memory budget and builds the
 registered classes the metadata names, each array read only when a field refers to it and
 checked against its digest, shape and dtype.
 """
@@ -131,11 +130,13 @@ class _Reader:
         except ModelFileError:
             raise
         except (KeyError, TypeError, ValueError, OverflowError) as exc:
-            field = f"{'.'.join(self.fields)}: " if self.fields else ""
-            raise self.fail(f"{field}unreadable metadata entry of type {kind!r}: "
+            raise self.fail(f"{self.where()}unreadable metadata entry of type {kind!r}: "
                             f"{str(exc)[:300]}") from None
         raise self.fail(f"unknown entry type {kind!r} in the metadata")
 
+    def where(self) -> str:
+        """The field being decoded, for messages (``"a.b: "``, or ``""`` at the top)."""
+        return f"{'.'.join(self.fields)}: " if self.fields else ""
 
     def field(self, key, value):
         """``decode(value)``, its errors naming ``key`` (and the fields it is part of)."""
@@ -156,7 +157,6 @@ class _Reader:
             raise self.fail(f"a {name} entry {'without' if state is None else 'with'} a "
                             "fitted state (tampered file)")
         decoded = {k: self.field(k, v) for k, v in kwargs.items()}
-        field = f"{'.'.join(self.fields)}: " if self.fields else ""
         if entry.upgrade is not None:  # parameters of an older layout
             decoded = entry.upgrade(decoded)
         try:
@@ -164,7 +164,7 @@ class _Reader:
                 entry.check(decoded)
             obj = entry.cls(**decoded)
         except (KeyError, TypeError, ValueError, OverflowError) as exc:
-            raise self.fail(f"{field}{name}: {exc} (not what fit makes)") from None
+            raise self.fail(f"{self.where()}{name}: {exc} (not what fit makes)") from None
         if state is None:
             return obj
         if not isinstance(state, dict):
@@ -182,7 +182,6 @@ class _Reader:
         except (TypeError, ValueError) as exc:
             raise self.fail(f"not a model {name}.fit could have made: {exc}") from None
         return obj
-
 
     def declared_shape(self, value) -> list | None:
         """The shape an array or sparse entry of the metadata declares (``None`` for any other
@@ -242,8 +241,7 @@ class _Reader:
         kwargs = fit.get("kwargs") if isinstance(fit, dict) else None
         if m is not None and isinstance(fit, dict) and isinstance(kwargs, dict):
             per_row = {"KernelFit": ("coef", "u"), "ForestFit": ("bag",)}
-            rows = per_row.get(str(fit.get("class")), ())
-            for key in rows:
+            for key in per_row.get(str(fit.get("class")), ()):
                 shape = self.declared_shape(kwargs.get(key))
                 if shape is not None and (not shape or shape[0] != m):
                     problems.append(f"_fit.{key} {self._names(kwargs.get(key))} declares "
@@ -294,24 +292,14 @@ def _hashable(v):
     return tuple(_hashable(x) for x in v) if isinstance(v, list) else v
 
 
-def _read_member(path: str, zf: zipfile.ZipFile, member: str) -> bytes:
-    # the metadata and its digest are small; arrays get the (larger) member limit
-    small = member in (_META, _DIGEST)
-    limit = _archive.MAX_METADATA_BYTES if small else _archive.MAX_MEMBER_BYTES
-    return bytes(_archive.read_member(path, zf, member, limit))
-
-
-def _open(path: str) -> zipfile.ZipFile:
-    return _archive.open_archive(path)
-
-
 def _read_meta(path: str, zf: zipfile.ZipFile) -> dict:
     names = set(zf.namelist())
     if _META not in names:
         raise ModelFileError(f"{path}: not an ecrm model file (a zip archive without "
                              f"{_META})")
-    text = _read_member(path, zf, _META)
-    digest = _read_member(path, zf, _DIGEST).decode("ascii", "replace").strip()
+    small = _archive.MAX_METADATA_BYTES  # the metadata and its digest
+    text = bytes(_archive.read_member(path, zf, _META, small))
+    digest = _archive.read_member(path, zf, _DIGEST, small).decode("ascii", "replace").strip()
     if hashlib.sha256(text).hexdigest() != digest:
         raise ModelFileError(f"{path}: the metadata does not match its SHA-256 digest "
                              "(the file was modified or corrupted)")

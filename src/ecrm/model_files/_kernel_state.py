@@ -29,8 +29,7 @@ def check_fit_kwargs(kwargs: dict) -> None:
     """The scalars and ``u`` of a :class:`~ecrm.weights.kernel._solvers.dual.KernelFit` or
     :class:`~ecrm.weights.kernel._solvers.primal.FeatureFit`, checked before its constructor's
     ``int()`` and ``float()`` (an ``inf`` would raise ``OverflowError``, a string would be
-    converted);
-    :func:`check_fitted_state` then ties them to the estimator."""
+    converted); :func:`check_kernel_state` then ties them to the estimator."""
     _int(kwargs.get("n_risk"), "n_risk", 0)
     _positive_float(kwargs.get("ridge"), "ridge")
     if not isinstance(kwargs.get("fit_intercept"), bool):
@@ -67,10 +66,8 @@ def check_nystrom_orthonormal(centres, kernel_params, projection: np.ndarray) ->
     eigenvalues it keeps, so that :math:`P^\top K P = I_r`.
 
     Rounding in the eigendecomposition leaves an error of about
-    :math:`M \varepsilon \lVert K
-Vert_2 / \lambda_{\min}` with
-    :math:`1/\lambda_{\min} = \lVert P
-Vert_2^2`; the check allows 64 times that (at most
+    :math:`M \varepsilon \lVert K\rVert_2 / \lambda_{\min}` with
+    :math:`1/\lambda_{\min} = \lVert P\rVert_2^2`; the check allows 64 times that (at most
     1/2): a fitted model meets it with a wide margin, a transposed, rescaled or foreign
     projection does not.
     """
@@ -208,8 +205,6 @@ def check_kernel_state(model, training: TrainingState) -> None:
 #: The most work (kernel evaluations times features and targets) a load spends on the
 #: residual of a dual fit (:func:`check_dual_residual`): about a second.
 MAX_RESIDUAL_WORK = 2**31
-
-
 #: The relative residual a dual fit's coefficients may leave (:func:`check_dual_residual`):
 #: fits of kernels with entries up to 1e6 and ridges down to 1e-9 m leave 4e-8 at most.
 RESIDUAL_TOLERANCE = 1e-5

@@ -1,11 +1,10 @@
 """The classes a model file may construct, and how each is described and rebuilt.
 
-:mod:`ecrm.model_files.io` writes and reads model files; this module is its allow-list: every object
-in a file names a class of :data:`REGISTRY`, and nothing else is ever constructed. Each entry says
-which parameters describe the object, whether it has fitted state, and how that state is checked and
-set back (the estimators' declared fitted attributes, the fit objects of the solvers, the
-preprocessing steps of :mod:`ecrm.model_files._steps`). The estimators and fit classes of the weight
-families are read from their table (:data:`ecrm.weights.FAMILIES`) at every look-up.
+The allow-list of :mod:`ecrm.model_files.io`: every object in a file names a class of
+:data:`REGISTRY`, and nothing else is ever constructed. Each entry says which parameters
+describe the object, and how its fitted state, if any, is checked and set back. The estimators
+and fit classes of the weight families are read from their table (:data:`ecrm.weights.FAMILIES`)
+at every look-up.
 """
 
 from __future__ import annotations
@@ -35,9 +34,8 @@ from ecrm.weights.kernel._solvers.solver import SOLVER_CLASSES, Solver
 @dataclasses.dataclass(frozen=True)
 class _Entry:
     """How a registered class is written (``describe``: the keyword arguments that build it)
-    and, for a fitted one (an estimator, a preprocessing step, a pipeline), its declared
-    state: ``fitted`` names it, ``state`` reads it, ``rebuild`` checks it and sets it on an
-    instance built from the parameters."""
+    and, for a fitted one, its declared state: ``fitted`` names it, ``state`` reads it,
+    ``rebuild`` checks it and sets it on an instance built from the parameters."""
 
     cls: type
     describe: Callable[[Any], dict]
@@ -117,19 +115,19 @@ _PLAIN: dict[str, tuple[str, Callable[[Any], dict]]] = {
                                                      "memory": None}),
 }
 
+def _search_check(kwargs: dict) -> None:
+    from ecrm.selection._search import LeaveOneOutSearch, check_search
+
+    check_search(LeaveOneOutSearch(**kwargs))
+
+
 #: The keyword arguments a constructor would cast, checked first (a file's strings must not
 #: become numbers).
 _CHECKS: dict[str, Callable[[dict], None]] = {
     "KernelFit": check_fit_kwargs, "FeatureFit": check_fit_kwargs,
     "LinearFeatures": check_linear_features_kwargs, "NystromFeatures": check_nystrom_kwargs,
     "IsotonicCalibration": check_isotonic_kwargs, "PlattCalibration": check_platt_kwargs,
-    "LeaveOneOutSearch": lambda kwargs: _search_check(kwargs)}
-
-
-def _search_check(kwargs: dict) -> None:
-    from ecrm.selection._search import LeaveOneOutSearch, check_search
-
-    check_search(LeaveOneOutSearch(**kwargs))
+    "LeaveOneOutSearch": _search_check}
 
 
 def _ecrmcv_layout(params: dict) -> dict:
@@ -253,8 +251,9 @@ def _entry(name: str) -> _Entry:
     solvers = _solver_classes()
     if name in solvers:
         cls = solvers[name]
-        if issubclass(cls, Solver):  # a solver object given as the estimator's solver
-            return _Entry(cls, lambda s: s.get_params(deep=False), check=_solver_check(cls))
+        if issubclass(cls, Solver):  # a solver given as the estimator's: fit's checks
+            return _Entry(cls, lambda s: s.get_params(deep=False),
+                          check=lambda kwargs: cls(**kwargs).check_params())
         return _Entry(cls, lambda f: f.to_state(), check=_CHECKS.get(name))
     cls = _class(name)
     if name in _ESTIMATOR_MODULES:
@@ -269,12 +268,6 @@ def _entry(name: str) -> _Entry:
     if name == "Pipeline":
         return _Entry(cls, _pipeline_params, (), lambda _: {}, _check_pipeline)
     return _Entry(cls, _PLAIN[name][1], check=_CHECKS.get(name))
-
-
-def _solver_check(cls) -> Callable[[dict], None]:
-    def check(kwargs: dict) -> None:  # its parameters as its estimator's fit checks them
-        cls(**kwargs).check_params()
-    return check
 
 
 def _estimator_params(model) -> dict:

@@ -1,14 +1,11 @@
 """The fitted state of an estimator checked against what its ``fit`` would have produced.
 
-An estimator's ``_check_fitted_state`` (:mod:`ecrm.estimators._template`) is what :func:`ecrm.load`
-runs on a model built from a file: the parameters through the estimator's own
-``_check_params`` (the checks of ``fit``), then every fitted attribute's type, dtype and
-shape against the parameters, the output space and the other attributes. The checks here
-are those every estimator shares (:func:`check_training_state`: the training rows and
-outputs, names, reading options) and a structured SVM's summaries; a kernel model's fit
-object and ridge are checked by :mod:`ecrm.model_files._kernel_state`, a search's choice and
-calibration by :mod:`ecrm.model_files._search_state`. Each failure is a ``ValueError`` or
-``TypeError`` naming the attribute, what was expected and what was found.
+An estimator's ``_check_fitted_state`` (:mod:`ecrm.estimators._template`), which
+:func:`ecrm.load` runs, checks the parameters with ``fit``'s checks, then every fitted
+attribute against the parameters, the output space and the other attributes. Here: the checks
+every estimator shares (:func:`check_training_state`) and a structured SVM's summaries (a
+kernel model's fit in :mod:`._kernel_state`, a search's in :mod:`._search_state`). Each failure
+is a ``ValueError`` or ``TypeError`` naming the attribute, what was expected and found.
 """
 
 from __future__ import annotations
@@ -78,16 +75,6 @@ def check_reading_options(options) -> None:
                          "non-empty strings")
 
 
-def _check_rows(X) -> None:
-    """The training rows as fit's input checks leave them: float64 values, all finite (a NaN
-    loaded here would fail at predict, blaming the caller's data)."""
-    values = X.data if sp.issparse(X) else X
-    if values.dtype != np.float64:
-        raise TypeError(f"X_fit_ must hold float64 values; found {values.dtype}")
-    if not np.isfinite(values).all():
-        raise ValueError("X_fit_ holds NaN or infinite values (fit refuses them)")
-
-
 def check_ssvm_summaries(model) -> None:
     """A StructuredSVM's objectives, gap and history as its fit computes them: the gap is
     the primal minus the dual objective, the history's last entry, after ``n_iter_``
@@ -144,7 +131,13 @@ def check_training_state(model) -> TrainingState:
                 or X.ndim != 2:
             raise TypeError(f"X_fit_ must be a 2-D float64 array or sparse matrix; found "
                             f"{type(X).__name__} {getattr(X, 'dtype', '')}")
-        _check_rows(X)
+        # as fit's input checks leave them (a NaN loaded here would fail at predict, blaming
+        # the caller's data)
+        values = X.data if sp.issparse(X) else X
+        if values.dtype != np.float64:
+            raise TypeError(f"X_fit_ must hold float64 values; found {values.dtype}")
+        if not np.isfinite(values).all():
+            raise ValueError("X_fit_ holds NaN or infinite values (fit refuses them)")
         m = X.shape[0]
         if p != X.shape[1]:
             raise ValueError(f"n_features_in_={model.n_features_in_} but X_fit_ has "
@@ -175,12 +168,10 @@ def check_training_state(model) -> TrainingState:
     if model._y_ndim not in (1, 2) or isinstance(model._y_ndim, bool) or \
             (model._y_ndim == 1 and d != 1):
         raise ValueError(f"_y_ndim must be 2, or 1 for one output; found {model._y_ndim!r}")
-    for name in ("feature_names_in_", "feature_columns_"):  # distinct, if they are names
+    for name in ("feature_names_in_", "feature_columns_"):  # p distinct names
         value = getattr(model, name, None)
         if value is not None and all(isinstance(v, str) for v in value):
             check_unique_names(value, name)
-    for name in ("feature_names_in_", "feature_columns_"):
-        value = getattr(model, name, None)
         if value is not None and (len(value) != p
                                   or not all(isinstance(v, str) for v in value)):
             raise ValueError(f"{name} must hold {p} column names")

@@ -1,29 +1,23 @@
 """The preprocessing steps a model file can hold, and how each is rebuilt without pickle.
 
-A step is stored as its parameters (``get_params(deep=False)``) and its learned state: the
-public fitted attributes scikit-learn documents, never the private ones (those change between
-scikit-learn versions). Loading rebuilds the fitted step from them:
+A step is stored as its parameters (``get_params(deep=False)``) and the public fitted
+attributes scikit-learn documents, never the private ones (those change between versions).
+Loading rebuilds the fitted step from them:
 
-* :class:`~sklearn.preprocessing.StandardScaler`, :class:`~sklearn.preprocessing.MinMaxScaler`
-  (its scale and offset must be the ones its range and the data's range give),
-  :class:`~sklearn.decomposition.PCA` (orthonormal components, variances as its singular
-  values give),
-  :class:`~ecrm.datasets.HMCPreprocessor` and
-  :class:`~ecrm.weights.kernel.length_scales.LeaveOneOutLengthScales` by setting the attributes,
-  once their types, shapes and values are checked against the parameters;
+* :class:`~sklearn.preprocessing.StandardScaler`, :class:`~sklearn.preprocessing.MinMaxScaler`,
+  :class:`~sklearn.decomposition.PCA`, :class:`~ecrm.datasets.HMCPreprocessor` and
+  :class:`~ecrm.weights.kernel.length_scales.LeaveOneOutLengthScales` by setting the attributes
+  once their types, shapes and values are checked against the parameters (and each other);
 * :class:`~sklearn.impute.SimpleImputer` and :class:`~sklearn.preprocessing.OneHotEncoder` by
-  fitting the step on a small prototype table made from the stored state (one row of the
-  statistics; the categories in turn), whose fit gives exactly that state, so that their
-  private attributes are made by scikit-learn itself. :func:`save` makes the same rebuild
-  first and refuses a step whose state it would not reproduce (an imputer of strings, an
-  encoder with infrequent categories).
+  fitting the step on a small prototype table whose fit gives exactly the stored state (so
+  scikit-learn makes their private attributes); :func:`save` refuses a step whose state this
+  would not reproduce (an imputer of strings, an encoder with infrequent categories).
 
 Each rebuild raises ``ValueError`` or ``TypeError`` naming the attribute and what is wrong.
 """
 
 from __future__ import annotations
 
-import importlib
 import numbers
 import sys
 from collections.abc import Callable
@@ -63,6 +57,13 @@ def _width(value, name: str) -> int:
     from ecrm.model_files import _archive
 
     return _int(value, name, 1, max(_archive.MEMORY_BUDGET // 64, 1))
+
+
+def _set(step, state: dict, names, p: int) -> None:
+    """Set the checked attributes ``names`` (the last, ``feature_names_in_``, checked here)."""
+    for name in names[:-1]:
+        setattr(step, name, state.get(name))
+    _names_in(step, state, p)
 
 
 def _names_in(step, state: dict, p: int) -> None:
@@ -121,9 +122,7 @@ def _rebuild_scaler(step: StandardScaler, state: dict) -> None:
             or counts.dtype.kind not in "iuf" or not (counts >= 0).all():
         raise ValueError(f"n_samples_seen_ must be a count, or {p} counts")
     _check_scaler_reach(mean, var, scale, counts)
-    for name in _SCALER[:-1]:
-        setattr(step, name, state.get(name))
-    _names_in(step, state, p)
+    _set(step, state, _SCALER, p)
 
 
 def _check_scaler_reach(mean, var, scale, counts) -> None:
@@ -209,9 +208,7 @@ def _rebuild_minmax(step, state: dict) -> None:
         if not np.allclose(_vector(state.get(name), name, p), expected, rtol=1e-12, atol=0):
             raise ValueError(f"{name} is not the one feature_range and the data's range give")
     _int(state.get("n_samples_seen_"), "n_samples_seen_", 1)
-    for name in _MINMAX[:-1]:
-        setattr(step, name, state.get(name))
-    _names_in(step, state, p)
+    _set(step, state, _MINMAX, p)
 
 
 # -- HMCPreprocessor: ours -------------------------------------------------------------------
@@ -232,9 +229,7 @@ def _rebuild_hmc(step: HMCPreprocessor, state: dict) -> None:
         raise ValueError(f"n_features_out_={q}, but the categories make {int(widths.sum())}")
     _vector(state.get("mean_"), "mean_", q)
     _vector(state.get("scale_"), "scale_", q, positive=True)
-    for name in ("mean_", "scale_", "n_features_in_", "n_features_out_"):
-        setattr(step, name, state[name])
-    _names_in(step, state, p)
+    _set(step, state, HMCPreprocessor._fitted_attributes, p)
 
 
 # -- LeaveOneOutLengthScales: ours, the scales its transform reads --------------------------
@@ -265,9 +260,7 @@ def _rebuild_length_scales(step: LeaveOneOutLengthScales, state: dict) -> None:
         raise ValueError(f"alpha_ must lie within [1e-8, 1e2], the optimiser's box; found "
                          f"{state['alpha_']!r}")
     _int(state.get("n_iter_"), "n_iter_", 0)
-    for name in LeaveOneOutLengthScales._fitted_attributes[:-1]:
-        setattr(step, name, state[name])
-    _names_in(step, state, p)
+    _set(step, state, LeaveOneOutLengthScales._fitted_attributes, p)
 
 
 # -- SimpleImputer: refitted on its statistics -----------------------------------------------
@@ -436,9 +429,7 @@ def _rebuild_pca(step: PCA, state: dict) -> None:
     if not isinstance(noise, float) or not (np.isfinite(noise) and noise >= 0):
         raise ValueError(f"noise_variance_ must be a finite non-negative float; found "
                          f"{noise!r}")
-    for name in _PCA[:-1]:
-        setattr(step, name, state[name])
-    _names_in(step, state, p)
+    _set(step, state, _PCA, p)
 
 
 Rebuild = Callable[[Any, dict], None]
@@ -460,11 +451,6 @@ STEPS: dict[str, tuple[str, tuple[str, ...], Callable[[Any], dict], Rebuild]] = 
     "OneHotEncoder": ("sklearn.preprocessing", _ENCODER, _encoder_state, _rebuild_encoder),
     "PCA": ("sklearn.decomposition", _PCA, _pca_state, _rebuild_pca),
 }
-
-
-def step_class(name: str) -> type:
-    """The step class of :data:`STEPS` called ``name`` (its module imported)."""
-    return getattr(importlib.import_module(STEPS[name][0]), name)
 
 
 def is_step(obj) -> bool:

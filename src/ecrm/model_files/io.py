@@ -1,47 +1,41 @@
 r"""Model files: :func:`save` and :func:`load` a fitted estimator, with no pickle.
 
-A model file is a zip archive of three kinds of members:
+A model file is a zip archive of:
 
 * ``ecrm-model.json``: the metadata, plain JSON: ``format`` (``"ecrm-model"``),
   ``format_version``, the ``ecrm_version`` that wrote it, the ``estimator`` class name, its
   ``params`` (``get_params(deep=False)``) and its ``fitted`` attributes, plus how to
   ``rebuild`` what was left out and the SHA-256 digest, shape and dtype of every array;
 * ``ecrm-model.sha256``: the SHA-256 digest of the metadata bytes;
-* ``arrays/<name>.npy``: one NumPy array per member (written and read with
-  ``allow_pickle=False``).
+* ``arrays/<name>.npy``: one NumPy array per member (``allow_pickle=False``), in its memory
+  order (C or Fortran).
 
-Losses and output spaces are described declaratively, by class name and constructor
-arguments (a :class:`~ecrm.Hierarchy` by its labels and ``(parent, child)`` edges, a
-:class:`~ecrm.losses.HierarchicalLoss` by its hierarchy, a :class:`~ecrm.CandidateSpace` by its
-candidate array, ...). Loading only ever constructs the classes of a fixed registry
-(:data:`REGISTRY`) from decoded JSON and arrays: it never executes code from the file.
+Losses and output spaces are described by class name and constructor arguments (a
+:class:`~ecrm.Hierarchy` by its labels and ``(parent, child)`` edges, a
+:class:`~ecrm.CandidateSpace` by its candidate array, ...). Loading only constructs the
+classes of a fixed registry (:data:`REGISTRY`): it never executes code from the file.
 
-The fitted state is the estimator's declared fitted attributes (``_fitted_attributes``)
-only, the solver's fit object among them; the views of the fit (``dual_coef_``, ``coef_``,
-``intercept_``) are derived again on load. Loading refuses any other name, and checks the
-parameters with the estimator's own checks (those of ``fit``) and every fitted attribute's
-type, dtype and shape against them (each estimator's ``_check_fitted_state``,
-:mod:`ecrm.estimators._template`): values, ranges, finiteness and the equalities of ``fit`` too
-(``ridge = m * alpha``, ``s = sum(u)``, monotone
-calibration maps, canonical sparse rows), the arguments a constructor would cast before it
-runs; a violation is one :class:`ModelFileError` naming the field. An array member may inflate
-only to the size its metadata declares (shape and dtype), and is read only once that shape
-agrees with the training rows the rest of the file declares. Arrays keep
-their memory order (C or Fortran) through a round trip. The
-factorisation of :math:`K + m\lambda I` (an :math:`m \times m` object) is never written: the
-fit object (:class:`ecrm.weights.kernel._solvers.dual.KernelFit`) rebuilds it from the training
-inputs and its ridge the first time a prediction needs it (only losses without a linear form and
-:meth:`~ecrm.ECRM.conditional_weights` do; :meth:`~ecrm.ECRM.predict` with a linear loss
-and :meth:`~ecrm.ECRM.predict_scores` use stored coefficients). A file thus takes
+The fitted state is the estimator's declared fitted attributes (``_fitted_attributes``), the
+solver's fit object among them; its views (``dual_coef_``, ``coef_``, ``intercept_``) are
+derived again on load. Loading refuses any other name, and checks the parameters with the
+checks of ``fit`` and every fitted attribute's type, dtype, shape, values, ranges and the
+equalities of ``fit`` (``ridge = m * alpha``, ``s = sum(u)``, monotone calibration maps,
+canonical sparse rows: each estimator's ``_check_fitted_state``) before a constructor could
+cast them; a violation is one :class:`ModelFileError` naming the field. An array member may
+inflate only to the size its metadata declares, and is read only once that shape agrees with
+the training rows the file declares.
+
+The factorisation of :math:`K + m\lambda I` (an :math:`m \times m` object) is never written:
+the fit object (:class:`ecrm.weights.kernel._solvers.dual.KernelFit`) rebuilds it from the
+training inputs and its ridge when a prediction first needs it (losses without a linear form,
+:meth:`~ecrm.ECRM.conditional_weights`; :meth:`~ecrm.ECRM.predict` with a linear loss and
+:meth:`~ecrm.ECRM.predict_scores` use stored coefficients). A file thus takes
 :math:`O(m(p + e))` space. A model of a linear loss fitted in the primal or on Nystrom
-features is stored without its training rows and leave-one-out predictions (``X_fit_``,
-``Y_fit_``, ``loo_predictions_`` and ``loo_scores_`` load as ``None``): its file takes
-:math:`O(k(p + e))` whatever m, and loaded, it predicts, gives costs and scores, but has no
-risk weights (:meth:`~ecrm.ECRM.conditional_weights` asks for a refit).
+features is stored without ``X_fit_``, ``Y_fit_``, ``loo_predictions_`` and ``loo_scores_``
+(they load as ``None``): its file takes :math:`O(k(p + e))` whatever m; loaded, it predicts,
+gives costs and scores, but :meth:`~ecrm.ECRM.conditional_weights` asks for a refit.
 
-Errors are :class:`ModelFileError` (a ``ValueError``) naming the file and what is wrong: not a
-zip archive or truncated, a file of another kind, a newer format version, a digest that does
-not match (tampered or corrupted), an unknown class.
+Errors are :class:`ModelFileError` (a ``ValueError``) naming the file and what is wrong.
 
 Examples
 --------
@@ -79,7 +73,6 @@ from ecrm.model_files._decode import (
     _META,
     FORMAT,
     FORMAT_VERSION,
-    _open,
     _read_meta,
     _Reader,
 )
@@ -88,7 +81,6 @@ from ecrm.weights.kernel._ridge import Factor
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ModelFileError", "REGISTRY", "describe", "load",
            "read_metadata", "save"]
-
 
 
 # -- encoding ------------------------------------------------------------------------------
@@ -153,7 +145,6 @@ class _Writer:
             f"cannot save {where}: {type(value).__module__}.{name} is not a type a model file "
             f"can hold (JSON values, arrays, sparse matrices and {sorted(REGISTRY.keys())})")
 
-
     def instance(self, value, where: str) -> dict:
         """A registered object: its parameters, and for a fitted one its declared state."""
         entry = REGISTRY[type(value).__name__]
@@ -212,11 +203,9 @@ def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
 def save(model, path: str | os.PathLike) -> None:
     """Write a fitted estimator to a model file (a zip of JSON metadata and ``.npy`` arrays).
 
-    The file is written to a temporary name next to ``path`` and renamed when complete, so a
-    failure never leaves a half-written model at ``path``. What already is at ``path`` follows
-    the rule ``ecrm fit -o`` follows too: a symbolic link is followed (its target is replaced,
-    the link stays), a FIFO or a character device (a named pipe, ``/dev/null``) is written
-    through and never replaced, and a directory, a socket or a block device is refused.
+    Written whole or not at all, by the rule ``ecrm fit -o`` follows too: a new temporary
+    file renamed over ``path`` when complete; a symbolic link followed (its target replaced),
+    a FIFO or a character device (``/dev/null``) written through, never replaced.
 
     Parameters
     ----------
@@ -266,7 +255,7 @@ def read_metadata(path: str | os.PathLike) -> dict:
         As written by :func:`save` (see the module docstring).
     """
     path = os.fspath(path)
-    with _open(path) as zf:
+    with _archive.open_archive(path) as zf:
         return _read_meta(path, zf)
 
 
@@ -290,11 +279,10 @@ def load(path: str | os.PathLike):
     ModelFileError
         When the file is missing, truncated, corrupted or modified, of another kind, of a
         newer format version, holds a state no ``fit`` could have made, or declares arrays
-        over the memory budget (:data:`ecrm.model_files._archive.MEMORY_BUDGET`, checked before any
-        is read).
+        over the memory budget (:data:`ecrm.model_files._archive.MEMORY_BUDGET`).
     """
     path = os.fspath(path)
-    with _open(path) as zf:
+    with _archive.open_archive(path) as zf:
         meta = _read_meta(path, zf)
         reader = _Reader(path, zf, meta)
         if meta["format_version"] < FORMAT_VERSION or meta["rebuild"]:
