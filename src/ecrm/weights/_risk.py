@@ -14,7 +14,6 @@ array backend chosen at the call (:mod:`ecrm.weights.kernel._solvers._backend`).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -284,21 +283,8 @@ class RiskEstimator(_RiskEstimator):
     _fits_dask = True
 
     def _solver_choice(self, X, kernel, *, cv: bool) -> SolverChoice:
-        return check_solver_params(self.solver, self.n_components, self.center_selection,
-                                   self.memory_budget, m=X.shape[0], p=X.shape[1],
-                                   kernel=kernel, cv=cv)
-
-    def _warn_solver_options(self) -> None:
-        """``n_components`` and ``center_selection`` are the Nystrom solver's settings: given
-        to the estimator they still work, with a ``FutureWarning`` naming the solver object."""
-        center = self.center_selection
-        if self.n_components is not None or not (isinstance(center, str)
-                                                 and center == "uniform"):
-            warnings.warn(
-                f"{type(self).__name__}(n_components=..., center_selection=...) is deprecated "
-                f"and will be removed: pass solver=ecrm.NystromSolver(n_components="
-                f"{self.n_components!r}, center_selection={center!r}) instead",
-                FutureWarning, stacklevel=3)
+        return check_solver_params(self.solver, self.memory_budget, m=X.shape[0],
+                                   p=X.shape[1], kernel=kernel, cv=cv)
 
     def _store(self, X, Y, kernel_params: dict, fit: RiskFit, alpha: float, seen: Seen,
                **extra) -> None:

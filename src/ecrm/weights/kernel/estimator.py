@@ -33,7 +33,6 @@ from ecrm.selection._search import LeaveOneOutSearch, check_search, effective_se
 from ecrm.selection.calibration import choose_calibration
 from ecrm.weights._risk import _ECRMBase
 from ecrm.weights.kernel._ridge import check_ridge
-from ecrm.weights.kernel._solvers.choice import check_solver, check_solver_params
 from ecrm.weights.kernel._solvers.prepare import prepare
 from ecrm.weights.kernel._solvers.rows import RiskTargets
 
@@ -48,11 +47,6 @@ def _alpha_shortcut(alphas):
 def _kernel_settings(own: dict, search) -> list[dict]:
     """The kernel settings the search tries: its ``kernel_grid`` over the estimator's own."""
     return kernel_settings(own, search["kernel_grid"])
-
-
-def _check_solver(solver, memory_budget) -> None:
-    """ECRMCV's solver: a name or a solver object carrying its own settings."""
-    check_solver(solver, memory_budget=memory_budget)
 
 
 class ECRM(_ECRMBase):
@@ -94,28 +88,19 @@ callable, default="rbf"
         Model an unpenalised intercept in every risk regression (the risk weights then sum to
         one); see :mod:`ecrm.weights.kernel._ridge` for the derivation.
     solver : {"auto", "dual", "primal", "nystrom"} or Solver, default="auto"
-        How the risk regressions are solved (:mod:`ecrm.weights.kernel._solvers`), all with the same
-        objective and ``alpha``. ``"dual"``: exact, on the m x m Gram matrix. ``"primal"``:
+        How the risk regressions are solved (:mod:`ecrm.weights.kernel._solvers`), all with the
+        same objective and ``alpha``. ``"dual"``: exact, on the m x m Gram matrix. ``"primal"``:
         exact for ``kernel="linear"`` (dense or sparse inputs) on the p x p matrix
         :math:`X^\top X`, accumulated over row blocks; predictions are
-        ``X @ coef_ + intercept_``. ``"nystrom"``: ``n_components`` centres among the
-        training points and the features :math:`K(x, C) K_{MM}^{+1/2}`, then the primal path
-        (an approximation of the kernel, exact when every point is a centre). ``"auto"``:
-        the dual while its m x m matrices fit ``memory_budget``, else the primal for a
-        linear kernel, else a ``ValueError`` naming ``solver="nystrom"`` (never a silent
-        approximation). A :class:`ecrm.Solver` object (``ecrm.NystromSolver(n_components=50,
-        center_selection="kmeans++")``, :class:`ecrm.DualSolver`, :class:`ecrm.PrimalSolver`,
-        or one of your own added by :func:`ecrm.register_solver`) carries its own settings:
-        ``n_components`` and ``center_selection`` then keep their defaults.
-    n_components : int >= 1, default=None
-        Deprecated: ``solver=ecrm.NystromSolver(n_components=M)``. Nystrom centres M, at
-        most m (``None``: ``min(m, 1000)``); only for ``"nystrom"``.
-    center_selection : {"uniform", "kmeans++", "leverage"} or CenterSelector, \
-default="uniform"
-        Deprecated: ``solver=ecrm.NystromSolver(center_selection=...)``. How the Nystrom
-        centres are drawn: a :class:`ecrm.CenterSelector` (its ``select`` method), or the
-        name of one of the three built in (:class:`ecrm.UniformCenters`,
-        :class:`ecrm.KMeansPlusPlusCenters`, :class:`ecrm.LeverageCenters`).
+        ``X @ coef_ + intercept_``. ``"nystrom"``: M centres among the training points and the
+        features :math:`K(x, C) K_{MM}^{+1/2}`, then the primal path (an approximation of the
+        kernel, exact when every point is a centre). ``"auto"``: the dual while its m x m
+        matrices fit ``memory_budget``, else the primal for a linear kernel, else a
+        ``ValueError`` naming ``solver="nystrom"`` (never a silent approximation). A
+        :class:`ecrm.Solver` object carries its own settings:
+        ``ecrm.NystromSolver(n_components=50, center_selection="kmeans++")`` (the number of
+        centres and how they are drawn), :class:`ecrm.DualSolver`, :class:`ecrm.PrimalSolver`,
+        or one of your own added by :func:`ecrm.register_solver`.
     memory_budget : float in (0, inf), default=None
         GiB the dual's m x m matrices may take (``None``: 8); also checked, before any
         allocation, for the primal's matrices. Row blocks follow scikit-learn's
@@ -158,14 +143,13 @@ default="uniform"
 
     #: Each parameter's constraint (:func:`ecrm.estimators._parameters.table`).
     _parameter_constraints = table(
-        "kernel", "gamma", "degree", "coef0", "alpha", "solver", "n_components",
-        "center_selection", "memory_budget", fit_intercept=Flag(),
-        random_state=RANDOM_STATE)
+        "kernel", "gamma", "degree", "coef0", "alpha", "solver", "memory_budget",
+        fit_intercept=Flag(), random_state=RANDOM_STATE)
     _parameter_rules = (KERNEL_PARAMS, SOLVER_SETTINGS)
 
     def __init__(self, loss, output_space, *, kernel="rbf", gamma=None, degree=3, coef0=1,
-                 alpha=1e-3, fit_intercept=True, solver="auto", n_components=None,
-                 center_selection="uniform", memory_budget=None, random_state=None):
+                 alpha=1e-3, fit_intercept=True, solver="auto", memory_budget=None,
+                 random_state=None):
         self.loss = loss
         self.output_space = output_space
         self.kernel = kernel
@@ -175,8 +159,6 @@ default="uniform"
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.solver = solver
-        self.n_components = n_components
-        self.center_selection = center_selection
         self.memory_budget = memory_budget
         self.random_state = random_state
 
@@ -198,7 +180,6 @@ default="uniform"
         self : ECRM
         """
         plan = self._check_params()
-        self._warn_solver_options()
         params, alpha = plan["kernel_params"], plan["alpha"]
         X, Y, seen = self._check_training_data(X, Y, params["kernel"])
         m = X.shape[0]
@@ -266,8 +247,6 @@ class ECRMCV(_ECRMBase):
         :math:`F^\top F` (:class:`ecrm.weights.kernel._solvers.primal.PrimalLeaveOneOut`), and
         ``memory`` is not used.
     solver, memory_budget : see :class:`ECRM`.
-        Solver settings (the Nystrom centres) live on the solver object:
-        ``solver=ecrm.NystromSolver(n_components=M, center_selection="kmeans++")``.
     random_state : int, RandomState instance or None, default=None
         Draws the subsets of ``loo_samples`` and ``kernel_subsample`` and the Nystrom
         centres.
@@ -335,7 +314,7 @@ class ECRMCV(_ECRMBase):
         Rule("loo", effective_search, ("alphas", "scoring", "search"), as_given=True),
         Rule("search_plan", LeaveOneOutSearch.plan, ("loo",)),
         Rule("settings", _kernel_settings, ("kernel_params", "search_plan")),
-        Rule(None, _check_solver, ("solver", "memory_budget")))
+        SOLVER_SETTINGS)
     _linear_loss = True
 
     def __init__(self, loss, output_space, *, alphas=None, kernel="rbf", gamma=None, degree=3,
@@ -426,10 +405,6 @@ class ECRMCV(_ECRMBase):
         self._store(X, Y, search.best.kernel_params, search.basis.refit(search.trial),
                     search.best.alpha, seen, **self._search_state(search, stage1, choice))
         return search
-
-    def _solver_choice(self, X, kernel, *, cv: bool):
-        return check_solver_params(self.solver, None, "uniform", self.memory_budget,
-                                   m=X.shape[0], p=X.shape[1], kernel=kernel, cv=cv)
 
     def _calibrate(self, search, Y, metric, rng, calibration):
         """The score calibration chosen on the exact leave-one-out scores of every point."""
