@@ -1,15 +1,10 @@
 r"""What every ECRM estimator shares: the fit object, its checks, prediction.
 
-:class:`_RiskEstimator` is the base of :class:`ecrm.ECRM`, :class:`ecrm.ECRMCV`,
-:class:`ecrm.weights.forest.estimator.ForestECRM` and :class:`ecrm.estimators.joint.JointKernelECRM`
-on the estimator template (:mod:`ecrm.estimators._template`: parameter plan, training data, fitted
-state and its check): the check of a kernel fit's state, and prediction from the one fit object a
-fitted estimator holds (:class:`ecrm.weights._fit.RiskFit`: the block map, the regressions of a
-linear loss's targets :math:`[\psi(Y), \mathrm{const}(Y)]`, the risk weights), in row blocks on the
-array backend chosen at the call (:mod:`ecrm.weights.kernel._solvers._backend`).
-:class:`RiskEstimator` (public as :class:`ecrm.weights.RiskEstimator`) adds the marginal regressions
-(:meth:`predict_scores`), the weights and the honest outputs of a family
-(:meth:`~RiskEstimator.fit_honest`, :attr:`~RiskEstimator.honest_score_`).
+:class:`_RiskEstimator` (on the template :mod:`ecrm.estimators._template`) checks a kernel
+fit's state and predicts, in row blocks on the array backend of the call, from the one fit object
+(:class:`ecrm.weights._fit.RiskFit`) a fitted estimator holds. :class:`RiskEstimator` (public as
+:class:`ecrm.weights.RiskEstimator`, the base of ECRM, ECRMCV and ForestECRM) adds the marginal
+regressions (:meth:`predict_scores`), the weights and a family's honest outputs.
 """
 
 from __future__ import annotations
@@ -234,26 +229,21 @@ class RiskEstimator(_RiskEstimator):
     r"""The base of an ECRM weight family: risk weights :math:`w(x)` held as one fit object.
 
     A family estimates :math:`\hat R(y|x) = \sum_i w_i(x)\, \ell(y, y_i)`. Its ``fit``
-    checks its parameters (``_check_params``) and the training data
-    (``_check_training_data``), builds a :class:`ecrm.weights.RiskFit` whose ``block(X)``
-    and coefficients give the regressions of the targets
-    :class:`ecrm.weights.RiskTargets` (a linear loss's :math:`[\psi(Y), \mathrm{const}(Y)]`,
-    then the outputs :math:`Y`), and sets it with ``_set_fitted(X, Y, seen, _fit=fit)``;
-    ``_check_own_state`` checks a loaded fit against the parameters. Everything else is
-    shared: :meth:`predict` (the output space's exact oracle on the costs), the costs, the
-    risk, the weights, the label scores, model files, ``ecrm fit --family`` and ``ecrm
-    info`` once the family is registered (:func:`ecrm.weights.register_family`).
+    checks its parameters (``_check_params``) and the data (``_check_training_data``),
+    builds a :class:`ecrm.weights.RiskFit` whose ``block(X)`` and coefficients give the
+    regressions of the targets :class:`ecrm.weights.RiskTargets` (a linear loss's
+    :math:`[\psi(Y), \mathrm{const}(Y)]`, then :math:`Y`) and sets it with
+    ``_set_fitted(X, Y, seen, _fit=fit)``; ``_check_own_state`` checks a loaded fit. The
+    rest is shared: prediction, costs, risk, weights, label scores, model files, ``ecrm fit
+    --family`` and ``ecrm info`` once registered (:func:`ecrm.weights.register_family`). A
+    family with an honest criterion also answers :meth:`fit_honest` and
+    :attr:`honest_score_` (read by the mixture and :func:`ecrm.selection.select_honestly`).
 
-    A family with an honest criterion (one no training point influenced for itself) also
-    answers :meth:`fit_honest` and :attr:`honest_score_`, which the mixture of families and
-    :func:`ecrm.selection.select_honestly` read.
-
-    A fitted model keeps what prediction needs: the training inputs (or the Nystrom
-    centres), the coefficients and intercepts of the risk regressions and of the output
-    marginals (:meth:`predict_scores`), all solved at fit. No m x m factor is kept when the
-    loss has a linear form: :meth:`conditional_weights` refactorises on demand (the dual:
-    :math:`O(m^3)`; the primal: one pass over the training blocks). A loss with no linear
-    form predicts through the weights, so the dual keeps its factor then.
+    A fitted model keeps what prediction needs (training inputs or Nystrom centres, the
+    coefficients of the risk and marginal regressions), no m x m factor when the loss has a
+    linear form: :meth:`conditional_weights` refactorises on demand (dual: :math:`O(m^3)`;
+    primal: one pass over the training blocks). A loss with no linear form predicts
+    through the weights, so the dual keeps its factor then.
     """
 
     def fit_honest(self, X, Y, *, scores: bool = False) -> HonestOutputs:
@@ -315,12 +305,10 @@ class RiskEstimator(_RiskEstimator):
         r"""Estimated marginal of every output coordinate, :math:`\hat p_j(x) = \sum_i
         w_i(x)\, y_{ij}`, clipped to [0, 1].
 
-        For the Hamming loss this is the estimated probability of each label (its cost is
-        :math:`\sum_i w_i - 2\hat p_j`). The output space makes the scores consistent with
-        its structure (:meth:`ecrm.spaces.base.OutputSpace.consistent_scores`; a hierarchy
-        caps each label at its parents' scores, so a threshold on them always gives a
-        consistent label set). Ranking metrics (AU(PRC)) use these scores. Computed in row
-        blocks from the marginal regressions solved at fit.
+        For the Hamming loss this is each label's estimated probability (its cost is
+        :math:`\sum_i w_i - 2\hat p_j`). The output space makes the scores consistent
+        (:meth:`ecrm.spaces.base.OutputSpace.consistent_scores`: a hierarchy caps each label
+        at its parents', so any threshold gives a consistent label set).
 
         Parameters
         ----------
@@ -367,6 +355,3 @@ class RiskEstimator(_RiskEstimator):
         S = self.predict_scores(X)
         return S.ravel() if self._y_ndim == 1 else S
 
-
-#: The former name of :class:`RiskEstimator`, used by the modules of the built-in families.
-_ECRMBase = RiskEstimator

@@ -30,7 +30,7 @@ from ecrm.estimators._parameters import RANDOM_STATE, Checked, check_parameter, 
 from ecrm.estimators._validation import check_int
 from ecrm.losses.base import LinearLoss
 from ecrm.selection._criteria import check_scoring
-from ecrm.weights._risk import _ECRMBase
+from ecrm.weights._risk import RiskEstimator
 from ecrm.weights.forest._dask import fits_dask
 from ecrm.weights.forest._fit import ForestFit, Grown, Trees, grow_forest
 from ecrm.weights.forest._oob import forest_fit, judge, oob_scores
@@ -74,7 +74,7 @@ def _check_max_features(value):
     return check_parameter("max_features", value)
 
 
-class ForestECRM(_ECRMBase):
+class ForestECRM(RiskEstimator):
     r"""Structured prediction by conditional risk minimisation with forest weights.
 
     See the module docstring for the weights. Fitting grows ``n_estimators`` trees of
@@ -144,7 +144,7 @@ class ForestECRM(_ECRMBase):
     """
 
     _fitted_attributes = tuple(
-        name for name in _ECRMBase._fitted_attributes if name != "kernel_params_"
+        name for name in RiskEstimator._fitted_attributes if name != "kernel_params_"
     ) + ("oob_loss_", "oob_predictions_")
 
     _parameter_constraints = table(

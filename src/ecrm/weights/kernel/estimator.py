@@ -1,13 +1,9 @@
 r"""ECRM and ECRMCV: scikit-learn estimators that compose risk weights, loss and oracle.
 
-Both rest on :mod:`ecrm.weights._risk` (checks, declared fitted state, prediction from one fit
-object). :class:`ECRM` fits through the basis of the chosen solver
-(:func:`ecrm.weights.kernel._solvers.prepare.prepare`); :class:`ECRMCV` runs the one exact
-leave-one-out search of :mod:`ecrm.selection._loo` over the leave-one-out bases of the chosen solver
-(:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`), then refits the selected candidate. A
-fit checks every parameter and the data before any work and sets the fitted attributes (ending in
-``_``) only once it has succeeded: a failed fit leaves the estimator as it was. Neither branches on
-which solver is behind the fit object.
+Both rest on :mod:`ecrm.weights._risk`. :class:`ECRM` fits through the basis of the chosen
+solver (:func:`ecrm.weights.kernel._solvers.prepare.prepare`); :class:`ECRMCV` runs the exact
+leave-one-out search of :mod:`ecrm.selection._loo` over the solver's leave-one-out bases, then
+refits the selected candidate. A failed fit leaves the estimator as it was.
 """
 
 from __future__ import annotations
@@ -31,7 +27,7 @@ from ecrm.selection._criteria import SCORERS, ScoreMetric, TaskLoss
 from ecrm.selection._grid import alpha_grid, kernel_settings
 from ecrm.selection._search import LeaveOneOutSearch, check_search, effective_search
 from ecrm.selection.calibration import choose_calibration
-from ecrm.weights._risk import _ECRMBase
+from ecrm.weights._risk import RiskEstimator
 from ecrm.weights.kernel._ridge import check_ridge
 from ecrm.weights.kernel._solvers.prepare import prepare
 from ecrm.weights.kernel._solvers.rows import RiskTargets
@@ -39,17 +35,7 @@ from ecrm.weights.kernel._solvers.rows import RiskTargets
 __all__ = ["ECRM", "ECRMCV"]
 
 
-def _alpha_shortcut(alphas):
-    """ECRMCV's ``alphas``: ``None`` (the search's) or a checked grid."""
-    return None if alphas is None else alpha_grid(alphas)
-
-
-def _kernel_settings(own: dict, search) -> list[dict]:
-    """The kernel settings the search tries: its ``kernel_grid`` over the estimator's own."""
-    return kernel_settings(own, search["kernel_grid"])
-
-
-class ECRM(_ECRMBase):
+class ECRM(RiskEstimator):
     r"""Structured prediction by estimated conditional risk minimisation.
 
     Kernel ridge regression of the loss to every training output gives the estimated
@@ -193,7 +179,7 @@ callable, default="rbf"
         return self
 
 
-class ECRMCV(_ECRMBase):
+class ECRMCV(RiskEstimator):
     r"""ECRM with ``alpha``, the intercept and the kernel chosen by exact leave-one-out.
 
     For every candidate :math:`\lambda` the exact leave-one-out costs are
@@ -234,18 +220,13 @@ class ECRMCV(_ECRMBase):
         ``"macro_auprc"``. Metrics of the scores need ``solver="dual"``. A shortcut given
         beside a ``search`` that sets the same setting is refused.
     search : ecrm.selection.LeaveOneOutSearch, default=None
-        The search's settings: the grid of alphas, the intercept choice (``fit_intercept``,
-        ``"auto"`` by default: both, the better kept), the kernel grid (``kernel_grid``, in
-        :class:`sklearn.model_selection.ParameterGrid` form over ``kernel``, ``gamma``,
-        ``degree``, ``coef0``; the others come from the parameters above), the scoring, the
-        calibration of :meth:`predict_scores`, the extension of the grid past a winning end
-        (``extend_grid``, ``max_added_gammas``), ``loo_samples``, ``kernel_subsample``,
-        ``alpha_search``, the cache of eigendecompositions (``memory``) and the progress
-        bar (``verbose``). ``None``: ``LeaveOneOutSearch()``. With ``"primal"``/
-        ``"nystrom"`` solvers the exact leave-one-out loss is that of the low-rank model
-        (same centres, same ridge), every alpha from one eigendecomposition of
-        :math:`F^\top F` (:class:`ecrm.weights.kernel._solvers.primal.PrimalLeaveOneOut`), and
-        ``memory`` is not used.
+        The search's settings (``None``: ``LeaveOneOutSearch()``): alphas, intercept choice,
+        kernel grid (over ``kernel``, ``gamma``, ``degree``, ``coef0``; the others come from
+        the parameters above), scoring, calibration, grid extension, subsampling, cache and
+        progress bar, each described there. With ``"primal"``/``"nystrom"`` solvers the exact
+        leave-one-out loss is that of the low-rank model (same centres, same ridge), every
+        alpha from one eigendecomposition of :math:`F^\top F`
+        (:class:`ecrm.weights.kernel._solvers.primal.PrimalLeaveOneOut`).
     solver, memory_budget : see :class:`ECRM`.
     random_state : int, RandomState instance or None, default=None
         Draws the subsets of ``loo_samples`` and ``kernel_subsample`` and the Nystrom
@@ -302,7 +283,7 @@ class ECRMCV(_ECRMBase):
     _parameter_constraints = table(
         "kernel", "gamma", "degree", "coef0", "scoring", "solver", "memory_budget",
         alphas=Checked("a non-empty list of alphas", bad=([], [0.0], [1e-3, -1.0]),
-                       function=_alpha_shortcut),
+                       function=lambda alphas: None if alphas is None else alpha_grid(alphas)),
         search=Checked("a LeaveOneOutSearch", bad=("x", LeaveOneOutSearch(alphas=[]),
                                                    LeaveOneOutSearch(loo_samples=0)),
                        function=check_search),
@@ -313,7 +294,8 @@ class ECRMCV(_ECRMBase):
         KERNEL_PARAMS,
         Rule("loo", effective_search, ("alphas", "scoring", "search"), as_given=True),
         Rule("search_plan", LeaveOneOutSearch.plan, ("loo",)),
-        Rule("settings", _kernel_settings, ("kernel_params", "search_plan")),
+        Rule("settings", lambda own, search: kernel_settings(own, search["kernel_grid"]),
+             ("kernel_params", "search_plan")),
         SOLVER_SETTINGS)
     _linear_loss = True
 
@@ -417,7 +399,7 @@ class ECRMCV(_ECRMBase):
                                   consistent=self.output_space.consistent_scores,
                                   random_state=rng)
 
-    _fitted_attributes = _ECRMBase._fitted_attributes + (
+    _fitted_attributes = RiskEstimator._fitted_attributes + (
         "alpha_", "fit_intercept_", "best_score_", "cv_results_", "kernel_search_results_",
         "loo_rows_", "loo_predictions_", "loo_scores_", "score_calibration_", "calibration_",
         "calibration_results_")
