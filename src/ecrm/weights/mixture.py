@@ -1,29 +1,25 @@
 r"""One conditional risk from two estimators: the kernel's and the forest's, mixed.
 
 Kernel ridge (:class:`ecrm.ECRMCV`) and a forest (:class:`ecrm.ForestECRMCV`) each estimate
-the conditional risk as a weighted sum of the training losses (the forest's weights sum to
-one; the kernel's do with an intercept). A convex mixture of the two,
+the conditional risk as a weighted sum of the training losses. A convex mixture of the two,
 
 .. math:: \hat R_\lambda(y|x) = \lambda \hat R_{\mathrm{kernel}}(y|x)
           + (1 - \lambda) \hat R_{\mathrm{forest}}(y|x),
           \qquad w_\lambda(x) = \lambda w_{\mathrm{kernel}}(x) + (1-\lambda) w_{\mathrm{forest}}(x),
 
-is again one (of the mixed weights); for a loss linear in an embedding its costs are
-the same mixture of the two families' costs, :math:`c_\lambda(x) = \lambda c_k(x) + (1-\lambda)
-c_f(x)`, and its label scores the same mixture of theirs. Each family also has honest
-out-of-sample costs of its training points: the kernel's exact leave-one-out costs and the
-forest's out-of-bag costs (every point judged only by the trees that never drew it). Mixing
-those gives the mixture's honest costs for every :math:`\lambda` at once, so
-:func:`choose_mixture` picks :math:`\lambda` on a grid by the task loss of the exact oracle on
-them (or by a ranking metric of the mixed out-of-sample label scores), with nothing refitted:
-:math:`\lambda = 1` is the kernel alone, :math:`\lambda = 0` the forest alone.
-:class:`MixedRiskECRM` fits both families and makes that choice.
+is again one; its costs (a linear loss) and label scores are the same mixture of the
+families'. Mixing the families' honest costs of their training points (the kernel's exact
+leave-one-out, the forest's out-of-bag) gives the mixture's for every :math:`\lambda` at once:
+:func:`choose_mixture` picks :math:`\lambda` on a grid (1: the kernel alone, 0: the forest
+alone) by the task loss of the exact oracle on them, or a ranking metric of the mixed label
+scores, with nothing refitted. :class:`MixedRiskECRM` fits both families and makes that choice.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -87,42 +83,23 @@ def _kernel_options(value) -> dict:
                                                   and search.calibration is not None):
         raise ValueError("kernel_options must not set a calibration: the kernel's scores are "
                          "mixed as the leave-one-out search judged them")
-    if search is not None and not _is_default_scoring(search.scoring):
+    if search is not None and not (isinstance(search.scoring, str)
+                                   and search.scoring == "loss"):
         raise ValueError("kernel_options must not set the search's scoring: the mixture sets "
                          "it for both families")
     return options
 
 
-def _is_default_scoring(scoring) -> bool:
-    return isinstance(scoring, str) and scoring == "loss"
-
-
-def _forest_options(value) -> dict:
-    """The forest member's keyword arguments."""
-    return _member_options(value, "forest_options")
-
-
 def kernel_loo_outputs(model: ECRMCV, X, Y, *, scores: bool = False):
-    """Fit ``model`` (in place) and give its exact leave-one-out costs, or label scores
-    (:meth:`ecrm.ECRMCV.fit_honest`, as a pair).
-
-    Parameters
-    ----------
-    model : ECRMCV
-        Fitted on ``(X, Y)`` by this call, exactly as ``model.fit(X, Y)`` would.
-    X : array-like or sparse matrix of shape (m, p)
-    Y : array-like of shape (m, d)
-    scores : bool, default=False
-        The label scores (as :meth:`ecrm.ECRM.predict_scores` makes them, without a
-        calibration) instead of the costs.
+    """:meth:`ecrm.ECRMCV.fit_honest` as a pair: fit ``model`` on ``(X, Y)`` in place, then
+    its exact leave-one-out costs (or, with ``scores``, uncalibrated label scores).
 
     Returns
     -------
     rows : ndarray of int
-        The training points the selection averaged its criterion over (``loo_rows_``).
+        The points the selection averaged its criterion over (``loo_rows_``).
     outputs : ndarray of shape (len(rows), e) or (len(rows), d)
-        The selected candidate's leave-one-out costs (the embedding's columns, the constant
-        left out) or label scores of those points.
+        The selected candidate's costs (the constant left out) or label scores of them.
     """
     honest = model.fit_honest(X, Y, scores=scores)
     return honest.rows, honest.values
@@ -208,26 +185,20 @@ def choose_mixture(kernel, forest, Y, grid, *, loss=None, output_space=None,
         raise ValueError("no training point is out of sample in both families")
     grid = check_mixing_grid(grid)
     Y = np.asarray(Y)[rows]
-    scores, losses = [], []
-    for share in grid:
-        score, mean_loss = honest_criterion(share * K + (1.0 - share) * F, Y, loss=loss,
-                                            output_space=output_space, metric=metric,
-                                            judge=judge)
-        scores.append(score)
-        losses.append(mean_loss)
+    scores, losses = np.array([honest_criterion(
+        share * K + (1.0 - share) * F, Y, loss=loss, output_space=output_space, metric=metric,
+        judge=judge) for share in grid]).T
     best = int(np.argmax(scores))
-    return MixingChoice(float(grid[best]), grid, np.array(scores), np.array(losses), rows)
+    return MixingChoice(float(grid[best]), grid, scores, losses, rows)
 
 
 class MixedRiskECRM(StructuredEstimator):
     r"""ECRM on the honest mixture of a kernel's and a forest's conditional-risk estimates.
 
     Fits :class:`ecrm.ECRMCV` and :class:`ecrm.ForestECRMCV` on the same data, then chooses
-    the kernel share :math:`\lambda` of the mixed risk
-    :math:`\hat R_\lambda = \lambda \hat R_{\mathrm{kernel}} + (1-\lambda)\hat R_{\mathrm{forest}}`
-    on ``mixing_grid`` by the honest criterion of the mixed out-of-sample costs (the kernel's
-    exact leave-one-out costs and the forest's out-of-bag costs) or label scores: see
-    :mod:`ecrm.weights.mixture`. Prediction is the exact oracle on the mixed costs.
+    the kernel share :math:`\lambda` on ``mixing_grid`` by the honest criterion of the mixed
+    out-of-sample costs or label scores (:mod:`ecrm.weights.mixture`). Prediction is the
+    exact oracle on the mixed costs.
 
     Parameters
     ----------
@@ -287,7 +258,8 @@ class MixedRiskECRM(StructuredEstimator):
             {"search": LeaveOneOutSearch(scoring="lrap")}),
                                function=_kernel_options),
         forest_options=Checked("ForestECRMCV's keyword arguments",
-                               bad=("x", {"random_state": 0}), function=_forest_options),
+                               bad=("x", {"random_state": 0}),
+                               function=lambda value: _member_options(value, "forest_options")),
         mixing_grid=Checked("an int >= 2 or shares in [0, 1] (the rule grid)",
                             bad=(1, [], [0.5, 1.5], "x")),
         random_state=RANDOM_STATE)
@@ -356,25 +328,11 @@ class MixedRiskECRM(StructuredEstimator):
 
     # -- what the forest member knows of the training data (it always keeps its rows; a
     # kernel fitted in the primal or on Nystrom features drops them from model files) -------
-    @property
-    def label_names_(self):
-        return self.forest_estimator_.label_names_
-
-    @property
-    def output_mean_(self):
-        return self.forest_estimator_.output_mean_
-
-    @property
-    def output_mode_(self):
-        return self.forest_estimator_.output_mode_
-
-    @property
-    def Y_fit_(self):
-        return self.forest_estimator_.Y_fit_
-
-    @property
-    def X_fit_(self):
-        return self.forest_estimator_.X_fit_
+    label_names_ = property(attrgetter("forest_estimator_.label_names_"))
+    output_mean_ = property(attrgetter("forest_estimator_.output_mean_"))
+    output_mode_ = property(attrgetter("forest_estimator_.output_mode_"))
+    Y_fit_ = property(attrgetter("forest_estimator_.Y_fit_"))
+    X_fit_ = property(attrgetter("forest_estimator_.X_fit_"))
 
     # -- prediction ---------------------------------------------------------------------------
     def _mix(self, method: str, X) -> np.ndarray:
