@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from operator import attrgetter
+from typing import Any
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -192,7 +192,74 @@ def choose_mixture(kernel, forest, Y, grid, *, loss=None, output_space=None,
     return MixingChoice(float(grid[best]), grid, scores, losses, rows)
 
 
-class MixedRiskECRM(StructuredEstimator):
+class _Combination(StructuredEstimator):
+    """Prediction from a convex combination of fitted members' risks: each method combines
+    the members' own with their shares (a member of share 0 is not asked)."""
+
+    def _parts(self) -> list[tuple[float, Any]]:  # pragma: no cover - abstract
+        """The fitted members with their shares."""
+        raise NotImplementedError
+
+    def _keeper(self):  # pragma: no cover - abstract
+        """A member that keeps the training rows."""
+        raise NotImplementedError
+
+    label_names_ = property(lambda self: self._keeper().label_names_)
+    output_mean_ = property(lambda self: self._keeper().output_mean_)
+    output_mode_ = property(lambda self: self._keeper().output_mode_)
+    Y_fit_ = property(lambda self: self._keeper().Y_fit_)
+    X_fit_ = property(lambda self: self._keeper().X_fit_)
+
+    @property
+    def honest_score_(self) -> float:
+        """The honest criterion of the chosen combination (``best_score_``)."""
+        return float(self.best_score_)
+
+    def _combine(self, method: str, X) -> np.ndarray:
+        out: np.ndarray | None = None
+        for share, member in self._parts():
+            if share > 0:
+                values = getattr(member, method)(X)
+                values = values.toarray() if hasattr(values, "toarray") else values
+                out = share * values if out is None else out + share * values
+        assert out is not None  # the shares sum to one
+        return out
+
+    def predict_costs(self, X) -> np.ndarray:
+        """Costs of the combined risk (the members' costs combined), (n, e)."""
+        return self._combine("predict_costs", X)
+
+    def predict(self, X) -> np.ndarray:
+        """Exact minimisers of the combined estimated conditional risk, (n, d) (or (n,) when
+        fitted on a 1-D ``y``)."""
+        from ecrm.weights.forest._dask import minimize_rows
+
+        Y = minimize_rows(self.output_space, self.predict_costs(X), self.loss.cost_form)
+        return Y[:, 0] if self._parts()[0][1]._y_ndim == 1 else Y
+
+    def predict_scores(self, X) -> np.ndarray:
+        """The members' label scores combined, (n, d) (each clipped to [0, 1] and consistent,
+        so the combination is too)."""
+        return self._combine("predict_scores", X)
+
+    def decision_function(self, X) -> np.ndarray:
+        """The label scores :meth:`predict_scores`, for scikit-learn's ranking scorers."""
+        S = self.predict_scores(X)
+        return S.ravel() if self._parts()[0][1]._y_ndim == 1 else S
+
+    def conditional_weights(self, X) -> np.ndarray:
+        """The members' risk weights combined, (n, m) (they sum to one when every member's
+        do: a forest's always, a kernel's with an intercept)."""
+        return self._combine("conditional_weights", X)
+
+    def conditional_risk(self, X, Y) -> np.ndarray:
+        r"""The members' estimated risks :math:`\hat R(y_k | x_k)` of each row pair combined,
+        (n,)."""
+        return sum(share * member.conditional_risk(X, Y) for share, member in self._parts()
+                   if share > 0)
+
+
+class MixedRiskECRM(_Combination):
     r"""ECRM on the honest mixture of a kernel's and a forest's conditional-risk estimates.
 
     Fits :class:`ecrm.ECRMCV` and :class:`ecrm.ForestECRMCV` on the same data, then chooses
@@ -321,68 +388,15 @@ class MixedRiskECRM(StructuredEstimator):
                                  choice.mean_losses.tolist()))
         return self
 
-    @property
-    def honest_score_(self) -> float:
-        """The honest criterion of the chosen mixture (``best_score_``)."""
-        return float(self.best_score_)
-
-    # -- what the forest member knows of the training data (it always keeps its rows; a
-    # kernel fitted in the primal or on Nystrom features drops them from model files) -------
-    label_names_ = property(attrgetter("forest_estimator_.label_names_"))
-    output_mean_ = property(attrgetter("forest_estimator_.output_mean_"))
-    output_mode_ = property(attrgetter("forest_estimator_.output_mode_"))
-    Y_fit_ = property(attrgetter("forest_estimator_.Y_fit_"))
-    X_fit_ = property(attrgetter("forest_estimator_.X_fit_"))
-
-    # -- prediction ---------------------------------------------------------------------------
-    def _mix(self, method: str, X) -> np.ndarray:
-        """``method`` of both members, mixed (a member of weight 0 is not asked)."""
+    def _parts(self) -> list[tuple[float, Any]]:
         check_is_fitted(self, "mixture_")
         share = self.mixture_
-        parts = [(share, self.kernel_estimator_), (1.0 - share, self.forest_estimator_)]
-        out: np.ndarray | None = None
-        for weight, member in parts:
-            if weight > 0:
-                values = getattr(member, method)(X)
-                values = values.toarray() if hasattr(values, "toarray") else values
-                out = weight * values if out is None else out + weight * values
-        assert out is not None  # one share is positive
-        return out
+        return [(share, self.kernel_estimator_), (1.0 - share, self.forest_estimator_)]
 
-    def predict_costs(self, X) -> np.ndarray:
-        r"""Costs :math:`c_\lambda(x) = \lambda c_k(x) + (1-\lambda) c_f(x)` of the mixed
-        risk, (n, e)."""
-        return self._mix("predict_costs", X)
-
-    def predict(self, X) -> np.ndarray:
-        """Exact minimisers of the mixed estimated conditional risk, (n, d) (or (n,) when
-        fitted on a 1-D ``y``)."""
-        from ecrm.weights.forest._dask import minimize_rows
-
-        Y = minimize_rows(self.output_space, self.predict_costs(X), self.loss.cost_form)
-        return Y[:, 0] if self.kernel_estimator_._y_ndim == 1 else Y
-
-    def predict_scores(self, X) -> np.ndarray:
-        """The mixture of the two families' label scores, (n, d) (each clipped to [0, 1] and
-        consistent, so the mixture is too)."""
-        return self._mix("predict_scores", X)
-
-    def decision_function(self, X) -> np.ndarray:
-        """The label scores :meth:`predict_scores`, for scikit-learn's ranking scorers."""
-        S = self.predict_scores(X)
-        return S.ravel() if self.kernel_estimator_._y_ndim == 1 else S
-
-    def conditional_weights(self, X) -> np.ndarray:
-        r"""Mixed risk weights :math:`w_\lambda(x)`, (n, m) (they sum to one whenever the
-        kernel's do, i.e. with an intercept; the forest's always do)."""
-        return self._mix("conditional_weights", X)
-
-    def conditional_risk(self, X, Y) -> np.ndarray:
-        r"""Mixed estimated risk :math:`\hat R_\lambda(y_k | x_k)` of each row pair, (n,)."""
-        check_is_fitted(self, "mixture_")
-        share = self.mixture_
-        return (share * self.kernel_estimator_.conditional_risk(X, Y)
-                + (1.0 - share) * self.forest_estimator_.conditional_risk(X, Y))
+    def _keeper(self):
+        """The forest member: it always keeps its rows (a kernel fitted in the primal or on
+        Nystrom features drops them from model files)."""
+        return self.forest_estimator_
 
     def _check_own_state(self, plan: Mapping, training) -> None:
         """The members against the mixture's parameters and each other, and the choice

@@ -52,7 +52,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ecrm.estimators._parameters import RANDOM_STATE, Checked, Flag, Number, Rule, table
-from ecrm.estimators._template import StructuredEstimator
 from ecrm.selection._criteria import check_scoring
 from ecrm.weights._stack_choice import (
     best_candidate,
@@ -61,7 +60,7 @@ from ecrm.weights._stack_choice import (
     per_label,
     simplex_grid,
 )
-from ecrm.weights.mixture import _described
+from ecrm.weights.mixture import _Combination, _described
 
 __all__ = ["StackedRiskECRM", "best_candidate", "per_label", "simplex_grid"]
 
@@ -86,7 +85,7 @@ def _check_members(members):
 
 
 
-class StackedRiskECRM(StructuredEstimator):
+class StackedRiskECRM(_Combination):
     r"""ECRM on a convex combination of several weight families' risk estimates.
 
     Fits each member once, takes its honest outputs and chooses the combination
@@ -236,49 +235,15 @@ class StackedRiskECRM(StructuredEstimator):
             nested_results_=choice.nested)
         return self
 
-    # -- what the members know of the training data ---------------------------------------------
+    def _parts(self) -> list:
+        check_is_fitted(self, "weights_")
+        return list(zip(self.weights_, self.estimators_, strict=True))
+
     def _keeper(self):
         """A member that keeps its training rows (a kernel's feature fit drops them from
         model files; a forest always keeps them)."""
         check_is_fitted(self, "weights_")
         return next((e for e in self.estimators_ if e.Y_fit_ is not None), self.estimators_[0])
-
-    label_names_ = property(lambda self: self._keeper().label_names_)
-    output_mean_ = property(lambda self: self._keeper().output_mean_)
-    output_mode_ = property(lambda self: self._keeper().output_mode_)
-    Y_fit_ = property(lambda self: self._keeper().Y_fit_)
-    X_fit_ = property(lambda self: self._keeper().X_fit_)
-
-    @property
-    def honest_score_(self) -> float:
-        """The honest criterion of the chosen combination (``best_score_``)."""
-        return float(self.best_score_)
-
-    # -- prediction -----------------------------------------------------------------------------
-    def _combine(self, method: str, X, weights=None) -> np.ndarray:
-        """``method`` of the members, combined (a member of weight 0 is not asked)."""
-        check_is_fitted(self, "weights_")
-        weights = self.weights_ if weights is None else weights
-        out = None
-        for beta, member in zip(weights, self.estimators_, strict=True):
-            if beta > 0:
-                values = getattr(member, method)(X)
-                values = values.toarray() if hasattr(values, "toarray") else values
-                out = beta * values if out is None else out + beta * values
-        assert out is not None  # the weights sum to one
-        return out
-
-    def predict_costs(self, X) -> np.ndarray:
-        r"""Costs :math:`c_\beta(x) = \sum_j \beta_j c_j(x)` of the stacked risk, (n, e)."""
-        return self._combine("predict_costs", X)
-
-    def predict(self, X) -> np.ndarray:
-        """Exact minimisers of the stacked estimated conditional risk, (n, d) (or (n,) when
-        fitted on a 1-D ``y``)."""
-        from ecrm.weights.forest._dask import minimize_rows
-
-        Y = minimize_rows(self.output_space, self.predict_costs(X), self.loss.cost_form)
-        return Y[:, 0] if self.estimators_[0]._y_ndim == 1 else Y
 
     def predict_scores(self, X) -> np.ndarray:
         r"""The members' label scores combined, (n, d): by ``weights_``, or label by label
@@ -288,22 +253,6 @@ class StackedRiskECRM(StructuredEstimator):
             return self._combine("predict_scores", X)
         S = np.stack([np.asarray(e.predict_scores(X), dtype=float) for e in self.estimators_])
         return combine_labels(S, self.label_weights_, self.output_space)
-
-    def decision_function(self, X) -> np.ndarray:
-        """The label scores :meth:`predict_scores`, for scikit-learn's ranking scorers."""
-        S = self.predict_scores(X)
-        return S.ravel() if self.estimators_[0]._y_ndim == 1 else S
-
-    def conditional_weights(self, X) -> np.ndarray:
-        r"""Stacked risk weights :math:`\sum_j \beta_j w^{(j)}(x)`, (n, m)."""
-        return self._combine("conditional_weights", X)
-
-    def conditional_risk(self, X, Y) -> np.ndarray:
-        r"""Stacked estimated risk :math:`\hat R_\beta(y_k | x_k)` of each row pair, (n,)."""
-        check_is_fitted(self, "weights_")
-        return sum(beta * member.conditional_risk(X, Y)
-                   for beta, member in zip(self.weights_, self.estimators_, strict=True)
-                   if beta > 0)
 
     def _check_own_state(self, plan, training) -> None:
         """The members against the stack's parameters and each other, and the choice."""
