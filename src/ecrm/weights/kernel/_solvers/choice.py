@@ -110,7 +110,7 @@ n_components=M centres (an approximation; M x M memory), or raise memory_budget
     else:
         requested = solver
         method = (_auto(m=m, p=p, kernel=kernel, cv=cv, budget=budget) if solver == "auto"
-                  else SOLVER_CLASSES[solver].from_options())
+                  else SOLVER_CLASSES[solver]())
     method.check(m=m, p=p, kernel=kernel, cv=cv, budget=budget)
     return SolverChoice(method, budget * GIB, requested)
 
@@ -123,5 +123,6 @@ def memory_need(solver: str, *, m: int, p: int, kernel, cv: bool, n_components: 
     >>> memory_need("dual", m=1000, p=3, kernel="rbf", cv=True).matrices / 8e6
     3.5
     """
-    return SOLVER_CLASSES[solver].from_options(n_components).memory_need(
-        m=m, p=p, kernel=kernel, cv=cv, n_targets=n_targets)
+    options = {} if n_components is None else {"n_components": n_components}
+    return SOLVER_CLASSES[solver](**options).memory_need(m=m, p=p, kernel=kernel, cv=cv,
+                                                        n_targets=n_targets)

@@ -89,12 +89,6 @@ class Solver(ABC):
             setattr(self, name, value)
         return self
 
-    @classmethod
-    def from_options(cls, n_components=None, center_selection="uniform") -> Solver:
-        """The solver a name means with the estimator's ``n_components`` and
-        ``center_selection`` (only the Nystrom solver reads them)."""
-        return cls()
-
     def check_params(self) -> None:
         """The solver's own parameters, checked before any work (fit and the model-file
         loader); a solver without parameters has none to check."""
@@ -299,10 +293,6 @@ class NystromSolver(FeatureSolver):
     def __init__(self, n_components=None, center_selection="uniform"):
         self.n_components = n_components
         self.center_selection = center_selection
-
-    @classmethod
-    def from_options(cls, n_components=None, center_selection="uniform"):
-        return cls(n_components, center_selection)
 
     def check_params(self) -> None:
         check_parameter("n_components", self.n_components)
