@@ -409,17 +409,11 @@ class MixedRiskECRM(_Combination):
         kernel, forest = self.kernel_estimator_, self.forest_estimator_
         if type(kernel) is not ECRMCV or type(forest) is not ForestECRMCV:
             raise TypeError("the members must be a fitted ECRMCV and a fitted ForestECRMCV")
+        check_members(self, {"the kernel member": kernel, "the forest member": forest},
+                      "the mixture")
         for name, member in (("kernel", kernel), ("forest", forest)):
-            for part in ("loss", "output_space"):
-                if _described(getattr(member, part)) != _described(getattr(self, part)):
-                    raise ValueError(f"the {name} member's {part} is not the mixture's")
             if repr(member.scoring) != repr(self.scoring):
                 raise ValueError(f"the {name} member's scoring is not the mixture's")
-        kernel_Y = kernel.Y_fit_  # None in the file of a linear loss's feature fit
-        if (kernel_Y is not None  # NaN: an unobserved entry (an incomplete ranking)
-                and not np.array_equal(kernel_Y, forest.Y_fit_, equal_nan=True)) or \
-                len({kernel.n_features_in_, forest.n_features_in_, self.n_features_in_}) != 1:
-            raise ValueError("the members were not fitted on the same data")
         results = self.cv_results_
         if not (isinstance(results, dict)
                 and set(results) == {*RESULTS_COLUMNS, "mixture", "mean_loss"}
@@ -458,6 +452,23 @@ def mixture_state_of_old_layout(params: dict, state: dict) -> dict:
         return state
     return {**state, "cv_results_": _results(results["mixture"], results["score"],
                                              results["mean_loss"])}
+
+
+def check_members(model, members: dict, whose: str) -> None:
+    """The members (by name) have ``model``'s loss and output space and were fitted on the
+    same data (the same features and, where a member keeps them, the same outputs)."""
+    rows = None
+    for name, member in members.items():
+        for part in ("loss", "output_space"):
+            if _described(getattr(member, part)) != _described(getattr(model, part)):
+                raise ValueError(f"{name}'s {part} is not {whose}'s")
+        if member.n_features_in_ != model.n_features_in_:
+            raise ValueError("the members were not fitted on the same data")
+        if member.Y_fit_ is not None:  # None in the file of a linear loss's feature fit
+            # NaN: an unobserved entry (an incomplete ranking)
+            if rows is not None and not np.array_equal(rows, member.Y_fit_, equal_nan=True):
+                raise ValueError("the members were not fitted on the same data")
+            rows = member.Y_fit_
 
 
 def _described(obj):

@@ -7,13 +7,12 @@ Each member :math:`j = 1, \dots, J` (a family estimator, e.g. :class:`ecrm.ECRMC
 .. math:: \hat R_\beta(y|x) = \sum_j \beta_j \hat R_j(y|x), \qquad
           \beta \in \Delta_J = \{\beta \ge 0, \textstyle\sum_j \beta_j = 1\},
 
-is again an estimate of the risk, with weights :math:`\sum_j \beta_j w^{(j)}(x)`; for a
-loss linear in an embedding its costs are :math:`c_\beta(x) = \sum_j \beta_j c_j(x)` and its
-label scores :math:`\sum_j \beta_j \hat p_j(x)`. Each member gives honest outputs of its
-training points (:meth:`ecrm.weights.RiskEstimator.fit_honest`: the kernel's exact
-leave-one-out costs, the forest's out-of-bag costs), so the combined honest costs of every
-:math:`\beta` are known with nothing refitted, and :math:`\beta` is chosen by the mean task
-loss of the exact oracle on them (or a metric of the combined label scores).
+is again an estimate of the risk, with weights :math:`\sum_j \beta_j w^{(j)}(x)`, costs
+:math:`\sum_j \beta_j c_j(x)` and label scores :math:`\sum_j \beta_j \hat p_j(x)`. The
+members' honest outputs of their training points
+(:meth:`ecrm.weights.RiskEstimator.fit_honest`) give the combined honest costs of every
+:math:`\beta` with nothing refitted: :math:`\beta` is chosen by the mean task loss of the
+exact oracle on them (or a metric of the combined label scores).
 
 That criterion is piecewise constant in :math:`\beta`, so :math:`\beta` is searched on the
 lattice :math:`\{\beta \in \Delta_J : k\beta \in \mathbb{Z}^J\}` of ``resolution`` :math:`k`:
@@ -24,16 +23,11 @@ iterate; every vertex, i.e. every member alone, is judged at the first step). Th
 members are always candidates.
 
 Choosing :math:`\beta` on the outputs it is then judged on flatters the stack. The nested
-check splits the honest rows in folds; on the rest of each fold's rows it chooses
-:math:`\beta` and the best single member, and judges both on the fold. The stack is kept only
-if its mean gain over the single member on the judged rows exceeds its standard error;
-otherwise the best single member is the model (``stack_used_`` says which). Under the task
-loss the folds are two halves and the gain a mean over rows, its standard error the rows'
-(:math:`s/\sqrt n` of the per-row gains). A metric (e.g. micro AU(PRC)) is not a mean over
-rows: the check then runs on ten folds (choose on nine, judge on the tenth), the gain is the
-mean of the ten metric differences and its standard error their spread :math:`s_g` corrected
-for the overlap of the rows the folds chose on, :math:`s_g\sqrt{1/10 + 1/9}`, so that it
-also carries the variability of the choice.
+check chooses :math:`\beta` and the best single member on the rest of each fold's rows (two
+halves under the task loss, ten folds under a metric) and judges both on the fold; the stack
+is kept only if its mean gain exceeds its standard error (per-row under the task loss, over
+the folds and corrected for their overlap under a metric), else the best single member is
+the model (``stack_used_``).
 
 For label scores chosen by a metric, each label :math:`l` may also get its own share
 :math:`\beta^{(l)}`: the lattice point minimising the label's Brier score of the combined

@@ -187,23 +187,18 @@ class ECRMCV(RiskEstimator):
     .. math:: c_{-i}(x_i) = \frac{(H\Psi)_i - H_{ii}\,\psi(y_i)}{1 - H_{ii}},
 
     with :math:`H` the hat matrix of the risk regressions (:mod:`ecrm.weights.kernel._ridge`):
-    because the costs are linear in the regression targets :math:`\psi(y_j)`, the fit without point
-    :math:`i` (same ridge term :math:`m\lambda` on the diagonal) has exactly these costs at
-    :math:`x_i`. Its prediction is :math:`\hat y_{-i} = \arg\min_y \langle \phi(y),
-    c_{-i}(x_i)\rangle` and the criterion is the leave-one-out *task loss*
-    :math:`\frac1m\sum_i \ell(\hat y_{-i}, y_i)`, for every :math:`\lambda` from one
-    eigendecomposition :math:`K = Q\Lambda Q^\top` per kernel (a thin one from the SVD of
-    ``X`` for a linear kernel with fewer features than samples). The selected model is
-    refitted on all data from the same decomposition.
+    the costs being linear in the targets, they are exactly those of the fit without point
+    :math:`i` (same ridge term :math:`m\lambda`). The criterion is the leave-one-out *task
+    loss* :math:`\frac1m\sum_i \ell(\hat y_{-i}, y_i)` of the oracle's
+    :math:`\hat y_{-i} = \arg\min_y \langle \phi(y), c_{-i}(x_i)\rangle`, for every
+    :math:`\lambda` from one eigendecomposition per kernel (thin, from the SVD of ``X``, for a
+    linear kernel with fewer features than samples), which also refits the selected model.
 
-    With ``scoring`` a ranking metric, the criterion is instead that metric of the exact
-    leave-one-out *label scores* :math:`\hat p_{-i}(x_i)` (:meth:`predict_scores` of the fit
-    without point :math:`i`: the same hat-matrix formula applied to the label columns, then
-    the output space's consistency step, as at prediction); no oracle runs during the search.
-    With ``calibration="isotonic"`` (``"platt"``) each label's score is then mapped through
-    an isotonic (logistic) regression of the label on its exact leave-one-out scores
-    (:mod:`ecrm.selection.calibration`); ``"auto"`` chooses none, isotonic or Platt by the metric of
-    cross-fitted calibrated leave-one-out scores.
+    With ``scoring`` a ranking metric, the criterion is that metric of the exact leave-one-out
+    *label scores* (the same formula on the label columns, then the output space's consistency
+    step); no oracle runs. A calibration (``"isotonic"``, ``"platt"``, or ``"auto"`` choosing by
+    cross-fitting) maps each label's score through a regression of the label on its exact
+    leave-one-out scores (:mod:`ecrm.selection.calibration`).
 
     Parameters
     ----------
