@@ -235,10 +235,6 @@ class ForestFit(RiskFit):
     def to_state(self) -> dict:
         return {"trees": self.trees, "bag": self.bag, "n_risk": self.n_risk}
 
-    @classmethod
-    def from_state(cls, state: dict, X_train=None) -> ForestFit:
-        return cls(**state, X_train=X_train)
-
     def slim(self) -> ForestFit:
         """A copy that predicts from the trees, the leaf weights and the targets alone (what
         a Dask graph ships: no training rows, bootstrap counts or training leaves)."""

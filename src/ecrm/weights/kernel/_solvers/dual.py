@@ -90,10 +90,6 @@ class KernelFit(RiskFit):
                 "intercept": self.intercept, "n_risk": self.n_risk, "ridge": self.ridge,
                 "fit_intercept": self.fit_intercept, "u": self.u, "s": self.s}
 
-    @classmethod
-    def from_state(cls, state: dict, X_train=None) -> KernelFit:
-        return cls(**state, X_train=X_train)
-
     def slim(self) -> KernelFit:
         return self  # the kernel block needs the training inputs
 

@@ -82,10 +82,6 @@ class FeatureFit(RiskFit):
                 "n_risk": self.n_risk, "ridge": self.ridge, "fit_intercept": self.fit_intercept,
                 "n_train": self.n_train}
 
-    @classmethod
-    def from_state(cls, state: dict, X_train=None) -> FeatureFit:
-        return cls(**state, X_train=X_train)
-
     def slim(self) -> FeatureFit:
         out = copy.copy(self)
         out.X_train = None  # prediction never reads it
