@@ -32,9 +32,8 @@ import contextlib
 import functools
 
 import numpy as np
-import scipy.sparse as sp
 
-from ecrm.weights.forest._fit import ON_WORKERS, ForestFit, Trees
+from ecrm.weights.forest._fit import ON_WORKERS, ForestFit, Trees, leaf_average
 from ecrm.weights.kernel._solvers.budget import row_blocks
 from ecrm.weights.kernel._solvers.rows import is_dask_array
 
@@ -89,14 +88,8 @@ def _oob_chunk(box, leaves: np.ndarray, bag: np.ndarray) -> np.ndarray:
     out = np.empty((n, width))
     for blk in row_blocks(n, 2 * means.shape[1] + width + 3 * n_trees):
         keep = bag[blk] == 0
-        per_row = keep.sum(axis=1)
-        r, t = np.nonzero(keep)  # row by row, each row's trees in order: CSR order
-        seen = per_row > 0
-        scale = np.divide(1.0, per_row, out=np.zeros(len(per_row)), where=seen)
-        A = sp.csr_array((scale[r], leaves[blk][r, t],
-                          np.concatenate([[0], np.cumsum(per_row)])),
-                         shape=(len(per_row), n_nodes))
-        S = A @ means
+        seen = keep.any(axis=1)
+        S = leaf_average(leaves[blk], keep, n_nodes) @ means
         S[~seen] = np.nan
         out[blk] = S if fn is None else fn(S, seen)
     return out
