@@ -170,12 +170,9 @@ class _RiskEstimator(StructuredEstimator):
         if isinstance(self.loss, LinearLoss):
             full = V @ self._fit.risk_coef + self._fit.risk_intercept
             return np.einsum("ij,ij->i", self.loss.phi(Y), full[:, :-1]) + full[:, -1]
-        W = self._weights(V)
+        W = self._fit.weights(V)
         return np.array([W[k] @ self.loss(np.repeat(Y[k:k + 1], len(self.Y_fit_), 0), self.Y_fit_)
                          for k in range(len(Y))])
-
-    def _weights(self, V) -> np.ndarray:
-        return self._fit.weights(V)
 
     def predict(self, X) -> np.ndarray:
         """Predicted outputs: exact minimisers of the estimated conditional risk.
@@ -299,7 +296,7 @@ class RiskEstimator(_RiskEstimator):
         -------
         W : ndarray of shape (n, m)
         """
-        return self._weights(self._kernel_block(X))
+        return self._fit.weights(self._kernel_block(X))
 
     def predict_scores(self, X) -> np.ndarray:
         r"""Estimated marginal of every output coordinate, :math:`\hat p_j(x) = \sum_i

@@ -27,12 +27,7 @@ class FeatureFit(RiskFit):
     Parameters
     ----------
     features : FeatureMap
-    coef : ndarray of shape (k, c)
-    intercept : ndarray of shape (c,)
-    n_risk : int
-    ridge : float
-        :math:`m\lambda`.
-    fit_intercept : bool
+    coef, intercept, n_risk, ridge, fit_intercept : as :class:`~ecrm.weights._fit.RiskFit`
     n_train : int
         m, the number of training rows.
     X_train : ndarray, sparse matrix or Dask array of shape (m, p), optional
