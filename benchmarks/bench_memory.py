@@ -25,7 +25,7 @@ CASES = [("ECRM", "dual", 3000, 10, None), ("ECRMCV", "dual", 3000, 10, None),
 _PROBE = r"""
 import json, resource, sys
 import numpy as np
-from ecrm import ECRM, ECRMCV, MultilabelSpace
+from ecrm import ECRM, ECRMCV, MultilabelSpace, NystromSolver
 from ecrm.losses import HammingLoss
 from ecrm.weights.kernel._solvers.choice import memory_need
 from ecrm.weights.kernel._solvers.rows import RiskTargets
@@ -37,10 +37,10 @@ Y = (rng.normal(size=(m, 5)) > 0).astype(float)
 space, loss = MultilabelSpace(5), HammingLoss()
 kw = {"solver": solver, "kernel": "linear" if solver == "primal" else "rbf"}
 if M is not None:
-    kw["n_components"] = M
+    kw["solver"] = NystromSolver(n_components=M)
 cls = ECRM if name == "ECRM" else ECRMCV
 extra = {} if name == "ECRM" else {"alphas": [1e-3, 1e-2]}
-small = {**kw, "n_components": 5} if M is not None else kw
+small = {**kw, "solver": NystromSolver(n_components=5)} if M is not None else kw
 cls(loss, space, **small, **extra).fit(X[:50], Y[:50])  # libraries and code paths loaded
 
 

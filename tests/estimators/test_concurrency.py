@@ -11,7 +11,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from _shapes import TREE7 as TREE
-from ecrm import ECRM
+from ecrm import ECRM, NystromSolver
 from ecrm.losses import HierarchicalLoss
 from ecrm.weights.kernel._solvers._backend import BLAS_SLOTS
 
@@ -28,7 +28,7 @@ def _data(m, seed):
 
 @pytest.mark.parametrize("solver,kw", [("dual", {"gamma": 0.3}),
                                        ("primal", {"kernel": "linear"}),
-                                       ("nystrom", {"gamma": 0.3, "n_components": 60})])
+                                       (NystromSolver(60), {"gamma": 0.3})])
 def test_concurrent_predictions_equal_the_serial_ones(solver, kw):
     X, Y = _data(300, 0)
     Xt = _data(64, 1)[0]

@@ -119,9 +119,11 @@ def _estimators() -> list[type]:
 
 def _make(cls, **params):
     takes = inspect.signature(cls).parameters
-    nested = {k.partition("__")[2]: params.pop(k) for k in list(params) if "__" in k}
-    if nested:  # a setting of the estimator's search object
-        params["search"] = LeaveOneOutSearch(**nested)
+    nested = {k: params.pop(k) for k in list(params) if "__" in k}
+    for owner, make in (("search", LeaveOneOutSearch), ("solver", ecrm.NystromSolver)):
+        given = {k.partition("__")[2]: v for k, v in nested.items() if k.startswith(owner)}
+        if given:  # a setting of the estimator's search or solver object
+            params[owner] = make(**given)
     return (cls(HammingLoss(), TREE, **params) if "output_space" in takes else cls(**params))
 
 
@@ -130,6 +132,9 @@ CASES = [(cls, name) for cls in _estimators() for name in sorted(_make(cls).get_
 #: The choice settings of ECRMCV's search object, given through it.
 CASES += [(ecrm.ECRMCV, f"search__{name}") for name in sorted(LeaveOneOutSearch().get_params())
           if name in CHOICES]
+#: The choice settings of the Nystrom solver object, given through it.
+CASES += [(cls, f"solver__{name}") for cls in (ecrm.ECRM, ecrm.ECRMCV)
+          for name in sorted(ecrm.NystromSolver().get_params()) if name in CHOICES]
 
 
 def test_the_generated_cases_cover_every_choice_parameter():

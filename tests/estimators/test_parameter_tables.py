@@ -163,12 +163,11 @@ def test_the_plan_cleans_and_derives():
 
 
 def test_a_cross_parameter_rule_refuses_what_no_single_constraint_does():
-    from ecrm import NystromSolver
-
-    estimator = ECRM(HammingLoss(), TREE, solver=NystromSolver(5), n_components=5)
-    for name in ("solver", "n_components"):  # each value alone is fine
+    estimator = ECRMCV(HammingLoss(), TREE, alphas=[1e-2],
+                       search=LeaveOneOutSearch(alphas=[1e-1]))
+    for name in ("alphas", "search"):  # each value alone is fine
         estimator._parameter_constraints[name].check(getattr(estimator, name), name)
-    with pytest.raises(ValueError, match="carries its own settings"):
+    with pytest.raises(ValueError, match="alphas is given both"):
         estimator._check_params()
 
 

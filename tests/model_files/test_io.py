@@ -406,6 +406,25 @@ def test_a_file_of_the_flat_ecrmcv_layout_loads_into_the_search_object(tmp_path)
     assert loaded.alpha_ == model.alpha_ and loaded.kernel_params_ == model.kernel_params_
 
 
+@pytest.mark.parametrize("old,solver", [
+    ({"solver": "nystrom", "n_components": 12, "center_selection": "kmeans++"},
+     NystromSolver(n_components=12, center_selection="kmeans++")),
+    ({"solver": "dual", "n_components": None, "center_selection": "uniform"}, "dual")],
+    ids=["nystrom", "dual"])
+def test_an_ecrm_file_with_the_nystrom_settings_of_the_estimator_loads(old, solver, tmp_path):
+    loss, space = CASES["tree-hamming"]
+    X, Y = _data(space)
+    Xt = _data(space, 15, seed=1)[0]
+    model = ECRM(loss, space, gamma=0.3, solver=solver, random_state=0).fit(X, Y)
+    path = tmp_path / "old.ecrm"
+    save(model, path)
+    _signed(path, lambda meta: meta["params"].update(old))
+    assert "n_components" in read_metadata(path)["params"]  # the older layout, by hand
+    loaded = load(path)
+    assert loaded.solver == solver and "n_components" not in loaded.get_params()
+    np.testing.assert_array_equal(loaded.predict(Xt), model.predict(Xt))
+
+
 def test_a_flat_layout_file_whose_state_the_parameters_do_not_allow_is_refused(tmp_path):
     loss, space = CASES["tree-hamming"]
     X, Y = _data(space)

@@ -13,7 +13,7 @@ import pytest
 from test_model_file_variants import _parts, _write
 
 from _shapes import TREE5 as TREE
-from ecrm import ECRM, ECRMCV, MixedRiskECRM, load, save
+from ecrm import ECRM, ECRMCV, MixedRiskECRM, NystromSolver, load, save
 from ecrm.cli import main
 from ecrm.datasets.label_ranking import load_label_ranking
 from ecrm.losses import HammingLoss
@@ -103,7 +103,7 @@ def test_a_mixture_share_of_another_type_is_refused(tmp_path, value):
 
 
 # -- invariants of fit's algebra --------------------------------------------------------------
-NYSTROM = dict(solver="nystrom", n_components=6, random_state=0, gamma=0.5)
+NYSTROM = dict(solver=NystromSolver(n_components=6), random_state=0, gamma=0.5)
 
 
 def test_fitted_nystrom_projections_are_orthonormal_in_the_kernel():

@@ -23,7 +23,7 @@ from test_model_file_hostile import _npy_header
 
 from _model_file_edits import META, _members, _sign, _tampered, _write
 from _shapes import TREE5 as TREE
-from ecrm import ECRM, ECRMCV, ForestECRMCV, Hierarchy, StructuredSVM, load, save
+from ecrm import ECRM, ECRMCV, ForestECRMCV, Hierarchy, NystromSolver, StructuredSVM, load, save
 from ecrm.datasets.flows import simulate_flows
 from ecrm.losses import AbsoluteLoss, HammingLoss
 from ecrm.model_files.io import ModelFileError
@@ -316,7 +316,7 @@ def test_untampered_flow_file_predicts_as_saved(flow_file):
 def feature_files(tmp_path_factory):
     X, Y = _xy(30)
     primal = ECRM(HammingLoss(), TREE, solver="primal", kernel="linear").fit(X, Y)
-    nystrom = ECRM(HammingLoss(), TREE, solver="nystrom", n_components=8, gamma=0.3,
+    nystrom = ECRM(HammingLoss(), TREE, solver=NystromSolver(n_components=8), gamma=0.3,
                    random_state=0).fit(X, Y)
     return {"primal": _save(primal, tmp_path_factory, "primal"),
             "nystrom": _save(nystrom, tmp_path_factory, "nystrom")}
@@ -380,7 +380,7 @@ def test_non_finite_training_rows_are_refused(flow_file, tmp_path, value):
 
 def test_untampered_nystrom_files_predict_as_saved(feature_files, tmp_path):
     X, Y = _xy(30)
-    sparse = ECRM(HammingLoss(), TREE, solver="nystrom", n_components=8, gamma=0.3,
+    sparse = ECRM(HammingLoss(), TREE, solver=NystromSolver(n_components=8), gamma=0.3,
                   random_state=0).fit(sp.csr_matrix(X), Y)
     save(sparse, tmp_path / "sparse.ecrm")  # sparse centres
     np.testing.assert_array_equal(load(tmp_path / "sparse.ecrm").predict(X), sparse.predict(X))

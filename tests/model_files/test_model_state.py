@@ -9,7 +9,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from _shapes import TREE7 as TREE
-from ecrm import ECRM, ECRMCV, JointKernelECRM, load, save
+from ecrm import ECRM, ECRMCV, JointKernelECRM, NystromSolver, load, save
 from ecrm.losses import HammingLoss, HierarchicalLoss
 from ecrm.model_files.io import ModelFileError
 
@@ -180,7 +180,7 @@ def test_a_fit_sets_only_declared_attributes():
 
 
 @pytest.mark.parametrize("solver,kw", [("dual", {}), ("primal", {"kernel": "linear"}),
-                                       ("nystrom", {"n_components": 15})])
+                                       (NystromSolver(15), {})])
 def test_fit_state_round_trip_predicts_the_same(solver, kw):
     X, Y = _data()
     est = ECRM(HammingLoss(), TREE, solver=solver, random_state=0, **kw).fit(X, Y)
@@ -192,7 +192,7 @@ def test_fit_state_round_trip_predicts_the_same(solver, kw):
 
 
 @pytest.mark.parametrize("solver, kw", [("primal", {"kernel": "linear"}),
-                                        ("nystrom", {"n_components": 15, "random_state": 0})])
+                                        (NystromSolver(15), {"random_state": 0})])
 def test_feature_fit_files_hold_no_training_rows(tmp_path, solver, kw):
     sizes = []
     for m in (60, 600):

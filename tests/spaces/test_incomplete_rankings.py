@@ -12,7 +12,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ecrm import ECRM, ECRMCV, ForestECRM, Hierarchy, MixedRiskECRM, PermutationSpace, load, save
+from ecrm import (
+    ECRM,
+    ECRMCV,
+    ForestECRM,
+    Hierarchy,
+    MixedRiskECRM,
+    NystromSolver,
+    PermutationSpace,
+    load,
+    save,
+)
 from ecrm.cli import main
 from ecrm.datasets.label_ranking import load_label_ranking
 from ecrm.experiments._ranking_missing import remove_labels
@@ -146,8 +156,8 @@ CASES = {"permutations": (_incomplete_permutations, KendallLoss),
          "buckets": (_incomplete_buckets, TauXLoss)}
 ESTIMATORS = {
     "ECRMCV": lambda loss, space: ECRMCV(loss, space, alphas=[1e-2, 1e-1, 1.0]),
-    "ECRM-nystrom": lambda loss, space: ECRM(loss, space, alpha=0.1, solver="nystrom",
-                                             n_components=12, random_state=0),
+    "ECRM-nystrom": lambda loss, space: ECRM(loss, space, alpha=0.1, random_state=0,
+                                             solver=NystromSolver(n_components=12)),
     "ForestECRM": lambda loss, space: ForestECRM(loss, space, n_estimators=8, random_state=0),
     "MixedRiskECRM": lambda loss, space: MixedRiskECRM(
         loss, space, kernel_options={"alphas": [1e-2, 1.0]},

@@ -8,6 +8,8 @@ estimators, the leave-one-out search and the model files reach it only through
 :class:`~ecrm.weights._fit.Source`.
 """
 
+import inspect
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
@@ -242,9 +244,9 @@ def test_auto_chooses_among_the_exact_solvers_only(direct):
     a linear kernel over the budget the primal, as before the table."""
     from ecrm.weights.kernel._solvers.choice import check_solver_params
 
-    assert check_solver_params("auto", None, "uniform", None, m=50, p=3,
+    assert check_solver_params("auto", None, m=50, p=3,
                                kernel="rbf").method == SOLVER_CLASSES["dual"]()
-    assert check_solver_params("auto", None, "uniform", 1e-3, m=10**5, p=3,
+    assert check_solver_params("auto", 1e-3, m=10**5, p=3,
                                kernel="linear").solver == "primal"
 
 
@@ -252,20 +254,24 @@ def test_a_solver_object_carries_its_settings(tmp_path):
     X, Y, Xt = _problem(m=60)
     solver = NystromSolver(n_components=20, center_selection="kmeans++")
     by_object = ECRM(HammingLoss(), TREE, solver=solver, random_state=0).fit(X, Y)
-    by_name = ECRM(HammingLoss(), TREE, solver="nystrom", n_components=20,
-                   center_selection="kmeans++", random_state=0).fit(X, Y)
-    _same_predictions(by_object, by_name, Xt)
     assert repr(solver) == "NystromSolver(n_components=20, center_selection='kmeans++')"
     ecrm.save(by_object, tmp_path / "nystrom.ecrm")
     loaded = ecrm.load(tmp_path / "nystrom.ecrm")
     assert loaded.solver == solver and loaded.solver is not solver
-    _same_predictions(loaded, by_name, Xt, weights=False)
-    with pytest.raises(ValueError, match="carries its own settings"):
-        ECRM(HammingLoss(), TREE, solver=solver, n_components=20).fit(X, Y)
-    with pytest.raises(TypeError, match="center_selection"):  # the solver object's setting
-        ECRMCV(HammingLoss(), TREE, solver=solver, center_selection="leverage")
+    _same_predictions(loaded, by_object, Xt, weights=False)
     with pytest.raises(ValueError, match="n_components=80 must be at most"):
         ECRM(HammingLoss(), TREE, solver=NystromSolver(80)).fit(X, Y)
+
+
+def test_the_estimators_take_no_nystrom_settings_of_their_own():
+    """``n_components`` and ``center_selection`` live on the solver object only."""
+    solver = NystromSolver(n_components=20)
+    for cls in (ECRM, ECRMCV):
+        assert not {"n_components", "center_selection"} & set(inspect.signature(cls).parameters)
+        with pytest.raises(TypeError, match="center_selection"):
+            cls(HammingLoss(), TREE, solver=solver, center_selection="leverage")
+        with pytest.raises(TypeError, match="n_components"):
+            cls(HammingLoss(), TREE, solver="nystrom", n_components=20)
 
 
 def test_solver_objects_clone_and_take_nested_parameters():

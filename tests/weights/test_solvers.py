@@ -45,7 +45,7 @@ def test_nystrom_with_every_point_a_centre_equals_the_dual(loss, fit_intercept):
     X, Y, Xt = _problem()
     kw = dict(kernel="rbf", gamma=0.2, alpha=1e-2, fit_intercept=fit_intercept)
     dual = ECRM(loss, TREE, solver="dual", **kw).fit(X, Y)
-    nys = ECRM(loss, TREE, solver="nystrom", n_components=len(X), random_state=0, **kw).fit(X, Y)
+    nys = ECRM(loss, TREE, solver=NystromSolver(len(X)), random_state=0, **kw).fit(X, Y)
     _same_model(dual, nys, Xt)
     assert not hasattr(nys, "dual_coef_") and nys.coef_.shape[0] <= len(X)
 
@@ -103,8 +103,8 @@ def test_primal_leave_one_out_equals_refit_without_each_point(fit_intercept):
 
 def test_streaming_and_block_prediction_do_not_change_the_model():
     X, Y, Xt = _problem(m=60)
-    kw = dict(kernel="rbf", gamma=0.2, alpha=1e-2, n_components=25, random_state=0,
-              solver="nystrom")
+    kw = dict(kernel="rbf", gamma=0.2, alpha=1e-2, random_state=0,
+              solver=NystromSolver(n_components=25))
     whole = ECRM(HierarchicalLoss(TREE), TREE, **kw).fit(X, Y)
     with config_context(working_memory=1e-4):  # a few rows per block
         blocks = ECRM(HierarchicalLoss(TREE), TREE, **kw).fit(X, Y)
@@ -123,8 +123,9 @@ def test_every_solver_serves_a_loss_without_linear_form(solver):
     X, Y = simulate_flows(70, random_state=0)
     for loss in (AbsoluteLoss(), SquaredLoss()):
         kernel = "linear" if solver == "primal" else "rbf"
-        est = ECRM(loss, space, kernel=kernel, gamma=0.05, alpha=1e-3, solver=solver,
-                   n_components=60, random_state=0).fit(X[:60], Y[:60])
+        est = ECRM(loss, space, kernel=kernel, gamma=0.05, alpha=1e-3, random_state=0,
+                   solver=NystromSolver(60) if solver == "nystrom" else solver
+                   ).fit(X[:60], Y[:60])
         W = est.conditional_weights(X[60:])
         assert_allclose(W.sum(axis=1), 1.0, atol=1e-10)
         expected = loss.minimize_risk(W, Y[:60], space)
@@ -137,10 +138,10 @@ def test_ranking_losses_with_every_solver(solver):
     space = PermutationSpace(4)
     X = rng.normal(size=(30, 3))
     Y = space.from_scores(X @ rng.normal(size=(3, 4)) + 0.3 * rng.normal(size=(30, 4)))
-    kw = dict(kernel="linear") if solver == "primal" else dict(gamma=0.3, n_components=30)
-    dual = ECRM(FootruleLoss(), space, solver="dual", alpha=1e-2,
-                **{k: v for k, v in kw.items() if k != "n_components"}).fit(X, Y)
-    low = ECRM(FootruleLoss(), space, solver=solver, alpha=1e-2, **kw).fit(X, Y)
+    kw = dict(kernel="linear") if solver == "primal" else dict(gamma=0.3)
+    dual = ECRM(FootruleLoss(), space, solver="dual", alpha=1e-2, **kw).fit(X, Y)
+    low = ECRM(FootruleLoss(), space, alpha=1e-2, **kw,
+               solver=NystromSolver(30) if solver == "nystrom" else solver).fit(X, Y)
     assert_allclose(low.predict_costs(X[:5]), dual.predict_costs(X[:5]), atol=1e-8)
 
 
@@ -152,7 +153,7 @@ def test_fitted_models_keep_no_m_by_m_factor():
     e = TREE.n_labels + 1
     for est in (ECRM(HammingLoss(), TREE, gamma=0.2), ECRMCV(HammingLoss(), TREE, gamma=0.2,
                                                               alphas=[1e-3, 1e-2]),
-                ECRM(HammingLoss(), TREE, solver="nystrom", n_components=50)):
+                ECRM(HammingLoss(), TREE, solver=NystromSolver(n_components=50))):
         size = len(pickle.dumps(est.fit(X, Y)))
         assert size < 8 * m * (p + 6 * e) + 100_000 < 8 * m * m / 3, (est, size)
         clone = pickle.loads(pickle.dumps(est))
@@ -177,8 +178,8 @@ def test_center_selections_give_distinct_training_points(method):
     idx = select_centers(X, 20, RBF, method, alpha=1e-2, random_state=0)
     assert len(np.unique(idx)) == 20 and idx.min() >= 0 and idx.max() < 80
     assert_array_equal(idx, select_centers(X, 20, RBF, method, alpha=1e-2, random_state=0))
-    est = ECRM(HammingLoss(), TREE, gamma=0.2, alpha=1e-2, solver="nystrom", n_components=20,
-               center_selection=method, random_state=0).fit(X, _problem(m=80)[1])
+    est = ECRM(HammingLoss(), TREE, gamma=0.2, alpha=1e-2, solver=NystromSolver(20, method),
+               random_state=0).fit(X, _problem(m=80)[1])
     assert_allclose(est._fit.features.centres, X[idx])
 
 
@@ -238,9 +239,9 @@ def test_primal_kernel_grid_must_be_linear():
 
 
 def test_check_solver_params_resolves_auto():
-    assert check_solver_params("auto", None, "uniform", None, m=100, p=3,
+    assert check_solver_params("auto", None, m=100, p=3,
                                kernel="rbf").solver == "dual"
-    assert check_solver_params("nystrom", None, "uniform", None, m=100, p=3,
+    assert check_solver_params("nystrom", None, m=100, p=3,
                                kernel="rbf").method.n_features(100, 3) == 100
 
 
@@ -277,8 +278,8 @@ def test_the_budget_counts_what_each_solver_states():
     m = 3500
     assert 2 * 8 * m * m < 0.25 * 2**30 < DUAL_COPIES[True] * 8 * m * m
     with pytest.raises(ValueError, match=r"solver='dual' needs 0.3 GiB"):
-        check_solver_params("dual", None, "uniform", 0.25, m=m, p=3, kernel="rbf", cv=True)
-    assert check_solver_params("dual", None, "uniform", 0.25, m=m, p=3, kernel="rbf",
+        check_solver_params("dual", 0.25, m=m, p=3, kernel="rbf", cv=True)
+    assert check_solver_params("dual", 0.25, m=m, p=3, kernel="rbf",
                                cv=False).solver == "dual"
     need = memory_need("nystrom", m=10**5, p=3, kernel="rbf", cv=True, n_components=500,
                        n_targets=10)
@@ -294,15 +295,15 @@ def test_center_selection_takes_a_selector_object_or_its_shorthand(tmp_path):
             return np.arange(n_components)
 
     X, Y, Xt = _problem(m=80)
-    kw = dict(solver="nystrom", kernel="rbf", gamma=0.2, n_components=20, random_state=0)
-    own = ECRM(HammingLoss(), TREE, center_selection=FirstRows(), **kw).fit(X, Y)
+    kw = dict(kernel="rbf", gamma=0.2, random_state=0)
+    own = ECRM(HammingLoss(), TREE, solver=NystromSolver(20, FirstRows()), **kw).fit(X, Y)
     assert_array_equal(own._fit.features.centres, X[:20])
-    by_name = ECRM(HammingLoss(), TREE, center_selection="kmeans++", **kw).fit(X, Y)
-    by_object = ECRM(HammingLoss(), TREE, center_selection=KMeansPlusPlusCenters(),
+    by_name = ECRM(HammingLoss(), TREE, solver=NystromSolver(20, "kmeans++"), **kw).fit(X, Y)
+    by_object = ECRM(HammingLoss(), TREE, solver=NystromSolver(20, KMeansPlusPlusCenters()),
                      **kw).fit(X, Y)
     assert_array_equal(by_name._fit.features.centres, by_object._fit.features.centres)
     save(by_object, tmp_path / "m.ecrm")
-    assert isinstance(load(tmp_path / "m.ecrm").center_selection, KMeansPlusPlusCenters)
+    assert isinstance(load(tmp_path / "m.ecrm").solver.center_selection, KMeansPlusPlusCenters)
     with pytest.raises(ValueError, match="center_selection must be one of .* or a "
                                          "CenterSelector"):
-        ECRM(HammingLoss(), TREE, center_selection="nearest", **kw).fit(X, Y)
+        ECRM(HammingLoss(), TREE, solver=NystromSolver(20, "nearest"), **kw).fit(X, Y)

@@ -273,12 +273,10 @@ RANDOM_STATE = Checked("a seed or a RandomState (check_random_state, at fit)")
 #: (:func:`ecrm.weights.kernel._kernels.check_kernel_params`).
 KERNEL_PARAMS = Rule("kernel_params", "ecrm.weights.kernel._kernels.check_kernel_params",
                      ("kernel", "gamma", "degree", "coef0"), as_given=True)
-#: A :class:`~ecrm.weights.kernel._solvers.solver.Solver` object carries its own settings:
-#: ``n_components`` and ``center_selection`` only with a solver's name
-#: (:func:`ecrm.weights.kernel._solvers.choice.check_solver`, which also checks the object's own
-#: parameters).
+#: ``solver`` (a :class:`~ecrm.weights.kernel._solvers.solver.Solver` object's own settings
+#: too) and ``memory_budget`` (:func:`ecrm.weights.kernel._solvers.choice.check_solver`).
 SOLVER_SETTINGS = Rule(None, "ecrm.weights.kernel._solvers.choice.check_solver",
-                       ("solver", "n_components", "center_selection", "memory_budget"))
+                       ("solver", "memory_budget"))
 
 
 def table(*names: str, **own) -> dict:

@@ -210,17 +210,12 @@ def _honest_search(model):
     from sklearn.base import clone
 
     from ecrm.selection import LeaveOneOutSearch
-    from ecrm.weights.kernel._solvers.solver import NystromSolver
     from ecrm.weights.kernel.estimator import ECRMCV
 
     if isinstance(model, ECRMCV):
         search = clone(model.search_settings()).set_params(verbose=0, calibration=None)
         return clone(model).set_params(alphas=None, scoring=None, search=search)
     params = model.get_params(deep=False)
-    n_components, center_selection = params.pop("n_components"), params.pop("center_selection")
-    if params["solver"] == NystromSolver.name:  # the settings on the solver object
-        params["solver"] = NystromSolver(n_components=n_components,
-                                         center_selection=center_selection)
     search = LeaveOneOutSearch(fit_intercept=params.pop("fit_intercept"))
     alphas = [params.pop("alpha")]
     return ECRMCV(**params, alphas=alphas, search=search)

@@ -130,6 +130,12 @@ _CHECKS: dict[str, Callable[[dict], None]] = {
     "LeaveOneOutSearch": _search_check}
 
 
+def _ecrm_layout(params: dict) -> dict:
+    from ecrm.weights.kernel._old_layouts import ecrm_params_of_old_layout
+
+    return ecrm_params_of_old_layout(params)
+
+
 def _ecrmcv_layout(params: dict) -> dict:
     from ecrm.weights.kernel._old_layouts import ecrmcv_params_of_old_layout
 
@@ -145,7 +151,7 @@ def _mixture_layout(params: dict) -> dict:
 
 #: Estimators whose parameters changed layout: the map from a file's older one.
 _OLD_LAYOUTS: dict[str, Callable[[dict], dict]] = {
-    "ECRMCV": _ecrmcv_layout, "MixedRiskECRM": _mixture_layout}
+    "ECRM": _ecrm_layout, "ECRMCV": _ecrmcv_layout, "MixedRiskECRM": _mixture_layout}
 #: Estimators whose fitted state changed layout (``cv_results_``): the map from a file's
 #: older one, by the module function that knows it.
 _OLD_STATES: dict[str, str] = {

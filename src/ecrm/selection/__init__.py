@@ -216,7 +216,7 @@ def loo_search(X, T, loss: Callable, *, alphas=None, kernel="rbf", gamma=None, d
     m = X.shape[0]
     if T.shape[0] != m:
         raise ValueError(f"X and T have different numbers of rows: {m} and {T.shape[0]}")
-    choice = check_solver_params(solver, None, "uniform", memory_budget, m=m, p=X.shape[1],
+    choice = check_solver_params(solver, memory_budget, m=m, p=X.shape[1],
                                  kernel=own["kernel"], cv=True)
     targets = _Targets()
     criterion = _MeanLoss(loss)

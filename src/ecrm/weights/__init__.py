@@ -16,9 +16,9 @@ table without loading NumPy.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ecrm._lazy import lazy_exports
 from ecrm.weights.families import (
     FAMILIES,
     Family,
@@ -31,9 +31,8 @@ __all__ = ["FAMILIES", "Family", "HonestOutputs", "RiskEstimator", "RiskFit", "R
            "StackedRiskECRM", "family_of", "register_family", "unregister_family"]
 
 #: Where each lazily imported name is defined.
-_SOURCES = {"HonestOutputs": "ecrm.weights._risk", "RiskEstimator": "ecrm.weights._risk",
-            "RiskFit": "ecrm.weights._fit", "RiskTargets": "ecrm.weights.kernel._solvers.rows",
-            "StackedRiskECRM": "ecrm.weights.stack"}
+_SOURCES = {"HonestOutputs": "_risk", "RiskEstimator": "_risk", "RiskFit": "_fit",
+            "RiskTargets": "kernel._solvers.rows", "StackedRiskECRM": "stack"}
 
 if TYPE_CHECKING:
     from ecrm.weights._fit import RiskFit
@@ -41,14 +40,4 @@ if TYPE_CHECKING:
     from ecrm.weights.kernel._solvers.rows import RiskTargets
     from ecrm.weights.stack import StackedRiskECRM
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _SOURCES:
-        raise AttributeError(f"module 'ecrm.weights' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_SOURCES[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _SOURCES, __all__)

@@ -1,20 +1,14 @@
 r"""The protocol every solver answers: a fitted batch of ridge regressions.
 
-A solver fits the ridge regressions of ECRM (:mod:`ecrm.weights.kernel._ridge` for the objective) of
-the columns of a target matrix :math:`T` (m, c): the risk targets
-:math:`[\psi(Y), \mathrm{const}(Y)]` of a linear loss first (``n_risk`` columns, 0 for a loss
-without a linear form), then the output columns :math:`Y` (the marginals of
-:meth:`ecrm.ECRM.predict_scores`). Its result is a :class:`RiskFit`: a *block* map
-:math:`b(x)` (the kernel column against the training points in the dual, the features in the
-primal) with coefficients and intercepts, so that every regression predicts
-:math:`b(x)^\top \mathrm{coef} + \mathrm{intercept}`, and the risk weights :math:`w(x)` of
-the same fit. The estimators hold one :class:`RiskFit` and never ask which solver made it.
-
-A solver (:class:`ecrm.weights.kernel._solvers.solver.Solver`) builds the fit through a
-:class:`Basis` (one factorisation of the training rows, for :class:`ecrm.ECRM`), and the
-leave-one-out search of
-:class:`ecrm.ECRMCV` through a :class:`Source` of :class:`LooBasis` objects, one per kernel
-setting.
+A solver fits the ridge regressions (:mod:`ecrm.weights.kernel._ridge`) of the columns of
+:math:`T` (m, c): a linear loss's risk targets :math:`[\psi(Y), \mathrm{const}(Y)]` first
+(``n_risk`` columns, 0 without a linear form), then the outputs :math:`Y` (the marginals of
+:meth:`ecrm.ECRM.predict_scores`). The result, a :class:`RiskFit`, is a *block* map :math:`b(x)`
+(kernel columns in the dual, features in the primal) with coefficients and intercepts, each
+regression predicting :math:`b(x)^\top \mathrm{coef} + \mathrm{intercept}`, and the risk
+weights :math:`w(x)`; the estimators never ask which solver made it. A solver builds it
+through a :class:`Basis` (for :class:`ecrm.ECRM`) and the search of :class:`ecrm.ECRMCV`
+through a :class:`Source` of :class:`LooBasis` objects, one per kernel setting.
 """
 
 from __future__ import annotations
@@ -73,9 +67,9 @@ class RiskFit(ABC):
         without the training rows (the estimator's ``X_fit_``, attached on load)."""
 
     @classmethod
-    @abstractmethod
     def from_state(cls, state: dict, X_train=None) -> RiskFit:
         """The fit rebuilt from :meth:`to_state` and the training rows."""
+        return cls(**state, X_train=X_train)  # type: ignore[call-arg]
 
     @abstractmethod
     def slim(self) -> RiskFit:

@@ -1,20 +1,14 @@
 r"""What every ECRM estimator shares: the fit object, its checks, prediction.
 
-:class:`_RiskEstimator` is the base of :class:`ecrm.ECRM`, :class:`ecrm.ECRMCV`,
-:class:`ecrm.weights.forest.estimator.ForestECRM` and :class:`ecrm.estimators.joint.JointKernelECRM`
-on the estimator template (:mod:`ecrm.estimators._template`: parameter plan, training data, fitted
-state and its check): the check of a kernel fit's state, and prediction from the one fit object a
-fitted estimator holds (:class:`ecrm.weights._fit.RiskFit`: the block map, the regressions of a
-linear loss's targets :math:`[\psi(Y), \mathrm{const}(Y)]`, the risk weights), in row blocks on the
-array backend chosen at the call (:mod:`ecrm.weights.kernel._solvers._backend`).
-:class:`RiskEstimator` (public as :class:`ecrm.weights.RiskEstimator`) adds the marginal regressions
-(:meth:`predict_scores`), the weights and the honest outputs of a family
-(:meth:`~RiskEstimator.fit_honest`, :attr:`~RiskEstimator.honest_score_`).
+:class:`_RiskEstimator` (on the template :mod:`ecrm.estimators._template`) checks a kernel
+fit's state and predicts, in row blocks on the array backend of the call, from the one fit object
+(:class:`ecrm.weights._fit.RiskFit`) a fitted estimator holds. :class:`RiskEstimator` (public as
+:class:`ecrm.weights.RiskEstimator`, the base of ECRM, ECRMCV and ForestECRM) adds the marginal
+regressions (:meth:`predict_scores`), the weights and a family's honest outputs.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -176,12 +170,9 @@ class _RiskEstimator(StructuredEstimator):
         if isinstance(self.loss, LinearLoss):
             full = V @ self._fit.risk_coef + self._fit.risk_intercept
             return np.einsum("ij,ij->i", self.loss.phi(Y), full[:, :-1]) + full[:, -1]
-        W = self._weights(V)
+        W = self._fit.weights(V)
         return np.array([W[k] @ self.loss(np.repeat(Y[k:k + 1], len(self.Y_fit_), 0), self.Y_fit_)
                          for k in range(len(Y))])
-
-    def _weights(self, V) -> np.ndarray:
-        return self._fit.weights(V)
 
     def predict(self, X) -> np.ndarray:
         """Predicted outputs: exact minimisers of the estimated conditional risk.
@@ -235,26 +226,21 @@ class RiskEstimator(_RiskEstimator):
     r"""The base of an ECRM weight family: risk weights :math:`w(x)` held as one fit object.
 
     A family estimates :math:`\hat R(y|x) = \sum_i w_i(x)\, \ell(y, y_i)`. Its ``fit``
-    checks its parameters (``_check_params``) and the training data
-    (``_check_training_data``), builds a :class:`ecrm.weights.RiskFit` whose ``block(X)``
-    and coefficients give the regressions of the targets
-    :class:`ecrm.weights.RiskTargets` (a linear loss's :math:`[\psi(Y), \mathrm{const}(Y)]`,
-    then the outputs :math:`Y`), and sets it with ``_set_fitted(X, Y, seen, _fit=fit)``;
-    ``_check_own_state`` checks a loaded fit against the parameters. Everything else is
-    shared: :meth:`predict` (the output space's exact oracle on the costs), the costs, the
-    risk, the weights, the label scores, model files, ``ecrm fit --family`` and ``ecrm
-    info`` once the family is registered (:func:`ecrm.weights.register_family`).
+    checks its parameters (``_check_params``) and the data (``_check_training_data``),
+    builds a :class:`ecrm.weights.RiskFit` whose ``block(X)`` and coefficients give the
+    regressions of the targets :class:`ecrm.weights.RiskTargets` (a linear loss's
+    :math:`[\psi(Y), \mathrm{const}(Y)]`, then :math:`Y`) and sets it with
+    ``_set_fitted(X, Y, seen, _fit=fit)``; ``_check_own_state`` checks a loaded fit. The
+    rest is shared: prediction, costs, risk, weights, label scores, model files, ``ecrm fit
+    --family`` and ``ecrm info`` once registered (:func:`ecrm.weights.register_family`). A
+    family with an honest criterion also answers :meth:`fit_honest` and
+    :attr:`honest_score_` (read by the mixture and :func:`ecrm.selection.select_honestly`).
 
-    A family with an honest criterion (one no training point influenced for itself) also
-    answers :meth:`fit_honest` and :attr:`honest_score_`, which the mixture of families and
-    :func:`ecrm.selection.select_honestly` read.
-
-    A fitted model keeps what prediction needs: the training inputs (or the Nystrom
-    centres), the coefficients and intercepts of the risk regressions and of the output
-    marginals (:meth:`predict_scores`), all solved at fit. No m x m factor is kept when the
-    loss has a linear form: :meth:`conditional_weights` refactorises on demand (the dual:
-    :math:`O(m^3)`; the primal: one pass over the training blocks). A loss with no linear
-    form predicts through the weights, so the dual keeps its factor then.
+    A fitted model keeps what prediction needs (training inputs or Nystrom centres, the
+    coefficients of the risk and marginal regressions), no m x m factor when the loss has a
+    linear form: :meth:`conditional_weights` refactorises on demand (dual: :math:`O(m^3)`;
+    primal: one pass over the training blocks). A loss with no linear form predicts
+    through the weights, so the dual keeps its factor then.
     """
 
     def fit_honest(self, X, Y, *, scores: bool = False) -> HonestOutputs:
@@ -284,21 +270,8 @@ class RiskEstimator(_RiskEstimator):
     _fits_dask = True
 
     def _solver_choice(self, X, kernel, *, cv: bool) -> SolverChoice:
-        return check_solver_params(self.solver, self.n_components, self.center_selection,
-                                   self.memory_budget, m=X.shape[0], p=X.shape[1],
-                                   kernel=kernel, cv=cv)
-
-    def _warn_solver_options(self) -> None:
-        """``n_components`` and ``center_selection`` are the Nystrom solver's settings: given
-        to the estimator they still work, with a ``FutureWarning`` naming the solver object."""
-        center = self.center_selection
-        if self.n_components is not None or not (isinstance(center, str)
-                                                 and center == "uniform"):
-            warnings.warn(
-                f"{type(self).__name__}(n_components=..., center_selection=...) is deprecated "
-                f"and will be removed: pass solver=ecrm.NystromSolver(n_components="
-                f"{self.n_components!r}, center_selection={center!r}) instead",
-                FutureWarning, stacklevel=3)
+        return check_solver_params(self.solver, self.memory_budget, m=X.shape[0],
+                                   p=X.shape[1], kernel=kernel, cv=cv)
 
     def _store(self, X, Y, kernel_params: dict, fit: RiskFit, alpha: float, seen: Seen,
                **extra) -> None:
@@ -323,18 +296,16 @@ class RiskEstimator(_RiskEstimator):
         -------
         W : ndarray of shape (n, m)
         """
-        return self._weights(self._kernel_block(X))
+        return self._fit.weights(self._kernel_block(X))
 
     def predict_scores(self, X) -> np.ndarray:
         r"""Estimated marginal of every output coordinate, :math:`\hat p_j(x) = \sum_i
         w_i(x)\, y_{ij}`, clipped to [0, 1].
 
-        For the Hamming loss this is the estimated probability of each label (its cost is
-        :math:`\sum_i w_i - 2\hat p_j`). The output space makes the scores consistent with
-        its structure (:meth:`ecrm.spaces.base.OutputSpace.consistent_scores`; a hierarchy
-        caps each label at its parents' scores, so a threshold on them always gives a
-        consistent label set). Ranking metrics (AU(PRC)) use these scores. Computed in row
-        blocks from the marginal regressions solved at fit.
+        For the Hamming loss this is each label's estimated probability (its cost is
+        :math:`\sum_i w_i - 2\hat p_j`). The output space makes the scores consistent
+        (:meth:`ecrm.spaces.base.OutputSpace.consistent_scores`: a hierarchy caps each label
+        at its parents', so any threshold gives a consistent label set).
 
         Parameters
         ----------
@@ -381,6 +352,3 @@ class RiskEstimator(_RiskEstimator):
         S = self.predict_scores(X)
         return S.ravel() if self._y_ndim == 1 else S
 
-
-#: The former name of :class:`RiskEstimator`, used by the modules of the built-in families.
-_ECRMBase = RiskEstimator

@@ -36,7 +36,7 @@ def _floats(values, name: str, n: int | None = None) -> list:
 def check_stack_state(model, plan) -> None:
     """Raise ``ValueError``/``TypeError`` unless ``model``'s fitted state is one its
     ``fit`` could have made with the parameters ``plan``."""
-    from ecrm.weights.mixture import _described
+    from ecrm.weights.mixture import check_members
     from ecrm.weights.stack import best_candidate, simplex_grid
 
     check_level_columns(getattr(model, "level_columns_", None))
@@ -54,17 +54,7 @@ def check_stack_state(model, plan) -> None:
             and all(type(e) is t for e, t in zip(members, types, strict=True))):
         raise TypeError(f"estimators_ must be fitted {[t.__name__ for t in types]}, one per "
                         f"member")
-    rows = None
-    for i, member in enumerate(members):
-        for part in ("loss", "output_space"):
-            if _described(getattr(member, part)) != _described(getattr(model, part)):
-                raise ValueError(f"estimators_[{i}]'s {part} is not the stack's")
-        if member.n_features_in_ != model.n_features_in_:
-            raise ValueError("the members were not fitted on the same data")
-        if member.Y_fit_ is not None:
-            if rows is not None and not np.array_equal(rows, member.Y_fit_, equal_nan=True):
-                raise ValueError("the members were not fitted on the same data")
-            rows = member.Y_fit_
+    check_members(model, {f"estimators_[{i}]": e for i, e in enumerate(members)}, "the stack")
     weights = _simplex_rows(model.weights_, "weights_", (J,))
     if model.label_weights_ is not None:
         d = model.output_space.n_outputs

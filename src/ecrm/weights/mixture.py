@@ -1,29 +1,25 @@
 r"""One conditional risk from two estimators: the kernel's and the forest's, mixed.
 
 Kernel ridge (:class:`ecrm.ECRMCV`) and a forest (:class:`ecrm.ForestECRMCV`) each estimate
-the conditional risk as a weighted sum of the training losses (the forest's weights sum to
-one; the kernel's do with an intercept). A convex mixture of the two,
+the conditional risk as a weighted sum of the training losses. A convex mixture of the two,
 
 .. math:: \hat R_\lambda(y|x) = \lambda \hat R_{\mathrm{kernel}}(y|x)
           + (1 - \lambda) \hat R_{\mathrm{forest}}(y|x),
           \qquad w_\lambda(x) = \lambda w_{\mathrm{kernel}}(x) + (1-\lambda) w_{\mathrm{forest}}(x),
 
-is again one (of the mixed weights); for a loss linear in an embedding its costs are
-the same mixture of the two families' costs, :math:`c_\lambda(x) = \lambda c_k(x) + (1-\lambda)
-c_f(x)`, and its label scores the same mixture of theirs. Each family also has honest
-out-of-sample costs of its training points: the kernel's exact leave-one-out costs and the
-forest's out-of-bag costs (every point judged only by the trees that never drew it). Mixing
-those gives the mixture's honest costs for every :math:`\lambda` at once, so
-:func:`choose_mixture` picks :math:`\lambda` on a grid by the task loss of the exact oracle on
-them (or by a ranking metric of the mixed out-of-sample label scores), with nothing refitted:
-:math:`\lambda = 1` is the kernel alone, :math:`\lambda = 0` the forest alone.
-:class:`MixedRiskECRM` fits both families and makes that choice.
+is again one; its costs (a linear loss) and label scores are the same mixture of the
+families'. Mixing the families' honest costs of their training points (the kernel's exact
+leave-one-out, the forest's out-of-bag) gives the mixture's for every :math:`\lambda` at once:
+:func:`choose_mixture` picks :math:`\lambda` on a grid (1: the kernel alone, 0: the forest
+alone) by the task loss of the exact oracle on them, or a ranking metric of the mixed label
+scores, with nothing refitted. :class:`MixedRiskECRM` fits both families and makes that choice.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -87,42 +83,23 @@ def _kernel_options(value) -> dict:
                                                   and search.calibration is not None):
         raise ValueError("kernel_options must not set a calibration: the kernel's scores are "
                          "mixed as the leave-one-out search judged them")
-    if search is not None and not _is_default_scoring(search.scoring):
+    if search is not None and not (isinstance(search.scoring, str)
+                                   and search.scoring == "loss"):
         raise ValueError("kernel_options must not set the search's scoring: the mixture sets "
                          "it for both families")
     return options
 
 
-def _is_default_scoring(scoring) -> bool:
-    return isinstance(scoring, str) and scoring == "loss"
-
-
-def _forest_options(value) -> dict:
-    """The forest member's keyword arguments."""
-    return _member_options(value, "forest_options")
-
-
 def kernel_loo_outputs(model: ECRMCV, X, Y, *, scores: bool = False):
-    """Fit ``model`` (in place) and give its exact leave-one-out costs, or label scores
-    (:meth:`ecrm.ECRMCV.fit_honest`, as a pair).
-
-    Parameters
-    ----------
-    model : ECRMCV
-        Fitted on ``(X, Y)`` by this call, exactly as ``model.fit(X, Y)`` would.
-    X : array-like or sparse matrix of shape (m, p)
-    Y : array-like of shape (m, d)
-    scores : bool, default=False
-        The label scores (as :meth:`ecrm.ECRM.predict_scores` makes them, without a
-        calibration) instead of the costs.
+    """:meth:`ecrm.ECRMCV.fit_honest` as a pair: fit ``model`` on ``(X, Y)`` in place, then
+    its exact leave-one-out costs (or, with ``scores``, uncalibrated label scores).
 
     Returns
     -------
     rows : ndarray of int
-        The training points the selection averaged its criterion over (``loo_rows_``).
+        The points the selection averaged its criterion over (``loo_rows_``).
     outputs : ndarray of shape (len(rows), e) or (len(rows), d)
-        The selected candidate's leave-one-out costs (the embedding's columns, the constant
-        left out) or label scores of those points.
+        The selected candidate's costs (the constant left out) or label scores of them.
     """
     honest = model.fit_honest(X, Y, scores=scores)
     return honest.rows, honest.values
@@ -208,26 +185,87 @@ def choose_mixture(kernel, forest, Y, grid, *, loss=None, output_space=None,
         raise ValueError("no training point is out of sample in both families")
     grid = check_mixing_grid(grid)
     Y = np.asarray(Y)[rows]
-    scores, losses = [], []
-    for share in grid:
-        score, mean_loss = honest_criterion(share * K + (1.0 - share) * F, Y, loss=loss,
-                                            output_space=output_space, metric=metric,
-                                            judge=judge)
-        scores.append(score)
-        losses.append(mean_loss)
+    scores, losses = np.array([honest_criterion(
+        share * K + (1.0 - share) * F, Y, loss=loss, output_space=output_space, metric=metric,
+        judge=judge) for share in grid]).T
     best = int(np.argmax(scores))
-    return MixingChoice(float(grid[best]), grid, np.array(scores), np.array(losses), rows)
+    return MixingChoice(float(grid[best]), grid, scores, losses, rows)
 
 
-class MixedRiskECRM(StructuredEstimator):
+class _Combination(StructuredEstimator):
+    """Prediction from a convex combination of fitted members' risks: each method combines
+    the members' own with their shares (a member of share 0 is not asked)."""
+
+    def _parts(self) -> list[tuple[float, Any]]:  # pragma: no cover - abstract
+        """The fitted members with their shares."""
+        raise NotImplementedError
+
+    def _keeper(self):  # pragma: no cover - abstract
+        """A member that keeps the training rows."""
+        raise NotImplementedError
+
+    label_names_ = property(lambda self: self._keeper().label_names_)
+    output_mean_ = property(lambda self: self._keeper().output_mean_)
+    output_mode_ = property(lambda self: self._keeper().output_mode_)
+    Y_fit_ = property(lambda self: self._keeper().Y_fit_)
+    X_fit_ = property(lambda self: self._keeper().X_fit_)
+
+    @property
+    def honest_score_(self) -> float:
+        """The honest criterion of the chosen combination (``best_score_``)."""
+        return float(self.best_score_)
+
+    def _combine(self, method: str, X) -> np.ndarray:
+        out: np.ndarray | None = None
+        for share, member in self._parts():
+            if share > 0:
+                values = getattr(member, method)(X)
+                values = values.toarray() if hasattr(values, "toarray") else values
+                out = share * values if out is None else out + share * values
+        assert out is not None  # the shares sum to one
+        return out
+
+    def predict_costs(self, X) -> np.ndarray:
+        """Costs of the combined risk (the members' costs combined), (n, e)."""
+        return self._combine("predict_costs", X)
+
+    def predict(self, X) -> np.ndarray:
+        """Exact minimisers of the combined estimated conditional risk, (n, d) (or (n,) when
+        fitted on a 1-D ``y``)."""
+        from ecrm.weights.forest._dask import minimize_rows
+
+        Y = minimize_rows(self.output_space, self.predict_costs(X), self.loss.cost_form)
+        return Y[:, 0] if self._parts()[0][1]._y_ndim == 1 else Y
+
+    def predict_scores(self, X) -> np.ndarray:
+        """The members' label scores combined, (n, d) (each clipped to [0, 1] and consistent,
+        so the combination is too)."""
+        return self._combine("predict_scores", X)
+
+    def decision_function(self, X) -> np.ndarray:
+        """The label scores :meth:`predict_scores`, for scikit-learn's ranking scorers."""
+        S = self.predict_scores(X)
+        return S.ravel() if self._parts()[0][1]._y_ndim == 1 else S
+
+    def conditional_weights(self, X) -> np.ndarray:
+        """The members' risk weights combined, (n, m) (they sum to one when every member's
+        do: a forest's always, a kernel's with an intercept)."""
+        return self._combine("conditional_weights", X)
+
+    def conditional_risk(self, X, Y) -> np.ndarray:
+        r"""The members' estimated risks :math:`\hat R(y_k | x_k)` of each row pair combined,
+        (n,)."""
+        return sum(share * member.conditional_risk(X, Y) for share, member in self._parts()
+                   if share > 0)
+
+
+class MixedRiskECRM(_Combination):
     r"""ECRM on the honest mixture of a kernel's and a forest's conditional-risk estimates.
 
     Fits :class:`ecrm.ECRMCV` and :class:`ecrm.ForestECRMCV` on the same data, then chooses
-    the kernel share :math:`\lambda` of the mixed risk
-    :math:`\hat R_\lambda = \lambda \hat R_{\mathrm{kernel}} + (1-\lambda)\hat R_{\mathrm{forest}}`
-    on ``mixing_grid`` by the honest criterion of the mixed out-of-sample costs (the kernel's
-    exact leave-one-out costs and the forest's out-of-bag costs) or label scores: see
-    :mod:`ecrm.weights.mixture`. Prediction is the exact oracle on the mixed costs.
+    the kernel share :math:`\lambda` on ``mixing_grid`` by the honest criterion of the mixed
+    out-of-sample costs or label scores (:mod:`ecrm.weights.mixture`). Prediction is the
+    exact oracle on the mixed costs.
 
     Parameters
     ----------
@@ -287,7 +325,8 @@ class MixedRiskECRM(StructuredEstimator):
             {"search": LeaveOneOutSearch(scoring="lrap")}),
                                function=_kernel_options),
         forest_options=Checked("ForestECRMCV's keyword arguments",
-                               bad=("x", {"random_state": 0}), function=_forest_options),
+                               bad=("x", {"random_state": 0}),
+                               function=lambda value: _member_options(value, "forest_options")),
         mixing_grid=Checked("an int >= 2 or shares in [0, 1] (the rule grid)",
                             bad=(1, [], [0.5, 1.5], "x")),
         random_state=RANDOM_STATE)
@@ -349,82 +388,15 @@ class MixedRiskECRM(StructuredEstimator):
                                  choice.mean_losses.tolist()))
         return self
 
-    @property
-    def honest_score_(self) -> float:
-        """The honest criterion of the chosen mixture (``best_score_``)."""
-        return float(self.best_score_)
-
-    # -- what the forest member knows of the training data (it always keeps its rows; a
-    # kernel fitted in the primal or on Nystrom features drops them from model files) -------
-    @property
-    def label_names_(self):
-        return self.forest_estimator_.label_names_
-
-    @property
-    def output_mean_(self):
-        return self.forest_estimator_.output_mean_
-
-    @property
-    def output_mode_(self):
-        return self.forest_estimator_.output_mode_
-
-    @property
-    def Y_fit_(self):
-        return self.forest_estimator_.Y_fit_
-
-    @property
-    def X_fit_(self):
-        return self.forest_estimator_.X_fit_
-
-    # -- prediction ---------------------------------------------------------------------------
-    def _mix(self, method: str, X) -> np.ndarray:
-        """``method`` of both members, mixed (a member of weight 0 is not asked)."""
+    def _parts(self) -> list[tuple[float, Any]]:
         check_is_fitted(self, "mixture_")
         share = self.mixture_
-        parts = [(share, self.kernel_estimator_), (1.0 - share, self.forest_estimator_)]
-        out: np.ndarray | None = None
-        for weight, member in parts:
-            if weight > 0:
-                values = getattr(member, method)(X)
-                values = values.toarray() if hasattr(values, "toarray") else values
-                out = weight * values if out is None else out + weight * values
-        assert out is not None  # one share is positive
-        return out
+        return [(share, self.kernel_estimator_), (1.0 - share, self.forest_estimator_)]
 
-    def predict_costs(self, X) -> np.ndarray:
-        r"""Costs :math:`c_\lambda(x) = \lambda c_k(x) + (1-\lambda) c_f(x)` of the mixed
-        risk, (n, e)."""
-        return self._mix("predict_costs", X)
-
-    def predict(self, X) -> np.ndarray:
-        """Exact minimisers of the mixed estimated conditional risk, (n, d) (or (n,) when
-        fitted on a 1-D ``y``)."""
-        from ecrm.weights.forest._dask import minimize_rows
-
-        Y = minimize_rows(self.output_space, self.predict_costs(X), self.loss.cost_form)
-        return Y[:, 0] if self.kernel_estimator_._y_ndim == 1 else Y
-
-    def predict_scores(self, X) -> np.ndarray:
-        """The mixture of the two families' label scores, (n, d) (each clipped to [0, 1] and
-        consistent, so the mixture is too)."""
-        return self._mix("predict_scores", X)
-
-    def decision_function(self, X) -> np.ndarray:
-        """The label scores :meth:`predict_scores`, for scikit-learn's ranking scorers."""
-        S = self.predict_scores(X)
-        return S.ravel() if self.kernel_estimator_._y_ndim == 1 else S
-
-    def conditional_weights(self, X) -> np.ndarray:
-        r"""Mixed risk weights :math:`w_\lambda(x)`, (n, m) (they sum to one whenever the
-        kernel's do, i.e. with an intercept; the forest's always do)."""
-        return self._mix("conditional_weights", X)
-
-    def conditional_risk(self, X, Y) -> np.ndarray:
-        r"""Mixed estimated risk :math:`\hat R_\lambda(y_k | x_k)` of each row pair, (n,)."""
-        check_is_fitted(self, "mixture_")
-        share = self.mixture_
-        return (share * self.kernel_estimator_.conditional_risk(X, Y)
-                + (1.0 - share) * self.forest_estimator_.conditional_risk(X, Y))
+    def _keeper(self):
+        """The forest member: it always keeps its rows (a kernel fitted in the primal or on
+        Nystrom features drops them from model files)."""
+        return self.forest_estimator_
 
     def _check_own_state(self, plan: Mapping, training) -> None:
         """The members against the mixture's parameters and each other, and the choice
@@ -437,17 +409,11 @@ class MixedRiskECRM(StructuredEstimator):
         kernel, forest = self.kernel_estimator_, self.forest_estimator_
         if type(kernel) is not ECRMCV or type(forest) is not ForestECRMCV:
             raise TypeError("the members must be a fitted ECRMCV and a fitted ForestECRMCV")
+        check_members(self, {"the kernel member": kernel, "the forest member": forest},
+                      "the mixture")
         for name, member in (("kernel", kernel), ("forest", forest)):
-            for part in ("loss", "output_space"):
-                if _described(getattr(member, part)) != _described(getattr(self, part)):
-                    raise ValueError(f"the {name} member's {part} is not the mixture's")
             if repr(member.scoring) != repr(self.scoring):
                 raise ValueError(f"the {name} member's scoring is not the mixture's")
-        kernel_Y = kernel.Y_fit_  # None in the file of a linear loss's feature fit
-        if (kernel_Y is not None  # NaN: an unobserved entry (an incomplete ranking)
-                and not np.array_equal(kernel_Y, forest.Y_fit_, equal_nan=True)) or \
-                len({kernel.n_features_in_, forest.n_features_in_, self.n_features_in_}) != 1:
-            raise ValueError("the members were not fitted on the same data")
         results = self.cv_results_
         if not (isinstance(results, dict)
                 and set(results) == {*RESULTS_COLUMNS, "mixture", "mean_loss"}
@@ -486,6 +452,23 @@ def mixture_state_of_old_layout(params: dict, state: dict) -> dict:
         return state
     return {**state, "cv_results_": _results(results["mixture"], results["score"],
                                              results["mean_loss"])}
+
+
+def check_members(model, members: dict, whose: str) -> None:
+    """The members (by name) have ``model``'s loss and output space and were fitted on the
+    same data (the same features and, where a member keeps them, the same outputs)."""
+    rows = None
+    for name, member in members.items():
+        for part in ("loss", "output_space"):
+            if _described(getattr(member, part)) != _described(getattr(model, part)):
+                raise ValueError(f"{name}'s {part} is not {whose}'s")
+        if member.n_features_in_ != model.n_features_in_:
+            raise ValueError("the members were not fitted on the same data")
+        if member.Y_fit_ is not None:  # None in the file of a linear loss's feature fit
+            # NaN: an unobserved entry (an incomplete ranking)
+            if rows is not None and not np.array_equal(rows, member.Y_fit_, equal_nan=True):
+                raise ValueError("the members were not fitted on the same data")
+            rows = member.Y_fit_
 
 
 def _described(obj):

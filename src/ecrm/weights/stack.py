@@ -7,13 +7,12 @@ Each member :math:`j = 1, \dots, J` (a family estimator, e.g. :class:`ecrm.ECRMC
 .. math:: \hat R_\beta(y|x) = \sum_j \beta_j \hat R_j(y|x), \qquad
           \beta \in \Delta_J = \{\beta \ge 0, \textstyle\sum_j \beta_j = 1\},
 
-is again an estimate of the risk, with weights :math:`\sum_j \beta_j w^{(j)}(x)`; for a
-loss linear in an embedding its costs are :math:`c_\beta(x) = \sum_j \beta_j c_j(x)` and its
-label scores :math:`\sum_j \beta_j \hat p_j(x)`. Each member gives honest outputs of its
-training points (:meth:`ecrm.weights.RiskEstimator.fit_honest`: the kernel's exact
-leave-one-out costs, the forest's out-of-bag costs), so the combined honest costs of every
-:math:`\beta` are known with nothing refitted, and :math:`\beta` is chosen by the mean task
-loss of the exact oracle on them (or a metric of the combined label scores).
+is again an estimate of the risk, with weights :math:`\sum_j \beta_j w^{(j)}(x)`, costs
+:math:`\sum_j \beta_j c_j(x)` and label scores :math:`\sum_j \beta_j \hat p_j(x)`. The
+members' honest outputs of their training points
+(:meth:`ecrm.weights.RiskEstimator.fit_honest`) give the combined honest costs of every
+:math:`\beta` with nothing refitted: :math:`\beta` is chosen by the mean task loss of the
+exact oracle on them (or a metric of the combined label scores).
 
 That criterion is piecewise constant in :math:`\beta`, so :math:`\beta` is searched on the
 lattice :math:`\{\beta \in \Delta_J : k\beta \in \mathbb{Z}^J\}` of ``resolution`` :math:`k`:
@@ -24,16 +23,11 @@ iterate; every vertex, i.e. every member alone, is judged at the first step). Th
 members are always candidates.
 
 Choosing :math:`\beta` on the outputs it is then judged on flatters the stack. The nested
-check splits the honest rows in folds; on the rest of each fold's rows it chooses
-:math:`\beta` and the best single member, and judges both on the fold. The stack is kept only
-if its mean gain over the single member on the judged rows exceeds its standard error;
-otherwise the best single member is the model (``stack_used_`` says which). Under the task
-loss the folds are two halves and the gain a mean over rows, its standard error the rows'
-(:math:`s/\sqrt n` of the per-row gains). A metric (e.g. micro AU(PRC)) is not a mean over
-rows: the check then runs on ten folds (choose on nine, judge on the tenth), the gain is the
-mean of the ten metric differences and its standard error their spread :math:`s_g` corrected
-for the overlap of the rows the folds chose on, :math:`s_g\sqrt{1/10 + 1/9}`, so that it
-also carries the variability of the choice.
+check chooses :math:`\beta` and the best single member on the rest of each fold's rows (two
+halves under the task loss, ten folds under a metric) and judges both on the fold; the stack
+is kept only if its mean gain exceeds its standard error (per-row under the task loss, over
+the folds and corrected for their overlap under a metric), else the best single member is
+the model (``stack_used_``).
 
 For label scores chosen by a metric, each label :math:`l` may also get its own share
 :math:`\beta^{(l)}`: the lattice point minimising the label's Brier score of the combined
@@ -52,7 +46,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ecrm.estimators._parameters import RANDOM_STATE, Checked, Flag, Number, Rule, table
-from ecrm.estimators._template import StructuredEstimator
 from ecrm.selection._criteria import check_scoring
 from ecrm.weights._stack_choice import (
     best_candidate,
@@ -61,7 +54,7 @@ from ecrm.weights._stack_choice import (
     per_label,
     simplex_grid,
 )
-from ecrm.weights.mixture import _described
+from ecrm.weights.mixture import _Combination, _described
 
 __all__ = ["StackedRiskECRM", "best_candidate", "per_label", "simplex_grid"]
 
@@ -86,7 +79,7 @@ def _check_members(members):
 
 
 
-class StackedRiskECRM(StructuredEstimator):
+class StackedRiskECRM(_Combination):
     r"""ECRM on a convex combination of several weight families' risk estimates.
 
     Fits each member once, takes its honest outputs and chooses the combination
@@ -236,49 +229,15 @@ class StackedRiskECRM(StructuredEstimator):
             nested_results_=choice.nested)
         return self
 
-    # -- what the members know of the training data ---------------------------------------------
+    def _parts(self) -> list:
+        check_is_fitted(self, "weights_")
+        return list(zip(self.weights_, self.estimators_, strict=True))
+
     def _keeper(self):
         """A member that keeps its training rows (a kernel's feature fit drops them from
         model files; a forest always keeps them)."""
         check_is_fitted(self, "weights_")
         return next((e for e in self.estimators_ if e.Y_fit_ is not None), self.estimators_[0])
-
-    label_names_ = property(lambda self: self._keeper().label_names_)
-    output_mean_ = property(lambda self: self._keeper().output_mean_)
-    output_mode_ = property(lambda self: self._keeper().output_mode_)
-    Y_fit_ = property(lambda self: self._keeper().Y_fit_)
-    X_fit_ = property(lambda self: self._keeper().X_fit_)
-
-    @property
-    def honest_score_(self) -> float:
-        """The honest criterion of the chosen combination (``best_score_``)."""
-        return float(self.best_score_)
-
-    # -- prediction -----------------------------------------------------------------------------
-    def _combine(self, method: str, X, weights=None) -> np.ndarray:
-        """``method`` of the members, combined (a member of weight 0 is not asked)."""
-        check_is_fitted(self, "weights_")
-        weights = self.weights_ if weights is None else weights
-        out = None
-        for beta, member in zip(weights, self.estimators_, strict=True):
-            if beta > 0:
-                values = getattr(member, method)(X)
-                values = values.toarray() if hasattr(values, "toarray") else values
-                out = beta * values if out is None else out + beta * values
-        assert out is not None  # the weights sum to one
-        return out
-
-    def predict_costs(self, X) -> np.ndarray:
-        r"""Costs :math:`c_\beta(x) = \sum_j \beta_j c_j(x)` of the stacked risk, (n, e)."""
-        return self._combine("predict_costs", X)
-
-    def predict(self, X) -> np.ndarray:
-        """Exact minimisers of the stacked estimated conditional risk, (n, d) (or (n,) when
-        fitted on a 1-D ``y``)."""
-        from ecrm.weights.forest._dask import minimize_rows
-
-        Y = minimize_rows(self.output_space, self.predict_costs(X), self.loss.cost_form)
-        return Y[:, 0] if self.estimators_[0]._y_ndim == 1 else Y
 
     def predict_scores(self, X) -> np.ndarray:
         r"""The members' label scores combined, (n, d): by ``weights_``, or label by label
@@ -288,22 +247,6 @@ class StackedRiskECRM(StructuredEstimator):
             return self._combine("predict_scores", X)
         S = np.stack([np.asarray(e.predict_scores(X), dtype=float) for e in self.estimators_])
         return combine_labels(S, self.label_weights_, self.output_space)
-
-    def decision_function(self, X) -> np.ndarray:
-        """The label scores :meth:`predict_scores`, for scikit-learn's ranking scorers."""
-        S = self.predict_scores(X)
-        return S.ravel() if self.estimators_[0]._y_ndim == 1 else S
-
-    def conditional_weights(self, X) -> np.ndarray:
-        r"""Stacked risk weights :math:`\sum_j \beta_j w^{(j)}(x)`, (n, m)."""
-        return self._combine("conditional_weights", X)
-
-    def conditional_risk(self, X, Y) -> np.ndarray:
-        r"""Stacked estimated risk :math:`\hat R_\beta(y_k | x_k)` of each row pair, (n,)."""
-        check_is_fitted(self, "weights_")
-        return sum(beta * member.conditional_risk(X, Y)
-                   for beta, member in zip(self.weights_, self.estimators_, strict=True)
-                   if beta > 0)
 
     def _check_own_state(self, plan, training) -> None:
         """The members against the stack's parameters and each other, and the choice."""

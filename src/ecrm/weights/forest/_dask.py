@@ -5,16 +5,11 @@ r"""Forests on Dask arrays: the trees grown on the workers, the same model as in
 chunked by rows (the checks of :mod:`ecrm.weights.kernel._solvers._dask`: a loss with a
 linear form, one chunk along the columns, the same row chunks). Their fit (:func:`fits_dask`)
 
-* checks the Dask inputs before any work, then gathers them on the client: scikit-learn
-  grows a tree from the whole training matrix, so the client holds it as the in-memory fit
-  does, and the fitted model is that fit's (the same trees for the same seed, the same
-  out-of-bag criterion and choice, the same model file);
-* grows the trees under joblib's Dask backend when a :class:`distributed.Client` is active
-  (:func:`joblib.parallel_config`): scikit-learn's own tree-building tasks run on the
-  workers, the training matrix scattered once per batch of trees
-  (:data:`~ecrm.weights.forest._fit.GROW_BATCH_BYTES`), each tree's draws bounded as
-  ``max_samples`` bounds them in memory. Without a distributed client the trees grow on the
-  client, as ``n_jobs`` says;
+* checks the Dask inputs before any work, then gathers them on the client (scikit-learn
+  grows a tree from the whole training matrix): the fitted model is the in-memory fit's;
+* grows the trees under joblib's Dask backend when a :class:`distributed.Client` is active,
+  the training matrix scattered once per batch of trees
+  (:data:`~ecrm.weights.forest._fit.GROW_BATCH_BYTES`); else on the client, as ``n_jobs`` says;
 * finds the training points' leaves on the workers, chunk by chunk of ``X``
   (:func:`training_leaves`: ``dask.array.map_blocks`` of the packed trees' traversal, which
   gives scikit-learn's leaves);
@@ -37,9 +32,8 @@ import contextlib
 import functools
 
 import numpy as np
-import scipy.sparse as sp
 
-from ecrm.weights.forest._fit import ON_WORKERS, ForestFit, Trees
+from ecrm.weights.forest._fit import ON_WORKERS, ForestFit, Trees, leaf_average
 from ecrm.weights.kernel._solvers.budget import row_blocks
 from ecrm.weights.kernel._solvers.rows import is_dask_array
 
@@ -94,14 +88,8 @@ def _oob_chunk(box, leaves: np.ndarray, bag: np.ndarray) -> np.ndarray:
     out = np.empty((n, width))
     for blk in row_blocks(n, 2 * means.shape[1] + width + 3 * n_trees):
         keep = bag[blk] == 0
-        per_row = keep.sum(axis=1)
-        r, t = np.nonzero(keep)  # row by row, each row's trees in order: CSR order
-        seen = per_row > 0
-        scale = np.divide(1.0, per_row, out=np.zeros(len(per_row)), where=seen)
-        A = sp.csr_array((scale[r], leaves[blk][r, t],
-                          np.concatenate([[0], np.cumsum(per_row)])),
-                         shape=(len(per_row), n_nodes))
-        S = A @ means
+        seen = keep.any(axis=1)
+        S = leaf_average(leaves[blk], keep, n_nodes) @ means
         S[~seen] = np.nan
         out[blk] = S if fn is None else fn(S, seen)
     return out

@@ -166,6 +166,18 @@ class Trees:
             raise ValueError("the nodes do not form trees (a node with no or several parents)")
 
 
+def leaf_average(leaves: np.ndarray, include: np.ndarray | None, n_nodes: int) -> sp.csr_array:
+    """The (n, n_nodes) average over the trees (only those in ``include``, (n, n_trees)) of
+    each row's leaf indicators (``leaves``, (n, n_trees))."""
+    n, T = leaves.shape
+    keep = np.ones((n, T), bool) if include is None else include
+    per_row = keep.sum(axis=1)
+    r, t = np.nonzero(keep)  # row by row, each row's trees in order: CSR order already
+    scale = np.divide(1.0, per_row, out=np.zeros(n), where=per_row > 0)
+    return sp.csr_array((scale[r], leaves[r, t], np.concatenate([[0], np.cumsum(per_row)])),
+                        shape=(n, n_nodes))
+
+
 class BagPattern:
     """The (point, tree) pairs a forest's bootstraps left out, found once for the forest
     and every pruning of it (pruning changes the leaves, not the draws).
@@ -235,10 +247,6 @@ class ForestFit(RiskFit):
     def to_state(self) -> dict:
         return {"trees": self.trees, "bag": self.bag, "n_risk": self.n_risk}
 
-    @classmethod
-    def from_state(cls, state: dict, X_train=None) -> ForestFit:
-        return cls(**state, X_train=X_train)
-
     def slim(self) -> ForestFit:
         """A copy that predicts from the trees, the leaf weights and the targets alone (what
         a Dask graph ships: no training rows, bootstrap counts or training leaves)."""
@@ -281,21 +289,9 @@ class ForestFit(RiskFit):
             self._leaf_weights = L
         return self._leaf_weights
 
-    def _tree_average(self, leaves: np.ndarray, include: np.ndarray | None = None
-                      ) -> sp.csr_array:
-        """The (n, n_nodes) average over the trees (only those in ``include``) of each row's
-        leaf indicators."""
-        n, T = leaves.shape
-        keep = np.ones((n, T), bool) if include is None else include
-        per_row = keep.sum(axis=1)
-        r, t = np.nonzero(keep)  # row by row, each row's trees in order: CSR order already
-        scale = np.divide(1.0, per_row, out=np.zeros(n), where=per_row > 0)
-        return sp.csr_array((scale[r], leaves[r, t], np.concatenate([[0], np.cumsum(per_row)])),
-                            shape=(n, self.trees.n_nodes))
-
     def _average(self, leaves: np.ndarray, include: np.ndarray | None = None) -> sp.csr_array:
         """Rows of the leaf weights averaged over the trees (only those in ``include``)."""
-        return self._tree_average(leaves, include) @ self.leaf_weights()
+        return leaf_average(leaves, include, self.trees.n_nodes) @ self.leaf_weights()
 
     def block(self, X) -> sp.csr_array:
         """The forest weights w(x) of the rows of ``X``: a sparse (n, m) array."""
@@ -342,7 +338,7 @@ class ForestFit(RiskFit):
             else:
                 at = blk if rows is None else rows[blk]
                 out_of_bag = self.bag[at] == 0
-                A = self._tree_average(self.train_leaves()[at], out_of_bag)
+                A = leaf_average(self.train_leaves()[at], out_of_bag, self.trees.n_nodes)
                 seen = out_of_bag.any(axis=1)
             S = A @ means
             S[~seen] = np.nan

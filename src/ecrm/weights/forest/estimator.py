@@ -7,14 +7,12 @@ forest (:mod:`ecrm.weights.forest._fit`),
           w_i(x) = \frac1T \sum_{t=1}^T \frac{b_{ti}\, \mathbb 1[\ell_t(x_i) = \ell_t(x)]}
           {\sum_j b_{tj}\, \mathbb 1[\ell_t(x_j) = \ell_t(x)]},
 
-and predicts its exact minimiser over the output space, as :class:`ecrm.ECRM` does with kernel
-ridge weights. For a loss linear in an embedding the trees are grown on :math:`\psi(Y)` (a
-multi-output regression forest whose leaves average :math:`\psi`), so the costs
-:math:`c(x) = \sum_i w_i(x)\psi(y_i)` are the forest's prediction; a loss without a linear
-form hands the weights to its risk minimiser. Its honest criterion is out of bag: every
-training point is predicted by the trees that never drew it (``oob_loss_``), and
-:class:`ForestECRMCV` chooses the forest's settings by it (the search:
-:mod:`ecrm.weights.forest._search`; the judgement: :mod:`ecrm.weights.forest._oob`).
+and predicts its exact minimiser over the output space. For a linear loss the trees are grown
+on :math:`\psi(Y)`, so the costs :math:`c(x) = \sum_i w_i(x)\psi(y_i)` are the forest's
+prediction; another loss hands the weights to its risk minimiser. The honest criterion is out
+of bag (each training point predicted by the trees that never drew it, ``oob_loss_``), by
+which :class:`ForestECRMCV` chooses the settings (:mod:`ecrm.weights.forest._search`,
+:mod:`ecrm.weights.forest._oob`).
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ from ecrm.estimators._parameters import RANDOM_STATE, Checked, check_parameter, 
 from ecrm.estimators._validation import check_int
 from ecrm.losses.base import LinearLoss
 from ecrm.selection._criteria import check_scoring
-from ecrm.weights._risk import _ECRMBase
+from ecrm.weights._risk import RiskEstimator
 from ecrm.weights.forest._dask import fits_dask
 from ecrm.weights.forest._fit import ForestFit, Grown, Trees, grow_forest
 from ecrm.weights.forest._oob import forest_fit, judge, oob_scores
@@ -74,16 +72,13 @@ def _check_max_features(value):
     return check_parameter("max_features", value)
 
 
-class ForestECRM(_ECRMBase):
+class ForestECRM(RiskEstimator):
     r"""Structured prediction by conditional risk minimisation with forest weights.
 
-    See the module docstring for the weights. Fitting grows ``n_estimators`` trees of
-    scikit-learn's :class:`~sklearn.ensemble.RandomForestRegressor` (``flavour="random"``) or
-    :class:`~sklearn.ensemble.ExtraTreesRegressor` (``"extra"``, on bootstrap samples) on the
-    loss's embedding :math:`\psi(Y)` (a loss without a linear form: on the outputs ``Y``);
-    prediction is the forest's weighted sum of :math:`\psi(y_i)` followed by the output
-    space's exact oracle, or the loss's risk minimiser on the weights. Inputs are the features
-    as they are: trees need no scaling.
+    Fitting grows ``n_estimators`` trees of scikit-learn's
+    :class:`~sklearn.ensemble.RandomForestRegressor` or
+    :class:`~sklearn.ensemble.ExtraTreesRegressor` on :math:`\psi(Y)` (a loss without a linear
+    form: on ``Y``); see the module docstring for the weights. Features need no scaling.
 
     Parameters
     ----------
@@ -104,14 +99,12 @@ class ForestECRM(_ECRMBase):
         Bootstrap draws per tree: ``m`` (``None``), at most this many, or this share of
         ``m``. Smaller samples grow large forests faster and leave more trees out of bag.
     n_split_targets : int >= 1, default=64
-        When the embedding is wider, the trees choose their splits on a projection of it to
-        this many columns (the leaves still average the whole embedding), so that wide
-        embeddings (DAG hierarchies) grow in the time of narrow ones. ``None``: always the
-        whole embedding.
+        A wider embedding is projected to this many columns for choosing the splits (the
+        leaves still average all of it), so wide embeddings grow as fast as narrow ones.
+        ``None``: always the whole embedding.
     split_projection : {"random", "principal"}, default="random"
-        That projection: a Gaussian random one, or the embedding's top principal components
-        (scikit-learn's :class:`~sklearn.decomposition.PCA`), which keep the most of its
-        variance in those columns.
+        That projection: Gaussian random, or the top principal components
+        (:class:`~sklearn.decomposition.PCA`).
     n_jobs : int, default=None
         Trees grown in parallel (scikit-learn's ``n_jobs``).
     random_state : int, RandomState instance or None, default=None
@@ -144,7 +137,7 @@ class ForestECRM(_ECRMBase):
     """
 
     _fitted_attributes = tuple(
-        name for name in _ECRMBase._fitted_attributes if name != "kernel_params_"
+        name for name in RiskEstimator._fitted_attributes if name != "kernel_params_"
     ) + ("oob_loss_", "oob_predictions_")
 
     _parameter_constraints = table(
@@ -236,12 +229,8 @@ class ForestECRM(_ECRMBase):
 
     def weighted_sum(self, T, X=None, *, rows=None) -> np.ndarray:
         r"""The forest's weighted sum :math:`\sum_i w_i(x)\, t_i` of values of the training
-        points.
-
-        With the embedding :math:`T = \psi'(Y)` of another linear loss on the same output
-        space this gives that loss's costs under this forest's weights, so that one forest
-        serves several losses (``T = loss.psi(Y)`` of the forest's own loss gives
-        :meth:`predict_costs` and :meth:`oob_costs`).
+        points: with :math:`T = \psi'(Y)` of another linear loss, that loss's costs under
+        this forest's weights (one forest serves several losses).
 
         Parameters
         ----------
@@ -346,19 +335,15 @@ class ForestECRMCV(ForestECRM):
 
     Every setting of ``param_grid`` (keys among ``flavour``, ``max_features``,
     ``min_samples_leaf``, ``min_samples_split``, ``max_depth``) is a forest on all the
-    training points; the one with the best out-of-bag criterion is kept as it is (that
-    criterion is an honest estimate for it: no refit). The criterion is minus the out-of-bag
-    task loss (``scoring="loss"``) or a ranking metric of the out-of-bag label scores, as in
-    :class:`ecrm.ECRMCV`, so the two families' ``best_score_`` compare
-    (:func:`ecrm.selection.select_honestly`).
+    training points; the one with the best out-of-bag criterion is kept as it is (no refit:
+    the criterion is honest for it). The criterion is as :class:`ecrm.ECRMCV`'s, so the two
+    families' ``best_score_`` compare (:func:`ecrm.selection.select_honestly`).
 
     Settings that differ only in ``min_samples_split`` share one forest, grown with the
-    smallest value and pruned for the others (:func:`ecrm.weights.forest._fit.prune`: the pruned
-    trees are distributed as trees grown with that value), so a grid of leaf sizes costs one
-    forest. With ``search_estimators``, every setting is first judged on that many trees;
-    the best setting's forest then grows on to ``n_estimators`` trees and the
-    ``min_samples_split`` values of its group are judged again on the whole forest.
-    ``split_search="descent"`` judges fewer of those values (see below).
+    smallest value and pruned for the others (:func:`ecrm.weights.forest._fit.prune`: pruned
+    trees are distributed as trees grown with that value). With ``search_estimators``, every
+    setting is first judged on that many trees; the best one's forest then grows on to
+    ``n_estimators`` and its group's ``min_samples_split`` values are judged again.
 
     Parameters
     ----------
@@ -377,12 +362,11 @@ class ForestECRMCV(ForestECRM):
         (``None``, or at least ``n_estimators``: every setting grows them all).
     split_search : {"grid", "descent"}, default="grid"
         Which ``min_samples_split`` values of a group are judged: all (``"grid"``), or a
-        descent along the sorted values (``"descent"``): from the middle one (with
-        ``search_estimators``, on the whole forest: from the value chosen on fewer trees),
-        judge both neighbours and move to the better one while it beats the current value.
-        It ends at a local optimum of the criterion over the values, the grid's choice
-        when the criterion is unimodal in ``min_samples_split``, typically after three to
-        five judgements instead of all. Values not judged are NaN in ``cv_results_``.
+        descent along the sorted values (``"descent"``) from the middle one (with
+        ``search_estimators``, on the whole forest: from the value chosen on fewer trees) to
+        the better neighbour while it beats the current value: a local optimum (the grid's
+        choice when the criterion is unimodal), typically after three to five judgements.
+        Values not judged are NaN in ``cv_results_``.
 
     Attributes
     ----------

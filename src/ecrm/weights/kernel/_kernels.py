@@ -6,8 +6,6 @@ checks the shape of a precomputed block and :func:`kernel_matrix` returns it as 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
@@ -32,11 +30,6 @@ KERNEL_PARAMS: dict[str, tuple[str, ...]] = {
 }
 
 
-def check_kernel(kernel) -> str | Callable:
-    """Return ``kernel`` if it is a known name or a callable, else raise ``ValueError``."""
-    return check_parameter("kernel", kernel)
-
-
 def check_kernel_params(kernel, gamma=None, degree=3, coef0=1.0) -> dict:
     """The kernel settings as a dict, after checking each (``ValueError`` naming it).
 
@@ -50,7 +43,7 @@ def check_kernel_params(kernel, gamma=None, degree=3, coef0=1.0) -> dict:
     ...
     ValueError: degree must be an integer >= 1; got 2.5
     """
-    check_kernel(kernel)
+    check_parameter("kernel", kernel)
     check_parameter("gamma", gamma)
     check_parameter("degree", degree)
     check_parameter("coef0", coef0)
@@ -135,7 +128,7 @@ def kernel_matrix(X, Z, kernel, *, gamma=None, degree=3, coef0=1.0,
         If the kernel gives NaN or infinite values (a callable returning NaN, or inputs so
         large that the kernel overflows).
     """
-    kernel = check_kernel(kernel)
+    kernel = check_parameter("kernel", kernel)
     if kernel == "precomputed":
         if sp.issparse(X):
             return X.toarray()

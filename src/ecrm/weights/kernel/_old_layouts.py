@@ -1,9 +1,10 @@
 """ECRMCV's parameters and fitted state as model files of earlier layouts hold them.
 
 The model-file loader (:mod:`ecrm.model_files._registry`) maps a file's older layout to the
-current one before it constructs the estimator: :func:`ecrmcv_params_of_old_layout` (the search
-settings ECRMCV took itself, and the Nystrom settings, before they moved to its search and
-solver objects) and :func:`ecrmcv_state_of_old_layout` (the columns of ``cv_results_`` before
+current one before it constructs the estimator: :func:`ecrm_params_of_old_layout` (the Nystrom
+settings ECRM and ECRMCV took themselves before they moved to the solver object),
+:func:`ecrmcv_params_of_old_layout` (the search settings ECRMCV took itself before they moved to
+its search object) and :func:`ecrmcv_state_of_old_layout` (the columns of ``cv_results_`` before
 every search shared one layout).
 """
 
@@ -12,7 +13,8 @@ from __future__ import annotations
 from ecrm.selection._search import LeaveOneOutSearch
 from ecrm.weights.kernel._solvers.solver import NystromSolver
 
-__all__ = ["ecrmcv_params_of_old_layout", "ecrmcv_state_of_old_layout"]
+__all__ = ["ecrm_params_of_old_layout", "ecrmcv_params_of_old_layout",
+           "ecrmcv_state_of_old_layout"]
 
 
 #: The settings ECRMCV took itself before they moved to its search object.
@@ -20,11 +22,32 @@ _SEARCH_SETTINGS = ("fit_intercept", "kernel_grid", "memory", "loo_samples", "ke
                     "verbose", "calibration", "alpha_search", "extend_grid", "max_added_gammas")
 
 
+def ecrm_params_of_old_layout(params: dict) -> dict:
+    """ECRM's (or ECRMCV's) parameters as a model file written while the estimator took the
+    Nystrom centres' settings ``n_components`` and ``center_selection`` itself: with
+    ``solver="nystrom"`` and either set, they go to a :class:`~ecrm.NystromSolver`, else
+    (their defaults, or a solver that does not read them) they are dropped. Parameters of the
+    current layout come back unchanged.
+
+    >>> ecrm_params_of_old_layout({"alpha": 0.1, "solver": "nystrom", "n_components": 20,
+    ...                            "center_selection": "uniform"})
+    {'alpha': 0.1, 'solver': NystromSolver(n_components=20)}
+    """
+    params = dict(params)
+    n_components = params.pop("n_components", None)
+    center = params.pop("center_selection", "uniform")
+    if params.get("solver") == NystromSolver.name and (
+            n_components is not None or not (isinstance(center, str) and center == "uniform")):
+        params["solver"] = NystromSolver(n_components=n_components, center_selection=center)
+    return params
+
+
 def ecrmcv_params_of_old_layout(params: dict) -> dict:
     """ECRMCV's parameters as a model file written before the search object holds them:
     the search's settings on a :class:`~ecrm.selection.LeaveOneOutSearch` (``alphas`` and
     ``scoring`` stay, as the shortcuts), the Nystrom centres' settings on a
-    :class:`~ecrm.NystromSolver`. Parameters of the current layout come back unchanged.
+    :class:`~ecrm.NystromSolver` (:func:`ecrm_params_of_old_layout`). Parameters of the
+    current layout come back unchanged.
 
     >>> new = ecrmcv_params_of_old_layout({"alphas": [0.1], "loo_samples": 5,
     ...                                    "solver": "nystrom", "n_components": 20})
@@ -34,13 +57,8 @@ def ecrmcv_params_of_old_layout(params: dict) -> dict:
     old = set(params) & {*_SEARCH_SETTINGS, "n_components", "center_selection"}
     if not old or "search" in params:
         return dict(params)
-    params = dict(params)
+    params = ecrm_params_of_old_layout(params)
     moved = {k: params.pop(k) for k in _SEARCH_SETTINGS if k in params}
-    n_components = params.pop("n_components", None)
-    center = params.pop("center_selection", "uniform")
-    if params.get("solver") == NystromSolver.name and (
-            n_components is not None or not (isinstance(center, str) and center == "uniform")):
-        params["solver"] = NystromSolver(n_components=n_components, center_selection=center)
     return {**params, "search": LeaveOneOutSearch(**moved)}
 
 

@@ -1,13 +1,9 @@
 r"""ECRM and ECRMCV: scikit-learn estimators that compose risk weights, loss and oracle.
 
-Both rest on :mod:`ecrm.weights._risk` (checks, declared fitted state, prediction from one fit
-object). :class:`ECRM` fits through the basis of the chosen solver
-(:func:`ecrm.weights.kernel._solvers.prepare.prepare`); :class:`ECRMCV` runs the one exact
-leave-one-out search of :mod:`ecrm.selection._loo` over the leave-one-out bases of the chosen solver
-(:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`), then refits the selected candidate. A
-fit checks every parameter and the data before any work and sets the fitted attributes (ending in
-``_``) only once it has succeeded: a failed fit leaves the estimator as it was. Neither branches on
-which solver is behind the fit object.
+Both rest on :mod:`ecrm.weights._risk`. :class:`ECRM` fits through the basis of the chosen
+solver (:func:`ecrm.weights.kernel._solvers.prepare.prepare`); :class:`ECRMCV` runs the exact
+leave-one-out search of :mod:`ecrm.selection._loo` over the solver's leave-one-out bases, then
+refits the selected candidate. A failed fit leaves the estimator as it was.
 """
 
 from __future__ import annotations
@@ -31,31 +27,15 @@ from ecrm.selection._criteria import SCORERS, ScoreMetric, TaskLoss
 from ecrm.selection._grid import alpha_grid, kernel_settings
 from ecrm.selection._search import LeaveOneOutSearch, check_search, effective_search
 from ecrm.selection.calibration import choose_calibration
-from ecrm.weights._risk import _ECRMBase
+from ecrm.weights._risk import RiskEstimator
 from ecrm.weights.kernel._ridge import check_ridge
-from ecrm.weights.kernel._solvers.choice import check_solver, check_solver_params
 from ecrm.weights.kernel._solvers.prepare import prepare
 from ecrm.weights.kernel._solvers.rows import RiskTargets
 
 __all__ = ["ECRM", "ECRMCV"]
 
 
-def _alpha_shortcut(alphas):
-    """ECRMCV's ``alphas``: ``None`` (the search's) or a checked grid."""
-    return None if alphas is None else alpha_grid(alphas)
-
-
-def _kernel_settings(own: dict, search) -> list[dict]:
-    """The kernel settings the search tries: its ``kernel_grid`` over the estimator's own."""
-    return kernel_settings(own, search["kernel_grid"])
-
-
-def _check_solver(solver, memory_budget) -> None:
-    """ECRMCV's solver: a name or a solver object carrying its own settings."""
-    check_solver(solver, memory_budget=memory_budget)
-
-
-class ECRM(_ECRMBase):
+class ECRM(RiskEstimator):
     r"""Structured prediction by estimated conditional risk minimisation.
 
     Kernel ridge regression of the loss to every training output gives the estimated
@@ -94,28 +74,19 @@ callable, default="rbf"
         Model an unpenalised intercept in every risk regression (the risk weights then sum to
         one); see :mod:`ecrm.weights.kernel._ridge` for the derivation.
     solver : {"auto", "dual", "primal", "nystrom"} or Solver, default="auto"
-        How the risk regressions are solved (:mod:`ecrm.weights.kernel._solvers`), all with the same
-        objective and ``alpha``. ``"dual"``: exact, on the m x m Gram matrix. ``"primal"``:
+        How the risk regressions are solved (:mod:`ecrm.weights.kernel._solvers`), all with the
+        same objective and ``alpha``. ``"dual"``: exact, on the m x m Gram matrix. ``"primal"``:
         exact for ``kernel="linear"`` (dense or sparse inputs) on the p x p matrix
         :math:`X^\top X`, accumulated over row blocks; predictions are
-        ``X @ coef_ + intercept_``. ``"nystrom"``: ``n_components`` centres among the
-        training points and the features :math:`K(x, C) K_{MM}^{+1/2}`, then the primal path
-        (an approximation of the kernel, exact when every point is a centre). ``"auto"``:
-        the dual while its m x m matrices fit ``memory_budget``, else the primal for a
-        linear kernel, else a ``ValueError`` naming ``solver="nystrom"`` (never a silent
-        approximation). A :class:`ecrm.Solver` object (``ecrm.NystromSolver(n_components=50,
-        center_selection="kmeans++")``, :class:`ecrm.DualSolver`, :class:`ecrm.PrimalSolver`,
-        or one of your own added by :func:`ecrm.register_solver`) carries its own settings:
-        ``n_components`` and ``center_selection`` then keep their defaults.
-    n_components : int >= 1, default=None
-        Deprecated: ``solver=ecrm.NystromSolver(n_components=M)``. Nystrom centres M, at
-        most m (``None``: ``min(m, 1000)``); only for ``"nystrom"``.
-    center_selection : {"uniform", "kmeans++", "leverage"} or CenterSelector, \
-default="uniform"
-        Deprecated: ``solver=ecrm.NystromSolver(center_selection=...)``. How the Nystrom
-        centres are drawn: a :class:`ecrm.CenterSelector` (its ``select`` method), or the
-        name of one of the three built in (:class:`ecrm.UniformCenters`,
-        :class:`ecrm.KMeansPlusPlusCenters`, :class:`ecrm.LeverageCenters`).
+        ``X @ coef_ + intercept_``. ``"nystrom"``: M centres among the training points and the
+        features :math:`K(x, C) K_{MM}^{+1/2}`, then the primal path (an approximation of the
+        kernel, exact when every point is a centre). ``"auto"``: the dual while its m x m
+        matrices fit ``memory_budget``, else the primal for a linear kernel, else a
+        ``ValueError`` naming ``solver="nystrom"`` (never a silent approximation). A
+        :class:`ecrm.Solver` object carries its own settings:
+        ``ecrm.NystromSolver(n_components=50, center_selection="kmeans++")`` (the number of
+        centres and how they are drawn), :class:`ecrm.DualSolver`, :class:`ecrm.PrimalSolver`,
+        or one of your own added by :func:`ecrm.register_solver`.
     memory_budget : float in (0, inf), default=None
         GiB the dual's m x m matrices may take (``None``: 8); also checked, before any
         allocation, for the primal's matrices. Row blocks follow scikit-learn's
@@ -158,14 +129,13 @@ default="uniform"
 
     #: Each parameter's constraint (:func:`ecrm.estimators._parameters.table`).
     _parameter_constraints = table(
-        "kernel", "gamma", "degree", "coef0", "alpha", "solver", "n_components",
-        "center_selection", "memory_budget", fit_intercept=Flag(),
-        random_state=RANDOM_STATE)
+        "kernel", "gamma", "degree", "coef0", "alpha", "solver", "memory_budget",
+        fit_intercept=Flag(), random_state=RANDOM_STATE)
     _parameter_rules = (KERNEL_PARAMS, SOLVER_SETTINGS)
 
     def __init__(self, loss, output_space, *, kernel="rbf", gamma=None, degree=3, coef0=1,
-                 alpha=1e-3, fit_intercept=True, solver="auto", n_components=None,
-                 center_selection="uniform", memory_budget=None, random_state=None):
+                 alpha=1e-3, fit_intercept=True, solver="auto", memory_budget=None,
+                 random_state=None):
         self.loss = loss
         self.output_space = output_space
         self.kernel = kernel
@@ -175,8 +145,6 @@ default="uniform"
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.solver = solver
-        self.n_components = n_components
-        self.center_selection = center_selection
         self.memory_budget = memory_budget
         self.random_state = random_state
 
@@ -198,7 +166,6 @@ default="uniform"
         self : ECRM
         """
         plan = self._check_params()
-        self._warn_solver_options()
         params, alpha = plan["kernel_params"], plan["alpha"]
         X, Y, seen = self._check_training_data(X, Y, params["kernel"])
         m = X.shape[0]
@@ -212,7 +179,7 @@ default="uniform"
         return self
 
 
-class ECRMCV(_ECRMBase):
+class ECRMCV(RiskEstimator):
     r"""ECRM with ``alpha``, the intercept and the kernel chosen by exact leave-one-out.
 
     For every candidate :math:`\lambda` the exact leave-one-out costs are
@@ -220,23 +187,18 @@ class ECRMCV(_ECRMBase):
     .. math:: c_{-i}(x_i) = \frac{(H\Psi)_i - H_{ii}\,\psi(y_i)}{1 - H_{ii}},
 
     with :math:`H` the hat matrix of the risk regressions (:mod:`ecrm.weights.kernel._ridge`):
-    because the costs are linear in the regression targets :math:`\psi(y_j)`, the fit without point
-    :math:`i` (same ridge term :math:`m\lambda` on the diagonal) has exactly these costs at
-    :math:`x_i`. Its prediction is :math:`\hat y_{-i} = \arg\min_y \langle \phi(y),
-    c_{-i}(x_i)\rangle` and the criterion is the leave-one-out *task loss*
-    :math:`\frac1m\sum_i \ell(\hat y_{-i}, y_i)`, for every :math:`\lambda` from one
-    eigendecomposition :math:`K = Q\Lambda Q^\top` per kernel (a thin one from the SVD of
-    ``X`` for a linear kernel with fewer features than samples). The selected model is
-    refitted on all data from the same decomposition.
+    the costs being linear in the targets, they are exactly those of the fit without point
+    :math:`i` (same ridge term :math:`m\lambda`). The criterion is the leave-one-out *task
+    loss* :math:`\frac1m\sum_i \ell(\hat y_{-i}, y_i)` of the oracle's
+    :math:`\hat y_{-i} = \arg\min_y \langle \phi(y), c_{-i}(x_i)\rangle`, for every
+    :math:`\lambda` from one eigendecomposition per kernel (thin, from the SVD of ``X``, for a
+    linear kernel with fewer features than samples), which also refits the selected model.
 
-    With ``scoring`` a ranking metric, the criterion is instead that metric of the exact
-    leave-one-out *label scores* :math:`\hat p_{-i}(x_i)` (:meth:`predict_scores` of the fit
-    without point :math:`i`: the same hat-matrix formula applied to the label columns, then
-    the output space's consistency step, as at prediction); no oracle runs during the search.
-    With ``calibration="isotonic"`` (``"platt"``) each label's score is then mapped through
-    an isotonic (logistic) regression of the label on its exact leave-one-out scores
-    (:mod:`ecrm.selection.calibration`); ``"auto"`` chooses none, isotonic or Platt by the metric of
-    cross-fitted calibrated leave-one-out scores.
+    With ``scoring`` a ranking metric, the criterion is that metric of the exact leave-one-out
+    *label scores* (the same formula on the label columns, then the output space's consistency
+    step); no oracle runs. A calibration (``"isotonic"``, ``"platt"``, or ``"auto"`` choosing by
+    cross-fitting) maps each label's score through a regression of the label on its exact
+    leave-one-out scores (:mod:`ecrm.selection.calibration`).
 
     Parameters
     ----------
@@ -253,21 +215,14 @@ class ECRMCV(_ECRMBase):
         ``"macro_auprc"``. Metrics of the scores need ``solver="dual"``. A shortcut given
         beside a ``search`` that sets the same setting is refused.
     search : ecrm.selection.LeaveOneOutSearch, default=None
-        The search's settings: the grid of alphas, the intercept choice (``fit_intercept``,
-        ``"auto"`` by default: both, the better kept), the kernel grid (``kernel_grid``, in
-        :class:`sklearn.model_selection.ParameterGrid` form over ``kernel``, ``gamma``,
-        ``degree``, ``coef0``; the others come from the parameters above), the scoring, the
-        calibration of :meth:`predict_scores`, the extension of the grid past a winning end
-        (``extend_grid``, ``max_added_gammas``), ``loo_samples``, ``kernel_subsample``,
-        ``alpha_search``, the cache of eigendecompositions (``memory``) and the progress
-        bar (``verbose``). ``None``: ``LeaveOneOutSearch()``. With ``"primal"``/
-        ``"nystrom"`` solvers the exact leave-one-out loss is that of the low-rank model
-        (same centres, same ridge), every alpha from one eigendecomposition of
-        :math:`F^\top F` (:class:`ecrm.weights.kernel._solvers.primal.PrimalLeaveOneOut`), and
-        ``memory`` is not used.
+        The search's settings (``None``: ``LeaveOneOutSearch()``): alphas, intercept choice,
+        kernel grid (over ``kernel``, ``gamma``, ``degree``, ``coef0``; the others come from
+        the parameters above), scoring, calibration, grid extension, subsampling, cache and
+        progress bar, each described there. With ``"primal"``/``"nystrom"`` solvers the exact
+        leave-one-out loss is that of the low-rank model (same centres, same ridge), every
+        alpha from one eigendecomposition of :math:`F^\top F`
+        (:class:`ecrm.weights.kernel._solvers.primal.PrimalLeaveOneOut`).
     solver, memory_budget : see :class:`ECRM`.
-        Solver settings (the Nystrom centres) live on the solver object:
-        ``solver=ecrm.NystromSolver(n_components=M, center_selection="kmeans++")``.
     random_state : int, RandomState instance or None, default=None
         Draws the subsets of ``loo_samples`` and ``kernel_subsample`` and the Nystrom
         centres.
@@ -323,7 +278,7 @@ class ECRMCV(_ECRMBase):
     _parameter_constraints = table(
         "kernel", "gamma", "degree", "coef0", "scoring", "solver", "memory_budget",
         alphas=Checked("a non-empty list of alphas", bad=([], [0.0], [1e-3, -1.0]),
-                       function=_alpha_shortcut),
+                       function=lambda alphas: None if alphas is None else alpha_grid(alphas)),
         search=Checked("a LeaveOneOutSearch", bad=("x", LeaveOneOutSearch(alphas=[]),
                                                    LeaveOneOutSearch(loo_samples=0)),
                        function=check_search),
@@ -334,8 +289,9 @@ class ECRMCV(_ECRMBase):
         KERNEL_PARAMS,
         Rule("loo", effective_search, ("alphas", "scoring", "search"), as_given=True),
         Rule("search_plan", LeaveOneOutSearch.plan, ("loo",)),
-        Rule("settings", _kernel_settings, ("kernel_params", "search_plan")),
-        Rule(None, _check_solver, ("solver", "memory_budget")))
+        Rule("settings", lambda own, search: kernel_settings(own, search["kernel_grid"]),
+             ("kernel_params", "search_plan")),
+        SOLVER_SETTINGS)
     _linear_loss = True
 
     def __init__(self, loss, output_space, *, alphas=None, kernel="rbf", gamma=None, degree=3,
@@ -427,10 +383,6 @@ class ECRMCV(_ECRMBase):
                     search.best.alpha, seen, **self._search_state(search, stage1, choice))
         return search
 
-    def _solver_choice(self, X, kernel, *, cv: bool):
-        return check_solver_params(self.solver, None, "uniform", self.memory_budget,
-                                   m=X.shape[0], p=X.shape[1], kernel=kernel, cv=cv)
-
     def _calibrate(self, search, Y, metric, rng, calibration):
         """The score calibration chosen on the exact leave-one-out scores of every point."""
         metric = metric or SCORERS["micro_auprc"]
@@ -442,7 +394,7 @@ class ECRMCV(_ECRMBase):
                                   consistent=self.output_space.consistent_scores,
                                   random_state=rng)
 
-    _fitted_attributes = _ECRMBase._fitted_attributes + (
+    _fitted_attributes = RiskEstimator._fitted_attributes + (
         "alpha_", "fit_intercept_", "best_score_", "cv_results_", "kernel_search_results_",
         "loo_rows_", "loo_predictions_", "loo_scores_", "score_calibration_", "calibration_",
         "calibration_results_")

@@ -1,19 +1,12 @@
 r"""The array backend, NumPy or Dask, chosen once at the entry of ``fit`` and ``predict``.
 
-:func:`get_backend` looks at the arrays a call receives (Dask collections are recognised by
-their type's module, with no Dask import) and returns one of two backends with the same
-three answers:
-
-* ``training_rows(X, Y, space)``: the training rows, whose passes (normal equations, sums
-  and stacks of per-block arrays) run over ``working_memory`` blocks in memory, or per chunk
-  as a map-reduce on the active Dask scheduler (:mod:`ecrm.weights.kernel._solvers._dask`);
-* ``centres(...)``: the Nystrom centres
-  (:func:`ecrm.weights.kernel._solvers.centers.select_centers`; on Dask pulled to the client);
-* ``map_rows(fn, X, width, check)``: ``fn`` of every row block of the inputs, stacked in row
-  order (a lazy Dask array with the row chunks of ``X`` on Dask): the prediction methods run
-  their block step through it, so a Dask prediction uses the same row abstraction as
-  training and ships only that step (the fit object without its training rows, the loss and
-  the output space) to the workers.
+:func:`get_backend` looks at the arrays a call receives (no Dask import) and returns one of
+two backends with the same three answers: ``training_rows(X, Y, space)``, whose passes run
+over ``working_memory`` blocks in memory or per chunk as a map-reduce
+(:mod:`ecrm.weights.kernel._solvers._dask`); ``centres(...)``, the Nystrom centres (on Dask
+pulled to the client); and ``map_rows(fn, X, ...)``, ``fn`` of every row block stacked in row
+order (lazily, with the row chunks of ``X``, on Dask), through which prediction ships only its
+block step (the slim fit, the loss and the output space) to the workers.
 
 Every prediction block also holds a slot of :data:`BLAS_SLOTS`: however many threads call
 ``predict`` at once, at most that many run BLAS at the same time (OpenBLAS aborts the process

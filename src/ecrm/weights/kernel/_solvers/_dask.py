@@ -1,10 +1,8 @@
 r"""ECRM on Dask arrays: the streaming primal fit as a map-reduce, prediction per chunk.
 
-Inputs are Dask arrays chunked by rows only (one chunk along the columns), ``X`` (m, p) and
-``Y`` (m, d) with the same row chunks; ``Y`` may also be an in-memory array with m rows,
-which is then split along ``X``'s row chunks (each piece goes to the worker of its chunk). A
-``Y`` chunked differently from ``X`` is an error (rechunk it: ``Y.rechunk({0: X.chunks[0]})``),
-so that no data moves silently between workers.
+Inputs are Dask arrays chunked by rows only, ``X`` (m, p) and ``Y`` (m, d) with the same row
+chunks (else an error: ``Y.rechunk({0: X.chunks[0]})``; no data moves silently between
+workers), or ``Y`` in memory, split along ``X``'s row chunks.
 
 **Fit** (``solver="primal"`` or ``"nystrom"``; the dual's m x m matrix is refused):
 
@@ -23,15 +21,12 @@ so that no data moves silently between workers.
   candidate the same way, and a last pass gathers the winner's leave-one-out predictions
   (``(len(loo_rows_), d)`` on the client: bound it with ``loo_samples``).
 
-Each chunk is checked on its worker as it is read (float inputs; outputs in the output
-space, an error naming the chunk's rows); a failure stops the fit before anything is set.
-The fitted estimator keeps the Dask arrays as ``X_fit_`` and ``Y_fit_`` (references, not
-computed); prediction needs only the feature map and the coefficients.
+Each chunk is checked on its worker as it is read (an error names the chunk's rows); a
+failure stops the fit before anything is set. ``X_fit_`` and ``Y_fit_`` keep the Dask arrays
+(references, not computed).
 
-**Prediction** on a Dask array is lazy: ``predict``, ``predict_costs`` and
-``predict_scores`` return Dask arrays with the same row chunks (:func:`map_row_chunks`: the
-in-memory pass of :mod:`ecrm.weights.kernel._solvers._backend` per chunk, i.e. features, costs and
-the exact oracle), computed on the active scheduler.
+**Prediction** on a Dask array is lazy, with the same row chunks (:func:`map_row_chunks`: the
+in-memory pass of :mod:`ecrm.weights.kernel._solvers._backend` per chunk).
 
 Dask is imported only inside these functions, and only when Dask arrays are passed.
 """

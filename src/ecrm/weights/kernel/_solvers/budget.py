@@ -1,18 +1,11 @@
 r"""The memory budget and row blocks (checked before any work).
 
-Each solver states the memory it needs at its peak
-(:meth:`ecrm.weights.kernel._solvers.solver.Solver.memory_need`, checked against the measured peak
-by ``benchmarks/bench_memory.py``) in the copies declared here: the exact dual about 1.25 m x m
-arrays for :class:`ecrm.ECRM`'s Cholesky factor and 3.5 for :class:`ecrm.ECRMCV`'s
-eigendecomposition (in the matrix's own memory, with LAPACK's workspace and the eigenvectors). A
-solver's matrices are checked against ``memory_budget`` (GiB, default
-:data:`DEFAULT_MEMORY_BUDGET_GIB`) before it allocates; ``solver="auto"``
-(:func:`ecrm.weights.kernel._solvers.choice.check_solver_params`) takes the first exact solver that
-fits.
-
-Row blocks (streaming fits and every prediction) are sized by scikit-learn's
-``working_memory`` setting (``sklearn.set_config(working_memory=...)``, MiB, default 1024),
-as :func:`sklearn.metrics.pairwise_distances_chunked` does.
+Each solver states its peak memory (:meth:`ecrm.weights.kernel._solvers.solver.Solver.
+memory_need`, checked against the measured peak by ``benchmarks/bench_memory.py``) in the
+copies declared here; its matrices are checked against ``memory_budget`` (GiB, default
+:data:`DEFAULT_MEMORY_BUDGET_GIB`) before it allocates. Row blocks (streaming fits and every
+prediction) are sized by scikit-learn's ``working_memory`` (MiB, default 1024), as
+:func:`sklearn.metrics.pairwise_distances_chunked` does.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 r"""The estimators' solver parameters, checked: which :class:`~ecrm.weights.kernel._solvers.
 solver.Solver` a fit uses.
 
-:func:`check_solver` checks ``solver``, ``n_components``, ``center_selection`` and
+:func:`check_solver` checks ``solver`` (a solver object's own settings too) and
 ``memory_budget`` before any data is seen; :func:`check_solver_params` checks them against the
 data shape and resolves ``"auto"`` (the first exact solver of
 :data:`~ecrm.weights.kernel._solvers.solver.SOLVER_CLASSES`, in table order, whose kernel fits
@@ -16,29 +16,18 @@ import dataclasses
 
 from ecrm.estimators._parameters import check_parameter
 from ecrm.weights.kernel._solvers.budget import GIB, MemoryNeed, check_budget
-from ecrm.weights.kernel._solvers.centers import check_center_selection
 from ecrm.weights.kernel._solvers.solver import SOLVER_CLASSES, DualSolver, Solver
 
 __all__ = ["SolverChoice", "check_solver", "check_solver_params", "memory_need",
            "streams_rows"]
 
 
-def check_solver(solver, n_components=None, center_selection="uniform",
-                 memory_budget=None) -> None:
-    """The estimator's ``solver``, ``n_components``, ``center_selection`` and
-    ``memory_budget``, checked before any work: a :class:`Solver` object carries its own
-    settings, so ``n_components`` and ``center_selection`` keep their defaults then."""
+def check_solver(solver, memory_budget=None) -> None:
+    """The estimator's ``solver`` (a :class:`Solver` object's own settings too) and
+    ``memory_budget``, checked before any work."""
     check_parameter("solver", solver)
     check_parameter("memory_budget", memory_budget)
-    check_parameter("n_components", n_components)
-    check_center_selection(center_selection)
     if isinstance(solver, Solver):
-        if n_components is not None or not (isinstance(center_selection, str)
-                                            and center_selection == "uniform"):
-            raise ValueError(f"solver={solver!r} carries its own settings: leave n_components "
-                             f"and center_selection at their defaults (None and 'uniform'); "
-                             f"got n_components={n_components!r}, center_selection="
-                             f"{center_selection!r}")
         solver.check_params()
 
 
@@ -84,17 +73,14 @@ def _auto(*, m: int, p: int, kernel, cv: bool, budget: float) -> Solver:
         f"raise memory_budget")
 
 
-def check_solver_params(solver, n_components, center_selection, memory_budget, *, m: int,
-                        p: int, kernel, cv: bool = False) -> SolverChoice:
+def check_solver_params(solver, memory_budget, *, m: int, p: int, kernel,
+                        cv: bool = False) -> SolverChoice:
     """Check the solver settings against the data shape, before any work.
 
     Parameters
     ----------
     solver : {"auto", "dual", "primal", "nystrom"}, a registered name, or Solver
-    n_components : int >= 1 or None
-        Nystrom centres M (``None``: ``min(m, 1000)``); must be at most ``m``.
-    center_selection : CenterSelector or its shorthand (checked by
-        :func:`ecrm.weights.kernel._solvers.centers.check_center_selection`)
+        A name means the solver with its default settings.
     memory_budget : float in (0, inf) or None
         GiB (``None``: :data:`ecrm.weights.kernel._solvers.budget.DEFAULT_MEMORY_BUDGET_GIB`).
     m, p : int
@@ -110,25 +96,21 @@ def check_solver_params(solver, n_components, center_selection, memory_budget, *
 
     Examples
     --------
-    >>> check_solver_params("auto", None, "uniform", 1e-3, m=10**5, p=3, kernel="rbf")
+    >>> check_solver_params("auto", 1e-3, m=10**5, p=3, kernel="rbf")
     Traceback (most recent call last):
     ...
     ValueError: solver='auto': the exact dual solver needs 93.1 GiB for m=100000 training \
 samples (the m x m Gram matrix), over memory_budget=0.001 GiB; use solver='nystrom' with \
 n_components=M centres (an approximation; M x M memory), or raise memory_budget
     """
-    check_solver(solver, n_components, center_selection)
+    check_solver(solver)
     budget = check_budget(memory_budget)
     if isinstance(solver, Solver):
         method, requested = solver, solver.name
     else:
-        M = check_parameter("n_components", n_components)
-        if M is not None and M > m:
-            raise ValueError(f"n_components={M} must be at most the number of training "
-                             f"samples m={m}")
         requested = solver
         method = (_auto(m=m, p=p, kernel=kernel, cv=cv, budget=budget) if solver == "auto"
-                  else SOLVER_CLASSES[solver].from_options(M, center_selection))
+                  else SOLVER_CLASSES[solver]())
     method.check(m=m, p=p, kernel=kernel, cv=cv, budget=budget)
     return SolverChoice(method, budget * GIB, requested)
 
@@ -141,5 +123,6 @@ def memory_need(solver: str, *, m: int, p: int, kernel, cv: bool, n_components: 
     >>> memory_need("dual", m=1000, p=3, kernel="rbf", cv=True).matrices / 8e6
     3.5
     """
-    return SOLVER_CLASSES[solver].from_options(n_components).memory_need(
-        m=m, p=p, kernel=kernel, cv=cv, n_targets=n_targets)
+    options = {} if n_components is None else {"n_components": n_components}
+    return SOLVER_CLASSES[solver](**options).memory_need(m=m, p=p, kernel=kernel, cv=cv,
+                                                        n_targets=n_targets)

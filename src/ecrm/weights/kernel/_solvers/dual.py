@@ -39,12 +39,7 @@ class KernelFit(RiskFit):
     Parameters
     ----------
     kernel_params : dict
-    coef : ndarray of shape (m, c)
-    intercept : ndarray of shape (c,)
-    n_risk : int
-    ridge : float
-        :math:`m\lambda`.
-    fit_intercept : bool
+    coef, intercept, n_risk, ridge, fit_intercept : as :class:`~ecrm.weights._fit.RiskFit`
     u, s : ndarray of shape (m,) and float, optional
         :math:`G^{-1}\mathbf 1` and :math:`\mathbf 1^\top u` (the intercept's share of the
         weights; ``None`` without intercept).
@@ -89,10 +84,6 @@ class KernelFit(RiskFit):
         return {"kernel_params": self.kernel_params, "coef": self.coef,
                 "intercept": self.intercept, "n_risk": self.n_risk, "ridge": self.ridge,
                 "fit_intercept": self.fit_intercept, "u": self.u, "s": self.s}
-
-    @classmethod
-    def from_state(cls, state: dict, X_train=None) -> KernelFit:
-        return cls(**state, X_train=X_train)
 
     def slim(self) -> KernelFit:
         return self  # the kernel block needs the training inputs

@@ -27,12 +27,7 @@ class FeatureFit(RiskFit):
     Parameters
     ----------
     features : FeatureMap
-    coef : ndarray of shape (k, c)
-    intercept : ndarray of shape (c,)
-    n_risk : int
-    ridge : float
-        :math:`m\lambda`.
-    fit_intercept : bool
+    coef, intercept, n_risk, ridge, fit_intercept : as :class:`~ecrm.weights._fit.RiskFit`
     n_train : int
         m, the number of training rows.
     X_train : ndarray, sparse matrix or Dask array of shape (m, p), optional
@@ -81,10 +76,6 @@ class FeatureFit(RiskFit):
         return {"features": self.features, "coef": self.coef, "intercept": self.intercept,
                 "n_risk": self.n_risk, "ridge": self.ridge, "fit_intercept": self.fit_intercept,
                 "n_train": self.n_train}
-
-    @classmethod
-    def from_state(cls, state: dict, X_train=None) -> FeatureFit:
-        return cls(**state, X_train=X_train)
 
     def slim(self) -> FeatureFit:
         out = copy.copy(self)

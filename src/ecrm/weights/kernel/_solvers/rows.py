@@ -1,14 +1,10 @@
 r"""The training rows of a streaming fit: in memory, or as a Dask array (:mod:`._dask`).
 
-Every pass of the primal solvers over the training data is one of three operations on row
-blocks: accumulate the normal equations
-(:class:`~ecrm.weights.kernel._solvers.normal_equations.NormalEquations`), sum a per-block array
-(the leave-one-out losses of every candidate), or stack a per-block array in row order
-(leave-one-out predictions). :class:`Rows` runs them over blocks of in-memory arrays sized by
-scikit-learn's ``working_memory``; the Dask backend (:mod:`ecrm.weights.kernel._solvers._backend`)
-gives the Dask version for Dask arrays, which runs the same block functions per chunk as a
-map-reduce on the active Dask scheduler. The regression targets of a block are :class:`RiskTargets`,
-a small picklable callable (it is shipped to Dask workers).
+Every pass of the primal solvers over the training data accumulates the normal equations,
+sums a per-block array (leave-one-out losses) or stacks one in row order (leave-one-out
+predictions). :class:`Rows` runs them over in-memory blocks sized by ``working_memory``; the
+Dask backend runs the same block functions per chunk as a map-reduce. A block's regression
+targets are :class:`RiskTargets`, a small picklable callable (shipped to Dask workers).
 """
 
 from __future__ import annotations

@@ -1,32 +1,21 @@
 r"""What a solver is, declared once: :class:`Solver`, and the table of solvers.
 
 A solver answers the ridge regressions of ECRM (:mod:`ecrm.weights.kernel._solvers`) and states
+its **name** (``ECRM(solver=name)``), its peak **memory need** (:meth:`Solver.memory_need`), its
+**checks** against the kernel, data shape and ``memory_budget`` (:meth:`Solver.check`), the
+**basis** of one fit (:meth:`Solver.basis`), the **source** of the leave-one-out search
+(:meth:`Solver.source`) and the **fit classes** its models hold, which model files may
+construct (:attr:`Solver.fit_types`).
 
-* its **name** (``ECRM(solver=name)``) and its **memory need** at its peak
-  (:meth:`Solver.memory_need`, in the copies of :mod:`ecrm.weights.kernel._solvers.budget`);
-* its **checks** against the kernel, the data shape and ``memory_budget``
-  (:meth:`Solver.check`), before any work;
-* the **basis** of one fit (:meth:`Solver.basis`, a :class:`~ecrm.weights._fit.Basis`) and
-  the **source** of the leave-one-out search (:meth:`Solver.source`, a
-  :class:`~ecrm.weights._fit.Source` of :class:`~ecrm.weights._fit.LooBasis` objects);
-* the **fit classes** its models hold (:attr:`Solver.fit_types`), which model files may
-  construct (:mod:`ecrm.model_files._registry`).
+:data:`SOLVER_CLASSES`, the one table of solvers, is read by the ``solver`` constraint (the
+names the estimators and the command line accept), the ``"auto"`` rule
+(:mod:`ecrm.weights.kernel._solvers.choice`) and the model files. :func:`register_solver` adds
+a line, :func:`unregister_solver` removes it; the built-in names are written here only.
 
-:data:`SOLVER_CLASSES` maps every name to its class, the one table of solvers: the names
-the estimators accept and the command line offers (the ``solver`` constraint of
-:data:`ecrm.estimators._parameters.CONSTRAINTS` reads it when asked), the ``"auto"`` rule (the first
-exact solver, in table order, whose kernel fits and whose matrices fit ``memory_budget``:
-the dual, then the primal for a linear kernel; else a ``ValueError`` naming
-``solver="nystrom"``: ECRM never approximates silently) and the model files' classes all
-read it (the estimators' parameters are checked against it in
-:mod:`ecrm.weights.kernel._solvers.choice`). :func:`register_solver` adds a solver (one
-table line), :func:`unregister_solver` removes it. The built-in solvers' names are written
-here only.
-
-A solver is a small object with scikit-learn's ``get_params``/``set_params``, so that
+A solver has scikit-learn's ``get_params``/``set_params``, so that
 ``ECRM(solver=NystromSolver(n_components=50, center_selection="kmeans++"))`` clones, searches
-(``solver__n_components``) and saves like any parameter; the strings are shorthands
-(``"nystrom"`` takes the estimator's ``n_components`` and ``center_selection``).
+(``solver__n_components``) and saves like any parameter; a name stands for the solver with
+its default settings.
 
 >>> NystromSolver(n_components=50)
 NystromSolver(n_components=50)
@@ -99,12 +88,6 @@ class Solver(ABC):
         for name, value in params.items():
             setattr(self, name, value)
         return self
-
-    @classmethod
-    def from_options(cls, n_components=None, center_selection="uniform") -> Solver:
-        """The solver a name means with the estimator's ``n_components`` and
-        ``center_selection`` (only the Nystrom solver reads them)."""
-        return cls()
 
     def check_params(self) -> None:
         """The solver's own parameters, checked before any work (fit and the model-file
@@ -310,10 +293,6 @@ class NystromSolver(FeatureSolver):
     def __init__(self, n_components=None, center_selection="uniform"):
         self.n_components = n_components
         self.center_selection = center_selection
-
-    @classmethod
-    def from_options(cls, n_components=None, center_selection="uniform"):
-        return cls(n_components, center_selection)
 
     def check_params(self) -> None:
         check_parameter("n_components", self.n_components)
