@@ -119,20 +119,10 @@ def check_feature_scales(X, owner: str, *, names=None, max_ratio: float = 1e3) -
     """
     import warnings
 
-    import scipy.sparse as sp
-
     from ecrm.exceptions import FeatureScaleWarning
 
-    if sp.issparse(X):
-        X = sp.csc_array(X)
-        mean = np.asarray(X.mean(axis=0)).ravel()
-        std = np.sqrt(np.maximum(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean ** 2, 0))
-        varies = X.max(axis=0).toarray().ravel() != X.min(axis=0).toarray().ravel()
-    else:
-        X = np.asarray(X)
-        std, varies = X.std(axis=0), X.max(axis=0) != X.min(axis=0)
-    std = np.where(varies, std, np.nan)
-    if np.count_nonzero(varies) < 2:
+    std = feature_deviations(X)
+    if np.count_nonzero(~np.isnan(std)) < 2:
         return 1.0
     wide, narrow = int(np.nanargmax(std)), int(np.nanargmin(std))
     ratio = float(std[wide] / std[narrow])
