@@ -107,5 +107,3 @@ class SquaredLoss(Loss):
         """:func:`ecrm.spaces.flows.minimize_squared_risk`."""
         return minimize_squared_risk
 
-    def __repr__(self) -> str:
-        return "SquaredLoss()"

@@ -118,8 +118,6 @@ class KendallLoss(LinearLoss):
         :attr:`PermutationSpace.PAIR_ORDERS`, minimised exactly (Kemeny aggregation)."""
         return PermutationSpace.PAIR_ORDERS
 
-    def __repr__(self) -> str:
-        return "KendallLoss()"
 
 
 def kendall_tau(Y_pred, Y_true) -> np.ndarray:

@@ -73,8 +73,6 @@ class FootruleLoss(_PositionLoss):
     def _g(self, k, r):
         return np.abs(k - r)
 
-    def __repr__(self):
-        return "FootruleLoss()"
 
 
 class SquaredRankLoss(_PositionLoss):
@@ -96,8 +94,6 @@ class SquaredRankLoss(_PositionLoss):
     def _g(self, k, r):
         return (k - r) ** 2
 
-    def __repr__(self):
-        return "SquaredRankLoss()"
 
 
 def spearman_rho(Y_pred, Y_true) -> np.ndarray:
