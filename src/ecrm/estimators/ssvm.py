@@ -210,9 +210,6 @@ class StructuredSVM(StructuredEstimator):
         self.gap_every = gap_every
         self.random_state = random_state
 
-    def _gram(self, X, Z, params, bias: float) -> np.ndarray:
-        return kernel_matrix(X, Z, **params, copy=True) + bias
-
     # -- fit ------------------------------------------------------------------------------
     def fit(self, X, Y):
         """Train by block-coordinate Frank-Wolfe until the duality gap meets ``tol``.
@@ -464,7 +461,8 @@ class StructuredSVM(StructuredEstimator):
             V = np.asarray(X[:, s].toarray() if hasattr(X, "toarray") else X[:, s],
                            dtype=float) + self.intercept_scale_
         else:
-            V = self._gram(X, self.X_fit_[s], self.kernel_params_, self.intercept_scale_)
+            V = kernel_matrix(X, self.X_fit_[s], **self.kernel_params_, copy=True) \
+                + self.intercept_scale_
         return V @ self.dual_coef_[s]
 
     def predict(self, X) -> np.ndarray:

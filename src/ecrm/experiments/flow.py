@@ -103,15 +103,17 @@ def select_parameters(Xtr, Ytr, Xval, Yval, grids=None) -> dict:
         if (method, loss) not in best or value < best[(method, loss)]["val_loss"]:
             best[(method, loss)] = {"params": params, "val_loss": value}
 
+    def offer_risks(method, W, params):  # the exact minimisers of both losses' risks
+        P = minimize_absolute_risk(W, Ytr, space).solution
+        offer(method, "absolute", _losses(P, Yval)["absolute"], params)
+        P = minimize_squared_risk(W, Ytr, space).solution
+        offer(method, "square", _losses(P, Yval)["square"], params)
+
     for gamma in grids["gamma"]:
         for alpha in grids["ecrm_alpha"]:
             params = {"gamma": gamma, "alpha": alpha}
             est = ECRM(_LOSS["absolute"], space, kernel="rbf", **params).fit(Xtr, Ytr)
-            W = est.conditional_weights(Xval)  # the same weights serve both losses
-            P = minimize_absolute_risk(W, Ytr, space).solution
-            offer("ECRM", "absolute", _losses(P, Yval)["absolute"], params)
-            P = minimize_squared_risk(W, Ytr, space).solution
-            offer("ECRM", "square", _losses(P, Yval)["square"], params)
+            offer_risks("ECRM", est.conditional_weights(Xval), params)  # for both losses
         for ridge in grids["krr_ridge"]:
             params = {"gamma": gamma, "ridge": ridge}
             P = KRRProjection(space, kernel="rbf", **params).fit(Xtr, Ytr).predict(Xval)
@@ -119,12 +121,9 @@ def select_parameters(Xtr, Ytr, Xval, Yval, grids=None) -> dict:
                 offer("KRR", loss, value, params)
     for leaf in grids.get("forest_min_samples_leaf", ()):
         params = {"min_samples_leaf": leaf}
-        W = ForestECRM(_LOSS["absolute"], space, n_estimators=FOREST_TREES, random_state=0,
-                       **params).fit(Xtr, Ytr).conditional_weights(Xval)
-        P = minimize_absolute_risk(W, Ytr, space).solution
-        offer("ECRM-forest", "absolute", _losses(P, Yval)["absolute"], params)
-        P = minimize_squared_risk(W, Ytr, space).solution
-        offer("ECRM-forest", "square", _losses(P, Yval)["square"], params)
+        offer_risks("ECRM-forest", ForestECRM(
+            _LOSS["absolute"], space, n_estimators=FOREST_TREES, random_state=0,
+            **params).fit(Xtr, Ytr).conditional_weights(Xval), params)
     ks = [k for k in grids["k"] if k <= m]
     idx = NearestNeighbors(n_neighbors=max(ks)).fit(Xtr).kneighbors(Xval,
                                                                      return_distance=False)
@@ -242,19 +241,15 @@ def run_figure(sizes=(100, 316, 1000, 3162, 10000), repeats: int = 20, seed: int
     Returns a dict with ``sizes``, ``bayes_risk`` and, per method, the risks (repeats x sizes)
     and the parameters used per size.
     """
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _run_figure(sizes, repeats, seed, n_val, tune_max, grids, progress_stream)
-
-
-def _run_figure(sizes, repeats, seed, n_val, tune_max, grids, progress_stream) -> dict:
+    threads = threadpool_limits(limits=1, user_api="blas")
     model = FlowModel.default()
     x0 = np.full((1, model.n_features), 0.75)
     bayes, _ = model.bayes(x0[0], "absolute")
     risks = {m: np.full((repeats, len(sizes)), np.nan) for m in METHODS}
     params: dict = {m: [] for m in METHODS}
     chosen: dict = {}
-    with progress_bar(repeats * len(sizes), "Figure 1b", enabled=progress_stream is not None,
-                      stream=progress_stream) as bar:
+    with threads, progress_bar(repeats * len(sizes), "Figure 1b",
+                               enabled=progress_stream is not None, stream=progress_stream) as bar:
         for j, n in enumerate(sizes):
             for rep in range(repeats):
                 rng = np.random.default_rng([int(seed), 1000 + j, rep])

@@ -68,10 +68,6 @@ DEFAULT_DATASETS = ("enron", "imclef07a", "imclef07d", "pheno_FUN", "spo_FUN", "
                     "spo_GO")
 
 
-def _rbf_gammas(n_features: int) -> list[float]:
-    return [0.5 / n_features, 1.0 / n_features, 2.0 / n_features]
-
-
 def _advance(progress, note: str) -> None:
     if progress is not None:
         progress.set_postfix_str(note, refresh=False)
@@ -130,7 +126,7 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
     }
     rows: list[dict] = []
     kernel = PAPER_KERNEL.get(name, "linear")
-    gammas = _rbf_gammas(Xtr.shape[1])
+    gammas = [0.5 / Xtr.shape[1], 1.0 / Xtr.shape[1], 2.0 / Xtr.shape[1]]
     memory = InMemoryCache()
     kernel_scores = None  # "ECRM (scores)"'s row, model and test inputs, for the forest's
     if "ecrm" in methods:
