@@ -1,11 +1,6 @@
 """One fold of ``ecrm reproduce ranking``: every method on one train/test split, in one
-process with one BLAS thread.
-
-The training fold is capped (``--max-train``) and standardised; a fold of at most
-``max(DUAL_MAX_TRAIN, n_components)`` points is fitted exactly, a larger one in low rank
-(the protocol's "Large sets"). With ``--missing``, the training rankings lose labels and the
-methods of :mod:`._ranking_missing` run instead.
-"""
+process with one BLAS thread (the protocol, large folds and ``--missing``:
+:mod:`ecrm.experiments.ranking`)."""
 
 from __future__ import annotations
 

@@ -35,12 +35,11 @@ from sklearn.neighbors import NearestNeighbors
 from threadpoolctl import threadpool_limits
 
 from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection, knn_weights
-from ecrm.commands._options import number_option, output_file_option
+from ecrm.commands._options import number_option, output_file_option, progress_bar
 from ecrm.commands._threads import workers_option
 from ecrm.datasets.flows import FlowModel, simulate_flows
 from ecrm.estimators._parameters import vocabulary
 from ecrm.estimators._validation import check_int, check_real
-from ecrm.experiments.progress import progress_bar
 from ecrm.losses.continuous import AbsoluteLoss, SquaredLoss
 from ecrm.model_files._atomic import atomic_path, write_text
 from ecrm.spaces.flows import minimize_absolute_risk, minimize_squared_risk, paper_network

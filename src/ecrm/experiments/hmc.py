@@ -254,8 +254,8 @@ def run(args) -> int:
     error.
     """
     from ecrm.commands._files import OutputError, check_output
+    from ecrm.commands._options import progress_bar
     from ecrm.datasets import ArffError, list_hmc, load_hmc
-    from ecrm.experiments.progress import progress_bar
 
     try:  # the output first, as ecrm fit checks -o
         if args.json:

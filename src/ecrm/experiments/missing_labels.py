@@ -157,8 +157,8 @@ def run(args) -> int:
     """Run ``ecrm reproduce missing-labels`` from parsed arguments."""
     from ecrm.commands import fail
     from ecrm.commands._files import OutputError
+    from ecrm.commands._options import progress_bar
     from ecrm.datasets.label_ranking import LABEL_RANKING_HELP, list_label_ranking
-    from ecrm.experiments.progress import progress_bar
     from ecrm.experiments.ranking import DEFAULT_DATASETS, _dataset_names, _save_json
 
     try:

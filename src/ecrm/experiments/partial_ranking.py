@@ -302,8 +302,8 @@ def run(args) -> int:
     the ``--peers`` file are checked before any work."""
     from ecrm.commands import fail
     from ecrm.commands._files import OutputError
+    from ecrm.commands._options import progress_bar
     from ecrm.datasets.partial_ranking import PARTIAL_RANKING_HELP, list_partial_label_ranking
-    from ecrm.experiments.progress import progress_bar
     from ecrm.experiments.ranking import _dataset_names, _print_edges, _save_json
 
     try:

@@ -324,8 +324,8 @@ def run(args) -> int:
     """Run ``ecrm reproduce ranking`` from parsed arguments."""
     from ecrm.commands import fail
     from ecrm.commands._files import OutputError
+    from ecrm.commands._options import progress_bar
     from ecrm.datasets.label_ranking import LABEL_RANKING_HELP, list_label_ranking
-    from ecrm.experiments.progress import progress_bar
 
     try:
         names = _dataset_names(args, list_label_ranking, DEFAULT_DATASETS, LABEL_RANKING_HELP)
