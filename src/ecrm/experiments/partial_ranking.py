@@ -227,16 +227,11 @@ def _fold(X, P, train, test, *, methods, seed) -> dict:
 
 def run_datasets(names, data_dir, *, repeats=5, folds=10, methods=METHODS, n_jobs=1,
                  random_state=0, progress=None, finished=None) -> list[dict]:
-    """tau_x of every method on every test fold of every data set in ``names``.
-
-    All the folds run in one pool of ``n_jobs`` processes, the larger sets' first;
-    ``finished(results)`` is called with the results of the sets done so far (in the order
-    of ``names``) whenever a set is done. Returns one dict per set: ``dataset``, ``n``,
-    ``p``, ``k``, ``repeats``, ``folds``, ``seconds_wall`` (the sum of its folds' wall
-    times), ``grid_edge_warnings`` (searches that chose an end of the protocol's grid) and
-    ``rows``, one per method: ``method``, ``tau_x_mean``, ``tau_x_std``,
-    ``fold_tau_x``, ``seconds`` (CPU) and ``params`` (per fold).
-    """
+    """tau_x of every method on every test fold of every data set in ``names``, all the
+    folds in one pool of ``n_jobs`` processes, the larger sets' first
+    (:func:`ecrm.experiments.ranking._pool`). Returns one record per set, in the order of
+    ``names``, as :func:`ecrm.experiments.ranking._summary` makes it (``repeats`` and
+    ``folds`` the protocol; ``tau_x_mean``, ``tau_x_std`` and ``fold_tau_x`` the scores)."""
     from joblib import delayed
 
     from ecrm.datasets.partial_ranking import load_partial_label_ranking

@@ -147,15 +147,9 @@ def fold_seed(random_state: int, repeat: int, fold: int) -> int:
 def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=None, methods=METHODS,
                 progress=None, random_state=0, n_jobs=1, gammas=None,
                 n_components=N_COMPONENTS, extend_grid=False, missing=0.0) -> dict:
-    """Kendall's tau of every method on every test fold of one data set.
-
-    ``max_train=None`` trains on whole folds (Nystrom with ``n_components`` centres on folds
-    of more than ``max(DUAL_MAX_TRAIN, n_components)`` points); an integer caps every
-    training fold at that many random points. The folds run in ``n_jobs`` processes
-    (joblib), each with one BLAS thread; every fold's random draws come from
-    :func:`fold_seed`, so the results do not depend on ``n_jobs``. ``missing`` > 0 runs the
-    missing-labels protocol (:mod:`._ranking_missing`) with ``MISSING_METHODS``.
-    """
+    """Kendall's tau of every method on every test fold of one data set (the options as
+    the module describes them: ``max_train=None`` whole folds, else the capped protocol;
+    ``missing`` > 0 the missing-labels protocol with ``MISSING_METHODS``)."""
     return run_datasets([name], data_dir, repeats=repeats, folds=folds, max_train=max_train,
                         methods=methods, progress=progress, random_state=random_state,
                         n_jobs=n_jobs, gammas=gammas, n_components=n_components,
@@ -166,11 +160,8 @@ def run_datasets(names, data_dir, *, repeats=5, folds=10, max_train=None, method
                  progress=None, random_state=0, n_jobs=1, gammas=None,
                  n_components=N_COMPONENTS, extend_grid=False, finished=None,
                  missing=0.0) -> list[dict]:
-    """:func:`run_dataset` of every data set in ``names``, all their folds in one pool of
-    ``n_jobs`` processes: the larger sets' folds first, so that no process waits for a set's
-    last fold while another set's remain. ``finished(results)`` is called with the results
-    of the sets done so far (in the order of ``names``) whenever a set is done; the results
-    of every set are returned in that order."""
+    """:func:`run_dataset` of every data set in ``names``, all their folds in one pool (the
+    larger sets' first): :func:`_pool`, the records in the order of ``names``."""
     from joblib import delayed
 
     from ecrm.datasets.label_ranking import load_label_ranking
