@@ -13,16 +13,8 @@ weights, the label-wise and pairwise random forests, and the structured SVM.
   ``min_samples_split``, as does one whose exact Kemeny judgements cost more than the
   Kendall model's leave-one-out budget (wisconsin). Every tree draws a whole bootstrap
   sample (``FOREST_MAX_DRAWS``; ``benchmarks/bench_forest_draws.py`` measured a cap worse).
-* **ECRM-mixed**: the risk mixed from one of the three kernel ECRM models' and ECRM-forest's
-  weights (applied to that model's loss), the loss and the kernel's share chosen together on
-  their honest costs (:func:`_mixed`).
-* **LWRF** (label-wise random forest): one scikit-learn ``RandomForestRegressor`` per label
-  on its position, labels ranked by predicted position.
-* **PWRF** (pairwise random forest): one ``RandomForestClassifier`` per label pair on which
-  of the two comes first; the rankings are the exact Kemeny aggregation of the predicted
-  pairwise probabilities.
-* **SSVM-Kendall**: :class:`ecrm.StructuredSVM` with the Kendall loss (loss-augmented
-  inference by the exact Kemeny oracle).
+* **ECRM-mixed** (:func:`_mixed`), **LWRF** (:func:`_lwrf`), **PWRF** (:func:`_pwrf`) and
+  **SSVM-Kendall** (:func:`_ssvm`, loss-augmented inference by the exact Kemeny oracle).
 """
 
 from __future__ import annotations
