@@ -62,8 +62,8 @@ def macro_auprc(Y_true, scores, *, labels=None, exclude=()) -> float:
     >>> macro_auprc([[1, 0, 1], [0, 1, 1]], [[0.9, 0.2, 0.5], [0.1, 0.8, 0.5]])
     1.0
     """
-    keep = _kept_columns(Y_true, scores, labels, exclude)
-    keep = slice(None) if keep is None else keep
+    kept = _kept_columns(Y_true, scores, labels, exclude)
+    keep = slice(None) if kept is None else kept
     Y_true = np.asarray(Y_true, dtype=float)[:, keep]
     scores = np.asarray(scores, dtype=float)[:, keep]
     mixed = (Y_true.min(axis=0) == 0) & (Y_true.max(axis=0) == 1)
