@@ -1,11 +1,11 @@
 """``ecrm reproduce ranking``: label ranking on the standard benchmark, Kendall's tau.
 
-Protocol (Cheng, Hühn & Hüllermeier, ICML 2009, and the later literature): ``--repeats``
-(default 5) repetitions of ``--folds``-fold (default 10) cross-validation, Kendall's tau
-between predicted and true rankings averaged over the test points of every fold; the table
-gives its mean and standard deviation over the repeats x folds. Everything is fitted on the
-training fold only: the features are standardised there, and every hyper-parameter is chosen
-there.
+The label ranking benchmark (Cheng, Hühn & Hüllermeier, ICML 2009, and the later
+literature): --repeats repetitions (default 5) of --folds-fold cross-validation (default 10).
+The table gives Kendall's tau between predicted and true rankings, averaged over the test
+points of every fold, as its mean and standard deviation over the repeats and folds.
+Everything is fitted on the training fold only: the features are standardised there, and
+every hyper-parameter is chosen there.
 
 * **ECRM** with the squared-rank and footrule losses: :class:`ecrm.ECRMCV` chooses the kernel
   (linear, or RBF with ``gamma`` in ``GAMMAS / p``), the intercept (with or without) and
@@ -351,17 +351,6 @@ def _max_train(text: str) -> int | None:
     return None if text.strip().lower() == "none" else _count_option("--max-train")(text)
 
 
-#: The ``--help`` description: the protocol in plain words (the module docstring's first
-#: paragraph holds markup and code names for the documentation).
-DESCRIPTION = (
-    "The label ranking benchmark (Cheng, Hühn & Hüllermeier, ICML 2009, and the later "
-    "literature): --repeats repetitions (default 5) of --folds-fold cross-validation "
-    "(default 10). The table gives Kendall's tau between predicted and true rankings, "
-    "averaged over the test points of every fold, as its mean and standard deviation over "
-    "the repeats and folds. Everything is fitted on the training fold only: the features "
-    "are standardised there, and every hyper-parameter is chosen there.")
-
-
 def _add_protocol_options(parser, data_env: str, n_jobs=None) -> None:
     """The options of every label ranking protocol: ``--data-dir`` (default: ``data_env``, else
     ``$ECRM_DATA``), ``--datasets``, ``--repeats``, ``--folds``, ``--n-jobs`` (of type
@@ -386,7 +375,7 @@ def _add_protocol_options(parser, data_env: str, n_jobs=None) -> None:
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "ranking", help="label ranking benchmark: ECRM (Kendall, footrule, squared rank) "
-        "against kNN and kernel ridge, Kendall's tau", description=DESCRIPTION)
+        "against kNN and kernel ridge, Kendall's tau", description=__doc__.split("\n\n")[1])
     _add_protocol_options(parser, "$ECRM_DATA_RANKING", workers_option("--n-jobs"))
     parser.add_argument("--max-train", type=_max_train, default=None,
                         help="cap every training fold at this many random points (the "

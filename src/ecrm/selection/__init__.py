@@ -60,11 +60,7 @@ class _Targets(RiskTargets):
     def validate(T) -> np.ndarray:
         return np.asarray(T, dtype=float)
 
-    def risk(self, T) -> np.ndarray:
-        return self.validate(T)
-
-    def __call__(self, T) -> np.ndarray:
-        return self.validate(T)
+    risk = __call__ = validate
 
 
 class _MeanLoss(Criterion):
