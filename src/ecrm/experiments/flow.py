@@ -183,23 +183,16 @@ def run_table(trials: int = 50, n_train: int = 1000, n_test: int = 1000, n_val: 
     """
     trials = cast(int, check_int(trials, "trials"))
     n_jobs = cast(int, check_int(n_jobs, "n_jobs"))
-    jobs = [(seed, t, n_train, n_val, n_test, grids) for t in range(trials)]
-    results: list = [None] * trials
+    from joblib import Parallel, delayed
+
+    results: list = []
     with progress_bar(trials, "Table 2", enabled=progress_stream is not None,
                       stream=progress_stream) as bar:
-        if n_jobs == 1:
-            for t, job in enumerate(jobs):
-                results[t] = _trial_single_thread(job)
-                bar.update()
-        else:
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-
-            with ProcessPoolExecutor(max_workers=n_jobs) as pool:
-                futures = {pool.submit(_trial_single_thread, job): t
-                           for t, job in enumerate(jobs)}
-                for fut in as_completed(futures):
-                    results[futures[fut]] = fut.result()
-                    bar.update()
+        for out in Parallel(n_jobs=n_jobs, return_as="generator")(
+                delayed(_trial_single_thread)((seed, t, n_train, n_val, n_test, grids))
+                for t in range(trials)):
+            results.append(out)
+            bar.update()
     rows = []
     for loss in LOSSES:
         for method in (m for m in TABLE_METHODS if all((m, loss) in r for r in results)):
