@@ -313,9 +313,7 @@ def add_parser(subparsers) -> None:
                         default=",".join(DEFAULT_METHODS),
                         help="comma-separated: ecrm, ecrm-scores, forest-scores (with "
                         "ecrm-scores also the honestly selected, mixed and stacked rows), br-svm, "
-                        "ssvm "
-                        "(default: "
-                        + ", ".join(DEFAULT_METHODS) + ")")
+                        "ssvm (default: " + ", ".join(DEFAULT_METHODS) + ")")
     parser.add_argument("--json", type=output_file_option("--json"),
                         help="write the rows as JSON to this file")
     from ecrm.weights.kernel._solvers.solver import PrimalSolver

@@ -1,20 +1,14 @@
 r"""Model selection by honest criteria: the exact leave-one-out search, and choosing
 between weight families.
 
-:func:`loo_search` is the exact leave-one-out search of :class:`ecrm.ECRMCV` (the same
-solvers, grids, random draws and cached eigendecompositions) for ridge regressions of any
-targets :math:`T` (m, c), judged by any per-point loss of their leave-one-out predictions:
-
-.. math:: \hat t_{-i}(x_i) = \frac{(HT)_i - H_{ii}\, t_i}{1 - H_{ii}}, \qquad
-          \mathrm{criterion}(\lambda) = \frac1{|S|} \sum_{i \in S}
-          \ell\big(t_i, \hat t_{-i}(x_i)\big),
-
-with :math:`H` the hat matrix of the ridge regressions (:mod:`ecrm.weights.kernel._ridge`, ridge
-term
-:math:`m\lambda`) and :math:`S` the training points (or ``loo_samples`` of them). ECRM's own
-risk regressions are the case :math:`T = [\psi(Y), \mathrm{const}(Y)]` with the task loss of
-the oracle's outputs; a baseline that regresses something else (e.g. label positions, ranked
-by Kendall's distance) is chosen by exactly the same search.
+:func:`loo_search` is the exact leave-one-out search of :class:`ecrm.ECRMCV`
+(:class:`LeaveOneOutSearch`: the same solvers, grids, random draws and cached
+eigendecompositions) for ridge regressions of any targets :math:`T` (m, c), judged by the mean
+:math:`\frac1{|S|} \sum_{i \in S} \ell(t_i, \hat t_{-i}(x_i))` of any per-point loss of
+their exact leave-one-out predictions over the training points :math:`S` (or ``loo_samples``
+of them). ECRM's own risk regressions are the case :math:`T = [\psi(Y), \mathrm{const}(Y)]`
+with the task loss of the oracle's outputs; a baseline that regresses something else (e.g.
+label positions, ranked by Kendall's distance) is chosen by exactly the same search.
 
 Every family's own search ends with a criterion that no training point influenced for
 itself: :class:`ecrm.ECRMCV` the exact leave-one-out task loss (or a metric of the
@@ -151,8 +145,8 @@ def loo_search(X, T, loss: Callable, *, alphas=None, kernel="rbf", gamma=None, d
     by the exact leave-one-out mean of ``loss``.
 
     The search of :class:`ecrm.ECRMCV`, run by the same :class:`LeaveOneOutSearch` with the
-    same solvers: every candidate's exact leave-one-out predictions of ``T`` (see the module
-    docstring) from one factorisation per kernel setting, the kernel first on
+    same solvers: every candidate's exact leave-one-out predictions of ``T`` (the formula of
+    :class:`LeaveOneOutSearch`) from one factorisation per kernel setting, the kernel first on
     ``kernel_subsample`` random points when given, ties to the earlier kernel setting, then
     the stronger regularisation, then the intercept. The random draws (Nystrom centres, the
     kernel subsample, the ``loo_samples`` rows) follow :class:`ecrm.ECRMCV`'s with the same
