@@ -119,7 +119,6 @@ class KendallLoss(LinearLoss):
         return PermutationSpace.PAIR_ORDERS
 
 
-
 def kendall_tau(Y_pred, Y_true) -> np.ndarray:
     r"""Kendall's :math:`\tau` of each row pair of flattened permutation matrices.
 

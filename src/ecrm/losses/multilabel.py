@@ -31,7 +31,6 @@ class HammingLoss(LinearLoss):
         return np.asarray(Y_ref, dtype=float).sum(axis=1)
 
 
-
 class HierarchicalLoss(LinearLoss):
     r"""The sibling-weighted hierarchical loss of Cesa-Bianchi et al. (paper, Section 3.1).
 

@@ -74,7 +74,6 @@ class FootruleLoss(_PositionLoss):
         return np.abs(k - r)
 
 
-
 class SquaredRankLoss(_PositionLoss):
     r"""Sum of squared rank differences :math:`\ell(\sigma, \sigma') = \sum_j (\sigma(j) -
     \sigma'(j))^2`, the loss behind Spearman's :math:`\rho`:
@@ -93,7 +92,6 @@ class SquaredRankLoss(_PositionLoss):
 
     def _g(self, k, r):
         return (k - r) ** 2
-
 
 
 def spearman_rho(Y_pred, Y_true) -> np.ndarray:
