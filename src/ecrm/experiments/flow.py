@@ -152,24 +152,20 @@ def fit_method(method: str, loss: str, params: dict, Xtr, Ytr):
 # -- Table 2 -------------------------------------------------------------------------------
 def run_trial(seed, trial: int, n_train: int, n_val: int, n_test: int, grids=None) -> dict:
     """One trial: simulate, tune on validation, return test losses and chosen parameters."""
-    rng = np.random.default_rng([int(seed), int(trial)])
-    X, Y = simulate_flows(n_train + n_val + n_test, random_state=rng)
-    Xtr, Ytr = X[:n_train], Y[:n_train]
-    Xval, Yval = X[n_train:n_train + n_val], Y[n_train:n_train + n_val]
-    Xte, Yte = X[n_train + n_val:], Y[n_train + n_val:]
-    chosen = select_parameters(Xtr, Ytr, Xval, Yval, grids)
-    out = {}
-    for (method, loss), sel in chosen.items():
-        P = fit_method(method, loss, sel["params"], Xtr, Ytr).predict(Xte)
-        out[(method, loss)] = {"test_loss": float(_LOSS[loss](P, Yte).mean()), **sel}
-    return out
-
-
-def _trial_single_thread(job):
     # OpenBLAS threads spin against each other and other processes on small (1000 x 1000)
     # factorisations: one BLAS thread per process is up to 50x faster on a busy 2-core box.
     with threadpool_limits(limits=1, user_api="blas"):
-        return run_trial(*job)
+        rng = np.random.default_rng([int(seed), int(trial)])
+        X, Y = simulate_flows(n_train + n_val + n_test, random_state=rng)
+        Xtr, Ytr = X[:n_train], Y[:n_train]
+        Xval, Yval = X[n_train:n_train + n_val], Y[n_train:n_train + n_val]
+        Xte, Yte = X[n_train + n_val:], Y[n_train + n_val:]
+        chosen = select_parameters(Xtr, Ytr, Xval, Yval, grids)
+        out = {}
+        for (method, loss), sel in chosen.items():
+            P = fit_method(method, loss, sel["params"], Xtr, Ytr).predict(Xte)
+            out[(method, loss)] = {"test_loss": float(_LOSS[loss](P, Yte).mean()), **sel}
+    return out
 
 
 def run_table(trials: int = 50, n_train: int = 1000, n_test: int = 1000, n_val: int = 500,
@@ -189,7 +185,7 @@ def run_table(trials: int = 50, n_train: int = 1000, n_test: int = 1000, n_val: 
     with progress_bar(trials, "Table 2", enabled=progress_stream is not None,
                       stream=progress_stream) as bar:
         for out in Parallel(n_jobs=n_jobs, return_as="generator")(
-                delayed(_trial_single_thread)((seed, t, n_train, n_val, n_test, grids))
+                delayed(run_trial)(seed, t, n_train, n_val, n_test, grids)
                 for t in range(trials)):
             results.append(out)
             bar.update()
@@ -319,7 +315,7 @@ def demo(seed: int = 0) -> str:
     t0 = time.perf_counter()
     small = {"gamma": (0.03, 0.1), "ecrm_alpha": (1e-4, 1e-3), "krr_ridge": (0.1, 1.0),
              "k": (10, 20)}
-    res = _trial_single_thread((seed, 0, 300, 200, 300, small))
+    res = run_trial(seed, 0, 300, 200, 300, small)
     model = FlowModel.default()
     lines = ["Network flow prediction (paper's Figure 1 network, 20 features): 300 training, "
              "200 validation, 300 test points",
