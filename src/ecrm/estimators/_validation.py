@@ -339,9 +339,8 @@ def honest_scale_check(model, X, Y, *, names=None,
     where = "" if rows is None else f" (on {len(rows)} random training rows)"
     warnings.warn(
         f"the model's exact leave-one-out {loss} loss{where} {result['loss']:.4f} does not "
-        f"beat {result['baseline_loss']:.4f}, that of always predicting "
-        f"{phrase}, by two standard errors; the features' standard "
-        f"deviations range from "
+        f"beat {result['baseline_loss']:.4f}, that of always predicting {phrase}, by two "
+        f"standard errors; the features' standard deviations range from "
         f"{std[narrow]:.3g} ({col(narrow)}) to {std[wide]:.3g} ({col(wide)}), and the "
         f"{kernel} kernel sees mostly the widest. With the features standardised, the same "
         f"fit's leave-one-out {loss} loss is {result['standardised']:.4f}: standardise "

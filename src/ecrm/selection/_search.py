@@ -1,11 +1,10 @@
 r"""The one exact leave-one-out search object: :class:`LeaveOneOutSearch`.
 
 It carries every setting of the search of ridge regressions by their exact leave-one-out
-criterion (the grid of alphas, the intercept choice, the kernel grid, the scoring, the
-calibration, the extension of the grid, the subsamples, the cache, the progress bar).
-:class:`ecrm.ECRMCV` holds one (its ``search``) and :func:`ecrm.selection.loo_search` calls
-one: both run :meth:`LeaveOneOutSearch.run`, which checks the settings, prepares the
-solver's leave-one-out bases (:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`) and runs
+criterion. :class:`ecrm.ECRMCV` holds one (its ``search``) and
+:func:`ecrm.selection.loo_search` calls one: both run :meth:`LeaveOneOutSearch.run`, which
+checks the settings, prepares the solver's leave-one-out bases
+(:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`) and runs
 :func:`ecrm.selection._loo.leave_one_out_search` over them.
 
 Every search of the package reports its candidates in one layout (:func:`search_results`):
