@@ -223,16 +223,6 @@ def loo_search(X, T, loss: Callable, *, alphas=None, kernel="rbf", gamma=None, d
         X.shape[1])
 
 
-def _scoring(estimator):
-    """The scoring an estimator's honest criterion follows: its search's, for a kernel
-    search (:class:`LeaveOneOutSearch`), else its ``scoring``."""
-    from ecrm.weights.kernel.estimator import ECRMCV
-
-    if isinstance(estimator, ECRMCV):
-        return estimator.search_settings().scoring
-    return getattr(estimator, "scoring", None)
-
-
 @dataclass
 class HonestChoice:
     """The outcome of :func:`select_honestly`.
@@ -285,10 +275,14 @@ def select_honestly(candidates, X, Y) -> HonestChoice:
     >>> len(choice.scores), choice.best_estimator.predict([[0.9]]).tolist()
     (2, [[1.0, 0.0, 1.0]])
     """
+    from ecrm.weights.kernel.estimator import ECRMCV
+
     candidates = list(candidates)
     if not candidates:
         raise ValueError("select_honestly needs at least one candidate")
-    scorings = {repr(_scoring(c)) for c in candidates}
+    # the scoring each honest criterion follows: a kernel search's own, else ``scoring``
+    scorings = {repr(c.search_settings().scoring if isinstance(c, ECRMCV)
+                     else getattr(c, "scoring", None)) for c in candidates}
     if len(scorings) != 1 or "None" in scorings:
         raise ValueError(f"the candidates must share one scoring (their honest_score_ then "
                          f"compare); got {sorted(scorings)}")
