@@ -54,7 +54,10 @@ class _Targets(RiskTargets):
     def validate(T) -> np.ndarray:
         return np.asarray(T, dtype=float)
 
-    risk = __call__ = validate
+    def risk(self, Y) -> np.ndarray:
+        return self.validate(Y)
+
+    __call__ = risk
 
 
 class _MeanLoss(Criterion):
