@@ -313,9 +313,7 @@ class StructuredSVM(StructuredEstimator):
         (:math:`f_j \mathrel{+}= k_{ji} \Delta B_i`), ``_INNER_STEPS`` rounds. Without the
         cache the oracle runs on the whole batch once per round; with it (``cache`` not
         None) once per visit, on the blocks whose cached gap is small or stale, and the
-        rounds step towards each block's best cached output. Any output is a feasible
-        direction and every step size is exact for the current scores, so the dual never
-        decreases; the stopping rule uses the exact gap.
+        rounds step towards each block's best cached output (module docstring).
         """
         F = K[batch] @ B  # the batch's scores under the current w, kept exact below
         Kb = K[np.ix_(batch, batch)]

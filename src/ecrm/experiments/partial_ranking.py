@@ -40,10 +40,8 @@ The peers (scikit-lr's partial label rankers, ``benchmarks/partial_ranking_sklr.
 the Python of ``make peers``) write JSON in the same layout on the same folds; ``--peers``
 prints their rows beside these.
 
-Time: the folds of every data set run in one pool of ``--n-jobs`` processes (joblib), the
-larger sets' first; every fold uses one BLAS thread and draws from its own seed
-(:func:`ecrm.experiments.ranking.fold_seed`), so the results do not depend on ``--n-jobs``.
-The seconds are each method's CPU time, summed over the folds.
+Time: as in ``ecrm reproduce ranking`` (one pool, one BLAS thread and one seed per fold: the
+results do not depend on ``--n-jobs``); the seconds are each method's CPU time, summed.
 """
 
 from __future__ import annotations
