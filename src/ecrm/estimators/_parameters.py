@@ -2,16 +2,14 @@
 tie several parameters together.
 
 Each estimator declares a table (``_parameter_constraints``: a constraint per constructor
-parameter) and its cross-parameter rules (``_parameter_rules``: :class:`Rule`), and
-:func:`check_params` walks them: that walk is the estimators' only parameter check (the
-template's ``_check_params``, run by ``fit`` and by the model-file loader,
-:mod:`ecrm.model_files.io`), and it returns the parameter plan (:class:`Plan`). Every ``ecrm``
-command-line option of the same parameter (:func:`ecrm.commands._options.parameter_option`,
-:func:`ecrm.commands._options.choices`) reads its constraint here too, so the library, its
-model files and its command line accept exactly the same values and say the same thing about
-the others. Only the standard library is imported here, so that the command-line parsers can
-read the table without loading NumPy (a registry a vocabulary reads, such as the solvers',
-is imported when its names are first asked for).
+parameter) and its cross-parameter rules (``_parameter_rules``: :class:`Rule`);
+:func:`check_params` walks them, the estimators' only parameter check (run by ``fit`` and the
+model-file loader, :mod:`ecrm.model_files.io`), and returns the parameter plan (:class:`Plan`).
+The command-line options of the same parameters (:func:`ecrm.commands._options.parameter_option`,
+:func:`ecrm.commands._options.choices`) read their constraints here too, so the library, its
+model files and its command line accept and refuse the same values in the same words. Only
+the standard library is imported here, so that the parsers need not load NumPy (a registry,
+such as the solvers', is imported when its names are first asked for).
 
 >>> check_parameter("alpha", 1e-3)
 0.001

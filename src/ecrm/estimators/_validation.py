@@ -119,20 +119,10 @@ def check_feature_scales(X, owner: str, *, names=None, max_ratio: float = 1e3) -
     """
     import warnings
 
-    import scipy.sparse as sp
-
     from ecrm.exceptions import FeatureScaleWarning
 
-    if sp.issparse(X):
-        X = sp.csc_array(X)
-        mean = np.asarray(X.mean(axis=0)).ravel()
-        std = np.sqrt(np.maximum(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean ** 2, 0))
-        varies = X.max(axis=0).toarray().ravel() != X.min(axis=0).toarray().ravel()
-    else:
-        X = np.asarray(X)
-        std, varies = X.std(axis=0), X.max(axis=0) != X.min(axis=0)
-    std = np.where(varies, std, np.nan)
-    if np.count_nonzero(varies) < 2:
+    std = feature_deviations(X)
+    if np.count_nonzero(~np.isnan(std)) < 2:
         return 1.0
     wide, narrow = int(np.nanargmax(std)), int(np.nanargmin(std))
     ratio = float(std[wide] / std[narrow])
@@ -344,9 +334,8 @@ def honest_scale_check(model, X, Y, *, names=None,
     where = "" if rows is None else f" (on {len(rows)} random training rows)"
     warnings.warn(
         f"the model's exact leave-one-out {loss} loss{where} {result['loss']:.4f} does not "
-        f"beat {result['baseline_loss']:.4f}, that of always predicting "
-        f"{phrase}, by two standard errors; the features' standard "
-        f"deviations range from "
+        f"beat {result['baseline_loss']:.4f}, that of always predicting {phrase}, by two "
+        f"standard errors; the features' standard deviations range from "
         f"{std[narrow]:.3g} ({col(narrow)}) to {std[wide]:.3g} ({col(wide)}), and the "
         f"{kernel} kernel sees mostly the widest. With the features standardised, the same "
         f"fit's leave-one-out {loss} loss is {result['standardised']:.4f}: standardise "

@@ -210,9 +210,6 @@ class StructuredSVM(StructuredEstimator):
         self.gap_every = gap_every
         self.random_state = random_state
 
-    def _gram(self, X, Z, params, bias: float) -> np.ndarray:
-        return kernel_matrix(X, Z, **params, copy=True) + bias
-
     # -- fit ------------------------------------------------------------------------------
     def fit(self, X, Y):
         """Train by block-coordinate Frank-Wolfe until the duality gap meets ``tol``.
@@ -316,9 +313,7 @@ class StructuredSVM(StructuredEstimator):
         (:math:`f_j \mathrel{+}= k_{ji} \Delta B_i`), ``_INNER_STEPS`` rounds. Without the
         cache the oracle runs on the whole batch once per round; with it (``cache`` not
         None) once per visit, on the blocks whose cached gap is small or stale, and the
-        rounds step towards each block's best cached output. Any output is a feasible
-        direction and every step size is exact for the current scores, so the dual never
-        decreases; the stopping rule uses the exact gap.
+        rounds step towards each block's best cached output (module docstring).
         """
         F = K[batch] @ B  # the batch's scores under the current w, kept exact below
         Kb = K[np.ix_(batch, batch)]
@@ -464,7 +459,8 @@ class StructuredSVM(StructuredEstimator):
             V = np.asarray(X[:, s].toarray() if hasattr(X, "toarray") else X[:, s],
                            dtype=float) + self.intercept_scale_
         else:
-            V = self._gram(X, self.X_fit_[s], self.kernel_params_, self.intercept_scale_)
+            V = kernel_matrix(X, self.X_fit_[s], **self.kernel_params_, copy=True) \
+                + self.intercept_scale_
         return V @ self.dual_coef_[s]
 
     def predict(self, X) -> np.ndarray:

@@ -1,11 +1,5 @@
-"""The forest rows of ``ecrm reproduce hmc`` and those that combine it with "ECRM (scores)".
-
-"ECRM forest (scores)" estimates the risk with forest weights (:class:`ecrm.ForestECRMCV`,
-settings by the out-of-bag micro AU(PRC) of its label scores). With the kernel scores model:
-"ECRM selected" is whichever of the two has the better honest micro AU(PRC) on the training
-set (exact leave-one-out against out of bag); "ECRM mixed" mixes their risks
-(:func:`mixed_scores`); "ECRM stacked" stacks them (:mod:`._hmc_stack`).
-"""
+"""The forest rows of ``ecrm reproduce hmc`` (described there) and those that combine it with
+"ECRM (scores)": selected, mixed (:func:`mixed_scores`) and stacked (:mod:`._hmc_stack`)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-""""ECRM (scores)" of ``ecrm reproduce hmc``: the model chosen for its label scores.
-
-The kernel (linear, RBF or Laplacian over ``SCORE_GAMMAS``), alpha and the intercept are
-chosen by the exact leave-one-out micro AU(PRC) of the scores on the training set (every
-other alpha, then the neighbours of the best); for an RBF or Laplacian choice, per-feature
-length-scales learned on half of the training points replace the single gamma if they win on
-the other half (:func:`length_scales`); the scores are then calibrated per label on the same
-leave-one-out scores.
+""""ECRM (scores)" of ``ecrm reproduce hmc`` (described there): the model chosen for its
+label scores, its kernels over ``SCORE_GAMMAS``, its length-scales by :func:`length_scales`.
 """
 
 from __future__ import annotations

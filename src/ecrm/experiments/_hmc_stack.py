@@ -1,13 +1,9 @@
 """"ECRM stacked (scores)" of ``ecrm reproduce hmc``: the kernel scores model's and the
-forest's risks stacked (:mod:`ecrm.weights.stack`) on their honest label scores.
-
-The honest scores are those of "ECRM mixed": the kernel's exact leave-one-out scores through
-its calibration (chosen on them) and the forest's out-of-bag scores, on the training points
-out of sample in both. :func:`ecrm.weights.stack.choose_stack` chooses the kernel's share by
-their micro AU(PRC) on the lattice of step 1/10, keeps it only if the nested honest check
-(ten folds) says the combination beats the better model alone by more than its standard
-error, and then the per-label shares (shrunk towards the global one) only if the same check
-says they help.
+forest's risks stacked (:mod:`ecrm.weights.stack`) on the honest label scores of "ECRM mixed"
+(the kernel's calibrated leave-one-out scores, the forest's out of bag): the kernel's share by
+their micro AU(PRC) on the lattice of step 1/10, kept only if the nested honest check (ten
+folds) says it beats the better model alone by more than its standard error, then per-label
+shares (shrunk towards the global one) only if the same check says they help.
 """
 
 from __future__ import annotations

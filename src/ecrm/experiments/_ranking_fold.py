@@ -1,11 +1,6 @@
 """One fold of ``ecrm reproduce ranking``: every method on one train/test split, in one
-process with one BLAS thread.
-
-The training fold is capped (``--max-train``) and standardised; a fold of at most
-``max(DUAL_MAX_TRAIN, n_components)`` points is fitted exactly, a larger one in low rank
-(the protocol's "Large sets"). With ``--missing``, the training rankings lose labels and the
-methods of :mod:`._ranking_missing` run instead.
-"""
+process with one BLAS thread (the protocol, large folds and ``--missing``:
+:mod:`ecrm.experiments.ranking`)."""
 
 from __future__ import annotations
 
@@ -41,10 +36,12 @@ FOREST_NEEDED = {"ECRM-honest", "ECRM-mixed", "ECRM-stacked"}
 
 
 def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
-          n_components=N_COMPONENTS, extend_grid=False, missing=0.0):
+          n_components=N_COMPONENTS, extend_grid=False, missing=None):
     """Every method on one train/test split: (taus, params, seconds) per method; the seconds
     are the CPU time of the fold's process (one core: BLAS and the trees single-threaded), so
-    that their sum does not depend on the machine's load or on ``--n-jobs``."""
+    that their sum does not depend on the machine's load or on ``--n-jobs``. ``missing`` (a
+    probability) runs :mod:`._ranking_missing`'s methods on incomplete training rankings;
+    ``None``: complete rankings."""
     from sklearn.preprocessing import StandardScaler
     from threadpoolctl import threadpool_limits
 
@@ -60,7 +57,7 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
     large = () if len(train) <= max(DUAL_MAX_TRAIN, n_components) else (n_components,)
     ecrm, krr = (_ecrm_large, _krr_large) if large else (_ecrm, _krr)
     requested = methods
-    if missing:  # the training rankings lose labels; the test rankings stay complete
+    if missing is not None:  # the training rankings lose labels; the test ones do not
         Rtr = remove_labels(Rtr, missing, np.random.default_rng([seed, 1]))
         with threadpool_limits(1, user_api="blas"):
             results, seconds = _incomplete_methods(Xtr, Rtr, Xte, gammas=gammas,
@@ -103,10 +100,11 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
             for m in requested}
 
 
-def _fold_counting_edges(*args, **kwargs) -> tuple[dict, int, float]:
-    """:func:`_fold`, how many of its searches chose an end of the protocol's own grid (those
-    :class:`~ecrm.exceptions.GridEdgeWarning` are counted for the summary: a user cannot
-    change the grid; every other warning is shown), and its wall seconds."""
+def _fold_counting_edges(*args, fold=None, **kwargs) -> tuple[dict, int, float]:
+    """``fold(*args, **kwargs)`` (default :func:`_fold`), how many of its searches chose an
+    end of the protocol's own grid (those :class:`~ecrm.exceptions.GridEdgeWarning` are
+    counted for the summary: a user cannot change the grid; every other warning is shown),
+    and its wall seconds."""
     import warnings
 
     from ecrm.exceptions import GridEdgeWarning
@@ -114,7 +112,7 @@ def _fold_counting_edges(*args, **kwargs) -> tuple[dict, int, float]:
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        out = _fold(*args, **kwargs)
+        out = (fold or _fold)(*args, **kwargs)
     edges = [w for w in caught if issubclass(w.category, GridEdgeWarning)]
     for w in caught:
         if not issubclass(w.category, GridEdgeWarning):

@@ -63,18 +63,12 @@ def _krr(Xtr, Rtr, Xte, gammas, memory, seed):
 
 
 def _krr_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components):
-    """:func:`_krr` on a training fold of more than ``n_components`` points: ridge
-    regression of the positions on the low-rank model's features.
-
-    The kernel by exact leave-one-out on the same ``KERNEL_SUBSAMPLE`` points as
-    :func:`_ecrm_large` (the exact dual, ``memory`` shared), then ``alpha`` on the whole fold
-    by the exact leave-one-out Kendall distance of the ridge regression (no intercept,
-    ridge ``m * alpha``) on the features of :func:`_ecrm_large`'s solver: the same Nystrom
-    centres and leave-one-out points (both drawn from ``seed``, as by its
-    :class:`ecrm.ECRMCV`), or the inputs themselves for a linear kernel. That is
-    scikit-learn's ``KernelRidge(alpha=m * alpha)`` on the Nystrom approximation of the
-    kernel, which ``KernelRidge`` itself cannot fit here (it needs the m x m kernel).
-    """
+    """:func:`_krr` on a training fold of more than ``n_components`` points: the kernel on
+    :func:`_ecrm_large`'s ``KERNEL_SUBSAMPLE`` points (exact dual, ``memory`` shared), then
+    ``alpha`` on the whole fold for the ridge regression of the positions (no intercept,
+    ridge ``m * alpha``) on the features of :func:`_ecrm_large`'s solver, with its centres
+    and leave-one-out points (drawn from ``seed``): ``KernelRidge(alpha=m * alpha)`` on the
+    Nystrom approximation, which ``KernelRidge`` cannot fit (it needs the m x m kernel)."""
     from ecrm.selection import loo_search
 
     sub = _kernel_subset(len(Xtr), seed)
@@ -196,19 +190,13 @@ def _kernel_subset(m: int, seed) -> np.ndarray:
 
 def _ecrm_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components, *, honest=None,
                 extend_grid=False):
-    """:func:`_ecrm` on a training fold of more than ``n_components`` points.
-
-    The kernel as in :func:`_ecrm`: the squared-rank model's, by exact leave-one-out on
-    ``KERNEL_SUBSAMPLE`` random training points (the exact dual, eigendecompositions shared
-    through ``memory``); the three models then use it on the whole fold, through Nystrom
-    features on ``n_components`` uniformly drawn centres (``solver="nystrom"``) or, for a
-    linear kernel, the exact primal (``solver="primal"``). ``alpha`` and the intercept of
-    each model by its exact leave-one-out task loss (of the low-rank model) averaged over
-    :func:`large_loo_rows` random training points, Kendall's intercept the squared-rank
-    model's. Every model draws its centres and those points from ``seed``: all three share
-    them, so ``ECRM-selected`` compares them on the same points. ``honest`` as in
-    :func:`_ecrm`.
-    """
+    """:func:`_ecrm` on a training fold of more than ``n_components`` points (the protocol's
+    "Large sets"): the squared-rank model's kernel on ``KERNEL_SUBSAMPLE`` random points
+    (exact dual, ``memory`` shared) serves all three models on the whole fold, through
+    :func:`_low_rank_solver`; ``alpha`` and the intercept by the low-rank model's exact
+    leave-one-out loss on :func:`large_loo_rows` points (Kendall's intercept the
+    squared-rank model's). All three draw their centres and points from ``seed``, so
+    ``ECRM-selected`` compares them on the same points. ``honest`` as in :func:`_ecrm`."""
     from ecrm import ECRMCV
     from ecrm.losses import FootruleLoss, SquaredRankLoss
     from ecrm.losses.kendall import KendallLoss

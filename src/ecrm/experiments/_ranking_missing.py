@@ -1,14 +1,7 @@
-"""The missing-labels protocol of ``ecrm reproduce ranking`` (``--missing p``, the second
-protocol of the label ranking literature): its deletion of training labels and the methods
-that learn from incomplete rankings.
-
-Each label of each *training* ranking is removed independently with probability ``p`` (at
-least two labels kept per ranking; :func:`remove_labels`), by a generator seeded from the
-fold's seed; the test rankings stay complete. Only ``MISSING_METHODS`` run: ECRM-Kendall (its
-own kernel, intercept and ``alpha`` by the exact leave-one-out Kendall distance over the pairs
-each held-out ranking observes), ECRM-forest, and ECRM-mixed of the two (the kernel's share by
-the honest Kendall distance on the observed pairs). They run on training folds of at most
-``DUAL_MAX_TRAIN`` points (``--max-train`` caps larger ones).
+"""The missing-labels protocol (``ecrm reproduce ranking --missing p`` and ``ecrm reproduce
+missing-labels``, where it is described): the deletion of training labels
+(:func:`remove_labels`) and the methods that learn from incomplete rankings, on training folds
+of at most ``DUAL_MAX_TRAIN`` points.
 """
 
 from __future__ import annotations

@@ -4,32 +4,17 @@ weights, the label-wise and pairwise random forests, and the structured SVM.
 :mod:`ecrm.experiments.ranking` runs them on its folds. Rankings are position vectors
 (n, k): entry ``j`` is label ``j``'s place, 0 first.
 
-* **ECRM-forest**: :class:`ecrm.ForestECRMCV` with the Kendall loss: ``FOREST_TREES`` trees
-  grown on the Kendall embedding (pairwise orders), the flavour (with its ``max_features``)
-  and ``min_samples_split`` in ``FOREST_GRID`` chosen by the out-of-bag Kendall distance,
-  exact Kemeny aggregation of the forest-weighted training rankings. The trees split on the
-  embedding's top principal components, as many as labels (the leaves average the whole
-  embedding), and one deep forest per flavour serves every ``min_samples_split`` (pruned).
-  A training fold of more than ``FOREST_SEARCH_ABOVE`` points judges both flavours on
-  ``FOREST_SEARCH_TREES`` trees and grows only the better one on (``search_estimators``),
-  descending along ``min_samples_split`` instead of judging every value
-  (``split_search="descent"``: from the middle value, then on all trees from the value
-  chosen on fewer), as does a fold whose exact Kemeny judgements of every training point
-  cost more than the Kendall model's leave-one-out budget (wisconsin, ``k = 16``);
-  every tree draws a whole bootstrap sample (``FOREST_MAX_DRAWS = None``; a count caps the
-  draws per tree, ``max_samples``, as ``forest_model(..., max_draws=10000)`` did on fried,
-  calhousing and elevators: ``benchmarks/bench_forest_draws.py`` measured the whole sample's
-  held-out loss lower there at up to 1.6 times the fit time).
-* **ECRM-mixed**: the risk mixed from one of the three kernel ECRM models' and ECRM-forest's
-  weights (applied to that model's loss), the loss and the kernel's share chosen together on
-  their honest costs (:func:`_mixed`).
-* **LWRF** (label-wise random forest): one scikit-learn ``RandomForestRegressor`` per label
-  on its position, labels ranked by predicted position.
-* **PWRF** (pairwise random forest): one ``RandomForestClassifier`` per label pair on which
-  of the two comes first; the rankings are the exact Kemeny aggregation of the predicted
-  pairwise probabilities.
-* **SSVM-Kendall**: :class:`ecrm.StructuredSVM` with the Kendall loss (loss-augmented
-  inference by the exact Kemeny oracle).
+* **ECRM-forest**: :class:`ecrm.ForestECRMCV` with the Kendall loss (:func:`forest_model`):
+  ``FOREST_TREES`` trees split on the Kendall embedding's top principal components (as many
+  as labels), the flavour and ``min_samples_split`` in ``FOREST_GRID`` by the out-of-bag
+  Kendall distance (one deep forest per flavour, pruned), exact Kemeny aggregation of the
+  forest-weighted training rankings. A fold of more than ``FOREST_SEARCH_ABOVE`` points
+  judges the flavours on ``FOREST_SEARCH_TREES`` trees and descends along
+  ``min_samples_split``, as does one whose exact Kemeny judgements cost more than the
+  Kendall model's leave-one-out budget (wisconsin). Every tree draws a whole bootstrap
+  sample (``FOREST_MAX_DRAWS``; ``benchmarks/bench_forest_draws.py`` measured a cap worse).
+* **ECRM-mixed** (:func:`_mixed`), **LWRF** (:func:`_lwrf`), **PWRF** (:func:`_pwrf`) and
+  **SSVM-Kendall** (:func:`_ssvm`, loss-augmented inference by the exact Kemeny oracle).
 """
 
 from __future__ import annotations

@@ -35,12 +35,11 @@ from sklearn.neighbors import NearestNeighbors
 from threadpoolctl import threadpool_limits
 
 from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection, knn_weights
-from ecrm.commands._options import number_option, output_file_option
+from ecrm.commands._options import number_option, output_file_option, progress_bar
 from ecrm.commands._threads import workers_option
 from ecrm.datasets.flows import FlowModel, simulate_flows
 from ecrm.estimators._parameters import vocabulary
 from ecrm.estimators._validation import check_int, check_real
-from ecrm.experiments.progress import progress_bar
 from ecrm.losses.continuous import AbsoluteLoss, SquaredLoss
 from ecrm.model_files._atomic import atomic_path, write_text
 from ecrm.spaces.flows import minimize_absolute_risk, minimize_squared_risk, paper_network
@@ -103,15 +102,17 @@ def select_parameters(Xtr, Ytr, Xval, Yval, grids=None) -> dict:
         if (method, loss) not in best or value < best[(method, loss)]["val_loss"]:
             best[(method, loss)] = {"params": params, "val_loss": value}
 
+    def offer_risks(method, W, params):  # the exact minimisers of both losses' risks
+        P = minimize_absolute_risk(W, Ytr, space).solution
+        offer(method, "absolute", _losses(P, Yval)["absolute"], params)
+        P = minimize_squared_risk(W, Ytr, space).solution
+        offer(method, "square", _losses(P, Yval)["square"], params)
+
     for gamma in grids["gamma"]:
         for alpha in grids["ecrm_alpha"]:
             params = {"gamma": gamma, "alpha": alpha}
             est = ECRM(_LOSS["absolute"], space, kernel="rbf", **params).fit(Xtr, Ytr)
-            W = est.conditional_weights(Xval)  # the same weights serve both losses
-            P = minimize_absolute_risk(W, Ytr, space).solution
-            offer("ECRM", "absolute", _losses(P, Yval)["absolute"], params)
-            P = minimize_squared_risk(W, Ytr, space).solution
-            offer("ECRM", "square", _losses(P, Yval)["square"], params)
+            offer_risks("ECRM", est.conditional_weights(Xval), params)  # for both losses
         for ridge in grids["krr_ridge"]:
             params = {"gamma": gamma, "ridge": ridge}
             P = KRRProjection(space, kernel="rbf", **params).fit(Xtr, Ytr).predict(Xval)
@@ -119,12 +120,9 @@ def select_parameters(Xtr, Ytr, Xval, Yval, grids=None) -> dict:
                 offer("KRR", loss, value, params)
     for leaf in grids.get("forest_min_samples_leaf", ()):
         params = {"min_samples_leaf": leaf}
-        W = ForestECRM(_LOSS["absolute"], space, n_estimators=FOREST_TREES, random_state=0,
-                       **params).fit(Xtr, Ytr).conditional_weights(Xval)
-        P = minimize_absolute_risk(W, Ytr, space).solution
-        offer("ECRM-forest", "absolute", _losses(P, Yval)["absolute"], params)
-        P = minimize_squared_risk(W, Ytr, space).solution
-        offer("ECRM-forest", "square", _losses(P, Yval)["square"], params)
+        offer_risks("ECRM-forest", ForestECRM(
+            _LOSS["absolute"], space, n_estimators=FOREST_TREES, random_state=0,
+            **params).fit(Xtr, Ytr).conditional_weights(Xval), params)
     ks = [k for k in grids["k"] if k <= m]
     idx = NearestNeighbors(n_neighbors=max(ks)).fit(Xtr).kneighbors(Xval,
                                                                      return_distance=False)
@@ -154,24 +152,20 @@ def fit_method(method: str, loss: str, params: dict, Xtr, Ytr):
 # -- Table 2 -------------------------------------------------------------------------------
 def run_trial(seed, trial: int, n_train: int, n_val: int, n_test: int, grids=None) -> dict:
     """One trial: simulate, tune on validation, return test losses and chosen parameters."""
-    rng = np.random.default_rng([int(seed), int(trial)])
-    X, Y = simulate_flows(n_train + n_val + n_test, random_state=rng)
-    Xtr, Ytr = X[:n_train], Y[:n_train]
-    Xval, Yval = X[n_train:n_train + n_val], Y[n_train:n_train + n_val]
-    Xte, Yte = X[n_train + n_val:], Y[n_train + n_val:]
-    chosen = select_parameters(Xtr, Ytr, Xval, Yval, grids)
-    out = {}
-    for (method, loss), sel in chosen.items():
-        P = fit_method(method, loss, sel["params"], Xtr, Ytr).predict(Xte)
-        out[(method, loss)] = {"test_loss": float(_LOSS[loss](P, Yte).mean()), **sel}
-    return out
-
-
-def _trial_single_thread(job):
     # OpenBLAS threads spin against each other and other processes on small (1000 x 1000)
     # factorisations: one BLAS thread per process is up to 50x faster on a busy 2-core box.
     with threadpool_limits(limits=1, user_api="blas"):
-        return run_trial(*job)
+        rng = np.random.default_rng([int(seed), int(trial)])
+        X, Y = simulate_flows(n_train + n_val + n_test, random_state=rng)
+        Xtr, Ytr = X[:n_train], Y[:n_train]
+        Xval, Yval = X[n_train:n_train + n_val], Y[n_train:n_train + n_val]
+        Xte, Yte = X[n_train + n_val:], Y[n_train + n_val:]
+        chosen = select_parameters(Xtr, Ytr, Xval, Yval, grids)
+        out = {}
+        for (method, loss), sel in chosen.items():
+            P = fit_method(method, loss, sel["params"], Xtr, Ytr).predict(Xte)
+            out[(method, loss)] = {"test_loss": float(_LOSS[loss](P, Yte).mean()), **sel}
+    return out
 
 
 def run_table(trials: int = 50, n_train: int = 1000, n_test: int = 1000, n_val: int = 500,
@@ -185,23 +179,16 @@ def run_table(trials: int = 50, n_train: int = 1000, n_test: int = 1000, n_val: 
     """
     trials = cast(int, check_int(trials, "trials"))
     n_jobs = cast(int, check_int(n_jobs, "n_jobs"))
-    jobs = [(seed, t, n_train, n_val, n_test, grids) for t in range(trials)]
-    results: list = [None] * trials
+    from joblib import Parallel, delayed
+
+    results: list = []
     with progress_bar(trials, "Table 2", enabled=progress_stream is not None,
                       stream=progress_stream) as bar:
-        if n_jobs == 1:
-            for t, job in enumerate(jobs):
-                results[t] = _trial_single_thread(job)
-                bar.update()
-        else:
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-
-            with ProcessPoolExecutor(max_workers=n_jobs) as pool:
-                futures = {pool.submit(_trial_single_thread, job): t
-                           for t, job in enumerate(jobs)}
-                for fut in as_completed(futures):
-                    results[futures[fut]] = fut.result()
-                    bar.update()
+        for out in Parallel(n_jobs=n_jobs, return_as="generator")(
+                delayed(run_trial)(seed, t, n_train, n_val, n_test, grids)
+                for t in range(trials)):
+            results.append(out)
+            bar.update()
     rows = []
     for loss in LOSSES:
         for method in (m for m in TABLE_METHODS if all((m, loss) in r for r in results)):
@@ -242,19 +229,15 @@ def run_figure(sizes=(100, 316, 1000, 3162, 10000), repeats: int = 20, seed: int
     Returns a dict with ``sizes``, ``bayes_risk`` and, per method, the risks (repeats x sizes)
     and the parameters used per size.
     """
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _run_figure(sizes, repeats, seed, n_val, tune_max, grids, progress_stream)
-
-
-def _run_figure(sizes, repeats, seed, n_val, tune_max, grids, progress_stream) -> dict:
+    threads = threadpool_limits(limits=1, user_api="blas")
     model = FlowModel.default()
     x0 = np.full((1, model.n_features), 0.75)
     bayes, _ = model.bayes(x0[0], "absolute")
     risks = {m: np.full((repeats, len(sizes)), np.nan) for m in METHODS}
     params: dict = {m: [] for m in METHODS}
     chosen: dict = {}
-    with progress_bar(repeats * len(sizes), "Figure 1b", enabled=progress_stream is not None,
-                      stream=progress_stream) as bar:
+    with threads, progress_bar(repeats * len(sizes), "Figure 1b",
+                               enabled=progress_stream is not None, stream=progress_stream) as bar:
         for j, n in enumerate(sizes):
             for rep in range(repeats):
                 rng = np.random.default_rng([int(seed), 1000 + j, rep])
@@ -332,7 +315,7 @@ def demo(seed: int = 0) -> str:
     t0 = time.perf_counter()
     small = {"gamma": (0.03, 0.1), "ecrm_alpha": (1e-4, 1e-3), "krr_ridge": (0.1, 1.0),
              "k": (10, 20)}
-    res = _trial_single_thread((seed, 0, 300, 200, 300, small))
+    res = run_trial(seed, 0, 300, 200, 300, small)
     model = FlowModel.default()
     lines = ["Network flow prediction (paper's Figure 1 network, 20 features): 300 training, "
              "200 validation, 300 test points",

@@ -68,10 +68,6 @@ DEFAULT_DATASETS = ("enron", "imclef07a", "imclef07d", "pheno_FUN", "spo_FUN", "
                     "spo_GO")
 
 
-def _rbf_gammas(n_features: int) -> list[float]:
-    return [0.5 / n_features, 1.0 / n_features, 2.0 / n_features]
-
-
 def _advance(progress, note: str) -> None:
     if progress is not None:
         progress.set_postfix_str(note, refresh=False)
@@ -130,7 +126,7 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
     }
     rows: list[dict] = []
     kernel = PAPER_KERNEL.get(name, "linear")
-    gammas = _rbf_gammas(Xtr.shape[1])
+    gammas = [0.5 / Xtr.shape[1], 1.0 / Xtr.shape[1], 2.0 / Xtr.shape[1]]
     memory = InMemoryCache()
     kernel_scores = None  # "ECRM (scores)"'s row, model and test inputs, for the forest's
     if "ecrm" in methods:
@@ -258,8 +254,8 @@ def run(args) -> int:
     error.
     """
     from ecrm.commands._files import OutputError, check_output
+    from ecrm.commands._options import progress_bar
     from ecrm.datasets import ArffError, list_hmc, load_hmc
-    from ecrm.experiments.progress import progress_bar
 
     try:  # the output first, as ecrm fit checks -o
         if args.json:
@@ -317,9 +313,7 @@ def add_parser(subparsers) -> None:
                         default=",".join(DEFAULT_METHODS),
                         help="comma-separated: ecrm, ecrm-scores, forest-scores (with "
                         "ecrm-scores also the honestly selected, mixed and stacked rows), br-svm, "
-                        "ssvm "
-                        "(default: "
-                        + ", ".join(DEFAULT_METHODS) + ")")
+                        "ssvm (default: " + ", ".join(DEFAULT_METHODS) + ")")
     parser.add_argument("--json", type=output_file_option("--json"),
                         help="write the rows as JSON to this file")
     from ecrm.weights.kernel._solvers.solver import PrimalSolver

@@ -33,13 +33,9 @@ The results are one record per data set and level, in the layout of ``ecrm repro
 
 from __future__ import annotations
 
-import json
-import time
-
 import numpy as np
 
-from ecrm.commands._options import names_option, number_option, output_file_option
-from ecrm.model_files._atomic import write_text
+from ecrm.commands._options import names_option, number_option
 
 __all__ = ["LEVELS", "MAX_TRAIN", "deleted_folds", "format_table", "run", "run_levels"]
 
@@ -47,11 +43,6 @@ __all__ = ["LEVELS", "MAX_TRAIN", "deleted_folds", "format_table", "run", "run_l
 LEVELS = (0.0, 0.3, 0.6)
 #: Training folds are capped at this many points (the capped protocol of ``reproduce ranking``).
 MAX_TRAIN = 1000
-
-
-def _deletion_rng(seed: int) -> np.random.Generator:
-    """The generator of one fold's deletions: the one ``reproduce ranking --missing`` uses."""
-    return np.random.default_rng([seed, 1])
 
 
 def deleted_folds(R, level: float, *, repeats=5, folds=10, random_state=0,
@@ -87,42 +78,18 @@ def deleted_folds(R, level: float, *, repeats=5, folds=10, random_state=0,
     for rep, f, train, test, seed in protocol_folds(len(R), repeats=repeats, folds=folds,
                                                     random_state=random_state,
                                                     max_train=max_train):
-        yield rep, f, train, test, seed, remove_labels(R[train], level, _deletion_rng(seed))
+        # the generator of the fold's deletions in ``reproduce ranking --missing``
+        yield rep, f, train, test, seed, remove_labels(R[train], level,
+                                                       np.random.default_rng([seed, 1]))
 
 
 def _fold(X, R, train, test, *, level, seed, gammas, methods, max_train):
     """The methods on one split at one level, as ``reproduce ranking --missing`` fits them:
     ``({method: (tau, params, CPU seconds)}, grid-edge warnings, wall seconds)``."""
-    import warnings
+    from ecrm.experiments._ranking_fold import _fold_counting_edges
 
-    from sklearn.preprocessing import StandardScaler
-    from threadpoolctl import threadpool_limits
-
-    from ecrm.exceptions import GridEdgeWarning
-    from ecrm.experiments._ranking_fold import _cap
-    from ecrm.experiments._ranking_knn import _tau
-    from ecrm.experiments._ranking_missing import _incomplete_methods, remove_labels
-    from ecrm.experiments.cache import InMemoryCache
-
-    start = time.perf_counter()
-    rng = np.random.RandomState(seed)  # the draws of ``_ranking_fold._fold``, in its order
-    train = _cap(train, max_train, rng)
-    scaler = StandardScaler().fit(X[train])
-    Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
-    fit_seed = rng.randint(2**31 - 1)
-    Rtr = remove_labels(R[train], level, _deletion_rng(seed))
-    with warnings.catch_warnings(record=True) as caught, threadpool_limits(1, user_api="blas"):
-        warnings.simplefilter("always")
-        results, seconds = _incomplete_methods(Xtr, Rtr, Xte, gammas=gammas, methods=methods,
-                                               fit_seed=fit_seed, memory=InMemoryCache(),
-                                               extend_grid=False)
-    edges = sum(issubclass(w.category, GridEdgeWarning) for w in caught)
-    for w in caught:
-        if not issubclass(w.category, GridEdgeWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    out = {m: (float(_tau(results[m][0], R[test]).mean()), results[m][1], seconds[m])
-           for m in methods}
-    return out, edges, time.perf_counter() - start
+    return _fold_counting_edges(X, R, train, test, gammas=gammas, methods=methods, seed=seed,
+                                max_train=max_train, missing=level)
 
 
 def run_levels(names, data_dir, *, levels=LEVELS, repeats=5, folds=10, max_train=MAX_TRAIN,
@@ -135,10 +102,10 @@ def run_levels(names, data_dir, *, levels=LEVELS, repeats=5, folds=10, max_train
     called whenever a data set's level is done, with the records done so far. Returns one
     record per data set and level (sets in the order of ``names``, then levels).
     """
-    from joblib import Parallel, delayed
+    from joblib import delayed
 
     from ecrm.datasets.label_ranking import load_label_ranking
-    from ecrm.experiments.ranking import GAMMAS, MISSING_METHODS
+    from ecrm.experiments.ranking import GAMMAS, MISSING_METHODS, _pool, _summary, protocol_folds
 
     methods = tuple(MISSING_METHODS if methods is None else methods)
     names, levels = list(dict.fromkeys(names)), list(dict.fromkeys(levels))
@@ -154,46 +121,23 @@ def run_levels(names, data_dir, *, levels=LEVELS, repeats=5, folds=10, max_train
     for name in sorted(names, key=lambda n: -data[n].X.shape[0]):
         X, R = data[name].X, data[name].ranks
         gammas = [g / X.shape[1] for g in GAMMAS]
-        for level in levels:
-            for _, _, train, test, seed in _whole_folds(len(X), repeats, folds, random_state):
+        for level in levels:  # whole training folds: each fold caps its own
+            for *_, train, test, seed in protocol_folds(len(X), repeats=repeats, folds=folds,
+                                                        random_state=random_state):
                 tags.append((name, level))
                 tasks.append(delayed(_fold)(X, R, train, test, level=level, seed=seed,
                                             gammas=gammas, methods=methods,
                                             max_train=max_train))
-    done: dict = {}
-    records: dict = {}
-    for tag, out in zip(tags, Parallel(n_jobs=n_jobs, return_as="generator")(tasks),
-                        strict=True):
-        done.setdefault(tag, []).append(out)
-        if progress is not None:
-            progress.set_postfix_str(f"{tag[0]} p={tag[1]}")
-            progress.update()
-        if len(done[tag]) == repeats * folds:
-            records[tag] = _summary(*tag, data[tag[0]], done.pop(tag), methods=methods,
-                                    max_train=max_train, repeats=repeats, folds=folds)
-            if finished is not None:
-                finished(_ordered(records, names, levels))
-    return _ordered(records, names, levels)
 
+    def summary(tag, done):  # the ranking protocol's record, with the level after the name
+        d = data[tag[0]]
+        return {"dataset": tag[0], "missing": tag[1],
+                **_summary(tag[0], d.X, d.ranks.shape[1], done, methods=methods,
+                           max_train=max_train, repeats=repeats, folds=folds)}
 
-def _whole_folds(n, repeats, folds, random_state):
-    """The protocol's folds with whole training folds (each fold caps its own)."""
-    from ecrm.experiments.ranking import protocol_folds
-
-    return protocol_folds(n, repeats=repeats, folds=folds, random_state=random_state)
-
-
-def _ordered(records, names, levels) -> list[dict]:
-    return [records[(n, p)] for n in names for p in levels if (n, p) in records]
-
-
-def _summary(name, level, data, done, *, methods, **protocol) -> dict:
-    """One data set's record at one level from its folds' outputs: the ranking protocol's
-    record, with the level after the data set's name."""
-    from ecrm.experiments.ranking import _summary as dataset_summary
-
-    return {"dataset": name, "missing": level,
-            **dataset_summary(name, data, done, methods=methods, **protocol)}
+    return _pool(tags, tasks, [(n, p) for n in names for p in levels], n_jobs=n_jobs,
+                 per_tag=repeats * folds, summary=summary, progress=progress,
+                 finished=finished, label=lambda tag: f"{tag[0]} p={tag[1]}")
 
 
 def format_table(records) -> str:
@@ -212,35 +156,20 @@ def format_table(records) -> str:
 def run(args) -> int:
     """Run ``ecrm reproduce missing-labels`` from parsed arguments."""
     from ecrm.commands import fail
-    from ecrm.commands._files import OutputError, check_output
+    from ecrm.commands._files import OutputError
+    from ecrm.commands._options import progress_bar
     from ecrm.datasets.label_ranking import LABEL_RANKING_HELP, list_label_ranking
-    from ecrm.experiments.progress import progress_bar
-    from ecrm.experiments.ranking import DEFAULT_DATASETS
+    from ecrm.experiments.ranking import DEFAULT_DATASETS, _dataset_names, _save_json
 
     try:
-        if args.json:
-            check_output(args.json, option="--json")
-    except OutputError as exc:
-        return fail(str(exc))
-    try:
-        available = list_label_ranking(args.data_dir)
-    except FileNotFoundError as err:
+        names = _dataset_names(args, list_label_ranking, DEFAULT_DATASETS, LABEL_RANKING_HELP)
+    except (OutputError, FileNotFoundError, ValueError) as err:
         return fail(str(err))
-    names = args.datasets or [n for n in DEFAULT_DATASETS if n in available]
-    absent = [n for n in names if n not in available]
-    if absent or not names:
-        return fail(f"data sets not found: {absent or 'none given'}; available: {available}. "
-                    f"{LABEL_RANKING_HELP}")
-
-    def save(records):  # after every set and level, so that a long run keeps what it finished
-        if args.json:
-            write_text(args.json, json.dumps(records, indent=1))
-
     with progress_bar(len(names) * len(args.levels) * args.repeats * args.folds,
                       "missing-label folds", enabled=not args.quiet) as bar:
         records = run_levels(names, args.data_dir, levels=args.levels, repeats=args.repeats,
                              folds=args.folds, max_train=args.max_train, methods=args.methods,
-                             n_jobs=args.n_jobs, progress=bar, finished=save)
+                             n_jobs=args.n_jobs, progress=bar, finished=_save_json(args.json))
     print(format_table(records))
     return 0
 
@@ -253,34 +182,22 @@ def _levels(text: str) -> list[float]:
 
 
 def add_parser(subparsers) -> None:
-    from ecrm.experiments.ranking import MISSING_METHODS
+    from ecrm.experiments.ranking import MISSING_METHODS, _add_protocol_options
 
-    count = lambda name: number_option("int", name, low=1)  # noqa: E731
     parser = subparsers.add_parser(
         "missing-labels", help="label ranking from training rankings with labels removed at "
         "random: ECRM kernel, forest and mixed, Kendall's tau",
         description=__doc__.split("\n\n")[1])
-    parser.add_argument("--data-dir", help="directory of the <name>.csv.gz files (default: "
-                        "$ECRM_DATA_RANKING, else $ECRM_DATA)")
-    parser.add_argument("--datasets", type=names_option("--datasets"),
-                        help="comma-separated names (default: every data set of the label "
-                        "ranking benchmark found)")
+    _add_protocol_options(parser, "$ECRM_DATA_RANKING")
     parser.add_argument("--levels", type=_levels, default=list(LEVELS),
                         help="comma-separated probabilities of removing a training label "
                         "(default 0,0.3,0.6)")
-    parser.add_argument("--repeats", type=count("--repeats"), default=5)
-    parser.add_argument("--folds", type=count("--folds"), default=10)
-    parser.add_argument("--max-train", type=count("--max-train"), default=MAX_TRAIN,
+    parser.add_argument("--max-train", type=number_option("int", "--max-train", low=1),
+                        default=MAX_TRAIN,
                         help=f"cap every training fold at this many random points (default "
                         f"{MAX_TRAIN}; the dual fits of the methods need it)")
-    parser.add_argument("--n-jobs", type=count("--n-jobs"), default=1,
-                        help="folds run in parallel in this many processes, one BLAS thread "
-                        "per fold (default 1; the results do not depend on it)")
     parser.add_argument("--methods", default=MISSING_METHODS,
                         type=names_option("--methods", MISSING_METHODS),
                         help="comma-separated methods (default: " + ", ".join(MISSING_METHODS)
                         + ")")
-    parser.add_argument("--json", type=output_file_option("--json"),
-                        help="write the results as JSON to this file")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)

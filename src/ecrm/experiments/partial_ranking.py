@@ -40,10 +40,8 @@ The peers (scikit-lr's partial label rankers, ``benchmarks/partial_ranking_sklr.
 the Python of ``make peers``) write JSON in the same layout on the same folds; ``--peers``
 prints their rows beside these.
 
-Time: the folds of every data set run in one pool of ``--n-jobs`` processes (joblib), the
-larger sets' first; every fold uses one BLAS thread and draws from its own seed
-(:func:`ecrm.experiments.ranking.fold_seed`), so the results do not depend on ``--n-jobs``.
-The seconds are each method's CPU time, summed over the folds.
+Time: as in ``ecrm reproduce ranking`` (one pool, one BLAS thread and one seed per fold: the
+results do not depend on ``--n-jobs``); the seconds are each method's CPU time, summed.
 """
 
 from __future__ import annotations
@@ -53,7 +51,7 @@ import time
 
 import numpy as np
 
-from ecrm.commands._options import names_option, number_option, output_file_option
+from ecrm.commands._options import names_option
 from ecrm.experiments.ranking import fold_seed, protocol_folds
 
 __all__ = ["DEFAULT_DATASETS", "METHODS", "add_parser", "fold_seed", "format_table",
@@ -225,40 +223,18 @@ def _fold(X, P, train, test, *, methods, seed) -> dict:
             for m in methods}
 
 
-def _timed_fold(*args, **kwargs) -> tuple[dict, int, float]:
-    """:func:`_fold`, how many of its searches chose an end of the protocol's grid (those
-    :class:`~ecrm.exceptions.GridEdgeWarning` are counted for the summary, not shown; every
-    other warning is) and its wall seconds."""
-    import warnings
-
-    from ecrm.exceptions import GridEdgeWarning
-
-    start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = _fold(*args, **kwargs)
-    for w in caught:
-        if not issubclass(w.category, GridEdgeWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    edges = sum(issubclass(w.category, GridEdgeWarning) for w in caught)
-    return out, edges, time.perf_counter() - start
-
-
 def run_datasets(names, data_dir, *, repeats=5, folds=10, methods=METHODS, n_jobs=1,
                  random_state=0, progress=None, finished=None) -> list[dict]:
-    """tau_x of every method on every test fold of every data set in ``names``.
-
-    All the folds run in one pool of ``n_jobs`` processes, the larger sets' first;
-    ``finished(results)`` is called with the results of the sets done so far (in the order
-    of ``names``) whenever a set is done. Returns one dict per set: ``dataset``, ``n``,
-    ``p``, ``k``, ``repeats``, ``folds``, ``seconds_wall`` (the sum of its folds' wall
-    times), ``grid_edge_warnings`` (searches that chose an end of the protocol's grid) and
-    ``rows``, one per method: ``method``, ``tau_x_mean``, ``tau_x_std``,
-    ``fold_tau_x``, ``seconds`` (CPU) and ``params`` (per fold).
-    """
-    from joblib import Parallel, delayed
+    """tau_x of every method on every test fold of every data set in ``names``, all the
+    folds in one pool of ``n_jobs`` processes, the larger sets' first
+    (:func:`ecrm.experiments.ranking._pool`). Returns one record per set, in the order of
+    ``names``, as :func:`ecrm.experiments.ranking._summary` makes it (``repeats`` and
+    ``folds`` the protocol; ``tau_x_mean``, ``tau_x_std`` and ``fold_tau_x`` the scores)."""
+    from joblib import delayed
 
     from ecrm.datasets.partial_ranking import load_partial_label_ranking
+    from ecrm.experiments._ranking_fold import _fold_counting_edges
+    from ecrm.experiments.ranking import _pool, _summary
 
     names = list(dict.fromkeys(names))
     data = {name: load_partial_label_ranking(name, data_dir) for name in names}
@@ -268,32 +244,17 @@ def run_datasets(names, data_dir, *, repeats=5, folds=10, methods=METHODS, n_job
         for _, _, train, test, seed in protocol_folds(len(X), repeats=repeats, folds=folds,
                                                       random_state=random_state):
             tags.append(name)
-            tasks.append(delayed(_timed_fold)(X, P, train, test, methods=methods, seed=seed))
-    done: dict[str, list] = {name: [] for name in names}
-    results: dict[str, dict] = {}
-    for name, (out, edges, wall) in zip(tags, Parallel(n_jobs=n_jobs,
-                                                       return_as="generator")(tasks),
-                                        strict=True):
-        done[name].append((out, edges, wall))
-        if progress is not None:
-            progress.set_postfix_str(name)
-            progress.update()
-        if len(done[name]) == repeats * folds:
-            d, fold_out = data[name], [o for o, _, _ in done[name]]
-            results[name] = {
-                "dataset": name, "n": d.X.shape[0], "p": d.X.shape[1],
-                "k": d.positions.shape[1], "repeats": repeats, "folds": folds,
-                "seconds_wall": sum(w for _, _, w in done[name]),
-                "grid_edge_warnings": sum(e for _, e, _ in done.pop(name)),
-                "rows": [{"method": m,
-                          "tau_x_mean": float(np.mean([f[m][0] for f in fold_out])),
-                          "tau_x_std": float(np.std([f[m][0] for f in fold_out])),
-                          "fold_tau_x": [f[m][0] for f in fold_out],
-                          "seconds": float(sum(f[m][2] for f in fold_out)),
-                          "params": [f[m][1] for f in fold_out]} for m in methods]}
-            if finished is not None:
-                finished([results[n] for n in names if n in results])
-    return [results[name] for name in names]
+            tasks.append(delayed(_fold_counting_edges)(X, P, train, test, methods=methods,
+                                                       seed=seed, fold=_fold))
+
+    def summary(name, done):
+        d = data[name]
+        return _summary(name, d.X, d.positions.shape[1], done, methods=methods,
+                        keys=("tau_x_mean", "tau_x_std", "fold_tau_x"), repeats=repeats,
+                        folds=folds)
+
+    return _pool(tags, tasks, names, n_jobs=n_jobs, per_tag=repeats * folds, summary=summary,
+                 progress=progress, finished=finished)
 
 
 def format_table(results, peers=()) -> str:
@@ -333,67 +294,38 @@ def run(args) -> int:
     """Run ``ecrm reproduce partial-ranking`` from parsed arguments; the ``--json`` path and
     the ``--peers`` file are checked before any work."""
     from ecrm.commands import fail
-    from ecrm.commands._files import OutputError, check_output
+    from ecrm.commands._files import OutputError
+    from ecrm.commands._options import progress_bar
     from ecrm.datasets.partial_ranking import PARTIAL_RANKING_HELP, list_partial_label_ranking
-    from ecrm.experiments.progress import progress_bar
+    from ecrm.experiments.ranking import _dataset_names, _print_edges, _save_json
 
     try:
-        if args.json:
-            check_output(args.json, option="--json")
         peers = _read_peers(args.peers) if args.peers else []
+        names = _dataset_names(args, list_partial_label_ranking, DEFAULT_DATASETS,
+                               PARTIAL_RANKING_HELP)
     except (OutputError, OSError, ValueError) as exc:
         return fail(str(exc))
-    try:
-        available = list_partial_label_ranking(args.data_dir)
-    except FileNotFoundError as err:
-        return fail(str(err))
-    names = args.datasets or [n for n in DEFAULT_DATASETS if n in available]
-    missing = [n for n in names if n not in available]
-    if missing or not names:
-        return fail(f"data sets not found: {missing or 'none given'}; available: {available}. "
-                    + PARTIAL_RANKING_HELP)
-
-    def save(results):  # after every data set, so that a long run keeps what it finished
-        if args.json:
-            with open(args.json, "w", encoding="utf-8") as f:
-                json.dump(results, f, indent=1)
-
     with progress_bar(len(names) * args.repeats * args.folds, "partial ranking folds",
                       enabled=not args.quiet) as bar:
         results = run_datasets(names, args.data_dir, repeats=args.repeats, folds=args.folds,
                                methods=args.methods, n_jobs=args.n_jobs, progress=bar,
-                               finished=save)
+                               finished=_save_json(args.json))
     print(format_table(results, peers))
-    edges = sum(info["grid_edge_warnings"] for info in results)
-    if edges:  # once, here: the protocol's grid is fixed, a warning per fit helps no one
-        print(f"note: {edges} searches chose an end of the protocol's grid of alphas or "
-              f"gammas (GridEdgeWarning; per data set in the JSON's grid_edge_warnings)")
+    _print_edges(results)
     return 0
 
 
 def add_parser(subparsers) -> None:
-    count = lambda name: number_option("int", name, low=1)  # noqa: E731
+    from ecrm.experiments.ranking import _add_protocol_options
+
     parser = subparsers.add_parser(
         "partial-ranking", help="partial label ranking benchmark (bucket orders): ECRM kernel, "
         "forest and mixed against kNN-Borda and scikit-lr's peers, tau_x",
         description=__doc__.split("\n\n")[1])
-    parser.add_argument("--data-dir", help="directory of the <name>.csv.gz files (default: "
-                        "$ECRM_DATA_PARTIAL_RANKING, else $ECRM_DATA)")
-    parser.add_argument("--datasets", type=names_option("--datasets"),
-                        help="comma-separated names (default: every set of the benchmark "
-                        "found)")
-    parser.add_argument("--repeats", type=count("--repeats"), default=5)
-    parser.add_argument("--folds", type=count("--folds"), default=10)
-    parser.add_argument("--n-jobs", type=count("--n-jobs"), default=1,
-                        help="folds run in parallel in this many processes, one BLAS thread "
-                        "per fold (default 1; the results do not depend on it)")
+    _add_protocol_options(parser, "$ECRM_DATA_PARTIAL_RANKING")
     parser.add_argument("--methods", default=METHODS, type=names_option("--methods", METHODS),
                         help="comma-separated methods (default: all of " + ", ".join(METHODS)
                         + ")")
-    parser.add_argument("--json", type=output_file_option("--json"),
-                        help="write the results as JSON to this file")
     parser.add_argument("--peers", help="JSON of benchmarks/partial_ranking_sklr.py: its rows "
                         "printed beside these")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
-

@@ -1,11 +1,11 @@
 """``ecrm reproduce ranking``: label ranking on the standard benchmark, Kendall's tau.
 
-Protocol (Cheng, Hühn & Hüllermeier, ICML 2009, and the later literature): ``--repeats``
-(default 5) repetitions of ``--folds``-fold (default 10) cross-validation, Kendall's tau
-between predicted and true rankings averaged over the test points of every fold; the table
-gives its mean and standard deviation over the repeats x folds. Everything is fitted on the
-training fold only: the features are standardised there, and every hyper-parameter is chosen
-there.
+The label ranking benchmark (Cheng, Hühn & Hüllermeier, ICML 2009, and the later
+literature): --repeats repetitions (default 5) of --folds-fold cross-validation (default 10).
+The table gives Kendall's tau between predicted and true rankings, averaged over the test
+points of every fold, as its mean and standard deviation over the repeats and folds.
+Everything is fitted on the training fold only: the features are standardised there, and
+every hyper-parameter is chosen there.
 
 * **ECRM** with the squared-rank and footrule losses: :class:`ecrm.ECRMCV` chooses the kernel
   (linear, or RBF with ``gamma`` in ``GAMMAS / p``), the intercept (with or without) and
@@ -147,15 +147,9 @@ def fold_seed(random_state: int, repeat: int, fold: int) -> int:
 def run_dataset(name, data_dir, *, repeats=5, folds=10, max_train=None, methods=METHODS,
                 progress=None, random_state=0, n_jobs=1, gammas=None,
                 n_components=N_COMPONENTS, extend_grid=False, missing=0.0) -> dict:
-    """Kendall's tau of every method on every test fold of one data set.
-
-    ``max_train=None`` trains on whole folds (Nystrom with ``n_components`` centres on folds
-    of more than ``max(DUAL_MAX_TRAIN, n_components)`` points); an integer caps every
-    training fold at that many random points. The folds run in ``n_jobs`` processes
-    (joblib), each with one BLAS thread; every fold's random draws come from
-    :func:`fold_seed`, so the results do not depend on ``n_jobs``. ``missing`` > 0 runs the
-    missing-labels protocol (:mod:`._ranking_missing`) with ``MISSING_METHODS``.
-    """
+    """Kendall's tau of every method on every test fold of one data set (the options as
+    the module describes them: ``max_train=None`` whole folds, else the capped protocol;
+    ``missing`` > 0 the missing-labels protocol with ``MISSING_METHODS``)."""
     return run_datasets([name], data_dir, repeats=repeats, folds=folds, max_train=max_train,
                         methods=methods, progress=progress, random_state=random_state,
                         n_jobs=n_jobs, gammas=gammas, n_components=n_components,
@@ -166,12 +160,9 @@ def run_datasets(names, data_dir, *, repeats=5, folds=10, max_train=None, method
                  progress=None, random_state=0, n_jobs=1, gammas=None,
                  n_components=N_COMPONENTS, extend_grid=False, finished=None,
                  missing=0.0) -> list[dict]:
-    """:func:`run_dataset` of every data set in ``names``, all their folds in one pool of
-    ``n_jobs`` processes: the larger sets' folds first, so that no process waits for a set's
-    last fold while another set's remain. ``finished(results)`` is called with the results
-    of the sets done so far (in the order of ``names``) whenever a set is done; the results
-    of every set are returned in that order."""
-    from joblib import Parallel, delayed
+    """:func:`run_dataset` of every data set in ``names``, all their folds in one pool (the
+    larger sets' first): :func:`_pool`, the records in the order of ``names``."""
+    from joblib import delayed
 
     from ecrm.datasets.label_ranking import load_label_ranking
 
@@ -198,24 +189,39 @@ def run_datasets(names, data_dir, *, repeats=5, folds=10, max_train=None, method
             tasks.append(delayed(_fold_counting_edges)(
                 X, R, train, test, gammas=scaled, methods=methods, seed=seed,
                 max_train=max_train, n_components=n_components, extend_grid=extend_grid,
-                missing=missing))
-    done: dict[str, list] = {name: [] for name in names}
-    results: dict[str, dict] = {}
-    for name, (out, n_edges, wall) in zip(tags, Parallel(n_jobs=n_jobs,
-                                                         return_as="generator")(tasks),
-                                          strict=True):
-        done[name].append((out, n_edges, wall))
+                missing=missing or None))
+
+    def summary(name, done):
+        return _summary(name, data[name].X, data[name].ranks.shape[1], done, methods=methods,
+                        max_train=max_train, n_components=n_components,
+                        extend_grid=extend_grid, repeats=repeats, folds=folds,
+                        missing=missing)
+
+    return _pool(tags, tasks, names, n_jobs=n_jobs, per_tag=repeats * folds,
+                 summary=summary, progress=progress, finished=finished)
+
+
+def _pool(tags, tasks, order, *, n_jobs, per_tag, summary, progress=None, finished=None,
+          label=str) -> list[dict]:
+    """Run the joblib ``tasks`` (one fold each, tagged by ``tags``) in one pool of ``n_jobs``
+    processes. When the ``per_tag`` folds of a tag are done, ``summary(tag, outputs)`` is its
+    record and ``finished(records)`` is called with the records done so far; the records are
+    in the order of ``order``, as is the list returned."""
+    from joblib import Parallel
+
+    done: dict = {}
+    records: dict = {}
+    for tag, out in zip(tags, Parallel(n_jobs=n_jobs, return_as="generator")(tasks),
+                        strict=True):
+        done.setdefault(tag, []).append(out)
         if progress is not None:
-            progress.set_postfix_str(name)
+            progress.set_postfix_str(label(tag))
             progress.update()
-        if len(done[name]) == repeats * folds:
-            results[name] = _summary(name, data[name], done.pop(name), methods=methods,
-                                     max_train=max_train, n_components=n_components,
-                                     extend_grid=extend_grid, repeats=repeats, folds=folds,
-                                     missing=missing)
+        if len(done[tag]) == per_tag:
+            records[tag] = summary(tag, done.pop(tag))
             if finished is not None:
-                finished([results[n] for n in names if n in results])
-    return [results[name] for name in names]
+                finished([records[t] for t in order if t in records])
+    return [records[t] for t in order]
 
 
 def _check_missing(missing, methods) -> tuple:
@@ -234,17 +240,21 @@ def _check_missing(missing, methods) -> tuple:
     return tuple(methods)
 
 
-def _summary(name, data, done, *, methods, **protocol) -> dict:
-    """One data set's results from its folds' ``(taus, grid edges, wall seconds)``;
-    ``seconds_wall`` is the sum of its folds' wall times (each fold runs in one process)."""
+def _summary(name, X, k, done, *, methods, keys=("tau_mean", "tau_std", "fold_taus"),
+             **protocol) -> dict:
+    """One data set's record from its folds' ``(scores, grid edges, wall seconds)``:
+    ``dataset``, ``n``, ``p``, ``k``, the ``protocol``, ``seconds_wall`` (the sum of its
+    folds' wall times, each fold in one process), ``grid_edge_warnings`` and one row per
+    method: ``method``, the mean, standard deviation and list of the fold scores (named by
+    ``keys``), ``seconds`` (CPU) and ``params`` (per fold)."""
     folds = [out for out, _, _ in done]
-    return {"dataset": name, "n": data.X.shape[0], "p": data.X.shape[1],
-            "k": data.ranks.shape[1], **protocol,
+    mean, std, each = keys
+    return {"dataset": name, "n": X.shape[0], "p": X.shape[1], "k": k, **protocol,
             "seconds_wall": sum(wall for _, _, wall in done),
             "grid_edge_warnings": sum(edges for _, edges, _ in done),
-            "rows": [{"method": m, "tau_mean": float(np.mean([d[m][0] for d in folds])),
-                      "tau_std": float(np.std([d[m][0] for d in folds])),
-                      "fold_taus": [d[m][0] for d in folds],
+            "rows": [{"method": m, mean: float(np.mean([d[m][0] for d in folds])),
+                      std: float(np.std([d[m][0] for d in folds])),
+                      each: [d[m][0] for d in folds],
                       "seconds": float(sum(d[m][2] for d in folds)),
                       "params": [d[m][1] for d in folds]} for m in methods]}
 
@@ -265,53 +275,69 @@ def format_table(results) -> str:
     return "\n".join(lines)
 
 
+def _dataset_names(args, list_sets, defaults, help_text) -> list[str]:
+    """The data sets to run: ``args.datasets``, else those of ``defaults`` found in
+    ``args.data_dir``; the ``--json`` path is checked first, before any work, as ``ecrm fit``
+    checks ``-o``. Raises ``OutputError``, ``FileNotFoundError`` or ``ValueError`` (a data set
+    not found) with the message for :func:`ecrm.commands.fail`."""
+    from ecrm.commands._files import check_output
+
+    if args.json:
+        check_output(args.json, option="--json")
+    available = list_sets(args.data_dir)
+    names = args.datasets or [n for n in defaults if n in available]
+    absent = [n for n in names if n not in available]
+    if absent or not names:
+        raise ValueError(f"data sets not found: {absent or 'none given'}; available: "
+                         f"{available}. {help_text}")
+    return names
+
+
+def _save_json(path):
+    """``finished`` for the runs: the records so far written to ``path`` (if any) after every
+    data set, so that a long run keeps what it finished."""
+    def save(records):
+        if path:
+            write_text(path, json.dumps(records, indent=1))
+    return save
+
+
+def _print_edges(results) -> None:
+    """The grid-edge warnings, once: the protocol's grid is fixed, a warning per fit helps
+    no one."""
+    edges = sum(info["grid_edge_warnings"] for info in results)
+    if edges:
+        print(f"note: {edges} searches chose an end of the protocol's grid of alphas or "
+              f"gammas (GridEdgeWarning; per data set in the JSON's grid_edge_warnings)")
+
+
 def run(args) -> int:
-    """Run ``ecrm reproduce ranking`` from parsed arguments; the ``--json`` path is checked
-    before any work, as ``ecrm fit`` checks ``-o``."""
+    """Run ``ecrm reproduce ranking`` from parsed arguments."""
     from ecrm.commands import fail
-    from ecrm.commands._files import OutputError, check_output
+    from ecrm.commands._files import OutputError
+    from ecrm.commands._options import progress_bar
     from ecrm.datasets.label_ranking import LABEL_RANKING_HELP, list_label_ranking
-    from ecrm.experiments.progress import progress_bar
 
     try:
-        if args.json:
-            check_output(args.json, option="--json")
-    except OutputError as exc:
-        return fail(str(exc))
-    try:
-        available = list_label_ranking(args.data_dir)
-    except FileNotFoundError as err:
+        names = _dataset_names(args, list_label_ranking, DEFAULT_DATASETS, LABEL_RANKING_HELP)
+    except OutputError as err:
+        return fail(str(err))
+    except (FileNotFoundError, ValueError) as err:
         print(f"ecrm reproduce ranking: {err}")
         return 2
-    names = args.datasets.split(",") if args.datasets else [
-        n for n in DEFAULT_DATASETS if n in available]
-    missing = [n for n in names if n not in available]
-    if missing or not names:
-        print(f"ecrm reproduce ranking: data sets not found: {missing or 'none given'}; "
-              f"available: {available}. {LABEL_RANKING_HELP}")
-        return 2
-
     try:
         _check_missing(args.missing, args.methods)
     except ValueError as err:
         return fail(str(err))
-
-    def save(results):  # after every data set, so that a long run keeps what it finished
-        if args.json:
-            write_text(args.json, json.dumps(results, indent=1))
-
     with progress_bar(len(names) * args.repeats * args.folds, "label ranking folds",
                       enabled=not args.quiet) as bar:
         results = run_datasets(names, args.data_dir, repeats=args.repeats, folds=args.folds,
                                max_train=args.max_train, progress=bar, n_jobs=args.n_jobs,
                                methods=args.methods, n_components=args.n_components,
-                               extend_grid=args.extend_grid, finished=save,
+                               extend_grid=args.extend_grid, finished=_save_json(args.json),
                                missing=args.missing)
     print(format_table(results))
-    edges = sum(info["grid_edge_warnings"] for info in results)
-    if edges:  # once, here: the protocol's grid is fixed, a warning per fit helps no one
-        print(f"note: {edges} searches chose an end of the protocol's grid of alphas or "
-              f"gammas (GridEdgeWarning; per data set in the JSON's grid_edge_warnings)")
+    _print_edges(results)
     return 0
 
 
@@ -325,29 +351,32 @@ def _max_train(text: str) -> int | None:
     return None if text.strip().lower() == "none" else _count_option("--max-train")(text)
 
 
-#: The ``--help`` description: the protocol in plain words (the module docstring's first
-#: paragraph holds markup and code names for the documentation).
-DESCRIPTION = (
-    "The label ranking benchmark (Cheng, Hühn & Hüllermeier, ICML 2009, and the later "
-    "literature): --repeats repetitions (default 5) of --folds-fold cross-validation "
-    "(default 10). The table gives Kendall's tau between predicted and true rankings, "
-    "averaged over the test points of every fold, as its mean and standard deviation over "
-    "the repeats and folds. Everything is fitted on the training fold only: the features "
-    "are standardised there, and every hyper-parameter is chosen there.")
+def _add_protocol_options(parser, data_env: str, n_jobs=None) -> None:
+    """The options of every label ranking protocol: ``--data-dir`` (default: ``data_env``, else
+    ``$ECRM_DATA``), ``--datasets``, ``--repeats``, ``--folds``, ``--n-jobs`` (of type
+    ``n_jobs``, default a positive count), ``--json`` and ``--quiet``."""
+    parser.add_argument("--data-dir", help="directory of the <name>.csv.gz files (default: "
+                        f"{data_env}, else $ECRM_DATA)")
+    parser.add_argument("--datasets", type=names_option("--datasets"),
+                        help="comma-separated names (default: every data set of the benchmark "
+                        "found)")
+    parser.add_argument("--repeats", type=_count_option("--repeats"), default=5,
+                        help="repetitions of the cross-validation (default 5)")
+    parser.add_argument("--folds", type=_count_option("--folds"), default=10,
+                        help="folds of each repetition (default 10)")
+    parser.add_argument("--n-jobs", type=n_jobs or _count_option("--n-jobs"), default=1,
+                        help="folds run in parallel in this many processes, one BLAS thread "
+                        "per fold (default 1; the results do not depend on it)")
+    parser.add_argument("--json", type=output_file_option("--json"),
+                        help="write the results as JSON to this file")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "ranking", help="label ranking benchmark: ECRM (Kendall, footrule, squared rank) "
-        "against kNN and kernel ridge, Kendall's tau", description=DESCRIPTION)
-    parser.add_argument("--data-dir", help="directory of the <name>.csv.gz files (default: "
-                        "$ECRM_DATA_RANKING, else $ECRM_DATA)")
-    parser.add_argument("--datasets", help="comma-separated names (default: every data set "
-                        "of the benchmark found)")
-    parser.add_argument("--repeats", type=_count_option("--repeats"), default=5,
-                        help="repetitions of the cross-validation (default 5)")
-    parser.add_argument("--folds", type=_count_option("--folds"), default=10,
-                        help="folds of each repetition (default 10)")
+        "against kNN and kernel ridge, Kendall's tau", description=__doc__.split("\n\n")[1])
+    _add_protocol_options(parser, "$ECRM_DATA_RANKING", workers_option("--n-jobs"))
     parser.add_argument("--max-train", type=_max_train, default=None,
                         help="cap every training fold at this many random points (the "
                         "capped protocol, e.g. 1000); default 'none': whole training folds")
@@ -356,15 +385,10 @@ def add_parser(subparsers) -> None:
                         help=f"Nystrom centres of a training fold of more than "
                         f"max({DUAL_MAX_TRAIN}, this) points (default {N_COMPONENTS}); "
                         f"smaller folds are fitted exactly")
-    parser.add_argument("--n-jobs", type=workers_option("--n-jobs"), default=1,
-                        help="folds run in parallel in this many processes, one BLAS thread "
-                        "per fold (default 1; the results do not depend on it)")
     parser.add_argument("--methods", default=METHODS,
                         type=names_option("--methods", METHODS + OPTIONAL_METHODS),
                         help="comma-separated methods (default: all of " + ", ".join(METHODS)
                         + "; also " + ", ".join(OPTIONAL_METHODS) + ")")
-    parser.add_argument("--json", type=output_file_option("--json"),
-                        help="write the results as JSON to this file")
     parser.add_argument("--extend-grid", action="store_true",
                         help="the ECRM searches extend the regularisation (by decades) and "
                         "the RBF kernel width past an end of their grids that wins (default: "
@@ -377,6 +401,5 @@ def add_parser(subparsers) -> None:
                         "(e.g. 0.3; at least two labels kept, test rankings complete) and run "
                         "the methods that learn from incomplete rankings: "
                         + ", ".join(MISSING_METHODS) + " (default 0: complete rankings)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 

@@ -113,8 +113,7 @@ class AdditiveLoss(LinearLoss):
 
     def __call__(self, Y_pred, Y_true):
         Y_pred = check_binary_matrix(Y_pred, self.n_outputs, "Y_pred")
-        Y_true = np.asarray(Y_true, dtype=float)
-        Y_true = Y_true[None, :] if Y_true.ndim == 1 else Y_true
+        Y_true = self._reference(Y_true)
         if len(Y_true) != len(Y_pred):
             paired_rows(Y_pred, Y_true)  # raises the standard shape error
         if self._definition is not None:

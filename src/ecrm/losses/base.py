@@ -68,6 +68,10 @@ class Loss(ABC):
     def __call__(self, Y_pred, Y_true) -> np.ndarray:
         """The loss of each row: an array of shape (n,)."""
 
+    def __repr__(self) -> str:
+        """``Name()`` for a loss without parameters (no attributes)."""
+        return f"{type(self).__name__}()" if not vars(self) else super().__repr__()
+
     def check_space(self, space: OutputSpace) -> None:
         """Raise ``ValueError`` if this loss cannot be used with ``space``.
 

@@ -106,6 +106,3 @@ class SquaredLoss(Loss):
     def risk_minimizer(self) -> RiskMinimizer:
         """:func:`ecrm.spaces.flows.minimize_squared_risk`."""
         return minimize_squared_risk
-
-    def __repr__(self) -> str:
-        return "SquaredLoss()"

@@ -118,9 +118,6 @@ class KendallLoss(LinearLoss):
         :attr:`PermutationSpace.PAIR_ORDERS`, minimised exactly (Kemeny aggregation)."""
         return PermutationSpace.PAIR_ORDERS
 
-    def __repr__(self) -> str:
-        return "KendallLoss()"
-
 
 def kendall_tau(Y_pred, Y_true) -> np.ndarray:
     r"""Kendall's :math:`\tau` of each row pair of flattened permutation matrices.

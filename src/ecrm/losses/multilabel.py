@@ -30,9 +30,6 @@ class HammingLoss(LinearLoss):
     def const(self, Y_ref):
         return np.asarray(Y_ref, dtype=float).sum(axis=1)
 
-    def __repr__(self):
-        return "HammingLoss()"
-
 
 class HierarchicalLoss(LinearLoss):
     r"""The sibling-weighted hierarchical loss of Cesa-Bianchi et al. (paper, Section 3.1).

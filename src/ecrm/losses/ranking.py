@@ -73,9 +73,6 @@ class FootruleLoss(_PositionLoss):
     def _g(self, k, r):
         return np.abs(k - r)
 
-    def __repr__(self):
-        return "FootruleLoss()"
-
 
 class SquaredRankLoss(_PositionLoss):
     r"""Sum of squared rank differences :math:`\ell(\sigma, \sigma') = \sum_j (\sigma(j) -
@@ -95,9 +92,6 @@ class SquaredRankLoss(_PositionLoss):
 
     def _g(self, k, r):
         return (k - r) ** 2
-
-    def __repr__(self):
-        return "SquaredRankLoss()"
 
 
 def spearman_rho(Y_pred, Y_true) -> np.ndarray:

@@ -41,16 +41,6 @@ def _kept_columns(Y_true, scores, labels, exclude) -> np.ndarray | None:
     return np.array([name not in excluded for name in labels], dtype=bool)
 
 
-def _label_columns(Y_true, scores, labels, exclude) -> tuple[np.ndarray, np.ndarray]:
-    """``Y_true`` and ``scores`` as float arrays of one shape, without the excluded labels."""
-    keep = _kept_columns(Y_true, scores, labels, exclude)
-    Y_true = np.asarray(Y_true, dtype=float)
-    scores = np.asarray(scores, dtype=float)
-    if keep is None:
-        return Y_true, scores
-    return Y_true[:, keep], scores[:, keep]
-
-
 def macro_auprc(Y_true, scores, *, labels=None, exclude=()) -> float:
     """Mean over labels of the area under each label's precision-recall curve.
 
@@ -72,7 +62,10 @@ def macro_auprc(Y_true, scores, *, labels=None, exclude=()) -> float:
     >>> macro_auprc([[1, 0, 1], [0, 1, 1]], [[0.9, 0.2, 0.5], [0.1, 0.8, 0.5]])
     1.0
     """
-    Y_true, scores = _label_columns(Y_true, scores, labels, exclude)
+    kept = _kept_columns(Y_true, scores, labels, exclude)
+    keep = slice(None) if kept is None else kept
+    Y_true = np.asarray(Y_true, dtype=float)[:, keep]
+    scores = np.asarray(scores, dtype=float)[:, keep]
     mixed = (Y_true.min(axis=0) == 0) & (Y_true.max(axis=0) == 1)
     if not mixed.any():
         return float("nan")
@@ -300,15 +293,9 @@ def per_level_report(Y_true, Y_pred, hierarchy) -> dict[str, np.ndarray]:
     depth = np.asarray(hierarchy.depth)
     levels = np.unique(depth)
     onehot = (depth[:, None] == levels[None, :]).astype(float)  # (d, n_levels)
-    both = (Y_true * Y_pred).sum(axis=0) @ onehot
-    support, predicted = Y_true.sum(axis=0) @ onehot, Y_pred.sum(axis=0) @ onehot
-    precision = np.divide(both, predicted, out=np.zeros_like(both), where=predicted > 0)
-    recall = np.divide(both, support, out=np.zeros_like(both), where=support > 0)
-    total = precision + recall
-    f1 = np.divide(2 * precision * recall, total, out=np.zeros_like(total), where=total > 0)
     return {"level": levels, "n_labels": onehot.sum(axis=0).astype(int),
-            "support": support.astype(int), "predicted": predicted.astype(int),
-            "precision": precision, "recall": recall, "f1": f1}
+            **_prf((Y_true * Y_pred).sum(axis=0) @ onehot, Y_true.sum(axis=0) @ onehot,
+                   Y_pred.sum(axis=0) @ onehot)}
 
 
 def per_label_report(Y_true, Y_pred, hierarchy=None) -> dict[str, np.ndarray]:
@@ -343,8 +330,12 @@ def per_label_report(Y_true, Y_pred, hierarchy=None) -> dict[str, np.ndarray]:
                          f"{Y_pred.shape}")
     if hierarchy is not None:
         Y_true, Y_pred = hierarchy.close(Y_true), hierarchy.close(Y_pred)
-    both = (Y_true * Y_pred).sum(axis=0)
-    support, predicted = Y_true.sum(axis=0), Y_pred.sum(axis=0)
+    return _prf((Y_true * Y_pred).sum(axis=0), Y_true.sum(axis=0), Y_pred.sum(axis=0))
+
+
+def _prf(both, support, predicted) -> dict[str, np.ndarray]:
+    """Support, predictions, precision, recall and F1 from the pooled counts (0 where a
+    denominator is 0)."""
     precision = np.divide(both, predicted, out=np.zeros_like(both), where=predicted > 0)
     recall = np.divide(both, support, out=np.zeros_like(both), where=support > 0)
     total = precision + recall

@@ -43,9 +43,7 @@ def _pyplot():
 
 
 def _axes(ax):
-    if ax is not None:
-        return ax
-    return _pyplot().subplots(figsize=(6, 4.5))[1]
+    return ax if ax is not None else _pyplot().subplots(figsize=(6, 4.5))[1]
 
 
 def _pair(Y_true, other, what: str) -> tuple[np.ndarray, np.ndarray]:

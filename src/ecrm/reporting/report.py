@@ -67,8 +67,7 @@ def model_line(summary: dict) -> str:
     alpha (a structured SVM's C) or forest, preprocessing steps, training size."""
     steps = ", ".join(s["step"] for s in summary["preprocessing"]) or "none"
     return (f"{summary['estimator']}, {summary['loss']}, {weights_line(summary)}; preprocessing: "
-            f"{steps}; "
-            f"{summary['n_train']} training rows")
+            f"{steps}; {summary['n_train']} training rows")
 
 
 def weights_line(summary: dict) -> str:
@@ -193,7 +192,8 @@ def html_report(title: str, metrics: dict, figures: list[str], *, levels: dict |
     baselines = baselines or {}
     parts.append("<h2>Metrics</h2>" + _table(
         ["metric", "model", *(f"{BASELINE_NAMES.get(b, b)} (baseline)" for b in baselines)],
-        [[METRIC_NAMES.get(k, k), float(v), *(_float(r.get(k)) for r in baselines.values())]
+        [[METRIC_NAMES.get(k, k), float(v),
+          *(None if r.get(k) is None else float(r[k]) for r in baselines.values())]
          for k, v in metrics.items()]))
     if levels is not None:
         rows = [[int(lv), int(n), int(s), int(p), float(pr), float(rc), float(f)]
@@ -226,10 +226,6 @@ def html_report(title: str, metrics: dict, figures: list[str], *, levels: dict |
 _LABEL_COLUMNS = {"label": "label", "level": "level", "train_frequency": "training frequency",
                   "support": "true", "predicted": "predicted", "precision": "precision",
                   "recall": "recall", "f1": "F1"}
-
-
-def _float(value):
-    return None if value is None else float(value)
 
 
 def _scalar(value):

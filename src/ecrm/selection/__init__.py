@@ -1,20 +1,14 @@
 r"""Model selection by honest criteria: the exact leave-one-out search, and choosing
 between weight families.
 
-:func:`loo_search` is the exact leave-one-out search of :class:`ecrm.ECRMCV` (the same
-solvers, grids, random draws and cached eigendecompositions) for ridge regressions of any
-targets :math:`T` (m, c), judged by any per-point loss of their leave-one-out predictions:
-
-.. math:: \hat t_{-i}(x_i) = \frac{(HT)_i - H_{ii}\, t_i}{1 - H_{ii}}, \qquad
-          \mathrm{criterion}(\lambda) = \frac1{|S|} \sum_{i \in S}
-          \ell\big(t_i, \hat t_{-i}(x_i)\big),
-
-with :math:`H` the hat matrix of the ridge regressions (:mod:`ecrm.weights.kernel._ridge`, ridge
-term
-:math:`m\lambda`) and :math:`S` the training points (or ``loo_samples`` of them). ECRM's own
-risk regressions are the case :math:`T = [\psi(Y), \mathrm{const}(Y)]` with the task loss of
-the oracle's outputs; a baseline that regresses something else (e.g. label positions, ranked
-by Kendall's distance) is chosen by exactly the same search.
+:func:`loo_search` is the exact leave-one-out search of :class:`ecrm.ECRMCV`
+(:class:`LeaveOneOutSearch`: the same solvers, grids, random draws and cached
+eigendecompositions) for ridge regressions of any targets :math:`T` (m, c), judged by the mean
+:math:`\frac1{|S|} \sum_{i \in S} \ell(t_i, \hat t_{-i}(x_i))` of any per-point loss of
+their exact leave-one-out predictions over the training points :math:`S` (or ``loo_samples``
+of them). ECRM's own risk regressions are the case :math:`T = [\psi(Y), \mathrm{const}(Y)]`
+with the task loss of the oracle's outputs; a baseline that regresses something else (e.g.
+label positions, ranked by Kendall's distance) is chosen by exactly the same search.
 
 Every family's own search ends with a criterion that no training point influenced for
 itself: :class:`ecrm.ECRMCV` the exact leave-one-out task loss (or a metric of the
@@ -60,11 +54,10 @@ class _Targets(RiskTargets):
     def validate(T) -> np.ndarray:
         return np.asarray(T, dtype=float)
 
-    def risk(self, T) -> np.ndarray:
-        return self.validate(T)
+    def risk(self, Y) -> np.ndarray:
+        return self.validate(Y)
 
-    def __call__(self, T) -> np.ndarray:
-        return self.validate(T)
+    __call__ = risk
 
 
 class _MeanLoss(Criterion):
@@ -155,8 +148,8 @@ def loo_search(X, T, loss: Callable, *, alphas=None, kernel="rbf", gamma=None, d
     by the exact leave-one-out mean of ``loss``.
 
     The search of :class:`ecrm.ECRMCV`, run by the same :class:`LeaveOneOutSearch` with the
-    same solvers: every candidate's exact leave-one-out predictions of ``T`` (see the module
-    docstring) from one factorisation per kernel setting, the kernel first on
+    same solvers: every candidate's exact leave-one-out predictions of ``T`` (the formula of
+    :class:`LeaveOneOutSearch`) from one factorisation per kernel setting, the kernel first on
     ``kernel_subsample`` random points when given, ties to the earlier kernel setting, then
     the stronger regularisation, then the intercept. The random draws (Nystrom centres, the
     kernel subsample, the ``loo_samples`` rows) follow :class:`ecrm.ECRMCV`'s with the same
@@ -233,16 +226,6 @@ def loo_search(X, T, loss: Callable, *, alphas=None, kernel="rbf", gamma=None, d
         X.shape[1])
 
 
-def _scoring(estimator):
-    """The scoring an estimator's honest criterion follows: its search's, for a kernel
-    search (:class:`LeaveOneOutSearch`), else its ``scoring``."""
-    from ecrm.weights.kernel.estimator import ECRMCV
-
-    if isinstance(estimator, ECRMCV):
-        return estimator.search_settings().scoring
-    return getattr(estimator, "scoring", None)
-
-
 @dataclass
 class HonestChoice:
     """The outcome of :func:`select_honestly`.
@@ -295,10 +278,14 @@ def select_honestly(candidates, X, Y) -> HonestChoice:
     >>> len(choice.scores), choice.best_estimator.predict([[0.9]]).tolist()
     (2, [[1.0, 0.0, 1.0]])
     """
+    from ecrm.weights.kernel.estimator import ECRMCV
+
     candidates = list(candidates)
     if not candidates:
         raise ValueError("select_honestly needs at least one candidate")
-    scorings = {repr(_scoring(c)) for c in candidates}
+    # the scoring each honest criterion follows: a kernel search's own, else ``scoring``
+    scorings = {repr(c.search_settings().scoring if isinstance(c, ECRMCV)
+                     else getattr(c, "scoring", None)) for c in candidates}
     if len(scorings) != 1 or "None" in scorings:
         raise ValueError(f"the candidates must share one scoring (their honest_score_ then "
                          f"compare); got {sorted(scorings)}")

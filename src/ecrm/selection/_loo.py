@@ -148,12 +148,8 @@ def leave_one_out_search(source, settings: Sequence[dict],
         Average the criterion over this many random points (default: all).
     kernel_subsample : int, optional
     refine : bool, default=False
-        Coarse to fine over alpha, per kernel: first every other alpha of the sorted grid
-        (both ends included), then the grid neighbours of the best of those, every intercept
-        setting each time; the candidates not evaluated are left out of the table. The
-        choice equals the full grid's whenever the criterion, along the grid, has no maximum
-        that falls between two coarse points away from the best coarse point (e.g. it is
-        unimodal in alpha); it evaluates about half of the alphas.
+        ``alpha_search="coarse-to-fine"`` of :class:`~ecrm.selection.LeaveOneOutSearch`; the
+        candidates not evaluated are left out of the table.
     oracle : Criterion, optional
         Gives the best candidate's leave-one-out ``predictions`` when ``criterion`` did not
         (e.g. the task loss after a search by a metric of the scores).
@@ -161,18 +157,9 @@ def leave_one_out_search(source, settings: Sequence[dict],
         Told what is being done before each kernel's factorisation (``set_postfix_str``) and
         advanced by one per evaluated candidate (``update``).
     extend : bool, default=False
-        Extend a grid (of more than one value) past an end that wins. Alpha, per kernel
-        setting: while the best alpha of the kernel is the smallest (largest) tried and the
-        last step strictly improved the criterion, the next decade, ``alpha / 10``
-        (``* 10``), every intercept setting, from the same factorisation; never past
-        :func:`~ecrm.selection._grid.alpha_limits`. The width ``gamma`` of an RBF or
-        laplacian kernel, in the stage that chooses the kernel: while the selected gamma is
-        the smallest (largest) of its kernel's and the last step strictly improved, one more
-        setting at ``gamma`` divided (multiplied) by the ratio of the two end values of its
-        grid, with the whole alpha search (one more factorisation each); at most
-        ``max_added_gammas`` of them.
-        A bound that stops an extension whose end still wins is recorded in
-        :attr:`SearchOutcome.stopped`.
+        ``extend_grid`` of :class:`~ecrm.selection.LeaveOneOutSearch` (the widths only with
+        ``source.add_setting``). A bound that stops an extension whose end still wins is
+        recorded in :attr:`SearchOutcome.stopped`.
     max_added_gammas : int, default=0
         The most kernel settings ``extend`` may add.
 

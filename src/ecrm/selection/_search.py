@@ -1,11 +1,10 @@
 r"""The one exact leave-one-out search object: :class:`LeaveOneOutSearch`.
 
 It carries every setting of the search of ridge regressions by their exact leave-one-out
-criterion (the grid of alphas, the intercept choice, the kernel grid, the scoring, the
-calibration, the extension of the grid, the subsamples, the cache, the progress bar).
-:class:`ecrm.ECRMCV` holds one (its ``search``) and :func:`ecrm.selection.loo_search` calls
-one: both run :meth:`LeaveOneOutSearch.run`, which checks the settings, prepares the
-solver's leave-one-out bases (:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`) and runs
+criterion. :class:`ecrm.ECRMCV` holds one (its ``search``) and
+:func:`ecrm.selection.loo_search` calls one: both run :meth:`LeaveOneOutSearch.run`, which
+checks the settings, prepares the solver's leave-one-out bases
+(:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`) and runs
 :func:`ecrm.selection._loo.leave_one_out_search` over them.
 
 Every search of the package reports its candidates in one layout (:func:`search_results`):
@@ -122,19 +121,21 @@ class LeaveOneOutSearch(BaseEstimator):
         random training points, then alpha and the intercept on all of them with that
         kernel: one full factorisation instead of one per kernel.
     alpha_search : "grid" or "coarse-to-fine", default="grid"
-        ``"coarse-to-fine"``: every other alpha of the sorted grid, then the two grid
-        neighbours of the best of them, per kernel setting (``refine`` of
-        :func:`ecrm.selection._loo.leave_one_out_search`): about half the work, the same
-        choice when the criterion is unimodal in alpha at the grid's resolution.
+        ``"coarse-to-fine"``, per kernel setting: every other alpha of the sorted grid (both
+        ends included), then the grid neighbours of the best of them, every intercept each
+        time: about half the work, and the full grid's choice whenever the criterion has no
+        maximum between two coarse points away from the best one (e.g. it is unimodal in
+        alpha).
     extend_grid : bool, default=False
-        Extend a grid of more than one value past an end that wins (``extend`` of
-        :func:`ecrm.selection._loo.leave_one_out_search`): alpha by decades within
-        :math:`\sqrt\varepsilon\, d \le \alpha \le d / \sqrt\varepsilon`
-        (:func:`ecrm.selection._grid.alpha_limits`), the ``gamma`` of an RBF or laplacian
-        kernel of ``kernel_grid`` by the ratio of the grid's two end values. A
-        :class:`~ecrm.exceptions.GridEdgeWarning` then fires only when a bound stopped an
-        extension at the selected value; with ``False`` whenever the choice is an end of its
-        grid.
+        Extend a grid of more than one value past an end that wins, while the last step
+        strictly improved the criterion: alpha, per kernel setting, by decades (every
+        intercept, the same factorisation) within :math:`\sqrt\varepsilon\, d \le \alpha
+        \le d / \sqrt\varepsilon` (:func:`ecrm.selection._grid.alpha_limits`); the
+        ``gamma`` of an RBF or laplacian kernel of ``kernel_grid``, in the stage that
+        chooses the kernel, by the ratio of its grid's two end values (the whole alpha
+        search, one more factorisation each). A :class:`~ecrm.exceptions.GridEdgeWarning`
+        then fires only when a bound stopped an extension at the selected value; with
+        ``False`` whenever the choice is an end of its grid.
     max_added_gammas : int >= 0, default=3
         The most kernel widths ``extend_grid`` adds per search.
     memory : str, joblib.Memory or object with a ``cache`` method, default=None
