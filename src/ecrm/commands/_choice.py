@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["Fit", "check_scales", "families_line", "grid_note", "preprocessing_note", "say",
-           "scales"]
+__all__ = ["Fit", "check_scales", "criterion_text", "families_line", "grid_note",
+           "preprocessing_note", "say", "scales"]
 
 #: How each weight family is judged honestly.
 _HONEST = {"kernel": "exact leave-one-out", "forest": "out-of-bag",
@@ -23,7 +23,7 @@ class Fit(NamedTuple):
     seconds: float
 
 
-def _criterion(args, score: float) -> str:
+def criterion_text(args, score: float) -> str:
     """An honest score in words: the loss (lower is better) or the metric."""
     return (f"{args.loss} loss {-score:.4f}" if args.scoring == "loss"
             else f"{args.scoring} {score:.4f}")
@@ -41,7 +41,7 @@ def families_line(args, data, chosen: str, fits: list) -> str:
                 or fit.model.honest_score_ > best[fit.family].model.honest_score_):
             best[fit.family] = fit
     parts = [f"{family}: {_HONEST.get(family, 'honest')} "
-             f"{_criterion(args, fit.model.honest_score_)} in {_duration(seconds[family])}"
+             f"{criterion_text(args, fit.model.honest_score_)} in {_duration(seconds[family])}"
              for family, fit in best.items()]
     line = f"weights: {'; '.join(parts)}; chose {chosen}"
     noise = _noise(args, data, [fit.model for fit in best.values()])
@@ -92,8 +92,6 @@ def _noise(args, data, models: list):
     if d.size < 2:
         return None
     return abs(float(d.mean())), float(d.std(ddof=1) / np.sqrt(d.size))
-
-
 
 
 def say(line: str) -> None:
@@ -147,8 +145,6 @@ def grid_note(message: str, scales_warned: bool) -> str:
     return re.sub(r"; add (larger|smaller) values$", flags, text)
 
 
-
-
 def preprocessing_note(args, family: str, fits: list) -> str:
     """Why the preprocessing is what it is (after its description): chosen between the
     features as they are and standardised by the chosen family's honest criterion (each
@@ -158,7 +154,7 @@ def preprocessing_note(args, family: str, fits: list) -> str:
     judged = [fit for fit in fits if fit.family == family]
     if len(judged) < 2:
         return ""
-    scores = " against ".join(f"{_criterion(args, fit.model.honest_score_)} "
+    scores = " against ".join(f"{criterion_text(args, fit.model.honest_score_)} "
                               f"{'standardised' if scales(fit.step) else 'as they are'}"
                               for fit in judged)
     return f"; chosen by {_HONEST.get(family, 'honest')} ({scores})"

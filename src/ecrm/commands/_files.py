@@ -30,8 +30,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-from ecrm.model_files._atomic import STREAMS, OutputError, check_kind
-from ecrm.model_files._atomic import atomic_path as _atomic_path
+from ecrm.model_files._atomic import STREAMS, OutputError, atomic_path, check_kind
 
 __all__ = ["STDOUT", "OutputError", "atomic_path", "atomic_text", "check_output",
            "check_output_directory", "is_stream", "is_terminal"]
@@ -73,11 +72,6 @@ def is_terminal(path: str) -> bool:
         os.close(fd)
 
 
-def _target(path: str) -> str:
-    """The file a write to ``path`` lands in: a symbolic link is followed."""
-    return os.path.realpath(path)
-
-
 def check_output(path: str, inputs: Iterable[str | None] = (), *, option: str = "-o") -> None:
     """Refuse an output path that is an input file or cannot be written, before any work.
 
@@ -99,7 +93,7 @@ def check_output(path: str, inputs: Iterable[str | None] = (), *, option: str = 
         if sys.stdout is None:  # started with standard output closed (``>&-``)
             raise OutputError(f"{option} -: standard output is closed; give a file path")
         return
-    target = _target(path)
+    target = os.path.realpath(path)  # where the write lands: a symbolic link is followed
     kind = check_kind(path, option=option)
     if os.path.exists(target):
         for source in inputs:
@@ -138,34 +132,6 @@ def check_output_directory(path: str, *, option: str) -> None:
         raise OutputError(f"{option} {path!r}: the directory {parent!r} does not exist")
     if not os.access(path if os.path.isdir(path) else parent, os.W_OK):
         raise OutputError(f"{option} {path!r}: not writable")
-
-
-@contextlib.contextmanager
-def atomic_path(path: str) -> Iterator[str]:
-    """A temporary path next to ``path``, renamed to ``path`` when the block succeeds
-    (:func:`ecrm.model_files._atomic.atomic_path`, the rule :func:`ecrm.save` follows too).
-
-    On any exception (``KeyboardInterrupt`` and termination included) the temporary file is
-    removed and ``path`` is left as it was.
-
-    Parameters
-    ----------
-    path : str
-        The output file (not ``-``).
-
-    Yields
-    ------
-    tmp : str
-        Write the complete output there.
-
-    Notes
-    -----
-    An existing FIFO or character device at ``path`` is not replaced: the temporary file is
-    made in a private temporary directory and its bytes are copied into ``path`` when the
-    block succeeds (nothing is written to it otherwise). A symbolic link is followed.
-    """
-    with _atomic_path(path) as tmp:
-        yield tmp
 
 
 @contextlib.contextmanager

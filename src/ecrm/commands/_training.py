@@ -93,8 +93,6 @@ def _check_sparse_width(data) -> None:
                         "long as the number of columns); number the features compactly")
 
 
-
-
 def _connect(args):
     """A :class:`distributed.Client` of the scheduler at ``--scheduler`` (``local``: of a
     :class:`distributed.LocalCluster` it starts), made the default for the fit's Dask
