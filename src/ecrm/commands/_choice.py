@@ -87,8 +87,7 @@ def _noise(args, data, models: list):
         losses.append(np.asarray(model.loss(P, np.asarray(data.Y)[common]),
                                  dtype=float).reshape(-1))
     d = losses[0] - losses[1]
-    keep = np.isfinite(d)  # out of bag: a point every tree drew has no prediction
-    d = d[keep]
+    d = d[np.isfinite(d)]  # out of bag: a point every tree drew has no prediction
     if d.size < 2:
         return None
     return abs(float(d.mean())), float(d.std(ddof=1) / np.sqrt(d.size))
@@ -136,11 +135,10 @@ def grid_note(message: str, scales_warned: bool) -> str:
     text = message.removeprefix("ECRMCV: ")
 
     def flags(match) -> str:
-        what = match.group(1)
         if scales_warned:
             return "; standardise the features first (see the warning on their scales)"
         option = "--alphas" if "alpha=" in text.split(";")[0] else "--gammas"
-        return f"; add {what} values to {option}, or give --extend-grid"
+        return f"; add {match.group(1)} values to {option}, or give --extend-grid"
 
     return re.sub(r"; add (larger|smaller) values$", flags, text)
 
