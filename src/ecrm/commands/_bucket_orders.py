@@ -102,9 +102,9 @@ class BucketOrders(Outputs):
     def labels_in(self, cell: str) -> list[str]:
         return [n.strip() for part in cell.split(BUCKET_SEP) for n in part.split(TIE_SEP)]
 
-    def positions(self, cells, lines, filename):
-        """The bucket numbers (n, k) of ``cells``: 1 = top, 0 = a label the row leaves out
-        (errors name the file, line and label)."""
+    def outputs(self, cells, lines, filename):
+        """The pair vectors of ``cells`` (NaN for the pairs of missing labels), from their bucket
+        numbers (1 = top, 0 = a label the row leaves out; errors name the file, line and label)."""
         import numpy as np
 
         P = np.zeros((len(cells), len(self.names)), dtype=np.int64)
@@ -113,11 +113,7 @@ class BucketOrders(Outputs):
             for level, bucket in enumerate(parse_bucket_order(cell, where), start=1):
                 for name in bucket:
                     P[i, self.label_index(name, where)] = level
-        return P
-
-    def outputs(self, cells, lines, filename):
-        """The pair vectors of ``cells`` (NaN for the pairs of missing labels)."""
-        return self.space.from_positions(self.positions(cells, lines, filename))
+        return self.space.from_positions(P)
 
     def from_ranks(self, positions):
         """The pair vectors of a benchmark file's bucket numbers."""
@@ -126,12 +122,9 @@ class BucketOrders(Outputs):
     def text(self, Y) -> list[str]:
         import numpy as np
 
-        out = []
-        for row in self.space.to_positions(Y):
-            levels = sorted(set(row.tolist()) - {0})
-            out.append(format_bucket_order([self.names[j] for j in np.flatnonzero(row == v)]
-                                           for v in levels))
-        return out
+        return [format_bucket_order([self.names[j] for j in np.flatnonzero(row == v)]
+                                    for v in sorted(set(row.tolist()) - {0}))
+                for row in self.space.to_positions(Y)]
 
     def metrics(self, model, Y_true, Y_pred) -> dict:
         """Mean tau_x (each row over the labels it ranks), the mean tau_x distance, exact

@@ -4,18 +4,11 @@
   :func:`os.path.samefile`, so symbolic and hard links are caught) and its directory accepts a
   new file (a probe file is created and removed); :func:`check_output_directory` likewise for
   an output directory;
-* :func:`atomic_path` / :func:`atomic_text` -- the output is written to a temporary file in the
-  same directory and renamed over the target only when complete (:func:`os.replace`); on any
-  exception, ``KeyboardInterrupt`` or termination by SIGTERM (which :mod:`ecrm.cli` turns into
-  an exception) the temporary file is removed and an existing output is left as it was;
-* ``-`` as an output path is standard output;
-* what already is at the path follows the rule of :mod:`ecrm.model_files._atomic`, the same for the
-  library's :func:`ecrm.save`: a regular file is replaced atomically, a symbolic link is
-  followed (its target replaced, the link kept), an existing FIFO or character device
-  (``/dev/stdout``, ``/dev/null``, a named pipe) is written through and stays what it is --
-  text as it is produced, as standard output is; a file written by path (a model) is made in
-  a temporary directory and copied in when complete. Directories, sockets and block devices
-  are refused by :func:`check_output`.
+* :func:`atomic_path` / :func:`atomic_text` -- the output is written whole or not at all, by
+  the rule of :mod:`ecrm.model_files._atomic` for what already is at the path (the rule of
+  :func:`ecrm.save` too), also on ``KeyboardInterrupt`` or SIGTERM (which :mod:`ecrm.cli` turns
+  into an exception); ``-`` is standard output, which, like an existing FIFO or character
+  device, gets text as it is produced.
 
 Imports only the standard library, so that ``ecrm --help`` stays fast.
 """
@@ -73,7 +66,8 @@ def is_terminal(path: str) -> bool:
 
 
 def check_output(path: str, inputs: Iterable[str | None] = (), *, option: str = "-o") -> None:
-    """Refuse an output path that is an input file or cannot be written, before any work.
+    """Refuse (:class:`OutputError`) an output path that is an input file or cannot be
+    written, before any work.
 
     Parameters
     ----------
@@ -84,10 +78,6 @@ def check_output(path: str, inputs: Iterable[str | None] = (), *, option: str = 
         symbolic or hard link).
     option : str, default="-o"
         The option named in the message.
-
-    Raises
-    ------
-    OutputError
     """
     if path == STDOUT:
         if sys.stdout is None:  # started with standard output closed (``>&-``)
@@ -118,13 +108,9 @@ def check_output(path: str, inputs: Iterable[str | None] = (), *, option: str = 
 
 
 def check_output_directory(path: str, *, option: str) -> None:
-    """Refuse, before any work, an output directory that is a file or cannot be made or
-    written (its parent must exist; the directory itself is made when the output is).
-
-    Raises
-    ------
-    OutputError
-    """
+    """Refuse (:class:`OutputError`, naming ``option``), before any work, an output directory
+    that is a file or cannot be made or written (its parent must exist; the directory itself
+    is made when the output is)."""
     if os.path.exists(path) and not os.path.isdir(path):
         raise OutputError(f"{option} {path!r} is a file; expected a directory")
     parent = os.path.dirname(os.path.abspath(path))
