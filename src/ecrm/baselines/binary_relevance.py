@@ -57,9 +57,8 @@ class BinaryRelevance(BaseEstimator):
 
     def _per_label(self, X, method: str, constant) -> np.ndarray:
         check_is_fitted(self, "estimators_")
-        n = X.shape[0]
         return np.column_stack([
-            np.full(n, constant(e)) if isinstance(e, float) else getattr(e, method)(X)
+            np.full(X.shape[0], constant(e)) if isinstance(e, float) else getattr(e, method)(X)
             for e in self.estimators_
         ]).astype(float)
 

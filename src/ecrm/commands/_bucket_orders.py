@@ -102,9 +102,9 @@ class BucketOrders(Outputs):
     def labels_in(self, cell: str) -> list[str]:
         return [n.strip() for part in cell.split(BUCKET_SEP) for n in part.split(TIE_SEP)]
 
-    def outputs(self, cells, lines, filename):
-        """The pair vectors of ``cells`` (NaN for the pairs of missing labels), from their bucket
-        numbers (1 = top, 0 = a label the row leaves out; errors name the file, line and label)."""
+    def positions(self, cells, lines, filename):
+        """The bucket numbers (n, k) of ``cells``: 1 = top, 0 = a label the row leaves out
+        (errors name the file, line and label)."""
         import numpy as np
 
         P = np.zeros((len(cells), len(self.names)), dtype=np.int64)
@@ -113,7 +113,11 @@ class BucketOrders(Outputs):
             for level, bucket in enumerate(parse_bucket_order(cell, where), start=1):
                 for name in bucket:
                     P[i, self.label_index(name, where)] = level
-        return self.space.from_positions(P)
+        return P
+
+    def outputs(self, cells, lines, filename):
+        """The pair vectors of ``cells`` (NaN for the pairs of missing labels)."""
+        return self.space.from_positions(self.positions(cells, lines, filename))
 
     def from_ranks(self, positions):
         """The pair vectors of a benchmark file's bucket numbers."""

@@ -62,8 +62,7 @@ def summary(path: str, loaded=None) -> dict:
     layout = TASKS[task].labels if task in TASKS else None
     names = (_tasks.outputs_of(model).names if layout in (RANKING, CLASS)
              else label_names(model))
-    out["n_labels"] = len(names)
-    out["labels"] = [str(v) for v in names]
+    out.update(n_labels=len(names), labels=[str(v) for v in names])
     return out
 
 
