@@ -8,8 +8,9 @@ The names below are imported on first use (:pep:`562`), so that ``import ecrm`` 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ecrm._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -21,23 +22,23 @@ __all__ = ["ECRM", "ECRMCV", "CandidateSpace", "CenterSelector", "DualSolver", "
            "bounds", "exceptions", "load", "losses", "register_solver", "save", "weights",
            "__version__"]
 
-#: Where each public name is defined (a module's own name: that module).
+#: Where each public name is defined, relative to ``ecrm`` (a module's own name: that module).
 _SOURCES: dict[str, str] = {
-    **{name: "ecrm.weights.kernel.estimator" for name in ("ECRM", "ECRMCV")},
-    **{name: "ecrm.weights.forest.estimator" for name in ("ForestECRM", "ForestECRMCV")},
-    "MixedRiskECRM": "ecrm.weights.mixture", "StackedRiskECRM": "ecrm.weights.stack",
-    "JointKernelECRM": "ecrm.estimators.joint", "StructuredSVM": "ecrm.estimators.ssvm",
-    "load": "ecrm.model_files.io", "save": "ecrm.model_files.io",
-    "GridEdgeWarning": "ecrm.exceptions", "bounds": "ecrm.reporting.bounds",
-    "exceptions": "ecrm.exceptions", "losses": "ecrm.losses", "weights": "ecrm.weights",
-    **{name: "ecrm.weights.kernel._solvers.centers"
+    **{name: "weights.kernel.estimator" for name in ("ECRM", "ECRMCV")},
+    **{name: "weights.forest.estimator" for name in ("ForestECRM", "ForestECRMCV")},
+    "MixedRiskECRM": "weights.mixture", "StackedRiskECRM": "weights.stack",
+    "JointKernelECRM": "estimators.joint", "StructuredSVM": "estimators.ssvm",
+    "load": "model_files.io", "save": "model_files.io",
+    "GridEdgeWarning": "exceptions", "bounds": "reporting.bounds",
+    "exceptions": "exceptions", "losses": "losses", "weights": "weights",
+    **{name: "weights.kernel._solvers.centers"
        for name in ("CenterSelector", "KMeansPlusPlusCenters", "LeverageCenters",
                     "UniformCenters")},
-    **{name: "ecrm.weights.kernel._solvers.solver"
+    **{name: "weights.kernel._solvers.solver"
        for name in ("DualSolver", "NystromSolver", "PrimalSolver", "Solver", "register_solver")},
-    **{name: "ecrm.spaces" for name in ("CandidateSpace", "FlowPolytope", "Hierarchy",
-                                         "LinearConstraintSpace", "MultilabelSpace",
-                                         "OutputSpace", "PermutationSpace")},
+    **{name: "spaces" for name in ("CandidateSpace", "FlowPolytope", "Hierarchy",
+                                   "LinearConstraintSpace", "MultilabelSpace",
+                                   "OutputSpace", "PermutationSpace")},
 }
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
@@ -75,15 +76,4 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from ecrm.weights.stack import StackedRiskECRM
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _SOURCES:
-        raise AttributeError(f"module 'ecrm' has no attribute {name!r}")
-    source = _SOURCES[name]
-    module = importlib.import_module(source)
-    value = module if source.rpartition(".")[2] == name else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _SOURCES, __all__)

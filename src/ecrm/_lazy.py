@@ -21,7 +21,8 @@ def lazy_exports(package: str, sources: dict[str, str],
     package : str
         The package, e.g. ``"ecrm.spaces"``.
     sources : dict
-        Public name -> the sub-module (relative to ``package``) that defines it.
+        Public name -> the sub-module (relative to ``package``) that defines it, or that is
+        it (a sub-module whose last name is the public name).
     public : list of str
         The package's ``__all__`` (every name of ``sources``).
 
@@ -34,7 +35,8 @@ def lazy_exports(package: str, sources: dict[str, str],
     def __getattr__(name: str) -> Any:
         if name not in sources:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{sources[name]}"), name)
+        module = importlib.import_module(f"{package}.{sources[name]}")
+        value = module if sources[name].rpartition(".")[2] == name else getattr(module, name)
         namespace[name] = value  # found directly from now on
         return value
 

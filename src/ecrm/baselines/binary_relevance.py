@@ -45,63 +45,32 @@ class BinaryRelevance(BaseEstimator):
         self.hierarchy = hierarchy
 
     def fit(self, X, Y):
-        """Fit one clone of ``estimator`` per column of ``Y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (m, p)
-        Y : array-like or sparse matrix of shape (m, d), 0/1
-
-        Returns
-        -------
-        self : BinaryRelevance
-        """
+        """Fit one clone of ``estimator`` per column of ``Y`` (m, d; 0/1, array or sparse) on
+        ``X`` (m, p); returns ``self``."""
         Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=float)
         if Y.ndim != 2:
             raise ValueError(f"Y must be 2-D of shape (m, d); got shape {Y.shape}")
         check_same_rows(X, Y)
-        self.estimators_ = []
-        for j in range(Y.shape[1]):
-            column = Y[:, j]
-            if np.all(column == column[0]):
-                self.estimators_.append(float(column[0]))
-            else:
-                self.estimators_.append(clone(self.estimator).fit(X, column))
+        self.estimators_ = [float(column[0]) if np.all(column == column[0])
+                            else clone(self.estimator).fit(X, column) for column in Y.T]
         return self
 
     def _per_label(self, X, method: str, constant) -> np.ndarray:
         check_is_fitted(self, "estimators_")
-        n = X.shape[0]
         return np.column_stack([
-            np.full(n, constant(e)) if isinstance(e, float) else getattr(e, method)(X)
+            np.full(X.shape[0], constant(e)) if isinstance(e, float) else getattr(e, method)(X)
             for e in self.estimators_
         ]).astype(float)
 
     def predict(self, X) -> np.ndarray:
-        """Per-label predictions, closed under the hierarchy's ancestors when one is given.
-
-        Parameters
-        ----------
-        X : array-like of shape (n, p)
-
-        Returns
-        -------
-        Y : ndarray of shape (n, d), 0/1
-        """
+        """Per-label 0/1 predictions (n, d) for ``X`` (n, p), closed under the hierarchy's
+        ancestors when one is given."""
         Y = self._per_label(X, "predict", lambda value: value)
         return self.hierarchy.close(Y) if self.hierarchy is not None else Y
 
     def decision_function(self, X) -> np.ndarray:
-        """Per-label decision values (constant labels: +-1), capped by their parents'.
-
-        Parameters
-        ----------
-        X : array-like of shape (n, p)
-
-        Returns
-        -------
-        S : ndarray of shape (n, d)
-        """
+        """Per-label decision values (n, d) for ``X`` (n, p) (constant labels: +-1), capped
+        by their parents'."""
         S = self._per_label(X, "decision_function", lambda value: 2.0 * value - 1.0)
         return self.hierarchy.consistent_scores(S) if self.hierarchy is not None else S
 
@@ -158,8 +127,7 @@ class BRSVM(BaseEstimator):
     model_ : BinaryRelevance
     """
 
-    #: Each parameter's constraint (:func:`ecrm.estimators._parameters.check_params` walks them at
-    #: fit).
+    #: Each parameter's constraint (:func:`ecrm.estimators._parameters.check_params`, at fit).
     _parameter_constraints = {
         "hierarchy": Checked("an ecrm.Hierarchy or None"),
         "kernel": Choice(("linear", "rbf")),
@@ -190,17 +158,8 @@ class BRSVM(BaseEstimator):
         return SVC(kernel=self.kernel)  # "linear" or "rbf": checked at fit
 
     def fit(self, X, Y):
-        """Tune C (and gamma) by cross-validation on a subsample, then fit on all of X, Y.
-
-        Parameters
-        ----------
-        X : array-like of shape (m, p)
-        Y : array-like of shape (m, d), 0/1
-
-        Returns
-        -------
-        self : BRSVM
-        """
+        """Tune C (and gamma) by cross-validation on a subsample, then fit on all of ``X``
+        (m, p) and ``Y`` (m, d; 0/1); returns ``self``."""
         check_params(self)
         Y = np.asarray(Y, dtype=float)
         check_same_rows(X, Y)
@@ -221,11 +180,9 @@ class BRSVM(BaseEstimator):
         with warnings.catch_warnings():  # liblinear's iteration cap on the largest C values
             warnings.simplefilter("ignore", ConvergenceWarning)
             search.fit(X[rows], Y[np.ix_(rows, labels)])
+            self.model_ = clone(model).set_params(**search.best_params_).fit(X, Y)
         self.best_params_ = {k.removeprefix("estimator__"): v
                              for k, v in search.best_params_.items()}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            self.model_ = clone(model).set_params(**search.best_params_).fit(X, Y)
         return self
 
     def predict(self, X):

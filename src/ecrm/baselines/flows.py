@@ -25,19 +25,14 @@ from ecrm.spaces.flows import FlowPolytope
 __all__ = ["KNNFlowRegressor", "KRRProjection", "knn_weights"]
 
 
-def _check_training_data(output_space, X, Y):
-    """The checked output space, X as floats and Y validated on the space (same rows)."""
-    space = _check_space(output_space)
+def _check_training_data(space, X, Y):
+    """X as floats and Y validated on the output space ``space`` (same rows)."""
+    if not isinstance(space, FlowPolytope):
+        raise TypeError(f"output_space must be a FlowPolytope; got {type(space).__name__}")
     X = check_array(X, dtype=np.float64)
     Y = space.validate(Y)
     check_same_rows(X, Y)
-    return space, X, Y
-
-
-def _check_space(space) -> FlowPolytope:
-    if not isinstance(space, FlowPolytope):
-        raise TypeError(f"output_space must be a FlowPolytope; got {type(space).__name__}")
-    return space
+    return X, Y
 
 
 def knn_weights(indices: np.ndarray, n_train: int) -> np.ndarray:
@@ -78,15 +73,11 @@ class KNNFlowRegressor(BaseEstimator):
         self.n_neighbors = n_neighbors
 
     def fit(self, X, Y):
-        """Fit on inputs ``X`` (m, p) and training flows ``Y`` (m, d) of ``output_space``.
-
-        Returns
-        -------
-        self
-        """
+        """Fit on inputs ``X`` (m, p) and training flows ``Y`` (m, d) of ``output_space``;
+        returns ``self``."""
         if not isinstance(self.loss, Loss):
             raise TypeError(f"loss must be an ecrm Loss; got {type(self.loss).__name__}")
-        space, X, Y = _check_training_data(self.output_space, X, Y)
+        X, Y = _check_training_data(self.output_space, X, Y)
         n_neighbors = check_int(self.n_neighbors, "n_neighbors", high=len(X))
         self.nn_ = NearestNeighbors(n_neighbors=n_neighbors).fit(X)
         self.Y_fit_ = Y
@@ -100,14 +91,8 @@ class KNNFlowRegressor(BaseEstimator):
         return self.nn_.kneighbors(X, n_neighbors=n_neighbors, return_distance=False)
 
     def predict(self, X) -> np.ndarray:
-        """Predicted flows for the rows of ``X`` (n, p).
-
-        Returns
-        -------
-        Y : ndarray of shape (n, d)
-        """
-        idx = self.neighbors(X)
-        W = knn_weights(idx, len(self.Y_fit_))
+        """Predicted flows (n, d) for the rows of ``X`` (n, p)."""
+        W = knn_weights(self.neighbors(X), len(self.Y_fit_))
         return self.loss.minimize_risk(W, self.Y_fit_, self.output_space)
 
 
@@ -144,13 +129,9 @@ class KRRProjection(BaseEstimator):
         self.gamma = gamma
 
     def fit(self, X, Y):
-        """Fit on inputs ``X`` (m, p) and training flows ``Y`` (m, d) of ``output_space``.
-
-        Returns
-        -------
-        self
-        """
-        space, X, Y = _check_training_data(self.output_space, X, Y)
+        """Fit on inputs ``X`` (m, p) and training flows ``Y`` (m, d) of ``output_space``;
+        returns ``self``."""
+        X, Y = _check_training_data(self.output_space, X, Y)
         ridge = check_real(self.ridge, "ridge")
         self.krr_ = KernelRidge(alpha=ridge, kernel=self.kernel, gamma=self.gamma).fit(X, Y)
         self.n_features_in_ = X.shape[1]
@@ -162,10 +143,5 @@ class KRRProjection(BaseEstimator):
         return np.atleast_2d(self.krr_.predict(check_array(X, dtype=np.float64)))
 
     def predict(self, X) -> np.ndarray:
-        """Predicted flows for the rows of ``X`` (n, p).
-
-        Returns
-        -------
-        Y : ndarray of shape (n, d)
-        """
+        """Predicted flows (n, d) for the rows of ``X`` (n, p)."""
         return self.output_space.project(self.predict_unconstrained(X)).solution

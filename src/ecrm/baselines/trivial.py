@@ -189,10 +189,9 @@ def check_against_baselines(Y_true, Y_pred, report: dict, baselines: dict, *,
 def trivial_model_hint(model=None) -> str:
     """What to look at when ``model`` is no better than a trivial baseline (a parenthesis).
 
-    A model whose settings were chosen by an honest criterion (a search: exact
-    leave-one-out, out of bag) is not sent to that search again: the hint asks about the
-    features and the data. Otherwise (a fixed ``alpha``, or no
-    model given) the hint names the scales, the regularisation and the search.
+    A model whose settings were chosen by an honest criterion (a search: exact leave-one-out, out of
+    bag) is not sent to that search again: the hint asks about the features and the data. Otherwise
+    (a fixed ``alpha``, or no model given) it names the scales, the regularisation and the search.
 
     >>> trivial_model_hint()  # doctest: +NORMALIZE_WHITESPACE
     ' (are the features standardised? is alpha too large? compare the leave-one-out choice

@@ -37,9 +37,8 @@ def fail(message: str) -> int:
 
 
 def print_out(text: str) -> int:
-    """Write ``text`` on standard output; 0, or :func:`fail`'s 2 when standard output is
-    closed (``>&-``) or refuses the text (a full disk). A reader gone away (``| head``)
-    raises ``BrokenPipeError``, which :func:`ecrm.cli.main` ends quietly."""
+    """Write ``text`` on standard output; 0, or :func:`fail`'s 2 when it is closed (``>&-``)
+    or refuses the text (a full disk); ``BrokenPipeError`` (``| head``) is raised."""
     if sys.stdout is None:
         return fail("standard output is closed: nothing can be printed")
     try:
@@ -84,8 +83,7 @@ def describe_step(step) -> str:
     name = type(step).__name__
     if name != "HMCPreprocessor":
         return f"{name}({', '.join(f'{k}={v!r}' for k, v in step.get_params().items())})"
-    cats = step.categories or ()
-    nominal = sum(c is not None for c in cats)
+    nominal = sum(c is not None for c in step.categories or ())
     what = {"numeric": "standardise the numeric columns", "all": "standardise every column",
             "none": "no scaling"}[step.scale]
     return (what + ("; mean-impute missing values" if step.impute else "")
@@ -93,26 +91,25 @@ def describe_step(step) -> str:
             + f" ({step.n_features_in_} -> {step.n_features_out_} columns)")
 
 
-def load_for_model(model, args, *, require_labels: bool):
+def load_for_model(model, args, *, require_labels: bool, own_labels: bool = False):
     """Read ``args.data`` in the columns of ``model`` (an estimator, or a pipeline of
     preprocessing steps before one): its hierarchy and its feature names; the features are
     returned preprocessed, ready for the estimator.
 
-    With ``require_labels=False`` (predictions) a label column, if any, is not read: labels
-    never seen in training do not matter. Infinite features are refused, naming the file,
-    line and column, and missing ones too unless the model imputes them.
+    With ``require_labels=False`` (predictions) a label column, if any, is not read: labels never
+    seen in training do not matter. ``own_labels``: the file's labels are read as it gives them, not
+    in the model's hierarchy. Infinite features are refused, naming the file, line and column, and
+    missing ones too unless the model imputes them.
     """
     from ecrm.datasets.formats import load_data
 
-    steps = preprocessing_of(model)
-    first = steps[0] if steps else estimator_of(model)
     space = estimator_of(model).output_space
     data = load_data(args.data, format=args.format,
-                     hierarchy=hierarchy_of(space),
+                     hierarchy=None if own_labels else hierarchy_of(space),
                      label_column=args.label_column, label_sep=args.label_sep,
                      path_sep=args.path_sep, level_columns=level_columns_of(model, args),
                      require_labels=require_labels, ignore_labels=not require_labels,
-                     n_features=getattr(first, "n_features_in_", None),
+                     n_features=getattr(_first_step(model), "n_features_in_", None),
                      sep=args.delimiter, id_column=args.id_column)
     return _ready_for(model, data, args.data)
 
@@ -124,8 +121,8 @@ def hierarchy_of(space):
 
 
 def warn_id_like(args, feature_names) -> None:
-    """Warn about feature columns named like a row ID (``doc_id``) when no ``--id-column``
-    is given: they are used as features, never dropped on a guess from their name."""
+    """Warn about feature columns named like a row ID (``doc_id``) without ``--id-column``:
+    they are used as features, never dropped on a guess from their name."""
     import warnings
 
     from ecrm.datasets._csv import looks_like_id
@@ -150,12 +147,10 @@ def level_columns_of(model, args) -> list | None:
 
 
 def iter_for_model(model, args, *, chunk_rows: int | None = None):
-    """:func:`load_for_model` without labels (for predictions), as a stream: a CSV/TSV file
-    is read, checked and preprocessed ``chunk_rows`` rows at a time (default
-    :data:`ecrm.datasets.formats.CHUNK_ROWS`), so memory is bounded by a chunk whatever its
-    length; any other format is read whole (one chunk). Each chunk is a Bunch as
-    :func:`load_for_model` returns; errors name the file, line and column as there.
-    """
+    """:func:`load_for_model` without labels (for predictions), as a stream of its Bunches:
+    a CSV/TSV file ``chunk_rows`` rows at a time (default
+    :data:`ecrm.datasets.formats.CHUNK_ROWS`: memory bounded by a chunk), any other format
+    whole."""
     from ecrm.datasets import _csv
     from ecrm.datasets.formats import _check_path, _format_of, csv_sep, iter_csv
     from ecrm.estimators._parameters import check_parameter
@@ -172,6 +167,12 @@ def iter_for_model(model, args, *, chunk_rows: int | None = None):
         yield _ready_for(model, chunk, args.data)
 
 
+def _first_step(model):
+    """The first step of a model file's model: its first preprocessing step, else itself."""
+    steps = preprocessing_of(model)
+    return steps[0] if steps else estimator_of(model)
+
+
 def _ready_for(model, data, filename):
     """``data`` checked (finite features, unless the model imputes; the model's columns, by
     name) and preprocessed by the model's steps, ready for its estimator."""
@@ -179,8 +180,7 @@ def _ready_for(model, data, filename):
 
     from ecrm.datasets.formats import check_finite_features
 
-    steps = preprocessing_of(model)
-    first = steps[0] if steps else estimator_of(model)
+    steps, first = preprocessing_of(model), _first_step(model)
     # a missing value is refused unless the model imputes: fitted with --impute (its
     # HMCPreprocessor says so), or a pipeline with an imputer
     imputes = any(type(s).__name__ == "SimpleImputer" or (

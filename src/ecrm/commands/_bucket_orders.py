@@ -126,12 +126,9 @@ class BucketOrders(Outputs):
     def text(self, Y) -> list[str]:
         import numpy as np
 
-        out = []
-        for row in self.space.to_positions(Y):
-            levels = sorted(set(row.tolist()) - {0})
-            out.append(format_bucket_order([self.names[j] for j in np.flatnonzero(row == v)]
-                                           for v in levels))
-        return out
+        return [format_bucket_order([self.names[j] for j in np.flatnonzero(row == v)]
+                                    for v in sorted(set(row.tolist()) - {0}))
+                for row in self.space.to_positions(Y)]
 
     def metrics(self, model, Y_true, Y_pred) -> dict:
         """Mean tau_x (each row over the labels it ranks), the mean tau_x distance, exact

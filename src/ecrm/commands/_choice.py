@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["Fit", "check_scales", "families_line", "grid_note", "preprocessing_note", "say",
-           "scales"]
+__all__ = ["Fit", "check_scales", "criterion_text", "families_line", "grid_note",
+           "preprocessing_note", "say", "scales"]
 
 #: How each weight family is judged honestly.
 _HONEST = {"kernel": "exact leave-one-out", "forest": "out-of-bag",
@@ -23,7 +23,7 @@ class Fit(NamedTuple):
     seconds: float
 
 
-def _criterion(args, score: float) -> str:
+def criterion_text(args, score: float) -> str:
     """An honest score in words: the loss (lower is better) or the metric."""
     return (f"{args.loss} loss {-score:.4f}" if args.scoring == "loss"
             else f"{args.scoring} {score:.4f}")
@@ -41,7 +41,7 @@ def families_line(args, data, chosen: str, fits: list) -> str:
                 or fit.model.honest_score_ > best[fit.family].model.honest_score_):
             best[fit.family] = fit
     parts = [f"{family}: {_HONEST.get(family, 'honest')} "
-             f"{_criterion(args, fit.model.honest_score_)} in {_duration(seconds[family])}"
+             f"{criterion_text(args, fit.model.honest_score_)} in {_duration(seconds[family])}"
              for family, fit in best.items()]
     line = f"weights: {'; '.join(parts)}; chose {chosen}"
     noise = _noise(args, data, [fit.model for fit in best.values()])
@@ -87,13 +87,10 @@ def _noise(args, data, models: list):
         losses.append(np.asarray(model.loss(P, np.asarray(data.Y)[common]),
                                  dtype=float).reshape(-1))
     d = losses[0] - losses[1]
-    keep = np.isfinite(d)  # out of bag: a point every tree drew has no prediction
-    d = d[keep]
+    d = d[np.isfinite(d)]  # out of bag: a point every tree drew has no prediction
     if d.size < 2:
         return None
     return abs(float(d.mean())), float(d.std(ddof=1) / np.sqrt(d.size))
-
-
 
 
 def say(line: str) -> None:
@@ -138,15 +135,12 @@ def grid_note(message: str, scales_warned: bool) -> str:
     text = message.removeprefix("ECRMCV: ")
 
     def flags(match) -> str:
-        what = match.group(1)
         if scales_warned:
             return "; standardise the features first (see the warning on their scales)"
         option = "--alphas" if "alpha=" in text.split(";")[0] else "--gammas"
-        return f"; add {what} values to {option}, or give --extend-grid"
+        return f"; add {match.group(1)} values to {option}, or give --extend-grid"
 
     return re.sub(r"; add (larger|smaller) values$", flags, text)
-
-
 
 
 def preprocessing_note(args, family: str, fits: list) -> str:
@@ -158,7 +152,7 @@ def preprocessing_note(args, family: str, fits: list) -> str:
     judged = [fit for fit in fits if fit.family == family]
     if len(judged) < 2:
         return ""
-    scores = " against ".join(f"{_criterion(args, fit.model.honest_score_)} "
+    scores = " against ".join(f"{criterion_text(args, fit.model.honest_score_)} "
                               f"{'standardised' if scales(fit.step) else 'as they are'}"
                               for fit in judged)
     return f"; chosen by {_HONEST.get(family, 'honest')} ({scores})"

@@ -4,18 +4,11 @@
   :func:`os.path.samefile`, so symbolic and hard links are caught) and its directory accepts a
   new file (a probe file is created and removed); :func:`check_output_directory` likewise for
   an output directory;
-* :func:`atomic_path` / :func:`atomic_text` -- the output is written to a temporary file in the
-  same directory and renamed over the target only when complete (:func:`os.replace`); on any
-  exception, ``KeyboardInterrupt`` or termination by SIGTERM (which :mod:`ecrm.cli` turns into
-  an exception) the temporary file is removed and an existing output is left as it was;
-* ``-`` as an output path is standard output;
-* what already is at the path follows the rule of :mod:`ecrm.model_files._atomic`, the same for the
-  library's :func:`ecrm.save`: a regular file is replaced atomically, a symbolic link is
-  followed (its target replaced, the link kept), an existing FIFO or character device
-  (``/dev/stdout``, ``/dev/null``, a named pipe) is written through and stays what it is --
-  text as it is produced, as standard output is; a file written by path (a model) is made in
-  a temporary directory and copied in when complete. Directories, sockets and block devices
-  are refused by :func:`check_output`.
+* :func:`atomic_path` / :func:`atomic_text` -- the output is written whole or not at all, by
+  the rule of :mod:`ecrm.model_files._atomic` for what already is at the path (the rule of
+  :func:`ecrm.save` too), also on ``KeyboardInterrupt`` or SIGTERM (which :mod:`ecrm.cli` turns
+  into an exception); ``-`` is standard output, which, like an existing FIFO or character
+  device, gets text as it is produced.
 
 Imports only the standard library, so that ``ecrm --help`` stays fast.
 """
@@ -30,8 +23,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-from ecrm.model_files._atomic import STREAMS, OutputError, check_kind
-from ecrm.model_files._atomic import atomic_path as _atomic_path
+from ecrm.model_files._atomic import STREAMS, OutputError, atomic_path, check_kind
 
 __all__ = ["STDOUT", "OutputError", "atomic_path", "atomic_text", "check_output",
            "check_output_directory", "is_stream", "is_terminal"]
@@ -73,13 +65,9 @@ def is_terminal(path: str) -> bool:
         os.close(fd)
 
 
-def _target(path: str) -> str:
-    """The file a write to ``path`` lands in: a symbolic link is followed."""
-    return os.path.realpath(path)
-
-
 def check_output(path: str, inputs: Iterable[str | None] = (), *, option: str = "-o") -> None:
-    """Refuse an output path that is an input file or cannot be written, before any work.
+    """Refuse (:class:`OutputError`) an output path that is an input file or cannot be
+    written, before any work.
 
     Parameters
     ----------
@@ -90,16 +78,12 @@ def check_output(path: str, inputs: Iterable[str | None] = (), *, option: str = 
         symbolic or hard link).
     option : str, default="-o"
         The option named in the message.
-
-    Raises
-    ------
-    OutputError
     """
     if path == STDOUT:
         if sys.stdout is None:  # started with standard output closed (``>&-``)
             raise OutputError(f"{option} -: standard output is closed; give a file path")
         return
-    target = _target(path)
+    target = os.path.realpath(path)  # where the write lands: a symbolic link is followed
     kind = check_kind(path, option=option)
     if os.path.exists(target):
         for source in inputs:
@@ -124,13 +108,9 @@ def check_output(path: str, inputs: Iterable[str | None] = (), *, option: str = 
 
 
 def check_output_directory(path: str, *, option: str) -> None:
-    """Refuse, before any work, an output directory that is a file or cannot be made or
-    written (its parent must exist; the directory itself is made when the output is).
-
-    Raises
-    ------
-    OutputError
-    """
+    """Refuse (:class:`OutputError`, naming ``option``), before any work, an output directory
+    that is a file or cannot be made or written (its parent must exist; the directory itself
+    is made when the output is)."""
     if os.path.exists(path) and not os.path.isdir(path):
         raise OutputError(f"{option} {path!r} is a file; expected a directory")
     parent = os.path.dirname(os.path.abspath(path))
@@ -138,34 +118,6 @@ def check_output_directory(path: str, *, option: str) -> None:
         raise OutputError(f"{option} {path!r}: the directory {parent!r} does not exist")
     if not os.access(path if os.path.isdir(path) else parent, os.W_OK):
         raise OutputError(f"{option} {path!r}: not writable")
-
-
-@contextlib.contextmanager
-def atomic_path(path: str) -> Iterator[str]:
-    """A temporary path next to ``path``, renamed to ``path`` when the block succeeds
-    (:func:`ecrm.model_files._atomic.atomic_path`, the rule :func:`ecrm.save` follows too).
-
-    On any exception (``KeyboardInterrupt`` and termination included) the temporary file is
-    removed and ``path`` is left as it was.
-
-    Parameters
-    ----------
-    path : str
-        The output file (not ``-``).
-
-    Yields
-    ------
-    tmp : str
-        Write the complete output there.
-
-    Notes
-    -----
-    An existing FIFO or character device at ``path`` is not replaced: the temporary file is
-    made in a private temporary directory and its bytes are copied into ``path`` when the
-    block succeeds (nothing is written to it otherwise). A symbolic link is followed.
-    """
-    with _atomic_path(path) as tmp:
-        yield tmp
 
 
 @contextlib.contextmanager

@@ -13,9 +13,8 @@ __all__ = ["AUTO", "auto_solver", "dest", "family_estimators", "solver_object", 
            "trees_over_budget"]
 
 #: ``--family auto``: with ``--cv`` the kernel and the forest, the one with the better honest
-#: criterion (a choice of this command, not a library parameter); the other choices are the
-#: families of the library's table (:data:`ecrm.weights.FAMILIES`), read when the parser is
-#: built.
+#: criterion (a choice of this command); the other choices are the library's table's
+#: (:data:`ecrm.weights.FAMILIES`).
 AUTO = ("kernel", "forest")
 
 
@@ -149,5 +148,4 @@ def solver_object(args, name: str):
     NystromSolver = solvers().NystromSolver
     if name != NystromSolver.name:
         return name
-
     return NystromSolver(n_components=args.n_components, center_selection=args.center_selection)

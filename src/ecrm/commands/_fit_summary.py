@@ -3,7 +3,7 @@ settings and honest criterion, the preprocessing and where the model went."""
 
 from __future__ import annotations
 
-from ecrm.commands._choice import preprocessing_note
+from ecrm.commands._choice import criterion_text, preprocessing_note
 from ecrm.commands._files import STDOUT
 from ecrm.commands._fit_estimators import solvers
 
@@ -26,8 +26,7 @@ def print_summary(args, data, model, step, solver: str, report, fits: list) -> N
                f"({'tree' if h.is_tree else 'DAG'}, {len(h.edges)} edges)")
     shape = f"{data.X.shape[0]} rows, {data.X.shape[1]} features, {outputs}"
     if family_name(model) == "mixed":
-        criterion = (f"{args.loss} loss {-model.best_score_:.4f}" if args.scoring == "loss"
-                     else f"{args.scoring} {model.best_score_:.4f}")
+        criterion = criterion_text(args, model.best_score_)
         kernel, forest = model.kernel_estimator_, model.forest_estimator_
         print(f"fitted ECRM on the mixed risk ({args.loss} loss) on {shape}: kernel share "
               f"{model.mixture_:g} (honest {criterion}); kernel {kernel.kernel_params_['kernel']}"
@@ -57,8 +56,7 @@ def _print_kernel(args, model, solver: str, shape: str, report) -> None:
              f"gamma={params['gamma']:g}, " if params["gamma"] is not None else
              f"gamma={1.0 / model.n_features_in_:g} (1/features), ")
     if args.cv:
-        criterion = (f"{args.loss} loss {-model.best_score_:.4f}" if args.scoring == "loss"
-                     else f"{args.scoring} {model.best_score_:.4f}")
+        criterion = criterion_text(args, model.best_score_)
         chosen = (f"alpha={model.alpha_:g} (exact leave-one-out {criterion}), "
                   f"{gamma}intercept={model.fit_intercept_}"
                   + (f", calibration={model.calibration_}" if model.calibration_ else ""))

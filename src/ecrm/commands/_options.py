@@ -140,9 +140,7 @@ def names_option(name: str, choices: Sequence[str] | None = None, *,
     ['ecrm', 'br-svm']
     """
     def parse(text: str) -> list[str]:
-        names = [part.strip() for part in text.split(",")]
-        if lower:
-            names = [part.lower() for part in names]
+        names = [part.strip().lower() if lower else part.strip() for part in text.split(",")]
         expected = (f"expected a comma-separated list of {', '.join(choices)}"
                     if choices is not None else "expected a comma-separated list of names")
         if not all(names):
@@ -160,17 +158,8 @@ def names_option(name: str, choices: Sequence[str] | None = None, *,
 
 
 def directory_option(name: str) -> Callable[[str], str]:
-    """An argparse ``type=`` for an existing directory (returned as given).
-
-    Parameters
-    ----------
-    name : str
-        The option, e.g. ``"--data-dir"``; the error message names it.
-
-    Returns
-    -------
-    parse : callable
-    """
+    """An argparse ``type=`` for an existing directory (returned as given); the error
+    message names the option ``name``, e.g. ``"--data-dir"``."""
     def parse(text: str) -> str:
         if not os.path.isdir(text):
             raise argparse.ArgumentTypeError(
@@ -181,20 +170,9 @@ def directory_option(name: str) -> Callable[[str], str]:
 
 
 def output_file_option(name: str) -> Callable[[str], str]:
-    """An argparse ``type=`` for a file to write at the end of a run.
-
-    The file's directory must exist and the path must not be a directory, so that a run
-    of hours does not fail at its last step.
-
-    Parameters
-    ----------
-    name : str
-        The option, e.g. ``"--json"``; the error message names it.
-
-    Returns
-    -------
-    parse : callable
-    """
+    """An argparse ``type=`` for a file to write at the end of a run (the error message
+    names the option ``name``, e.g. ``"--json"``): the file's directory must exist and the
+    path must not be a directory, so that a run of hours does not fail at its last step."""
     def parse(text: str) -> str:
         folder = os.path.dirname(text) or "."
         if not text or os.path.isdir(text) or not os.path.isdir(folder):

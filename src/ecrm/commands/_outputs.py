@@ -200,13 +200,9 @@ class Classes(Outputs):
     BASELINES = {"majority": ("most frequent class", "majority")}
 
     def __init__(self, space):
-        import numpy as np
-
         C = space.candidates
-        names = space.labels or ([_number(v) for v in C[:, 0]] if C.shape[1] == 1
-                                 else [str(j) for j in range(len(C))])
-        super().__init__(space, names)
-        self._eye = np.eye(len(C))
+        super().__init__(space, space.labels or ([_number(v) for v in C[:, 0]] if C.shape[1] == 1
+                                                 else [str(j) for j in range(len(C))]))
 
     @classmethod
     def from_cells(cls, cells: list[str], lines, filename, names=None):
@@ -274,8 +270,7 @@ def _number(v: float) -> str:
 
 def location(filename, lines, i: int) -> str:
     """Where row ``i`` of a file is: ``"<file>, line <n>"`` (the file alone without lines)."""
-    line = None if lines is None else int(lines[i])
-    return str(filename) + ("" if line is None else f", line {line}")
+    return str(filename) + ("" if lines is None else f", line {int(lines[i])}")
 
 
 def _ranking(cell: str, where: str) -> list[str]:

@@ -24,17 +24,18 @@ def _benchmark(path) -> bool:
     return len(first) == 3 and all(f.strip().isdigit() for f in first)
 
 
-def _read_benchmark(path, task: str = "ranking"):
-    """A benchmark-layout file: a Bunch with ``X``, ``ranks``, ``label_names``, ... (for
-    bucket orders, ``ranks`` holds the bucket numbers)."""
+def _read_benchmark(path, args, task: str):
+    """A benchmark-layout file: a Bunch with ``X``, ``ranks`` (for bucket orders, the bucket
+    numbers), ``label_names``, ``feature_names`` (a tuple), ``filename`` and ``row_lines``
+    (``None``); ``--delimiter`` and ``--id-column`` refused (:func:`_no_csv_options`)."""
+    from ecrm.commands._bucket_orders import read_positions
     from ecrm.datasets.label_ranking import _read_file
 
-    if task == "partial-ranking":
-        from ecrm.commands._bucket_orders import read_positions
-
-        return read_positions(path)
-    name = Path(path).name
-    return _read_file(Path(path), name.split(".")[0])
+    _no_csv_options(path, args)
+    data = (read_positions(path) if task == "partial-ranking"
+            else _read_file(Path(path), Path(path).name.split(".")[0]))
+    data.feature_names, data.filename, data.row_lines = tuple(data.feature_names), str(path), None
+    return data
 
 
 def _no_csv_options(path, args) -> None:
@@ -78,14 +79,8 @@ _BENCHMARK_TASKS = ("ranking", "partial-ranking")
 def _labelled(path: str, args, task: str):
     """One labelled file: :func:`_table`'s Bunch, or a benchmark file's (``ranks`` and
     ``label_names`` instead of ``cells``)."""
-    from sklearn.utils import Bunch
-
     if task in _BENCHMARK_TASKS and args.format in ("auto", "csv") and _benchmark(path):
-        _no_csv_options(path, args)
-        data = _read_benchmark(path, task)
-        return Bunch(X=data.X, ranks=data.ranks, label_names=data.label_names,
-                     feature_names=tuple(data.feature_names), filename=str(path),
-                     row_lines=None)
+        return _read_benchmark(path, args, task)
     return _table(path, args, task=task)
 
 
@@ -205,10 +200,6 @@ def iter_features(loaded, args):
     from ecrm.commands import _ready_for, iter_for_model
 
     if args.format in ("auto", "csv") and _benchmark(args.data):
-        _no_csv_options(args.data, args)
-        data = _read_benchmark(args.data, task_of(loaded))
-        data.feature_names = tuple(data.feature_names)
-        data.filename, data.row_lines = str(args.data), None
-        yield _ready_for(loaded, data, args.data)
+        yield _ready_for(loaded, _read_benchmark(args.data, args, task_of(loaded)), args.data)
         return
     yield from iter_for_model(loaded, args)

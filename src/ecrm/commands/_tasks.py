@@ -1,16 +1,12 @@
-"""The kinds of output the commands read, write and evaluate: label sets (``multilabel``),
+"""The kinds of output the commands read, write and evaluate -- label sets (``multilabel``),
 rankings of named labels (``ranking``), one class per row (``multiclass``) and bucket orders
-(``partial-ranking``); their ``--loss`` and metric vocabularies, and which outputs a model
-has.
+(``partial-ranking``) -- their ``--loss`` and metric vocabularies, and which one a model has.
 
-``ecrm fit --task`` chooses the kind; a model file says which it is by its output space
-(:class:`~ecrm.Hierarchy` or :class:`~ecrm.spaces.MultilabelSpace`, a
-:class:`~ecrm.PermutationSpace`, a :class:`~ecrm.CandidateSpace`), so ``predict``, ``evaluate``
-and ``info`` need no flag, and a model saved in Python is read the same way. The tasks, their
-output spaces and losses are the library's table :data:`ecrm.tasks.TASKS`. Label sets keep
-their own code in the command modules; the other outputs are in
-:mod:`ecrm.commands._outputs` (rankings, classes) and :mod:`ecrm.commands._bucket_orders`, and
-their data files are read by :mod:`ecrm.commands._task_files`.
+``ecrm fit --task`` chooses the kind; ``predict``, ``evaluate`` and ``info`` find it from the
+model's output space (the library's table :data:`ecrm.tasks.TASKS`), also for a model saved in
+Python. Label sets keep their own code in the command modules; the other outputs are in
+:mod:`ecrm.commands._outputs` (rankings, classes) and :mod:`ecrm.commands._bucket_orders`, their
+data files read by :mod:`ecrm.commands._task_files`.
 """
 
 from __future__ import annotations
@@ -20,8 +16,8 @@ from ecrm.commands import estimator_of
 from ecrm.commands._bucket_orders import BucketOrders
 from ecrm.commands._outputs import RANKING_SEP, Classes, Outputs, Ranking
 
-__all__ = ["LOSSES", "METRIC_NAMES", "RANKING_SEP", "TASKS", "label_set_only", "make_loss",
-           "outputs_class", "outputs_of", "task_of"]
+__all__ = ["LOSSES", "METRIC_NAMES", "RANKING_SEP", "TASKS", "label_set_only", "outputs_class",
+           "outputs_of", "task_of"]
 
 #: The kinds of output ``ecrm fit --task`` fits (the first is the default): the tasks of
 #: :data:`ecrm.tasks.TASKS` whose label column the command line reads.
@@ -74,10 +70,6 @@ def label_set_only(args, task: str) -> str | None:
                     f"{_library.TASKS[task].what or task}")
     return None
 
-
-def make_loss(task: str, name: str, space):
-    """The loss ``--loss name`` means for ``--task task`` on ``space``."""
-    return _library.TASKS[task].make_loss(name, space)
 
 def outputs_class(task: str) -> type[Outputs]:
     """The class of the outputs of ``task`` (other than label sets)."""

@@ -1,16 +1,12 @@
 """``--threads``: how many BLAS threads ``ecrm fit``, ``predict`` and ``evaluate`` use.
 
-OpenBLAS (and MKL) start one thread per core by default. On a machine that other work
-shares, those threads wait for each other at every step of a factorisation: on a shared
-2-core machine (load average 6-8) an ECRMCV fit of 600 rows took 0.34 s with one thread and
+BLAS threads wait for each other on a machine that other work shares (:mod:`ecrm.threads`): on a
+shared 2-core machine (load average 6-8) an ECRMCV fit of 600 rows took 0.34 s with one thread and
 8.2 s with two, one of 5,000 rows 37 s and 80 s (medians of 3,
-``benchmarks/bench_blas_threads.py``); no size measured there made the second thread pay.
-The commands therefore use **one thread unless told otherwise**: ``--threads N`` sets N,
-and ``--threads 0`` leaves the library's own default (one per core), for a machine the
-command has to itself. The choice is applied here, around the whole command
-(:func:`limit_threads`, with threadpoolctl), with the Python estimators' own rule (one
-thread for small problems, :mod:`ecrm.threads`) switched off: the command's count is the
-one used, whatever the size.
+``benchmarks/bench_blas_threads.py``); no size measured there made the second thread pay. So the
+commands use **one thread** unless ``--threads N`` says otherwise (``0``: the BLAS library's
+default, one per core, for a machine to yourself), around the whole command (:func:`limit_threads`,
+with threadpoolctl), the estimators' own rule for small problems off.
 """
 
 from __future__ import annotations
@@ -27,8 +23,6 @@ COMMANDS = ("fit", "predict", "evaluate")
 
 #: The BLAS threads of a command without ``--threads`` (one: measured above).
 DEFAULT_THREADS = 1
-
-
 #: Threads or worker processes an option accepts per CPU of the machine: a few more than the
 #: CPUs is a choice (a run that shares them), thousands only exhaust memory and processes.
 PER_CPU = 4
@@ -57,13 +51,10 @@ def workers_option(name: str, *, low: int = 1):
     return parse
 
 
-_threads = workers_option("--threads", low=0)
-
-
 def add_threads_option(parser: argparse.ArgumentParser) -> None:
     """Add ``--threads N`` to a command's parser."""
     parser.add_argument(
-        "--threads", type=_threads, default=DEFAULT_THREADS, metavar="N",
+        "--threads", type=workers_option("--threads", low=0), default=DEFAULT_THREADS, metavar="N",
         help=f"BLAS threads (default: {DEFAULT_THREADS}, the fastest on a shared machine; "
         "0: the BLAS library's default, one per core, for a machine to yourself)")
 
@@ -82,13 +73,12 @@ def limit_threads(threads: int | None) -> Iterator[None]:
     if threads is None:  # a command without --threads: the estimators' rule
         yield
         return
-    if not threads:
+    with contextlib.ExitStack() as stack:
+        if threads:
+            import numpy  # noqa: F401
+            import scipy.linalg  # noqa: F401
+            from threadpoolctl import threadpool_limits
+
+            stack.enter_context(threadpool_limits(limits=threads, user_api="blas"))
         with small_fits(0):
             yield
-        return
-    import numpy  # noqa: F401
-    import scipy.linalg  # noqa: F401
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=threads, user_api="blas"), small_fits(0):
-        yield

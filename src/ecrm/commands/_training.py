@@ -56,8 +56,7 @@ def read_training(args, stack):
         return _task_files.read_training(args, impute), impute
     hierarchy = None if args.hierarchy is None else load_hierarchy(args.hierarchy)
     if args.scheduler is not None:
-        client = _connect(args)
-        stack.callback(client.close)
+        stack.callback(_connect(args).close)
         data, impute = _load_dask(args, hierarchy), False
     else:
         impute = _imputes(args)
@@ -91,8 +90,6 @@ def _check_sparse_width(data) -> None:
                         f"for {X.nnz:,} non-zero values (at most "
                         f"{max(MAX_EMPTY_COLUMNS, 10 * X.nnz):,} here: a fit keeps arrays as "
                         "long as the number of columns); number the features compactly")
-
-
 
 
 def _connect(args):
@@ -130,8 +127,7 @@ def _load_dask(args, hierarchy):
 
 
 def _read_training(args, hierarchy, impute: bool):
-    """The rows of every TRAIN file, in order (the Clus protocol trains on train + valid),
-    each file checked on its own so that an error names its file and line."""
+    """The rows of every TRAIN file, in order (the Clus protocol trains on train + valid)."""
     from ecrm.datasets.formats import check_finite_features, load_data
 
     parts = []

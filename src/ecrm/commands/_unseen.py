@@ -16,6 +16,10 @@ silently.
 
 from __future__ import annotations
 
+from collections import Counter
+
+from ecrm.commands._outputs import location
+
 __all__ = ["describe", "read_label_sets", "unseen_rows"]
 
 #: Separators a label cell may have been written with.
@@ -30,29 +34,13 @@ def is_unseen_error(exc: Exception) -> bool:
                               "the file's class hierarchy differs"))
 
 
-def _own_labels(loaded, args):
-    """``args.data`` read with its own labels (not the model's hierarchy), its features
-    ready for the model."""
-    from ecrm.commands import _ready_for, estimator_of, level_columns_of, preprocessing_of
-    from ecrm.datasets.formats import load_data
-
-    steps = preprocessing_of(loaded)
-    first = steps[0] if steps else estimator_of(loaded)
-    data = load_data(args.data, format=args.format, hierarchy=None,
-                     label_column=args.label_column, label_sep=args.label_sep,
-                     path_sep=args.path_sep, level_columns=level_columns_of(loaded, args),
-                     require_labels=True, n_features=getattr(first, "n_features_in_", None),
-                     sep=args.delimiter, id_column=args.id_column)
-    return _ready_for(loaded, data, args.data)
-
-
 def read_label_sets(loaded, args, read):
     """``read()`` (the test file in the model's hierarchy) and ``None``, or, when it names
     labels the model does not have, the file with those labels left out and their counts
     (``--unseen ignore``), else a ``ValueError`` naming them (``--unseen error``)."""
     import numpy as np
 
-    from ecrm.commands import estimator_of
+    from ecrm.commands import estimator_of, load_for_model
 
     try:
         return read(), None
@@ -61,7 +49,7 @@ def read_label_sets(loaded, args, read):
             raise
         first = exc
     try:
-        data = _own_labels(loaded, args)
+        data = load_for_model(loaded, args, require_labels=True, own_labels=True)
     except ValueError:
         raise ValueError(f"{first}; to leave out the labels unseen in training, give "
                          "--unseen ignore") from None
@@ -72,23 +60,19 @@ def read_label_sets(loaded, args, read):
     known = [j for j, v in enumerate(own) if v in index]
     # the labels as the file gives them (not the prefixes of a path), else its columns
     given = data.get("label_lists") or [[own[j] for j in np.flatnonzero(row)] for row in Y_own]
-    unseen: dict[str, int] = {}
-    rows = np.zeros(len(Y_own), dtype=bool)
-    for i, row in enumerate(given):
-        for v in dict.fromkeys(str(v) for v in row if str(v) not in index):
-            unseen[v] = unseen.get(v, 0) + 1
-            rows[i] = True
+    new = [dict.fromkeys(str(v) for v in row if str(v) not in index) for row in given]
+    unseen = dict(Counter(v for row in new for v in row))  # in the order first seen
+    rows = np.array([bool(row) for row in new], dtype=bool)
     if not unseen:  # another mismatch (an ARFF file without some of the model's labels)
         raise first
     if args.unseen == "error":
         name = next(iter(unseen))
-        lines = data.get("row_lines")
         i = next(i for i, row in enumerate(given) if name in map(str, row))
-        where = f", line {int(lines[i])}" if lines is not None else ""
-        raise ValueError(f"{args.data}{where}: label {name!r} is not one the model knows "
-                         f"({_count(unseen, 'label')} unseen in training, in "
-                         f"{_plural(int(rows.sum()), 'row')}){_separator_hint(unseen, index, args)}"
-                         "; to score the known labels and count these, give --unseen ignore")
+        raise ValueError(f"{location(args.data, data.get('row_lines'), i)}: label {name!r} "
+                         f"is not one the model knows ({_plural(len(unseen), 'label')} unseen "
+                         f"in training, in {_plural(int(rows.sum()), 'row')})"
+                         f"{_separator_hint(unseen, index, args)}; to score the known labels "
+                         "and count these, give --unseen ignore")
     Y = np.zeros((len(Y_own), h.n_labels))
     Y[:, [index[own[j]] for j in known]] = Y_own[:, known]
     data.Y, data.hierarchy = h.close(Y), h
@@ -112,25 +96,19 @@ def unseen_rows(outputs, cells: list[str], lines, filename, unseen: str):
     ones; with ``unseen="error"`` the first is a ``ValueError`` (its file and line)."""
     import numpy as np
 
-    counts: dict[str, int] = {}
-    keep = np.ones(len(cells), dtype=bool)
-    for i, cell in enumerate(cells):
-        names = outputs.labels_in(cell)
-        new = [v for v in names if v and v not in outputs.index]
-        if new:
-            keep[i] = False
-            for v in dict.fromkeys(new):
-                counts[v] = counts.get(v, 0) + 1
+    new = [dict.fromkeys(v for v in outputs.labels_in(cell) if v and v not in outputs.index)
+           for cell in cells]
+    counts = dict(Counter(v for row in new for v in row))  # in the order first seen
+    keep = np.array([not row for row in new], dtype=bool)
     if keep.all():
         return None, None
     what = "class" if outputs.task == "multiclass" else "label"
     if unseen == "error":
         i = int(np.flatnonzero(~keep)[0])
-        where = f"{filename}" + ("" if lines is None else f", line {int(lines[i])}")
-        raise ValueError(f"{where}: {what} {next(iter(counts))!r} is not one the model knows "
-                         f"({_count(counts, what)} unseen in training, in "
-                         f"{_plural(int((~keep).sum()), 'row')}); to score the other rows and "
-                         "count these, give --unseen ignore")
+        raise ValueError(f"{location(filename, lines, i)}: {what} {next(iter(counts))!r} is "
+                         f"not one the model knows ({_plural(len(counts), what)} unseen in "
+                         f"training, in {_plural(int((~keep).sum()), 'row')}); to score the "
+                         "other rows and count these, give --unseen ignore")
     return keep, {"classes" if what == "class" else "labels": counts,
                   "rows": int((~keep).sum())}
 
@@ -145,13 +123,9 @@ def describe(unseen: dict | None, *, rows_left_out: bool) -> str | None:
     more = f" and {len(unseen[key]) - 5} more" if len(unseen[key]) > 5 else ""
     left = (f"{_plural(unseen['rows'], 'row')} left out of the scores" if rows_left_out else
             f"left out of the labels of {_plural(unseen['rows'], 'row')}")
-    return (f"unseen in training (--unseen ignore): {_count(unseen[key], what)}, {left}: "
+    return (f"unseen in training (--unseen ignore): {_plural(len(unseen[key]), what)}, {left}: "
             f"{names}{more}")
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "es" if word.endswith("s") else "s")
-
-
-def _count(names: dict, what: str) -> str:
-    return _plural(len(names), what)

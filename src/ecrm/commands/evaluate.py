@@ -1,25 +1,24 @@
 """``ecrm evaluate``: the multi-label metrics of a model's predictions on a labelled file.
 
-Hamming loss (mean number of wrong labels, and as a fraction), hierarchical loss, exact
-match, micro and macro F1, hierarchical precision/recall/F1 (hP/hR/hF) and micro AU(PRC) of
-the label scores (:func:`ecrm.reporting.metrics.multilabel_report`), and precision, recall and F1
-per level of the hierarchy (:func:`ecrm.reporting.metrics.per_level_report`); a table on standard
-output, or JSON with ``--json``. Beside the model's metrics stand those of three trivial baselines
-of its training outputs (:func:`ecrm.baselines.trivial_baselines`: the empty set, the most frequent
-label set, the per-label majority), with a warning (``ecrm: warning: ...``, and ``warnings`` in the
-JSON) when the model is no better than one of them or predicts the empty set for many rows; a line
-on the model (``model`` in the JSON: ``ecrm info``) heads them. With ``--predictions FILE`` (as
-written by ``ecrm predict``, ``--leaves-only`` and ``--per-level`` too) the model is not run: the
-labels are read from the file and closed under the hierarchy (:func:`close_predictions`; AU(PRC)
-needs its score columns). A label (class, ranked label) of the data file unseen in training is
-refused, or left out and counted with ``--unseen ignore`` (:mod:`ecrm.commands._unseen`). The file
-is read with the reading options the model was fitted with unless given
-(:func:`ecrm.commands._training.remember_reading_options`). ``--plot DIR`` writes the pictures of
-:func:`ecrm.reporting.plotting.evaluation_figures` as PNG files, ``--report FILE`` one
-self-contained HTML page with the model, the tables (also one row per label, sortable) and the
-pictures (:func:`ecrm.reporting.report.write_report`); ``--baseline FILE`` (another model's ``ecrm
-predict --scores`` output) adds its precision-recall curve. Output paths are checked before any
-work.
+Hamming loss (mean number of wrong labels, and as a fraction), hierarchical loss, exact match,
+micro and macro F1, hierarchical precision/recall/F1 (hP/hR/hF) and micro AU(PRC) of the label
+scores (:func:`ecrm.reporting.metrics.multilabel_report`), and precision, recall and F1 per level
+of the hierarchy (:func:`ecrm.reporting.metrics.per_level_report`); a table on standard output, or
+JSON with ``--json``. Beside the model's metrics stand those of three trivial baselines of its
+training outputs (:func:`ecrm.baselines.trivial_baselines`: the empty set, the most frequent label
+set, the per-label majority), with a warning (``ecrm: warning: ...``, and ``warnings`` in the JSON)
+when the model is no better than one of them or predicts the empty set for many rows; a line on the
+model (``model`` in the JSON: ``ecrm info``) heads them. With ``--predictions FILE`` (as written by
+``ecrm predict``, ``--leaves-only`` and ``--per-level`` too) the model is not run: the labels are
+read from the file and closed under the hierarchy (:func:`close_predictions`; AU(PRC) needs its
+score columns). A label (class, ranked label) of the data file unseen in training is refused, or
+left out and counted with ``--unseen ignore`` (:mod:`ecrm.commands._unseen`). The file is read with
+the model's reading options unless given
+(:func:`ecrm.commands._training.remember_reading_options`). ``--plot DIR`` writes the PNG pictures
+of :func:`ecrm.reporting.plotting.evaluation_figures`, ``--report FILE`` one self-contained HTML
+page with the model, the tables (also one row per label, sortable) and the pictures
+(:func:`ecrm.reporting.report.write_report`); ``--baseline FILE`` (another model's ``ecrm predict
+--scores`` output) adds its precision-recall curve. Output paths are checked before any work.
 
 A ranking model is evaluated by the mean Kendall tau, the Kendall distance, Spearman's rho
 and exact match (and the footrule or squared rank loss it was fitted for), beside the most
@@ -31,7 +30,10 @@ pictures and the report are for label sets.
 
 from __future__ import annotations
 
+import csv
+import json
 import sys
+import warnings
 
 from ecrm.commands import (
     _task_files,
@@ -51,18 +53,11 @@ __all__ = ["add_parser", "close_predictions", "read_predictions", "run"]
 
 def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
                      levels=None, path_sep: str | None = None, *, close: bool = True):
-    """Label matrix (and scores, if present) from a file written by ``ecrm predict``: its
-    ``labels`` column, or the ``--per-level`` columns ``levels`` (or ``level_0, ...``) whose
-    cells name labels or, by ``path_sep``, their last path steps
-    (:func:`ecrm.datasets.labels.labels_from_levels`).
-
-    The label sets are closed under the hierarchy (:func:`close_predictions`): a file of
-    each row's most specific labels (``--leaves-only``) scores as the full sets it stands
-    for. ``close=False`` takes the sets as they are (a ``--baseline`` file, read for its
-    scores)."""
-    import csv
-    import json
-
+    """Label matrix (and scores, if present) from a file written by ``ecrm predict``: its ``labels``
+    column, or the ``--per-level`` columns ``levels`` (or ``level_0, ...``) whose cells name labels
+    or, by ``path_sep``, their last path steps (:func:`ecrm.datasets.labels.labels_from_levels`).
+    The sets are closed under the hierarchy (:func:`close_predictions`: ``--leaves-only`` rows score
+    as the full sets), unless ``close=False`` (a ``--baseline`` file, read for its scores)."""
     import numpy as np
 
     from ecrm.datasets.labels import LabelRowError, labels_from_levels, level_names
@@ -127,8 +122,7 @@ def read_predictions(path: str, hierarchy, n_rows: int, label_sep: str = ";",
     Y = hierarchy.to_matrix([[by_name[str(v)] for v in row] for row in lists], close=False)
     if close:
         Y = close_predictions(hierarchy, Y, lines, path, per_level=per_level)
-    return (Y,
-            np.array(scores) if len(scores) == n_rows else None)
+    return Y, (np.array(scores) if len(scores) == n_rows else None)
 
 
 def close_predictions(hierarchy, Y, lines, path: str, *, per_level: bool = False):
@@ -182,8 +176,6 @@ def close_predictions(hierarchy, Y, lines, path: str, *, per_level: bool = False
 
 def run(args) -> int:
     """Run ``ecrm evaluate`` from parsed arguments."""
-    import json
-
     from ecrm.commands._files import OutputError, check_output, check_output_directory
     from ecrm.commands._options import progress_bar
     from ecrm.commands._training import remember_reading_options
@@ -261,7 +253,7 @@ def run(args) -> int:
                           **context}, indent=2))
         return 0
     print(f"{args.data}: {len(Y)} rows, {h.n_labels} labels")
-    _print_metrics(report, context)
+    _print_table(context["model"], report, context["baselines"] or {})
     if levels is not None:
         print(f"  {'level':<8}{'labels':>8}{'true':>9}{'predicted':>11}{'precision':>11}"
               f"{'recall':>9}{'F1':>9}")
@@ -276,11 +268,8 @@ def run(args) -> int:
 
 
 def _read_outputs(path: str, outputs, n_rows: int):
-    """A ranking or multiclass model's predictions from a file ``ecrm predict`` wrote (its
-    ``ranking`` or ``class`` column; JSON lines: that key)."""
-    import csv
-    import json
-
+    """A ranking or multiclass model's predictions from its ``ecrm predict`` file (the
+    ``ranking`` or ``class`` column or key)."""
     cells, lines = [], []
     with open(path, encoding="utf-8", newline="") as fh:
         if path.lower().endswith((".jsonl", ".json")):
@@ -309,14 +298,9 @@ def _read_outputs(path: str, outputs, n_rows: int):
 
 
 def _evaluate_outputs(args, loaded, model, outputs, Y_true, Y_pred, unseen=None) -> int:
-    """Print the metrics of a ranking or multiclass model beside its trivial baselines (and
-    what ``--unseen ignore`` left out)."""
-    import json
-    import warnings
-
-    from ecrm.commands.info import summary
+    """Print a ranking or multiclass model's metrics beside its trivial baselines."""
     from ecrm.exceptions import TrivialModelWarning
-    from ecrm.reporting.report import METRIC_NAMES, model_line
+    from ecrm.reporting.report import METRIC_NAMES
 
     report = outputs.metrics(model, Y_true, Y_pred)
     baselines = outputs.baselines(model, Y_true)
@@ -331,11 +315,7 @@ def _evaluate_outputs(args, loaded, model, outputs, Y_true, Y_pred, unseen=None)
                      for b, r in baselines.items() if report[main] <= r[main]]
     for message in messages:
         warnings.warn(message, TrivialModelWarning if baselines else UserWarning, stacklevel=2)
-    try:
-        about: dict | None = summary(args.model, loaded)
-        about.pop("labels", None)  # type: ignore[union-attr]
-    except AttributeError:  # an estimator that does not describe itself as ECRM's do
-        about = None
+    about = _about(args, loaded)
     if args.json:
         extra = {} if args.unseen != "ignore" else {
             "unseen": unseen or {"classes" if outputs.task == "multiclass" else "labels": {},
@@ -344,19 +324,9 @@ def _evaluate_outputs(args, loaded, model, outputs, Y_true, Y_pred, unseen=None)
                           "n_labels": len(outputs.names), **report, "model": about,
                           "baselines": baselines, "warnings": messages, **extra}, indent=2))
         return 0
-    names = {**METRIC_NAMES, **_tasks.METRIC_NAMES}
-    baselines = baselines or {}
     print(f"{args.data}: {len(Y_true)} rows, {outputs.describe()}")
-    if about is not None:
-        print(f"  model: {model_line(about)}")
-    print(f"  {'':<44}{'model':>10}" + "".join(f"{outputs.BASELINES[b][1]:>12}"
-                                             for b in baselines))
-    for key, value in report.items():
-        print(f"  {names[key]:<44}{value:>10.4f}"
-              + "".join(f"{r[key]:>12.4f}" for r in baselines.values()))
-    if baselines:
-        print("  baselines (one prediction for every row): " + ", ".join(
-            outputs.BASELINES[b][0] for b in baselines) + " of the training outputs")
+    _print_table(about, report, baselines or {}, outputs.BASELINES,
+                 {**METRIC_NAMES, **_tasks.METRIC_NAMES})
     line = describe_unseen(unseen, rows_left_out=True)
     if line is not None:
         print(f"  {line}")
@@ -365,8 +335,6 @@ def _evaluate_outputs(args, loaded, model, outputs, Y_true, Y_pred, unseen=None)
 
 def _scores(model, X):
     """The model's label scores, or ``None`` (with a warning) for a model kind without them."""
-    import warnings
-
     from ecrm.commands import scores_note
 
     note = scores_note(model)
@@ -378,20 +346,12 @@ def _scores(model, X):
 
 
 def _context(args, loaded, model, Y_true, Y_pred, report: dict, tree) -> dict:
-    """What is read beside the metrics: the model's summary (``ecrm info``), the trivial
-    baselines of its training outputs and the warnings when it is no better than one of
-    them (each also issued, as an :class:`ecrm.exceptions.TrivialModelWarning`: a line
-    ``ecrm: warning: ...`` on standard error)."""
-    import warnings
-
+    """The model's summary (``ecrm info``), the trivial baselines of its training outputs
+    and the warnings when it is no better than one of them (also issued, as
+    :class:`ecrm.exceptions.TrivialModelWarning`)."""
     from ecrm.baselines import check_against_baselines, output_statistics, trivial_baselines
-    from ecrm.commands.info import summary
 
-    try:
-        about = summary(args.model, loaded)
-        about.pop("labels", None)
-    except AttributeError:  # an estimator that does not describe itself as ECRM's do
-        about = None
+    about = _about(args, loaded)
     stats = (getattr(model, "output_mean_", None), getattr(model, "output_mode_", None))
     if stats[0] is None and getattr(model, "Y_fit_", None) is not None:  # an older file
         stats = output_statistics(model.Y_fit_)
@@ -408,22 +368,37 @@ def _context(args, loaded, model, Y_true, Y_pred, report: dict, tree) -> dict:
     return {"model": about, "baselines": baselines, "warnings": messages}
 
 
-def _print_metrics(report: dict, context: dict) -> None:
-    """The metrics table of the text output: the model's, then each baseline's."""
+def _about(args, loaded) -> dict | None:
+    """The model's summary (``ecrm info``) without its labels; ``None`` for an estimator
+    that does not describe itself as ECRM's do."""
+    from ecrm.commands.info import summary
+
+    try:
+        about = summary(args.model, loaded)
+    except AttributeError:
+        return None
+    about.pop("labels", None)
+    return about
+
+
+def _print_table(about, report: dict, baselines: dict, heads=None, names=None) -> None:
+    """The metrics table of the text output: the model's, then each baseline's (``heads``:
+    key -> (long name, column head); default: those of the label-set baselines)."""
     from ecrm.baselines.trivial import BASELINE_NAMES
     from ecrm.reporting.report import METRIC_NAMES, model_line
 
-    about, baselines = context["model"], context["baselines"] or {}
+    heads = heads or {b: (BASELINE_NAMES[b], head) for b, head in (
+        ("empty", "empty set"), ("most_frequent", "most freq."), ("majority", "majority"))}
+    names = names or METRIC_NAMES
     if about is not None:
         print(f"  model: {model_line(about)}")
-    heads = {"empty": "empty set", "most_frequent": "most freq.", "majority": "majority"}
-    print(f"  {'':<44}{'model':>10}" + "".join(f"{heads.get(b, b):>12}" for b in baselines))
+    print(f"  {'':<44}{'model':>10}" + "".join(f"{heads[b][1]:>12}" for b in baselines))
     for key, value in report.items():
-        print(f"  {METRIC_NAMES[key]:<44}{value:>10.4f}" + "".join(
+        print(f"  {names[key]:<44}{value:>10.4f}" + "".join(
             f"{r[key]:>12.4f}" if key in r else f"{'':>12}" for r in baselines.values()))
     if baselines:
         print("  baselines (one prediction for every row): " + ", ".join(
-            BASELINE_NAMES[b] for b in baselines) + " of the training outputs")
+            heads[b][0] for b in baselines) + " of the training outputs")
 
 
 def _pictures(args, Y_true, Y, S, hierarchy, baseline, model, h, context) -> None:

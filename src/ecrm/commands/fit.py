@@ -23,17 +23,20 @@ The model file is checked before reading the data (it must not be the training o
 file, and its directory must accept a new file) and written atomically: an interrupted or
 failed fit leaves neither a partial model nor a temporary file, and an existing model at
 that path is kept. ``-o -`` writes the (binary) model file to standard output, which must
-then not be a terminal; the summary goes to standard error.
-
-This module holds the parser, the checks of the options and the fit; each family's estimator
-is built by :mod:`ecrm.commands._fit_estimators`, the summary printed by
-:mod:`ecrm.commands._fit_summary`.
+then not be a terminal; the summary goes to standard error. Each family's estimator is built
+by :mod:`ecrm.commands._fit_estimators`, the summary printed by :mod:`ecrm.commands._fit_summary`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import shutil
+import sys
+import tempfile
+import time
+import warnings
 
 from ecrm.commands import _tasks, add_data_options, existing_file_option, fail, warn_id_like
 from ecrm.commands._choice import Fit, check_scales, families_line, grid_note, say, scales
@@ -64,15 +67,13 @@ from ecrm.commands._options import (
     progress_bar,
 )
 from ecrm.commands._training import read_training, store_reading_options
+from ecrm.tasks import TASKS
 
 __all__ = ["add_parser", "run"]
 
-#: The library's vocabularies (:data:`ecrm.estimators._parameters.CONSTRAINTS`, which imports
-#: nothing heavy); ``--calibration none`` is the library's ``calibration=None``. The solvers are the
-#: solvers' table's, read when the parser is built (a registered solver is offered too).
+#: The library's vocabularies (:data:`ecrm.estimators._parameters.CONSTRAINTS`), as every choice
+#: here; the solvers' is read when the parser is built (with those registered).
 KERNELS = choices("kernel")
-SCORINGS = choices("scoring")
-CALIBRATIONS = ("none", *choices("calibration"))
 CENTER_SELECTIONS = choices("center_selection")
 
 
@@ -92,10 +93,6 @@ def _reals(parameter: str, name: str):
 
 def _write_model(model, path: str) -> None:
     """Save ``model`` atomically to ``path``, or to standard output for ``-``."""
-    import shutil
-    import sys
-    import tempfile
-
     from ecrm.model_files.io import save
 
     if path != STDOUT:
@@ -112,8 +109,7 @@ def _write_model(model, path: str) -> None:
 
 def run(args) -> int:
     """Run ``ecrm fit`` from parsed arguments."""
-    import contextlib
-    import sys
+    from sklearn.pipeline import Pipeline
 
     if args.scheduler is not None and len(args.train) > 1:
         return fail("--scheduler reads one training file; give it the rows of all")
@@ -139,7 +135,7 @@ def run(args) -> int:
         if args.loss == "hierarchical" and h.edges.size == 0:
             return fail("--loss hierarchical needs a hierarchy: give --hierarchy FILE or label "
                         "paths with --path-sep (the labels of this file are flat)")
-        loss = _tasks.make_loss(args.task, args.loss, h)
+        loss = TASKS[args.task].make_loss(args.loss, h)
         solver = auto_solver(args, data.X.shape)
         common = {"kernel": args.kernel, "gamma": args.gamma,
                   "solver": solver_object(args, solver),
@@ -157,7 +153,8 @@ def run(args) -> int:
         bar.update()
         bar.set_postfix_str("saving")
         try:
-            _write_model(model if step is None else _pipeline(step, model), args.output)
+            _write_model(model if step is None else Pipeline([("preprocess", step),
+                                                              ("ecrm", model)]), args.output)
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
                 raise
@@ -172,21 +169,16 @@ def run(args) -> int:
 
 
 def _steps(args, data, impute: bool) -> list:
-    """The preprocessing candidates (``None``: the features as they are).
-
-    Nominal attributes are always one-hot encoded and, with ``impute``, missing values
-    replaced by the training means; ``--standardize auto`` offers the features both as they
-    are and standardised to the leave-one-out choice with ``--cv``, and keeps them as they
-    are without it (as the Python estimators do).
-    """
+    """The preprocessing candidates (``None``: the features as they are): nominal attributes
+    one-hot encoded and, with ``impute``, missing values replaced by the training means;
+    ``--standardize auto`` offers the features as they are and standardised to the
+    leave-one-out choice with ``--cv``, as they are without it (as the Python estimators do)."""
     from ecrm.datasets import HMCPreprocessor
 
     categories = data.get("categories")
     nominal = categories is not None and any(c is not None for c in categories)
-    if args.standardize == "auto":
-        choices = [False, True] if args.cv else [False]
-    else:
-        choices = [args.standardize == "yes"]
+    choices = (([False, True] if args.cv else [False]) if args.standardize == "auto"
+               else [args.standardize == "yes"])
     return [HMCPreprocessor(categories if nominal else None,
                             scale="numeric" if standardize else "none", impute=impute)
             if standardize or nominal or impute else None for standardize in choices]
@@ -194,18 +186,10 @@ def _steps(args, data, impute: bool) -> list:
 
 def _fit(args, data, families: dict, impute: bool):
     """Fit each family on each of its preprocessing candidates (a forest: the features as
-    they are, trees need no scaling); keep the best by the honest criterion (the first on
-    ties): ``(model, step, fits)``, ``fits`` every fit
-    (:class:`~ecrm.commands._choice.Fit`) in order.
-
-    The chosen model's warnings are issued again, in the command's words; a kernel fitted on
-    features that were not standardised is checked against its trivial baselines
-    (:func:`~ecrm.commands._choice.check_scales`), which replaces the estimators' own
-    check of the scales.
-    """
-    import time
-    import warnings
-
+    they are) and keep the best by the honest criterion (the first on ties): ``(model, step,
+    fits)``, ``fits`` every :class:`~ecrm.commands._choice.Fit` in order. The chosen model's
+    warnings are issued again in the command's words, the estimators' check of the scales
+    replaced by :func:`~ecrm.commands._choice.check_scales`."""
     import numpy as np
 
     from ecrm.exceptions import FeatureScaleWarning, GridEdgeWarning
@@ -247,12 +231,6 @@ def _fit(args, data, families: dict, impute: bool):
         model.level_columns_ = list(args.level_columns)
     store_reading_options(model, args)  # --label-sep, --delimiter, ...: likewise
     return model, step, fits
-
-
-def _pipeline(step, model):
-    from sklearn.pipeline import Pipeline
-
-    return Pipeline([("preprocess", step), ("ecrm", model)])
 
 
 def add_parser(subparsers) -> None:
@@ -304,10 +282,10 @@ def add_parser(subparsers) -> None:
                    help="with --cv: extend alpha by decades and the RBF/laplacian --gammas by "
                         "their ratio past an end of the grid that wins (default: the fixed "
                         "grid)")
-    p.add_argument("--scoring", choices=SCORINGS, default="loss",
+    p.add_argument("--scoring", choices=choices("scoring"), default="loss",
                    help="with --cv: choose by the leave-one-out task loss (default) or by this "
                         "metric of the leave-one-out label scores")
-    p.add_argument("--calibration", choices=CALIBRATIONS, default="none",
+    p.add_argument("--calibration", choices=("none", *choices("calibration")), default="none",
                    help="with --cv: map each label's score by a calibration fitted on its "
                         "leave-one-out scores ('auto': none, isotonic or Platt, whichever "
                         "cross-fits best)")
@@ -359,9 +337,8 @@ def add_parser(subparsers) -> None:
                    "standard output, redirected)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_data_options(p)
-    p.set_defaults(func=_checked)
-    p.set_defaults(defaults={dest(flag): p.get_default(dest(flag))  # the refusal's
-                             for f in FAMILIES.values() for flag in f.options})
+    p.set_defaults(func=_checked, defaults={dest(flag): p.get_default(dest(flag))  # _unused_option
+                                            for f in FAMILIES.values() for flag in f.options})
 
 
 def _unused_option(args) -> str | None:

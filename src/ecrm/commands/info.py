@@ -12,6 +12,10 @@ the solver (with its Nystrom centres), the selection (criterion, calibration) of
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+
 from ecrm.commands import _tasks, existing_file_option, fail, print_out, printable
 from ecrm.tasks import CLASS, RANKING, TASKS, task_of_space
 
@@ -20,8 +24,6 @@ __all__ = ["add_parser", "run", "summary"]
 
 def summary(path: str, loaded=None) -> dict:
     """A JSON-able summary of the model file at ``path`` (``loaded``: its model, if read)."""
-    import os
-
     from ecrm.commands import describe_step, estimator_of, label_names, preprocessing_of
     from ecrm.model_files.io import load, read_metadata
 
@@ -60,14 +62,12 @@ def summary(path: str, loaded=None) -> dict:
     layout = TASKS[task].labels if task in TASKS else None
     names = (_tasks.outputs_of(model).names if layout in (RANKING, CLASS)
              else label_names(model))
-    out["n_labels"] = len(names)
-    out["labels"] = [str(v) for v in names]
+    out.update(n_labels=len(names), labels=[str(v) for v in names])
     return out
 
 
 def _weights(model) -> dict:
-    """The family of risk weights and its settings, as the family's line of the table of
-    families describes them (:data:`ecrm.weights.FAMILIES`)."""
+    """The family of risk weights and its settings (:func:`ecrm.weights.families.describe`)."""
     from ecrm.weights.families import describe
 
     return describe(model)
@@ -75,9 +75,6 @@ def _weights(model) -> dict:
 
 def run(args) -> int:
     """Run ``ecrm info`` from parsed arguments."""
-    import json
-    import sys
-
     if sys.stdout is None:  # closed: print_out says so, before the model is read
         return print_out("")
     try:

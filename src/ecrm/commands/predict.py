@@ -8,20 +8,17 @@ by ``--label-sep``; ``--scores`` adds one ``score:<label>`` column per label) or
 otherwise; the summary then goes to standard error), nothing before the first rows are
 predicted; a failure after rows were streamed says how many were written. ``--id-column
 NAME`` writes that column of the data file first, instead of the 0-based row.
-``--leaves-only`` writes each row's most specific labels only; ``--per-level`` one
-column per depth level, in the layout the model was fitted on
-(:func:`ecrm.datasets.labels.level_layout`): its level columns (``ecrm fit --level-columns``), else
-``level_0, level_1, ...``, each cell a label's last path step for a model of label paths
-(fitted with ``--level-columns`` or ``--path-sep``; another ``--path-sep`` splits by
-another separator), else its name; ``ecrm.datasets.labels.predict_labels(model, X, per_level=True)``
-gives the same table in Python (``path_sep=None`` there: the full label names, which the
-``labels`` column of plain ``ecrm predict`` holds). ``ecrm evaluate --predictions`` reads
-every form back. The data file is read with the reading options the model was fitted with
-(``--delimiter``, ``--label-sep``, ...) unless given. A label column in the data file is
-not read.
-A ranking model writes one ``ranking`` column (``a>c>b``, first to last) and a multiclass
-model one ``class`` column (JSON lines: a list of labels, a class name); see
-:mod:`ecrm.commands._outputs`. A model of other outputs (flows) is refused.
+``--leaves-only`` writes each row's most specific labels only; ``--per-level`` one column per
+depth level, in the layout the model was fitted on (:func:`ecrm.datasets.labels.level_layout`:
+its ``--level-columns``, else ``level_0, level_1, ...``; a cell holds a label's last path step
+for a model of label paths, by the fit's or another ``--path-sep``, else its name), as
+``ecrm.datasets.labels.predict_labels(model, X, per_level=True)`` in Python (whose
+``path_sep=None`` gives the full names of plain ``ecrm predict``'s ``labels`` column).
+``ecrm evaluate --predictions`` reads every form back. The data file is read with the
+model's reading options (``--delimiter``, ``--label-sep``, ...) unless given; its label
+column, if any, is not read. A ranking model writes one ``ranking`` column (``a>c>b``, first
+to last) and a multiclass model one ``class`` column (JSON lines: a list of labels, a class
+name; :mod:`ecrm.commands._outputs`). A model of other outputs (flows) is refused.
 
 The output path is checked before the model is read (it must not be the model or the data
 file, and its directory must accept a new file); the file is written atomically, so a failed
@@ -32,6 +29,10 @@ or a character device (``/dev/stdout``) is written directly, as standard output 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import csv
+import json
+import sys
 
 from ecrm.commands import (
     _task_files,
@@ -61,21 +62,22 @@ def _output_format(path: str, given: str | None) -> str:
         return given
     if path == STDOUT:
         return "csv"
-    low = path.lower()
-    for ext, fmt in [(".csv", "csv"), (".tsv", "tsv"), (".jsonl", "jsonl"), (".json", "jsonl")]:
-        if low.endswith(ext):
-            return fmt
+    fmt = {"csv": "csv", "tsv": "tsv", "jsonl": "jsonl", "json": "jsonl"}.get(
+        path.lower().rpartition(".")[2])
+    if fmt is not None:
+        return fmt
     raise argparse.ArgumentTypeError(f"cannot tell the output format of {path!r}: use .csv, "
                                      ".tsv or .jsonl, or --output-format")
 
 
 def _csv_writer(fh, fmt: str):
-    """A CSV/TSV writer of ``\\n``-ended lines (``None`` for JSON lines)."""
-    import csv
-
+    """A CSV/TSV writer of ``\\n``-ended lines (``None`` for JSON lines), and the ``str`` of
+    its cells: a terminal sees label names escaped (a file gets them as they are: data)."""
+    isatty = getattr(fh, "isatty", None)
+    shown = printable if isatty is not None and isatty() else str
     if fmt == "jsonl":
-        return None
-    return csv.writer(fh, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
+        return None, shown
+    return csv.writer(fh, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n"), shown
 
 
 class _Writer:
@@ -86,13 +88,10 @@ class _Writer:
     def __init__(self, fh, fmt: str, label_names, *, scores: bool, label_sep: str,
                  per_level: bool, id_column: str | None = None, levels=None):
         self.fh, self.fmt, self.label_sep, self.per_level = fh, fmt, label_sep, per_level
-        # a terminal sees label names escaped (a file gets them as they are: they are data)
-        isatty = getattr(fh, "isatty", None)
-        self.str = printable if isatty is not None and isatty() else str
+        self.csv, self.str = _csv_writer(fh, fmt)
         self.names = [str(n) for n in label_names]
         self.scores, self.row, self.key = scores, 0, id_column or "row"
         self.levels = None if levels is None else [str(n) for n in levels]
-        self.csv = _csv_writer(fh, fmt)
 
     def header(self, width: int = 1) -> None:
         """The CSV/TSV header (``width``: the level columns with ``per_level`` when no
@@ -106,11 +105,8 @@ class _Writer:
                                  if self.scores else []))
 
     def rows(self, labels, scores=None, ids=None) -> None:
-        """Write one line per row of ``labels`` (and of ``scores``), keyed by ``ids`` if
-        given; with ``per_level`` a row is one list of names per level, padded with empty
-        levels to the header's width."""
-        import json
-
+        """Write one line per row of ``labels`` (and ``scores``), keyed by ``ids`` if given;
+        ``per_level`` rows (a list of names per level) padded to the header's width."""
         width = len(self.levels or ())
         for k, row in enumerate(labels):
             i = self.row + k if ids is None else ids[k]
@@ -134,13 +130,10 @@ class _Writer:
 
 def write_predictions(path: str, fmt: str, labels: list[list], label_names, scores=None,
                       label_sep: str = ";", per_level: bool = False, levels=None) -> None:
-    """Write one line per row: its predicted label names (and scores).
-
-    With ``per_level``, each row of ``labels`` is one list of names per depth level, written
-    as the columns ``levels`` (default ``level_0, level_1, ...``; JSON lines: ``"levels"``).
-    Written atomically (a complete file or none, see
-    :func:`ecrm.commands._files.atomic_text`); ``path="-"`` writes to standard output.
-    """
+    """Write one line per row: its predicted label names (and scores); with ``per_level``,
+    each row of ``labels`` is one list of names per depth level, written as the columns
+    ``levels`` (default ``level_0, level_1, ...``; JSON lines: ``"levels"``). Written
+    atomically (:func:`ecrm.commands._files.atomic_text`; ``path="-"``: standard output)."""
     with atomic_text(path) as fh:
         writer = _Writer(fh, fmt, label_names, scores=scores is not None,
                          label_sep=label_sep, per_level=per_level, levels=levels)
@@ -149,8 +142,7 @@ def write_predictions(path: str, fmt: str, labels: list[list], label_names, scor
 
 
 class _Progress:
-    """The rows written so far (shown on the progress bar): a failure after the first chunk
-    says how many rows a stream already received."""
+    """The rows written so far (on the progress bar; a failure says how many a stream got)."""
 
     def __init__(self, bar) -> None:
         self.bar, self.rows = bar, 0
@@ -162,10 +154,8 @@ class _Progress:
 
 
 def level_layout(loaded, args) -> tuple[list[str], str | None]:
-    """``--per-level``'s columns and what their cells hold:
-    :func:`ecrm.datasets.labels.level_layout` of the model, with ``--level-columns`` and
-    ``--path-sep`` if given (the reading options of the fit otherwise), as
-    ``ecrm.datasets.labels.predict_labels(..., per_level=True)`` lays out the same predictions."""
+    """``--per-level``'s columns and what their cells hold: the model's
+    :func:`ecrm.datasets.labels.level_layout`, by ``--level-columns``/``--path-sep`` if given."""
     from ecrm.datasets.labels import level_layout as layout
 
     return layout(loaded, args.path_sep or "auto", level_columns=level_columns_of(loaded, args))
@@ -182,12 +172,8 @@ def _labels(args, model, Y, path_sep: str | None) -> list:
 
 
 def _predict_into(args, loaded, model, fh, fmt: str, progress: _Progress) -> None:
-    """Predict chunk by chunk and write as it goes.
-
-    Nothing is written before the first chunk is predicted: a prediction that fails writes
-    no header into standard output. ``--per-level`` writes the columns of
-    :func:`level_layout`.
-    """
+    """Predict chunk by chunk and write as it goes (nothing before the first chunk is
+    predicted: a failed prediction writes no header into standard output)."""
     levels, path_sep = level_layout(loaded, args) if args.per_level else (None, None)
     writer = _Writer(fh, fmt, label_names(model), scores=args.scores,
                      label_sep=args.label_sep, per_level=args.per_level,
@@ -206,9 +192,8 @@ def _predict_into(args, loaded, model, fh, fmt: str, progress: _Progress) -> Non
 
 
 def _on_cluster(model, X, scores: bool):
-    """The predictions (and with ``scores`` the label scores) of the rows ``X``, computed on
-    the active Dask cluster: ``X`` split into one row block per worker, each predicted
-    there (the estimator's lazy prediction of a Dask array)."""
+    """The predictions (and with ``scores`` the label scores) of ``X`` on the active Dask
+    cluster: one row block per worker, predicted lazily by the estimator there."""
     import dask
     import dask.array as da
     import scipy.sparse as sp
@@ -226,13 +211,8 @@ def _on_cluster(model, X, scores: bool):
 def _predict_outputs(args, loaded, model, fh, fmt: str, progress: _Progress) -> None:
     """A ranking or multiclass model's predictions, chunk by chunk: one ``ranking``
     (``a>c>b``) or ``class`` column (JSON lines: a list of labels, a class name)."""
-    import json
-
     outputs = _tasks.outputs_of(model)
-    # a terminal sees label names escaped (a file gets them as they are: they are data)
-    isatty = getattr(fh, "isatty", None)
-    shown = printable if isatty is not None and isatty() else str
-    writer = _csv_writer(fh, fmt)
+    writer, shown = _csv_writer(fh, fmt)
     key = args.id_column or "row"
     for chunk in _task_files.iter_features(loaded, args):
         Y = model.predict(chunk.X)
@@ -259,8 +239,8 @@ def _predicts_dask(model) -> bool:
 
 
 def _partial(output: str, rows: int) -> str:
-    """What a prediction that failed after ``rows`` rows left: a file nothing (it is written
-    atomically), a stream (standard output, a FIFO) those rows, which are incomplete."""
+    """What a prediction that failed after ``rows`` rows left: a file nothing (written
+    atomically), a stream (standard output, a FIFO) those rows."""
     if rows == 0:
         return ""  # nothing written, not even the header
     if not is_stream(output):
@@ -272,15 +252,8 @@ def _partial(output: str, rows: int) -> str:
 
 
 def run(args) -> int:
-    """Run ``ecrm predict`` from parsed arguments.
-
-    A CSV/TSV file is read, predicted and written in chunks of rows (memory bounded by a
-    chunk, whatever the file's length); the output stays atomic (a temporary file renamed
-    when complete).
-    """
-    import contextlib
-    import sys
-
+    """Run ``ecrm predict`` from parsed arguments: a CSV/TSV file is read, predicted and
+    written in chunks of rows (memory bounded by a chunk), the output still atomic."""
     from ecrm.commands._options import progress_bar
     from ecrm.commands._training import _connect
     from ecrm.model_files.io import load
@@ -330,8 +303,7 @@ def run(args) -> int:
             return fail(f"cannot write the predictions to {args.output!r}: "
                         f"{exc.strerror or exc}{left}")
         bar.update()
-    n = progress.rows
-    print(f"{n} predictions written to "
+    print(f"{progress.rows} predictions written to "
           f"{'standard output' if args.output == STDOUT else args.output}",
           file=summary)
     return 0
