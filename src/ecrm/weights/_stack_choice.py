@@ -38,8 +38,7 @@ def simplex_grid(n_members: int, resolution: int) -> np.ndarray:
 
 
 def best_candidate(scores) -> int:
-    """The index of the candidate kept: the first of the best
-    ``scores`` (the search's order: the members alone first)."""
+    """The candidate kept: the first best of ``scores`` (the members alone come first)."""
     return int(np.argmax(scores))
 
 
@@ -122,8 +121,7 @@ def _search(outputs, Y, crit, resolution):
         counts = np.zeros(J)
         for step in range(1, resolution + 1):
             trials = [(counts + np.eye(J)[j]) / step for j in range(J)]
-            scored = ([judged[j] for j in range(J)] if step == 1
-                      else [criterion(beta) for beta in trials])
+            scored = judged[:J] if step == 1 else [criterion(beta) for beta in trials]
             j = int(np.argmax([s for s, _ in scored]))
             counts[j] += 1
             if step > 1:

@@ -91,16 +91,9 @@ def _kernel_options(value) -> dict:
 
 
 def kernel_loo_outputs(model: ECRMCV, X, Y, *, scores: bool = False):
-    """:meth:`ecrm.ECRMCV.fit_honest` as a pair: fit ``model`` on ``(X, Y)`` in place, then
-    its exact leave-one-out costs (or, with ``scores``, uncalibrated label scores).
-
-    Returns
-    -------
-    rows : ndarray of int
-        The points the selection averaged its criterion over (``loo_rows_``).
-    outputs : ndarray of shape (len(rows), e) or (len(rows), d)
-        The selected candidate's costs (the constant left out) or label scores of them.
-    """
+    """:meth:`ecrm.ECRMCV.fit_honest` as a pair ``(rows, outputs)``: fit ``model`` in place,
+    then the points its selection averaged over (``loo_rows_``) and their exact leave-one-out
+    costs, (len(rows), e), or with ``scores`` uncalibrated label scores, (len(rows), d)."""
     honest = model.fit_honest(X, Y, scores=scores)
     return honest.rows, honest.values
 
@@ -350,14 +343,6 @@ class MixedRiskECRM(_Combination):
                           "cv_results_", "n_features_in_", "feature_names_in_",
                           "feature_columns_", "level_columns_", "reading_options_")
 
-    def _members(self, kernel: dict, forest: dict, rng) -> tuple[ECRMCV, ForestECRMCV]:
-        seeds = rng.randint(np.iinfo(np.int32).max, size=2)
-        common = {"scoring": self.scoring}
-        return (ECRMCV(self.loss, self.output_space, **common, **kernel,
-                       random_state=int(seeds[0])),
-                ForestECRMCV(self.loss, self.output_space, **common, **forest,
-                             random_state=int(seeds[1])))
-
     def fit(self, X, Y):
         """Fit both families, then choose the mixture by its honest criterion.
 
@@ -373,8 +358,11 @@ class MixedRiskECRM(_Combination):
         plan = self._check_params()
         grid, metric = plan["grid"], plan["metric"]
         checked_X, checked_Y, seen = self._check_training_data(X, Y, None)  # before any work
-        kernel, forest = self._members(plan["kernel_options"], plan["forest_options"],
-                                       check_random_state(self.random_state))
+        seeds = check_random_state(self.random_state).randint(np.iinfo(np.int32).max, size=2)
+        kernel = ECRMCV(self.loss, self.output_space, scoring=self.scoring,
+                        **plan["kernel_options"], random_state=int(seeds[0]))
+        forest = ForestECRMCV(self.loss, self.output_space, scoring=self.scoring,
+                              **plan["forest_options"], random_state=int(seeds[1]))
         on_scores = metric is not None
         loo, bag = (member.fit_honest(X, Y, scores=on_scores) for member in (kernel, forest))
         oob = np.full((checked_X.shape[0], bag.values.shape[1]), np.nan)  # by training point

@@ -58,6 +58,7 @@ from ecrm.weights.mixture import _Combination, _described
 
 __all__ = ["StackedRiskECRM", "best_candidate", "per_label", "simplex_grid"]
 
+
 def _check_members(members):
     """``None`` (the kernel search and the forest search) or a non-empty list of unfitted
     family estimators with honest outputs (``fit_honest``)."""
@@ -75,8 +76,6 @@ def _check_members(members):
                             f"(e.g. ecrm.ECRMCV, ecrm.ForestECRMCV); got "
                             f"{type(member).__name__}")
     return list(members)
-
-
 
 
 class StackedRiskECRM(_Combination):
@@ -208,9 +207,8 @@ class StackedRiskECRM(_Combination):
         checked_X, checked_Y, seen = self._check_training_data(X, Y, None)
         rng = check_random_state(self.random_state)
         members = self._new_members(plan["members"], rng)
-        m = checked_X.shape[0]
         honest = [member.fit_honest(X, Y, scores=metric is not None) for member in members]
-        by_point = np.full((len(members), m, honest[0].values.shape[1]), np.nan)
+        by_point = np.full((len(members), checked_X.shape[0], honest[0].values.shape[1]), np.nan)
         for j, out in enumerate(honest):
             by_point[j, out.rows] = out.values
         rows = np.flatnonzero(~np.isnan(by_point).any(axis=(0, 2)))
