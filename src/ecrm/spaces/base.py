@@ -186,13 +186,16 @@ class OutputSpace(ABC):
     def contains(self, Y) -> np.ndarray:
         """Whether each row of ``Y`` lies in the space: a bool array of shape (n,).
 
-        The default calls :meth:`validate` on each row; spaces override it with a
-        vectorised test.
+        Rows not ``n_outputs`` wide do not; the others are judged by ``_contains_rows``, by
+        default :meth:`validate` on each row (spaces override it with a vectorised test).
         """
-        Y = np.asarray(Y, dtype=float)
+        Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=float)
         Y = Y[None, :] if Y.ndim == 1 else Y
         if Y.ndim != 2 or Y.shape[1] != self.n_outputs:
             return np.zeros(len(Y), dtype=bool)
+        return self._contains_rows(Y)
+
+    def _contains_rows(self, Y: np.ndarray) -> np.ndarray:
         out = np.ones(len(Y), dtype=bool)
         for i in range(len(Y)):
             try:
@@ -300,11 +303,7 @@ class MultilabelSpace(OutputSpace):
     def validate(self, Y) -> np.ndarray:
         return check_binary_matrix(Y, self.n_labels)
 
-    def contains(self, Y) -> np.ndarray:
-        Y = np.asarray(Y, dtype=float)
-        Y = Y[None, :] if Y.ndim == 1 else Y
-        if Y.ndim != 2 or Y.shape[1] != self.n_labels:
-            return np.zeros(len(Y), dtype=bool)
+    def _contains_rows(self, Y) -> np.ndarray:
         return np.all((Y == 0) | (Y == 1), axis=1)
 
     def enumerate(self, max_outputs: int = 50_000) -> np.ndarray:

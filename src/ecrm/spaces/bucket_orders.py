@@ -391,12 +391,9 @@ class BucketOrderSpace(OutputSpace):
 
     def to_positions(self, Y) -> np.ndarray:
         """Dense positions (n, k) of pair vectors (0 for a missing label)."""
-        _, positions, _, message = self._check(Y, True)
-        if message is not None:
-            raise ValueError(message)
-        return positions
+        return self._check(Y)[1]
 
-    def _check(self, Y, allow_missing: bool):
+    def _check(self, Y) -> tuple[np.ndarray, np.ndarray]:
         Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
         Y = Y[None, :] if Y.ndim == 1 else Y
         if Y.ndim != 2 or Y.shape[1] != self.n_outputs:
@@ -404,23 +401,20 @@ class BucketOrderSpace(OutputSpace):
                 f"Y must have shape (n, {self.n_outputs}) (ordered-pair indicators of "
                 f"{self.n_labels} labels; use from_positions for bucket numbers); got shape "
                 f"{Y.shape}")
-        return Y, *_check_pairs(Y, self.n_labels, allow_missing, self.labels)
+        positions, _, message = _check_pairs(Y, self.n_labels, True, self.labels)
+        if message is not None:
+            raise ValueError(message)
+        return Y, positions
 
     def validate(self, Y) -> np.ndarray:
         """``Y`` as a new float array after checking every row is a bucket order, possibly
         incomplete (the pairs of missing labels NaN); ``ValueError`` naming the first bad
         row and pair otherwise."""
-        Y, _, _, message = self._check(Y, True)
-        if message is not None:
-            raise ValueError(message)
-        return Y.copy()
+        return self._check(Y)[0].copy()
 
-    def contains(self, Y) -> np.ndarray:
+    def _contains_rows(self, Y) -> np.ndarray:
         """Whether each row of ``Y`` is a complete bucket order, shape (n,)."""
-        try:
-            return self._check(Y, False)[2]
-        except ValueError:
-            return np.zeros(len(np.atleast_2d(np.asarray(Y, dtype=object))), dtype=bool)
+        return _check_pairs(Y, self.n_labels, False)[1]
 
     def enumerate(self, max_outputs: int = 50_000) -> np.ndarray:
         """Every bucket order as a pair vector (:func:`n_bucket_orders` rows)."""

@@ -203,14 +203,9 @@ class PermutationSpace(OutputSpace):
                                  + what.format(j=j, v=int(counts[i, j])) + extra)
         return Y.copy()
 
-    def contains(self, Y) -> np.ndarray:
+    def _contains_rows(self, Y) -> np.ndarray:
         """Whether each row of ``Y`` is a flattened permutation matrix, shape (n,)."""
-        k = self.n_items
-        Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
-        Y = Y[None, :] if Y.ndim == 1 else Y
-        if Y.ndim != 2 or Y.shape[1] != k * k:
-            return np.zeros(len(Y), dtype=bool)
-        M = Y.reshape(len(Y), k, k)
+        M = Y.reshape(len(Y), self.n_items, self.n_items)
         return (np.all((Y == 0) | (Y == 1), axis=1) & np.all(M.sum(axis=1) == 1, axis=1)
                 & np.all(M.sum(axis=2) == 1, axis=1))
 

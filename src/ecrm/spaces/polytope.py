@@ -444,12 +444,8 @@ class LinearConstraintSpace(OutputSpace):
                                  f"{(A @ Y[i])[k]:g} {sign} {b[k]:g}")
         return Y
 
-    def contains(self, Y) -> np.ndarray:
+    def _contains_rows(self, Y) -> np.ndarray:
         """Whether each row of ``Y`` is a 0/1 vector satisfying the constraints, shape (n,)."""
-        Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
-        Y = Y[None, :] if Y.ndim == 1 else Y
-        if Y.ndim != 2 or Y.shape[1] != self._d:
-            return np.zeros(len(Y), dtype=bool)
         return np.all((Y == 0) | (Y == 1), axis=1) & (self._violation(Y) <= _FEAS_TOL)
 
     def enumerate(self, max_outputs: int = 50_000) -> np.ndarray:

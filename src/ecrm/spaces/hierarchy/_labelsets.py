@@ -215,12 +215,8 @@ class LabelSets:
                              "hierarchy.close(Y) to switch on all ancestors")
         return Y
 
-    def contains(self, Y) -> np.ndarray:
+    def _contains_rows(self, Y) -> np.ndarray:
         """Whether each row of ``Y`` is a 0/1 vector consistent with the hierarchy, shape (n,)."""
-        Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
-        Y = Y[None, :] if Y.ndim == 1 else Y
-        if Y.ndim != 2 or Y.shape[1] != self.n_labels:
-            return np.zeros(len(Y), dtype=bool)
         binary = np.all((Y == 0) | (Y == 1), axis=1)
         return binary & (self._violations(np.where(binary[:, None], Y, 0.0)) == 0)
 
