@@ -33,13 +33,11 @@ RiskMinimizer = Callable[..., CertifiedResult]
 
 
 def paired_rows(Y_pred, Y_true) -> tuple[np.ndarray, np.ndarray]:
-    Y_pred = np.asarray(Y_pred.toarray() if sp.issparse(Y_pred) else Y_pred, dtype=float)
-    Y_true = np.asarray(Y_true.toarray() if sp.issparse(Y_true) else Y_true, dtype=float)
-    Y_pred, Y_true = np.atleast_2d(Y_pred), np.atleast_2d(Y_true)
+    Y_pred, Y_true = (np.atleast_2d(np.asarray(Y.toarray() if sp.issparse(Y) else Y,
+                                               dtype=float)) for Y in (Y_pred, Y_true))
     if Y_pred.shape != Y_true.shape:
-        raise ValueError(
-            f"Y_pred and Y_true must have the same shape; got {Y_pred.shape} and {Y_true.shape}"
-        )
+        raise ValueError(f"Y_pred and Y_true must have the same shape; got {Y_pred.shape} and "
+                         f"{Y_true.shape}")
     return Y_pred, Y_true
 
 

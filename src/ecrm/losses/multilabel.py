@@ -70,31 +70,23 @@ class HierarchicalLoss(LinearLoss):
         self._multi = np.asarray(hierarchy.multi_parent, dtype=int)
         self._single = np.array([len(p) == 1 for p in hierarchy.parents])
         self._top = np.asarray(hierarchy.top_level, dtype=int)
-        self.weights = self._sibling_weights()
+        n_children = np.array([len(ch) for ch in hierarchy.children], dtype=float)
+        self.weights = np.zeros(d)
+        for j in hierarchy.order:
+            parents = hierarchy.parents[j]
+            self.weights[j] = (1.0 / len(self._top) if len(parents) == 0
+                               else np.mean(self.weights[parents] / n_children[parents]))
 
     @classmethod
     def for_space(cls, space) -> HierarchicalLoss:
         """The loss on the output space ``space``."""
         return cls(space)
 
-    def _sibling_weights(self) -> np.ndarray:
-        h = self.hierarchy
-        n_children = np.array([len(ch) for ch in h.children], dtype=float)
-        c = np.zeros(h.n_labels)
-        for j in h.order:
-            parents = h.parents[j]
-            if len(parents) == 0:
-                c[j] = 1.0 / len(self._top)
-            else:
-                c[j] = np.mean(c[parents] / n_children[parents])
-        return c
-
-    def _check(self, Y, what):
-        return check_binary_matrix(Y, self.hierarchy.n_labels, what)
-
     def __call__(self, Y_pred, Y_true):
         Y_pred, Y_true = paired_rows(Y_pred, Y_true)
-        Y_pred, Y_true = self._check(Y_pred, "Y_pred"), self._check(Y_true, "Y_true")
+        d = self.hierarchy.n_labels
+        Y_pred, Y_true = (check_binary_matrix(Y, d, what)
+                          for Y, what in ((Y_pred, "Y_pred"), (Y_true, "Y_true")))
         wrong = Y_pred != Y_true
         wrong_parents = wrong.astype(float) @ self._P
         return (wrong & (wrong_parents == 0)).astype(float) @ self.weights
@@ -123,10 +115,8 @@ class HierarchicalLoss(LinearLoss):
     def check_space(self, space) -> None:
         """Raise ``ValueError`` unless ``space`` is this loss's hierarchy (equal labels, edges)."""
         if space != self.hierarchy:
-            raise ValueError(
-                f"HierarchicalLoss was built on {self.hierarchy!r} but the output space is "
-                f"{space!r}: build the loss on the output space's hierarchy"
-            )
+            raise ValueError(f"HierarchicalLoss was built on {self.hierarchy!r} but the output "
+                             f"space is {space!r}: build the loss on the output space's hierarchy")
 
     @property
     def cost_form(self) -> str:

@@ -164,15 +164,11 @@ def fits_dask(fit):
     return run
 
 
-def _minimize_chunk(C, space, form):
-    return space.minimize(C, form)
-
-
 def minimize_rows(space, C, form):
     """The output space's exact oracle on the costs ``C`` (n, e): per row chunk, lazily, when
     ``C`` is a Dask array."""
     if not is_dask_array(C):
         return space.minimize(C, form)
     d = space.n_outputs
-    return C.map_blocks(_minimize_chunk, space, form, dtype=float, chunks=(C.chunks[0], (d,)),
+    return C.map_blocks(space.minimize, form, dtype=float, chunks=(C.chunks[0], (d,)),
                         meta=np.empty((0, d)))
