@@ -66,10 +66,8 @@ class ZeroOneLoss(LinearLoss):
     def check_space(self, space) -> None:
         """Raise ``ValueError`` unless ``space`` is the loss's candidate set."""
         if space != self.space:
-            raise ValueError(
-                f"ZeroOneLoss was built on {self.space!r} but the output space is {space!r}; "
-                "build the loss on the same candidates"
-            )
+            raise ValueError(f"ZeroOneLoss was built on {self.space!r} but the output space is "
+                             f"{space!r}; build the loss on the same candidates")
 
     @property
     def cost_form(self) -> str:

@@ -26,13 +26,9 @@ the cost form :attr:`ecrm.PermutationSpace.PAIR_ORDERS`.
 NaN in the permutation matrix) observes only the pairs of two ranked labels; the loss counts
 the discordant pairs among those, and the linear form follows: :math:`z'_{ab}` of an
 unobserved pair is unknown, and both :math:`\psi(y')_{ab}` and its share of
-:math:`\mathrm{const}(y')` are 0 there, so that
-
-.. math:: \ell(\sigma, \sigma') = \sum_{a<b \text{ observed}} z_{ab} + z'_{ab}
-          - 2 z_{ab} z'_{ab}
-
-still equals :math:`\langle z, \psi(y')\rangle + \mathrm{const}(y')`. A prediction ranks
-every label.
+:math:`\mathrm{const}(y')` are 0 there, so that the sum above over the observed pairs still
+equals :math:`\langle z, \psi(y')\rangle + \mathrm{const}(y')`. A prediction ranks every
+label.
 """
 
 from __future__ import annotations
@@ -76,9 +72,8 @@ class KendallLoss(LinearLoss):
     Used with :class:`ecrm.PermutationSpace` (any number of labels ``d``). Linear form over
     the ``d(d-1)/2`` pairs :math:`a < b` (row-major, as :func:`numpy.triu_indices`):
     :math:`\phi(y) = z(y)`, :math:`\psi(y') = 1 - 2 z(y')`, :math:`\mathrm{const}(y') =
-    \sum z(y')`, with :math:`z_{ab} = 1` when :math:`a` is ranked before :math:`b`. Inference
-    solves the induced linear ordering problem exactly (the space's oracle of the cost form
-    :attr:`cost_form`).
+    \sum z(y')`, :math:`z_{ab} = 1` when :math:`a` is ranked before :math:`b`; minimised
+    exactly by the space's oracle of :attr:`cost_form`.
 
     Examples
     --------

@@ -109,8 +109,18 @@ class Oracles:
                                for i in range(0, n, step)])
 
     def _forest(self) -> tuple:
+        """Levels of the forest (the hierarchy, a tree): nodes, parents, DP sum matrices."""
         if self._tree_plan is None:
-            self._tree_plan = self._make_forest_plan()
+            par = np.full(self.n_labels, -1, dtype=np.intp)
+            has = self._indeg > 0
+            par[has] = [self._parents[j][0] for j in np.flatnonzero(has)]
+            levels = []
+            for nodes, _, _, _ in self._level_plan().levels:
+                uniq, inv = np.unique(par[nodes], return_inverse=True)
+                S = sp.csr_array((np.ones(len(nodes)), (inv, np.arange(len(nodes)))),
+                                 shape=(len(uniq), len(nodes)))
+                levels.append((nodes, par[nodes], uniq, S))
+            self._tree_plan = self._top_level, levels
         return self._tree_plan
 
     def _level_plan(self) -> LevelPlan:
@@ -142,19 +152,6 @@ class Oracles:
             plus._level_plan()  # cached on plus: single-row calls pay it once
             self._plus = (plus, of_product, of_product.T.tocsr())
         return self._plus
-
-    def _make_forest_plan(self) -> tuple:
-        """Levels of the forest (the hierarchy, a tree): nodes, parents, DP sum matrices."""
-        par = np.full(self.n_labels, -1, dtype=np.intp)
-        has = self._indeg > 0
-        par[has] = [self._parents[j][0] for j in np.flatnonzero(has)]
-        levels = []
-        for nodes, _, _, _ in self._level_plan().levels:
-            uniq, inv = np.unique(par[nodes], return_inverse=True)
-            S = sp.csr_array((np.ones(len(nodes)), (inv, np.arange(len(nodes)))),
-                             shape=(len(uniq), len(nodes)))
-            levels.append((nodes, par[nodes], uniq, S))
-        return self._top_level, levels
 
     def _argmin_lp(self, C: np.ndarray) -> np.ndarray:
         from scipy.optimize import linprog

@@ -159,19 +159,13 @@ def prepare_search(choice: SolverChoice, X, Y, settings: Sequence[dict], targets
 
     Parameters
     ----------
-    choice : SolverChoice
-    X, Y : checked training inputs and outputs
+    choice, X, Y, targets, space, random_state, backend :
+        As in :func:`prepare` (``targets`` of a loss with a linear form; the Nystrom centres
+        drawn for one feature map per setting, in order).
     settings : sequence of dict
         The checked kernel settings.
-    targets : RiskTargets
-        The regression targets of a block of outputs (a loss with a linear form).
-    space : OutputSpace
     alphas : sequence of float
         The candidate alphas; their median is the ridge of the leverage scores.
-    random_state : RandomState
-        Draws the Nystrom centres (one feature map per setting, in order).
-    backend : Backend
-        NumPy or Dask, chosen by the caller.
     decompose : callable, default=gram_eigendecomposition
         ``decompose(X, kernel_params) -> EigenFactor`` of the dual (e.g. cached).
     needs_scores : bool
