@@ -243,10 +243,9 @@ class OutputSpace(ABC):
         try:
             elements = self.enumerate()
         except NotImplementedError:
-            raise NotImplementedError(
-                f"{type(loss).__name__} has no linear form and {type(self).__name__} has no "
-                "risk minimiser for it"
-            ) from None
+            raise NotImplementedError(f"{type(loss).__name__} has no linear form and "
+                                      f"{type(self).__name__} has no risk minimiser for "
+                                      f"it") from None
         W = np.atleast_2d(np.asarray(W, dtype=float))
         Y_ref = np.asarray(Y_ref, dtype=float)
         n_el, m = len(elements), len(Y_ref)

@@ -104,11 +104,10 @@ class RiskFit(ABC):
     def check_finite(self, kernel_params: dict, alpha: float) -> None:
         """A solve that gave NaN or infinite risk coefficients fails here, at fit."""
         if not (np.isfinite(self.risk_coef).all() and np.isfinite(self.risk_intercept).all()):
-            raise ValueError(
-                f"the fit produced non-finite coefficients with the kernel {kernel_params} "
-                f"and alpha={alpha!r}: the kernel values are too large or too ill-conditioned "
-                f"for this alpha (rescale the inputs, or increase alpha)"
-            )
+            raise ValueError(f"the fit produced non-finite coefficients with the kernel "
+                             f"{kernel_params} and alpha={alpha!r}: the kernel values are too "
+                             f"large or too ill-conditioned for this alpha (rescale the inputs, "
+                             f"or increase alpha)")
 
 
 # -- the exact leave-one-out protocol ------------------------------------------------------

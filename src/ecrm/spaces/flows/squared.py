@@ -49,11 +49,8 @@ def minimize_squared_risk(W, Y_ref, space, *, tol: float = 1e-9, max_vertices: i
 
     Parameters
     ----------
-    W : array-like of shape (n, m)
-        Risk weights (any sign, any scale), one row per problem.
-    Y_ref : array-like of shape (m, d)
-        Reference (training) outputs, flows of ``space``.
-    space : FlowPolytope
+    W, Y_ref, space :
+        As in :func:`~ecrm.spaces.flows.minimize_absolute_risk`.
     tol : float, default=1e-9
         Relative tolerance of the projection's KKT certificate.
     max_vertices : int, default=200_000

@@ -85,13 +85,12 @@ class Trees:
         def shifted(child, offset):
             return np.where(child == -1, -1, child + offset)
 
-        return cls(np.concatenate([shifted(t.left, o) for t, o in zip(parts, offsets,
-                                                                      strict=True)]),
-                   np.concatenate([shifted(t.right, o) for t, o in zip(parts, offsets,
-                                                                       strict=True)]),
+        pairs = list(zip(parts, offsets, strict=True))
+        return cls(np.concatenate([shifted(t.left, o) for t, o in pairs]),
+                   np.concatenate([shifted(t.right, o) for t, o in pairs]),
                    np.concatenate([t.feature for t in parts]),
                    np.concatenate([t.threshold for t in parts]),
-                   np.concatenate([t.roots + o for t, o in zip(parts, offsets, strict=True)]))
+                   np.concatenate([t.roots + o for t, o in pairs]))
 
     @property
     def n_trees(self) -> int:

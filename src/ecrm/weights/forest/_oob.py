@@ -48,20 +48,15 @@ def oob_metric(fit: ForestFit, space, Y, metric) -> float:
 def _oob_predictions(fit: ForestFit, loss, space, Y) -> np.ndarray:
     """The exact risk minimisers of the training points' out-of-bag risks (NaN rows where
     every tree drew the point), in row blocks."""
-    d = Y.shape[1]
-    if isinstance(loss, LinearLoss):
-        def minimize(C, seen):
-            P = np.full((C.shape[0], d), np.nan)
-            if seen.any():
-                P[seen] = space.minimize(C[seen], loss.cost_form)
-            return P
+    d, linear = Y.shape[1], isinstance(loss, LinearLoss)
 
-        return fit.oob_mean(fit.risk_coef[:, :-1], minimize, d)
-
-    def predict(W, seen):
-        P = np.full((W.shape[0], d), np.nan)
+    def solve(B, seen):  # B: the costs (a linear loss) or the weights of a block of points
+        P = np.full((B.shape[0], d), np.nan)
         if seen.any():
-            P[seen] = loss.minimize_risk((W if seen.all() else W[seen]).toarray(), Y, space)
+            P[seen] = (space.minimize(B[seen], loss.cost_form) if linear else
+                       loss.minimize_risk((B if seen.all() else B[seen]).toarray(), Y, space))
         return P
 
-    return fit.oob_map(predict, fit.coef.shape[1])
+    if linear:
+        return fit.oob_mean(fit.risk_coef[:, :-1], solve, d)
+    return fit.oob_map(solve, fit.coef.shape[1])

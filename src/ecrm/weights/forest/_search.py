@@ -1,11 +1,5 @@
-"""ForestECRMCV's out-of-bag search: the grid of forest settings, the forests grown and
-pruned for it, and the table of results.
-
-Settings that differ only in ``min_samples_split`` share one forest, grown with the smallest
-value and pruned for the others (:func:`ecrm.weights.forest._fit.prune`). Each setting is
-judged by its out-of-bag criterion (:mod:`ecrm.weights.forest._oob`); with fewer search
-trees than trees, the best setting's forest grows on and its group is judged again.
-"""
+"""The out-of-bag search of :class:`ecrm.ForestECRMCV` (described there): the grid of forest
+settings, the forests grown and pruned for it, and the table of results."""
 
 from __future__ import annotations
 

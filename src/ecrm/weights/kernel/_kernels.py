@@ -43,11 +43,10 @@ def check_kernel_params(kernel, gamma=None, degree=3, coef0=1.0) -> dict:
     ...
     ValueError: degree must be an integer >= 1; got 2.5
     """
-    check_parameter("kernel", kernel)
-    check_parameter("gamma", gamma)
-    check_parameter("degree", degree)
-    check_parameter("coef0", coef0)
-    return {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
+    params = {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
+    for name, value in params.items():
+        check_parameter(name, value)
+    return params
 
 
 def check_kernel_input(X, kernel, *, n_train: int | None = None,
@@ -74,10 +73,8 @@ def check_kernel_input(X, kernel, *, n_train: int | None = None,
     if kernel == "precomputed":
         n_cols = X.shape[0] if n_train is None else n_train
         if X.shape[1] != n_cols:
-            raise ValueError(
-                f"with kernel='precomputed' X must be the kernel matrix of shape "
-                f"(n_samples, {n_cols}); got shape {X.shape}"
-            )
+            raise ValueError(f"with kernel='precomputed' X must be the kernel matrix of shape "
+                             f"(n_samples, {n_cols}); got shape {X.shape}")
     elif n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"X has {X.shape[1]} features, but this estimator was fitted with "
                          f"{n_features}")
@@ -147,10 +144,9 @@ def kernel_matrix(X, Z, kernel, *, gamma=None, degree=3, coef0=1.0,
                                            **params)
     if not np.isfinite(K).all():
         scale = max(float(abs(X).max()), float(abs(Z).max()))
-        raise ValueError(
-            f"the kernel {kernel!r} gave NaN or infinite values on these inputs (largest "
-            f"|x| = {scale:.3g}): rescale the inputs or check the kernel and its parameters"
-        )
+        raise ValueError(f"the kernel {kernel!r} gave NaN or infinite values on these inputs "
+                         f"(largest |x| = {scale:.3g}): rescale the inputs or check the kernel "
+                         f"and its parameters")
     return K
 
 

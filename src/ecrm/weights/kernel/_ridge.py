@@ -144,12 +144,9 @@ class CholeskyFactor(Factor):
                                                check_finite=False)
             self._eig = None
         except linalg.LinAlgError:
-            warnings.warn(
-                "K + m*alpha*I is not numerically positive definite; using an "
-                "eigendecomposition instead (is the kernel positive semi-definite?)",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+            warnings.warn("K + m*alpha*I is not numerically positive definite; using an "
+                          "eigendecomposition instead (is the kernel positive semi-definite?)",
+                          RuntimeWarning, stacklevel=3)
             if in_place:  # the lower triangle of K is intact: restore the diagonal
                 np.fill_diagonal(K, diagonal)
             self._chol = None
