@@ -39,12 +39,8 @@ class _Costs:
 
 
 class _RiskEstimator(StructuredEstimator):
-    r"""Checks, the kernel block and prediction shared by every ECRM estimator.
-
-    A fitted linear model keeps ``_coef`` (m, e + 1) and ``_intercept`` (e + 1,): the risk
-    regressions of the targets :math:`[\psi(Y), \mathrm{const}(Y)]`, so that
-    ``V @ _coef + _intercept`` gives the costs and the constant for a kernel block ``V``.
-    """
+    r"""Checks, the kernel block and prediction shared by every ECRM estimator: for a block
+    ``V``, ``V @ _fit.risk_coef + _fit.risk_intercept`` gives the costs and the constant."""
 
     #: Whether the fit object also holds the regressions of the outputs (predict_scores).
     _fits_marginals = False
@@ -192,13 +188,11 @@ class _RiskEstimator(StructuredEstimator):
         one_dimensional = self._y_ndim == 1
         if isinstance(loss, LinearLoss):  # the space's oracle (the loss was checked at fit)
             costs, form = _Costs(fit), loss.cost_form
-            Y = self._apply(X, lambda V: space.minimize(costs(V), form), fit, fit.n_risk, d,
-                            one_dimensional)
-        else:
-            Y_fit = self.Y_fit_
-            Y = self._apply(X, lambda V: loss.minimize_risk(fit.weights(V), Y_fit, space),
-                            fit, self.X_fit_.shape[0], d, one_dimensional)
-        return Y
+            return self._apply(X, lambda V: space.minimize(costs(V), form), fit, fit.n_risk, d,
+                               one_dimensional)
+        Y_fit = self.Y_fit_
+        return self._apply(X, lambda V: loss.minimize_risk(fit.weights(V), Y_fit, space),
+                           fit, self.X_fit_.shape[0], d, one_dimensional)
 
 
 @dataclass(frozen=True)
@@ -263,8 +257,10 @@ class RiskEstimator(_RiskEstimator):
     @property
     def honest_score_(self) -> float:
         """The fitted model's honest criterion, greater is better (minus the mean honest
-        task loss, or a metric of the honest label scores)."""
-        raise AttributeError(f"{type(self).__name__} has no honest criterion")
+        task loss, or a metric of the honest label scores): a search's ``best_score_``."""
+        if "best_score_" not in self._fitted_attributes:
+            raise AttributeError(f"{type(self).__name__} has no honest criterion")
+        return float(self.best_score_)
 
     _fits_marginals = True
     _fits_dask = True

@@ -112,8 +112,11 @@ def _kernel(model) -> dict:
             **solver}
 
 
-def _scoring(model) -> str:
-    return model.scoring if isinstance(model.scoring, str) else "callable"
+def _selection(model, how: str, candidates: list) -> dict:
+    """How a search chose: its scoring (``how`` it judged), best score and candidates."""
+    scoring = model.scoring if isinstance(model.scoring, str) else "callable"
+    return {"scoring": f"{how} {scoring}", "best_score": float(model.best_score_),
+            "n_candidates": len(candidates)}
 
 
 def _forest(model) -> dict:
@@ -123,9 +126,7 @@ def _forest(model) -> dict:
         "flavour", "n_estimators", "max_features", "min_samples_leaf", "min_samples_split",
         "max_depth", "max_samples")}, "oob_loss": float(model.oob_loss_)}
     if hasattr(model, "best_score_"):
-        out["selection"] = {"scoring": "out-of-bag " + _scoring(model),
-                            "best_score": float(model.best_score_),
-                            "n_candidates": len(model.cv_results_["params"])}
+        out["selection"] = _selection(model, "out-of-bag", model.cv_results_["params"])
     return out
 
 
@@ -134,9 +135,7 @@ def _mixed(model) -> dict:
     return {"weights": "mixed", "mixture": float(model.mixture_),
             "members": {"kernel": describe(model.kernel_estimator_),
                         "forest": describe(model.forest_estimator_)},
-            "selection": {"scoring": "mixed honest " + _scoring(model),
-                          "best_score": float(model.best_score_),
-                          "n_candidates": len(model.cv_results_["mixture"])}}
+            "selection": _selection(model, "mixed honest", model.cv_results_["mixture"])}
 
 
 def _stacked(model) -> dict:
@@ -145,9 +144,7 @@ def _stacked(model) -> dict:
             "stacked": [{"weight": float(b), **describe(e)}
                         for b, e in zip(model.weights_, model.estimators_, strict=True)],
             "label_shares": model.label_weights_ is not None,
-            "selection": {"scoring": "stacked honest " + _scoring(model),
-                          "best_score": float(model.best_score_),
-                          "n_candidates": len(model.cv_results_["weights"])}}
+            "selection": _selection(model, "stacked honest", model.cv_results_["weights"])}
 
 
 #: The options of ``ecrm fit`` that only kernel ridge reads.

@@ -84,10 +84,11 @@ class PiecewiseRisk:
         tot, tot_v = cw[:, -1:], cwv[:, -1:]
         return T * (2 * below - tot) - 2 * below_v + tot_v
 
-    def value(self, Y: np.ndarray) -> np.ndarray:
-        """The objective :math:`\\sum_a f_a(y_a)` for each row of ``Y`` (n, d)."""
-        return sum((self.at(a, Y[:, a:a + 1])[:, 0] for a in range(len(self.arcs))),
-                   np.zeros(len(Y)))
+    def value(self, Y: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """The objective :math:`\\sum_a f_a(y_a)` for each row of ``Y`` (n, d) (the weight
+        rows ``rows`` when given)."""
+        return sum((self.at(a, Y[:, a:a + 1], None if rows is None else self.omega[a][rows])[:, 0]
+                    for a in range(len(self.arcs))), np.zeros(len(Y)))
 
     def subgradient(self, Y: np.ndarray, omega: list[np.ndarray] | None = None) -> np.ndarray:
         """A (super)gradient: :math:`\\sum_v \\omega_v\\,\\mathrm{sign}(y_a - v)` per arc."""

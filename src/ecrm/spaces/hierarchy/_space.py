@@ -163,12 +163,8 @@ class Hierarchy(LabelSets, Oracles, OutputSpace):
 
         index = {v: j for j, v in enumerate(label_list)}
         E = np.array([(index[p], index[c]) for p, c in pairs], dtype=np.intp).reshape(-1, 2)
-        self._build(tuple(label_list), index, E)
-
-    def _build(self, labels: tuple, index: dict, E: np.ndarray) -> None:
-        d = len(labels)
-        self._labels = labels
-        self._index = index
+        d = len(label_list)
+        self._labels, self._index = tuple(label_list), index
         indeg = np.bincount(E[:, 1], minlength=d)
         self._parents, self._children = _grouped(E, 1, d), _grouped(E, 0, d)
         self._edges = _frozen(E)

@@ -1,9 +1,5 @@
-"""ForestECRMCV's fitted state as model files of an earlier layout hold it.
-
-The model-file loader (:mod:`ecrm.model_files._registry`) maps a file's older
-``cv_results_`` to the current one (:func:`forest_state_of_old_layout`) before it checks the
-state.
-"""
+"""ForestECRMCV's fitted state as model files of an earlier layout hold it, mapped to the
+current one by the model-file loader (:mod:`ecrm.model_files._registry`) before its checks."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""ECRMCV's parameters and fitted state as model files of earlier layouts hold them.
-
-The model-file loader (:mod:`ecrm.model_files._registry`) maps a file's older layout to the
-current one before it constructs the estimator: :func:`ecrm_params_of_old_layout` (the Nystrom
-settings ECRM and ECRMCV took themselves before they moved to the solver object),
-:func:`ecrmcv_params_of_old_layout` (the search settings ECRMCV took itself before they moved to
-its search object) and :func:`ecrmcv_state_of_old_layout` (the columns of ``cv_results_`` before
-every search shared one layout).
-"""
+"""ECRM's and ECRMCV's parameters and ECRMCV's fitted state as model files of earlier layouts
+hold them, mapped to the current ones by the model-file loader
+(:mod:`ecrm.model_files._registry`) before it constructs the estimator."""
 
 from __future__ import annotations
 

@@ -357,11 +357,6 @@ class ECRMCV(RiskEstimator):
             outputs = search.basis.loo_predictions(LooCosts(), search.trial, search.rows)
         return HonestOutputs(search.rows, np.asarray(outputs, dtype=float))
 
-    @property
-    def honest_score_(self) -> float:
-        """The exact leave-one-out criterion of the selected candidate (``best_score_``)."""
-        return float(self.best_score_)
-
     def _fit_search(self, X, Y):
         """:meth:`fit`, returning the selected candidate's search (its leave-one-out basis
         answers further questions, e.g. :func:`ecrm.weights.mixture.kernel_loo_outputs`)."""
