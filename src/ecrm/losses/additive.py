@@ -66,7 +66,17 @@ class AdditiveLoss(LinearLoss):
             if len(terms) != self.n_outputs or not all(callable(t) for t in terms):
                 raise ValueError(f"terms must be a callable or a sequence of {self.n_outputs} "
                                  f"callables (one per output); got {len(terms)} items")
-            self._terms = _stack_terms(terms)
+
+            def stacked(Y, R):
+                cols = []
+                for j, t in enumerate(terms):
+                    v = np.asarray(t(Y[:, j], R), dtype=float)
+                    if v.shape != (len(Y),):
+                        raise ValueError(f"term {j} must return shape ({len(Y)},); got {v.shape}")
+                    cols.append(v)
+                return np.column_stack(cols)
+
+            self._terms = stacked
         self.terms = terms
         self.name = name
         self._definition: Callable | None = None
@@ -136,16 +146,3 @@ class AdditiveLoss(LinearLoss):
     def __repr__(self):
         label = f", name={self.name!r}" if self.name else ""
         return f"AdditiveLoss(<terms>, n_outputs={self.n_outputs}{label})"
-
-
-def _stack_terms(terms: list[Callable]) -> Callable:
-    def stacked(Y, R):
-        cols = []
-        for j, t in enumerate(terms):
-            v = np.asarray(t(Y[:, j], R), dtype=float)
-            if v.shape != (len(Y),):
-                raise ValueError(f"term {j} must return shape ({len(Y)},); got {v.shape}")
-            cols.append(v)
-        return np.column_stack(cols)
-
-    return stacked

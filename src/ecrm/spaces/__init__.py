@@ -24,11 +24,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from ecrm.spaces.flows import FlowPolytope, InfeasibleNetworkError, paper_network
     from ecrm.spaces.hierarchy import Hierarchy
     from ecrm.spaces.permutations import PermutationSpace
-    from ecrm.spaces.polytope import (
-        LinearConstraintSpace,
-        TUCertificate,
-        check_total_unimodularity,
-    )
+    from ecrm.spaces.polytope import LinearConstraintSpace, TUCertificate, check_total_unimodularity
 
 __all__ = ["BucketOrderSpace", "CandidateSpace", "FlowPolytope", "Hierarchy",
            "InfeasibleNetworkError", "LinearConstraintSpace", "MultilabelSpace", "OutputSpace",

@@ -18,11 +18,8 @@ relaxation's optimum is fractional (possible only if :math:`A` is not totally un
 (:func:`scipy.optimize.milp`, zero gap). The answer, a
 :class:`~ecrm.spaces.base.CertifiedResult`, records the method each row took.
 
-:func:`check_total_unimodularity` decides total unimodularity: recognisers for the classes
-the paper uses (incidence matrices of directed graphs, which include hierarchy constraint
-matrices, and of bipartite graphs, which include the assignment constraints of
-permutations; exactly, every matrix with at most two nonzeros per column or per row, by the
-Heller-Tompkins criterion) and an exact enumeration of square submatrices for small matrices.
+:func:`check_total_unimodularity` decides total unimodularity (Heller-Tompkins for the
+incidence matrices the paper uses, else an enumeration of square submatrices).
 """
 
 from __future__ import annotations
@@ -239,6 +236,8 @@ def _as_matrix(A, name: str) -> sp.csr_array | None:
 
 
 def _as_vector(b, n_rows: int, name: str, a_name: str) -> np.ndarray:
+    if b is None:
+        return np.zeros(0)
     b = np.asarray(b, dtype=float).ravel()
     if b.shape != (n_rows,):
         raise ValueError(f"{name} must have one entry per row of {a_name} ({n_rows}); "
@@ -321,10 +320,8 @@ class LinearConstraintSpace(OutputSpace):
         d = self._d
         self.A_ub = A_ub if A_ub is not None else sp.csr_array((0, d))
         self.A_eq = A_eq if A_eq is not None else sp.csr_array((0, d))
-        self.b_ub = (_as_vector(b_ub, self.A_ub.shape[0], "b_ub", "A_ub") if b_ub is not None
-                     else np.zeros(0))
-        self.b_eq = (_as_vector(b_eq, self.A_eq.shape[0], "b_eq", "A_eq") if b_eq is not None
-                     else np.zeros(0))
+        self.b_ub = _as_vector(b_ub, self.A_ub.shape[0], "b_ub", "A_ub")
+        self.b_eq = _as_vector(b_eq, self.A_eq.shape[0], "b_eq", "A_eq")
         b = np.concatenate([self.b_ub, self.b_eq])
         self.integral_rhs = bool(np.all(b == np.round(b)))
         self.tu = check_total_unimodularity(sp.vstack([self.A_ub, self.A_eq]),

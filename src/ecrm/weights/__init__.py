@@ -19,13 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ecrm._lazy import lazy_exports
-from ecrm.weights.families import (
-    FAMILIES,
-    Family,
-    family_of,
-    register_family,
-    unregister_family,
-)
+from ecrm.weights.families import FAMILIES, Family, family_of, register_family, unregister_family
 
 __all__ = ["FAMILIES", "Family", "HonestOutputs", "RiskEstimator", "RiskFit", "RiskTargets",
            "StackedRiskECRM", "family_of", "register_family", "unregister_family"]

@@ -88,7 +88,10 @@ def choose_stack(outputs, Y, *, loss=None, output_space=None, metric=None, judge
     out = {"gain": np.nan, "std_error": np.nan, "label_gain": np.nan, "label_std_error": np.nan}
     used, splits, folds = True, None, []
     if nested and J > 1:
-        splits = _splits(len(Y), 2 if metric is None else METRIC_FOLDS, rng)
+        parts = np.array_split(rng.permutation(len(Y)),
+                               min(2 if metric is None else METRIC_FOLDS, len(Y)))
+        splits = [(np.concatenate(parts[:i] + parts[i + 1:]), held)  # (chosen on, judged on)
+                  for i, held in enumerate(parts)]
         folds = [_fold(outputs, Y, crit, sel, held, resolution) for sel, held in splits]
         gain, err = _gain([(Y[held], stack, alone) for (_, held), (stack, alone, _, _)
                            in zip(splits, folds, strict=True)], crit)
@@ -140,12 +143,6 @@ def _fold(outputs, Y, crit, sel, held, resolution):
     single = int(np.argmax(scores[:outputs.shape[0]]))
     return (np.tensordot(beta, outputs[:, held], axes=1), outputs[single, held], beta,
             np.eye(outputs.shape[0])[single])
-
-
-def _splits(n: int, k: int, rng) -> list:
-    """``k`` folds of ``n`` rows, shuffled: ``(chosen on, judged on)`` pairs."""
-    parts = np.array_split(rng.permutation(n), min(k, n))
-    return [(np.concatenate(parts[:i] + parts[i + 1:]), held) for i, held in enumerate(parts)]
 
 
 def _label_shares(S, Y, weights, tau, resolution, crit, splits, folds, nested):

@@ -190,12 +190,10 @@ class _Combination(StructuredEstimator):
     the members' own with their shares (a member of share 0 is not asked)."""
 
     def _parts(self) -> list[tuple[float, Any]]:  # pragma: no cover - abstract
-        """The fitted members with their shares."""
-        raise NotImplementedError
+        raise NotImplementedError  # the fitted members with their shares
 
     def _keeper(self):  # pragma: no cover - abstract
-        """A member that keeps the training rows."""
-        raise NotImplementedError
+        raise NotImplementedError  # a member that keeps the training rows
 
     label_names_ = property(lambda self: self._keeper().label_names_)
     output_mean_ = property(lambda self: self._keeper().output_mean_)

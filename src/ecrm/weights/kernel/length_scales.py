@@ -59,8 +59,7 @@ KERNELS = vocabulary("width_kernel")
 
 def _ard_kernel(X: np.ndarray, scales: np.ndarray, kernel: str) -> np.ndarray:
     if kernel == "rbf":
-        Z = X * np.sqrt(scales)
-        return np.exp(-euclidean_distances(Z, squared=True))
+        return np.exp(-euclidean_distances(X * np.sqrt(scales), squared=True))
     return np.exp(-manhattan_distances(X * scales))
 
 

@@ -135,13 +135,10 @@ class Rows:
 
     def map_sum(self, fn: Callable, rows: np.ndarray, width: int) -> np.ndarray:
         """``sum fn(X[block], Y[block])`` over row blocks of ``rows`` (``width`` floats a row)."""
-        total = None
-        for Xb, Yb in self._blocks(rows, width):
-            part = np.asarray(fn(Xb, Yb), dtype=float)
-            total = part if total is None else total + part
-        if total is None:
+        parts = [np.asarray(fn(Xb, Yb), dtype=float) for Xb, Yb in self._blocks(rows, width)]
+        if not parts:
             raise ValueError("map_sum needs at least one row")
-        return total
+        return sum(parts[1:], parts[0])
 
     def map_concat(self, fn: Callable, rows: np.ndarray, width: int) -> np.ndarray:
         """``fn(X[block], Y[block])`` over row blocks of ``rows``, stacked in row order."""
