@@ -109,10 +109,8 @@ class CandidateSpace(OutputSpace):
     def _rows(self, Y, what: str) -> np.ndarray:
         Y = np.array(Y.toarray() if sp.issparse(Y) else Y, dtype=float, copy=True)
         d = self.n_outputs
-        if Y.ndim == 1 and d == 1:
-            Y = Y[:, None]
-        elif Y.ndim == 1:
-            Y = Y[None, :]
+        if Y.ndim == 1:  # a column of scalar outputs, else one row
+            Y = Y[:, None] if d == 1 else Y[None, :]
         if Y.ndim != 2 or Y.shape[1] != d:
             raise ValueError(f"{what} must have shape (n, {d}); got shape {Y.shape}")
         return Y
@@ -183,9 +181,8 @@ class CandidateSpace(OutputSpace):
         return self.candidates[np.argmin(C, axis=1)].copy()
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, CandidateSpace) and np.array_equal(
-            self.candidates, other.candidates
-        ) and other.labels == self.labels
+        return (isinstance(other, CandidateSpace) and other.labels == self.labels
+                and np.array_equal(self.candidates, other.candidates))
 
     def __hash__(self) -> int:
         return hash((self.candidates.tobytes(), self.labels))
