@@ -1,10 +1,8 @@
 r"""The one exact leave-one-out search object: :class:`LeaveOneOutSearch`.
 
-It carries every setting of the search of ridge regressions by their exact leave-one-out
-criterion. :class:`ecrm.ECRMCV` holds one (its ``search``) and
-:func:`ecrm.selection.loo_search` calls one: both run :meth:`LeaveOneOutSearch.run`, which
-checks the settings, prepares the solver's leave-one-out bases
-(:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`) and runs
+:class:`ecrm.ECRMCV` holds one (its ``search``) and :func:`ecrm.selection.loo_search` calls
+one: both run :meth:`LeaveOneOutSearch.run`, which checks the settings, prepares the solver's
+leave-one-out bases (:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`) and runs
 :func:`ecrm.selection._loo.leave_one_out_search` over them.
 
 Every search of the package reports its candidates in one layout (:func:`search_results`):
