@@ -42,25 +42,13 @@ FORMATS = choices("format")
 
 
 def number_option(check: Callable | str, name: str, **limits) -> Callable[[str], object]:
-    """An argparse ``type=`` that parses a number and checks it with a check of
-    ``ecrm.estimators._validation``.
+    """An argparse ``type=``: ``parse(text)`` returns the number checked by ``check`` with
+    ``**limits`` (``low``, ``high``, ...), or raises :class:`argparse.ArgumentTypeError`
+    naming the option ``name`` (e.g. ``"--n-train"``).
 
-    Parameters
-    ----------
-    check : callable or {"int", "real"}
-        :func:`ecrm.estimators._validation.check_int` (the text is read as an int) or
-        :func:`ecrm.estimators._validation.check_real` (read as a float); by name, the check (and
-        NumPy, which it uses) is imported only when an option is parsed.
-    name : str
-        The option, e.g. ``"--n-train"``; the error message names it.
-    **limits
-        Passed to ``check`` (``low``, ``high``, ...).
-
-    Returns
-    -------
-    parse : callable
-        ``parse(text)`` returns the checked number or raises
-        :class:`argparse.ArgumentTypeError`.
+    ``check`` is :func:`ecrm.estimators._validation.check_int` (the text is read as an int)
+    or :func:`ecrm.estimators._validation.check_real` (read as a float); given as ``"int"``
+    or ``"real"``, the check (and NumPy) is imported only when an option is parsed.
 
     Examples
     --------
@@ -114,25 +102,10 @@ def parameter_option(parameter: str, name: str) -> Callable[[str], object]:
 
 def names_option(name: str, choices: Sequence[str] | None = None, *,
                  lower: bool = False) -> Callable[[str], list[str]]:
-    """An argparse ``type=`` for a comma-separated list of distinct names.
-
-    Spaces around the names are stripped; an empty or repeated name, or one outside
-    ``choices``, is an error.
-
-    Parameters
-    ----------
-    name : str
-        The option, e.g. ``"--methods"``; the error message names it.
-    choices : sequence of str, optional
-        The accepted names (default: any).
-    lower : bool, default=False
-        Compare and return the names in lower case.
-
-    Returns
-    -------
-    parse : callable
-        ``parse(text)`` returns the list of names or raises
-        :class:`argparse.ArgumentTypeError`.
+    """An argparse ``type=`` for a comma-separated list of distinct names: ``parse(text)``
+    returns the names, stripped (in lower case if ``lower``), or raises
+    :class:`argparse.ArgumentTypeError` naming the option ``name`` (e.g. ``"--methods"``)
+    for an empty or repeated name, or one outside ``choices`` (default: any).
 
     Examples
     --------

@@ -67,34 +67,12 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from ecrm.datasets.ranking import RANKING_DATASETS, make_label_ranking
     from ecrm.datasets.synthetic import make_hmc, random_tree
 
-__all__ = [
-    "ArffError",
-    "DATA_HELP",
-    "DataFileError",
-    "check_finite_features",
-    "FlowModel",
-    "HMCPreprocessor",
-    "LABEL_RANKING_HELP",
-    "PARTIAL_RANKING_HELP",
-    "RANKING_DATASETS",
-    "SPLITS",
-    "list_hmc",
-    "list_label_ranking",
-    "list_partial_label_ranking",
-    "load_csv",
-    "load_data",
-    "load_hierarchy",
-    "load_hmc",
-    "load_hmc_arff",
-    "load_label_ranking",
-    "load_meka_arff",
-    "load_partial_label_ranking",
-    "load_svmlight_multilabel",
-    "make_hmc",
-    "make_label_ranking",
-    "random_tree",
-    "simulate_flows",
-]
+__all__ = ["ArffError", "DATA_HELP", "DataFileError", "check_finite_features", "FlowModel",
+           "HMCPreprocessor", "LABEL_RANKING_HELP", "PARTIAL_RANKING_HELP", "RANKING_DATASETS",
+           "SPLITS", "list_hmc", "list_label_ranking", "list_partial_label_ranking", "load_csv",
+           "load_data", "load_hierarchy", "load_hmc", "load_hmc_arff", "load_label_ranking",
+           "load_meka_arff", "load_partial_label_ranking", "load_svmlight_multilabel", "make_hmc",
+           "make_label_ranking", "random_tree", "simulate_flows"]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _SOURCES, __all__)

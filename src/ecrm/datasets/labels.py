@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Set
+from itertools import takewhile
 
 import numpy as np
 
@@ -55,11 +56,7 @@ def _level_rows(space, table) -> list[list]:
     closed_names = space.labels
     out: list[list] = []
     for i, row in enumerate(table):
-        values = []
-        for v in row:
-            if _missing(v):
-                break
-            values.append(str(v).strip())
+        values = [str(v).strip() for v in takewhile(lambda v: not _missing(v), row)]
         if not values:
             out.append([])
             continue

@@ -221,19 +221,14 @@ class StructuredEstimator(BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n, p)
-        leaves_only : bool, default=False
-            The most specific labels only (those with no predicted child).
-        per_level : bool, default=False
-            One list of labels per depth level of the hierarchy, for each row, in the
-            layout of :func:`ecrm.datasets.labels.level_layout` (``ecrm predict --per-level``'s).
-        path_sep : str, None or "auto", default="auto"
-            With ``per_level``: the cells hold last path steps by this separator
-            (``"auto"``: the model's), or the label names (``None``).
+        leaves_only, per_level, path_sep
+            As in :func:`ecrm.datasets.labels.predict_labels`: the most specific labels
+            only, one list per depth level (``ecrm predict --per-level``'s layout), and the
+            separator of the cells' last path steps (``"auto"``: the model's).
 
         Returns
         -------
         labels : list of n lists, or ndarray of shape (n, n_levels) with ``per_level``
-            See :func:`ecrm.datasets.labels.predict_labels`.
         """
         if not hasattr(self.output_space, "to_labels"):
             raise TypeError(f"predict_labels needs a model of a label hierarchy; this one's "

@@ -309,10 +309,9 @@ def honest_scale_check(model, X, Y, *, names=None,
         own = model if isinstance(model, ECRMCV) else _honest_search(model).fit(X, Y)
         losses = _loo_losses(own)
         Y_rows = own.Y_fit_[own.loo_rows_]
-        base = {}
-        for name, row in _baselines(own, own.Y_fit_).items():
-            constant = np.broadcast_to(row, Y_rows.shape)
-            base[name] = np.asarray(own.loss(constant, Y_rows), dtype=float).reshape(-1)
+        base = {name: np.asarray(own.loss(np.broadcast_to(row, Y_rows.shape), Y_rows),
+                                 dtype=float).reshape(-1)
+                for name, row in _baselines(own, own.Y_fit_).items()}
         n = len(losses)
         beaten = [n > 1 and (d := losses - values).mean() < -2 * d.std(ddof=1) / np.sqrt(n)
                   for values in base.values()]

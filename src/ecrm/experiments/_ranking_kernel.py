@@ -37,15 +37,10 @@ def _kernel_candidates(gammas) -> list[dict]:
 
 
 def _krr(Xtr, Rtr, Xte, gammas, memory, seed):
-    """Kernel ridge on positions: kernel and ``alpha`` by exact leave-one-out tau.
-
-    ECRM's own search (:func:`ecrm.selection.loo_search` of the positions, the loss the
-    discordant pairs of the rankings they give): the kernel on a random subset of
-    ``KERNEL_SUBSAMPLE`` training points (drawn as :class:`ecrm.ECRMCV` with
-    ``random_state=seed`` draws it, so that the eigendecompositions in ``memory`` are
-    shared), then ``alpha`` in ``ALPHAS`` on all of them; scikit-learn's
-    ``KernelRidge(alpha=m * alpha)`` (no intercept) is then fitted.
-    """
+    """KRR-positions (:mod:`ecrm.experiments.ranking`): :func:`ecrm.selection.loo_search` of
+    the positions by their rankings' discordant pairs, its kernel subset drawn as
+    :class:`ecrm.ECRMCV` with ``random_state=seed`` draws it (``memory`` shared), then
+    scikit-learn's ``KernelRidge(alpha=m * alpha)``, no intercept."""
     from sklearn.kernel_ridge import KernelRidge
 
     from ecrm.selection import loo_search
@@ -64,11 +59,10 @@ def _krr(Xtr, Rtr, Xte, gammas, memory, seed):
 
 def _krr_large(Xtr, Rtr, Xte, gammas, memory, seed, n_components):
     """:func:`_krr` on a training fold of more than ``n_components`` points: the kernel on
-    :func:`_ecrm_large`'s ``KERNEL_SUBSAMPLE`` points (exact dual, ``memory`` shared), then
-    ``alpha`` on the whole fold for the ridge regression of the positions (no intercept,
-    ridge ``m * alpha``) on the features of :func:`_ecrm_large`'s solver, with its centres
-    and leave-one-out points (drawn from ``seed``): ``KernelRidge(alpha=m * alpha)`` on the
-    Nystrom approximation, which ``KernelRidge`` cannot fit (it needs the m x m kernel)."""
+    :func:`_ecrm_large`'s subset (exact dual), then ``alpha`` on the whole fold for the
+    ridge regression of the positions (no intercept, ridge ``m * alpha``) on the features of
+    that function's solver, centres and leave-one-out points (``KernelRidge`` needs the
+    m x m kernel)."""
     from ecrm.selection import loo_search
 
     sub = _kernel_subset(len(Xtr), seed)

@@ -98,18 +98,12 @@ def _honest(kernel, forest):
 
 
 def _mixed(kernels: dict, forest, Rtr, Xte):
-    """ECRM-mixed: of the risks mixed from each kernel model and the forest, the one whose
-    honest costs rank the training points best.
-
-    For each loss of ``ECRM_LOSSES`` (``kernels[name] = (model, rows, leave-one-out costs)``)
-    and each kernel share in ``MIXING_GRID``, the costs are the share of the kernel model's
-    and the rest of the forest's weights applied to that loss's embedding
-    (:meth:`ecrm.ForestECRM.weighted_sum`: one forest serves the three losses); the
-    candidate kept has the smallest mean Kendall distance of the exact rankings of its
-    honest costs (leave-one-out in the kernel, out of bag in the forest) on the Kendall
-    model's leave-one-out points. Ties go to the earlier loss, then the smaller share (as
-    :func:`ecrm.weights.mixture.choose_mixture`). Share 1 of a loss is that kernel model alone, so
-    the candidates include ECRM-selected's; share 0 of the Kendall loss is ECRM-forest."""
+    """ECRM-mixed (described in :mod:`ecrm.experiments.ranking`): for each loss of
+    ``ECRM_LOSSES`` (``kernels[name] = (model, rows, leave-one-out costs)``) and each kernel
+    share in ``MIXING_GRID``, the share of the kernel model's and the rest of the forest's
+    weights (:meth:`ecrm.ForestECRM.weighted_sum`: one forest serves the three losses)
+    applied to that loss, judged on the Kendall model's leave-one-out points; ties go to the
+    earlier loss, then the smaller share (as :func:`ecrm.weights.mixture.choose_mixture`)."""
     from ecrm.experiments._ranking_kernel import ECRM_LOSSES
     from ecrm.losses.kendall import KendallLoss
     from ecrm.weights.mixture import choose_mixture

@@ -52,6 +52,8 @@ import time
 import numpy as np
 
 from ecrm.commands._options import names_option
+from ecrm.experiments import _ranking_peers as _peers
+from ecrm.experiments._ranking_peers import MIXING_GRID
 from ecrm.experiments.ranking import fold_seed, protocol_folds
 
 __all__ = ["DEFAULT_DATASETS", "METHODS", "add_parser", "fold_seed", "format_table",
@@ -67,13 +69,6 @@ KERNEL_SUBSAMPLE = 600
 DUAL_MAX_TRAIN = 1000
 N_COMPONENTS = 500
 LARGE_LOO_ROWS = 2000
-FOREST_TREES = 100
-FOREST_SPLITS = [2, 5, 10, 20, 40, 80, 160, 320]
-FOREST_GRID = [{"flavour": ["random"], "max_features": [0.5], "min_samples_split": FOREST_SPLITS},
-               {"flavour": ["extra"], "max_features": [1.0], "min_samples_split": FOREST_SPLITS}]
-FOREST_SEARCH_ABOVE = 2000
-FOREST_SEARCH_TREES = 25
-MIXING_GRID = 11
 NEIGHBOURS = (1, 3, 5, 7, 10, 15, 20, 30, 50)
 THRESHOLDS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 
@@ -148,9 +143,9 @@ def _kernel_options(m: int, p: int) -> dict:
 def _forest_options(m: int, k: int) -> dict:
     """ECRM-forest's :class:`ecrm.ForestECRMCV` settings for ``m`` training bucket orders of
     ``k`` labels (as ``MixedRiskECRM``'s ``forest_options``)."""
-    large = m > FOREST_SEARCH_ABOVE
-    return {"param_grid": FOREST_GRID, "n_estimators": FOREST_TREES,
-            "search_estimators": FOREST_SEARCH_TREES if large else None,
+    large = m > _peers.FOREST_SEARCH_ABOVE
+    return {"param_grid": _peers.FOREST_GRID, "n_estimators": _peers.FOREST_TREES,
+            "search_estimators": _peers.FOREST_SEARCH_TREES if large else None,
             "split_search": "descent" if large else "grid",
             "n_split_targets": k, "split_projection": "principal"}
 

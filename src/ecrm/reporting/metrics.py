@@ -199,12 +199,8 @@ def hierarchical_prf(Y_true, Y_pred, hierarchy=None) -> tuple[float, float, floa
     Y_pred = np.asarray(Y_pred, dtype=float)
     if hierarchy is not None:
         Y_true, Y_pred = hierarchy.close(Y_true), hierarchy.close(Y_pred)
-    both = float((Y_true * Y_pred).sum())
-    n_pred, n_true = float(Y_pred.sum()), float(Y_true.sum())
-    hp = both / n_pred if n_pred else 0.0
-    hr = both / n_true if n_true else 0.0
-    hf = 2 * hp * hr / (hp + hr) if hp + hr else 0.0
-    return hp, hr, hf
+    pooled = _prf(np.array((Y_true * Y_pred).sum()), np.array(Y_true.sum()), np.array(Y_pred.sum()))
+    return float(pooled["precision"]), float(pooled["recall"]), float(pooled["f1"])
 
 
 def multilabel_report(Y_true, Y_pred, scores=None, *, hierarchy=None) -> dict[str, float]:

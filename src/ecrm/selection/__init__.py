@@ -147,15 +147,10 @@ def loo_search(X, T, loss: Callable, *, alphas=None, kernel="rbf", gamma=None, d
     r"""Ridge regressions of the targets ``T``, the kernel, ``alpha`` and the intercept chosen
     by the exact leave-one-out mean of ``loss``.
 
-    The search of :class:`ecrm.ECRMCV`, run by the same :class:`LeaveOneOutSearch` with the
-    same solvers: every candidate's exact leave-one-out predictions of ``T`` (the formula of
-    :class:`LeaveOneOutSearch`) from one factorisation per kernel setting, the kernel first on
-    ``kernel_subsample`` random points when given, ties to the earlier kernel setting, then
-    the stronger regularisation, then the intercept. The random draws (Nystrom centres, the
-    kernel subsample, the ``loo_samples`` rows) follow :class:`ecrm.ECRMCV`'s with the same
-    ``random_state``, and a shared ``memory`` of the search caches the same
-    eigendecompositions, so a baseline searched here on the same data shares them with
-    ECRM's models.
+    The search of :class:`ecrm.ECRMCV` (:class:`LeaveOneOutSearch`, which states the formula
+    and the ties; the same solvers): with the same ``random_state`` the random draws follow
+    :class:`ecrm.ECRMCV`'s, and a shared ``memory`` of the search caches the same
+    eigendecompositions, so a baseline searched here shares them with ECRM's models.
 
     Parameters
     ----------

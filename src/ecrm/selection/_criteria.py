@@ -34,19 +34,10 @@ SCORERS: dict[str, Callable] = {
 
 
 def check_scoring(scoring) -> Callable | None:
-    """The metric of label scores that ``scoring`` names, or ``None`` for the task loss.
+    """The metric of label scores that ``scoring`` names (a key of :data:`SCORERS`, or a
+    callable ``f(Y_true, scores) -> float``, greater is better), or ``None`` for the task
+    loss (``None`` or ``"loss"``).
 
-    Parameters
-    ----------
-    scoring : None, "loss", a key of :data:`SCORERS` or callable
-        A callable is ``f(Y_true, scores) -> float``, greater is better.
-
-    Returns
-    -------
-    metric : callable or None
-
-    Examples
-    --------
     >>> check_scoring("loss") is None, check_scoring("micro_auprc").__name__
     (True, 'micro_auprc')
     """

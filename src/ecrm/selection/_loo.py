@@ -126,42 +126,26 @@ def leave_one_out_search(source, settings: Sequence[dict],
     r"""Exact leave-one-out criterion of every (kernel, alpha, intercept) candidate.
 
     With ``kernel_subsample`` (and several kernel settings) the kernel is chosen first on
-    that many random points (stage 1, each basis restricted to them), then alpha and the
-    intercept with that kernel on every point (stage 2).
+    that many random points (stage 1), then alpha and the intercept on every point (stage 2).
+    ``loo_samples``, ``kernel_subsample``, ``refine`` (``alpha_search="coarse-to-fine"``),
+    ``extend`` (``extend_grid``) and ``max_added_gammas`` are the settings of
+    :class:`~ecrm.selection.LeaveOneOutSearch`; the widths are extended only with
+    ``source.add_setting(params) -> k``, and a bound that stops an extension whose end still
+    wins is recorded in :attr:`SearchOutcome.stopped`.
 
     Parameters
     ----------
     source : DualSource, FeatureSource or any object with ``n_rows`` and ``basis(k, subset)``
         The solver's leave-one-out bases
-        (:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`); with ``add_setting(params) ->
-        k`` too, the kernel widths can be extended.
-    settings : sequence of dict
-        The kernel settings ``source`` was made for.
-    candidates : sequence of (float, bool)
-        ``(alpha, fit_intercept)`` pairs, evaluated for every kernel.
-    criterion : Criterion
-        :mod:`ecrm.selection._criteria`: ``TaskLoss``, ``ScoreMetric``, ``CallableCriterion``
-        or another.
+        (:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`) for the kernel
+        ``settings``, evaluated at the ``(alpha, fit_intercept)`` pairs ``candidates``.
+    criterion, oracle : Criterion
+        :mod:`ecrm.selection._criteria`; the optional ``oracle`` gives the best candidate's
+        leave-one-out ``predictions`` when ``criterion`` did not.
     random_state : RandomState, optional
         Draws the stage-1 subset, then each stage's ``loo_samples`` rows.
-    loo_samples : int, optional
-        Average the criterion over this many random points (default: all).
-    kernel_subsample : int, optional
-    refine : bool, default=False
-        ``alpha_search="coarse-to-fine"`` of :class:`~ecrm.selection.LeaveOneOutSearch`; the
-        candidates not evaluated are left out of the table.
-    oracle : Criterion, optional
-        Gives the best candidate's leave-one-out ``predictions`` when ``criterion`` did not
-        (e.g. the task loss after a search by a metric of the scores).
     progress : tqdm-like, optional
-        Told what is being done before each kernel's factorisation (``set_postfix_str``) and
-        advanced by one per evaluated candidate (``update``).
-    extend : bool, default=False
-        ``extend_grid`` of :class:`~ecrm.selection.LeaveOneOutSearch` (the widths only with
-        ``source.add_setting``). A bound that stops an extension whose end still wins is
-        recorded in :attr:`SearchOutcome.stopped`.
-    max_added_gammas : int, default=0
-        The most kernel settings ``extend`` may add.
+        Told each kernel's factorisation (``set_postfix_str``), advanced per candidate.
 
     Returns
     -------

@@ -1,10 +1,8 @@
 r"""The one exact leave-one-out search object: :class:`LeaveOneOutSearch`.
 
-It carries every setting of the search of ridge regressions by their exact leave-one-out
-criterion. :class:`ecrm.ECRMCV` holds one (its ``search``) and
-:func:`ecrm.selection.loo_search` calls one: both run :meth:`LeaveOneOutSearch.run`, which
-checks the settings, prepares the solver's leave-one-out bases
-(:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`) and runs
+:class:`ecrm.ECRMCV` holds one (its ``search``) and :func:`ecrm.selection.loo_search` calls
+one: both run :meth:`LeaveOneOutSearch.run`, which checks the settings, prepares the solver's
+leave-one-out bases (:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`) and runs
 :func:`ecrm.selection._loo.leave_one_out_search` over them.
 
 Every search of the package reports its candidates in one layout (:func:`search_results`):
@@ -197,32 +195,18 @@ class LeaveOneOutSearch(BaseEstimator):
 
     def run(self, X, Y, targets, *, space, kernel_params: dict, solver, criterion,
             random_state, backend, oracle=None, caller: str | None = None):
-        """Search the candidates on checked training data.
+        """Search the candidates on checked training data ``X`` (m, p) and ``Y`` (m, d).
 
-        Parameters
-        ----------
-        X, Y : checked training inputs (m, p) and outputs (m, d)
-        targets : RiskTargets
-            The regression targets of ``Y``.
-        space : OutputSpace
-            Makes the label scores consistent under a metric ``scoring``.
-        kernel_params : dict
-            The checked kernel parameters ``kernel_grid`` overrides.
-        solver : SolverChoice
-            The chosen solver (:func:`ecrm.weights.kernel._solvers.choice.check_solver_params`).
-        criterion : Criterion
-            The criterion under ``scoring="loss"``.
-        random_state : RandomState
-            Draws the Nystrom centres, the kernel subsample and the ``loo_samples`` rows.
-        backend : Backend
-        oracle : Criterion, optional
-            Gives the best candidate's predictions under a metric ``scoring``.
-        caller : str, optional
-            The name grid-edge warnings and the progress lines carry (none without it).
-
-        Returns
-        -------
-        search, stage1 : SearchOutcome and SearchOutcome or None
+        ``targets`` (the ``RiskTargets`` of ``Y``), ``space`` (makes the label scores
+        consistent under a metric ``scoring``), the chosen ``solver``
+        (:func:`ecrm.weights.kernel._solvers.choice.check_solver_params`), the checked
+        ``kernel_params`` (which ``kernel_grid`` overrides) and ``backend`` describe the fit;
+        ``criterion`` is the criterion under ``scoring="loss"``, the optional ``oracle``
+        gives the best candidate's predictions under a metric ``scoring``;
+        ``random_state`` draws the Nystrom centres, the kernel subsample and the
+        ``loo_samples`` rows; grid-edge warnings and the progress lines carry the name
+        ``caller`` (none without it). Returns ``(search, stage1)``, as
+        ``leave_one_out_search``.
         """
         plan = self.plan()
         settings, alphas = kernel_settings(kernel_params, plan["kernel_grid"]), plan["alphas"]

@@ -107,25 +107,12 @@ class IsotonicCalibration:
                                  "length of breakpoints and values")
 
     def fit(self, S, Y) -> IsotonicCalibration:
-        """Fit one isotonic map per column of ``S`` (scores) to the column of ``Y`` (0/1).
-
-        Parameters
-        ----------
-        S : array-like of shape (m, d)
-            Leave-one-out scores of the training points.
-        Y : array-like of shape (m, d)
-            Their labels.
-
-        Returns
-        -------
-        self
+        """Fit one isotonic map per column of ``S`` (the training points' leave-one-out
+        scores, (m, d)) to the column of ``Y`` (their 0/1 labels, (m, d)); returns ``self``.
         """
         S, Y = _fit_arrays(S, Y)
-        breakpoints, values = [], []
-        for j in range(S.shape[1]):
-            b, v = _isotonic_thresholds(S[:, j], Y[:, j])
-            breakpoints.append(b)
-            values.append(v)
+        breakpoints, values = zip(*(_isotonic_thresholds(S[:, j], Y[:, j])
+                                    for j in range(S.shape[1])), strict=True)
         self.indptr_ = np.concatenate([[0], np.cumsum([len(b) for b in breakpoints])])
         self.breakpoints_ = np.concatenate(breakpoints)
         self.values_ = np.concatenate(values)
@@ -192,21 +179,9 @@ class PlattCalibration:
                                  f"and {self.b_.shape}")
 
     def fit(self, S, Y, *, max_iter: int = 100) -> PlattCalibration:
-        """Fit one logistic map per column of ``S`` (scores) to the column of ``Y`` (0/1).
-
-        Parameters
-        ----------
-        S : array-like of shape (m, d)
-            Leave-one-out scores of the training points.
-        Y : array-like of shape (m, d)
-            Their labels.
-        max_iter : int, default=100
-            Newton steps at most (each halves its step until the objective decreases).
-
-        Returns
-        -------
-        self
-        """
+        """Fit one logistic map per column of ``S`` to the column of ``Y``, as
+        :meth:`IsotonicCalibration.fit`, by at most ``max_iter`` Newton steps (each halves its
+        step until the objective decreases); returns ``self``."""
         S, Y = _fit_arrays(S, Y)
         n_pos = Y.sum(axis=0)
         n_neg = len(Y) - n_pos
