@@ -17,9 +17,9 @@ positions ``1 .. m`` of its ``m`` ranked labels and ``NaN`` for the others
 
 * ``IB-M`` and ``IB-PL``: ``KNeighborsLabelRanker`` with the Mallows model (the neighbours'
   center ranking, by Algorithm 1 of Cheng, Hühn & Hüllermeier, ICML 2009, for incomplete
-  rankings) or the Plackett-Luce model, ``n_neighbors`` in ``NEIGHBOURS``;
+  rankings) or the Plackett-Luce model, ``n_neighbors`` in ``_sklr_common.NEIGHBOURS``;
 * ``LRT``: ``DecisionTreeLabelRanker`` (the label ranking tree of the same paper),
-  ``min_samples_split`` in ``MIN_SPLITS``.
+  ``min_samples_split`` in ``_sklr_common.MIN_SPLITS``.
 
 Each hyper-parameter is chosen on the training fold only, by 3-fold cross-validation with the
 fold's seed. scikit-lr's own ``score`` needs complete rankings, so the validation score is
@@ -37,10 +37,8 @@ per ranker and level; ``--json`` writes one record per data set and level in the
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -49,9 +47,9 @@ try:  # the package from this checkout when it is not installed in the benchmark
     import ecrm  # noqa: F401
 except ImportError:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _sklr_common as common  # noqa: E402
 
-NEIGHBOURS = (5, 10, 20)
-MIN_SPLITS = (2, 10, 40)
 RANKERS = ("IB-M", "IB-PL", "LRT")
 LEVELS = "0,0.3,0.6"
 DATASETS = "iris,wine,glass,vehicle,stock,housing,bodyfat,wisconsin"
@@ -91,48 +89,21 @@ def _scorer(estimator, X, Y) -> float:
 
 def _search(name: str, seed: int):
     """The ranker ``name`` with its hyper-parameter chosen by 3-fold CV of observed tau."""
-    from sklearn.model_selection import GridSearchCV, KFold
-    from sklr.neighbors import KNeighborsLabelRanker
-    from sklr.tree import DecisionTreeLabelRanker
-
-    if name == "LRT":
-        est, grid = DecisionTreeLabelRanker(random_state=seed), {"min_samples_split":
-                                                                 list(MIN_SPLITS)}
-    else:
-        model = "mallows" if name == "IB-M" else "plackett_luce"
-        est, grid = KNeighborsLabelRanker(model=model), {"n_neighbors": list(NEIGHBOURS)}
-    return GridSearchCV(est, grid, cv=KFold(3, shuffle=True, random_state=seed),
-                        scoring=_scorer, error_score="raise")
+    return common.label_ranker(name, seed, scoring=_scorer, error_score="raise")
 
 
 def _fold(X, R, train, test, seed, Rtr, rankers) -> dict:
     """Every ranker on one split: ``{ranker: (tau, params, CPU seconds)}``."""
-    from sklearn.preprocessing import StandardScaler
-    from threadpoolctl import threadpool_limits
-
     from ecrm.experiments._ranking_knn import _tau
 
-    scaler = StandardScaler().fit(X[train])
-    Xtr, Xte, Ytr = scaler.transform(X[train]), scaler.transform(X[test]), to_sklr(Rtr)
-    out = {}
-    with threadpool_limits(1, user_api="blas"):
-        for r in rankers:
-            t0 = time.process_time()  # CPU seconds: the machine's load does not count
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                search = _search(r, seed % (2**31 - 1)).fit(Xtr, Ytr)
-                P = np.asarray(search.predict(Xte)) - 1
-            unconverged = sum("did not converge" in str(w.message) for w in caught)
-            out[r] = (float(_tau(P, R[test]).mean()), {**search.best_params_,
-                      "convergence_warnings": unconverged}, time.process_time() - t0)
-    return out
+    return common.run_fold(X, train, test, to_sklr(Rtr), seed, rankers, _search,
+                           lambda pred: _tau(pred - 1, R[test]).mean(),
+                           count_unconverged=True)
 
 
 def run_dataset(name: str, data_dir, level: float, *, rankers=RANKERS, repeats=5, folds=10,
                 max_train=None, n_jobs=1, random_state=0) -> dict:
     """Kendall's tau of every ranker on every test fold of one data set at one level."""
-    from joblib import Parallel, delayed
-
     from ecrm.datasets.label_ranking import load_label_ranking
     from ecrm.experiments.missing_labels import MAX_TRAIN, deleted_folds
 
@@ -140,65 +111,37 @@ def run_dataset(name: str, data_dir, level: float, *, rankers=RANKERS, repeats=5
     data = load_label_ranking(name, data_dir)
     X, R = data.X, data.ranks
     start = time.perf_counter()
-    done = Parallel(n_jobs=n_jobs)(
-        delayed(_fold)(X, R, train, test, seed, Rtr, rankers)
-        for _, _, train, test, seed, Rtr in deleted_folds(
-            R, level, repeats=repeats, folds=folds, random_state=random_state,
-            max_train=max_train))
+    splits = deleted_folds(R, level, repeats=repeats, folds=folds, random_state=random_state,
+                           max_train=max_train)
+    done = common.run_folds(_fold, ((X, R, train, test, seed, Rtr, rankers)
+                                    for _, _, train, test, seed, Rtr in splits), n_jobs)
     return {"dataset": name, "missing": level, "n": X.shape[0], "p": X.shape[1],
             "k": R.shape[1], "max_train": max_train, "repeats": repeats, "folds": folds,
-            "seconds_wall": time.perf_counter() - start,
-            "rows": [{"method": r, "tau_mean": float(np.mean([d[r][0] for d in done])),
-                      "tau_std": float(np.std([d[r][0] for d in done])),
-                      "fold_taus": [d[r][0] for d in done],
-                      "seconds": float(sum(d[r][2] for d in done)),
-                      "params": [d[r][1] for d in done]} for r in rankers]}
+            "seconds_wall": time.perf_counter() - start, "rows": common.summary(done, rankers)}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", required=True)
-    parser.add_argument("--datasets", default=DATASETS)
+    common.add_arguments(parser, DATASETS, RANKERS)
     parser.add_argument("--levels", default=LEVELS,
                         help="comma-separated probabilities of removing a training label")
-    parser.add_argument("--rankers", default=",".join(RANKERS))
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--max-train", type=int, default=None,
                         help="cap the training folds as `ecrm reproduce missing-labels "
                         "--max-train` (default: its default)")
-    parser.add_argument("--n-jobs", type=int, default=1,
-                        help="folds in parallel processes (the results do not depend on it)")
-    parser.add_argument("--json")
-    args = parser.parse_args(argv)
-    try:
-        import sklr
-    except ImportError:
-        print("scikit-lr is not installed in this environment (it needs Python >= 3.13: "
-              "`make peers`, then run this script with .venv-peers/bin/python); skipping the "
-              "comparison.")
+    parsed = common.parse(parser, argv, RANKERS)
+    if parsed is None:
         return 0
-    rankers = tuple(args.rankers.split(","))
-    unknown = set(rankers) - set(RANKERS)
-    if unknown:
-        parser.error(f"unknown rankers {sorted(unknown)}; choose from {', '.join(RANKERS)}")
+    args, rankers = parsed
     levels = [float(p) for p in args.levels.split(",")]
-    print(f"scikit-lr {sklr.__version__}; {args.repeats} x {args.folds} folds")
-    print(f"{'data set':<11}{'p':>5}" + "".join(f"{r:>16}" for r in rankers) + "   seconds")
+    print(f"scikit-lr {args.sklr_version}; {args.repeats} x {args.folds} folds")
+    common.print_header(rankers, "p")
     results = []
     for name in args.datasets.split(","):
         for level in levels:
             info = run_dataset(name, args.data_dir, level, rankers=rankers,
                                repeats=args.repeats, folds=args.folds,
                                max_train=args.max_train, n_jobs=args.n_jobs)
-            results.append(info)
-            cells = "".join(f"{r['tau_mean']:>9.3f} ({r['tau_std']:.3f})"
-                            for r in info["rows"])
-            secs = " ".join(f"{r['seconds']:.0f}" for r in info["rows"])
-            print(f"{name:<11}{level:>5.1f}{cells}   {secs}", flush=True)
-            if args.json:
-                with open(args.json, "w", encoding="utf-8") as f:
-                    json.dump(results, f, indent=1)
+            common.report(results, info, f"{name:<11}{level:>5.1f}", json_path=args.json)
     return 0
 
 
