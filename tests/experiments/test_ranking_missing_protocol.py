@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from _label_ranking_files import write_toy_rankings
 from ecrm.cli import main
 from ecrm.experiments import _ranking_fold, _ranking_missing, missing_labels, ranking
 from ecrm.experiments._ranking_knn import _tau
@@ -134,17 +135,8 @@ def test_the_fold_trains_on_the_deletions_and_scores_complete_test_rankings(monk
     assert ref_seed == recorder.calls[0][2]
 
 
-def _toy_file(path, n=40, p=3, k=4, seed=1):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p))
-    R = np.argsort(np.argsort(-(X @ rng.normal(size=(p, k))), axis=1), axis=1) + 1
-    lines = [f"{n},{p},{k}"] + [",".join([f"{v:.4f}" for v in x] + [str(v) for v in r])
-                                for x, r in zip(X, R, strict=True)]
-    path.write_text("\n".join(lines) + "\n")
-
-
 def test_reproduce_missing_labels_end_to_end(tmp_path, capsys):
-    _toy_file(tmp_path / "toy.csv")
+    write_toy_rankings(tmp_path / "toy.csv", n=40)
     out = tmp_path / "out.json"
     assert main(["reproduce", "missing-labels", "--data-dir", str(tmp_path), "--datasets",
                  "toy", "--levels", "0,0.5", "--repeats", "1", "--folds", "3", "--quiet",

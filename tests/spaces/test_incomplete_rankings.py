@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from _label_ranking_files import write_toy_rankings
 from ecrm import (
     ECRM,
     ECRMCV,
@@ -260,17 +261,8 @@ def test_remove_labels_is_seeded_and_keeps_two_labels():
     np.testing.assert_allclose((mild < 0).mean(), 0.3, atol=0.03)
 
 
-def _toy_file(path, n=45, p=3, k=4, seed=1):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p))
-    R = np.argsort(np.argsort(-(X @ rng.normal(size=(p, k))), axis=1), axis=1) + 1
-    lines = [f"{n},{p},{k}"] + [",".join([f"{v:.4f}" for v in x] + [str(v) for v in r])
-                                for x, r in zip(X, R, strict=True)]
-    path.write_text("\n".join(lines) + "\n")
-
-
 def test_reproduce_ranking_missing_end_to_end(tmp_path, capsys):
-    _toy_file(tmp_path / "toy.csv")
+    write_toy_rankings(tmp_path / "toy.csv", n=45)
     out = tmp_path / "out.json"
     assert main(["reproduce", "ranking", "--data-dir", str(tmp_path), "--datasets", "toy",
                  "--missing", "0.3", "--repeats", "1", "--folds", "3", "--quiet",
