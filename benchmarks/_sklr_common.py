@@ -2,17 +2,25 @@
 runner, the per-data-set summary, the options and the printed table.
 
 The scripts run in the peers' environment (``make peers``: Python >= 3.13 with scikit-lr and
-this checkout); each puts its own folder on ``sys.path`` to import this module.
+this checkout); each puts its own folder on ``sys.path`` to import this module, which puts
+this checkout's ``src`` there when ecrm is not installed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
+
+try:  # the package from this checkout when it is not installed in the benchmark env
+    import ecrm  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 NEIGHBOURS = (5, 10, 20)
 MIN_SPLITS = (2, 10, 40)

@@ -43,11 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-try:  # the package from this checkout when it is not installed in the benchmark env
-    import ecrm  # noqa: F401
-except ImportError:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # for _sklr_common (and it, for ecrm)
 import _sklr_common as common  # noqa: E402
 
 RANKERS = ("IB-M", "IB-PL", "LRT")

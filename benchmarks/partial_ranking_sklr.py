@@ -35,11 +35,7 @@ import sys
 import time
 from pathlib import Path
 
-try:  # the package from this checkout when it is not installed in the benchmark env
-    import ecrm  # noqa: F401
-except ImportError:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # for _sklr_common (and it, for ecrm)
 import _sklr_common as common  # noqa: E402
 
 NEIGHBOURS = (3, 5, 10, 15, 20, 30)

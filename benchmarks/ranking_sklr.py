@@ -4,9 +4,8 @@
     .venv-peers/bin/python benchmarks/ranking_sklr.py \
         --data-dir ../shared/data/label_ranking --datasets iris,wine --json sklr.json
 
-scikit-lr (0.3.0 needs Python >= 3.13; ``make peers`` makes ``.venv-peers`` with it and this
-checkout) is a benchmark-only dependency: never one of ecrm's. Without it the script says so
-and exits with status 0.
+scikit-lr is a benchmark-only dependency, installed in the peers' environment only (see
+``_sklr_common``); without it the script says so and exits with status 0.
 
 The folds are those of ``ecrm reproduce ranking`` (:func:`ecrm.experiments.ranking.
 protocol_folds`: the same repeats, folds, seeds and, with ``--max-train``, the same capped
@@ -30,11 +29,7 @@ import argparse
 import sys
 from pathlib import Path
 
-try:  # the package from this checkout when it is not installed in the benchmark env
-    import ecrm  # noqa: F401
-except ImportError:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # for _sklr_common (and it, for ecrm)
 import _sklr_common as common  # noqa: E402
 
 RANKERS = ("IB-M", "IB-PL", "LRT")
