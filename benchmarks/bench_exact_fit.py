@@ -26,7 +26,6 @@ What it measured, and on which machine: ``docs/results/benchmarks.rst``.
 
 import argparse
 import contextlib
-import os
 import sys
 import time
 from pathlib import Path
@@ -47,7 +46,6 @@ from ecrm.weights.kernel._kernels import kernel_matrix
 from ecrm.weights.kernel._ridge import EigenFactor
 
 ALPHAS = np.logspace(-8, 2, 21)  # ecrm.experiments.hmc.ALPHAS
-DEFAULT_DATA = "/work/shared/data/hmc"
 
 
 # -- the previous code path ------------------------------------------------------------------
@@ -136,7 +134,7 @@ def main(argv=None):
     parser.add_argument("--m", type=int, default=10000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dataset", default="imclef07a")
-    parser.add_argument("--data-dir", default=os.environ.get("ECRM_DATA", DEFAULT_DATA))
+    parser.add_argument("--data-dir", default=None)  # None: $ECRM_DATA
     parser.add_argument("--scipy", action="store_true",
                         help="also time a bare scipy.linalg.eigh (default driver)")
     parser.add_argument("--quick", action="store_true", help="m = 2000, 2 repeats")
