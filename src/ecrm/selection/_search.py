@@ -1,9 +1,12 @@
-r"""The one exact leave-one-out search object: :class:`LeaveOneOutSearch`.
+r"""The search objects: the exact leave-one-out search :class:`LeaveOneOutSearch` and the
+forest's out-of-bag search :class:`OutOfBagSearch`.
 
 :class:`ecrm.ECRMCV` holds one (its ``search``) and :func:`ecrm.selection.loo_search` calls
 one: both run :meth:`LeaveOneOutSearch.run`, which checks the settings, prepares the solver's
 leave-one-out bases (:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`) and runs
-:func:`ecrm.selection._loo.leave_one_out_search` over them.
+:func:`ecrm.selection._loo.leave_one_out_search` over them. :class:`ecrm.ForestECRMCV` holds
+an :class:`OutOfBagSearch` (its ``search``), whose algorithm is
+:func:`ecrm.weights.forest._search.search_forests`.
 
 Every search of the package reports its candidates in one layout (:func:`search_results`):
 ``params`` (a list of dicts), ``mean_score`` (greater is better) and ``rank`` (1 = best), one
@@ -27,7 +30,7 @@ from ecrm.weights.kernel._ridge import check_ridge
 from ecrm.weights.kernel._solvers.dual import gram_eigendecomposition
 from ecrm.weights.kernel._solvers.prepare import prepare_search
 
-__all__ = ["RESULTS_COLUMNS", "LeaveOneOutSearch", "check_search",
+__all__ = ["RESULTS_COLUMNS", "LeaveOneOutSearch", "OutOfBagSearch", "check_search",
            "effective_search", "ranks", "search_results"]
 
 #: The columns every ``cv_results_`` has, whatever the family.
@@ -270,20 +273,98 @@ class LeaveOneOutSearch(BaseEstimator):
                    f"intercept={best.fit_intercept}", file=sys.stderr)
 
 
-def check_search(search) -> LeaveOneOutSearch | None:
-    """``search`` checked: ``None`` or a :class:`LeaveOneOutSearch` whose settings pass
-    their constraints (an error names ``search`` and the setting)."""
-    return None if search is None else _checked(_instance(search))
+def _forest_grid(param_grid) -> list[dict]:
+    from ecrm.weights.forest.estimator import check_param_grid  # the forest's constraints
+
+    return check_param_grid(param_grid)
 
 
-def _instance(search) -> LeaveOneOutSearch:
-    if not isinstance(search, LeaveOneOutSearch):
-        raise TypeError(f"search must be None or a LeaveOneOutSearch; got "
+class OutOfBagSearch(BaseEstimator):
+    """The settings of the out-of-bag search of forest settings (:class:`ecrm.ForestECRMCV`).
+
+    Every setting of ``param_grid`` is a forest on all the training points; the one with the
+    best out-of-bag criterion is kept as it is (no refit: the criterion is honest for it). The
+    criterion is as :class:`LeaveOneOutSearch`'s, so the kernel's and the forest's
+    ``best_score_`` compare (:func:`ecrm.selection.select_honestly`).
+
+    Settings that differ only in ``min_samples_split`` share one forest, grown with the
+    smallest value and pruned for the others (:func:`ecrm.weights.forest._fit.prune`: pruned
+    trees are distributed as trees grown with that value). With ``search_estimators``, every
+    setting is first judged on that many trees; the best one's forest then grows on to
+    ``n_estimators`` and its group's ``min_samples_split`` values are judged again.
+
+    Parameters
+    ----------
+    param_grid : dict or list of dicts, default=None
+        Settings of the trees in scikit-learn's :class:`~sklearn.model_selection.ParameterGrid`
+        format, over the keys ``flavour``, ``max_features``, ``min_samples_leaf``,
+        ``min_samples_split`` and ``max_depth`` (each as in
+        :class:`~ecrm.weights.forest.estimator.ForestECRM`, whose default a setting the grid
+        does not name takes; a fixed other value is a one-value list). ``None``:
+        ``{"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}``.
+    scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
+        The criterion: the out-of-bag task loss, or a ranking metric of the out-of-bag label
+        scores (as :class:`LeaveOneOutSearch`'s).
+    search_estimators : int >= 1 or None, default=None
+        Trees each setting is judged on before the best grows on to ``n_estimators``
+        (``None``, or at least ``n_estimators``: every setting grows them all).
+    split_search : {"grid", "descent"}, default="grid"
+        Which ``min_samples_split`` values of a group are judged: all (``"grid"``), or a
+        descent along the sorted values (``"descent"``) from the middle one (with
+        ``search_estimators``, on the whole forest: from the value chosen on fewer trees) to
+        the better neighbour while it beats the current value: a local optimum (the grid's
+        choice when the criterion is unimodal), typically after three to five judgements.
+        Values not judged are NaN in ``cv_results_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ecrm import ForestECRMCV, Hierarchy
+    >>> from ecrm.losses import HammingLoss
+    >>> from ecrm.selection import OutOfBagSearch
+    >>> h = Hierarchy([("a", "a1"), ("a", "a2")])
+    >>> X = np.linspace(0, 1, 40)[:, None]
+    >>> Y = np.where(X > 0.5, [1, 0, 1], [1, 1, 0])
+    >>> search = OutOfBagSearch(param_grid={"min_samples_leaf": [1, 5]})
+    >>> model = ForestECRMCV(HammingLoss(), h, search=search, n_estimators=20,
+    ...                      random_state=0).fit(X, Y)
+    >>> model.cv_results_["params"], int(min(model.cv_results_["rank"]))
+    ([{'min_samples_leaf': 1}, {'min_samples_leaf': 5}], 1)
+    """
+
+    _parameter_constraints = table(
+        "scoring", "search_estimators", "split_search",
+        param_grid=Checked("settings of the forest's parameters (the plan: the list of them)",
+                           bad=({"alpha": [1.0]}, {"n_estimators": [0]}),
+                           function=_forest_grid))
+    #: The plan's scoring metric (``None``: the task loss).
+    _parameter_rules = (Rule("metric", check_scoring, ("scoring",)),)
+
+    def __init__(self, *, param_grid=None, scoring="loss", search_estimators=None,
+                 split_search="grid"):
+        self.param_grid = param_grid
+        self.scoring = scoring
+        self.search_estimators = search_estimators
+        self.split_search = split_search
+
+    plan = LeaveOneOutSearch.plan
+
+
+def check_search(search, kind: type = LeaveOneOutSearch):
+    """``search`` checked: ``None`` or a ``kind`` (:class:`LeaveOneOutSearch` or
+    :class:`OutOfBagSearch`) whose settings pass their constraints (an error names
+    ``search`` and the setting)."""
+    return None if search is None else _checked(_instance(search, kind))
+
+
+def _instance(search, kind: type):
+    if not isinstance(search, kind):
+        raise TypeError(f"search must be None or a {kind.__name__}; got "
                         f"{type(search).__name__}")
     return search
 
 
-def _checked(search: LeaveOneOutSearch) -> LeaveOneOutSearch:
+def _checked(search):
     try:
         search.plan()
     except (ValueError, TypeError) as exc:
@@ -295,23 +376,23 @@ def _checked(search: LeaveOneOutSearch) -> LeaveOneOutSearch:
 SHORTCUTS = {"alphas": None, "scoring": "loss"}
 
 
-def effective_search(alphas, scoring, search) -> LeaveOneOutSearch:
-    """The search an estimator runs: its ``search`` (default :class:`LeaveOneOutSearch`())
-    with the shortcuts given (not ``None``) set on a copy. A shortcut given beside a search
-    that sets the same setting is refused: which one was meant is not clear."""
+def effective_search(alphas, scoring, search, kind: type = LeaveOneOutSearch):
+    """The search an estimator runs: its ``search`` (default ``kind()``, a
+    :class:`LeaveOneOutSearch` or an :class:`OutOfBagSearch`) with the shortcuts given (not
+    ``None``) set on a copy. A shortcut given beside a search that sets the same setting is
+    refused: which one was meant is not clear."""
     given = {name: value for name, value in (("alphas", alphas), ("scoring", scoring))
              if value is not None}
     if search is None:
-        return _checked(LeaveOneOutSearch(**given))
-    own = _checked(_instance(search)).get_params(deep=False)
+        return _checked(kind(**given))
+    own = _checked(_instance(search, kind)).get_params(deep=False)
     both = [name for name in given if not _is_default(own[name], name)]
     if both:
         raise ValueError(f"{both[0]} is given both to the estimator and to its search "
                          f"({both[0]}={own[both[0]]!r}): give it once")
-    return _checked(LeaveOneOutSearch(**{**own, **given}))
+    return _checked(kind(**{**own, **given}))
 
 
 def _is_default(value, name: str) -> bool:
     default = SHORTCUTS[name]
     return value is default or (isinstance(value, str) and value == default)
-

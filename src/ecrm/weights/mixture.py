@@ -17,6 +17,7 @@ scores, with nothing refitted. :class:`MixedRiskECRM` fits both families and mak
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,13 @@ from sklearn.utils.validation import check_is_fitted
 from ecrm.estimators._parameters import RANDOM_STATE, Checked, Rule, table
 from ecrm.estimators._template import StructuredEstimator
 from ecrm.selection._criteria import check_scoring
-from ecrm.selection._search import RESULTS_COLUMNS, LeaveOneOutSearch, ranks, search_results
+from ecrm.selection._search import (
+    RESULTS_COLUMNS,
+    LeaveOneOutSearch,
+    OutOfBagSearch,
+    ranks,
+    search_results,
+)
 from ecrm.weights.forest.estimator import ForestECRMCV
 from ecrm.weights.kernel.estimator import ECRMCV
 
@@ -77,16 +84,32 @@ def _kernel_options(value) -> dict:
     """The kernel member's keyword arguments: no calibration either."""
     options = _member_options(value, "kernel_options")
     search = options.get("search")
-    if not isinstance(search, LeaveOneOutSearch):
-        search = None  # ECRMCV's own check names anything else
-    if options.get("calibration") is not None or (search is not None
+    if options.get("calibration") is not None or (isinstance(search, LeaveOneOutSearch)
                                                   and search.calibration is not None):
         raise ValueError("kernel_options must not set a calibration: the kernel's scores are "
                          "mixed as the leave-one-out search judged them")
-    if search is not None and not (isinstance(search.scoring, str)
-                                   and search.scoring == "loss"):
-        raise ValueError("kernel_options must not set the search's scoring: the mixture sets "
-                         "it for both families")
+    return _search_scoring(options, "kernel_options", LeaveOneOutSearch)
+
+
+def _forest_options(value) -> dict:
+    """The forest member's keyword arguments: its constructor's (the trees' settings are
+    its search's grid)."""
+    options = _member_options(value, "forest_options")
+    unknown = sorted(set(options) - set(inspect.signature(ForestECRMCV).parameters))
+    if unknown:
+        raise ValueError(f"forest_options must be keyword arguments of ForestECRMCV; got "
+                         f"{unknown} (the trees' settings go in its search's param_grid)")
+    return _search_scoring(options, "forest_options", OutOfBagSearch)
+
+
+def _search_scoring(options: dict, name: str, kind: type) -> dict:
+    """``options``, unless their search (a ``kind``; the member's check names anything
+    else) sets the scoring the mixture sets for both families."""
+    search = options.get("search")
+    if isinstance(search, kind) and not (isinstance(search.scoring, str)
+                                         and search.scoring == "loss"):
+        raise ValueError(f"{name} must not set the search's scoring: the mixture sets it for "
+                         f"both families")
     return options
 
 
@@ -266,7 +289,8 @@ class MixedRiskECRM(_Combination):
         Keyword arguments of the :class:`ecrm.ECRMCV` (not ``calibration``: a calibration is
         chosen on the scores it is then judged on).
     forest_options : dict, optional
-        Keyword arguments of the :class:`ecrm.ForestECRMCV`.
+        Keyword arguments of the :class:`ecrm.ForestECRMCV` (the trees' settings: its
+        ``search``, an :class:`ecrm.selection.OutOfBagSearch`, not setting ``scoring``).
     mixing_grid : int or sequence of float, default=11
         The kernel shares tried: ``k`` evenly spaced values in [0, 1] (0 and 1, the pure
         families, included), or the values given.
@@ -315,9 +339,9 @@ class MixedRiskECRM(_Combination):
             {"search": LeaveOneOutSearch(calibration="auto")},
             {"search": LeaveOneOutSearch(scoring="lrap")}),
                                function=_kernel_options),
-        forest_options=Checked("ForestECRMCV's keyword arguments",
-                               bad=("x", {"random_state": 0}),
-                               function=lambda value: _member_options(value, "forest_options")),
+        forest_options=Checked("ForestECRMCV's keyword arguments", bad=(
+            "x", {"random_state": 0}, {"max_features": 1.0},
+            {"search": OutOfBagSearch(scoring="lrap")}), function=_forest_options),
         mixing_grid=Checked("an int >= 2 or shares in [0, 1] (the rule grid)",
                             bad=(1, [], [0.5, 1.5], "x")),
         random_state=RANDOM_STATE)
