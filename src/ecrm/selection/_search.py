@@ -359,8 +359,8 @@ def check_search(search, kind: type = LeaveOneOutSearch):
 
 def _instance(search, kind: type):
     if not isinstance(search, kind):
-        raise TypeError(f"search must be None or a {kind.__name__}; got "
-                        f"{type(search).__name__}")
+        raise TypeError(f"search must be None or {'an' if kind is OutOfBagSearch else 'a'} "
+                        f"{kind.__name__}; got {type(search).__name__}")
     return search
 
 
