@@ -44,11 +44,12 @@ def forest_params_of_old_layout(params: dict) -> dict:
         v is defaults[k].default or (type(v) is type(defaults[k].default)
                                      and v == defaults[k].default))}
     grid = moved.get("param_grid")
-    grid = DEFAULT_GRID if grid is None and fixed else grid
-    parts = [grid] if isinstance(grid, Mapping) else grid
-    if fixed and isinstance(parts, list) and all(isinstance(p, Mapping) for p in parts):
-        parts = [{**p, **{k: [v] for k, v in fixed.items() if k not in p}} for p in parts]
-        moved["param_grid"] = parts[0] if isinstance(grid, Mapping) else parts
+    one = grid is None or isinstance(grid, Mapping)  # one dict, not a list of them
+    parts = [DEFAULT_GRID if grid is None else grid] if one else grid
+    if isinstance(parts, list) and all(isinstance(p, Mapping) for p in parts):
+        wider = [{**p, **{k: [v] for k, v in fixed.items() if k not in p}} for p in parts]
+        if wider != parts:
+            moved["param_grid"] = wider[0] if one else wider
     return {**params, "search": OutOfBagSearch(**moved)}
 
 
