@@ -116,13 +116,10 @@ _PLAIN: dict[str, tuple[str, Callable[[Any], dict]]] = {
     "OutOfBagSearch": ("ecrm.selection._search", lambda s: s.get_params(deep=False)),
 }
 
-def _search_check(kind: str) -> Callable[[dict], None]:
-    def check(kwargs: dict) -> None:
-        from ecrm.selection import _search
+def _search_check(kwargs: dict, kind: str = "LeaveOneOutSearch") -> None:
+    from ecrm.selection import _search
 
-        _search.check_search(getattr(_search, kind)(**kwargs), getattr(_search, kind))
-
-    return check
+    _search.check_search(getattr(_search, kind)(**kwargs), getattr(_search, kind))
 
 
 #: The keyword arguments a constructor would cast, checked first (a file's strings must not
@@ -131,8 +128,8 @@ _CHECKS: dict[str, Callable[[dict], None]] = {
     "KernelFit": check_fit_kwargs, "FeatureFit": check_fit_kwargs,
     "LinearFeatures": check_linear_features_kwargs, "NystromFeatures": check_nystrom_kwargs,
     "IsotonicCalibration": check_isotonic_kwargs, "PlattCalibration": check_platt_kwargs,
-    "LeaveOneOutSearch": _search_check("LeaveOneOutSearch"),
-    "OutOfBagSearch": _search_check("OutOfBagSearch")}
+    "LeaveOneOutSearch": _search_check,
+    "OutOfBagSearch": lambda kwargs: _search_check(kwargs, "OutOfBagSearch")}
 
 
 def _ecrm_layout(params: dict) -> dict:

@@ -22,7 +22,7 @@ import warnings
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_memory
 
-from ecrm.estimators._parameters import Checked, Flag, Plan, Rule, check_params, table
+from ecrm.estimators._parameters import Checked, Flag, Plan, Rule, _imported, check_params, table
 from ecrm.selection._criteria import ScoreMetric, check_scoring
 from ecrm.selection._grid import alpha_grid, grid_edges, intercept_options, kernel_settings
 from ecrm.selection._loo import GridEdgeWarning, leave_one_out_search
@@ -273,40 +273,31 @@ class LeaveOneOutSearch(BaseEstimator):
                    f"intercept={best.fit_intercept}", file=sys.stderr)
 
 
-def _forest_grid(param_grid) -> list[dict]:
-    from ecrm.weights.forest.estimator import check_param_grid  # the forest's constraints
-
-    return check_param_grid(param_grid)
-
-
 class OutOfBagSearch(BaseEstimator):
     """The settings of the out-of-bag search of forest settings (:class:`ecrm.ForestECRMCV`).
 
     Every setting of ``param_grid`` is a forest on all the training points; the one with the
-    best out-of-bag criterion is kept as it is (no refit: the criterion is honest for it). The
-    criterion is as :class:`LeaveOneOutSearch`'s, so the kernel's and the forest's
-    ``best_score_`` compare (:func:`ecrm.selection.select_honestly`).
+    best out-of-bag criterion is kept as it is (no refit: the criterion is honest for it, and
+    compares with :class:`LeaveOneOutSearch`'s: :func:`ecrm.selection.select_honestly`).
 
     Settings that differ only in ``min_samples_split`` share one forest, grown with the
     smallest value and pruned for the others (:func:`ecrm.weights.forest._fit.prune`: pruned
-    trees are distributed as trees grown with that value). With ``search_estimators``, every
-    setting is first judged on that many trees; the best one's forest then grows on to
-    ``n_estimators`` and its group's ``min_samples_split`` values are judged again.
+    trees are distributed as trees grown with that value).
 
     Parameters
     ----------
     param_grid : dict or list of dicts, default=None
-        Settings of the trees in scikit-learn's :class:`~sklearn.model_selection.ParameterGrid`
-        format, over the keys ``flavour``, ``max_features``, ``min_samples_leaf``,
-        ``min_samples_split`` and ``max_depth`` (each as in
-        :class:`~ecrm.weights.forest.estimator.ForestECRM`, whose default a setting the grid
-        does not name takes; a fixed other value is a one-value list). ``None``:
-        ``{"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}``.
+        The trees' settings (:class:`~sklearn.model_selection.ParameterGrid` format) over
+        ``flavour``, ``max_features``, ``min_samples_leaf``, ``min_samples_split`` and
+        ``max_depth``, each as :class:`~ecrm.weights.forest.estimator.ForestECRM`'s, its
+        default where the grid names none. ``None``: ``{"flavour": ["random", "extra"],
+        "max_features": [0.5, 1.0]}``.
     scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
         The criterion: the out-of-bag task loss, or a ranking metric of the out-of-bag label
         scores (as :class:`LeaveOneOutSearch`'s).
     search_estimators : int >= 1 or None, default=None
-        Trees each setting is judged on before the best grows on to ``n_estimators``
+        Trees each setting is first judged on; the best one's forest then grows on to
+        ``n_estimators`` and its group's ``min_samples_split`` values are judged again
         (``None``, or at least ``n_estimators``: every setting grows them all).
     split_search : {"grid", "descent"}, default="grid"
         Which ``min_samples_split`` values of a group are judged: all (``"grid"``), or a
@@ -315,28 +306,13 @@ class OutOfBagSearch(BaseEstimator):
         the better neighbour while it beats the current value: a local optimum (the grid's
         choice when the criterion is unimodal), typically after three to five judgements.
         Values not judged are NaN in ``cv_results_``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from ecrm import ForestECRMCV, Hierarchy
-    >>> from ecrm.losses import HammingLoss
-    >>> from ecrm.selection import OutOfBagSearch
-    >>> h = Hierarchy([("a", "a1"), ("a", "a2")])
-    >>> X = np.linspace(0, 1, 40)[:, None]
-    >>> Y = np.where(X > 0.5, [1, 0, 1], [1, 1, 0])
-    >>> search = OutOfBagSearch(param_grid={"min_samples_leaf": [1, 5]})
-    >>> model = ForestECRMCV(HammingLoss(), h, search=search, n_estimators=20,
-    ...                      random_state=0).fit(X, Y)
-    >>> model.cv_results_["params"], int(min(model.cv_results_["rank"]))
-    ([{'min_samples_leaf': 1}, {'min_samples_leaf': 5}], 1)
     """
 
     _parameter_constraints = table(
         "scoring", "search_estimators", "split_search",
         param_grid=Checked("settings of the forest's parameters (the plan: the list of them)",
-                           bad=({"alpha": [1.0]}, {"n_estimators": [0]}),
-                           function=_forest_grid))
+                           bad=({"alpha": [1.0]}, {"n_estimators": [0]}), function=lambda g:
+                           _imported("ecrm.weights.forest._search.forest_grid")(g)))
     #: The plan's scoring metric (``None``: the task loss).
     _parameter_rules = (Rule("metric", check_scoring, ("scoring",)),)
 

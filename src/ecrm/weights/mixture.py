@@ -28,14 +28,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ecrm.estimators._parameters import RANDOM_STATE, Checked, Rule, table
 from ecrm.estimators._template import StructuredEstimator
+from ecrm.selection import OutOfBagSearch
 from ecrm.selection._criteria import check_scoring
-from ecrm.selection._search import (
-    RESULTS_COLUMNS,
-    LeaveOneOutSearch,
-    OutOfBagSearch,
-    ranks,
-    search_results,
-)
+from ecrm.selection._search import RESULTS_COLUMNS, LeaveOneOutSearch, ranks, search_results
 from ecrm.weights.forest.estimator import ForestECRMCV
 from ecrm.weights.kernel.estimator import ECRMCV
 
@@ -68,12 +63,21 @@ def check_mixing_grid(grid) -> np.ndarray:
     return np.unique(values)
 
 
-def _member_options(value, name: str) -> dict:
-    """A member's keyword arguments (``None``: none), without those the mixture sets."""
+def _member_options(value, name: str, member: type, search: type) -> dict:
+    """A member's keyword arguments (``None``: none): its constructor's, without those the
+    mixture sets (nor its ``search``'s scoring)."""
     if value is not None and not (isinstance(value, dict)
                                   and all(isinstance(k, str) for k in value)):
         raise TypeError(f"{name} must be a dict of keyword arguments; got {value!r}")
+    unknown = sorted(set(value or {}) - set(inspect.signature(member).parameters))
+    if unknown:
+        raise ValueError(f"{name} must be keyword arguments of {member.__name__}; got "
+                         f"{unknown}")
     reserved = {"loss", "output_space", "scoring", "random_state"} & set(value or {})
+    given = (value or {}).get("search")  # the member's check names a search of another kind
+    if isinstance(given, search) and not (isinstance(given.scoring, str)
+                                          and given.scoring == "loss"):
+        reserved.add("the search's scoring")
     if reserved:
         raise ValueError(f"{name} must not set {sorted(reserved)}: the mixture sets them for "
                          f"both families")
@@ -81,35 +85,12 @@ def _member_options(value, name: str) -> dict:
 
 
 def _kernel_options(value) -> dict:
-    """The kernel member's keyword arguments: no calibration either."""
-    options = _member_options(value, "kernel_options")
-    search = options.get("search")
-    if options.get("calibration") is not None or (isinstance(search, LeaveOneOutSearch)
-                                                  and search.calibration is not None):
+    """The kernel member's keyword arguments: no calibration of its search either."""
+    options = _member_options(value, "kernel_options", ECRMCV, LeaveOneOutSearch)
+    if isinstance(options.get("search"), LeaveOneOutSearch) and \
+            options["search"].calibration is not None:
         raise ValueError("kernel_options must not set a calibration: the kernel's scores are "
                          "mixed as the leave-one-out search judged them")
-    return _search_scoring(options, "kernel_options", LeaveOneOutSearch)
-
-
-def _forest_options(value) -> dict:
-    """The forest member's keyword arguments: its constructor's (the trees' settings are
-    its search's grid)."""
-    options = _member_options(value, "forest_options")
-    unknown = sorted(set(options) - set(inspect.signature(ForestECRMCV).parameters))
-    if unknown:
-        raise ValueError(f"forest_options must be keyword arguments of ForestECRMCV; got "
-                         f"{unknown} (the trees' settings go in its search's param_grid)")
-    return _search_scoring(options, "forest_options", OutOfBagSearch)
-
-
-def _search_scoring(options: dict, name: str, kind: type) -> dict:
-    """``options``, unless their search (a ``kind``; the member's check names anything
-    else) sets the scoring the mixture sets for both families."""
-    search = options.get("search")
-    if isinstance(search, kind) and not (isinstance(search.scoring, str)
-                                         and search.scoring == "loss"):
-        raise ValueError(f"{name} must not set the search's scoring: the mixture sets it for "
-                         f"both families")
     return options
 
 
@@ -341,7 +322,8 @@ class MixedRiskECRM(_Combination):
                                function=_kernel_options),
         forest_options=Checked("ForestECRMCV's keyword arguments", bad=(
             "x", {"random_state": 0}, {"max_features": 1.0},
-            {"search": OutOfBagSearch(scoring="lrap")}), function=_forest_options),
+            {"search": OutOfBagSearch(scoring="lrap")}), function=lambda value: _member_options(
+                value, "forest_options", ForestECRMCV, OutOfBagSearch)),
         mixing_grid=Checked("an int >= 2 or shares in [0, 1] (the rule grid)",
                             bad=(1, [], [0.5, 1.5], "x")),
         random_state=RANDOM_STATE)

@@ -24,12 +24,17 @@ GRID_KEYS = {"flavour", "max_features", "min_samples_leaf", "min_samples_split",
 
 def forest_grid(param_grid) -> list[dict]:
     """The settings of ``param_grid`` (``None``: :data:`DEFAULT_GRID`), in
-    :class:`~sklearn.model_selection.ParameterGrid` order."""
+    :class:`~sklearn.model_selection.ParameterGrid` order, once every value passed the
+    constraint :class:`~ecrm.weights.forest.estimator.ForestECRM` declares for it."""
+    from ecrm.weights.forest.estimator import ForestECRM
+
     grid = list(ParameterGrid(DEFAULT_GRID if param_grid is None else param_grid))
     for setting in grid:
         unknown = set(setting) - GRID_KEYS
         if unknown:
             raise ValueError(f"param_grid may set {sorted(GRID_KEYS)}; got {sorted(unknown)}")
+        for name, value in setting.items():
+            ForestECRM._parameter_constraints[name].check(value, name)
     return grid
 
 

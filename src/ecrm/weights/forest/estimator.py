@@ -39,7 +39,7 @@ from ecrm.weights._risk import RiskEstimator
 from ecrm.weights.forest._dask import fits_dask
 from ecrm.weights.forest._fit import ForestFit, Grown, Trees, grow_forest
 from ecrm.weights.forest._oob import forest_fit, judge, oob_scores
-from ecrm.weights.forest._search import check_results, forest_grid, results, search_forests
+from ecrm.weights.forest._search import GRID_KEYS, check_results, results, search_forests
 from ecrm.weights.kernel._solvers.rows import RiskTargets
 
 __all__ = ["ForestECRM", "ForestECRMCV"]
@@ -322,36 +322,20 @@ class ForestECRM(RiskEstimator):
             raise ValueError(f"oob_predictions_ must be a float64 array of shape {(m, d)}")
 
 
-def check_param_grid(param_grid) -> list[dict]:
-    """The settings of ``param_grid`` (:func:`ecrm.weights.forest._search.forest_grid`), once
-    every value of every setting passed the constraint :class:`ForestECRM` declares for it
-    (before any forest grows)."""
-    grid = forest_grid(param_grid)
-    for setting in grid:
-        for name, value in setting.items():
-            ForestECRM._parameter_constraints[name].check(value, name)
-    return grid
-
-
 class ForestECRMCV(ForestECRM):
     """:class:`ForestECRM` with the trees' settings chosen out of bag: the search
     :class:`ecrm.selection.OutOfBagSearch` describes.
 
     Parameters
     ----------
-    loss, output_space :
-        As :class:`ForestECRM`.
     search : ecrm.selection.OutOfBagSearch, default=None
-        The search's settings (``None``: ``OutOfBagSearch()``): the grid of the trees'
-        settings (``flavour``, ``max_features``, ``min_samples_leaf``, ``min_samples_split``,
-        ``max_depth``; :class:`ForestECRM`'s defaults where it names none), scoring, the
-        trees every setting is first judged on and the search along ``min_samples_split``,
-        each described there.
-    scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default=None
-        Shortcut for ``search.scoring`` (``None``: the search's, by default ``"loss"``), as
-        :class:`ecrm.ECRMCV`'s. A shortcut given beside a ``search`` that sets the same
-        setting is refused.
-    n_estimators, max_samples, n_split_targets, split_projection, n_jobs, random_state :
+        The search's settings (``None``: ``OutOfBagSearch()``), with the grid of the trees'
+        other settings: ``flavour``, ``max_features``, ... (:class:`ForestECRM`'s defaults
+        where it names none).
+    scoring : "loss", a metric name or callable, default=None
+        Shortcut for ``search.scoring`` (``None``: the search's), as :class:`ecrm.ECRMCV`'s.
+    loss, output_space, n_estimators, max_samples, n_split_targets, split_projection, \
+n_jobs, random_state :
         As :class:`ForestECRM`.
 
     Attributes
@@ -370,32 +354,22 @@ class ForestECRMCV(ForestECRM):
     _fitted_attributes = ForestECRM._fitted_attributes + ("best_params_", "best_score_",
                                                           "cv_results_")
 
-    _parameter_constraints = {
-        **table("scoring", search=Checked(
-            "an OutOfBagSearch", bad=("x", OutOfBagSearch(param_grid={"alpha": [1.0]}),
-                                      OutOfBagSearch(search_estimators=0)),
-            function=lambda search: check_search(search, OutOfBagSearch))),
-        **{name: ForestECRM._parameter_constraints[name] for name in (
-            "n_estimators", "max_samples", "n_split_targets", "split_projection", "n_jobs",
-            "random_state")}}
-    #: The plan's search run (its settings with the shortcut) and its checked settings.
-    _parameter_rules = (Rule("oob", lambda scoring, search: effective_search(
-        None, scoring, search, OutOfBagSearch), ("scoring", "search"), as_given=True),
-                        Rule("search_plan", OutOfBagSearch.plan, ("oob",)))
+    _parameter_constraints = {**table("scoring", search=Checked(
+        "an OutOfBagSearch", bad=("x", OutOfBagSearch(search_estimators=0)),
+        function=lambda search: check_search(search, OutOfBagSearch))), **{
+            k: v for k, v in ForestECRM._parameter_constraints.items() if k not in GRID_KEYS}}
+    #: The plan's checked settings of the search run (its own, with the shortcut).
+    _parameter_rules = (Rule("search_plan", lambda scoring, search: effective_search(
+        None, scoring, search, OutOfBagSearch).plan(), ("scoring", "search"), as_given=True),)
 
     def __init__(self, loss, output_space, *, search=None, scoring=None, n_estimators=100,
                  max_samples=None, n_split_targets=64, split_projection="random", n_jobs=None,
                  random_state=None):
-        self.loss = loss
-        self.output_space = output_space
-        self.search = search
-        self.scoring = scoring
-        self.n_estimators = n_estimators
-        self.max_samples = max_samples
-        self.n_split_targets = n_split_targets
-        self.split_projection = split_projection
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+        self.loss, self.output_space = loss, output_space
+        self.search, self.scoring = search, scoring
+        self.n_estimators, self.max_samples = n_estimators, max_samples
+        self.n_split_targets, self.split_projection = n_split_targets, split_projection
+        self.n_jobs, self.random_state = n_jobs, random_state
 
     def search_settings(self) -> OutOfBagSearch:
         """The search :meth:`fit` runs: ``search`` (or ``OutOfBagSearch()``) with the
