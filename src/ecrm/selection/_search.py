@@ -300,12 +300,11 @@ class OutOfBagSearch(BaseEstimator):
         ``n_estimators`` and its group's ``min_samples_split`` values are judged again
         (``None``, or at least ``n_estimators``: every setting grows them all).
     split_search : {"grid", "descent"}, default="grid"
-        Which ``min_samples_split`` values of a group are judged: all (``"grid"``), or a
-        descent along the sorted values (``"descent"``) from the middle one (with
-        ``search_estimators``, on the whole forest: from the value chosen on fewer trees) to
-        the better neighbour while it beats the current value: a local optimum (the grid's
-        choice when the criterion is unimodal), typically after three to five judgements.
-        Values not judged are NaN in ``cv_results_``.
+        Which ``min_samples_split`` values of a group are judged: all, or a descent along the
+        sorted values from the middle one (after ``search_estimators``: from the one chosen
+        on fewer trees) to the better neighbour while it beats the current value, a local
+        optimum (the grid's choice when the criterion is unimodal), typically after three to
+        five judgements; values not judged are NaN in ``cv_results_``.
     """
 
     _parameter_constraints = table(

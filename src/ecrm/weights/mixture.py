@@ -87,8 +87,7 @@ def _member_options(value, name: str, member: type, search: type) -> dict:
 def _kernel_options(value) -> dict:
     """The kernel member's keyword arguments: no calibration of its search either."""
     options = _member_options(value, "kernel_options", ECRMCV, LeaveOneOutSearch)
-    if isinstance(options.get("search"), LeaveOneOutSearch) and \
-            options["search"].calibration is not None:
+    if getattr(options.get("search"), "calibration", None) is not None:
         raise ValueError("kernel_options must not set a calibration: the kernel's scores are "
                          "mixed as the leave-one-out search judged them")
     return options
@@ -270,8 +269,7 @@ class MixedRiskECRM(_Combination):
         Keyword arguments of the :class:`ecrm.ECRMCV` (not ``calibration``: a calibration is
         chosen on the scores it is then judged on).
     forest_options : dict, optional
-        Keyword arguments of the :class:`ecrm.ForestECRMCV` (the trees' settings: its
-        ``search``, an :class:`ecrm.selection.OutOfBagSearch`, not setting ``scoring``).
+        Keyword arguments of the :class:`ecrm.ForestECRMCV` (its ``search`` not ``scoring``).
     mixing_grid : int or sequence of float, default=11
         The kernel shares tried: ``k`` evenly spaced values in [0, 1] (0 and 1, the pure
         families, included), or the values given.

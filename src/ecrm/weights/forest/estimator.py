@@ -330,8 +330,7 @@ class ForestECRMCV(ForestECRM):
     ----------
     search : ecrm.selection.OutOfBagSearch, default=None
         The search's settings (``None``: ``OutOfBagSearch()``), with the grid of the trees'
-        other settings: ``flavour``, ``max_features``, ... (:class:`ForestECRM`'s defaults
-        where it names none).
+        other settings (``flavour``, ...; :class:`ForestECRM`'s defaults where it names none).
     scoring : "loss", a metric name or callable, default=None
         Shortcut for ``search.scoring`` (``None``: the search's), as :class:`ecrm.ECRMCV`'s.
     loss, output_space, n_estimators, max_samples, n_split_targets, split_projection, \
