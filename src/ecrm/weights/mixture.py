@@ -63,7 +63,7 @@ def check_mixing_grid(grid) -> np.ndarray:
     return np.unique(values)
 
 
-def _member_options(value, name: str, member: type, search: type) -> dict:
+def _member_options(value, name: str, member: type) -> dict:
     """A member's keyword arguments (``None``: none): its constructor's, without those the
     mixture sets (nor its ``search``'s scoring)."""
     if value is not None and not (isinstance(value, dict)
@@ -74,9 +74,8 @@ def _member_options(value, name: str, member: type, search: type) -> dict:
         raise ValueError(f"{name} must be keyword arguments of {member.__name__}; got "
                          f"{unknown}")
     reserved = {"loss", "output_space", "scoring", "random_state"} & set(value or {})
-    given = (value or {}).get("search")  # the member's check names a search of another kind
-    if isinstance(given, search) and not (isinstance(given.scoring, str)
-                                          and given.scoring == "loss"):
+    scoring = getattr((value or {}).get("search"), "scoring", "loss")
+    if not (isinstance(scoring, str) and scoring == "loss"):
         reserved.add("the search's scoring")
     if reserved:
         raise ValueError(f"{name} must not set {sorted(reserved)}: the mixture sets them for "
@@ -86,7 +85,7 @@ def _member_options(value, name: str, member: type, search: type) -> dict:
 
 def _kernel_options(value) -> dict:
     """The kernel member's keyword arguments: no calibration of its search either."""
-    options = _member_options(value, "kernel_options", ECRMCV, LeaveOneOutSearch)
+    options = _member_options(value, "kernel_options", ECRMCV)
     if getattr(options.get("search"), "calibration", None) is not None:
         raise ValueError("kernel_options must not set a calibration: the kernel's scores are "
                          "mixed as the leave-one-out search judged them")
@@ -321,7 +320,7 @@ class MixedRiskECRM(_Combination):
         forest_options=Checked("ForestECRMCV's keyword arguments", bad=(
             "x", {"random_state": 0}, {"max_features": 1.0},
             {"search": OutOfBagSearch(scoring="lrap")}), function=lambda value: _member_options(
-                value, "forest_options", ForestECRMCV, OutOfBagSearch)),
+                value, "forest_options", ForestECRMCV)),
         mixing_grid=Checked("an int >= 2 or shares in [0, 1] (the rule grid)",
                             bad=(1, [], [0.5, 1.5], "x")),
         random_state=RANDOM_STATE)
