@@ -5,12 +5,12 @@ their present layout (commit 97de6ea, format version 2): an ECRMCV with the Nyst
 chosen by name and ``n_components``, an ECRMCV with ``calibration="platt"`` (both parameters
 of the constructor then, held by the solver object and the search object now), a
 ForestECRMCV (its search's and its trees' settings flat then, on its OutOfBagSearch now; a
-fixed trees' setting joins the grid), a MixedRiskECRM, a StructuredSVM and a Pipeline of a StandardScaler before an
-ECRMCV. Each was fitted on 18 random points of three features and a two-root tree of five
-labels (``a`` over ``a1`` and ``a2``, ``b`` over ``b1``), ``HammingLoss``; ``expected.npz``
-holds the older version's ``predict`` (and ``predict_scores`` where the class has it) on
-seven test points, ``X_test``. The files cannot be written again by the present code: they are
-kept as they were written.
+fixed trees' setting joins the grid), a MixedRiskECRM, a StructuredSVM and a Pipeline of a
+StandardScaler before an ECRMCV. Each was fitted on 18 random points of three features and a
+two-root tree of five labels (``a`` over ``a1`` and ``a2``, ``b`` over ``b1``),
+``HammingLoss``; ``expected.npz`` holds the older version's ``predict`` (and
+``predict_scores`` where the class has it) on seven test points, ``X_test``. The files cannot
+be written again by the present code: they are kept as they were written.
 """
 
 from __future__ import annotations

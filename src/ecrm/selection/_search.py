@@ -5,8 +5,7 @@ forest's out-of-bag search :class:`OutOfBagSearch`.
 one: both run :meth:`LeaveOneOutSearch.run`, which checks the settings, prepares the solver's
 leave-one-out bases (:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`) and runs
 :func:`ecrm.selection._loo.leave_one_out_search` over them. :class:`ecrm.ForestECRMCV` holds
-an :class:`OutOfBagSearch` (its ``search``), whose algorithm is
-:func:`ecrm.weights.forest._search.search_forests`.
+an :class:`OutOfBagSearch`, run by :func:`ecrm.weights.forest._search.search_forests`.
 
 Every search of the package reports its candidates in one layout (:func:`search_results`):
 ``params`` (a list of dicts), ``mean_score`` (greater is better) and ``rank`` (1 = best), one
