@@ -53,6 +53,7 @@ def main() -> None:
     from ecrm.datasets.label_ranking import load_label_ranking
     from ecrm.experiments import _ranking_peers as peers
     from ecrm.losses.kendall import KendallLoss
+    from ecrm.selection import OutOfBagSearch
     from ecrm.spaces.permutations import PermutationSpace
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -72,8 +73,8 @@ def main() -> None:
         space = PermutationSpace(data.ranks.shape[1])
         Y = space.from_ranks(data.ranks[train])
         now = peers.forest_model(*data.ranks[train].shape, 0)
-        before = ForestECRMCV(KendallLoss(), space, param_grid=BEFORE, n_estimators=100,
-                              max_samples=now.max_samples, random_state=0)
+        before = ForestECRMCV(KendallLoss(), space, search=OutOfBagSearch(param_grid=BEFORE),
+                              n_estimators=100, max_samples=now.max_samples, random_state=0)
         row = {"dataset": name, "m": len(X)}
         with threadpool_limits(1, user_api="blas"):
             for label, model in (("before", before), ("now", now)):

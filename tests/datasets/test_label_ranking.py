@@ -333,7 +333,7 @@ def test_a_large_fold_judges_the_forest_flavours_on_fewer_trees(monkeypatch):
     # one flavour grows on; the leaf sizes are descended, not all judged
     full = [forest.cv_results_["params"][i] for i, n in enumerate(counts)
             if n == peers.FOREST_TREES]
-    assert len({p["flavour"] for p in full}) == 1 and forest.split_search == "descent"
+    assert len({p["flavour"] for p in full}) == 1 and forest.search.split_search == "descent"
     assert forest._fit.trees.n_trees == peers.FOREST_TREES
 
 

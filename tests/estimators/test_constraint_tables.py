@@ -13,7 +13,7 @@ import ecrm
 from _shapes import TREE5 as TREE
 from ecrm.estimators._parameters import CONSTRAINTS, Choice, check_parameter, vocabulary
 from ecrm.losses import HammingLoss
-from ecrm.selection import LeaveOneOutSearch
+from ecrm.selection import LeaveOneOutSearch, OutOfBagSearch
 
 CHOICES = sorted(k for k, c in CONSTRAINTS.items() if isinstance(c, Choice))
 BAD = "no-such-name"
@@ -120,7 +120,8 @@ def _estimators() -> list[type]:
 def _make(cls, **params):
     takes = inspect.signature(cls).parameters
     nested = {k: params.pop(k) for k in list(params) if "__" in k}
-    for owner, make in (("search", LeaveOneOutSearch), ("solver", ecrm.NystromSolver)):
+    search = OutOfBagSearch if cls is ecrm.ForestECRMCV else LeaveOneOutSearch
+    for owner, make in (("search", search), ("solver", ecrm.NystromSolver)):
         given = {k.partition("__")[2]: v for k, v in nested.items() if k.startswith(owner)}
         if given:  # a setting of the estimator's search or solver object
             params[owner] = make(**given)
@@ -129,9 +130,10 @@ def _make(cls, **params):
 
 CASES = [(cls, name) for cls in _estimators() for name in sorted(_make(cls).get_params(False))
          if CHECKED_AS.get((cls.__name__, name), name) in CHOICES]
-#: The choice settings of ECRMCV's search object, given through it.
-CASES += [(ecrm.ECRMCV, f"search__{name}") for name in sorted(LeaveOneOutSearch().get_params())
-          if name in CHOICES]
+#: The choice settings of ECRMCV's and ForestECRMCV's search objects, given through them.
+CASES += [(cls, f"search__{name}") for cls, kind in ((ecrm.ECRMCV, LeaveOneOutSearch),
+                                                     (ecrm.ForestECRMCV, OutOfBagSearch))
+          for name in sorted(kind().get_params()) if name in CHOICES]
 #: The choice settings of the Nystrom solver object, given through it.
 CASES += [(cls, f"solver__{name}") for cls in (ecrm.ECRM, ecrm.ECRMCV)
           for name in sorted(ecrm.NystromSolver().get_params()) if name in CHOICES]

@@ -34,7 +34,7 @@ from ecrm.baselines import BRSVM
 from ecrm.estimators._parameters import Choice, Flag, Number, Plan, Rule, check_params
 from ecrm.estimators._template import StructuredEstimator
 from ecrm.losses import HammingLoss
-from ecrm.selection import LeaveOneOutSearch
+from ecrm.selection import LeaveOneOutSearch, OutOfBagSearch
 from ecrm.weights.kernel.length_scales import LeaveOneOutLengthScales
 
 ESTIMATORS = (ECRM, ECRMCV, JointKernelECRM, StructuredSVM, ForestECRM, ForestECRMCV,
@@ -71,6 +71,33 @@ def test_a_value_the_table_refuses_is_refused_naming_the_parameter(cls, name, ba
     estimator = cls(HammingLoss(), TREE, **{name: bad})
     with pytest.raises((ValueError, TypeError), match=name):
         estimator._check_params()
+
+
+# -- the search objects' tables, through the estimators that hold them ----------------------
+SEARCHES = ((ECRMCV, LeaveOneOutSearch), (ForestECRMCV, OutOfBagSearch))
+SEARCH_CASES = [pytest.param(cls, kind, name, bad, id=f"{kind.__name__}-{name}-{bad!r}")
+                for cls, kind in SEARCHES
+                for name, constraint in kind._parameter_constraints.items()
+                for bad in _bad_values(constraint)]
+
+
+@pytest.mark.parametrize("kind", [k for _, k in SEARCHES], ids=lambda k: k.__name__)
+def test_a_search_object_s_table_names_every_parameter_and_its_defaults_pass(kind):
+    assert set(kind._parameter_constraints) == set(inspect.signature(kind).parameters)
+    assert list(kind().plan()) == [*kind._parameter_constraints,
+                                   *(r.name for r in kind._parameter_rules)]
+
+
+@pytest.mark.parametrize("cls, kind, name, bad", SEARCH_CASES)
+def test_fit_refuses_a_search_setting_with_the_table_s_message_naming_the_search(
+        cls, kind, name, bad):
+    estimator = cls(HammingLoss(), TREE, search=kind(**{name: bad}))
+    expected = _refusal(kind._parameter_constraints[name], bad, name)
+    with pytest.raises((ValueError, TypeError), match=f"^search: .*{name}") as error:
+        estimator.fit(*_data(cls))
+    if expected is not None:
+        assert type(error.value) is type(expected) and str(error.value) == f"search: {expected}"
+    assert not [k for k in vars(estimator) if k.endswith("_") and not k.startswith("_")]
 
 
 # -- the tables are the checks ---------------------------------------------------------------
@@ -160,6 +187,20 @@ def test_the_plan_cleans_and_derives():
         5, None, "coarse-to-fine")
     assert loo["metric"] is None
     assert search.alphas is None  # the shortcut is set on a copy, never on the given search
+
+
+def test_the_forest_s_plan_holds_its_search_s_settings():
+    search = OutOfBagSearch(param_grid=[{"max_depth": [np.int64(3)]}, {"flavour": ["extra"]}],
+                            search_estimators=np.int64(4))
+    plan = ForestECRMCV(HammingLoss(), TREE, scoring="lrap", search=search)._check_params()
+    oob = plan["search_plan"]
+    assert oob["param_grid"] == [{"max_depth": 3}, {"flavour": "extra"}]
+    assert oob["search_estimators"] == 4 and type(oob["search_estimators"]) is int
+    assert oob["scoring"] == "lrap" and oob["metric"] is not None
+    assert search.scoring == "loss"  # the shortcut is set on a copy, never on the given search
+    with pytest.raises(ValueError, match="scoring is given both"):
+        ForestECRMCV(HammingLoss(), TREE, scoring="lrap",
+                     search=OutOfBagSearch(scoring="micro_auprc"))._check_params()
 
 
 def test_a_cross_parameter_rule_refuses_what_no_single_constraint_does():

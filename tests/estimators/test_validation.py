@@ -11,7 +11,7 @@ from _shapes import TREE6 as TREE
 from ecrm import ECRM, ECRMCV, Hierarchy, JointKernelECRM, MultilabelSpace, NystromSolver
 from ecrm.losses import HammingLoss, HierarchicalLoss
 from ecrm.losses.base import Loss
-from ecrm.selection import LeaveOneOutSearch
+from ecrm.selection import LeaveOneOutSearch, OutOfBagSearch
 
 DAG = Hierarchy([("a", "c"), ("b", "c"), ("c", "d")])
 ESTIMATORS = {"ECRM": ECRM, "ECRMCV": ECRMCV, "joint": JointKernelECRM}
@@ -92,17 +92,18 @@ CASES = ([(name, p, msg) for name in ESTIMATORS for p, msg in KERNEL_CASES]
          + [("ECRMCV", p, msg) for p, msg in CV_CASES])
 
 
-#: ECRMCV's settings that its search object carries.
-SEARCH = set(LeaveOneOutSearch().get_params()) - {"alphas", "scoring"}
+#: The search objects of ECRMCV and ForestECRMCV.
+SEARCHES = {"ECRMCV": LeaveOneOutSearch, "ForestECRMCV": OutOfBagSearch}
 
 
 def _search_settings(name: str, params: dict) -> dict:
-    """``params`` with ECRMCV's search settings on its search object."""
-    if name != "ECRMCV":
+    """``params`` with ECRMCV's (ForestECRMCV's) search settings on its search object."""
+    if name not in SEARCHES:
         return params
-    own = {k: v for k, v in params.items() if k in SEARCH}
-    rest = {k: v for k, v in params.items() if k not in SEARCH}
-    return {**rest, "search": LeaveOneOutSearch(**own)} if own else rest
+    settings = set(SEARCHES[name]().get_params()) - {"alphas", "scoring"}
+    own = {k: v for k, v in params.items() if k in settings}
+    rest = {k: v for k, v in params.items() if k not in settings}
+    return {**rest, "search": SEARCHES[name](**own)} if own else rest
 
 
 @pytest.mark.parametrize(("name", "params", "message"), CASES,
@@ -212,7 +213,7 @@ EDGES = {"alpha": (1e-12, 0.0), "gamma": (0.0, -1e-3), "degree": (1, 0), "coef0"
          "n_estimators": (1, 0), "max_features": (1.0, 1.5), "min_samples_leaf": (1, 0),
          "max_depth": (1, 0), "n_split_targets": (1, 0), "max_samples": (1.0, 1.5),
          "min_samples_split": (2, 1), "search_estimators": (1, 0)}
-#: The forest's parameters (ecrm.ForestECRM; search_estimators: ecrm.ForestECRMCV's).
+#: The forest's parameters (ecrm.ForestECRM; search_estimators: ecrm.ForestECRMCV's search's).
 FOREST = ("n_estimators", "max_features", "min_samples_leaf", "max_depth", "n_split_targets",
           "max_samples", "min_samples_split", "search_estimators")
 #: The ``ecrm`` options of estimator parameters.

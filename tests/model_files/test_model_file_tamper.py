@@ -27,7 +27,7 @@ from ecrm import ECRM, ECRMCV, ForestECRMCV, Hierarchy, NystromSolver, Structure
 from ecrm.datasets.flows import simulate_flows
 from ecrm.losses import AbsoluteLoss, HammingLoss
 from ecrm.model_files.io import ModelFileError
-from ecrm.selection import LeaveOneOutSearch
+from ecrm.selection import LeaveOneOutSearch, OutOfBagSearch
 from ecrm.spaces import paper_network
 from ecrm.weights.kernel.length_scales import LeaveOneOutLengthScales
 
@@ -398,8 +398,8 @@ def named_files(tmp_path_factory):
     ecrm = ECRM(HammingLoss(), TREE, gamma=0.3).fit(X, Y)
     pipe = make_pipeline(StandardScaler(), ECRM(HammingLoss(), TREE, gamma=0.3)).fit(X, Y)
     ssvm = StructuredSVM(HammingLoss(), TREE, max_iter=3).fit(X, Y)
-    forest = ForestECRMCV(HammingLoss(), TREE, param_grid={"max_features": [0.5, 1.0]},
-                          n_estimators=3, random_state=0).fit(X, Y)
+    forest = ForestECRMCV(HammingLoss(), TREE, search=OutOfBagSearch(
+        param_grid={"max_features": [0.5, 1.0]}), n_estimators=3, random_state=0).fit(X, Y)
     return {name: _save(model, tmp_path_factory, name)
             for name, model in [("ecrm", ecrm), ("pipeline", pipe), ("ssvm", ssvm),
                                 ("forest", forest)]}

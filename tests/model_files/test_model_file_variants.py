@@ -53,7 +53,7 @@ from ecrm import (
 from ecrm.losses import HammingLoss
 from ecrm.model_files import _archive
 from ecrm.model_files.io import ModelFileError
-from ecrm.selection import LeaveOneOutSearch
+from ecrm.selection import LeaveOneOutSearch, OutOfBagSearch
 
 META, DIGEST = "ecrm-model.json", "ecrm-model.sha256"
 #: The loader's memory budget during the test (bytes), and the most any variant may allocate.
@@ -85,7 +85,10 @@ def _models() -> dict:
                                     **cv),
         "ForestECRM": ForestECRM(loss, TREE, n_estimators=3, random_state=0),
         "ForestECRMCV": ForestECRMCV(loss, TREE, n_estimators=3, random_state=0,
-                                     param_grid={"min_samples_leaf": [1, 3]}),
+                                     search=OutOfBagSearch(
+                                         param_grid={"min_samples_leaf": [1, 3],
+                                                     "min_samples_split": [2, 4, 8]},
+                                         search_estimators=2, split_search="descent")),
         "MixedRiskECRM": MixedRiskECRM(loss, TREE, mixing_grid=3,
                                        forest_options={"n_estimators": 3}, random_state=0),
         "StackedRiskECRM": StackedRiskECRM(loss, TREE, members=[

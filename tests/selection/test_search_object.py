@@ -16,7 +16,7 @@ from sklearn.model_selection import GridSearchCV
 from _shapes import TREE5 as TREE
 from ecrm import ECRMCV, ForestECRMCV, MixedRiskECRM, NystromSolver, load, save
 from ecrm.losses import HammingLoss
-from ecrm.selection import LeaveOneOutSearch, loo_search, search_results
+from ecrm.selection import LeaveOneOutSearch, OutOfBagSearch, loo_search, search_results
 
 pytestmark = pytest.mark.filterwarnings("ignore::ecrm.exceptions.GridEdgeWarning")
 
@@ -69,6 +69,47 @@ def test_the_search_object_is_a_parameter_scikit_learn_searches_and_clones():
     grid = GridSearchCV(model, {"search__fit_intercept": [True, False]}, cv=2,
                         scoring=lambda est, X, Y: est.score(X, Y)).fit(X, Y)
     assert grid.best_params_["search__fit_intercept"] in (True, False)
+
+
+def test_the_forest_s_scoring_shortcut_is_its_search_s_own_setting():
+    X, Y = _data()
+    kw = {"n_estimators": 6, "random_state": 0}
+    grid = {"max_features": [0.5, 1.0]}
+    by_shortcut = ForestECRMCV(HammingLoss(), TREE, scoring="micro_auprc",
+                               search=OutOfBagSearch(param_grid=grid), **kw).fit(X, Y)
+    by_search = ForestECRMCV(HammingLoss(), TREE, search=OutOfBagSearch(
+        param_grid=grid, scoring="micro_auprc"), **kw).fit(X, Y)
+    assert by_shortcut.cv_results_ == by_search.cv_results_
+    assert by_shortcut.search_settings().get_params() == by_search.search_settings().get_params()
+    assert by_shortcut.search.scoring == "loss"  # the given search is never changed
+    with pytest.raises(ValueError, match="scoring is given both"):
+        ForestECRMCV(HammingLoss(), TREE, scoring="lrap",
+                     search=OutOfBagSearch(scoring="micro_auprc")).fit(X, Y)
+    with pytest.raises(TypeError, match="search must be None or an OutOfBagSearch"):
+        ForestECRMCV(HammingLoss(), TREE, search=LeaveOneOutSearch()).fit(X, Y)
+    with pytest.raises(TypeError, match="search must be None or a LeaveOneOutSearch"):
+        ECRMCV(HammingLoss(), TREE, search=OutOfBagSearch()).fit(X, Y)
+    assert not hasattr(ForestECRMCV(HammingLoss(), TREE), "flavour")  # the grid's setting
+
+
+def test_an_out_of_bag_search_file_round_trips(tmp_path):
+    X, Y = _data()
+    search = OutOfBagSearch(param_grid=[{"min_samples_split": [2, 4]}, {"flavour": ["extra"]}],
+                            search_estimators=3, split_search="descent")
+    model = ForestECRMCV(HammingLoss(), TREE, search=search, n_estimators=6,
+                         random_state=0).fit(X, Y)
+    save(model, tmp_path / "f.ecrm")
+    loaded = load(tmp_path / "f.ecrm")
+    assert loaded.search.get_params() == search.get_params() and loaded.scoring is None
+    np.testing.assert_equal(loaded.cv_results_, model.cv_results_)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+    def edit(meta):  # a search setting the constraints refuse
+        meta["params"]["search"]["kwargs"]["split_search"] = "binary"
+
+    _signed(tmp_path / "f.ecrm", edit)
+    with pytest.raises(ValueError, match="split_search"):
+        load(tmp_path / "f.ecrm")
 
 
 def test_loo_search_runs_the_search_object_s_settings():

@@ -9,6 +9,7 @@ from test_dask import _dask, _problem
 
 from _shapes import TREE7 as TREE
 from ecrm.losses import HammingLoss, HierarchicalLoss
+from ecrm.selection import OutOfBagSearch
 from ecrm.weights.forest.estimator import ForestECRM, ForestECRMCV
 
 distributed = pytest.importorskip("distributed", reason="the Dask tests need distributed "
@@ -52,8 +53,9 @@ def test_forest_on_dask_grows_the_in_memory_forest(client, loss):
 
 def test_forest_search_on_dask_makes_the_in_memory_choice(client):
     X, Y, Xt = _problem(seed=1)
-    kw = dict(param_grid={"max_features": [0.5, 1.0], "min_samples_split": [2, 8, 20]},
-              n_estimators=20, search_estimators=8, random_state=3)
+    search = OutOfBagSearch(param_grid={"max_features": [0.5, 1.0],
+                                        "min_samples_split": [2, 8, 20]}, search_estimators=8)
+    kw = dict(search=search, n_estimators=20, random_state=3)
     ref = ForestECRMCV(HammingLoss(), TREE, **kw).fit(X, Y)
     est = ForestECRMCV(HammingLoss(), TREE, **kw).fit(*_dask(X, Y))
     assert est.best_params_ == ref.best_params_

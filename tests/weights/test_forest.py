@@ -42,6 +42,7 @@ from ecrm.losses import (
     ZeroOneLoss,
 )
 from ecrm.model_files._archive import ModelFileError
+from ecrm.selection import OutOfBagSearch
 from ecrm.testing import check_oracle
 from ecrm.weights.forest._fit import ForestFit, grow_forest, prune
 
@@ -298,7 +299,7 @@ def test_a_loss_without_linear_form_predicts_through_the_weights():
 def test_the_cv_choice_is_the_smallest_out_of_bag_loss_of_separate_fits():
     X, Y, space, loss = dict(CASES)["ranking-kendall"]()
     grid = {"flavour": ["random", "extra"], "min_samples_leaf": [1, 4]}
-    cv = ForestECRMCV(loss, space, param_grid=grid, n_estimators=8, random_state=5).fit(X, Y)
+    cv = _cv(loss, space, param_grid=grid, n_estimators=8, random_state=5).fit(X, Y)
     seeds = np.random.RandomState(5).randint(np.iinfo(np.int32).max, size=4)
     from sklearn.model_selection import ParameterGrid
 
@@ -312,7 +313,7 @@ def test_the_cv_choice_is_the_smallest_out_of_bag_loss_of_separate_fits():
 def test_the_cv_prunes_one_forest_for_its_leaf_sizes_and_keeps_the_best_pruning():
     X, Y, space, loss = dict(CASES)["ranking-kendall"]()
     grid = {"flavour": ["random", "extra"], "min_samples_split": [2, 6, 500, 1000]}
-    cv = ForestECRMCV(loss, space, param_grid=grid, n_estimators=8, random_state=5).fit(X, Y)
+    cv = _cv(loss, space, param_grid=grid, n_estimators=8, random_state=5).fit(X, Y)
     results = cv.cv_results_
     assert results["n_estimators"] == [8] * 8
     best = int(np.argmin(results["oob_loss"]))
@@ -330,9 +331,9 @@ def test_the_cv_prunes_one_forest_for_its_leaf_sizes_and_keeps_the_best_pruning(
 def test_a_cv_search_on_fewer_trees_grows_only_the_best_setting_on():
     X, Y, space, loss = dict(CASES)["ranking-kendall"]()
     grid = {"flavour": ["random", "extra"], "min_samples_split": [2, 8]}
-    small = ForestECRMCV(loss, space, param_grid=grid, n_estimators=4,
+    small = _cv(loss, space, param_grid=grid, n_estimators=4,
                          random_state=2).fit(X, Y)
-    cv = ForestECRMCV(loss, space, param_grid=grid, n_estimators=12, search_estimators=4,
+    cv = _cv(loss, space, param_grid=grid, n_estimators=12, search_estimators=4,
                       random_state=2).fit(X, Y)
     # the search is the 4-tree fit; the best setting's flavour grows on to 12 trees
     lead = small.best_params_["flavour"]
@@ -347,7 +348,7 @@ def test_a_cv_search_on_fewer_trees_grows_only_the_best_setting_on():
     seen = ~np.isnan(C).any(axis=1)
     np.testing.assert_allclose(cv.oob_costs()[seen], C[seen], rtol=1e-12, atol=1e-14)
     # every setting at full size: no search
-    full = ForestECRMCV(loss, space, param_grid=grid, n_estimators=4, search_estimators=9,
+    full = _cv(loss, space, param_grid=grid, n_estimators=4, search_estimators=9,
                         random_state=2).fit(X, Y)
     assert full.cv_results_ == small.cv_results_
 
@@ -374,8 +375,8 @@ DESCENT_GRID = {"flavour": ["random", "extra"], "min_samples_split": [2, 3, 4, 6
 def test_a_descent_over_the_leaf_sizes_judges_the_grid_s_settings_along_its_path():
     X, Y, space, loss = dict(CASES)["ranking-kendall"]()
     kw = {"param_grid": DESCENT_GRID, "n_estimators": 6, "random_state": 3}
-    every = ForestECRMCV(loss, space, **kw).fit(X, Y)
-    cv = ForestECRMCV(loss, space, split_search="descent", **kw).fit(X, Y)
+    every = _cv(loss, space, **kw).fit(X, Y)
+    cv = _cv(loss, space, split_search="descent", **kw).fit(X, Y)
     scores = every.cv_results_["mean_score"]
     paths = [_descent(scores, list(group), 3) for group in (range(8), range(8, 16))]
     judged = set().union(*(j for j, _ in paths))
@@ -396,9 +397,9 @@ def test_a_descent_over_the_leaf_sizes_judges_the_grid_s_settings_along_its_path
 def test_after_a_search_the_descent_starts_from_its_choice_on_all_trees():
     X, Y, space, loss = dict(CASES)["ranking-kendall"]()
     kw = {"param_grid": DESCENT_GRID, "random_state": 4}
-    few = ForestECRMCV(loss, space, n_estimators=4, **kw).fit(X, Y)
-    searched = ForestECRMCV(loss, space, n_estimators=12, search_estimators=4, **kw).fit(X, Y)
-    cv = ForestECRMCV(loss, space, n_estimators=12, search_estimators=4,
+    few = _cv(loss, space, n_estimators=4, **kw).fit(X, Y)
+    searched = _cv(loss, space, n_estimators=12, search_estimators=4, **kw).fit(X, Y)
+    cv = _cv(loss, space, n_estimators=12, search_estimators=4,
                       split_search="descent", **kw).fit(X, Y)
     groups = [list(range(8)), list(range(8, 16))]
     first = [_descent(few.cv_results_["mean_score"], g, 3) for g in groups]
@@ -422,6 +423,13 @@ def test_after_a_search_the_descent_starts_from_its_choice_on_all_trees():
     assert sum(n == 0 for n in results["n_estimators"]) > 0
 
 
+def _cv(loss, space, *, param_grid=None, search_estimators=None, split_search="grid", **kw):
+    """ForestECRMCV with these settings of its search."""
+    return ForestECRMCV(loss, space, search=OutOfBagSearch(
+        param_grid=param_grid, search_estimators=search_estimators, split_search=split_search),
+                        **kw)
+
+
 def grid_params(grid) -> list[dict]:
     from sklearn.model_selection import ParameterGrid
 
@@ -433,7 +441,7 @@ def test_the_cv_choice_by_a_score_metric_is_the_metric_of_the_out_of_bag_scores(
 
     X, Y = _tree_data()
     grid = {"max_features": [0.5, 1.0]}
-    cv = ForestECRMCV(HammingLoss(), TREE, param_grid=grid, scoring="micro_auprc",
+    cv = _cv(HammingLoss(), TREE, param_grid=grid, scoring="micro_auprc",
                       n_estimators=8, random_state=1).fit(X, Y)
     S = cv.oob_scores()
     seen = ~np.isnan(S).any(axis=1)
@@ -483,11 +491,15 @@ def test_principal_split_targets_are_the_embeddings_top_components():
     ({"min_samples_leaf": 0}, "min_samples_leaf"), ({"n_split_targets": 0}, "n_split_targets"),
     ({"min_samples_split": 1}, "min_samples_split"),
     ({"split_projection": "sparse"}, "split_projection"),
-    ({"split_search": "binary"}, "split_search"),
+    ({"search": OutOfBagSearch(split_search="binary")}, "split_search"),
+    ({"search": OutOfBagSearch(search_estimators=0)}, "search: search_estimators"),
+    ({"search": OutOfBagSearch(param_grid={"max_depth": [0]})}, "search: max_depth"),
+    ({"search": OutOfBagSearch(param_grid={"n_estimators": [5]})}, "param_grid may set"),
+    ({"search": {"param_grid": None}}, "search must be None or an OutOfBagSearch"),
 ])
 def test_bad_parameters_are_refused_before_any_work(bad, match):
     X, Y = _tree_data()
-    model = (ForestECRMCV if "split_search" in bad else ForestECRM)(HammingLoss(), TREE, **bad)
+    model = (ForestECRMCV if "search" in bad else ForestECRM)(HammingLoss(), TREE, **bad)
     with pytest.raises((ValueError, TypeError), match=match):
         model.fit(X, Y)
     assert not hasattr(model, "X_fit_")
@@ -611,7 +623,7 @@ def test_a_cv_forest_file_round_trips_and_its_choice_is_checked(tmp_path):
 def test_a_searched_and_pruned_cv_forest_file_round_trips_and_is_checked(tmp_path):
     X, Y = _tree_data(m=40)
     grid = {"flavour": ["random", "extra"], "min_samples_split": [2, 5]}
-    model = ForestECRMCV(HammingLoss(), TREE, param_grid=grid, n_estimators=6,
+    model = _cv(HammingLoss(), TREE, param_grid=grid, n_estimators=6,
                          search_estimators=2, random_state=0).fit(X, Y)
     save(model, tmp_path / "cv.ecrm")
     loaded = load(tmp_path / "cv.ecrm")
@@ -635,7 +647,7 @@ def test_a_searched_and_pruned_cv_forest_file_round_trips_and_is_checked(tmp_pat
 def test_a_descended_cv_forest_file_keeps_its_settings_not_judged(tmp_path):
     X, Y = _tree_data(m=40)
     grid = {"min_samples_split": [2, 3, 4, 6, 9, 14, 20]}
-    model = ForestECRMCV(HammingLoss(), TREE, param_grid=grid, n_estimators=4,
+    model = _cv(HammingLoss(), TREE, param_grid=grid, n_estimators=4,
                          split_search="descent", random_state=0).fit(X, Y)
     assert 0 in model.cv_results_["n_estimators"]
     save(model, tmp_path / "cv.ecrm")
@@ -691,7 +703,7 @@ def test_the_model_summary_names_the_chosen_leaf_size():
 
     X, Y = _tree_data(m=40)
     grid = {"min_samples_split": [30, 60]}  # 60: above every tree's size, only roots
-    model = ForestECRMCV(HammingLoss(), TREE, param_grid=grid, n_estimators=4,
+    model = _cv(HammingLoss(), TREE, param_grid=grid, n_estimators=4,
                          random_state=0).fit(X, Y)
     summary = _weights(model)
     assert summary["min_samples_split"] == model.best_params_["min_samples_split"]

@@ -22,12 +22,12 @@ from ecrm import (
 )
 from ecrm.losses import AbsoluteLoss, FootruleLoss, HammingLoss, HierarchicalLoss, KendallLoss
 from ecrm.reporting.metrics import micro_auprc
-from ecrm.selection import LeaveOneOutSearch
+from ecrm.selection import LeaveOneOutSearch, OutOfBagSearch
 from ecrm.weights.mixture import check_mixing_grid, choose_mixture, kernel_loo_outputs
 
 TREE = Hierarchy([("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2")])
 KERNEL = {"alphas": [1e-3, 1e-2, 1e-1], "gamma": 0.5}
-FOREST = {"n_estimators": 12, "param_grid": {"max_features": [0.5, 1.0]}}
+FOREST = {"n_estimators": 12, "search": OutOfBagSearch(param_grid={"max_features": [0.5, 1.0]})}
 
 
 def _data(m=40, seed=0):
@@ -180,8 +180,16 @@ def test_a_mixture_whose_kernel_file_keeps_no_training_rows_loads(tmp_path, solv
     ({"mixing_grid": [0.5, 1.2]}, ValueError, r"in \[0, 1\]"),
     ({"mixing_grid": "half"}, TypeError, "mixing_grid"),
     ({"kernel_options": {"scoring": "lrap"}}, ValueError, "must not set"),
+    ({"kernel_options": {"search": LeaveOneOutSearch(scoring="lrap")}}, ValueError,
+     "kernel_options must not set \\[\"the search's scoring\"\\]"),
     ({"kernel_options": {"calibration": "isotonic"}}, ValueError, "calibration"),
     ({"forest_options": ["n_estimators"]}, TypeError, "dict of keyword"),
+    ({"forest_options": {"max_features": 1.0}}, ValueError,
+     "forest_options must be keyword arguments of ForestECRMCV; got \\['max_features'\\]"),
+    ({"forest_options": {"search": OutOfBagSearch(scoring="lrap")}}, ValueError,
+     "forest_options must not set \\[\"the search's scoring\"\\]"),
+    ({"forest_options": {"search": OutOfBagSearch(split_search="x")}}, ValueError,
+     "search: split_search"),
 ])
 def test_bad_parameters_are_refused_before_any_work(kwargs, error, match):
     X, Y = _data(m=10)

@@ -26,6 +26,7 @@ from _shapes import TREE5 as TREE
 from ecrm import ECRMCV, CandidateSpace, ForestECRM, ForestECRMCV, StackedRiskECRM, load, save
 from ecrm.losses import HammingLoss, ZeroOneLoss
 from ecrm.model_files.io import ModelFileError
+from ecrm.selection import OutOfBagSearch
 from ecrm.selection._criteria import SCORERS
 from ecrm.weights import FAMILIES
 from ecrm.weights._stack_choice import choose_stack
@@ -147,7 +148,7 @@ def test_weights_by_a_metric_are_the_brute_force_argmax(scored, data):
 
 
 def test_beyond_three_members_the_greedy_search_is_at_least_every_member(data):
-    members = [*_three(), _forest(max_features=1.0)]
+    members = [*_three(), _forest(search=OutOfBagSearch(param_grid={"max_features": [1.0]}))]
     model = StackedRiskECRM(LOSS, TREE, members=members, resolution=4, nested=False,
                             random_state=0).fit(*data)
     scores = model.cv_results_["score"]

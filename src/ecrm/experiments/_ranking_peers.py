@@ -65,7 +65,7 @@ def _forest(Xtr, Rtr, Xte, seed, honest=None):
         honest["forest"] = model
     return space.to_ranks(model.predict(Xte)), {
         **model.best_params_, "max_samples": model.max_samples,
-        "search_estimators": model.search_estimators, "oob_discordant": model.oob_loss_}
+        "search_estimators": model.search.search_estimators, "oob_discordant": model.oob_loss_}
 
 
 def forest_model(m: int, k: int, seed: int, max_draws: int | None = FOREST_MAX_DRAWS):
@@ -75,16 +75,18 @@ def forest_model(m: int, k: int, seed: int, max_draws: int | None = FOREST_MAX_D
     from ecrm import ForestECRMCV
     from ecrm.experiments._ranking_kernel import KENDALL_LOO_BUDGET
     from ecrm.losses.kendall import KendallLoss
+    from ecrm.selection import OutOfBagSearch
     from ecrm.spaces.permutations import PermutationSpace
 
     large = m > FOREST_SEARCH_ABOVE
     costly = m * 2**k * k > KENDALL_LOO_BUDGET  # exact Kemeny judgements: wisconsin, k = 16
-    return ForestECRMCV(KendallLoss(), PermutationSpace(k), param_grid=FOREST_GRID,
+    search = OutOfBagSearch(param_grid=FOREST_GRID,
+                            search_estimators=FOREST_SEARCH_TREES if large else None,
+                            split_search="descent" if large or costly else "grid")
+    return ForestECRMCV(KendallLoss(), PermutationSpace(k), search=search,
                         n_estimators=FOREST_TREES,
                         max_samples=max_draws if max_draws is not None and m > max_draws
                         else None,
-                        search_estimators=FOREST_SEARCH_TREES if large else None,
-                        split_search="descent" if large or costly else "grid",
                         n_split_targets=k, split_projection="principal", random_state=seed)
 
 

@@ -143,11 +143,14 @@ def _kernel_options(m: int, p: int) -> dict:
 def _forest_options(m: int, k: int) -> dict:
     """ECRM-forest's :class:`ecrm.ForestECRMCV` settings for ``m`` training bucket orders of
     ``k`` labels (as ``MixedRiskECRM``'s ``forest_options``)."""
+    from ecrm.selection import OutOfBagSearch
+
     large = m > _peers.FOREST_SEARCH_ABOVE
-    return {"param_grid": _peers.FOREST_GRID, "n_estimators": _peers.FOREST_TREES,
-            "search_estimators": _peers.FOREST_SEARCH_TREES if large else None,
-            "split_search": "descent" if large else "grid",
-            "n_split_targets": k, "split_projection": "principal"}
+    search = OutOfBagSearch(param_grid=_peers.FOREST_GRID,
+                            search_estimators=_peers.FOREST_SEARCH_TREES if large else None,
+                            split_search="descent" if large else "grid")
+    return {"search": search, "n_estimators": _peers.FOREST_TREES, "n_split_targets": k,
+            "split_projection": "principal"}
 
 
 def _ecrm(Xtr, Ptr, Xte, seed, methods=METHODS) -> tuple[dict, dict]:

@@ -113,12 +113,13 @@ _PLAIN: dict[str, tuple[str, Callable[[Any], dict]]] = {
         "centres": f.centres, "kernel_params": f.kernel_params, "projection": f.projection}),
     "LeaveOneOutSearch": ("ecrm.selection._search", lambda s: {**s.get_params(deep=False),
                                                      "memory": None}),
+    "OutOfBagSearch": ("ecrm.selection._search", lambda s: s.get_params(deep=False)),
 }
 
-def _search_check(kwargs: dict) -> None:
-    from ecrm.selection._search import LeaveOneOutSearch, check_search
+def _search_check(kwargs: dict, kind: str = "LeaveOneOutSearch") -> None:
+    from ecrm.selection import _search
 
-    check_search(LeaveOneOutSearch(**kwargs))
+    _search.check_search(getattr(_search, kind)(**kwargs), getattr(_search, kind))
 
 
 #: The keyword arguments a constructor would cast, checked first (a file's strings must not
@@ -127,7 +128,8 @@ _CHECKS: dict[str, Callable[[dict], None]] = {
     "KernelFit": check_fit_kwargs, "FeatureFit": check_fit_kwargs,
     "LinearFeatures": check_linear_features_kwargs, "NystromFeatures": check_nystrom_kwargs,
     "IsotonicCalibration": check_isotonic_kwargs, "PlattCalibration": check_platt_kwargs,
-    "LeaveOneOutSearch": _search_check}
+    "LeaveOneOutSearch": _search_check,
+    "OutOfBagSearch": lambda kwargs: _search_check(kwargs, "OutOfBagSearch")}
 
 
 def _ecrm_layout(params: dict) -> dict:
@@ -142,16 +144,22 @@ def _ecrmcv_layout(params: dict) -> dict:
     return ecrmcv_params_of_old_layout(params)
 
 
+def _forest_layout(params: dict) -> dict:
+    from ecrm.weights.forest._old_layouts import forest_params_of_old_layout
+
+    return forest_params_of_old_layout(params)
+
+
 def _mixture_layout(params: dict) -> dict:
-    options = params.get("kernel_options")
-    if not isinstance(options, dict):
-        return params
-    return {**params, "kernel_options": _ecrmcv_layout(options)}
+    return {**params, **{key: layout(params[key]) for key, layout in (
+        ("kernel_options", _ecrmcv_layout), ("forest_options", _forest_layout))
+        if isinstance(params.get(key), dict)}}
 
 
 #: Estimators whose parameters changed layout: the map from a file's older one.
 _OLD_LAYOUTS: dict[str, Callable[[dict], dict]] = {
-    "ECRM": _ecrm_layout, "ECRMCV": _ecrmcv_layout, "MixedRiskECRM": _mixture_layout}
+    "ECRM": _ecrm_layout, "ECRMCV": _ecrmcv_layout, "ForestECRMCV": _forest_layout,
+    "MixedRiskECRM": _mixture_layout}
 #: Estimators whose fitted state changed layout (``cv_results_``): the map from a file's
 #: older one, by the module function that knows it.
 _OLD_STATES: dict[str, str] = {

@@ -13,9 +13,10 @@ label positions, ranked by Kendall's distance) is chosen by exactly the same sea
 Every family's own search ends with a criterion that no training point influenced for
 itself: :class:`ecrm.ECRMCV` the exact leave-one-out task loss (or a metric of the
 leave-one-out label scores), :class:`ecrm.ForestECRMCV` the out-of-bag task loss (or the
-same metric of the out-of-bag label scores). Every family reports it as ``honest_score_``
-(greater is better; :class:`ecrm.weights.RiskEstimator`), so :func:`select_honestly` fits
-each candidate once and keeps the best, nothing refitted and nothing judged on a test set.
+same metric of the out-of-bag label scores; :class:`OutOfBagSearch`). Every family reports
+it as ``honest_score_`` (greater is better; :class:`ecrm.weights.RiskEstimator`), so
+:func:`select_honestly` fits each candidate once and keeps the best, nothing refitted and
+nothing judged on a test set.
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ from sklearn.base import clone
 from sklearn.utils import check_array, check_random_state
 
 from ecrm.selection._loo import SearchOutcome
-from ecrm.selection._search import LeaveOneOutSearch, effective_search, search_results
+from ecrm.selection._search import (
+    LeaveOneOutSearch,
+    OutOfBagSearch,
+    effective_search,
+    search_results,
+)
 from ecrm.spaces.base import OutputSpace
 from ecrm.weights._fit import Criterion, Outcome, RiskFit
 from ecrm.weights.kernel._kernels import check_kernel_input, check_kernel_params
@@ -38,8 +44,8 @@ from ecrm.weights.kernel._solvers._backend import get_backend
 from ecrm.weights.kernel._solvers.choice import check_solver, check_solver_params
 from ecrm.weights.kernel._solvers.rows import RiskTargets
 
-__all__ = ["HonestChoice", "LeaveOneOutChoice", "LeaveOneOutSearch", "loo_search",
-           "search_results", "select_honestly"]
+__all__ = ["HonestChoice", "LeaveOneOutChoice", "LeaveOneOutSearch", "OutOfBagSearch",
+           "loo_search", "search_results", "select_honestly"]
 
 
 # -- the exact leave-one-out search of ridge regressions ---------------------------------------
@@ -273,13 +279,11 @@ def select_honestly(candidates, X, Y) -> HonestChoice:
     >>> len(choice.scores), choice.best_estimator.predict([[0.9]]).tolist()
     (2, [[1.0, 0.0, 1.0]])
     """
-    from ecrm.weights.kernel.estimator import ECRMCV
-
     candidates = list(candidates)
     if not candidates:
         raise ValueError("select_honestly needs at least one candidate")
-    # the scoring each honest criterion follows: a kernel search's own, else ``scoring``
-    scorings = {repr(c.search_settings().scoring if isinstance(c, ECRMCV)
+    # the scoring each honest criterion follows: a search's own, else ``scoring``
+    scorings = {repr(c.search_settings().scoring if hasattr(c, "search_settings")
                      else getattr(c, "scoring", None)) for c in candidates}
     if len(scorings) != 1 or "None" in scorings:
         raise ValueError(f"the candidates must share one scoring (their honest_score_ then "

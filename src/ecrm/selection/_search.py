@@ -1,9 +1,11 @@
-r"""The one exact leave-one-out search object: :class:`LeaveOneOutSearch`.
+r"""The search objects: the exact leave-one-out search :class:`LeaveOneOutSearch` and the
+forest's out-of-bag search :class:`OutOfBagSearch`.
 
 :class:`ecrm.ECRMCV` holds one (its ``search``) and :func:`ecrm.selection.loo_search` calls
 one: both run :meth:`LeaveOneOutSearch.run`, which checks the settings, prepares the solver's
 leave-one-out bases (:func:`ecrm.weights.kernel._solvers.prepare.prepare_search`) and runs
-:func:`ecrm.selection._loo.leave_one_out_search` over them.
+:func:`ecrm.selection._loo.leave_one_out_search` over them. :class:`ecrm.ForestECRMCV` holds
+an :class:`OutOfBagSearch`, run by :func:`ecrm.weights.forest._search.search_forests`.
 
 Every search of the package reports its candidates in one layout (:func:`search_results`):
 ``params`` (a list of dicts), ``mean_score`` (greater is better) and ``rank`` (1 = best), one
@@ -19,7 +21,7 @@ import warnings
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_memory
 
-from ecrm.estimators._parameters import Checked, Flag, Plan, Rule, check_params, table
+from ecrm.estimators._parameters import Checked, Flag, Plan, Rule, _imported, check_params, table
 from ecrm.selection._criteria import ScoreMetric, check_scoring
 from ecrm.selection._grid import alpha_grid, grid_edges, intercept_options, kernel_settings
 from ecrm.selection._loo import GridEdgeWarning, leave_one_out_search
@@ -27,7 +29,7 @@ from ecrm.weights.kernel._ridge import check_ridge
 from ecrm.weights.kernel._solvers.dual import gram_eigendecomposition
 from ecrm.weights.kernel._solvers.prepare import prepare_search
 
-__all__ = ["RESULTS_COLUMNS", "LeaveOneOutSearch", "check_search",
+__all__ = ["RESULTS_COLUMNS", "LeaveOneOutSearch", "OutOfBagSearch", "check_search",
            "effective_search", "ranks", "search_results"]
 
 #: The columns every ``cv_results_`` has, whatever the family.
@@ -270,20 +272,73 @@ class LeaveOneOutSearch(BaseEstimator):
                    f"intercept={best.fit_intercept}", file=sys.stderr)
 
 
-def check_search(search) -> LeaveOneOutSearch | None:
-    """``search`` checked: ``None`` or a :class:`LeaveOneOutSearch` whose settings pass
-    their constraints (an error names ``search`` and the setting)."""
-    return None if search is None else _checked(_instance(search))
+class OutOfBagSearch(BaseEstimator):
+    """The settings of the out-of-bag search of forest settings (:class:`ecrm.ForestECRMCV`).
+
+    Every setting of ``param_grid`` is a forest on all the training points; the one with the
+    best out-of-bag criterion is kept as it is (no refit: the criterion is honest for it, and
+    compares with :class:`LeaveOneOutSearch`'s: :func:`ecrm.selection.select_honestly`).
+
+    Settings that differ only in ``min_samples_split`` share one forest, grown with the
+    smallest value and pruned for the others (:func:`ecrm.weights.forest._fit.prune`: pruned
+    trees are distributed as trees grown with that value).
+
+    Parameters
+    ----------
+    param_grid : dict or list of dicts, default=None
+        The trees' settings (:class:`~sklearn.model_selection.ParameterGrid` format) over
+        ``flavour``, ``max_features``, ``min_samples_leaf``, ``min_samples_split`` and
+        ``max_depth``, each as :class:`~ecrm.weights.forest.estimator.ForestECRM`'s, its
+        default where the grid names none. ``None``: ``{"flavour": ["random", "extra"],
+        "max_features": [0.5, 1.0]}``.
+    scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
+        The criterion: the out-of-bag task loss, or a ranking metric of the out-of-bag label
+        scores (as :class:`LeaveOneOutSearch`'s).
+    search_estimators : int >= 1 or None, default=None
+        Trees each setting is first judged on; the best one's forest then grows on to
+        ``n_estimators`` and its group's ``min_samples_split`` values are judged again
+        (``None``, or at least ``n_estimators``: every setting grows them all).
+    split_search : {"grid", "descent"}, default="grid"
+        Which ``min_samples_split`` values of a group are judged: all, or a descent along the
+        sorted values from the middle one (after ``search_estimators``: from the one chosen
+        on fewer trees) to the better neighbour while it beats the current value, a local
+        optimum (the grid's choice when the criterion is unimodal), typically after three to
+        five judgements; values not judged are NaN in ``cv_results_``.
+    """
+
+    _parameter_constraints = table(
+        "scoring", "search_estimators", "split_search",
+        param_grid=Checked("settings of the forest's parameters (the plan: the list of them)",
+                           bad=({"alpha": [1.0]}, {"n_estimators": [0]}), function=lambda g:
+                           _imported("ecrm.weights.forest._search.forest_grid")(g)))
+    #: The plan's scoring metric (``None``: the task loss).
+    _parameter_rules = (Rule("metric", check_scoring, ("scoring",)),)
+
+    def __init__(self, *, param_grid=None, scoring="loss", search_estimators=None,
+                 split_search="grid"):
+        self.param_grid = param_grid
+        self.scoring = scoring
+        self.search_estimators = search_estimators
+        self.split_search = split_search
+
+    plan = LeaveOneOutSearch.plan
 
 
-def _instance(search) -> LeaveOneOutSearch:
-    if not isinstance(search, LeaveOneOutSearch):
-        raise TypeError(f"search must be None or a LeaveOneOutSearch; got "
-                        f"{type(search).__name__}")
+def check_search(search, kind: type = LeaveOneOutSearch):
+    """``search`` checked: ``None`` or a ``kind`` (:class:`LeaveOneOutSearch` or
+    :class:`OutOfBagSearch`) whose settings pass their constraints (an error names
+    ``search`` and the setting)."""
+    return None if search is None else _checked(_instance(search, kind))
+
+
+def _instance(search, kind: type):
+    if not isinstance(search, kind):
+        raise TypeError(f"search must be None or {'an' if kind is OutOfBagSearch else 'a'} "
+                        f"{kind.__name__}; got {type(search).__name__}")
     return search
 
 
-def _checked(search: LeaveOneOutSearch) -> LeaveOneOutSearch:
+def _checked(search):
     try:
         search.plan()
     except (ValueError, TypeError) as exc:
@@ -295,23 +350,23 @@ def _checked(search: LeaveOneOutSearch) -> LeaveOneOutSearch:
 SHORTCUTS = {"alphas": None, "scoring": "loss"}
 
 
-def effective_search(alphas, scoring, search) -> LeaveOneOutSearch:
-    """The search an estimator runs: its ``search`` (default :class:`LeaveOneOutSearch`())
-    with the shortcuts given (not ``None``) set on a copy. A shortcut given beside a search
-    that sets the same setting is refused: which one was meant is not clear."""
+def effective_search(alphas, scoring, search, kind: type = LeaveOneOutSearch):
+    """The search an estimator runs: its ``search`` (default ``kind()``, a
+    :class:`LeaveOneOutSearch` or an :class:`OutOfBagSearch`) with the shortcuts given (not
+    ``None``) set on a copy. A shortcut given beside a search that sets the same setting is
+    refused: which one was meant is not clear."""
     given = {name: value for name, value in (("alphas", alphas), ("scoring", scoring))
              if value is not None}
     if search is None:
-        return _checked(LeaveOneOutSearch(**given))
-    own = _checked(_instance(search)).get_params(deep=False)
+        return _checked(kind(**given))
+    own = _checked(_instance(search, kind)).get_params(deep=False)
     both = [name for name in given if not _is_default(own[name], name)]
     if both:
         raise ValueError(f"{both[0]} is given both to the estimator and to its search "
                          f"({both[0]}={own[both[0]]!r}): give it once")
-    return _checked(LeaveOneOutSearch(**{**own, **given}))
+    return _checked(kind(**{**own, **given}))
 
 
 def _is_default(value, name: str) -> bool:
     default = SHORTCUTS[name]
     return value is default or (isinstance(value, str) and value == default)
-

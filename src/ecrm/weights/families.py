@@ -114,14 +114,19 @@ def _kernel(model) -> dict:
 
 def _selection(model, how: str, candidates: list) -> dict:
     """How a search chose: its scoring (``how`` it judged), best score and candidates."""
-    scoring = model.scoring if isinstance(model.scoring, str) else "callable"
+    scoring = model.search_settings().scoring if hasattr(model, "search_settings") else \
+        model.scoring
+    scoring = scoring if isinstance(scoring, str) else "callable"
     return {"scoring": f"{how} {scoring}", "best_score": float(model.best_score_),
             "n_candidates": len(candidates)}
 
 
 def _forest(model) -> dict:
     """A forest's settings (the chosen ones of a search) and its out-of-bag criterion."""
-    params = {**model.get_params(deep=False), **getattr(model, "best_params_", {})}
+    from ecrm.weights.forest.estimator import ForestECRM  # its defaults: a grid's others
+
+    params = {**ForestECRM(None, None).get_params(deep=False), **model.get_params(deep=False),
+              **getattr(model, "best_params_", {})}
     out = {"weights": "forest", **{k: params[k] for k in (
         "flavour", "n_estimators", "max_features", "min_samples_leaf", "min_samples_split",
         "max_depth", "max_samples")}, "oob_loss": float(model.oob_loss_)}

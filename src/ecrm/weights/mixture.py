@@ -17,6 +17,7 @@ scores, with nothing refitted. :class:`MixedRiskECRM` fits both families and mak
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ecrm.estimators._parameters import RANDOM_STATE, Checked, Rule, table
 from ecrm.estimators._template import StructuredEstimator
+from ecrm.selection import OutOfBagSearch
 from ecrm.selection._criteria import check_scoring
 from ecrm.selection._search import RESULTS_COLUMNS, LeaveOneOutSearch, ranks, search_results
 from ecrm.weights.forest.estimator import ForestECRMCV
@@ -61,12 +63,20 @@ def check_mixing_grid(grid) -> np.ndarray:
     return np.unique(values)
 
 
-def _member_options(value, name: str) -> dict:
-    """A member's keyword arguments (``None``: none), without those the mixture sets."""
+def _member_options(value, name: str, member: type) -> dict:
+    """A member's keyword arguments (``None``: none): its constructor's, without those the
+    mixture sets (nor its ``search``'s scoring)."""
     if value is not None and not (isinstance(value, dict)
                                   and all(isinstance(k, str) for k in value)):
         raise TypeError(f"{name} must be a dict of keyword arguments; got {value!r}")
+    unknown = sorted(set(value or {}) - set(inspect.signature(member).parameters))
+    if unknown:
+        raise ValueError(f"{name} must be keyword arguments of {member.__name__}; got "
+                         f"{unknown}")
     reserved = {"loss", "output_space", "scoring", "random_state"} & set(value or {})
+    scoring = getattr((value or {}).get("search"), "scoring", "loss")
+    if not (isinstance(scoring, str) and scoring == "loss"):
+        reserved.add("the search's scoring")
     if reserved:
         raise ValueError(f"{name} must not set {sorted(reserved)}: the mixture sets them for "
                          f"both families")
@@ -74,19 +84,11 @@ def _member_options(value, name: str) -> dict:
 
 
 def _kernel_options(value) -> dict:
-    """The kernel member's keyword arguments: no calibration either."""
-    options = _member_options(value, "kernel_options")
-    search = options.get("search")
-    if not isinstance(search, LeaveOneOutSearch):
-        search = None  # ECRMCV's own check names anything else
-    if options.get("calibration") is not None or (search is not None
-                                                  and search.calibration is not None):
+    """The kernel member's keyword arguments: no calibration of its search either."""
+    options = _member_options(value, "kernel_options", ECRMCV)
+    if getattr(options.get("search"), "calibration", None) is not None:
         raise ValueError("kernel_options must not set a calibration: the kernel's scores are "
                          "mixed as the leave-one-out search judged them")
-    if search is not None and not (isinstance(search.scoring, str)
-                                   and search.scoring == "loss"):
-        raise ValueError("kernel_options must not set the search's scoring: the mixture sets "
-                         "it for both families")
     return options
 
 
@@ -266,7 +268,7 @@ class MixedRiskECRM(_Combination):
         Keyword arguments of the :class:`ecrm.ECRMCV` (not ``calibration``: a calibration is
         chosen on the scores it is then judged on).
     forest_options : dict, optional
-        Keyword arguments of the :class:`ecrm.ForestECRMCV`.
+        Keyword arguments of the :class:`ecrm.ForestECRMCV` (its ``search`` not ``scoring``).
     mixing_grid : int or sequence of float, default=11
         The kernel shares tried: ``k`` evenly spaced values in [0, 1] (0 and 1, the pure
         families, included), or the values given.
@@ -315,9 +317,10 @@ class MixedRiskECRM(_Combination):
             {"search": LeaveOneOutSearch(calibration="auto")},
             {"search": LeaveOneOutSearch(scoring="lrap")}),
                                function=_kernel_options),
-        forest_options=Checked("ForestECRMCV's keyword arguments",
-                               bad=("x", {"random_state": 0}),
-                               function=lambda value: _member_options(value, "forest_options")),
+        forest_options=Checked("ForestECRMCV's keyword arguments", bad=(
+            "x", {"random_state": 0}, {"max_features": 1.0},
+            {"search": OutOfBagSearch(scoring="lrap")}), function=lambda value: _member_options(
+                value, "forest_options", ForestECRMCV)),
         mixing_grid=Checked("an int >= 2 or shares in [0, 1] (the rule grid)",
                             bad=(1, [], [0.5, 1.5], "x")),
         random_state=RANDOM_STATE)

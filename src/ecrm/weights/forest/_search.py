@@ -1,5 +1,6 @@
-"""The out-of-bag search of :class:`ecrm.ForestECRMCV` (described there): the grid of forest
-settings, the forests grown and pruned for it, and the table of results."""
+"""The out-of-bag search of :class:`ecrm.ForestECRMCV` (described by
+:class:`ecrm.selection.OutOfBagSearch`): the grid of forest settings, the forests grown and
+pruned for it, and the table of results."""
 
 from __future__ import annotations
 
@@ -15,38 +16,40 @@ from ecrm.weights.forest._oob import forest_fit, judge, oob_metric
 
 __all__ = ["DEFAULT_GRID", "check_results", "forest_grid", "results", "search_forests"]
 
-#: The settings ForestECRMCV judges when it is given no ``param_grid``.
+#: The settings ForestECRMCV judges when its search is given no ``param_grid``.
 DEFAULT_GRID = {"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}
 #: The settings a grid may name.
 GRID_KEYS = {"flavour", "max_features", "min_samples_leaf", "min_samples_split", "max_depth"}
 
 
-def forest_grid(param_grid, default=None) -> list[dict]:
-    """The settings of ``param_grid`` (``None``: ``default``, else :data:`DEFAULT_GRID`), in
-    :class:`~sklearn.model_selection.ParameterGrid` order."""
-    if param_grid is None:
-        param_grid = DEFAULT_GRID if default is None else default
-    grid = list(ParameterGrid(param_grid))
+def forest_grid(param_grid) -> list[dict]:
+    """The settings of ``param_grid`` (``None``: :data:`DEFAULT_GRID`), in
+    :class:`~sklearn.model_selection.ParameterGrid` order, once every value passed the
+    constraint :class:`~ecrm.weights.forest.estimator.ForestECRM` declares for it."""
+    from ecrm.weights.forest.estimator import ForestECRM
+
+    grid = list(ParameterGrid(DEFAULT_GRID if param_grid is None else param_grid))
     for setting in grid:
         unknown = set(setting) - GRID_KEYS
         if unknown:
             raise ValueError(f"param_grid may set {sorted(GRID_KEYS)}; got {sorted(unknown)}")
+        for name, value in setting.items():
+            ForestECRM._parameter_constraints[name].check(value, name)
     return grid
 
 
-def search_forests(est, X, Y, settings: Sequence[Mapping], metric, plan: Mapping,
+def search_forests(est, X, Y, settings: Sequence[Mapping], plan: Mapping, full: int,
                    rng) -> tuple:
     """Judge every setting (checked parameters of a forest) out of bag on the forests ``est``
-    grows (its ``_split_targets`` and ``_grow``); ``metric`` ``None``: minus the task loss.
+    grows (its ``_split_targets`` and ``_grow``), as the plan of an
+    :class:`ecrm.selection.OutOfBagSearch` says (its ``metric`` ``None``: minus the task loss).
 
     Returns ``(score, chosen, fit, predictions, judged)``: the chosen setting's criterion,
     index, risk fit and out-of-bag predictions, and per judged setting ``(score, oob loss,
-    trees)``. The choice is the best setting judged on all ``plan["n_estimators"]`` trees
-    (the first on ties).
+    trees)``. The choice is the best setting judged on all ``full`` trees (the first on ties).
     """
     seeds = rng.randint(np.iinfo(np.int32).max, size=len(settings))
-    full = plan["n_estimators"]
-    first = min(full, plan["search_estimators"] or full)
+    metric, first = plan["metric"], min(full, plan["search_estimators"] or full)
     judged: dict[int, tuple] = {}  # grid index: (score, oob loss, trees)
     best: list = []  # (score, -index), index, fit, predictions: of forests of all trees
 

@@ -11,8 +11,8 @@ and predicts its exact minimiser over the output space. For a linear loss the tr
 on :math:`\psi(Y)`, so the costs :math:`c(x) = \sum_i w_i(x)\psi(y_i)` are the forest's
 prediction; another loss hands the weights to its risk minimiser. The honest criterion is out
 of bag (each training point predicted by the trees that never drew it, ``oob_loss_``), by
-which :class:`ForestECRMCV` chooses the settings (:mod:`ecrm.weights.forest._search`,
-:mod:`ecrm.weights.forest._oob`).
+which :class:`ForestECRMCV` chooses the settings (:class:`ecrm.selection.OutOfBagSearch`,
+:mod:`ecrm.weights.forest._search`, :mod:`ecrm.weights.forest._oob`).
 """
 
 from __future__ import annotations
@@ -24,21 +24,22 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ecrm.estimators._parameters import RANDOM_STATE, Checked, check_parameter, table, vocabulary
+from ecrm.estimators._parameters import (
+    RANDOM_STATE,
+    Checked,
+    Rule,
+    check_parameter,
+    table,
+    vocabulary,
+)
 from ecrm.estimators._validation import check_int
 from ecrm.losses.base import LinearLoss
-from ecrm.selection._criteria import check_scoring
+from ecrm.selection._search import OutOfBagSearch, check_search, effective_search
 from ecrm.weights._risk import RiskEstimator
 from ecrm.weights.forest._dask import fits_dask
 from ecrm.weights.forest._fit import ForestFit, Grown, Trees, grow_forest
 from ecrm.weights.forest._oob import forest_fit, judge, oob_scores
-from ecrm.weights.forest._search import (
-    DEFAULT_GRID,
-    check_results,
-    forest_grid,
-    results,
-    search_forests,
-)
+from ecrm.weights.forest._search import GRID_KEYS, check_results, results, search_forests
 from ecrm.weights.kernel._solvers.rows import RiskTargets
 
 __all__ = ["ForestECRM", "ForestECRMCV"]
@@ -321,52 +322,20 @@ class ForestECRM(RiskEstimator):
             raise ValueError(f"oob_predictions_ must be a float64 array of shape {(m, d)}")
 
 
-def _check_param_grid(param_grid):
-    """``param_grid`` as given, once every value of every setting passed the constraint
-    :class:`ForestECRM` declares for it (before any forest grows)."""
-    for setting in forest_grid(param_grid):
-        for name, value in setting.items():
-            ForestECRM._parameter_constraints[name].check(value, name)
-    return param_grid
-
-
 class ForestECRMCV(ForestECRM):
-    """:class:`ForestECRM` with its settings chosen out of bag.
-
-    Every setting of ``param_grid`` (keys among ``flavour``, ``max_features``,
-    ``min_samples_leaf``, ``min_samples_split``, ``max_depth``) is a forest on all the
-    training points; the one with the best out-of-bag criterion is kept as it is (no refit:
-    the criterion is honest for it). The criterion is as :class:`ecrm.ECRMCV`'s, so the two
-    families' ``best_score_`` compare (:func:`ecrm.selection.select_honestly`).
-
-    Settings that differ only in ``min_samples_split`` share one forest, grown with the
-    smallest value and pruned for the others (:func:`ecrm.weights.forest._fit.prune`: pruned
-    trees are distributed as trees grown with that value). With ``search_estimators``, every
-    setting is first judged on that many trees; the best one's forest then grows on to
-    ``n_estimators`` and its group's ``min_samples_split`` values are judged again.
+    """:class:`ForestECRM` with the trees' settings chosen out of bag: the search
+    :class:`ecrm.selection.OutOfBagSearch` describes.
 
     Parameters
     ----------
-    loss, output_space, n_estimators, max_samples, n_split_targets, split_projection :
-        As :class:`ForestECRM`; the other parameters of :class:`ForestECRM` are the defaults
-        of the settings ``param_grid`` does not name.
-    n_jobs, random_state :
+    search : ecrm.selection.OutOfBagSearch, default=None
+        The search's settings (``None``: ``OutOfBagSearch()``), with the grid of the trees'
+        other settings (``flavour``, ...; :class:`ForestECRM`'s defaults where it names none).
+    scoring : "loss", a metric name or callable, default=None
+        Shortcut for ``search.scoring`` (``None``: the search's), as :class:`ecrm.ECRMCV`'s.
+    loss, output_space, n_estimators, max_samples, n_split_targets, split_projection, \
+n_jobs, random_state :
         As :class:`ForestECRM`.
-    param_grid : dict or list of dicts, default=None
-        scikit-learn's :class:`~sklearn.model_selection.ParameterGrid` format. ``None``:
-        ``{"flavour": ["random", "extra"], "max_features": [0.5, 1.0]}``.
-    scoring : "loss", "micro_auprc", "macro_auprc", "lrap" or callable, default="loss"
-        As :class:`ecrm.ECRMCV`'s.
-    search_estimators : int >= 1 or None, default=None
-        Trees each setting is judged on before the best grows on to ``n_estimators``
-        (``None``, or at least ``n_estimators``: every setting grows them all).
-    split_search : {"grid", "descent"}, default="grid"
-        Which ``min_samples_split`` values of a group are judged: all (``"grid"``), or a
-        descent along the sorted values (``"descent"``) from the middle one (with
-        ``search_estimators``, on the whole forest: from the value chosen on fewer trees) to
-        the better neighbour while it beats the current value: a local optimum (the grid's
-        choice when the criterion is unimodal), typically after three to five judgements.
-        Values not judged are NaN in ``cv_results_``.
 
     Attributes
     ----------
@@ -383,34 +352,28 @@ class ForestECRMCV(ForestECRM):
 
     _fitted_attributes = ForestECRM._fitted_attributes + ("best_params_", "best_score_",
                                                           "cv_results_")
-    DEFAULT_GRID = DEFAULT_GRID
 
-    _parameter_constraints = {
-        **ForestECRM._parameter_constraints,
-        **table("scoring", "search_estimators", "split_search"),
-        "param_grid": Checked("settings of the forest's parameters",
-                              bad=({"alpha": [1.0]}, {"n_estimators": [0]}),
-                              function=_check_param_grid)}
+    _parameter_constraints = {**table("scoring", search=Checked(
+        "an OutOfBagSearch", bad=("x", OutOfBagSearch(search_estimators=0)),
+        function=lambda search: check_search(search, OutOfBagSearch))), **{
+            k: v for k, v in ForestECRM._parameter_constraints.items() if k not in GRID_KEYS}}
+    #: The plan's checked settings of the search run (its own, with the shortcut).
+    _parameter_rules = (Rule("search_plan", lambda scoring, search: effective_search(
+        None, scoring, search, OutOfBagSearch).plan(), ("scoring", "search"), as_given=True),)
 
-    def __init__(self, loss, output_space, *, param_grid=None, scoring="loss",
-                 search_estimators=None, split_search="grid", flavour="random",
-                 n_estimators=100,
-                 max_features=0.5, min_samples_leaf=1, min_samples_split=2, max_depth=None,
+    def __init__(self, loss, output_space, *, search=None, scoring=None, n_estimators=100,
                  max_samples=None, n_split_targets=64, split_projection="random", n_jobs=None,
                  random_state=None):
-        super().__init__(loss, output_space, flavour=flavour, n_estimators=n_estimators,
-                         max_features=max_features, min_samples_leaf=min_samples_leaf,
-                         min_samples_split=min_samples_split, max_depth=max_depth,
-                         max_samples=max_samples, n_split_targets=n_split_targets,
-                         split_projection=split_projection, n_jobs=n_jobs,
-                         random_state=random_state)
-        self.param_grid = param_grid
-        self.scoring = scoring
-        self.search_estimators = search_estimators
-        self.split_search = split_search
+        self.loss, self.output_space = loss, output_space
+        self.search, self.scoring = search, scoring
+        self.n_estimators, self.max_samples = n_estimators, max_samples
+        self.n_split_targets, self.split_projection = n_split_targets, split_projection
+        self.n_jobs, self.random_state = n_jobs, random_state
 
-    def _grid(self) -> list[dict]:
-        return forest_grid(self.param_grid, self.DEFAULT_GRID)
+    def search_settings(self) -> OutOfBagSearch:
+        """The search :meth:`fit` runs: ``search`` (or ``OutOfBagSearch()``) with the
+        shortcut ``scoring`` set, on a copy (checked)."""
+        return effective_search(None, self.scoring, self.search, OutOfBagSearch)
 
     @fits_dask
     def fit(self, X, Y) -> ForestECRMCV:
@@ -427,13 +390,12 @@ class ForestECRMCV(ForestECRM):
         """
         plan = self._check_params()
         X, Y, seen = self._check_training_data(X, Y, None)
-        grid, metric = self._grid(), check_scoring(self.scoring)
-        rng = check_random_state(self.random_state)
-        base = {k: v for k, v in self.get_params(deep=False).items()
-                if k not in ("param_grid", "scoring", "search_estimators", "split_search")}
+        search, rng = plan["search_plan"], check_random_state(self.random_state)
+        grid, base = search["param_grid"], {k: v for k, v in self.get_params(
+            deep=False).items() if k not in ("search", "scoring")}
         settings = [ForestECRM(**{**base, **s})._check_params() for s in grid]
-        score, chosen, fit, predictions, judged = search_forests(self, X, Y, settings, metric,
-                                                                 plan, rng)
+        score, chosen, fit, predictions, judged = search_forests(
+            self, X, Y, settings, search, plan["n_estimators"], rng)
         self._set_fitted(X, Y, seen, _fit=fit, oob_loss_=judged[chosen][1],
                          oob_predictions_=predictions, best_params_=dict(grid[chosen]),
                          best_score_=float(score),
@@ -447,4 +409,4 @@ class ForestECRMCV(ForestECRM):
 
     def _check_own_state(self, plan: Mapping, training) -> None:
         super()._check_own_state(plan, training)
-        check_results(self, self._grid(), plan["n_estimators"])
+        check_results(self, plan["search_plan"]["param_grid"], plan["n_estimators"])
