@@ -173,10 +173,11 @@ def training_leaves(X, trees: Trees) -> np.ndarray:
     return leaves.compute()
 
 
-def _oob_chunk(box, leaves: np.ndarray, bag: np.ndarray) -> np.ndarray:
+def _oob_chunk(box, piece: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """The out-of-bag sums of one row chunk of training points (their leaves and bootstrap
     counts), as :meth:`ForestFit.oob_mean` computes them, row block by row block."""
     means, fn, width, n_nodes = box.value
+    leaves, bag = piece
     n, n_trees = leaves.shape
     out = np.empty((n, width))
     for blk in row_blocks(n, 2 * means.shape[1] + width + 3 * n_trees):
@@ -193,17 +194,25 @@ def oob_sums(starts: np.ndarray, fit: ForestFit, means: np.ndarray, fn, width: i
     r"""The out-of-bag sums of every training point (NaN rows: every tree drew it), or
     ``fn(S, seen)`` of them (``width`` columns), one task per row chunk ``starts[k]`` to
     ``starts[k + 1]``: each ships that chunk's leaves and bootstrap counts, and the leaf
-    means ``means`` (n_nodes, e) and ``fn`` once (one key of the graph); the rows come back
-    in order (:meth:`ForestFit.oob_mean` in memory)."""
+    means ``means`` (n_nodes, e) and ``fn`` once; the rows come back in order
+    (:meth:`ForestFit.oob_mean` in memory). With a distributed client these arrays are
+    scattered to the workers, not held in the graph (whose scheduler may share the client's
+    process)."""
     import dask
     from dask import delayed
 
     from ecrm.weights.kernel._solvers._dask import _Box
 
-    box = delayed(_Box((means, fn, width, fit.trees.n_nodes)))
+    box = _Box((means, fn, width, fit.trees.n_nodes))
     leaves, bag = fit.train_leaves(), fit.bag
-    parts = [delayed(_oob_chunk)(box, leaves[a:b], bag[a:b])
-             for a, b in zip(starts[:-1], starts[1:], strict=True)]
+    pieces = [(leaves[a:b], bag[a:b]) for a, b in zip(starts[:-1], starts[1:], strict=True)]
+    client = _client()
+    if client is None:
+        box = delayed(box)
+    else:
+        box = client.scatter(box, hash=False)
+        pieces = client.scatter(pieces, hash=False)
+    parts = [delayed(_oob_chunk)(box, piece) for piece in pieces]
     return np.concatenate(dask.compute(*parts))
 
 
