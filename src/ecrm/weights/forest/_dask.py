@@ -145,7 +145,8 @@ def grow_trees(X, G, flavour: str, settings: dict, k: int, n_draws: int, seed: i
     starts = np.cumsum((0,) + X.chunks[0])
     tasks = []
     for t, s in enumerate(seeds):
-        drawn_in = np.add.reduceat(bag[:, t], starts[:-1]) > 0  # the chunks it draws from
+        drawn = np.concatenate([[0], np.cumsum(bag[:, t], dtype=np.int64)])
+        drawn_in = drawn[starts[1:]] > drawn[starts[:-1]]  # the chunks it draws from
         pieces = [delayed(_drawn_rows)(chunks[c], s, m, n_draws, int(starts[c]))
                   for c in np.flatnonzero(drawn_in)]
         tasks.append(delayed(_grow_tree)(pieces, G, s, m, n_draws, flavour, settings))
