@@ -14,12 +14,15 @@ The ratio is forest / Nystrom fit time; test Hamming loss of both.
 
 With ``--scheduler local`` the second row is the same forest fitted on Dask arrays
 (``forest-dask``) instead of the Nystrom fit: a ``LocalCluster`` of ``--workers``
-single-thread worker processes, each with ``--memory-limit``, holds the training rows in
-row chunks; the trees grow there under joblib's Dask backend and the training leaves are
-found there, and the test rows are predicted there. Its line adds every worker's peak RSS
-(``worker GB``, the largest, and whether one went over its limit); the ratio is then
-cluster / in-memory fit time. ``peak GB`` is the client's (the forest keeps the training
-rows in memory there too).
+single-thread worker processes, each with ``--memory-limit``. The training rows are generated
+there, chunk by chunk (the same rows as in memory), and never come to the client: each tree
+grows on a worker from its drawn rows, the training leaves are found there, and the test
+rows are predicted there. The client holds the model (the packed trees, the bootstrap counts
+and leaves, m x trees each), ``Y`` and the targets. Its line adds every worker's peak RSS
+(``worker GB``, the largest, and whether one went over its limit) and the client's peak
+after writing the model file (``save GB``: the file holds the training rows, which are
+gathered for it); ``peak GB`` is the client's peak through the fit and the prediction. The
+ratio is cluster / in-memory fit time.
 
     python benchmarks/bench_forest.py [--sizes 10000,100000,1000000] [--quick]
     python benchmarks/bench_forest.py --scheduler local --workers 2 --memory-limit 3GiB
@@ -39,16 +42,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import describe
-from bench_scale import ALPHA, _data
+from bench_scale import ALPHA, _chunk, _data, _model, _sizes
 
 
 def child(task, m, p, labels, n_test, args) -> dict:
     from ecrm import ECRM, ForestECRM, NystromSolver, save
     from ecrm.losses import HammingLoss
 
-    X, Y, Xt, Yt, h = _data(m, n_test, p, labels)
     if task == "forest-dask":
-        return _on_cluster(X, Y, Xt, Yt, h, args)
+        return _on_cluster(m, p, labels, n_test, args)
+    X, Y, Xt, Yt, h = _data(m, n_test, p, labels)
     if task == "forest":
         est = ForestECRM(HammingLoss(), h, n_estimators=args.trees,
                          max_samples=min(m, args.max_draws), min_samples_leaf=args.min_leaf,
@@ -75,8 +78,10 @@ def _worker_peak_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-def _on_cluster(X, Y, Xt, Yt, h, args) -> dict:
-    """The forest fitted on Dask arrays held by a LocalCluster (module docstring)."""
+def _on_cluster(m, p, labels, n_test, args) -> dict:
+    """The forest fitted on Dask arrays generated and held by a LocalCluster (module
+    docstring)."""
+    import dask
     import dask.array as da
     from dask.utils import parse_bytes
     from distributed import Client, LocalCluster, wait
@@ -84,13 +89,18 @@ def _on_cluster(X, Y, Xt, Yt, h, args) -> dict:
     from ecrm import ForestECRM, save
     from ecrm.losses import HammingLoss
 
-    m = len(X)
-    rows = -(-m // (4 * args.workers))  # four row chunks a worker
+    model = _model(p, labels)
+    h, sizes = model[0], _sizes(m)
+    parts = [dask.delayed(_chunk)(i, n, p, model) for i, n in enumerate(sizes)]
+    X = da.concatenate([da.from_delayed(c[0], (n, p), float)
+                        for c, n in zip(parts, sizes, strict=True)])
+    Y = da.concatenate([da.from_delayed(c[1], (n, labels), np.uint8)
+                        for c, n in zip(parts, sizes, strict=True)])
+    Xt, Yt = _chunk(-1 % 2**31, n_test, p, model)
     with LocalCluster(n_workers=args.workers, threads_per_worker=1,
                       memory_limit=args.memory_limit, dashboard_address=None) as cluster, \
             Client(cluster) as client:
-        Xd, Yd = client.persist([da.from_array(X, chunks=(rows, -1)),
-                                 da.from_array(Y, chunks=(rows, -1))])
+        Xd, Yd = client.persist([X, Y])
         wait([Xd, Yd])  # the rows live on the workers before the clock starts
         est = ForestECRM(HammingLoss(), h, n_estimators=args.trees,
                          max_samples=min(m, args.max_draws), min_samples_leaf=args.min_leaf,
@@ -101,16 +111,17 @@ def _on_cluster(X, Y, Xt, Yt, h, args) -> dict:
         t0 = time.perf_counter()
         P = est.predict(da.from_array(Xt, chunks=(-(-len(Xt) // args.workers), -1))).compute()
         out["predict_rows_per_s"] = len(Xt) / (time.perf_counter() - t0)
+        out["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
         peaks = client.run(_worker_peak_gb)
         out["worker_peak_gb"] = sorted(peaks.values())
         out["worker_limit_gb"] = parse_bytes(args.memory_limit) / 2**30
         out["workers_lost"] = args.workers - len(client.scheduler_info()["workers"])
-    out["test_hamming"] = float(np.mean(HammingLoss()(P, Yt)))
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "m.ecrm")
-        save(est, path)
-        out["file_mb"] = os.path.getsize(path) / 2**20
-    out["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        out["test_hamming"] = float(np.mean(HammingLoss()(P, Yt)))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.ecrm")
+            save(est, path)  # gathers the training rows: a model file holds them
+            out["file_mb"] = os.path.getsize(path) / 2**20
+    out["save_peak_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     return out
 
 
@@ -159,7 +170,8 @@ def main() -> None:
             rows[task] = r = json.loads(res.stdout.strip().splitlines()[-1])
             workers = "" if "worker_peak_gb" not in r else (
                 f"  worker GB {', '.join(f'{g:.2f}' for g in r['worker_peak_gb'])} "
-                f"(limit {r['worker_limit_gb']:g}; lost {r['workers_lost']})")
+                f"(limit {r['worker_limit_gb']:g}; lost {r['workers_lost']}); "
+                f"save GB {r['save_peak_gb']:.2f}")
             print(f"{m:>9} {task:<12}{r['fit_s']:>9.1f}{r['predict_rows_per_s']:>10.0f}"
                   f"{r['test_hamming']:>9.3f}{r['file_mb']:>9.1f}{r['peak_rss_gb']:>9.2f}"
                   + workers, flush=True)

@@ -40,8 +40,9 @@ def test_forest_on_dask_grows_the_in_memory_forest(client, loss):
     with distributed.get_task_stream() as stream:
         est = ForestECRM(loss, TREE, **kw).fit(*_dask(X, Y))
     names = _task_names(stream)
-    # the trees, the training leaves and the out-of-bag sums were found on the workers
-    assert {"batch_of__parallel_build_trees_1_calls", "_leaves_of_chunk", "_oob_chunk"} <= names
+    # the trees (from their drawn rows), the training leaves and the out-of-bag sums were
+    # found on the workers
+    assert {"_drawn_rows", "_grow_tree", "_leaves_of_chunk", "_oob_chunk"} <= names
     for name in ("left", "right", "feature", "threshold", "roots"):
         assert_array_equal(getattr(est._fit.trees, name), getattr(ref._fit.trees, name))
     assert_array_equal(est._fit.bag, ref._fit.bag)
@@ -49,6 +50,60 @@ def test_forest_on_dask_grows_the_in_memory_forest(client, loss):
     assert est.oob_loss_ == ref.oob_loss_
     assert_array_equal(est.oob_predictions_, ref.oob_predictions_)
     _assert_same_predictions(est, ref, Xt)
+
+
+def _assert_same_forest(got, ref):
+    for name in ("left", "right", "feature", "threshold", "roots"):
+        assert_array_equal(getattr(got.trees, name), getattr(ref.trees, name))
+    assert_array_equal(got.bag, ref.bag)
+    assert_array_equal(got.train_leaves(), ref.train_leaves())
+
+
+@pytest.mark.parametrize("flavour", ["random", "extra"])
+@pytest.mark.parametrize("max_samples", [0.4, None])
+def test_trees_grown_from_their_drawn_rows_are_the_forests(client, flavour, max_samples,
+                                                           monkeypatch):
+    """Each tree grown on a worker from its drawn rows alone, weighted by their bootstrap
+    counts, is scikit-learn's tree of the forest grown on all the rows (the packed arrays,
+    node sizes and leaves exactly), in one batch of trees and in several."""
+    from ecrm.weights.forest import _fit
+
+    X, Y, Xt = _problem(seed=2)
+    X = np.round(X, 1)  # ties between rows: split thresholds between repeated values
+    kw = dict(flavour=flavour, n_estimators=7, max_samples=max_samples, max_features=0.6,
+              min_samples_leaf=2, random_state=5)
+    Xd, Yd = _dask(X, Y)
+    for batch_bytes in (_fit.GROW_BATCH_BYTES, 1):  # all trees at once; one tree a batch
+        monkeypatch.setattr(_fit, "GROW_BATCH_BYTES", batch_bytes)
+        ref = ForestECRM(HammingLoss(), TREE, **kw).fit(X, Y)
+        est = ForestECRM(HammingLoss(), TREE, **kw).fit(Xd, Yd)
+        _assert_same_forest(est._fit, ref._fit)
+        assert est.oob_loss_ == ref.oob_loss_
+        assert_array_equal(est.predict(Xt), ref.predict(Xt))
+    # the model keeps the Dask array (never gathered by the fit); a model file holds its rows
+    assert isinstance(est.X_fit_, da.Array)
+
+
+def test_a_dask_fit_on_a_cluster_refuses_non_finite_rows(client):
+    X, Y, _ = _problem()
+    X[123, 2] = np.nan
+    with pytest.raises(ValueError, match="row 123 is the first"):
+        ForestECRM(HammingLoss(), TREE, n_estimators=3).fit(*_dask(X, Y))
+
+
+def test_a_dask_forest_model_file_round_trips(client, tmp_path):
+    import ecrm
+
+    X, Y, Xt = _problem()
+    X = X.astype(np.float32)  # kept as float64 rows, as the in-memory fit keeps them
+    ref = ForestECRMCV(HammingLoss(), TREE, n_estimators=8, random_state=0).fit(X, Y)
+    est = ForestECRMCV(HammingLoss(), TREE, n_estimators=8, random_state=0).fit(*_dask(X, Y))
+    ecrm.save(est, tmp_path / "forest.ecrm")
+    back = ecrm.load(tmp_path / "forest.ecrm")
+    assert back.X_fit_.dtype == np.float64
+    assert_array_equal(back.X_fit_, ref.X_fit_)
+    _assert_same_forest(back._fit, ref._fit)
+    assert_array_equal(back.predict(Xt), ref.predict(Xt))
 
 
 def test_forest_search_on_dask_makes_the_in_memory_choice(client):

@@ -28,6 +28,7 @@ from ecrm.model_files._kernel_state import (
 from ecrm.model_files._search_state import check_isotonic_kwargs, check_platt_kwargs
 from ecrm.weights._fit import RiskFit
 from ecrm.weights.kernel._solvers.primal import FeatureFit
+from ecrm.weights.kernel._solvers.rows import is_dask_array
 from ecrm.weights.kernel._solvers.solver import SOLVER_CLASSES, Solver
 
 
@@ -305,6 +306,8 @@ def _estimator_state(model) -> dict:
     out = {key: state[key] for key in type(model)._fitted_attributes if key in state}
     if isinstance(out.get("_fit"), FeatureFit) and isinstance(model.loss, LinearLoss):
         out.update((key, None) for key in _NOT_IN_FEATURE_FILES if key in out)
+    elif is_dask_array(out.get("X_fit_")):  # a Dask fit's rows, gathered for the file
+        out["X_fit_"] = out["X_fit_"].compute()
     return out
 
 

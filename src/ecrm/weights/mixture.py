@@ -328,7 +328,7 @@ class MixedRiskECRM(_Combination):
     _parameter_rules = (Rule("grid", check_mixing_grid, ("mixing_grid",)),
                         Rule("metric", check_scoring, ("scoring",)))
     _linear_loss = True
-    _fits_dask = True  # both members do (the forest keeps its rows in memory)
+    _fits_dask = True  # both members do
 
     def __init__(self, loss, output_space, *, kernel_options=None, forest_options=None,
                  mixing_grid=11, scoring="loss", random_state=None):

@@ -33,8 +33,8 @@ from sklearn import get_config
 from ecrm.weights._fit import RiskFit
 from ecrm.weights.kernel._solvers.budget import row_blocks
 
-__all__ = ["ON_WORKERS", "BagPattern", "ForestFit", "Grown", "Trees", "grow_forest",
-           "prune"]
+__all__ = ["ON_WORKERS", "BagPattern", "ForestFit", "Grown", "Trees", "bootstrap_counts",
+           "grow_forest", "prune"]
 
 
 class Trees:
@@ -370,9 +370,11 @@ class ForestFit(RiskFit):
 GROW_BATCH_BYTES = 2**29
 
 #: Within a Dask fit (:mod:`ecrm.weights.forest._dask`), what runs on the workers: the
-#: training points' leaves of a batch of packed trees (``leaves(trees)``, (m, n_trees)) and
-#: the out-of-bag sums of all the training points (``oob_sums(fit, means, fn, width)``);
-#: ``None``: both here.
+#: training points' leaves of a batch of packed trees (``leaves(trees)``, (m, n_trees)), the
+#: out-of-bag sums of all the training points (``oob_sums(fit, means, fn, width)``) and,
+#: when ``grows`` (a distributed cluster), the trees of a batch (``grow(G, flavour,
+#: settings, k, n_draws, seed)``: packed trees, bootstrap counts, node sizes); ``None``: all
+#: here.
 ON_WORKERS: ContextVar[Any] = ContextVar("on_workers", default=None)
 
 
@@ -401,6 +403,18 @@ class Grown(NamedTuple):
                    np.concatenate([p.sizes for p in parts]))
 
 
+def bootstrap_counts(samples, m: int) -> np.ndarray:
+    """The (m, n_trees) uint16 counts of each tree's bootstrap draws ``samples`` (one array
+    of drawn row indices per tree)."""
+    bag = np.empty((m, len(samples)), np.uint16)
+    for t, drawn in enumerate(samples):
+        counts = np.bincount(drawn, minlength=m)
+        if counts.max() > np.iinfo(np.uint16).max:  # pragma: no cover - 65,536 draws
+            raise ValueError("a bootstrap sample drew one point more than 65,535 times")
+        bag[:, t] = counts
+    return bag
+
+
 def grow_forest(X, G: np.ndarray, *, flavour: str, n_estimators: int, max_features,
                 min_samples_leaf: int, max_depth, n_draws: int, n_jobs, random_state: int,
                 min_samples_split: int = 2) -> Grown:
@@ -411,37 +425,40 @@ def grow_forest(X, G: np.ndarray, *, flavour: str, n_estimators: int, max_featur
 
     The trees grow in batches whose node values fit ``GROW_BATCH_BYTES`` (one batch, hence
     exactly scikit-learn's forest of ``random_state``, unless that is exceeded; the k-th
-    batch is seeded ``random_state + k``)."""
+    batch is seeded ``random_state + k``). Within a Dask fit on a distributed cluster
+    (:data:`ON_WORKERS`), each tree of a batch grows on a worker from its drawn rows alone
+    (:mod:`ecrm.weights.forest._dask`): the same trees."""
     from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 
     cls = RandomForestRegressor if flavour == "random" else ExtraTreesRegressor
+    settings = dict(max_features=max_features, min_samples_leaf=min_samples_leaf,
+                    min_samples_split=min_samples_split, max_depth=max_depth)
     m = X.shape[0]
     tree_bytes = 16 * n_draws / min_samples_leaf * G.shape[1]  # ~2 draws/leaf nodes x 8 B
     per_batch = max(1, min(n_estimators, int(GROW_BATCH_BYTES // max(tree_bytes, 1))))
+    workers = ON_WORKERS.get()
     parts: list[Grown] = []
     done = 0
     while done < n_estimators:
         k = min(per_batch, n_estimators - done)
-        forest = cls(n_estimators=k, max_features=max_features,
-                     min_samples_leaf=min_samples_leaf, min_samples_split=min_samples_split,
-                     max_depth=max_depth, bootstrap=True, max_samples=n_draws, n_jobs=n_jobs,
-                     random_state=(random_state + len(parts)) % 2**31).fit(X, G)
-        bag = np.empty((m, k), np.uint16)
-        for t, drawn in enumerate(forest.estimators_samples_):
-            counts = np.bincount(drawn, minlength=m)
-            if counts.max() > np.iinfo(np.uint16).max:  # pragma: no cover - 65,536 draws
-                raise ValueError("a bootstrap sample drew one point more than 65,535 times")
-            bag[:, t] = counts
-        trees = Trees.from_estimators(forest.estimators_)
+        seed = (random_state + len(parts)) % 2**31
+        if workers is not None and workers.grows:
+            trees, bag, sizes = workers.grow(G, flavour, settings, k, n_draws, seed)
+            leaves = workers.leaves(trees)
+        else:
+            forest = cls(n_estimators=k, bootstrap=True, max_samples=n_draws, n_jobs=n_jobs,
+                         random_state=seed, **settings).fit(X, G)
+            bag = bootstrap_counts(forest.estimators_samples_, m)
+            trees = Trees.from_estimators(forest.estimators_)
+            kind = np.int32 if trees.n_nodes < 2**31 else np.int64
+            # a tree's packed nodes start at its root
+            leaves = forest.apply(X).astype(kind) + trees.roots.astype(kind) \
+                if workers is None else workers.leaves(trees)
+            sizes = np.concatenate([e.tree_.n_node_samples for e in forest.estimators_])
+            del forest  # its node values go before the next batch grows
         kind = np.int32 if trees.n_nodes < 2**31 else np.int64
-        workers = ON_WORKERS.get()
-        # a tree's packed nodes start at its root
-        leaves = forest.apply(X).astype(kind) + trees.roots.astype(kind) \
-            if workers is None else workers.leaves(trees).astype(kind)
-        sizes = np.concatenate([e.tree_.n_node_samples for e in forest.estimators_])
-        parts.append(Grown(trees, bag, leaves, sizes.astype(np.int64)))
+        parts.append(Grown(trees, bag, leaves.astype(kind), sizes.astype(np.int64)))
         done += k
-        del forest  # its node values go before the next batch grows
     return Grown.concatenate(parts)
 
 

@@ -36,7 +36,7 @@ from ecrm.estimators._validation import check_int
 from ecrm.losses.base import LinearLoss
 from ecrm.selection._search import OutOfBagSearch, check_search, effective_search
 from ecrm.weights._risk import RiskEstimator
-from ecrm.weights.forest._dask import fits_dask
+from ecrm.weights.forest._dask import checked_training, fits_dask
 from ecrm.weights.forest._fit import ForestFit, Grown, Trees, grow_forest
 from ecrm.weights.forest._oob import forest_fit, judge, oob_scores
 from ecrm.weights.forest._search import GRID_KEYS, check_results, results, search_forests
@@ -171,6 +171,10 @@ class ForestECRM(RiskEstimator):
 
     _input_kernel = None  # the trees read the features as they are
     _fits_dask = True  # the trees on the workers (ecrm.weights.forest._dask)
+
+    def _check_training_data(self, X, Y, kernel):
+        # a Dask fit's rows, already checked (ecrm.weights.forest._dask.fits_dask)
+        return checked_training(X, Y) or super()._check_training_data(X, Y, kernel)
 
     @fits_dask
     def fit(self, X, Y):
