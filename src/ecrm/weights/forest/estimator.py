@@ -107,7 +107,8 @@ class ForestECRM(RiskEstimator):
         That projection: Gaussian random, or the top principal components
         (:class:`~sklearn.decomposition.PCA`).
     n_jobs : int, default=None
-        Trees grown in parallel (scikit-learn's ``n_jobs``).
+        Trees grown in parallel (scikit-learn's ``n_jobs``); on a Dask cluster each tree is
+        a task of its own and the workers set the parallelism.
     random_state : int, RandomState instance or None, default=None
         The bootstrap samples, the feature subsets and the projection.
 
