@@ -55,7 +55,7 @@ from ecrm.weights.forest._fit import ON_WORKERS, ForestFit, Trees, bootstrap_cou
 from ecrm.weights.kernel._solvers.budget import row_blocks
 from ecrm.weights.kernel._solvers.rows import is_dask_array
 
-__all__ = ["checked_training", "fits_dask", "grow_trees", "minimize_rows"]
+__all__ = ["checked_training", "fits_dask", "minimize_rows"]
 
 #: scikit-learn's bound of the seeds it gives a forest's trees.
 MAX_INT = np.iinfo(np.int32).max
