@@ -479,3 +479,8 @@ def test_the_ranking_protocols_stacked_row(n_components, monkeypatch):
     best = min(c["honest_discordant"] for c in params["candidates"].values())
     assert params["honest_discordant"] == best
     assert tau > 0.5 and out["ECRM-mixed"][0] > 0.5
+    if exact and not any(c["stack_used"] for c in params["candidates"].values()):
+        mixed = out["ECRM-mixed"][1]  # every loss fell back to its line: ECRM-mixed's choice
+        assert params["loss"] == mixed["loss"]
+        assert params["weights"][-1] == round(1.0 - mixed["mixture"], 3)
+        assert tau == out["ECRM-mixed"][0]
