@@ -332,7 +332,7 @@ def test_a_file_without_fitted_state_is_refused(stack3, tmp_path):
 def test_scikit_learn_conventions(stack3):
     params = stack3.get_params(deep=False)
     assert set(params) == {"loss", "output_space", "members", "scoring", "nested",
-                           "resolution", "label_shrinkage", "random_state"}
+                           "resolution", "label_shrinkage", "reference", "random_state"}
     copy = clone(stack3)
     assert not hasattr(copy, "weights_")
     assert [type(m) for m in copy.members] == [type(m) for m in stack3.members]

@@ -127,3 +127,75 @@ def test_a_bad_reference_is_refused_naming_it(pairs):
     outputs, Y = _members(0, 10, 3)
     with pytest.raises(ValueError, match="reference_pairs"):
         choose_stack(outputs, Y, loss=LOSS, output_space=TREE, reference_pairs=pairs)
+
+
+# -- StackedRiskECRM(reference="kernel-forest") ------------------------------------------------
+def _fitted(**kw):
+    from ecrm import ECRMCV, ForestECRMCV, StackedRiskECRM
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    Y = TREE.close(X @ rng.normal(size=(3, TREE.n_outputs)) > 0.3)
+    members = [ECRMCV(LOSS, TREE, alphas=[1e-2, 0.1, 1.0]),
+               ForestECRMCV(LOSS, TREE, n_estimators=15),
+               ECRMCV(LOSS, TREE, alphas=[1e-2, 0.1], kernel="linear")]
+    kw = {"members": members, "resolution": 4, "random_state": 0, **kw}
+    return StackedRiskECRM(LOSS, TREE, **kw).fit(X, Y), X
+
+
+@pytest.fixture(scope="module")
+def kernel_forest():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # grid edges of the tiny grids
+        return _fitted(reference="kernel-forest")
+
+
+def test_the_estimators_reference_is_each_kernel_member_with_each_forest_member(kernel_forest):
+    model, _ = kernel_forest
+    grid = np.array(model.cv_results_["weights"])
+    scores = np.array(model.cv_results_["score"])
+    a = np.arange(5) / 4
+    ref = np.concatenate([np.column_stack([a, 1 - a, 0 * a]), np.column_stack([0 * a, 1 - a, a])])
+    np.testing.assert_array_equal(grid[-10:], ref)
+    nested = model.nested_results_
+    assert model.stack_used_ == (nested["gain"] > nested["std_error"])
+    chosen = np.argmax(scores) if model.stack_used_ else len(grid) - 10 + np.argmax(scores[-10:])
+    np.testing.assert_array_equal(model.weights_, grid[chosen])
+    assert model.best_score_ == scores[chosen]
+
+
+def test_a_kernel_forest_stack_file_round_trips_and_an_older_one_loads(kernel_forest, tmp_path):
+    from _model_file_edits import _tampered
+    from ecrm import load, save
+    from ecrm.model_files.io import ModelFileError
+
+    model, X = kernel_forest
+    save(model, tmp_path / "s.ecrm")
+    loaded = load(tmp_path / "s.ecrm")
+    np.testing.assert_array_equal(loaded.predict_costs(X), model.predict_costs(X))
+    assert loaded.reference == "kernel-forest" and loaded.stack_used_ == model.stack_used_
+
+    def members_reference(meta, arrays):  # the candidates are not those of "members"
+        meta["params"]["reference"] = "members"
+    with pytest.raises(ModelFileError, match="candidates of the search"):
+        load(_tampered(tmp_path / "s.ecrm", tmp_path / "bad.ecrm", members_reference))
+
+    plain, _ = _fitted()
+    save(plain, tmp_path / "p.ecrm")
+
+    def older(meta, arrays):  # written before the parameter existed
+        del meta["params"]["reference"]
+    loaded = load(_tampered(tmp_path / "p.ecrm", tmp_path / "old.ecrm", older))
+    assert loaded.reference == "members"
+    np.testing.assert_array_equal(loaded.predict(X), plain.predict(X))
+
+
+def test_a_kernel_forest_reference_without_a_forest_is_refused_naming_it():
+    from ecrm import ECRMCV, StackedRiskECRM
+
+    members = [ECRMCV(LOSS, TREE, alphas=[0.1]), ECRMCV(LOSS, TREE, alphas=[1.0])]
+    model = StackedRiskECRM(LOSS, TREE, members=members, reference="kernel-forest")
+    with pytest.raises(ValueError, match="kernel-forest.*forest member"):
+        model.fit(np.zeros((4, 3)), np.ones((4, TREE.n_outputs)))

@@ -17,7 +17,8 @@ from sklearn.utils import check_random_state
 
 from ecrm.weights.mixture import honest_criterion
 
-__all__ = ["best_candidate", "choose_stack", "combine_labels", "simplex_grid"]
+__all__ = ["best_candidate", "choose_stack", "combine_labels", "reference_grid",
+           "simplex_grid"]
 
 #: Folds of the nested check under a metric (two halves under the task loss).
 METRIC_FOLDS = 10
@@ -90,7 +91,7 @@ def choose_stack(outputs, Y, *, loss=None, output_space=None, metric=None, judge
     rng = check_random_state(random_state)
     J = outputs.shape[0]
     crit = {"loss": loss, "output_space": output_space, "metric": metric, "judge": judge}
-    lines = _check_pairs(reference_pairs, J, resolution)
+    lines = check_pairs(reference_pairs, J, resolution)
     grid, scores, losses, ref = _search(outputs, Y, crit, resolution, lines)
     best, single = best_candidate(scores), int(ref[np.argmax(scores[ref])])
     out = {"gain": np.nan, "std_error": np.nan, "label_gain": np.nan, "label_std_error": np.nan}
@@ -116,7 +117,7 @@ def choose_stack(outputs, Y, *, loss=None, output_space=None, metric=None, judge
                        {k: float(v) for k, v in out.items()})
 
 
-def _check_pairs(pairs, J, resolution):
+def check_pairs(pairs, J, resolution):
     """The reference's mixtures ``(i, j, a)`` of :func:`choose_stack`'s ``reference_pairs``
     (``None`` stays ``None``: the members alone)."""
     if pairs is None:
@@ -127,6 +128,15 @@ def _check_pairs(pairs, J, resolution):
         raise ValueError(f"reference_pairs must be a non-empty list of pairs of member "
                          f"indices in [0, {J}); got {pairs!r}"[:200])
     return [(int(i), int(j), t / resolution) for i, j in pairs for t in range(resolution + 1)]
+
+
+def reference_grid(lines, J) -> np.ndarray:
+    """The weights (R, J) of the reference's mixtures ``(i, j, a)``."""
+    grid = np.zeros((len(lines), J))
+    for row, (i, j, a) in zip(grid, lines, strict=True):
+        row[j] += 1.0 - a
+        row[i] += a
+    return grid
 
 
 def _mix(outputs, i, j, a):
@@ -162,12 +172,8 @@ def _search(outputs, Y, crit, resolution, lines=None):
     ref = np.arange(J)
     if lines is not None:
         ref = np.arange(len(grid), len(grid) + len(lines))
-        mixed = np.zeros((len(lines), J))
-        for row, (i, j, a) in zip(mixed, lines, strict=True):
-            row[j] += 1.0 - a
-            row[i] += a
-            judged.append(honest_criterion(_mix(outputs, i, j, a), Y, **crit))
-        grid = np.vstack([grid, mixed])
+        judged += [honest_criterion(_mix(outputs, *line), Y, **crit) for line in lines]
+        grid = np.vstack([grid, reference_grid(lines, J)])
     scores, losses = (np.array(v, dtype=float) for v in zip(*judged, strict=True))
     return grid, scores, losses, ref
 
