@@ -332,7 +332,7 @@ def test_a_file_without_fitted_state_is_refused(stack3, tmp_path):
 def test_scikit_learn_conventions(stack3):
     params = stack3.get_params(deep=False)
     assert set(params) == {"loss", "output_space", "members", "scoring", "nested",
-                           "resolution", "label_shrinkage", "random_state"}
+                           "resolution", "label_shrinkage", "reference", "random_state"}
     copy = clone(stack3)
     assert not hasattr(copy, "weights_")
     assert [type(m) for m in copy.members] == [type(m) for m in stack3.members]
@@ -479,3 +479,8 @@ def test_the_ranking_protocols_stacked_row(n_components, monkeypatch):
     best = min(c["honest_discordant"] for c in params["candidates"].values())
     assert params["honest_discordant"] == best
     assert tau > 0.5 and out["ECRM-mixed"][0] > 0.5
+    if exact and not any(c["stack_used"] for c in params["candidates"].values()):
+        mixed = out["ECRM-mixed"][1]  # every loss fell back to its line: ECRM-mixed's choice
+        assert params["loss"] == mixed["loss"]
+        assert params["weights"][-1] == round(1.0 - mixed["mixture"], 3)
+        assert tau == out["ECRM-mixed"][0]

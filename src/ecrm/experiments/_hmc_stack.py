@@ -1,9 +1,9 @@
 """"ECRM stacked (scores)" of ``ecrm reproduce hmc``: the kernel scores model's and the
 forest's risks stacked (:mod:`ecrm.weights.stack`) on the honest label scores of "ECRM mixed"
 (the kernel's calibrated leave-one-out scores, the forest's out of bag): the kernel's share by
-their micro AU(PRC) on the lattice of step 1/10, kept only if the nested honest check (ten
-folds) says it beats the better model alone by more than its standard error, then per-label
-shares (shrunk towards the global one) only if the same check says they help.
+their micro AU(PRC) on the lattice of step 1/10, which with two members is the kernel-forest
+line, also the nested check's reference (the one share is that line's best point), then
+per-label shares (shrunk towards the global one) only if the nested check says they help.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ def stacked_scores(kernel, Xte_kernel, forest, Ytr, Xte, metric, random_state):
     rows = np.asarray(kernel.loo_rows_)[keep]
     choice = choose_stack(np.stack([S[keep], F[keep]]), np.asarray(Ytr, dtype=float)[rows],
                           output_space=space, metric=metric, resolution=RESOLUTION,
-                          label_shrinkage=LABEL_SHRINKAGE, random_state=random_state)
+                          label_shrinkage=LABEL_SHRINKAGE, reference_pairs=[(0, 1)],
+                          random_state=random_state)
     test = np.stack([np.asarray(kernel.predict_scores(Xte_kernel), dtype=float),
                      np.asarray(forest.predict_scores(Xte), dtype=float)])
     if choice.label_weights is not None:

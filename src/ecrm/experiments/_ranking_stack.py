@@ -10,8 +10,10 @@ ridge regression is linear in its targets, so any loss's targets can be regresse
 kernel model's weights). :func:`ecrm.weights.stack.choose_stack` chooses the weights on the
 lattice of step 1/10 (greedy forward selection over four members) by the mean Kendall
 distance of the exact rankings of the combined honest costs on the Kendall model's
-leave-one-out points, with the nested honest check (two halves; the best single member
-unless the stack wins by more than its standard error); the oracle loss kept is the one
+leave-one-out points, with the nested honest check (two halves) against the line between the
+oracle loss's own kernel model and the forest: unless the stack wins by more than its
+standard error, the model is that line's best point, ECRM-mixed's choice for the loss (same
+candidates, same judge, same ties); the oracle loss kept is the one
 whose choice has the smallest honest distance (ties: the earlier loss). On folds fitted by
 the Nystrom solver the exact leave-one-out of another loss is not at hand, and the members
 are the Kendall model and the forest.
@@ -65,7 +67,8 @@ def _stacked(kernels: dict, forest, Xtr, Rtr, Xte, seed, *, exact: bool):
                 members.append(kernel_loo(model, Xtr, psi, rows))
         members.append(forest.weighted_sum(psi, rows=rows))
         choice = choose_stack(np.stack(members), Ytr[rows], loss=loss, output_space=space,
-                              judge=KendallLoss(), resolution=RESOLUTION, random_state=seed)
+                              judge=KendallLoss(), resolution=RESOLUTION, random_state=seed,
+                              reference_pairs=[(names.index(label), len(names))])
         table[label] = {"weights": choice.weights.round(3).tolist(),
                         "stack_used": choice.stack_used,
                         "honest_discordant": -choice.best_score,

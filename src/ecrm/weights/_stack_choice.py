@@ -17,7 +17,8 @@ from sklearn.utils import check_random_state
 
 from ecrm.weights.mixture import honest_criterion
 
-__all__ = ["best_candidate", "choose_stack", "combine_labels", "simplex_grid"]
+__all__ = ["best_candidate", "choose_stack", "combine_labels", "reference_grid",
+           "simplex_grid"]
 
 #: Folds of the nested check under a metric (two halves under the task loss).
 METRIC_FOLDS = 10
@@ -72,19 +73,27 @@ class StackChoice:
 
 
 def choose_stack(outputs, Y, *, loss=None, output_space=None, metric=None, judge=None,
-                 resolution=10, nested=True, label_shrinkage=None,
+                 resolution=10, nested=True, label_shrinkage=None, reference_pairs=None,
                  random_state=None) -> StackChoice:
-    """Choose the combination of the members' honest ``outputs`` (J, n, e) of the points
+    r"""Choose the combination of the members' honest ``outputs`` (J, n, e) of the points
     whose outputs ``Y`` (n, d) are: the lattice search, the nested honest check and, under
     a metric with ``label_shrinkage``, the per-label shares (see
     :mod:`ecrm.weights.stack`). ``judge(Y_pred, Y)`` replaces ``loss`` as the per-row task
-    loss when given (e.g. Kendall's distance of a footrule model's rankings)."""
+    loss when given (e.g. Kendall's distance of a footrule model's rankings).
+
+    ``reference_pairs``, pairs ``(i, j)`` of members, gives the candidates the stack must
+    beat: the two-member mixtures :math:`a\,o_i + (1 - a)\,o_j`, :math:`a = t/k`,
+    :math:`t = 0, \dots, k`, in that order (ties: the smaller share of ``i``, as
+    :func:`ecrm.weights.mixture.choose_mixture` with ``i`` its kernel). They are added to
+    the searched candidates, and the model is the best of them unless the stack passes the
+    nested check. ``None``: the members alone."""
     outputs, Y = np.asarray(outputs, dtype=float), np.asarray(Y, dtype=float)
     rng = check_random_state(random_state)
     J = outputs.shape[0]
     crit = {"loss": loss, "output_space": output_space, "metric": metric, "judge": judge}
-    grid, scores, losses = _search(outputs, Y, crit, resolution)
-    best, single = best_candidate(scores), int(np.argmax(scores[:J]))
+    lines = check_pairs(reference_pairs, J, resolution)
+    grid, scores, losses, ref = _search(outputs, Y, crit, resolution, lines)
+    best, single = best_candidate(scores), int(ref[np.argmax(scores[ref])])
     out = {"gain": np.nan, "std_error": np.nan, "label_gain": np.nan, "label_std_error": np.nan}
     used, splits, folds = True, None, []
     if nested and J > 1:
@@ -92,7 +101,8 @@ def choose_stack(outputs, Y, *, loss=None, output_space=None, metric=None, judge
                                min(2 if metric is None else METRIC_FOLDS, len(Y)))
         splits = [(np.concatenate(parts[:i] + parts[i + 1:]), held)  # (chosen on, judged on)
                   for i, held in enumerate(parts)]
-        folds = [_fold(outputs, Y, crit, sel, held, resolution) for sel, held in splits]
+        folds = [_fold(outputs, Y, crit, sel, held, resolution, lines)
+                 for sel, held in splits]
         gain, err = _gain([(Y[held], stack, alone) for (_, held), (stack, alone, _, _)
                            in zip(splits, folds, strict=True)], crit)
         out.update(gain=gain, std_error=err)
@@ -107,9 +117,37 @@ def choose_stack(outputs, Y, *, loss=None, output_space=None, metric=None, judge
                        {k: float(v) for k, v in out.items()})
 
 
-def _search(outputs, Y, crit, resolution):
-    """The candidates (G, J) judged: ``(grid, scores, mean losses)``; the first J are the
-    vertices (every member alone)."""
+def check_pairs(pairs, J, resolution):
+    """The reference's mixtures ``(i, j, a)`` of :func:`choose_stack`'s ``reference_pairs``
+    (``None`` stays ``None``: the members alone)."""
+    if pairs is None:
+        return None
+    pairs = [tuple(p) for p in pairs]
+    if not pairs or any(len(p) != 2 or not all(isinstance(m, (int, np.integer))
+                                               and 0 <= m < J for m in p) for p in pairs):
+        raise ValueError(f"reference_pairs must be a non-empty list of pairs of member "
+                         f"indices in [0, {J}); got {pairs!r}"[:200])
+    return [(int(i), int(j), t / resolution) for i, j in pairs for t in range(resolution + 1)]
+
+
+def reference_grid(lines, J) -> np.ndarray:
+    """The weights (R, J) of the reference's mixtures ``(i, j, a)``."""
+    grid = np.zeros((len(lines), J))
+    for row, (i, j, a) in zip(grid, lines, strict=True):
+        row[j] += 1.0 - a
+        row[i] += a
+    return grid
+
+
+def _mix(outputs, i, j, a):
+    r"""The mixture :math:`a\,o_i + (1 - a)\,o_j` (computed as ``choose_mixture`` does)."""
+    return a * outputs[i] + (1.0 - a) * outputs[j]
+
+
+def _search(outputs, Y, crit, resolution, lines=None):
+    """The candidates (G, J) judged: ``(grid, scores, mean losses, reference)``; the first J
+    are the vertices (every member alone), the reference's mixtures (``lines``) come last,
+    and ``reference`` indexes the candidates the stack must beat."""
     J = outputs.shape[0]
 
     def criterion(beta):
@@ -131,18 +169,26 @@ def _search(outputs, Y, crit, resolution):
                 grid.append(trials[j])
                 judged.append(scored[j])
         grid = np.array(grid)
+    ref = np.arange(J)
+    if lines is not None:
+        ref = np.arange(len(grid), len(grid) + len(lines))
+        judged += [honest_criterion(_mix(outputs, *line), Y, **crit) for line in lines]
+        grid = np.vstack([grid, reference_grid(lines, J)])
     scores, losses = (np.array(v, dtype=float) for v in zip(*judged, strict=True))
-    return grid, scores, losses
+    return grid, scores, losses, ref
 
 
-def _fold(outputs, Y, crit, sel, held, resolution):
-    """Choose on ``sel``, judge on ``held``: the stack's outputs on ``held``, the best single
-    member's, the stack's share and the single member's (one-hot)."""
-    grid, scores, _ = _search(outputs[:, sel], Y[sel], crit, resolution)
+def _fold(outputs, Y, crit, sel, held, resolution, lines=None):
+    """Choose on ``sel``, judge on ``held``: the stack's outputs on ``held``, the best
+    reference candidate's (a single member without ``lines``), and their shares."""
+    grid, scores, _, ref = _search(outputs[:, sel], Y[sel], crit, resolution, lines)
     beta = grid[best_candidate(scores)]
-    single = int(np.argmax(scores[:outputs.shape[0]]))
-    return (np.tensordot(beta, outputs[:, held], axes=1), outputs[single, held], beta,
-            np.eye(outputs.shape[0])[single])
+    single = int(ref[np.argmax(scores[ref])])
+    if lines is None:
+        alone = outputs[single, held]
+    else:
+        alone = _mix(outputs[:, held], *lines[single - ref[0]])
+    return np.tensordot(beta, outputs[:, held], axes=1), alone, beta, grid[single]
 
 
 def _label_shares(S, Y, weights, tau, resolution, crit, splits, folds, nested):

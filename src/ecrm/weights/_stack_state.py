@@ -36,8 +36,9 @@ def _floats(values, name: str, n: int | None = None) -> list:
 def check_stack_state(model, plan) -> None:
     """Raise ``ValueError``/``TypeError`` unless ``model``'s fitted state is one its
     ``fit`` could have made with the parameters ``plan``."""
+    from ecrm.weights._stack_choice import check_pairs, reference_grid
     from ecrm.weights.mixture import check_members
-    from ecrm.weights.stack import best_candidate, simplex_grid
+    from ecrm.weights.stack import best_candidate, reference_pairs, simplex_grid
 
     check_level_columns(getattr(model, "level_columns_", None))
     members = model.estimators_
@@ -71,14 +72,18 @@ def check_stack_state(model, plan) -> None:
                       f"cv_results_['weights'][{i}]", (J,))
     scores = _floats(results["score"], "cv_results_['score']", len(grid))
     _floats(results["mean_loss"], "cv_results_['mean_loss']", len(grid))
-    expected = simplex_grid(J, plan["resolution"]).tolist() if J <= 3 else None
-    if len(grid) < J or grid[:J] != np.eye(J).tolist() or (expected is not None
-                                                          and grid != expected):
+    lines = check_pairs(reference_pairs(plan["reference"], members), J, plan["resolution"])
+    ref = reference_grid(lines, J).tolist() if lines is not None else []
+    expected = simplex_grid(J, plan["resolution"]).tolist() + ref if J <= 3 else None
+    if len(grid) < J + len(ref) or grid[:J] != np.eye(J).tolist() or (
+            grid[len(grid) - len(ref):] != ref) or (expected is not None and grid != expected):
         raise ValueError("cv_results_['weights'] are not the candidates of the search")
-    best = best_candidate(scores) if model.stack_used_ else int(np.argmax(scores[:J]))
+    first = len(grid) - len(ref) if ref else 0  # the reference: its mixtures, or the vertices
+    best = best_candidate(scores) if model.stack_used_ else \
+        first + int(np.argmax(scores[first:first + (len(ref) or J)]))
     if weights.tolist() != grid[best] or model.best_score_ != scores[best]:
         raise ValueError("weights_ and best_score_ must be the chosen candidate's of "
-                         "cv_results_ (the best, or the best single member)")
+                         "cv_results_ (the best, or the reference's best)")
     nested = model.nested_results_
     keys = {"gain", "std_error", "label_gain", "label_std_error"}
     if not (isinstance(nested, dict) and set(nested) == keys

@@ -27,7 +27,13 @@ check chooses :math:`\beta` and the best single member on the rest of each fold'
 halves under the task loss, ten folds under a metric) and judges both on the fold; the stack
 is kept only if its mean gain exceeds its standard error (per-row under the task loss, over
 the folds and corrected for their overlap under a metric), else the best single member is
-the model (``stack_used_``).
+the model (``stack_used_``). With ``reference="kernel-forest"`` the stack must beat the
+two-member mixtures instead: every :math:`a\,\hat R_i + (1 - a)\,\hat R_j`, :math:`a \in
+\{0, 1/k, \dots, 1\}`, of a kernel member :math:`i` (:class:`ecrm.ECRMCV`) and a forest member
+:math:`j` (:class:`ecrm.ForestECRM`), i.e. the candidates of :class:`ecrm.MixedRiskECRM`.
+They join the searched candidates (greedy selection cannot miss them), each fold of the
+nested check judges the stack against the best of them chosen on the same rows, and the
+model falls back to their best on every row (``weights_``, ``stack_used_`` false).
 
 For label scores chosen by a metric, each label :math:`l` may also get its own share
 :math:`\beta^{(l)}`: the lattice point minimising the label's Brier score of the combined
@@ -45,7 +51,15 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ecrm.estimators._parameters import RANDOM_STATE, Checked, Flag, Number, Rule, table
+from ecrm.estimators._parameters import (
+    RANDOM_STATE,
+    Checked,
+    Choice,
+    Flag,
+    Number,
+    Rule,
+    table,
+)
 from ecrm.selection._criteria import check_scoring
 from ecrm.weights._stack_choice import (
     best_candidate,
@@ -78,6 +92,22 @@ def _check_members(members):
     return list(members)
 
 
+def reference_pairs(reference, members) -> list | None:
+    """The pairs (kernel member, forest member) of ``reference="kernel-forest"`` among the
+    fitted or unfitted ``members``, or ``None`` for ``"members"`` (each member alone)."""
+    from ecrm.weights.forest.estimator import ForestECRM
+    from ecrm.weights.kernel.estimator import ECRMCV
+
+    if reference == "members":
+        return None
+    pairs = [(i, j) for i, a in enumerate(members) for j, b in enumerate(members)
+             if isinstance(a, ECRMCV) and isinstance(b, ForestECRM)]
+    if not pairs:
+        raise ValueError("reference='kernel-forest' needs a kernel member (ECRMCV) and a "
+                         "forest member (ForestECRM, ForestECRMCV)")
+    return pairs
+
+
 class StackedRiskECRM(_Combination):
     r"""ECRM on a convex combination of several weight families' risk estimates.
 
@@ -98,13 +128,16 @@ class StackedRiskECRM(_Combination):
         What :math:`\beta` is chosen by: the task loss, or a ranking metric of the label
         scores (members then give honest label scores).
     nested : bool, default=True
-        Run the nested honest check (fall back to the best single member unless the stack
+        Run the nested honest check (fall back to the reference's best unless the stack
         wins by more than its standard error).
     resolution : int, default=10
         :math:`k`: the lattice step :math:`1/k` of the search.
     label_shrinkage : float or None, default=10.0
         :math:`\tau` of the per-label shares (scoring by a metric only); ``None``: one
         share for every label.
+    reference : {"members", "kernel-forest"}, default="members"
+        What the stack must beat: each member alone, or every mixture of a kernel member
+        with a forest member on the lattice (see :mod:`ecrm.weights.stack`).
     random_state : int, RandomState or None
         Seeds the members and the folds of the nested check.
 
@@ -112,18 +145,19 @@ class StackedRiskECRM(_Combination):
     ----------
     estimators_ : list of fitted estimators
     weights_ : ndarray of shape (J,)
-        :math:`\beta` (one-hot when the best single member is the model).
+        :math:`\beta` (the reference's best candidate when the stack is not kept).
     label_weights_ : ndarray of shape (d, J) or None
         Each label's share for :meth:`predict_scores`, or ``None``.
     stack_used_ : bool
-        Whether the combination (rather than the best single member) is the model.
+        Whether the stack (rather than the reference's best candidate) is the model.
     best_score_ : float
         The honest criterion of ``weights_`` on all the honest rows (greater is better).
     cv_results_ : dict
-        ``weights`` (each candidate, a list of J floats), ``score`` and ``mean_loss`` (NaN
-        under a metric) on all the honest rows.
+        ``weights`` (each candidate, a list of J floats: the search's, then the
+        reference's mixtures), ``score`` and ``mean_loss`` (NaN under a metric) on all the
+        honest rows.
     nested_results_ : dict
-        ``gain`` and ``std_error`` of the stack over the best single member on the judged
+        ``gain`` and ``std_error`` of the stack over the reference's best on the judged
         folds, ``label_gain`` and ``label_std_error`` of the per-label shares (NaN when
         not run).
     n_features_in_ : int
@@ -149,6 +183,7 @@ class StackedRiskECRM(_Combination):
         members=Checked("a non-empty list of family estimators with honest outputs",
                         bad=([], "x", [1]), function=_check_members),
         nested=Flag(),
+        reference=Choice(("members", "kernel-forest")),
         resolution=Number("int", {"low": 1, "high": 100}),
         label_shrinkage=Number("real", {"low_open": False}, none=True),
         random_state=RANDOM_STATE)
@@ -157,7 +192,7 @@ class StackedRiskECRM(_Combination):
     _fits_dask = True  # when the members do: their honest outputs come back in memory
 
     def __init__(self, loss, output_space, *, members=None, scoring="loss", nested=True,
-                 resolution=10, label_shrinkage=10.0, random_state=None):
+                 resolution=10, label_shrinkage=10.0, reference="members", random_state=None):
         self.loss = loss
         self.output_space = output_space
         self.members = members
@@ -165,6 +200,7 @@ class StackedRiskECRM(_Combination):
         self.nested = nested
         self.resolution = resolution
         self.label_shrinkage = label_shrinkage
+        self.reference = reference
         self.random_state = random_state
 
     _fitted_attributes = ("estimators_", "weights_", "label_weights_", "stack_used_",
@@ -207,6 +243,7 @@ class StackedRiskECRM(_Combination):
         checked_X, checked_Y, seen = self._check_training_data(X, Y, None)
         rng = check_random_state(self.random_state)
         members = self._new_members(plan["members"], rng)
+        pairs = reference_pairs(plan["reference"], members)
         honest = [member.fit_honest(X, Y, scores=metric is not None) for member in members]
         by_point = np.full((len(members), checked_X.shape[0], honest[0].values.shape[1]), np.nan)
         for j, out in enumerate(honest):
@@ -217,7 +254,8 @@ class StackedRiskECRM(_Combination):
         choice = choose_stack(by_point[:, rows], np.asarray(checked_Y, dtype=float)[rows],
                               loss=self.loss, output_space=self.output_space, metric=metric,
                               resolution=self.resolution, nested=self.nested,
-                              label_shrinkage=plan["label_shrinkage"], random_state=rng)
+                              label_shrinkage=plan["label_shrinkage"], random_state=rng,
+                              reference_pairs=pairs)
         self._set_fitted(
             checked_X, checked_Y, seen, estimators_=members, weights_=choice.weights,
             label_weights_=choice.label_weights, stack_used_=choice.stack_used,
