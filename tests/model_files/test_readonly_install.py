@@ -15,10 +15,11 @@ import shutil
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from conftest import SRC
+SRC = Path(__file__).resolve().parents[2] / "src"  # not from conftest: a sibling's wins
 
 pytest.importorskip("numba", reason="the compiled oracles need numba (the fast extra)")
 pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX permissions")
