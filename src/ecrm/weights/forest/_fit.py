@@ -450,14 +450,15 @@ def grow_forest(X, G: np.ndarray, *, flavour: str, n_estimators: int, max_featur
                          random_state=seed, **settings).fit(X, G)
             bag = bootstrap_counts(forest.estimators_samples_, m)
             trees = Trees.from_estimators(forest.estimators_)
-            kind = np.int32 if trees.n_nodes < 2**31 else np.int64
-            # a tree's packed nodes start at its root
-            leaves = forest.apply(X).astype(kind) + trees.roots.astype(kind) \
-                if workers is None else workers.leaves(trees)
+            if workers is None:
+                leaves = forest.apply(X)
+                leaves += trees.roots  # a tree's packed nodes start at its root
+            else:
+                leaves = workers.leaves(trees)
             sizes = np.concatenate([e.tree_.n_node_samples for e in forest.estimators_])
             del forest  # its node values go before the next batch grows
         kind = np.int32 if trees.n_nodes < 2**31 else np.int64
-        parts.append(Grown(trees, bag, leaves.astype(kind), sizes.astype(np.int64)))
+        parts.append(Grown(trees, bag, leaves.astype(kind, copy=False), sizes.astype(np.int64)))
         done += k
     return Grown.concatenate(parts)
 
