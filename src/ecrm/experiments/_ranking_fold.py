@@ -87,14 +87,15 @@ def _fold(X, R, train, test, *, gammas, methods, seed, max_train,
         if "ECRM-honest" in methods:
             results["ECRM-honest"] = _honest(results["ECRM-selected"], results["ECRM-forest"])
             seconds["ECRM-honest"] = 0.0  # no fit of its own
-        if "ECRM-mixed" in methods:
+        if {"ECRM-mixed", "ECRM-stacked"} & set(methods):  # the stack's reference
             t0 = time.process_time()
             results["ECRM-mixed"] = _mixed(honest, honest["forest"], Rtr, Xte)
             seconds["ECRM-mixed"] = time.process_time() - t0  # the choice and the predictions
         if "ECRM-stacked" in methods:
             t0 = time.process_time()
             results["ECRM-stacked"] = _stacked(honest, honest["forest"], Xtr, Rtr, Xte,
-                                               fit_seed, exact=not large)
+                                               fit_seed, results["ECRM-mixed"],
+                                               exact=not large)
             seconds["ECRM-stacked"] = time.process_time() - t0
     return {m: (float(_tau(results[m][0], Rte).mean()), results[m][1], seconds[m])
             for m in requested}
