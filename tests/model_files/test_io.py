@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 
 import ecrm
+from _round_off import ROOM, term_scale
 from _shapes import DAG6 as DAG
 from _shapes import TREE7 as TREE
 from ecrm import (
@@ -134,9 +135,13 @@ def test_primal_and_nystrom_models_round_trip(estimator, solver, tmp_path):
     Xt = _data(space, 15, seed=1)[0]
     model = estimator(loss, space, **solver).fit(X, Y)
     loaded = _roundtrip(model, tmp_path)
+    # labels exact: here the best label set beats the next by over 1e-4, far above round-off
     np.testing.assert_array_equal(loaded.predict(Xt), model.predict(Xt))
-    np.testing.assert_array_equal(loaded.predict_costs(Xt), model.predict_costs(Xt))
-    np.testing.assert_array_equal(loaded.predict_scores(Xt), model.predict_scores(Xt))
+    # the same sums, the arrays in another layout: apart by a few ulps of the terms' size
+    atol = ROOM * term_scale(model, Xt)
+    for method in ("predict_costs", "predict_scores"):
+        np.testing.assert_allclose(getattr(loaded, method)(Xt), getattr(model, method)(Xt),
+                                   rtol=0, atol=atol)
 
 
 def test_sparse_precomputed_and_joint_models_round_trip(tmp_path):

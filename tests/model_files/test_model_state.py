@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+from _round_off import ROOM, term_scale
 from _shapes import TREE7 as TREE
 from ecrm import ECRM, ECRMCV, JointKernelECRM, NystromSolver, load, save
 from ecrm.losses import HammingLoss, HierarchicalLoss
@@ -132,11 +133,10 @@ def test_arrays_keep_their_memory_order_through_a_round_trip(estimator, tmp_path
                 b.flags.c_contiguous, b.flags.f_contiguous)
     if estimator == "ECRM":
         assert model._fit.coef.flags.f_contiguous  # the Cholesky solve's layout, kept
-        # same arrays in the same layout: the same BLAS path by construction
-        assert_array_equal(loaded.predict_costs(Xt), model.predict_costs(Xt))
-    else:  # a strided view comes back C-ordered: equal to the round-off of an m-term sum
-        assert_allclose(loaded.predict_costs(Xt), model.predict_costs(Xt), rtol=0,
-                        atol=1e-12 * np.abs(model._fit.coef).sum(axis=0).max())
+    # the same sums; a strided view comes back C-ordered, and even the same order in another
+    # buffer (read-only, aligned otherwise) may take another BLAS kernel: a few ulps apart
+    assert_allclose(loaded.predict_costs(Xt), model.predict_costs(Xt), rtol=0,
+                    atol=ROOM * term_scale(model, Xt))
 
 
 def test_refit_with_another_solver_keeps_no_stale_state(tmp_path):
@@ -186,6 +186,7 @@ def test_fit_state_round_trip_predicts_the_same(solver, kw):
     est = ECRM(HammingLoss(), TREE, solver=solver, random_state=0, **kw).fit(X, Y)
     fit = est._fit
     again = type(fit).from_state(fit.to_state(), X_train=est.X_fit_)
+    # the very same arrays (no file between): the same BLAS call, bit for bit
     assert_array_equal(again.block(X[:5]) @ again.coef, fit.block(X[:5]) @ fit.coef)
     assert_allclose(again.weights(fit.block(X[:5])), fit.weights(fit.block(X[:5])),
                     rtol=0, atol=1e-10)
