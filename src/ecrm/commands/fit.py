@@ -39,7 +39,15 @@ import time
 import warnings
 
 from ecrm.commands import _tasks, add_data_options, existing_file_option, fail, warn_id_like
-from ecrm.commands._choice import Fit, check_scales, families_line, grid_note, say, scales
+from ecrm.commands._choice import (
+    Fit,
+    check_scales,
+    families_line,
+    grid_note,
+    mixed_predictions,
+    say,
+    scales,
+)
 from ecrm.commands._files import (
     STDOUT,
     OutputError,
@@ -185,20 +193,25 @@ def _steps(args, data, impute: bool) -> list:
 
 
 def _fit(args, data, families: dict, impute: bool):
-    """Fit each family on each of its preprocessing candidates (a forest: the features as
-    they are) and keep the best by the honest criterion (the first on ties): ``(model, step,
-    fits)``, ``fits`` every :class:`~ecrm.commands._choice.Fit` in order. The chosen model's
-    warnings are issued again in the command's words, the estimators' check of the scales
-    replaced by :func:`~ecrm.commands._choice.check_scales`."""
+    """Fit each family on each of its preprocessing candidates and keep the best by the
+    honest criterion (the first on ties): ``(model, step, fits)``, ``fits`` every
+    :class:`~ecrm.commands._choice.Fit` in order. A forest grows on the features as they
+    are, or with ``--family auto`` on those the kernel chose; then the kernel's share of the
+    two families' mixture is chosen on their honest outputs (:func:`_mix`). The chosen
+    model's warnings are issued again in the command's words, the estimators' check of the
+    scales replaced by :func:`~ecrm.commands._choice.check_scales`."""
     import numpy as np
 
     from ecrm.exceptions import FeatureScaleWarning, GridEdgeWarning
 
     best = None
     fits: list[Fit] = []
+    leaders: dict = {}  # family: (its fit with the best criterion, warnings, X, honest outputs)
     steps = _steps(args, data, impute)
+    mixing = _mixes(args, families)
     for family, make_model in families.items():
-        for step in steps if family != "forest" else steps[:1]:
+        for step in (steps if family != "forest" else
+                     [leaders["kernel"][0].step] if "kernel" in leaders else steps[:1]):
             if family == "kernel" and args.cv and len(steps) > 1 and not args.quiet:
                 say("[ECRMCV] on the " + ("standardised features:" if scales(step)
                                           else "features as they are:"))
@@ -206,12 +219,18 @@ def _fit(args, data, families: dict, impute: bool):
             X = data.X if step is None else step.fit_transform(data.X)
             with warnings.catch_warnings(record=True) as caught:  # shown for the chosen one
                 warnings.simplefilter("always")
-                model = make_model().fit(X, data.Y)
+                model = make_model()
+                honest = (model.fit_honest(X, data.Y, scores=args.scoring != "loss")
+                          if mixing else model.fit(X, data.Y))
             fits.append(Fit(family, step, model, time.perf_counter() - start))
             score = getattr(model, "honest_score_", None)  # none for a fixed --alpha
             if best is None or (score is not None and best[4] is not None
                                 and score > best[4]):  # ties and no criterion: the first
                 best = (model, step, caught, X, score)
+            if family not in leaders or (score is not None and score > leaders[family][4]):
+                leaders[family] = (fits[-1], caught, X, honest, score)
+    if mixing:
+        best = _mix(args, leaders, fits)
     model, step, caught, X, _ = best  # type: ignore[misc]
     warned = check_scales(args, data, model, step, X, steps)
     for w in caught:
@@ -231,6 +250,37 @@ def _fit(args, data, families: dict, impute: bool):
         model.level_columns_ = list(args.level_columns)
     store_reading_options(model, args)  # --label-sep, --delimiter, ...: likewise
     return model, step, fits
+
+
+def _mixes(args, families: dict) -> bool:
+    """Whether the kernel's and the forest's risks are mixed: ``--family auto`` with
+    ``--cv`` (both families fitted) and a loss with costs."""
+    from ecrm.losses import LinearLoss
+
+    return args.family == "auto" and set(families) == set(AUTO) and isinstance(
+        families["kernel"]().loss, LinearLoss)
+
+
+def _mix(args, leaders: dict, fits: list) -> tuple:
+    """The kernel's share of the mixture of the best kernel and the forest (grown on the
+    kernel's features), chosen on their honest outputs as :class:`ecrm.MixedRiskECRM` chooses
+    it (its grid and criterion; nothing refitted), appended to ``fits``; the model kept:
+    the kernel at share 1, the forest at share 0, else the mixture. ``(model, step,
+    warnings, X, score)`` as :func:`_fit` keeps its best."""
+    from ecrm.weights.mixture import MixedRiskECRM
+
+    (kernel, k_warned, X, k_honest, _), (forest, f_warned, _, f_honest, _) = (
+        leaders["kernel"], leaders["forest"])
+    start = time.perf_counter()
+    mixed = MixedRiskECRM.from_fitted(kernel.model, forest.model, k_honest, f_honest)
+    rows = None
+    if args.scoring == "loss":  # the mixture's honest outputs, for the noise of the choice
+        rows = mixed_predictions(mixed, k_honest, f_honest)
+    fits.append(Fit("mixed", kernel.step, mixed, time.perf_counter() - start, rows))
+    if mixed.mixture_ in (0.0, 1.0):
+        fit, caught, X, _, score = leaders["forest" if mixed.mixture_ == 0.0 else "kernel"]
+        return fit.model, fit.step, caught, X, score
+    return mixed, kernel.step, [*k_warned, *f_warned], X, mixed.honest_score_
 
 
 def add_parser(subparsers) -> None:
