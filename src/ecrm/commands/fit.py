@@ -8,9 +8,13 @@ exact leave-one-out task loss on the training file (:class:`ecrm.ECRMCV`), or wi
 unless ``--standardize`` says otherwise; a kernel model on features that were not
 standardised, and that does no better than the trivial baselines on its exact leave-one-out
 criterion, is refitted once on standardised features, and a warning says what that gives
-(:func:`ecrm.estimators._validation.honest_scale_check`). With ``--cv`` and ``--family auto`` the
-summary gives each weight family's honest criterion and fit time, and whether their
-difference is within noise. ``--solver``, ``--n-components``,
+(:func:`ecrm.estimators._validation.honest_scale_check`). With ``--cv`` and ``--family auto``
+the kernel is fitted on each preprocessing candidate, the forest on the features the kernel
+chose (a forest's splits do not depend on the features' scales), and the kernel's share of
+their mixed risk (:class:`ecrm.MixedRiskECRM`) is chosen on both families' honest outputs,
+with nothing refitted: share 1 keeps the kernel, share 0 the forest, any other the mixture.
+The summary gives the honest criterion and time of each and whether the difference between
+the kept one and the best other family is within noise. ``--solver``, ``--n-components``,
 ``--center-selection``, ``--memory-budget`` and ``--loo-samples`` are the estimators'
 parameters of the same names (for training files too large for the exact dual solver).
 
@@ -309,8 +313,11 @@ def add_parser(subparsers) -> None:
                    help="risk weights: kernel ridge, a forest grown on the loss's embedding "
                    "(its settings by the out-of-bag criterion), mixed: the two risks mixed, the "
                    "kernel's share by the honest criterion (needs --cv), or auto: with --cv "
-                   "both, the one with the better honest criterion (exact leave-one-out "
-                   "against out of bag), without --cv the kernel")
+                   "the kernel, the forest on the features the kernel chose, and the kernel's "
+                   "share of their mixture chosen on both families' honest outputs (exact "
+                   "leave-one-out and out of bag, shares 0, 0.1, ..., 1, nothing refitted): "
+                   "share 1 keeps the kernel, 0 the forest, any other the mixture; without "
+                   "--cv the kernel")
     p.add_argument("--trees", type=number_option("int", "--trees", low=1), default=100,
                    help="trees of a forest (default 100)")
     p.add_argument("--kernel", choices=KERNELS, default="rbf")
