@@ -4,6 +4,7 @@ fitted members (:meth:`ecrm.MixedRiskECRM.from_fitted`)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -126,19 +127,61 @@ def test_auto_keeps_the_mixture_its_honest_outputs_choose(tmp_path, capsys):
     assert len((tmp_path / "p.csv").read_text().splitlines()) == 101
 
 
-@pytest.mark.parametrize("end, family", [(1.0, "kernel"), (0.0, "forest")])
-def test_auto_at_an_end_share_keeps_that_family_as_it_fits_alone(tmp_path, monkeypatch,
-                                                                   end, family, capsys):
-    """A share of 1 keeps the kernel, of 0 the forest: each the model its own ``--family``
-    fits (the grid narrowed to that end to make the choice)."""
+@pytest.mark.parametrize("end", [1.0, 0.0])
+def test_auto_at_an_end_share_keeps_the_better_family_as_it_fits_alone(tmp_path, monkeypatch,
+                                                                        end, capsys):
+    """At a share of 1 or 0 the better single family is kept (here the kernel): the model
+    its own ``--family`` fits (the grid narrowed to that end to make the choice)."""
     real = MixedRiskECRM.from_fitted.__func__
     monkeypatch.setattr(MixedRiskECRM, "from_fitted", classmethod(
         lambda cls, *a, **k: real(cls, *a, mixing_grid=[end])))
     assert _fit(tmp_path / "auto.ecrm", "--standardize", "no") == 0
     line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("weights:"))
-    assert f"mixed (kernel share {end:g})" in line and f"; chose {family} (" in line
+    assert f"mixed (kernel share {end:g})" in line and "; chose kernel (" in line
+    family = "kernel"
     assert _fit(tmp_path / "alone.ecrm", "--standardize", "no", family=family) == 0
     auto, alone = ecrm.load(tmp_path / "auto.ecrm"), ecrm.load(tmp_path / "alone.ecrm")
-    assert type(auto) is type(alone) is (ECRMCV if end else ForestECRMCV)
+    assert type(auto) is type(alone) is ECRMCV
     X = load_csv(TEST, path_sep="/").X
+    np.testing.assert_array_equal(auto.predict_costs(X), alone.predict_costs(X))
+
+
+def _threshold_file(folder) -> Path:
+    """Labels that are thresholds of single features of very different scales: the forest
+    finds them, the kernel needs standardised features and still trails."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4)) * np.array([1, 20, 0.05, 3])
+    rows = []
+    for x in X:
+        labels = (["a"] if x[0] > 0.3 else []) + (["a/x"] if x[0] > 0.3 and x[1] > 5 else []) \
+            + (["b"] if x[2] < -0.02 else [])
+        rows.append(",".join(f"{v:.5g}" for v in x) + "," + ";".join(labels))
+    (folder / "train.csv").write_text("f0,f1,f2,f3,labels\n" + "\n".join(rows) + "\n")
+    return folder / "train.csv"
+
+
+def test_an_interior_share_that_does_not_beat_the_better_family_is_not_kept(
+        tmp_path, monkeypatch, capsys):
+    """The mixture's kernel reads the forest's features (as they are); the kernel alone
+    chose standardised ones. A mixture at share 0.5 (the grid narrowed to it) trails the
+    forest: the forest is kept, as its own ``--family`` fits it."""
+    train = _threshold_file(tmp_path)
+    common = ["fit", str(train), "--path-sep", "/", "--cv", "--trees", "20", "--quiet"]
+    assert main([*common, "-o", str(tmp_path / "auto.ecrm")]) == 0  # the whole grid: share 0
+    assert "mixed (kernel share 0): " in capsys.readouterr().out
+    real = MixedRiskECRM.from_fitted.__func__
+    monkeypatch.setattr(MixedRiskECRM, "from_fitted", classmethod(
+        lambda cls, *a, **k: real(cls, *a, mixing_grid=[0.5])))
+    assert main([*common, "-o", str(tmp_path / "auto.ecrm")]) == 0
+    out = capsys.readouterr().out
+    line = next(s for s in out.splitlines() if s.startswith("weights:"))
+    found = [float(v) for v in re.findall(r"loss (\d\.\d{4})", line)]
+    kernel, forest, mixed = found
+    assert "mixed (kernel share 0.5)" in line and "; chose forest (" in line
+    assert forest < min(kernel, mixed)
+    assert "preprocessing: none (the features as they are); a forest's splits" in out
+    assert main([*common, "--family", "forest", "-o", str(tmp_path / "alone.ecrm")]) == 0
+    auto, alone = ecrm.load(tmp_path / "auto.ecrm"), ecrm.load(tmp_path / "alone.ecrm")
+    assert type(auto) is type(alone) is ForestECRMCV
+    X = np.random.default_rng(1).normal(size=(20, 4))
     np.testing.assert_array_equal(auto.predict_costs(X), alone.predict_costs(X))

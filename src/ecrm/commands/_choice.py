@@ -181,16 +181,19 @@ def grid_note(message: str, scales_warned: bool) -> str:
 def preprocessing_note(args, family: str, fits: list) -> str:
     """Why the preprocessing is what it is (after its description): chosen between the
     features as they are and standardised by the chosen family's honest criterion (each
-    one's given) or, for a forest or the mixture, by the kernel's, whose features the forest
-    shares (trees need no scaling); nothing when it is as asked."""
+    one's given), a forest's (trees need no scaling), or the mixture's (its kernel reads the
+    forest's features; the kernel alone's criteria given); nothing when it is as asked."""
     trees = "a forest's splits do not depend on the features' scales"
-    shared = family in ("forest", "mixed") and any(fit.family == "kernel" for fit in fits)
+    if family == "forest":
+        return f"; {trees}"
+    shared = family == "mixed" and any(fit.family == "kernel" for fit in fits)  # auto's
     judged = [fit for fit in fits if fit.family == ("kernel" if shared else family)]
     if len(judged) < 2:
-        return f"; {trees}" if family == "forest" else ""
+        return ""
     scores = " against ".join(f"{criterion_text(args, fit.model.honest_score_)} "
                               f"{'standardised' if scales(fit.step) else 'as they are'}"
                               for fit in judged)
     if not shared:
         return f"; chosen by {_HONEST.get(family, 'honest')} ({scores})"
-    return f"; chosen by the kernel's exact leave-one-out ({scores}); {trees}"
+    return (f"; the forest's, which the mixture's kernel shares ({trees}; the kernel alone: "
+            f"{scores})")

@@ -9,14 +9,17 @@ unless ``--standardize`` says otherwise; a kernel model on features that were no
 standardised, and that does no better than the trivial baselines on its exact leave-one-out
 criterion, is refitted once on standardised features, and a warning says what that gives
 (:func:`ecrm.estimators._validation.honest_scale_check`). With ``--cv`` and ``--family auto``
-the kernel is fitted on each preprocessing candidate, the forest on the features the kernel
-chose (a forest's splits do not depend on the features' scales), and the kernel's share of
-their mixed risk (:class:`ecrm.MixedRiskECRM`) is chosen on both families' honest outputs,
-with nothing refitted: share 1 keeps the kernel, share 0 the forest, any other the mixture.
-The summary gives the honest criterion and time of each and whether the difference between
-the kept one and the best other family is within noise. ``--solver``, ``--n-components``,
-``--center-selection``, ``--memory-budget`` and ``--loo-samples`` are the estimators'
-parameters of the same names (for training files too large for the exact dual solver).
+the kernel is fitted on each preprocessing candidate and the forest on the features as they
+are, and the better by its honest criterion is kept, unless their mixed risk
+(:class:`ecrm.MixedRiskECRM`) beats it. The mixture's members must read the same features:
+its kernel is the one fitted on the forest's (no refit, and a share of 0 or 1 is the pure
+family as it fits alone); its share is chosen on both members' honest outputs, and it is
+kept when that share is interior and its criterion beats the better family's (a kernel on
+standardised features may beat both). The summary gives the honest criterion and time of
+each and whether the difference between the kept one and the best other is within noise.
+``--solver``, ``--n-components``, ``--center-selection``, ``--memory-budget`` and
+``--loo-samples`` are the estimators' parameters of the same names (for training files too
+large for the exact dual solver).
 
 ``--task ranking`` fits rankings of named labels (a label column ``a>c>b``, or the label
 ranking benchmark's layout) with the Kendall loss (``--loss footrule``, ``squared``),
@@ -197,25 +200,23 @@ def _steps(args, data, impute: bool) -> list:
 
 
 def _fit(args, data, families: dict, impute: bool):
-    """Fit each family on each of its preprocessing candidates and keep the best by the
-    honest criterion (the first on ties): ``(model, step, fits)``, ``fits`` every
-    :class:`~ecrm.commands._choice.Fit` in order. A forest grows on the features as they
-    are, or with ``--family auto`` on those the kernel chose; then the kernel's share of the
-    two families' mixture is chosen on their honest outputs (:func:`_mix`). The chosen
-    model's warnings are issued again in the command's words, the estimators' check of the
-    scales replaced by :func:`~ecrm.commands._choice.check_scales`."""
+    """Fit each family on each of its preprocessing candidates (a forest: the features as
+    they are) and keep the best by the honest criterion (the first on ties), or with
+    ``--family auto`` their mixture when it beats that (:func:`_mix`): ``(model, step,
+    fits)``, ``fits`` every :class:`~ecrm.commands._choice.Fit` in order. The chosen model's
+    warnings are issued again in the command's words, the estimators' check of the scales
+    replaced by :func:`~ecrm.commands._choice.check_scales`."""
     import numpy as np
 
     from ecrm.exceptions import FeatureScaleWarning, GridEdgeWarning
 
     best = None
     fits: list[Fit] = []
-    leaders: dict = {}  # family: (its fit with the best criterion, warnings, X, honest outputs)
     steps = _steps(args, data, impute)
     mixing = _mixes(args, families)
+    members: dict = {}  # on the forest's features: (fit, warnings, X, honest outputs)
     for family, make_model in families.items():
-        for step in (steps if family != "forest" else
-                     [leaders["kernel"][0].step] if "kernel" in leaders else steps[:1]):
+        for step in steps if family != "forest" else steps[:1]:
             if family == "kernel" and args.cv and len(steps) > 1 and not args.quiet:
                 say("[ECRMCV] on the " + ("standardised features:" if scales(step)
                                           else "features as they are:"))
@@ -227,14 +228,14 @@ def _fit(args, data, families: dict, impute: bool):
                 honest = (model.fit_honest(X, data.Y, scores=args.scoring != "loss")
                           if mixing else model.fit(X, data.Y))
             fits.append(Fit(family, step, model, time.perf_counter() - start))
+            if step is steps[0] and mixing:
+                members[family] = (fits[-1], caught, X, honest)
             score = getattr(model, "honest_score_", None)  # none for a fixed --alpha
             if best is None or (score is not None and best[4] is not None
                                 and score > best[4]):  # ties and no criterion: the first
                 best = (model, step, caught, X, score)
-            if family not in leaders or (score is not None and score > leaders[family][4]):
-                leaders[family] = (fits[-1], caught, X, honest, score)
     if mixing:
-        best = _mix(args, leaders, fits)
+        best = _mix(args, members, best, fits)
     model, step, caught, X, _ = best  # type: ignore[misc]
     warned = check_scales(args, data, model, step, X, steps)
     for w in caught:
@@ -265,25 +266,26 @@ def _mixes(args, families: dict) -> bool:
         families["kernel"]().loss, LinearLoss)
 
 
-def _mix(args, leaders: dict, fits: list) -> tuple:
-    """The kernel's share of the mixture of the best kernel and the forest (grown on the
-    kernel's features), chosen on their honest outputs as :class:`ecrm.MixedRiskECRM` chooses
-    it (its grid and criterion; nothing refitted), appended to ``fits``; the model kept:
-    the kernel at share 1, the forest at share 0, else the mixture. ``(model, step,
-    warnings, X, score)`` as :func:`_fit` keeps its best."""
+def _mix(args, members: dict, best: tuple, fits: list) -> tuple:
+    """The mixture of the kernel and the forest on the same features (as they are: the
+    forest's), the kernel's share chosen on their honest outputs as
+    :class:`ecrm.MixedRiskECRM` chooses it (its grid and criterion), nothing refitted;
+    appended to ``fits``. The mixture is kept when its share is interior and its honest
+    criterion beats the ``best`` single family's (a kernel on standardised features may
+    beat it), else ``best``, as :func:`_fit` keeps it: ``(model, step, warnings, X,
+    score)``."""
     from ecrm.weights.mixture import MixedRiskECRM
 
-    (kernel, k_warned, X, k_honest, _), (forest, f_warned, _, f_honest, _) = (
-        leaders["kernel"], leaders["forest"])
+    (kernel, k_warned, X, k_honest), (forest, f_warned, _, f_honest) = (
+        members["kernel"], members["forest"])
     start = time.perf_counter()
     mixed = MixedRiskECRM.from_fitted(kernel.model, forest.model, k_honest, f_honest)
     rows = None
     if args.scoring == "loss":  # the mixture's honest outputs, for the noise of the choice
         rows = mixed_predictions(mixed, k_honest, f_honest)
     fits.append(Fit("mixed", kernel.step, mixed, time.perf_counter() - start, rows))
-    if mixed.mixture_ in (0.0, 1.0):
-        fit, caught, X, _, score = leaders["forest" if mixed.mixture_ == 0.0 else "kernel"]
-        return fit.model, fit.step, caught, X, score
+    if mixed.mixture_ in (0.0, 1.0) or mixed.honest_score_ <= best[4]:
+        return best
     return mixed, kernel.step, [*k_warned, *f_warned], X, mixed.honest_score_
 
 
@@ -313,11 +315,11 @@ def add_parser(subparsers) -> None:
                    help="risk weights: kernel ridge, a forest grown on the loss's embedding "
                    "(its settings by the out-of-bag criterion), mixed: the two risks mixed, the "
                    "kernel's share by the honest criterion (needs --cv), or auto: with --cv "
-                   "the kernel, the forest on the features the kernel chose, and the kernel's "
-                   "share of their mixture chosen on both families' honest outputs (exact "
-                   "leave-one-out and out of bag, shares 0, 0.1, ..., 1, nothing refitted): "
-                   "share 1 keeps the kernel, 0 the forest, any other the mixture; without "
-                   "--cv the kernel")
+                   "both, the one with the better honest criterion (exact leave-one-out "
+                   "against out of bag), or their mixture on the features as they are (the "
+                   "kernel's share chosen on both families' honest outputs, 0, 0.1, ..., 1, "
+                   "nothing refitted) when its share is interior and it beats that one; "
+                   "without --cv the kernel")
     p.add_argument("--trees", type=number_option("int", "--trees", low=1), default=100,
                    help="trees of a forest (default 100)")
     p.add_argument("--kernel", choices=KERNELS, default="rbf")
