@@ -195,5 +195,5 @@ def preprocessing_note(args, family: str, fits: list) -> str:
                               for fit in judged)
     if not shared:
         return f"; chosen by {_HONEST.get(family, 'honest')} ({scores})"
-    return (f"; the forest's, which the mixture's kernel shares ({trees}; the kernel alone: "
-            f"{scores})")
+    return (f"; the forest's features, which the mixture's kernel reads too ({trees}; the "
+            f"kernel alone: {scores})")
