@@ -225,10 +225,11 @@ def _fit(args, data, families: dict, impute: bool):
             with warnings.catch_warnings(record=True) as caught:  # shown for the chosen one
                 warnings.simplefilter("always")
                 model = make_model()
+                member = mixing and step is steps[0]
                 honest = (model.fit_honest(X, data.Y, scores=args.scoring != "loss")
-                          if mixing else model.fit(X, data.Y))
+                          if member else model.fit(X, data.Y))
             fits.append(Fit(family, step, model, time.perf_counter() - start))
-            if step is steps[0] and mixing:
+            if member:
                 members[family] = (fits[-1], caught, X, honest)
             score = getattr(model, "honest_score_", None)  # none for a fixed --alpha
             if best is None or (score is not None and best[4] is not None
