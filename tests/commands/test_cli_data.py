@@ -118,7 +118,7 @@ def test_fit_nystrom_is_the_python_model(ecrm_cmd, train_csv, tmp_path, cv):
     from ecrm.losses import HammingLoss
 
     extra = ["--cv", "--alphas", "1e-3,1e-2", "--loo-samples", "120",
-             "--standardize", "no"] if cv else []
+             "--standardize", "no", "--family", "kernel"] if cv else []
     proc = ecrm_cmd("fit", str(train_csv), "--path-sep", "/", "--solver", "nystrom",
                     "--n-components", "40", "--center-selection", "kmeans++", "--seed", "3",
                     "--memory-budget", "2", *extra, "-o", "m.ecrm", "--quiet", cwd=tmp_path)

@@ -185,6 +185,8 @@ def test_fit_cv_reports_each_family_and_why_the_preprocessing(ecrm_cmd, steps):
     line = next(line for line in out.splitlines() if line.startswith("weights:"))
     found = re.fullmatch(r"weights: kernel: exact leave-one-out hamming loss (\d\.\d{4}) in "
                          r"[\d.]+ s; forest: out-of-bag hamming loss (\d\.\d{4}) in [\d.]+ s; "
+                         r"mixed \(kernel share 0\): mixed leave-one-out and out-of-bag hamming "
+                         r"loss \d\.\d{4} in [\d.]+ s, no refit; "
                          r"chose forest \(the difference, (\d\.\d{4}), is (.*)\)", line)
     assert found, line
     kernel, forest, gap = map(float, found.groups()[:3])

@@ -185,8 +185,8 @@ def test_info_on_a_truncated_model(workdir, capsys):
 
 def test_fit_chooses_the_kernel_by_leave_one_out(workdir, capsys):
     assert main(["fit", str(TRAIN), "--path-sep", "/", "--cv", "--kernels", "rbf, linear",
-                 "--gammas", "0.1,0.3", "--alphas", "1e-3,1e-2", "-o", "m.ecrm",
-                 "--quiet"]) == 0
+                 "--gammas", "0.1,0.3", "--alphas", "1e-3,1e-2", "--family", "kernel",
+                 "-o", "m.ecrm", "--quiet"]) == 0
     out = capsys.readouterr().out
     model = load("m.ecrm")
     assert set(model.cv_results_["params"][0]) >= {"kernel"}

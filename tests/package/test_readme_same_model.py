@@ -2,7 +2,8 @@
 
 Both blocks are read from README.md and run as written (the CLI one through the real
 ``ecrm`` entry point, ``python -m ecrm`` in a child process), in a directory holding a copy
-of ``examples/data``; the chosen alpha, gamma and intercept must agree.
+of ``examples/data``; the chosen mixture of the kernel and the forest, the kernel's alpha,
+gamma and intercept and the forest's settings must agree.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ def _readme_blocks() -> tuple[list[str], str]:
     return shlex.split(fit_line.group(0))[1:], python.group(1)
 
 
-def _chosen(path: Path) -> tuple[float, float, bool]:
+def _chosen(path: Path) -> tuple:
     model = ecrm.load(path)
-    return model.alpha_, model.kernel_params_["gamma"], model.fit_intercept_
+    kernel = model.kernel_estimator_
+    return (model.mixture_, kernel.alpha_, kernel.kernel_params_["gamma"],
+            kernel.fit_intercept_, model.forest_estimator_.best_params_)
 
 
 def test_readme_python_and_cli_choose_the_same_model(tmp_path, run_python):
@@ -45,6 +48,6 @@ def test_readme_python_and_cli_choose_the_same_model(tmp_path, run_python):
     from_cli, from_python = _chosen(cli_dir / "model.ecrm"), _chosen(py_dir / "model.ecrm")
     assert from_cli == from_python
     # the CLI's summary line names the same choice
-    alpha, gamma, intercept = from_cli
-    assert f"alpha={alpha:g}" in cli.stdout and f"gamma={gamma:g}" in cli.stdout
-    assert f"intercept={intercept}" in cli.stdout
+    share, alpha, gamma, intercept, _ = from_cli
+    assert f"kernel share {share:g}" in cli.stdout and f"alpha={alpha:g}" in cli.stdout
+    assert f"gamma={gamma:g}" in cli.stdout and f"intercept={intercept}" in cli.stdout

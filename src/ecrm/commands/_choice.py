@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 __all__ = ["Fit", "check_scales", "criterion_text", "families_line", "grid_note",
-           "preprocessing_note", "say", "scales"]
+           "mixed_predictions", "preprocessing_note", "say", "scales"]
 
 #: How each weight family is judged honestly.
 _HONEST = {"kernel": "exact leave-one-out", "forest": "out-of-bag",
@@ -15,12 +15,14 @@ _HONEST = {"kernel": "exact leave-one-out", "forest": "out-of-bag",
 
 
 class Fit(NamedTuple):
-    """One fit of :func:`_fit`: a family on one preprocessing candidate."""
+    """One fit of :func:`_fit`: a family on one preprocessing candidate (the mixture: its
+    choice of the share, ``honest`` its rows and honest predictions)."""
 
     family: str
     step: object
     model: Any
     seconds: float
+    honest: Any = None
 
 
 def criterion_text(args, score: float) -> str:
@@ -30,9 +32,11 @@ def criterion_text(args, score: float) -> str:
 
 
 def families_line(args, data, chosen: str, fits: list) -> str:
-    """What each family's honest criterion was and what its fits cost, and which was chosen;
-    whether the difference of the two best is within noise (two standard errors of the
-    per-row differences of the honest losses, where both families give them)."""
+    """What each family's honest criterion was and what its fits cost (the mixture: its
+    kernel share, and the time of its choice, nothing refitted), and which was chosen;
+    whether the difference between the chosen and the best other family is within noise
+    (two standard errors of the per-row differences of the honest losses, where both give
+    them)."""
     best: dict[str, Fit] = {}
     seconds: dict[str, float] = {}
     for fit in fits:
@@ -40,11 +44,15 @@ def families_line(args, data, chosen: str, fits: list) -> str:
         if (fit.family not in best
                 or fit.model.honest_score_ > best[fit.family].model.honest_score_):
             best[fit.family] = fit
-    parts = [f"{family}: {_HONEST.get(family, 'honest')} "
+    parts = [f"{family}{_share(fit.model)}: {_HONEST.get(family, 'honest')} "
              f"{criterion_text(args, fit.model.honest_score_)} in {_duration(seconds[family])}"
+             + (", no refit" if family == "mixed" else "")
              for family, fit in best.items()]
     line = f"weights: {'; '.join(parts)}; chose {chosen}"
-    noise = _noise(args, data, [fit.model for fit in best.values()])
+    others = [fit for family, fit in best.items() if family not in (chosen, "mixed")]
+    pair = ([best[chosen], max(others, key=lambda fit: fit.model.honest_score_)]
+            if chosen in best and others else list(best.values()))
+    noise = _noise(args, data, pair)
     if noise is not None:
         gap, error = noise
         line += (f" (the difference, {gap:.4f}, is within noise: two standard errors of the "
@@ -54,15 +62,25 @@ def families_line(args, data, chosen: str, fits: list) -> str:
     return line
 
 
+def _share(model) -> str:
+    """The kernel's share of a mixture, in words (nothing for a pure family)."""
+    share = getattr(model, "mixture_", None)
+    return "" if share is None else f" (kernel share {share:g})"
+
+
 def _duration(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {seconds % 60:.0f} s"
 
 
-def _honest_rows(model):
-    """The rows and predictions of a model's honest criterion: exact leave-one-out (a
-    kernel search), out of bag (a forest); ``None`` for others."""
+def _honest_rows(fit: Fit):
+    """The rows and predictions of a fit's honest criterion: exact leave-one-out (a kernel
+    search), out of bag (a forest), the mixture's as :func:`mixed_predictions` gives them;
+    ``None`` for others."""
     import numpy as np
 
+    model = fit.model
+    if fit.honest is not None:
+        return fit.honest
     if getattr(model, "loo_predictions_", None) is not None:
         return np.asarray(model.loo_rows_), model.loo_predictions_
     if getattr(model, "oob_predictions_", None) is not None:
@@ -70,14 +88,31 @@ def _honest_rows(model):
     return None
 
 
-def _noise(args, data, models: list):
-    """``(gap, standard error)`` of the mean per-row difference of two models' honest
-    losses on the rows both judge, or ``None`` (not two models, or a metric criterion)."""
+def mixed_predictions(mixed, kernel_honest, forest_honest) -> tuple:
+    """The rows a mixture's honest criterion judged (out of sample in both members) and the
+    exact oracle's outputs on their mixed honest costs (as
+    :func:`ecrm.weights.mixture.choose_mixture` judged them)."""
     import numpy as np
 
-    if len(models) != 2 or args.scoring != "loss":
+    share, rows = mixed.mixture_, np.asarray(kernel_honest.rows)
+    F = np.full((mixed.forest_estimator_.Y_fit_.shape[0], forest_honest.values.shape[1]),
+                np.nan)
+    F[forest_honest.rows] = forest_honest.values
+    F = F[rows]
+    seen = ~np.isnan(F).any(axis=1)
+    costs = share * kernel_honest.values[seen] + (1.0 - share) * F[seen]
+    return rows[seen], mixed.output_space.minimize(costs, mixed.loss.cost_form)
+
+
+def _noise(args, data, fits: list):
+    """``(gap, standard error)`` of the mean per-row difference of two fits' honest losses
+    on the rows both judge, or ``None`` (not two fits, or a metric criterion)."""
+    import numpy as np
+
+    if len(fits) != 2 or args.scoring != "loss":
         return None
-    honest = [_honest_rows(model) for model in models]
+    models = [fit.model for fit in fits]
+    honest = [_honest_rows(fit) for fit in fits]
     if any(h is None for h in honest):
         return None
     common = np.intersect1d(honest[0][0], honest[1][0])
@@ -146,13 +181,19 @@ def grid_note(message: str, scales_warned: bool) -> str:
 def preprocessing_note(args, family: str, fits: list) -> str:
     """Why the preprocessing is what it is (after its description): chosen between the
     features as they are and standardised by the chosen family's honest criterion (each
-    one's given), or a forest's (trees need no scaling); nothing when it is as asked."""
+    one's given), a forest's (trees need no scaling), or the mixture's (its kernel reads the
+    forest's features; the kernel alone's criteria given); nothing when it is as asked."""
+    trees = "a forest's splits do not depend on the features' scales"
     if family == "forest":
-        return "; a forest's splits do not depend on the features' scales"
-    judged = [fit for fit in fits if fit.family == family]
+        return f"; {trees}"
+    shared = family == "mixed" and any(fit.family == "kernel" for fit in fits)  # auto's
+    judged = [fit for fit in fits if fit.family == ("kernel" if shared else family)]
     if len(judged) < 2:
         return ""
     scores = " against ".join(f"{criterion_text(args, fit.model.honest_score_)} "
                               f"{'standardised' if scales(fit.step) else 'as they are'}"
                               for fit in judged)
-    return f"; chosen by {_HONEST.get(family, 'honest')} ({scores})"
+    if not shared:
+        return f"; chosen by {_HONEST.get(family, 'honest')} ({scores})"
+    return (f"; the forest's features, which the mixture's kernel reads too ({trees}; the "
+            f"kernel alone: {scores})")

@@ -12,9 +12,9 @@ from __future__ import annotations
 __all__ = ["AUTO", "auto_solver", "dest", "family_estimators", "solver_object", "solvers",
            "trees_over_budget"]
 
-#: ``--family auto``: with ``--cv`` the kernel and the forest, the one with the better honest
-#: criterion (a choice of this command); the other choices are the library's table's
-#: (:data:`ecrm.weights.FAMILIES`).
+#: ``--family auto``: with ``--cv`` the kernel and the forest, then their mixture, the share
+#: chosen on their honest outputs (a choice of this command); the other choices are the
+#: library's table's (:data:`ecrm.weights.FAMILIES`).
 AUTO = ("kernel", "forest")
 
 

@@ -30,8 +30,9 @@ def print_summary(args, data, model, step, solver: str, report, fits: list) -> N
         kernel, forest = model.kernel_estimator_, model.forest_estimator_
         print(f"fitted ECRM on the mixed risk ({args.loss} loss) on {shape}: kernel share "
               f"{model.mixture_:g} (honest {criterion}); kernel {kernel.kernel_params_['kernel']}"
-              f" alpha={kernel.alpha_:g}; forest "
-              + ", ".join(f"{k}={v}" for k, v in forest.best_params_.items()), file=report)
+              f" alpha={kernel.alpha_:g}, {_gamma(kernel)}intercept={kernel.fit_intercept_}; "
+              "forest " + ", ".join(f"{k}={v}" for k, v in forest.best_params_.items()),
+              file=report)
     elif family_name(model) == "forest":
         criterion = (f"{args.loss} loss {model.oob_loss_:.4f}" if args.scoring == "loss"
                      else f"{args.scoring} {model.best_score_:.4f}")
@@ -50,11 +51,17 @@ def print_summary(args, data, model, step, solver: str, report, fits: list) -> N
           f"{'standard output' if args.output == STDOUT else args.output}", file=report)
 
 
-def _print_kernel(args, model, solver: str, shape: str, report) -> None:
+def _gamma(model) -> str:
+    """A fitted kernel model's width in words, then a comma (nothing for a kernel without
+    one)."""
     params = model.kernel_params_
-    gamma = ("" if params["kernel"] in ("linear", "cosine", "precomputed") else
-             f"gamma={params['gamma']:g}, " if params["gamma"] is not None else
-             f"gamma={1.0 / model.n_features_in_:g} (1/features), ")
+    return ("" if params["kernel"] in ("linear", "cosine", "precomputed") else
+            f"gamma={params['gamma']:g}, " if params["gamma"] is not None else
+            f"gamma={1.0 / model.n_features_in_:g} (1/features), ")
+
+
+def _print_kernel(args, model, solver: str, shape: str, report) -> None:
+    gamma = _gamma(model)
     if args.cv:
         criterion = criterion_text(args, model.best_score_)
         chosen = (f"alpha={model.alpha_:g} (exact leave-one-out {criterion}), "

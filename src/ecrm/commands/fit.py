@@ -8,11 +8,18 @@ exact leave-one-out task loss on the training file (:class:`ecrm.ECRMCV`), or wi
 unless ``--standardize`` says otherwise; a kernel model on features that were not
 standardised, and that does no better than the trivial baselines on its exact leave-one-out
 criterion, is refitted once on standardised features, and a warning says what that gives
-(:func:`ecrm.estimators._validation.honest_scale_check`). With ``--cv`` and ``--family auto`` the
-summary gives each weight family's honest criterion and fit time, and whether their
-difference is within noise. ``--solver``, ``--n-components``,
-``--center-selection``, ``--memory-budget`` and ``--loo-samples`` are the estimators'
-parameters of the same names (for training files too large for the exact dual solver).
+(:func:`ecrm.estimators._validation.honest_scale_check`). With ``--cv`` and ``--family auto``
+the kernel is fitted on each preprocessing candidate and the forest on the features as they
+are, and the better by its honest criterion is kept, unless their mixed risk
+(:class:`ecrm.MixedRiskECRM`) beats it. The mixture's members must read the same features:
+its kernel is the one fitted on the forest's (no refit, and a share of 0 or 1 is the pure
+family as it fits alone); its share is chosen on both members' honest outputs, and it is
+kept when that share is interior and its criterion beats the better family's (a kernel on
+standardised features may beat both). The summary gives the honest criterion and time of
+each and whether the difference between the kept one and the best other is within noise.
+``--solver``, ``--n-components``, ``--center-selection``, ``--memory-budget`` and
+``--loo-samples`` are the estimators' parameters of the same names (for training files too
+large for the exact dual solver).
 
 ``--task ranking`` fits rankings of named labels (a label column ``a>c>b``, or the label
 ranking benchmark's layout) with the Kendall loss (``--loss footrule``, ``squared``),
@@ -39,7 +46,15 @@ import time
 import warnings
 
 from ecrm.commands import _tasks, add_data_options, existing_file_option, fail, warn_id_like
-from ecrm.commands._choice import Fit, check_scales, families_line, grid_note, say, scales
+from ecrm.commands._choice import (
+    Fit,
+    check_scales,
+    families_line,
+    grid_note,
+    mixed_predictions,
+    say,
+    scales,
+)
 from ecrm.commands._files import (
     STDOUT,
     OutputError,
@@ -186,7 +201,8 @@ def _steps(args, data, impute: bool) -> list:
 
 def _fit(args, data, families: dict, impute: bool):
     """Fit each family on each of its preprocessing candidates (a forest: the features as
-    they are) and keep the best by the honest criterion (the first on ties): ``(model, step,
+    they are) and keep the best by the honest criterion (the first on ties), or with
+    ``--family auto`` their mixture when it beats that (:func:`_mix`): ``(model, step,
     fits)``, ``fits`` every :class:`~ecrm.commands._choice.Fit` in order. The chosen model's
     warnings are issued again in the command's words, the estimators' check of the scales
     replaced by :func:`~ecrm.commands._choice.check_scales`."""
@@ -197,6 +213,8 @@ def _fit(args, data, families: dict, impute: bool):
     best = None
     fits: list[Fit] = []
     steps = _steps(args, data, impute)
+    mixing = _mixes(args, families)
+    members: dict = {}  # on the forest's features: (fit, warnings, X, honest outputs)
     for family, make_model in families.items():
         for step in steps if family != "forest" else steps[:1]:
             if family == "kernel" and args.cv and len(steps) > 1 and not args.quiet:
@@ -206,12 +224,19 @@ def _fit(args, data, families: dict, impute: bool):
             X = data.X if step is None else step.fit_transform(data.X)
             with warnings.catch_warnings(record=True) as caught:  # shown for the chosen one
                 warnings.simplefilter("always")
-                model = make_model().fit(X, data.Y)
+                model = make_model()
+                member = mixing and step is steps[0]
+                honest = (model.fit_honest(X, data.Y, scores=args.scoring != "loss")
+                          if member else model.fit(X, data.Y))
             fits.append(Fit(family, step, model, time.perf_counter() - start))
+            if member:
+                members[family] = (fits[-1], caught, X, honest)
             score = getattr(model, "honest_score_", None)  # none for a fixed --alpha
             if best is None or (score is not None and best[4] is not None
                                 and score > best[4]):  # ties and no criterion: the first
                 best = (model, step, caught, X, score)
+    if mixing:
+        best = _mix(args, members, best, fits)
     model, step, caught, X, _ = best  # type: ignore[misc]
     warned = check_scales(args, data, model, step, X, steps)
     for w in caught:
@@ -231,6 +256,38 @@ def _fit(args, data, families: dict, impute: bool):
         model.level_columns_ = list(args.level_columns)
     store_reading_options(model, args)  # --label-sep, --delimiter, ...: likewise
     return model, step, fits
+
+
+def _mixes(args, families: dict) -> bool:
+    """Whether the kernel's and the forest's risks are mixed: ``--family auto`` with
+    ``--cv`` (both families fitted) and a loss with costs."""
+    from ecrm.losses import LinearLoss
+
+    return args.family == "auto" and set(families) == set(AUTO) and isinstance(
+        families["kernel"]().loss, LinearLoss)
+
+
+def _mix(args, members: dict, best: tuple, fits: list) -> tuple:
+    """The mixture of the kernel and the forest on the same features (as they are: the
+    forest's), the kernel's share chosen on their honest outputs as
+    :class:`ecrm.MixedRiskECRM` chooses it (its grid and criterion), nothing refitted;
+    appended to ``fits``. The mixture is kept when its share is interior and its honest
+    criterion beats the ``best`` single family's (a kernel on standardised features may
+    beat it), else ``best``, as :func:`_fit` keeps it: ``(model, step, warnings, X,
+    score)``."""
+    from ecrm.weights.mixture import MixedRiskECRM
+
+    (kernel, k_warned, X, k_honest), (forest, f_warned, _, f_honest) = (
+        members["kernel"], members["forest"])
+    start = time.perf_counter()
+    mixed = MixedRiskECRM.from_fitted(kernel.model, forest.model, k_honest, f_honest)
+    rows = None
+    if args.scoring == "loss":  # the mixture's honest outputs, for the noise of the choice
+        rows = mixed_predictions(mixed, k_honest, f_honest)
+    fits.append(Fit("mixed", kernel.step, mixed, time.perf_counter() - start, rows))
+    if mixed.mixture_ in (0.0, 1.0) or mixed.honest_score_ <= best[4]:
+        return best
+    return mixed, kernel.step, [*k_warned, *f_warned], X, mixed.honest_score_
 
 
 def add_parser(subparsers) -> None:
@@ -260,7 +317,10 @@ def add_parser(subparsers) -> None:
                    "(its settings by the out-of-bag criterion), mixed: the two risks mixed, the "
                    "kernel's share by the honest criterion (needs --cv), or auto: with --cv "
                    "both, the one with the better honest criterion (exact leave-one-out "
-                   "against out of bag), without --cv the kernel")
+                   "against out of bag), or their mixture on the features as they are (the "
+                   "kernel's share chosen on both families' honest outputs, 0, 0.1, ..., 1, "
+                   "nothing refitted) when its share is interior and it beats that one; "
+                   "without --cv the kernel")
     p.add_argument("--trees", type=number_option("int", "--trees", low=1), default=100,
                    help="trees of a forest (default 100)")
     p.add_argument("--kernel", choices=KERNELS, default="rbf")

@@ -377,6 +377,71 @@ class MixedRiskECRM(_Combination):
                                  choice.mean_losses.tolist()))
         return self
 
+    @classmethod
+    def from_fitted(cls, kernel, forest, kernel_honest, forest_honest, *, mixing_grid=11):
+        r"""The mixture of a kernel and a forest already fitted on the same data, the share
+        chosen as :meth:`fit` chooses it, with nothing refitted.
+
+        :meth:`fit` fits both members, then chooses :math:`\lambda` on their honest outputs;
+        this makes the same choice for members fitted on their own (each judged alone
+        first, as ``ecrm fit --cv`` does), so that the pure families and their mixtures are
+        judged on the same honest outputs.
+
+        Parameters
+        ----------
+        kernel : ECRMCV
+            Fitted; its parameters (but ``random_state``) become ``kernel_options``.
+        forest : ForestECRMCV
+            Fitted on the same rows, with the kernel's loss, output space and ``scoring``;
+            its parameters (but ``random_state``) become ``forest_options``.
+        kernel_honest, forest_honest : HonestOutputs
+            What each member's ``fit_honest`` gave: costs when ``scoring`` is the task loss,
+            label scores (``scores=True``) for a metric.
+        mixing_grid : int or sequence of float, default=11
+            The kernel shares tried (see :class:`MixedRiskECRM`).
+
+        Returns
+        -------
+        model : MixedRiskECRM
+            Fitted: ``mixture_``, ``best_score_`` and ``cv_results_`` as :meth:`fit` sets
+            them. Its ``random_state`` is ``None``: the members keep the seeds they were
+            fitted with, and :meth:`fit` on the same data would draw new ones.
+
+        Raises
+        ------
+        TypeError, ValueError
+            When the members do not make a mixture (the checks :func:`ecrm.load` runs on a
+            model file's): not fitted, another loss, space, scoring or training data.
+        """
+        if type(kernel) is not ECRMCV or type(forest) is not ForestECRMCV:
+            raise TypeError("the members must be a fitted ECRMCV and a fitted ForestECRMCV")
+        for member in (kernel, forest):
+            check_is_fitted(member, "best_score_")
+        own = ("loss", "output_space", "scoring", "random_state")
+        kernel_options, forest_options = (
+            {k: v for k, v in member.get_params(deep=False).items() if k not in own}
+            for member in (kernel, forest))
+        model = cls(kernel.loss, kernel.output_space, kernel_options=kernel_options,
+                    forest_options=forest_options, mixing_grid=mixing_grid,
+                    scoring=kernel.scoring)
+        plan = model._check_params()
+        Y = forest.Y_fit_
+        oob = np.full((Y.shape[0], forest_honest.values.shape[1]), np.nan)
+        oob[forest_honest.rows] = forest_honest.values
+        choice = choose_mixture((kernel_honest.rows, kernel_honest.values), oob, Y,
+                                plan["grid"], loss=model.loss, output_space=model.output_space,
+                                metric=plan["metric"])
+        names = getattr(kernel, "feature_names_in_", None)
+        model._set_state({
+            "kernel_estimator_": kernel, "forest_estimator_": forest,
+            "mixture_": choice.mixture, "best_score_": float(np.max(choice.scores)),
+            "cv_results_": _results(choice.grid.tolist(), choice.scores.tolist(),
+                                    choice.mean_losses.tolist()),
+            "n_features_in_": kernel.n_features_in_,
+            **({} if names is None else {"feature_names_in_": names})})
+        model._check_fitted_state()
+        return model
+
     def _parts(self) -> list[tuple[float, Any]]:
         check_is_fitted(self, "mixture_")
         share = self.mixture_
