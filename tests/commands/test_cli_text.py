@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from _threshold_labels import write_threshold_file
 from ecrm.cli import main
 from ecrm.datasets import make_hmc
 from ecrm.losses import HammingLoss
@@ -55,15 +56,8 @@ def unscaled(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def steps(tmp_path_factory) -> Path:
     """Labels that are thresholds of single features (trees find them; a kernel less so)."""
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(300, 4)) * np.array([1, 20, 0.05, 3])
-    rows = []
-    for x in X:
-        labels = (["a"] if x[0] > 0.3 else []) + (["a/x"] if x[0] > 0.3 and x[1] > 5 else []) \
-            + (["b"] if x[2] < -0.02 else [])
-        rows.append(",".join(f"{v:.5g}" for v in x) + "," + ";".join(labels))
     folder = tmp_path_factory.mktemp("steps")
-    (folder / "train.csv").write_text("f0,f1,f2,f3,labels\n" + "\n".join(rows) + "\n")
+    write_threshold_file(folder)
     return folder
 
 

@@ -14,6 +14,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 import ecrm
+from _threshold_labels import write_threshold_file
 from ecrm import ECRMCV, ForestECRMCV, Hierarchy, MixedRiskECRM
 from ecrm.cli import main
 from ecrm.datasets import load_csv
@@ -147,17 +148,8 @@ def test_auto_at_an_end_share_keeps_the_better_family_as_it_fits_alone(tmp_path,
 
 
 def _threshold_file(folder) -> Path:
-    """Labels that are thresholds of single features of very different scales: the forest
-    finds them, the kernel needs standardised features and still trails."""
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(300, 4)) * np.array([1, 20, 0.05, 3])
-    rows = []
-    for x in X:
-        labels = (["a"] if x[0] > 0.3 else []) + (["a/x"] if x[0] > 0.3 and x[1] > 5 else []) \
-            + (["b"] if x[2] < -0.02 else [])
-        rows.append(",".join(f"{v:.5g}" for v in x) + "," + ";".join(labels))
-    (folder / "train.csv").write_text("f0,f1,f2,f3,labels\n" + "\n".join(rows) + "\n")
-    return folder / "train.csv"
+    """Labels the forest finds and a kernel trails on (:mod:`tests._threshold_labels`)."""
+    return write_threshold_file(folder)
 
 
 def test_an_interior_share_that_does_not_beat_the_better_family_is_not_kept(

@@ -235,7 +235,7 @@ def _fit(args, data, families: dict, impute: bool):
             if best is None or (score is not None and best[4] is not None
                                 and score > best[4]):  # ties and no criterion: the first
                 best = (model, step, caught, X, score)
-    if mixing:
+    if mixing and best is not None:
         best = _mix(args, members, best, fits)
     model, step, caught, X, _ = best  # type: ignore[misc]
     warned = check_scales(args, data, model, step, X, steps)
