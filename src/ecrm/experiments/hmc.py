@@ -20,7 +20,7 @@ is whichever of the two scores models has the better honest micro AU(PRC) on the
 set (exact leave-one-out against out of bag); "ECRM mixed" mixes the two risks, the kernel's
 share chosen by the micro AU(PRC) of the mixed honest scores (:mod:`ecrm.weights.mixture`), and
 "ECRM stacked" stacks them (:mod:`ecrm.weights.stack`): the same choice guarded by a nested
-honest check, with per-label shares where that check says they help.
+honest check, one share for every label.
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ honest scores, shrunk towards the global share,
 :math:`s_l = \tau / (\tau + n_l)` (:math:`n_l` the label's positive training points,
 :math:`\tau` = ``label_shrinkage``; beyond three members the lattice is the vertices: each
 label's best member), kept only if the nested check says they help (``label_weights_``).
+They are opt-in (``label_shrinkage=None`` by default; see the parameter).
 """
 
 from __future__ import annotations
@@ -132,9 +133,11 @@ class StackedRiskECRM(_Combination):
         wins by more than its standard error).
     resolution : int, default=10
         :math:`k`: the lattice step :math:`1/k` of the search.
-    label_shrinkage : float or None, default=10.0
-        :math:`\tau` of the per-label shares (scoring by a metric only); ``None``: one
-        share for every label.
+    label_shrinkage : float or None, default=None
+        :math:`\tau` of the per-label shares (scoring by a metric only; e.g. 10.0);
+        ``None``: one share for every label. The shares are opt-in: measured on held-out
+        test files, shares that passed the nested check still scored below the one share,
+        as the check sees only honest outputs, not how test outputs differ from them.
     reference : {"members", "kernel-forest"}, default="members"
         What the stack must beat: each member alone, or every mixture of a kernel member
         with a forest member on the lattice (see :mod:`ecrm.weights.stack`).
@@ -192,7 +195,7 @@ class StackedRiskECRM(_Combination):
     _fits_dask = True  # when the members do: their honest outputs come back in memory
 
     def __init__(self, loss, output_space, *, members=None, scoring="loss", nested=True,
-                 resolution=10, label_shrinkage=10.0, reference="members", random_state=None):
+                 resolution=10, label_shrinkage=None, reference="members", random_state=None):
         self.loss = loss
         self.output_space = output_space
         self.members = members
