@@ -41,14 +41,16 @@ def test_reproduce_hmc_prints_table_and_writes_json(data_dir, tmp_path, capsys):
     assert code == 0
     text = capsys.readouterr().out
     for piece in ["toytree: m=40 train, n=15 test", "toydag: m=40 train", "(DAG)", "BR-SVM",
-                  "ECRM (kernel LOO)", "ECRM (scores)", "empty label set", "majority labels"]:
+                  "ECRM (kernel LOO)", "ECRM (scores)", "ECRM stacked", "empty label set",
+                  "majority labels"]:
         assert piece in text
     rows = json.loads(out.read_text())
-    assert len(rows) == 12
+    assert len(rows) == 2 * 10  # per data set: 4 ECRM, 5 scores rows (the forest's), BR-SVM
     keys = {"dataset", "method", "trained_for", "hamming", "hierarchical", "fit_seconds",
             "predict_seconds_per_instance", "params"}
     for row in rows:
-        assert keys <= set(row) and row["method"] in ("ECRM", "BR-SVM")
+        assert keys <= set(row) and row["method"] in (
+            "ECRM", "ECRM forest", "ECRM selected", "ECRM mixed", "ECRM stacked", "BR-SVM")
         assert row["trained_for"] in ("hamming", "hierarchical", None)
         assert 0 <= row["hierarchical"] <= 1 and row["hamming"] >= 0
 
