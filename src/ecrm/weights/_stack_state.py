@@ -36,8 +36,8 @@ def _floats(values, name: str, n: int | None = None) -> list:
 def check_stack_state(model, plan) -> None:
     """Raise ``ValueError``/``TypeError`` unless ``model``'s fitted state is one its
     ``fit`` could have made with the parameters ``plan``."""
+    from ecrm.weights._combination import check_members
     from ecrm.weights._stack_choice import check_pairs, reference_grid
-    from ecrm.weights.mixture import check_members
     from ecrm.weights.stack import best_candidate, reference_pairs, simplex_grid
 
     check_level_columns(getattr(model, "level_columns_", None))

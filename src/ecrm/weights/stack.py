@@ -62,6 +62,7 @@ from ecrm.estimators._parameters import (
     table,
 )
 from ecrm.selection._criteria import check_scoring
+from ecrm.weights._combination import Combination, described
 from ecrm.weights._stack_choice import (
     best_candidate,
     choose_stack,
@@ -69,7 +70,6 @@ from ecrm.weights._stack_choice import (
     per_label,
     simplex_grid,
 )
-from ecrm.weights.mixture import _Combination, _described
 
 __all__ = ["StackedRiskECRM", "best_candidate", "per_label", "simplex_grid"]
 
@@ -109,7 +109,7 @@ def reference_pairs(reference, members) -> list | None:
     return pairs
 
 
-class StackedRiskECRM(_Combination):
+class StackedRiskECRM(Combination):
     r"""ECRM on a convex combination of several weight families' risk estimates.
 
     Fits each member once, takes its honest outputs and chooses the combination
@@ -220,7 +220,7 @@ class StackedRiskECRM(_Combination):
         out = []
         for i, member in enumerate(members):
             for part in ("loss", "output_space"):
-                if _described(getattr(member, part)) != _described(getattr(self, part)):
+                if described(getattr(member, part)) != described(getattr(self, part)):
                     raise ValueError(f"members[{i}]'s {part} is not the stack's")
             member = clone(member)
             seed = int(rng.randint(np.iinfo(np.int32).max))
