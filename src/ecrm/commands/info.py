@@ -56,6 +56,8 @@ def summary(path: str, loaded=None) -> dict:
                             "calibration": model.calibration_ or "none"}
     if getattr(model, "level_columns_", None) is not None:  # what predict reads unasked
         out["level_columns"] = list(model.level_columns_)
+    if getattr(model, "reading_options_", None):  # how fit read its file; predict's defaults
+        out["reading_options"] = dict(model.reading_options_)
     if hasattr(space, "edges"):
         out.update(n_edges=int(len(space.edges)), is_tree=bool(space.is_tree))
     # a ranking's labels, a classifier's classes; else the output coordinates' names
