@@ -19,9 +19,9 @@ def test_forest_family_end_to_end(ecrm_cmd, train_csv, test_csv, tmp_path):
     info = json.loads(ecrm_cmd("info", "f.ecrm", "--json", cwd=tmp_path).stdout)
     assert info["estimator"] == "ForestECRMCV" and info["weights"] == "forest"
     assert info["n_estimators"] == 20 and info["selection"]["n_candidates"] == 4
-    assert info["reading_options"] == {"path_sep": "/"}  # what predict reads files with
+    assert info["read_with"] == {"path_sep": "/"}  # what predict reads files with
     text = ecrm_cmd("info", "f.ecrm", cwd=tmp_path).stdout.decode()
-    assert re.search(r"^reading_options +\{'path_sep': '/'\}$", text, re.M), text
+    assert re.search(r"^read_with +--path-sep /$", text, re.M), text
     pred = ecrm_cmd("predict", "f.ecrm", str(test_csv), "-o", "p.csv", "--scores", "--quiet",
                     cwd=tmp_path)
     assert pred.returncode == 0, pred.stderr.decode()

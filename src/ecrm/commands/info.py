@@ -57,7 +57,7 @@ def summary(path: str, loaded=None) -> dict:
     if getattr(model, "level_columns_", None) is not None:  # what predict reads unasked
         out["level_columns"] = list(model.level_columns_)
     if getattr(model, "reading_options_", None):  # how fit read its file; predict's defaults
-        out["reading_options"] = dict(model.reading_options_)
+        out["read_with"] = dict(model.reading_options_)
     if hasattr(space, "edges"):
         out.update(n_edges=int(len(space.edges)), is_tree=bool(space.is_tree))
     # a ranking's labels, a classifier's classes; else the output coordinates' names
@@ -87,6 +87,9 @@ def run(args) -> int:
         return print_out(json.dumps(info, indent=2) + "\n")
     labels = info.pop("labels")
     steps = info.pop("preprocessing", [])
+    if "read_with" in info:  # as the options of ecrm fit that read the file
+        info["read_with"] = " ".join(f"--{k.replace('_', '-')} {v}"
+                                     for k, v in info["read_with"].items())
     for key in ("members", "stacked"):  # a mixture's or a stack's families in words
         if key in info:
             from ecrm.reporting.report import weights_line
