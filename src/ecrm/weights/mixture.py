@@ -301,10 +301,7 @@ class MixedRiskECRM(Combination):
                               **plan["forest_options"], random_state=int(seeds[1]))
         on_scores = metric is not None
         loo, bag = (member.fit_honest(X, Y, scores=on_scores) for member in (kernel, forest))
-        oob = np.full((checked_X.shape[0], bag.values.shape[1]), np.nan)  # by training point
-        oob[bag.rows] = bag.values
-        choice = choose_mixture((loo.rows, loo.values), oob, forest.Y_fit_, grid,
-                                loss=self.loss, output_space=self.output_space, metric=metric)
+        choice = self._choose(loo, bag, forest.Y_fit_, grid, metric)
         self._set_fitted(
             checked_X, checked_Y, seen, kernel_estimator_=kernel, forest_estimator_=forest,
             mixture_=choice.mixture, best_score_=float(np.max(choice.scores)),
@@ -360,12 +357,8 @@ class MixedRiskECRM(Combination):
                     forest_options=forest_options, mixing_grid=mixing_grid,
                     scoring=kernel.scoring)
         plan = model._check_params()
-        Y = forest.Y_fit_
-        oob = np.full((Y.shape[0], forest_honest.values.shape[1]), np.nan)
-        oob[forest_honest.rows] = forest_honest.values
-        choice = choose_mixture((kernel_honest.rows, kernel_honest.values), oob, Y,
-                                plan["grid"], loss=model.loss, output_space=model.output_space,
-                                metric=plan["metric"])
+        choice = model._choose(kernel_honest, forest_honest, forest.Y_fit_, plan["grid"],
+                               plan["metric"])
         names = getattr(kernel, "feature_names_in_", None)
         model._set_state({
             "kernel_estimator_": kernel, "forest_estimator_": forest,
@@ -376,6 +369,14 @@ class MixedRiskECRM(Combination):
             **({} if names is None else {"feature_names_in_": names})})
         model._check_fitted_state()
         return model
+
+    def _choose(self, kernel_honest, forest_honest, Y, grid, metric) -> MixingChoice:
+        """:func:`choose_mixture` on the members' honest outputs (the forest's placed by
+        training point, NaN where no tree left a point out)."""
+        oob = np.full((Y.shape[0], forest_honest.values.shape[1]), np.nan)
+        oob[forest_honest.rows] = forest_honest.values
+        return choose_mixture((kernel_honest.rows, kernel_honest.values), oob, Y, grid,
+                              loss=self.loss, output_space=self.output_space, metric=metric)
 
     def _parts(self) -> list[tuple[float, Any]]:
         check_is_fitted(self, "mixture_")
