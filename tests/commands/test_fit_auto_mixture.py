@@ -55,6 +55,25 @@ def test_from_fitted_is_the_mixture_fit_makes(tmp_path):
     assert_allclose(loaded.predict_costs(Xt), made.predict_costs(Xt), rtol=0, atol=1e-12)
 
 
+def test_from_fitted_returns_the_choice_it_made_when_asked():
+    h, X, Y = _toy()
+    kernel = ECRMCV(HammingLoss(), h, alphas=[0.1, 1], scoring="loss")
+    forest = ForestECRMCV(HammingLoss(), h, n_estimators=10, scoring="loss", random_state=0)
+    k_honest, f_honest = kernel.fit_honest(X, Y), forest.fit_honest(X, Y)
+    model = MixedRiskECRM.from_fitted(kernel, forest, k_honest, f_honest)
+    made, choice = MixedRiskECRM.from_fitted(kernel, forest, k_honest, f_honest,
+                                             return_choice=True)
+    assert made.mixture_ == model.mixture_ == choice.mixture
+    assert made.cv_results_ == model.cv_results_
+    # the mixture's honest outputs: the oracle on the mixed honest costs of the rows judged
+    oob = np.full((len(Y), f_honest.values.shape[1]), np.nan)
+    oob[f_honest.rows] = f_honest.values
+    at = np.searchsorted(k_honest.rows, choice.rows)
+    costs = (choice.mixture * k_honest.values[at]
+             + (1.0 - choice.mixture) * oob[choice.rows])
+    np.testing.assert_array_equal(choice.predictions, h.minimize(costs, HammingLoss().cost_form))
+
+
 def test_from_fitted_refuses_members_of_other_data_or_types():
     h, X, Y = _toy()
     kernel = ECRMCV(HammingLoss(), h, alphas=[0.1, 1], scoring="loss")
@@ -135,7 +154,7 @@ def test_auto_at_an_end_share_keeps_the_better_family_as_it_fits_alone(tmp_path,
     its own ``--family`` fits (the grid narrowed to that end to make the choice)."""
     real = MixedRiskECRM.from_fitted.__func__
     monkeypatch.setattr(MixedRiskECRM, "from_fitted", classmethod(
-        lambda cls, *a, **k: real(cls, *a, mixing_grid=[end])))
+        lambda cls, *a, **k: real(cls, *a, **k, mixing_grid=[end])))
     assert _fit(tmp_path / "auto.ecrm", "--standardize", "no") == 0
     line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("weights:"))
     assert f"mixed (kernel share {end:g})" in line and "; chose kernel (" in line
@@ -163,7 +182,7 @@ def test_an_interior_share_that_does_not_beat_the_better_family_is_not_kept(
     assert "mixed (kernel share 0): " in capsys.readouterr().out
     real = MixedRiskECRM.from_fitted.__func__
     monkeypatch.setattr(MixedRiskECRM, "from_fitted", classmethod(
-        lambda cls, *a, **k: real(cls, *a, mixing_grid=[0.5])))
+        lambda cls, *a, **k: real(cls, *a, **k, mixing_grid=[0.5])))
     assert main([*common, "-o", str(tmp_path / "auto.ecrm")]) == 0
     out = capsys.readouterr().out
     line = next(s for s in out.splitlines() if s.startswith("weights:"))

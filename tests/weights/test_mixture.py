@@ -227,3 +227,28 @@ def test_a_judge_scores_the_loss_oracles_outputs_by_another_loss():
     assert choice.mixture == grid[int(np.argmin(expected))]
     own = choose_mixture((rows, K), F, Y, grid, loss=loss, output_space=space)
     assert not np.allclose(own.mean_losses, expected)  # the judge is what judged
+
+
+@pytest.mark.parametrize("grid", [[0.0, 0.5, 1.0], [0.0, 0.0001, 0.0002], 11])
+def test_the_choice_holds_the_oracles_outputs_at_the_chosen_share(grid):
+    # explicitly: the oracle on the chosen share's mixed costs of the rows judged (ties, as
+    # on a grid of near shares: the first best share's)
+    rng = np.random.default_rng(2)
+    loss = HammingLoss()
+    Y = TREE.close(rng.random((25, TREE.n_outputs)) > 0.5).astype(float)
+    psi = loss.psi(Y)
+    rows = np.arange(1, 25)
+    K = psi[rows] + rng.normal(size=(len(rows), psi.shape[1]))
+    F = psi + rng.normal(size=psi.shape)
+    F[3] = np.nan  # no tree left point 3 out
+    choice = choose_mixture((rows, K), F, Y, grid, loss=loss, output_space=TREE)
+    assert 3 not in choice.rows and len(choice.rows) == len(rows) - 1
+    kept = np.isin(rows, choice.rows)
+    share = choice.mixture
+    assert share == choice.grid[int(np.argmax(choice.scores))]
+    costs = share * K[kept] + (1.0 - share) * F[choice.rows]
+    np.testing.assert_array_equal(choice.predictions, TREE.minimize(costs, loss.cost_form))
+    np.testing.assert_allclose(np.mean(loss(choice.predictions, Y[choice.rows])),
+                               -np.max(choice.scores), rtol=1e-12)
+    scored = choose_mixture((rows, K), F, Y, grid, metric=micro_auprc)
+    assert scored.predictions is None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 __all__ = ["Fit", "check_scales", "criterion_text", "families_line", "grid_note",
-           "mixed_predictions", "preprocessing_note", "say", "scales"]
+           "preprocessing_note", "say", "scales"]
 
 #: How each weight family is judged honestly.
 _HONEST = {"kernel": "exact leave-one-out", "forest": "out-of-bag",
@@ -74,8 +74,8 @@ def _duration(seconds: float) -> str:
 
 def _honest_rows(fit: Fit):
     """The rows and predictions of a fit's honest criterion: exact leave-one-out (a kernel
-    search), out of bag (a forest), the mixture's as :func:`mixed_predictions` gives them;
-    ``None`` for others."""
+    search), out of bag (a forest), the mixture's as its choice gave them
+    (:class:`ecrm.weights.mixture.MixingChoice`); ``None`` for others."""
     import numpy as np
 
     model = fit.model
@@ -86,22 +86,6 @@ def _honest_rows(fit: Fit):
     if getattr(model, "oob_predictions_", None) is not None:
         return np.arange(len(model.oob_predictions_)), model.oob_predictions_
     return None
-
-
-def mixed_predictions(mixed, kernel_honest, forest_honest) -> tuple:
-    """The rows a mixture's honest criterion judged (out of sample in both members) and the
-    exact oracle's outputs on their mixed honest costs (as
-    :func:`ecrm.weights.mixture.choose_mixture` judged them)."""
-    import numpy as np
-
-    share, rows = mixed.mixture_, np.asarray(kernel_honest.rows)
-    F = np.full((mixed.forest_estimator_.Y_fit_.shape[0], forest_honest.values.shape[1]),
-                np.nan)
-    F[forest_honest.rows] = forest_honest.values
-    F = F[rows]
-    seen = ~np.isnan(F).any(axis=1)
-    costs = share * kernel_honest.values[seen] + (1.0 - share) * F[seen]
-    return rows[seen], mixed.output_space.minimize(costs, mixed.loss.cost_form)
 
 
 def _noise(args, data, fits: list):

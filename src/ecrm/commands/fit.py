@@ -51,7 +51,6 @@ from ecrm.commands._choice import (
     check_scales,
     families_line,
     grid_note,
-    mixed_predictions,
     say,
     scales,
 )
@@ -280,11 +279,12 @@ def _mix(args, members: dict, best: tuple, fits: list) -> tuple:
     (kernel, k_warned, X, k_honest), (forest, f_warned, _, f_honest) = (
         members["kernel"], members["forest"])
     start = time.perf_counter()
-    mixed = MixedRiskECRM.from_fitted(kernel.model, forest.model, k_honest, f_honest)
-    rows = None
-    if args.scoring == "loss":  # the mixture's honest outputs, for the noise of the choice
-        rows = mixed_predictions(mixed, k_honest, f_honest)
-    fits.append(Fit("mixed", kernel.step, mixed, time.perf_counter() - start, rows))
+    mixed, choice = MixedRiskECRM.from_fitted(kernel.model, forest.model, k_honest, f_honest,
+                                              return_choice=True)
+    honest = None  # under the loss: the mixture's honest outputs, for the noise of the choice
+    if choice.predictions is not None:
+        honest = choice.rows, choice.predictions
+    fits.append(Fit("mixed", kernel.step, mixed, time.perf_counter() - start, honest))
     if mixed.mixture_ in (0.0, 1.0) or mixed.honest_score_ <= best[4]:
         return best
     return mixed, kernel.step, [*k_warned, *f_warned], X, mixed.honest_score_

@@ -106,11 +106,17 @@ def honest_criterion(outputs, Y, *, loss=None, output_space=None, metric=None,
     loss: minus the mean task loss of the exact oracle on the costs ``outputs`` (judged by
     ``judge(outputs, Y)`` when given), or ``metric(Y, outputs)`` of label scores (the mean
     loss is then NaN). Shared by :func:`choose_mixture` and :mod:`ecrm.weights.stack`."""
+    return _judged(outputs, Y, loss, output_space, metric, judge)[:2]
+
+
+def _judged(outputs, Y, loss, output_space, metric, judge) -> tuple:
+    """:func:`honest_criterion`'s pair, then the exact oracle's outputs (``None`` under a
+    metric)."""
     if metric is not None:
-        return float(metric(np.asarray(Y, dtype=float), outputs)), np.nan
-    judge = loss if judge is None else judge
-    mean_loss = float(np.mean(judge(output_space.minimize(outputs, loss.cost_form), Y)))
-    return -mean_loss, mean_loss
+        return float(metric(np.asarray(Y, dtype=float), outputs)), np.nan, None
+    predictions = output_space.minimize(outputs, loss.cost_form)
+    mean_loss = float(np.mean((loss if judge is None else judge)(predictions, Y)))
+    return -mean_loss, mean_loss, predictions
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,9 @@ class MixingChoice:
         The mean task loss of each (NaN when a metric chose).
     rows : ndarray of int
         The training points judged (out of sample in both families).
+    predictions : ndarray of shape (len(rows), d) or None
+        The exact oracle's outputs of ``rows`` on the chosen share's mixed costs (``None``
+        when a metric chose).
     """
 
     mixture: float
@@ -137,6 +146,7 @@ class MixingChoice:
     scores: np.ndarray
     mean_losses: np.ndarray
     rows: np.ndarray
+    predictions: np.ndarray | None = None
 
 
 def choose_mixture(kernel, forest, Y, grid, *, loss=None, output_space=None,
@@ -180,11 +190,15 @@ def choose_mixture(kernel, forest, Y, grid, *, loss=None, output_space=None,
         raise ValueError("no training point is out of sample in both families")
     grid = check_mixing_grid(grid)
     Y = np.asarray(Y)[rows]
-    scores, losses = np.array([honest_criterion(
-        share * K + (1.0 - share) * F, Y, loss=loss, output_space=output_space, metric=metric,
-        judge=judge) for share in grid]).T
-    best = int(np.argmax(scores))
-    return MixingChoice(float(grid[best]), grid, scores, losses, rows)
+    judged, best, predictions = [], 0, None
+    for t, share in enumerate(grid):
+        score, mean_loss, outputs = _judged(share * K + (1.0 - share) * F, Y, loss,
+                                            output_space, metric, judge)
+        judged.append((score, mean_loss))
+        if t == 0 or np.argmax([judged[best][0], score]) == 1:  # np.argmax's first best
+            best, predictions = t, outputs
+    scores, losses = np.array(judged).T
+    return MixingChoice(float(grid[best]), grid, scores, losses, rows, predictions)
 
 
 class MixedRiskECRM(Combination):
@@ -310,7 +324,8 @@ class MixedRiskECRM(Combination):
         return self
 
     @classmethod
-    def from_fitted(cls, kernel, forest, kernel_honest, forest_honest, *, mixing_grid=11):
+    def from_fitted(cls, kernel, forest, kernel_honest, forest_honest, *, mixing_grid=11,
+                    return_choice=False):
         r"""The mixture of a kernel and a forest already fitted on the same data, the share
         chosen as :meth:`fit` chooses it, with nothing refitted.
 
@@ -331,6 +346,9 @@ class MixedRiskECRM(Combination):
             label scores (``scores=True``) for a metric.
         mixing_grid : int or sequence of float, default=11
             The kernel shares tried (see :class:`MixedRiskECRM`).
+        return_choice : bool, default=False
+            Return the :class:`MixingChoice` made too (its ``rows`` and ``predictions``: the
+            mixture's honest outputs).
 
         Returns
         -------
@@ -338,6 +356,8 @@ class MixedRiskECRM(Combination):
             Fitted: ``mixture_``, ``best_score_`` and ``cv_results_`` as :meth:`fit` sets
             them. Its ``random_state`` is ``None``: the members keep the seeds they were
             fitted with, and :meth:`fit` on the same data would draw new ones.
+        choice : MixingChoice
+            Only with ``return_choice``.
 
         Raises
         ------
@@ -368,7 +388,7 @@ class MixedRiskECRM(Combination):
             "n_features_in_": kernel.n_features_in_,
             **({} if names is None else {"feature_names_in_": names})})
         model._check_fitted_state()
-        return model
+        return (model, choice) if return_choice else model
 
     def _choose(self, kernel_honest, forest_honest, Y, grid, metric) -> MixingChoice:
         """:func:`choose_mixture` on the members' honest outputs (the forest's placed by
