@@ -161,7 +161,8 @@ def run(args) -> int:
                 return fail(too_many)
         bar.set_postfix_str("fitting")
         try:
-            model, step, fits = _fit(args, data, families, impute)
+            model, step, fits = _fit(args, data, families, impute,
+                                     _mixes(args, families, loss))
         except ValueError as exc:
             return fail(f"fit failed: {exc}")  # fail names the parameters as flags
         bar.update()
@@ -198,10 +199,10 @@ def _steps(args, data, impute: bool) -> list:
             if standardize or nominal or impute else None for standardize in choices]
 
 
-def _fit(args, data, families: dict, impute: bool):
+def _fit(args, data, families: dict, impute: bool, mixing: bool):
     """Fit each family on each of its preprocessing candidates (a forest: the features as
     they are) and keep the best by the honest criterion (the first on ties), or with
-    ``--family auto`` their mixture when it beats that (:func:`_mix`): ``(model, step,
+    ``mixing`` (:func:`_mixes`) their mixture when it beats that (:func:`_mix`): ``(model, step,
     fits)``, ``fits`` every :class:`~ecrm.commands._choice.Fit` in order. The chosen model's
     warnings are issued again in the command's words, the estimators' check of the scales
     replaced by :func:`~ecrm.commands._choice.check_scales`."""
@@ -212,7 +213,6 @@ def _fit(args, data, families: dict, impute: bool):
     best = None
     fits: list[Fit] = []
     steps = _steps(args, data, impute)
-    mixing = _mixes(args, families)
     members: dict = {}  # on the forest's features: (fit, warnings, X, honest outputs)
     for family, make_model in families.items():
         for step in steps if family != "forest" else steps[:1]:
@@ -257,13 +257,13 @@ def _fit(args, data, families: dict, impute: bool):
     return model, step, fits
 
 
-def _mixes(args, families: dict) -> bool:
+def _mixes(args, families: dict, loss) -> bool:
     """Whether the kernel's and the forest's risks are mixed: ``--family auto`` with
-    ``--cv`` (both families fitted) and a loss with costs."""
+    ``--cv`` (both families fitted) and a ``loss`` with costs."""
     from ecrm.losses import LinearLoss
 
     return args.family == "auto" and set(families) == set(AUTO) and isinstance(
-        families["kernel"]().loss, LinearLoss)
+        loss, LinearLoss)
 
 
 def _mix(args, members: dict, best: tuple, fits: list) -> tuple:
