@@ -201,3 +201,35 @@ def test_a_kernel_forest_reference_without_a_forest_is_refused_naming_it():
     model = StackedRiskECRM(LOSS, TREE, members=members, reference="kernel-forest")
     with pytest.raises(ValueError, match="kernel-forest.*forest member"):
         model.fit(np.zeros((4, 3)), np.ones((4, TREE.n_outputs)))
+
+
+@pytest.mark.parametrize(("J", "pairs"), [(2, [(0, 1)]), (3, [(0, 2), (1, 2)]), (5, [(3, 4)])])
+def test_each_distinct_candidate_is_judged_once(monkeypatch, J, pairs):
+    # The lattice holds the reference's mixtures, the greedy search its vertices: a candidate
+    # whose combined costs were judged before is not judged again, and every score is the
+    # one judging it alone gives (the lattice's combined by weights, the lines' as
+    # choose_mixture mixes them).
+    import ecrm.weights._stack_choice as stack_choice
+    from ecrm.weights.mixture import honest_criterion
+
+    outputs, Y = _members(J, 40, J)
+    judged = []
+
+    def counted(costs, *args, **kwargs):
+        judged.append(costs)
+        return honest_criterion(costs, *args, **kwargs)
+
+    monkeypatch.setattr(stack_choice, "honest_criterion", counted)
+    choice = choose_stack(outputs, Y, loss=LOSS, output_space=TREE, resolution=10,
+                          nested=False, reference_pairs=pairs)
+    assert all(not np.array_equal(a, b) for n, a in enumerate(judged) for b in judged[:n])
+    lines = [(i, j, t / 10) for i, j in pairs for t in range(11)]
+    # every candidate once: the lattice's and the lines', or greedy's vertices, its trials
+    # of steps 2 to 10 and the lines'
+    assert len(judged) < (len(choice.scores) if J <= 3 else J + 9 * J + len(lines))
+    searched = len(choice.scores) - len(lines)
+    expected = [honest_criterion(np.tensordot(beta, outputs, axes=1), Y, loss=LOSS,
+                                 output_space=TREE)[0] for beta in choice.grid[:searched]]
+    expected += [honest_criterion(a * outputs[i] + (1 - a) * outputs[j], Y, loss=LOSS,
+                                  output_space=TREE)[0] for i, j, a in lines]
+    np.testing.assert_array_equal(choice.scores, expected)

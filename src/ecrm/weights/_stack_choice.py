@@ -9,6 +9,7 @@ it on outputs they already hold (e.g. a calibrated kernel's leave-one-out scores
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from dataclasses import dataclass
 
@@ -147,11 +148,20 @@ def _mix(outputs, i, j, a):
 def _search(outputs, Y, crit, resolution, lines=None):
     """The candidates (G, J) judged: ``(grid, scores, mean losses, reference)``; the first J
     are the vertices (every member alone), the reference's mixtures (``lines``) come last,
-    and ``reference`` indexes the candidates the stack must beat."""
+    and ``reference`` indexes the candidates the stack must beat. A candidate whose combined
+    outputs are those of one judged before (a reference's mixture on the lattice, a vertex
+    again) takes its criterion."""
     J = outputs.shape[0]
+    seen: dict = {}  # each distinct combined output judged once (the oracle is the cost)
+
+    def judge(combined):
+        key = hashlib.blake2b(combined.tobytes(), digest_size=16).digest()
+        if key not in seen:
+            seen[key] = honest_criterion(combined, Y, **crit)
+        return seen[key]
 
     def criterion(beta):
-        return honest_criterion(np.tensordot(beta, outputs, axes=1), Y, **crit)
+        return judge(np.tensordot(beta, outputs, axes=1))
 
     if J <= 3:
         grid = simplex_grid(J, resolution)
@@ -162,7 +172,7 @@ def _search(outputs, Y, crit, resolution, lines=None):
         counts = np.zeros(J)
         for step in range(1, resolution + 1):
             trials = [(counts + np.eye(J)[j]) / step for j in range(J)]
-            scored = judged[:J] if step == 1 else [criterion(beta) for beta in trials]
+            scored = [criterion(beta) for beta in trials]  # the first step's: the vertices
             j = int(np.argmax([s for s, _ in scored]))
             counts[j] += 1
             if step > 1:
@@ -172,7 +182,7 @@ def _search(outputs, Y, crit, resolution, lines=None):
     ref = np.arange(J)
     if lines is not None:
         ref = np.arange(len(grid), len(grid) + len(lines))
-        judged += [honest_criterion(_mix(outputs, *line), Y, **crit) for line in lines]
+        judged += [judge(_mix(outputs, *line)) for line in lines]
         grid = np.vstack([grid, reference_grid(lines, J)])
     scores, losses = (np.array(v, dtype=float) for v in zip(*judged, strict=True))
     return grid, scores, losses, ref
