@@ -23,11 +23,30 @@ class Combination(StructuredEstimator):
     def _keeper(self):  # pragma: no cover - abstract
         raise NotImplementedError  # a member that keeps the training rows
 
-    label_names_ = property(lambda self: self._keeper().label_names_)
-    output_mean_ = property(lambda self: self._keeper().output_mean_)
-    output_mode_ = property(lambda self: self._keeper().output_mode_)
-    Y_fit_ = property(lambda self: self._keeper().Y_fit_)
-    X_fit_ = property(lambda self: self._keeper().X_fit_)
+    @property
+    def label_names_(self):
+        """The name of each output column (a member's)."""
+        return self._keeper().label_names_
+
+    @property
+    def output_mean_(self):
+        """The mean training output (a member's)."""
+        return self._keeper().output_mean_
+
+    @property
+    def output_mode_(self):
+        """The most frequent training output (a member's)."""
+        return self._keeper().output_mode_
+
+    @property
+    def Y_fit_(self):
+        """The training outputs (kept by a member)."""
+        return self._keeper().Y_fit_
+
+    @property
+    def X_fit_(self):
+        """The training features (kept by a member)."""
+        return self._keeper().X_fit_
 
     @property
     def honest_score_(self) -> float:

@@ -228,20 +228,69 @@ class Hierarchy(LabelSets, Oracles, OutputSpace):
             raise TypeError(f"from_networkx expects a networkx DiGraph; got {type(graph).__name__}")
         return cls(graph, **kw)
 
-    labels = property(lambda self: self._labels)
-    output_names = property(lambda self: self._labels, doc="The labels, in column order.")
-    n_labels = n_outputs = property(lambda self: len(self._labels))
-    parents = property(lambda self: self._parents)
-    children = property(lambda self: self._children)
-    edges = property(lambda self: self._edges)
-    top_level = property(lambda self: self._top_level)
-    order = property(lambda self: self._order)
-    depth = property(lambda self: self._depth)
-    is_tree = property(lambda self: self._is_tree)
-    multi_parent = property(lambda self: self._multi_parent)
+    @property
+    def labels(self) -> tuple:
+        """The labels in column order (real labels only)."""
+        return self._labels
+
+    @property
+    def output_names(self) -> tuple:
+        """The labels, in column order."""
+        return self._labels
+
+    @property
+    def n_labels(self) -> int:
+        """The number of labels ``d``."""
+        return len(self._labels)
+
+    @property
+    def n_outputs(self) -> int:
+        """The number of output columns ``d`` (one per label)."""
+        return len(self._labels)
+
+    @property
+    def parents(self) -> tuple:
+        """Each column's parents: one int array of columns per column."""
+        return self._parents
+
+    @property
+    def children(self) -> tuple:
+        """Each column's children: one int array of columns per column."""
+        return self._children
+
+    @property
+    def edges(self) -> np.ndarray:
+        """The ``(parent, child)`` column pairs (E, 2), the virtual root excluded."""
+        return self._edges
+
+    @property
+    def top_level(self) -> np.ndarray:
+        """The columns without parents."""
+        return self._top_level
+
+    @property
+    def order(self) -> np.ndarray:
+        """A topological order of the columns, parents first (sorted by depth)."""
+        return self._order
+
+    @property
+    def depth(self) -> np.ndarray:
+        """Each column's depth: 0 at the top level, else 1 + its parents' greatest."""
+        return self._depth
+
+    @property
+    def is_tree(self) -> bool:
+        """Whether every label has at most one parent."""
+        return self._is_tree
+
+    @property
+    def multi_parent(self) -> np.ndarray:
+        """The columns with two or more parents."""
+        return self._multi_parent
 
     @property
     def index(self) -> Mapping:
+        """The read-only map ``label -> column``."""
         # a read-only view made on access: a stored view would not pickle (clone, joblib)
         return MappingProxyType(self._index)
 
