@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import ecrm
+from _ids import named, readable
 from ecrm import ECRM, CandidateSpace, PermutationSpace
 from ecrm.commands import _outputs, _tasks
 from ecrm.losses import KendallLoss, ZeroOneLoss
@@ -219,7 +220,7 @@ def test_a_ranking_model_saved_in_python_predicts_orderings(files, ecrm_cmd):
     assert info["task"] == "ranking" and info["labels"] == ["0", "1", "2", "3"]
 
 
-@pytest.mark.parametrize("argv, needles", [
+@pytest.mark.parametrize("argv, needles", named([
     (["fit", "rank-train.csv", "--task", "ranking", "--loss", "hamming"],
      ["--loss hamming", "--task ranking", "kendall"]),
     (["fit", "class-train.csv", "--task", "multiclass", "--path-sep", "/"],
@@ -243,7 +244,7 @@ def test_a_ranking_model_saved_in_python_predicts_orderings(files, ecrm_cmd):
     (["evaluate", "multiclass.ecrm", "bad-class.csv"],
      ["bad-class.csv, line 3", "class 'purple' is not one the model knows"]),
     (["evaluate", "ranking.ecrm", "class-test.csv"], ["class-test.csv, line 2", "leaves out"]),
-])
+]))
 def test_what_a_command_cannot_do_is_refused_in_one_line(files, models, ecrm_cmd, argv,
                                                            needles):
     for name, text in [("bad-rank.csv", "f1,labels\n1,red>green>blue>gold\n2,red>green>blue\n"),
@@ -274,7 +275,7 @@ def test_named_spaces_are_written_and_read_with_their_names(tmp_path):
 @pytest.mark.parametrize("labels, message", [
     (["a", "a", "b"], "'a' appears twice"), (["a", "b"], "got 2"), ("abc", "got str"),
     ([1, 2, 3], "found int 1"), (["a", "", "c"], "found str ''"),
-])
+], ids=readable)
 def test_space_names_are_checked(labels, message):
     with pytest.raises(ValueError, match=message):
         PermutationSpace(3, labels=labels)

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn import config_context
 
+from _ids import readable
 from _shapes import TREE7 as TREE
 from ecrm import ECRM, ECRMCV, NystromSolver
 from ecrm.datasets.flows import simulate_flows
@@ -40,7 +41,7 @@ def _same_model(a, b, Xt, atol=1e-8):
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
-@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)])
+@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)], ids=readable)
 def test_nystrom_with_every_point_a_centre_equals_the_dual(loss, fit_intercept):
     X, Y, Xt = _problem()
     kw = dict(kernel="rbf", gamma=0.2, alpha=1e-2, fit_intercept=fit_intercept)
@@ -64,7 +65,8 @@ def test_primal_linear_equals_dual_linear(fit_intercept, sparse):
 
 @pytest.mark.parametrize("solver,kw", [("primal", {"kernel": "linear"}),
                                        (NystromSolver(n_components=40),
-                                        {"kernel": "rbf", "gamma": 0.2})])
+                                        {"kernel": "rbf", "gamma": 0.2})],
+                         ids=["primal", "nystrom"])
 def test_ecrmcv_primal_loo_table_equals_the_dual(solver, kw):
     X, Y, Xt = _problem()
     grid = dict(alphas=[1e-3, 1e-2, 1e-1], search=LeaveOneOutSearch(fit_intercept="auto"))
@@ -210,7 +212,7 @@ def test_caller_arrays_are_not_modified():
     ({"solver": "primal", "kernel": "rbf"}, "solver='primal' needs kernel='linear'"),
     ({"solver": "nystrom", "memory_budget": -1.0}, "memory_budget must be a real number"),
     ({"solver": "nystrom", "n_components": 40, "memory_budget": 1e-6}, "n_components=40 needs"),
-])
+], ids=readable)
 @pytest.mark.parametrize("cls", [ECRM, ECRMCV])
 def test_bad_solver_settings_are_named_before_any_work(cls, params, match):
     X, Y, _ = _problem()
