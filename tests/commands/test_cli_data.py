@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from _ids import named
 from ecrm.cli import main
 from ecrm.selection import LeaveOneOutSearch
 
@@ -31,7 +32,9 @@ from ecrm.selection import LeaveOneOutSearch
     ({"d.svm": "1 1:1\n2 1000000000000:1\n"}, ["d.svm"],
      "d.svm: a feature index is too large (at most 2**31 - 1; number the features "
      "compactly)"),
-])
+], ids=["svm-label-not-an-integer", "svm-missing-value", "arff-missing-value",
+        "csv-missing-value", "label-path-against-hierarchy", "hierarchy-line-without-tab",
+        "svm-too-many-columns", "svm-index-too-large"])
 def test_fit_refuses_bad_data_with_one_line(ecrm_cmd, tmp_path, files, argv, message):
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -94,14 +97,14 @@ def test_fit_refusal_for_the_dual_names_the_flags(ecrm_cmd, train_csv, tmp_path)
     assert "(or --solver primal with --kernel linear)" in proc.stderr.decode()
 
 
-@pytest.mark.parametrize("argv, message", [
+@pytest.mark.parametrize("argv, message", named([
     (["--n-components", "5"], "--n-components and --center-selection need --solver nystrom"),
     (["--center-selection", "leverage"], "need --solver nystrom"),
     (["--loo-samples", "10"], "--loo-samples needs --cv"),
     (["--solver", "newton"], "invalid choice: 'newton'"),
     (["--solver", "nystrom", "--n-components", "0"], "--n-components must be an integer >= 1"),
     (["--memory-budget", "-1"], "--memory-budget must be a real number in (0, inf)"),
-])
+]))
 def test_fit_solver_flags_checked_before_the_work(ecrm_cmd, train_csv, tmp_path, argv, message):
     proc = ecrm_cmd("fit", str(train_csv), *argv, "-o", "m.ecrm", "--quiet", cwd=tmp_path)
     err = proc.stderr.decode()

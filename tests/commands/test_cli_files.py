@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import ecrm
+from _ids import named, readable
 from ecrm.cli import main
 
 
@@ -134,7 +135,8 @@ def test_fit_dash_o_dash_writes_the_model_to_standard_output(ecrm_cmd, tmp_path,
 
 
 @pytest.mark.parametrize("argv", [["info", "--json", "{model}"],
-                                  ["predict", "{model}", "{data}", "-o", "-", "--scores"]])
+                                  ["predict", "{model}", "{data}", "-o", "-", "--scores"]],
+                         ids=readable)
 def test_closed_standard_output_ends_quietly(test_csv, subprocess_env, tmp_path, model_file, argv):
     data = tmp_path / "many.csv"
     lines = test_csv.read_text().splitlines()
@@ -149,7 +151,7 @@ def test_closed_standard_output_ends_quietly(test_csv, subprocess_env, tmp_path,
     assert err == ""
 
 
-@pytest.mark.parametrize("argv, message", [
+@pytest.mark.parametrize("argv, message", named([
     (["info", "{model}"], "ecrm: error: standard output is closed: nothing can be printed"),
     (["info", "--json", "{model}"], "ecrm: error: standard output is closed"),
     (["predict", "{model}", "{data}", "-o", "-", "--quiet"],
@@ -165,7 +167,7 @@ def test_closed_standard_output_ends_quietly(test_csv, subprocess_env, tmp_path,
      "ecrm: error: standard output is closed: nothing can be printed (ecrm fit"),
     (["reproduce", "flow", "--trials", "1", "--n-train", "5", "--n-test", "5", "--n-val", "5",
       "--jobs", "1", "--quiet"],
-     "ecrm: error: standard output is closed: nothing can be printed (ecrm reproduce flow")])
+     "ecrm: error: standard output is closed: nothing can be printed (ecrm reproduce flow")]))
 def test_standard_output_closed_from_the_start_is_one_error_line(test_csv, subprocess_env,
                                                                   tmp_path, model_file, argv,
                                                                   message):
@@ -181,7 +183,7 @@ def test_standard_output_closed_from_the_start_is_one_error_line(test_csv, subpr
 @pytest.mark.parametrize("argv", [["info", "{model}"], ["info", "--json", "{model}"],
                                   ["predict", "{model}", "{data}", "-o", "-", "--quiet"],
                                   ["evaluate", "{model}", "{data}", "--path-sep", "/",
-                                   "--quiet"]])
+                                   "--quiet"]], ids=readable)
 def test_standard_output_that_refuses_the_text_is_one_error_line(test_csv, subprocess_env,
                                                                  tmp_path, model_file, argv):
     argv = [a.format(model=model_file, data=test_csv) for a in argv]
