@@ -122,7 +122,7 @@ def test_duplicate_or_unsorted_sparse_indices_are_refused(sparse_file, tmp_path,
 
 
 @pytest.mark.parametrize("shape", [[10**30, 4], [16, 10**30], [16, float("inf")], [16],
-                                   [16, -4], [16, 4.0], [16, True], "16x4"])
+                                   [16, -4], [16, 4.0], [16, True], "16x4"], ids=repr)
 def test_tampered_sparse_shape_is_refused(sparse_file, tmp_path, shape):
     def edit(meta, arrays):
         meta["fitted"]["X_fit_"]["shape"] = shape
@@ -226,7 +226,7 @@ def test_isotonic_maps_fit_could_not_make_are_refused(calibrated_file, tmp_path,
              "score_calibration_", key)
 
 
-@pytest.mark.parametrize("value", [[0.5, 0.5], 0.5, "0.5", None, True])
+@pytest.mark.parametrize("value", [[0.5, 0.5], 0.5, "0.5", None, True], ids=repr)
 def test_calibration_arrays_replaced_by_json_values_are_refused(calibrated_file, tmp_path,
                                                                 value):
     kind, path = calibrated_file
@@ -567,7 +567,8 @@ def test_member_larger_than_its_metadata_declares_is_refused_before_inflating(
 
 
 @pytest.mark.parametrize("shape, dtype", [([10**30], "<f8"), (["3"], "<f8"), ([3], "|O"),
-                                          ([3], "nonsense"), (None, "<f8"), ([-1], "<f8")])
+                                          ([3], "nonsense"), (None, "<f8"), ([-1], "<f8")],
+                         ids=repr)
 def test_array_metadata_must_declare_a_shape_and_dtype(sparse_file, tmp_path, shape, dtype):
     members = _members(sparse_file)
     meta = json.loads(members[META])

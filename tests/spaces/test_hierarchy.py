@@ -161,6 +161,10 @@ def test_tree_attributes_and_read_only():
         ([(1, "a"), (True, "b")], {}, "labels 1 and True are equal in Python"),
         ([(0, 1)], {"labels": [0.0, 1.0]}, "labels 0.0 and 0 are equal in Python"),
     ],
+    ids=["self-loop", "duplicate-edge", "duplicate-parent", "cycle-of-three", "cycle-of-two",
+         "nodes-not-in-labels", "duplicate-labels", "no-edges", "empty-mapping",
+         "edge-into-the-root", "root-in-labels", "edge-of-three", "labels-1-and-True",
+         "labels-0.0-and-0"],
 )
 def test_validation_errors(edges, kw, match):
     with pytest.raises(ValueError, match=match):
