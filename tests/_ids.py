@@ -1,6 +1,7 @@
 """Readable ids of parametrised tests: ``ids=readable`` names a dict of keyword arguments
 by its items, a command line by its words, another list by its items, a class by its name
-and an object (a loss, a solver) by its type; other values keep pytest's own id."""
+and an object (a loss, a solver) by its short repr or its type; other values keep
+pytest's own id."""
 
 from __future__ import annotations
 
@@ -15,7 +16,14 @@ def _short(value) -> str:
         return "[" + ",".join(_short(v) for v in value) + "]"
     if isinstance(value, type):
         return value.__name__
-    return type(value).__name__
+    return _object(value)
+
+
+def _object(value) -> str:
+    """An object by its repr when that is short and says what it holds, else its type."""
+    text = repr(value)
+    return text if len(text) <= WIDTH and not text.startswith("<") \
+        else type(value).__name__
 
 
 def readable(value) -> str | None:
@@ -25,14 +33,14 @@ def readable(value) -> str | None:
     elif isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
         text = " ".join(value)
     elif isinstance(value, (list, tuple)):
-        text = "(" + ",".join(_short(v) for v in value) + ")"
+        text = _short(value)
     elif isinstance(value, type):
         text = value.__name__
     elif isinstance(value, (str, int, float, bool, bytes, set)) or value is None \
             or type(value).__module__ == "numpy" or hasattr(value, "__name__"):
         return None  # pytest's: the value itself, a function's name, an array's index
     else:
-        text = type(value).__name__
+        text = _object(value)
     return text if len(text) <= WIDTH else text[:WIDTH - 3] + "..."
 
 

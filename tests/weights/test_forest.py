@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 
+from _ids import named
 from _round_off import ROOM, term_scale
 from _shapes import TREE5 as TREE
 from ecrm import (
@@ -486,7 +487,7 @@ def test_principal_split_targets_are_the_embeddings_top_components():
     np.testing.assert_allclose(model.predict_costs(X[:4]), W @ psi, rtol=1e-12)
 
 
-@pytest.mark.parametrize("bad, match", [
+@pytest.mark.parametrize("bad, match", named([
     ({"flavour": "gradient"}, "flavour"), ({"n_estimators": 0}, "n_estimators"),
     ({"max_features": 1.5}, "max_features"), ({"max_features": True}, "max_features"),
     ({"min_samples_leaf": 0}, "min_samples_leaf"), ({"n_split_targets": 0}, "n_split_targets"),
@@ -497,7 +498,7 @@ def test_principal_split_targets_are_the_embeddings_top_components():
     ({"search": OutOfBagSearch(param_grid={"max_depth": [0]})}, "search: max_depth"),
     ({"search": OutOfBagSearch(param_grid={"n_estimators": [5]})}, "param_grid may set"),
     ({"search": {"param_grid": None}}, "search must be None or an OutOfBagSearch"),
-])
+]))
 def test_bad_parameters_are_refused_before_any_work(bad, match):
     X, Y = _tree_data()
     model = (ForestECRMCV if "search" in bad else ForestECRM)(HammingLoss(), TREE, **bad)
