@@ -1,6 +1,6 @@
 """Readable ids of parametrised tests: ``ids=readable`` names a dict of keyword arguments
-by its items, a command line by its words, another list by its items, a class by its name
-and an object (a loss, a solver) by its short repr or its type; other values keep
+by its items, a command line by its words, another list (or a small array) by its items, a
+class by its name and an object (a loss, a solver) by its short repr or its type; other values keep
 pytest's own id."""
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ def readable(value) -> str | None:
         text = _short(value)
     elif isinstance(value, type):
         text = value.__name__
+    elif type(value).__name__ == "ndarray" and value.size <= 8:
+        text = "array" + _short(value.ravel().tolist())
     elif isinstance(value, (str, int, float, bool, bytes, set)) or value is None \
             or type(value).__module__ == "numpy" or hasattr(value, "__name__"):
         return None  # pytest's: the value itself, a function's name, an array's index
@@ -46,7 +48,8 @@ def readable(value) -> str | None:
 
 def named(cases) -> list:
     """``cases`` (tuples of parameters) as ``pytest.param`` named by their first parameter
-    (:func:`readable`; its position when that gives no name)."""
+    (a string as it is, else :func:`readable`; its position when that gives no name)."""
     import pytest
 
-    return [pytest.param(*case, id=readable(case[0]) or str(i)) for i, case in enumerate(cases)]
+    return [pytest.param(*case, id=case[0] if isinstance(case[0], str)
+                         else readable(case[0]) or str(i)) for i, case in enumerate(cases)]

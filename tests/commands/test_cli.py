@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from _ids import named
 from ecrm.cli import main
 from ecrm.datasets.synthetic import make_hmc
 from ecrm.experiments.cache import InMemoryCache
@@ -31,11 +32,11 @@ def test_demo_prints_a_table(capsys):
         assert row in out
 
 
-@pytest.mark.parametrize("kwargs, match", [
+@pytest.mark.parametrize("kwargs, match", named([
     ({"n_samples": 0}, "n_samples must be an integer >= 1; got 0"),
     ({"n_labels": -5}, "n_labels must be an integer >= 1; got -5"),
     ({"noise": float("nan")}, r"noise must be a real number in \[0, inf\); got nan"),
-])
+]))
 def test_make_hmc_rejects_bad_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_hmc(**{"n_samples": 10, **kwargs})
@@ -48,7 +49,7 @@ def test_synthetic_labels_are_consistent_and_not_trivial():
     assert 0.05 < Y.mean() < 0.6
 
 
-@pytest.mark.parametrize("argv, message", [
+@pytest.mark.parametrize("argv, message", named([
     (["--n-train", "-5"], "--n-train must be an integer >= 2; got -5"),
     (["--n-train", "1"], "--n-train must be an integer >= 2; got 1"),
     (["--n-train", "2.5"], "--n-train must be an integer >= 2; got '2.5'"),
@@ -57,7 +58,7 @@ def test_synthetic_labels_are_consistent_and_not_trivial():
     (["--noise", "loud"], "--noise must be a real number in [0, inf); got 'loud'"),
     (["--seed", "-1"], "--seed must be an integer in [0, 4294967295]; got -1"),
     (["--seed", str(2**32)], "--seed must be an integer in [0, 4294967295]; got 4294967296"),
-])
+]))
 def test_demo_rejects_bad_options_at_parse_time(argv, message, capsys, monkeypatch):
     import ecrm.experiments.demo
 

@@ -12,6 +12,7 @@ from sklearn.base import clone
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _ids import named
 from _shapes import TREE5 as TREE
 from ecrm import CandidateSpace, Hierarchy, MultilabelSpace, PermutationSpace, StructuredSVM
 from ecrm.estimators.ssvm import loss_augmented_argmax
@@ -246,11 +247,11 @@ def test_precomputed_kernel_gives_the_same_model():
     np.testing.assert_array_equal(pre.predict(rbf_kernel(Xt, X, gamma=0.5)), named.predict(Xt))
 
 
-@pytest.mark.parametrize("params, match", [({"C": 0}, "C must"), ({"tol": -1}, "tol must"),
-                                           ({"max_iter": 0}, "max_iter must"),
-                                           ({"gap_every": 0}, "gap_every must"),
-                                           ({"cached_oracle": "yes"}, "cached_oracle"),
-                                           ({"gamma": -0.5}, "gamma")])
+@pytest.mark.parametrize("params, match", named([({"C": 0}, "C must"), ({"tol": -1}, "tol must"),
+                                                 ({"max_iter": 0}, "max_iter must"),
+                                                 ({"gap_every": 0}, "gap_every must"),
+                                                 ({"cached_oracle": "yes"}, "cached_oracle"),
+                                                 ({"gamma": -0.5}, "gamma")]))
 def test_bad_parameters_are_refused_and_set_nothing(params, match):
     X, Y = _tree_data(20)
     svm = StructuredSVM(HammingLoss(), TREE, **params)
@@ -310,11 +311,11 @@ def test_model_file_round_trip_and_tampered_state(tmp_path):
         load(bad)
 
 
-@pytest.mark.parametrize("attribute, value, match", [
+@pytest.mark.parametrize("attribute, value, match", named([
     ("support_", np.array([0]), "support_ must be"),
     ("dual_coef_", np.zeros((3, 5)), "dual_coef_ must be"),
     ("kernel_params_", {"kernel": "rbf", "gamma": 9.0, "degree": 3, "coef0": 1}, "do not match"),
-])
+]))
 def test_state_check_refuses_what_fit_could_not_have_made(attribute, value, match):
     X, Y = _tree_data(30)
     svm = StructuredSVM(HammingLoss(), TREE, gamma=0.5, random_state=0).fit(X, Y)

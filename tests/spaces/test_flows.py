@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
+from _ids import named
 from ecrm.baselines.flows import KNNFlowRegressor, KRRProjection
 from ecrm.datasets.flows import DEFAULT_PARAMETERS, FlowModel, simulate_flows, st_paths
 from ecrm.losses import AbsoluteLoss, HammingLoss, SquaredLoss
@@ -163,11 +164,11 @@ def test_infeasible_network_is_a_clear_error():
         FlowPolytope([("a", "s"), ("a", "t")], {"s": 1, "t": -1})
 
 
-@pytest.mark.parametrize("kwargs, message", [
+@pytest.mark.parametrize("kwargs, message", named([
     ({"capacity": [1, -2, 1, 1, 1]}, r"non-negative; arc 1 \('s', 'b'\) has capacity -2"),
     ({"capacity": [1, 1]}, r"one entry per arc \(5\)"),
     ({"capacity": [1, np.nan, 1, 1, 1]}, "NaN"),
-])
+]))
 def test_bad_capacities(kwargs, message):
     with pytest.raises(ValueError, match=message):
         FlowPolytope(DIAMOND, {"s": 1, "t": -1}, **kwargs)
@@ -654,7 +655,7 @@ def test_reproduce_flow_smoke(tmp_path, capsys, monkeypatch):
     assert (tmp_path / "flow_conditional_risk.png").stat().st_size > 1000
 
 
-@pytest.mark.parametrize("argv, message", [
+@pytest.mark.parametrize("argv, message", named([
     (["--trials", "0"], "--trials must be an integer >= 1; got 0"),
     (["--jobs", "0"], r"--jobs must be an integer from 1 to \d+ \(4 per CPU, \d+ CPUs here\); "
                       "got '0'"),
@@ -664,7 +665,7 @@ def test_reproduce_flow_smoke(tmp_path, capsys, monkeypatch):
     (["--seed", "-1"], "--seed must be an integer >= 0; got -1"),
     (["--figure-repeats", "0"], "--figure-repeats must be an integer >= 1"),
     (["--figure-log-sizes", "2", "nan"], r"--figure-log-sizes must be a real number in \[0.7, 5\]"),
-])
+]))
 def test_reproduce_flow_rejects_bad_arguments_at_parse_time(argv, message, capsys):
     from ecrm.cli import main
 

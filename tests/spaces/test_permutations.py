@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
+from _ids import readable
 from ecrm.losses.ranking import FootruleLoss, SquaredRankLoss, spearman_rho
 from ecrm.spaces.base import MultilabelSpace
 from ecrm.spaces.permutations import PermutationSpace, check_ranks
@@ -16,7 +17,7 @@ from ecrm.testing import check_linear_form
 from ecrm.weights.kernel.estimator import ECRM
 
 
-@pytest.mark.parametrize("loss", [FootruleLoss(), SquaredRankLoss()])
+@pytest.mark.parametrize("loss", [FootruleLoss(), SquaredRankLoss()], ids=readable)
 @pytest.mark.parametrize("d", [1, 2, 3, 4])
 def test_ranking_losses_are_linear_in_the_permutation_matrix(loss, d):
     check_linear_form(loss, PermutationSpace(d))

@@ -9,6 +9,7 @@ import pytest
 from sklearn.utils import check_random_state
 from test_forest import _explicit_oob_costs
 
+from _ids import named, readable
 from ecrm import (
     ECRM,
     ECRMCV,
@@ -175,7 +176,7 @@ def test_a_mixture_whose_kernel_file_keeps_no_training_rows_loads(tmp_path, solv
     np.testing.assert_array_equal(loaded.Y_fit_, model.Y_fit_)
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
+@pytest.mark.parametrize("kwargs, error, match", named([
     ({"mixing_grid": 1}, ValueError, "at least 2"),
     ({"mixing_grid": [0.5, 1.2]}, ValueError, r"in \[0, 1\]"),
     ({"mixing_grid": "half"}, TypeError, "mixing_grid"),
@@ -190,7 +191,7 @@ def test_a_mixture_whose_kernel_file_keeps_no_training_rows_loads(tmp_path, solv
      "forest_options must not set \\[\"the search's scoring\"\\]"),
     ({"forest_options": {"search": OutOfBagSearch(split_search="x")}}, ValueError,
      "search: split_search"),
-])
+]))
 def test_bad_parameters_are_refused_before_any_work(kwargs, error, match):
     X, Y = _data(m=10)
     with pytest.raises(error, match=match):
@@ -229,7 +230,7 @@ def test_a_judge_scores_the_loss_oracles_outputs_by_another_loss():
     assert not np.allclose(own.mean_losses, expected)  # the judge is what judged
 
 
-@pytest.mark.parametrize("grid", [[0.0, 0.5, 1.0], [0.0, 0.0001, 0.0002], 11])
+@pytest.mark.parametrize("grid", [[0.0, 0.5, 1.0], [0.0, 0.0001, 0.0002], 11], ids=readable)
 def test_the_choice_holds_the_oracles_outputs_at_the_chosen_share(grid):
     # explicitly: the oracle on the chosen share's mixed costs of the rows judged (ties, as
     # on a grid of near shares: the first best share's)

@@ -18,6 +18,7 @@ from sklearn.base import clone
 from test_solvers import TREE, _problem
 
 import ecrm
+from _ids import readable
 from ecrm import ECRM, ECRMCV, JointKernelECRM, NystromSolver, Solver
 from ecrm.estimators._parameters import CONSTRAINTS, vocabulary
 from ecrm.losses import HammingLoss, HierarchicalLoss
@@ -172,7 +173,7 @@ def _same_predictions(a, b, Xt, weights=True):
     assert_array_equal(a.predict(Xt), b.predict(Xt))
 
 
-@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)])
+@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)], ids=readable)
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("as_object", [False, True])
 def test_the_toy_solver_fits_saves_and_loads_as_the_dual(direct, tmp_path, loss, fit_intercept,

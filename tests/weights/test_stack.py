@@ -21,6 +21,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import ecrm
 from _constraints import _bad_values
+from _ids import readable
 from _model_file_edits import _tampered
 from _shapes import TREE5 as TREE
 from ecrm import ECRMCV, CandidateSpace, ForestECRM, ForestECRMCV, StackedRiskECRM, load, save
@@ -325,7 +326,7 @@ def _edit_weights(value):
 @pytest.mark.parametrize("value, words", [
     ([0.5, 0.6, -0.1], "weights_"), ([0.7, 0.7, 0.0], "weights_"),
     ([np.nan, 1.0, 0.0], "NaN"), ([0.5, 0.5], "shape"), ([1.0, 0.0, 0.0, 0.0], "shape"),
-    (np.array([1, 0, 0]), "float64")])
+    (np.array([1, 0, 0]), "float64")], ids=readable)
 def test_a_tampered_stack_file_is_refused(stack3, tmp_path, value, words):
     save(stack3, tmp_path / "s.ecrm")
     bad = _tampered(tmp_path / "s.ecrm", tmp_path / "bad.ecrm", _edit_weights(value))
@@ -365,7 +366,8 @@ def test_scikit_learn_conventions(stack3):
 
 @pytest.mark.parametrize("members, error", [([], TypeError), ("x", TypeError),
                                             ([LOSS], TypeError),
-                                            ([ecrm.ECRM(LOSS, TREE)], TypeError)])
+                                            ([ecrm.ECRM(LOSS, TREE)], TypeError)],
+                         ids=readable)
 def test_bad_members_are_refused_before_any_work(members, error):
     with pytest.raises(error, match="members"):
         StackedRiskECRM(LOSS, TREE, members=members).fit(*_xy(10))
@@ -401,7 +403,7 @@ def test_sklearn_common_checks(estimator, check):
 
 @pytest.mark.parametrize("name, bad", [
     (name, bad) for name, constraint in StackedRiskECRM._parameter_constraints.items()
-    for bad in _bad_values(constraint)])
+    for bad in _bad_values(constraint)], ids=readable)
 def test_every_refused_parameter_is_refused_by_fit_naming_it(name, bad):
     with pytest.raises((TypeError, ValueError), match=name):
         StackedRiskECRM(LOSS, TREE, **{name: bad}).fit(*_xy(10))

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _ids import readable
 from _shapes import TREE5 as TREE
 from ecrm.losses import HammingLoss
 from ecrm.weights._stack_choice import choose_stack
@@ -122,7 +123,7 @@ def test_without_a_reference_the_members_alone_are_the_reference(seed):
     np.testing.assert_array_equal(plain.weights, vertices.weights)
 
 
-@pytest.mark.parametrize("pairs", [[], [(0, 3)], [(0,)], [(0, 1.5)], "ab"])
+@pytest.mark.parametrize("pairs", [[], [(0, 3)], [(0,)], [(0, 1.5)], "ab"], ids=readable)
 def test_a_bad_reference_is_refused_naming_it(pairs):
     outputs, Y = _members(0, 10, 3)
     with pytest.raises(ValueError, match="reference_pairs"):
@@ -203,7 +204,8 @@ def test_a_kernel_forest_reference_without_a_forest_is_refused_naming_it():
         model.fit(np.zeros((4, 3)), np.ones((4, TREE.n_outputs)))
 
 
-@pytest.mark.parametrize(("J", "pairs"), [(2, [(0, 1)]), (3, [(0, 2), (1, 2)]), (5, [(3, 4)])])
+@pytest.mark.parametrize(("J", "pairs"), [(2, [(0, 1)]), (3, [(0, 2), (1, 2)]), (5, [(3, 4)])],
+                         ids=readable)
 def test_each_distinct_candidate_is_judged_once(monkeypatch, J, pairs):
     # The lattice holds the reference's mixtures, the greedy search its vertices: a candidate
     # whose combined costs were judged before is not judged again, and every score is the
