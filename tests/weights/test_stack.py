@@ -500,15 +500,49 @@ def test_the_ranking_protocols_stacked_row(n_components, monkeypatch):
     assert params["loss"] == mixed["loss"]  # the oracle loss is ECRM-mixed's
     label = ranking.ECRM_LOSSES.index(params["loss"])
     assert params["members"] == ([*ranking.ECRM_LOSSES] if exact else [params["loss"]]) \
-        + ["ECRM-forest"]
+        + ["ECRM-forest", "kNN"]
     np.testing.assert_allclose(sum(params["weights"]), 1.0, atol=1e-3)
     assert tau > 0.5 and mixed_tau > 0.5
-    if exact:
-        assert params["stack_used"] == (params["gain"] > params["std_error"])
+    assert params["stack_used"] == (params["gain"] > params["std_error"])
     if not params["stack_used"]:  # the reference's best on every row: ECRM-mixed's choice
         share = params["weights"][label] if exact else params["weights"][0]
         assert share == round(mixed["mixture"], 3)
-        assert params["weights"][-1] == round(1.0 - mixed["mixture"], 3)
+        assert params["weights"][-2] == round(1.0 - mixed["mixture"], 3)
+        assert params["weights"][-1] == 0.0  # no neighbours
         assert params["honest_discordant"] == pytest.approx(mixed["honest_discordant"],
                                                             rel=1e-12)
         assert tau == mixed_tau
+
+
+def test_the_ranking_stacks_neighbour_member_is_a_refit_without_each_point():
+    # ECRM-stacked's kNN member: leave-one-out costs are the mean embedding of the k nearest
+    # points of the training set without the point, k the argmin of the judged distances.
+    from ecrm.experiments._ranking_knn import NEIGHBOURS, _discordant
+    from ecrm.experiments._ranking_stack import knn_member
+    from ecrm.losses import FootruleLoss
+    from ecrm.spaces.permutations import PermutationSpace
+
+    rng = np.random.default_rng(4)
+    X, Xte = rng.normal(size=(40, 2)), rng.normal(size=(6, 2))
+    R = np.argsort(np.argsort(X @ rng.normal(size=(2, 4)) + rng.normal(size=(40, 4)), axis=1),
+                   axis=1)
+    space, loss = PermutationSpace(4), FootruleLoss()
+    psi = loss.psi(space.from_ranks(R).astype(float))
+    rows = np.array([0, 3, 7, 11, 19, 23, 31, 39])
+    loo, test, k = knn_member(X, psi, Xte, rows, lambda P, at: _discordant(P, R[at]), loss,
+                              space)
+
+    def mean_of_nearest(x, pool, k):
+        order = np.argsort(((X[pool] - x) ** 2).sum(axis=1), kind="stable")[:k]
+        return psi[pool[order]].mean(axis=0)
+
+    judged = {}
+    for j in [j for j in NEIGHBOURS if j < len(X)]:
+        C = np.array([mean_of_nearest(X[i], np.delete(np.arange(len(X)), i), j) for i in rows])
+        P = space.to_ranks(space.minimize(C, loss.cost_form))
+        judged[j] = _discordant(P, R[rows]).mean()
+        if j == k:
+            np.testing.assert_allclose(loo, C, rtol=1e-12, atol=1e-12)
+    assert k == min(judged, key=lambda j: (judged[j], j))
+    np.testing.assert_allclose(
+        test, [mean_of_nearest(x, np.arange(len(X)), k) for x in Xte], rtol=1e-12, atol=1e-12)

@@ -1,25 +1,28 @@
 """ECRM-stacked of ``ecrm reproduce ranking``: the risk stacked from the three losses' kernel
-ECRM models and ECRM-forest (:mod:`ecrm.weights.stack`), judged against ECRM-mixed.
+ECRM models, ECRM-forest and k-nearest-neighbour weights (:mod:`ecrm.weights.stack`), judged
+against ECRM-mixed.
 
 The oracle loss, the embedding the combined weights are applied to, is ECRM-mixed's: the
 loss whose kernel-forest line has the smallest honest Kendall distance. Choosing it once,
 rather than a stack per loss, keeps the candidates judged on the same few hundred honest
 points to one lattice. A convex combination of the members' *weights* is applied to that
 loss's embedding. Each member's honest costs in it are known without a refit: the forest's
-out of bag (:meth:`ecrm.ForestECRM.weighted_sum`), and a kernel model's exact leave-one-out
+out of bag (:meth:`ecrm.ForestECRM.weighted_sum`); a kernel model's exact leave-one-out
 regression of the embedding (its kernel, ridge :math:`m\\alpha` and intercept; the
 leave-one-out of a ridge regression is linear in its targets, so any loss's targets can be
-regressed by any kernel model's weights). :func:`ecrm.weights.stack.choose_stack` chooses the
-weights on the lattice of step 1/10 (greedy forward selection over four members) by the mean
-Kendall distance of the exact rankings of the combined honest costs on the Kendall model's
-leave-one-out points, with the nested honest check (two halves) against the line between the
-oracle loss's kernel model and the forest, ECRM-mixed's candidates: unless the stack wins by
-more than its standard error, the row is ECRM-mixed's choice (same candidates, same judge,
-same ties).
+regressed by any kernel model's weights); and the nearest-neighbour weights' exact leave-one-out
+(:math:`w_i(x) = 1/k` on the :math:`k` nearest other training points, :math:`k` chosen by the
+Kendall distance of its own leave-one-out rankings). :func:`ecrm.weights.stack.choose_stack`
+chooses the weights on the lattice of step 1/10 (greedy forward selection over five members)
+by the mean Kendall distance of the exact rankings of the combined honest costs on the Kendall
+model's leave-one-out points, with the nested honest check (two halves) against the line
+between the oracle loss's kernel model and the forest, ECRM-mixed's candidates: unless the
+stack wins by more than its standard error, the row is ECRM-mixed's choice (same candidates,
+same judge, same ties).
 
 On folds fitted by the Nystrom solver another loss's exact leave-one-out is not at hand: the
-members are the oracle loss's kernel model and the forest, whose stack is their line, and the
-row is ECRM-mixed's.
+members are the oracle loss's kernel model, the forest and the neighbours (the whole lattice
+of three members is searched), with the same check against the kernel-forest line.
 """
 
 from __future__ import annotations
@@ -44,24 +47,43 @@ def kernel_loo(model, Xtr, T, rows) -> np.ndarray:
     return loo.predictions(len(Xtr) * model.alpha_, model.fit_intercept_)
 
 
+def knn_member(Xtr, psi, Xte, rows, judge_ranks, loss, space):
+    """The k-nearest-neighbour weights' member: their exact leave-one-out costs at ``rows``
+    (each row's ``k`` nearest other training points) and their test costs, the mean of
+    ``psi`` (m, e) over the neighbours, with ``k`` of ``NEIGHBOURS`` (below ``m``) chosen by
+    the mean of ``judge_ranks(rankings, rows)`` of the oracle's leave-one-out rankings (ties:
+    the smaller ``k``). Returns ``(loo costs, test costs, k)``."""
+    from sklearn.neighbors import NearestNeighbors
+
+    from ecrm.experiments._ranking_knn import NEIGHBOURS
+
+    ks = [k for k in NEIGHBOURS if k < len(Xtr)]
+    nn = NearestNeighbors(n_neighbors=max(ks) + 1).fit(Xtr)
+    found = nn.kneighbors(Xtr[rows], return_distance=False)
+    # Drop each point itself (it need not come first when there are duplicates).
+    loo = np.array([row[row != i][: max(ks)] for i, row in zip(rows, found, strict=True)])
+    costs = [psi[loo[:, :k]].mean(axis=1) for k in ks]
+    judged = [judge_ranks(space.to_ranks(space.minimize(C, loss.cost_form)), rows).mean()
+              for C in costs]
+    at = int(np.argmin(judged))
+    test = nn.kneighbors(Xte, n_neighbors=ks[at], return_distance=False)
+    return costs[at], psi[test].mean(axis=1), ks[at]
+
+
 def _stacked(kernels: dict, forest, Xtr, Rtr, Xte, seed, mixed, *, exact: bool):
     """ECRM-stacked's test rankings and parameters (``kernels[label] = (model, rows,
     leave-one-out costs)`` of the fold's three kernel models; ``mixed``: ECRM-mixed's
     (rankings, parameters); ``exact``: fitted by the dual)."""
     from ecrm.experiments._ranking_kernel import ECRM_LOSSES
+    from ecrm.experiments._ranking_knn import _discordant
     from ecrm.losses.kendall import KendallLoss
     from ecrm.weights._stack_choice import choose_stack
 
-    label, share = mixed[1]["loss"], mixed[1]["mixture"]
-    if not exact:  # two members: the stack is the line, ECRM-mixed's choice
-        return mixed[0], {"loss": label, "members": [label, "ECRM-forest"],
-                          "weights": [round(share, 3), round(1.0 - share, 3)],
-                          "stack_used": False,
-                          "honest_discordant": mixed[1]["honest_discordant"]}
+    label = mixed[1]["loss"]
     space = forest.output_space
     Ytr = space.from_ranks(Rtr).astype(float)
     rows = kernels["ECRM-Kendall"][1]
-    names = list(ECRM_LOSSES)
+    names = list(ECRM_LOSSES) if exact else [label]  # other losses' leave-one-out: the dual
     loss = kernels[label][0].loss
     psi = loss.psi(Ytr)
     members = []
@@ -72,17 +94,22 @@ def _stacked(kernels: dict, forest, Xtr, Rtr, Xte, seed, mixed, *, exact: bool):
         else:
             members.append(kernel_loo(model, Xtr, psi, rows))
     members.append(forest.weighted_sum(psi, rows=rows))
+    knn_loo, knn_test, k = knn_member(Xtr, psi, Xte, rows,
+                                      lambda R, at: _discordant(R, Rtr[at]), loss, space)
+    members.append(knn_loo)
+    at_forest = len(names)
     choice = choose_stack(np.stack(members), Ytr[rows], loss=loss, output_space=space,
                           judge=KendallLoss(), resolution=RESOLUTION, random_state=seed,
-                          reference_pairs=[(names.index(label), len(names))])
-    C = forest.weighted_sum(psi, Xte) * choice.weights[-1]
-    for beta, name in zip(choice.weights[:-1], names, strict=True):
-        if beta > 0:
+                          reference_pairs=[(names.index(label), at_forest)])
+    beta = choice.weights
+    C = beta[at_forest] * forest.weighted_sum(psi, Xte) + beta[-1] * knn_test
+    for share, name in zip(beta[:at_forest], names, strict=True):
+        if share > 0:
             model = kernels[name][0]
-            C = C + beta * (model.predict_costs(Xte) if name == label
-                            else model.conditional_weights(Xte) @ psi)
+            C = C + share * (model.predict_costs(Xte) if name == label
+                             else model.conditional_weights(Xte) @ psi)
     return space.to_ranks(space.minimize(C, loss.cost_form)), {
-        "loss": label, "members": [*names, "ECRM-forest"],
-        "weights": choice.weights.round(3).tolist(), "stack_used": choice.stack_used,
+        "loss": label, "members": [*names, "ECRM-forest", "kNN"], "k": k,
+        "weights": beta.round(3).tolist(), "stack_used": choice.stack_used,
         "honest_discordant": -choice.best_score, "gain": choice.nested["gain"],
         "std_error": choice.nested["std_error"]}
