@@ -60,7 +60,6 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         PermutationSpace,
     )
     from ecrm.weights.forest.estimator import ForestECRM, ForestECRMCV
-    from ecrm.weights.neighbours.estimator import NeighboursECRM, NeighboursECRMCV
     from ecrm.weights.kernel._solvers.centers import (
         CenterSelector,
         KMeansPlusPlusCenters,
@@ -76,6 +75,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     )
     from ecrm.weights.kernel.estimator import ECRM, ECRMCV
     from ecrm.weights.mixture import MixedRiskECRM
+    from ecrm.weights.neighbours.estimator import NeighboursECRM, NeighboursECRMCV
     from ecrm.weights.stack import StackedRiskECRM
 
 
