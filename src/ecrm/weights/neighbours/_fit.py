@@ -26,14 +26,22 @@ import scipy.sparse as sp
 
 from ecrm.weights._fit import RiskFit
 
-__all__ = ["NeighboursFit", "others", "uniform_weights"]
+__all__ = ["NeighboursFit", "neighbour_mean", "others", "uniform_weights"]
 
 
-def uniform_weights(neighbours: np.ndarray, m: int) -> sp.csr_array:
-    """The sparse (n, m) weights ``1/k`` of each row's ``k`` neighbour indices (n, k)."""
+def uniform_weights(neighbours: np.ndarray, m: int, value: float | None = None) -> sp.csr_array:
+    """The sparse (n, m) weights ``1/k`` (or ``value``) of each row's ``k`` neighbour indices
+    (n, k)."""
     n, k = neighbours.shape
-    return sp.csr_array((np.full(n * k, 1.0 / k), neighbours.ravel(), np.arange(0, n * k + 1, k)),
-                        shape=(n, m))
+    data = np.full(n * k, 1.0 / k if value is None else value)
+    return sp.csr_array((data, neighbours.ravel(), np.arange(0, n * k + 1, k)), shape=(n, m))
+
+
+def neighbour_mean(neighbours: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """The mean of the rows of ``T`` (m, c) over each row's neighbours (n, k): their sum,
+    then divided by ``k`` (exact for integer-valued targets, whatever the order of the sum)."""
+    counts = uniform_weights(neighbours, T.shape[0], 1.0)
+    return np.asarray(counts @ T) / neighbours.shape[1]
 
 
 def others(index, X, k: int) -> np.ndarray:
@@ -123,7 +131,7 @@ class NeighboursFit(RiskFit):
     def weights(self, V) -> np.ndarray:
         return V.toarray() if sp.issparse(V) else np.asarray(V)
 
-    def loo_block(self) -> sp.csr_array:
-        """The leave-one-out weights of the training points: a sparse (m, m) array."""
-        return uniform_weights(others(self.index(), self.X_train, self.n_neighbors),
-                               self.n_train)
+    def loo_neighbours(self) -> np.ndarray:
+        """The leave-one-out neighbours of the training points (m, k): their ``k`` nearest
+        other training points."""
+        return others(self.index(), self.X_train, self.n_neighbors)

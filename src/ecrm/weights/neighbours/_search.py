@@ -17,7 +17,7 @@ import numpy as np
 from ecrm.losses.base import LinearLoss
 from ecrm.selection._criteria import ScoreMetric, TaskLoss
 from ecrm.selection._search import RESULTS_COLUMNS, ranks, search_results
-from ecrm.weights.neighbours._fit import others, uniform_weights
+from ecrm.weights.neighbours._fit import neighbour_mean, others, uniform_weights
 
 __all__ = ["check_grid", "check_results", "honest_values", "judge", "results",
            "search_neighbours"]
@@ -34,28 +34,31 @@ def check_grid(values) -> tuple[int, ...]:
     return tuple(sorted({check_int(v, f"n_neighbors[{i}]") for i, v in enumerate(values)}))
 
 
-def honest_values(W, targets: np.ndarray, n_risk: int, space, scores: bool) -> np.ndarray:
+def honest_values(neighbours: np.ndarray, targets: np.ndarray, n_risk: int, space,
+                  scores: bool) -> np.ndarray:
     """The costs (the risk targets but the constant) or the label scores (clipped and made
-    consistent as :meth:`ecrm.weights.RiskEstimator.predict_scores` makes them) of the
-    weights ``W`` (n, m)."""
+    consistent as :meth:`ecrm.weights.RiskEstimator.predict_scores` makes them) of the rows
+    whose neighbours are ``neighbours`` (n, k)."""
     if scores:
-        return space.consistent_scores(np.clip(np.asarray(W @ targets[:, n_risk:]), 0.0, 1.0))
-    return np.asarray(W @ targets[:, :n_risk - 1])
+        return space.consistent_scores(np.clip(neighbour_mean(neighbours, targets[:, n_risk:]),
+                                               0.0, 1.0))
+    return neighbour_mean(neighbours, targets[:, :n_risk - 1])
 
 
-def judge(W, targets: np.ndarray, n_risk: int, loss, space, Y: np.ndarray,
+def judge(neighbours: np.ndarray, targets: np.ndarray, n_risk: int, loss, space, Y: np.ndarray,
           metric: Callable | None, where: str) -> tuple[float, float]:
-    """``(score, mean task loss)`` of the leave-one-out weights ``W`` (m, m): the score is
-    minus the loss (``metric`` ``None``) or ``metric`` of the label scores."""
+    """``(score, mean task loss)`` of the training points' leave-one-out ``neighbours``
+    (m, k): the score is minus the loss (``metric`` ``None``) or ``metric`` of the label
+    scores."""
     if isinstance(loss, LinearLoss):
-        mean_loss = TaskLoss(loss, space).evaluate(np.asarray(W @ targets[:, :n_risk]), Y,
-                                                   where).mean_loss
+        mean_loss = TaskLoss(loss, space).evaluate(
+            neighbour_mean(neighbours, targets[:, :n_risk]), Y, where).mean_loss
     else:
-        P = loss.minimize_risk(W.toarray(), Y, space)
-        mean_loss = float(np.mean(loss(P, Y)))
+        W = uniform_weights(neighbours, len(Y)).toarray()
+        mean_loss = float(np.mean(loss(loss.minimize_risk(W, Y, space), Y)))
     if metric is None:
         return -mean_loss, mean_loss
-    S = np.asarray(W @ targets[:, n_risk:], dtype=float)
+    S = neighbour_mean(neighbours, targets[:, n_risk:])
     return ScoreMetric(metric, space).evaluate(S, np.asarray(Y, dtype=float), where).score, \
         mean_loss
 
@@ -64,9 +67,8 @@ def search_neighbours(index, X, targets: np.ndarray, n_risk: int, loss, space, Y
                       grid: Sequence[int], metric: Callable | None) -> list[tuple[float, float]]:
     """``(score, leave-one-out loss)`` of every ``k`` of ``grid`` (each < m), from one query
     of the largest."""
-    m = X.shape[0]
     nearest = others(index, X, max(grid))
-    return [judge(uniform_weights(nearest[:, :k], m), targets, n_risk, loss, space, Y, metric,
+    return [judge(nearest[:, :k], targets, n_risk, loss, space, Y, metric,
                   f"n_neighbors={k}") for k in grid]
 
 

@@ -157,7 +157,8 @@ class NeighboursECRM(RiskEstimator):
             self._require_linear()
         self.fit(X, Y)
         fit = self._neighbours_fit()
-        values = honest_values(fit.loo_block(), fit.coef, fit.n_risk, self.output_space, scores)
+        values = honest_values(fit.loo_neighbours(), fit.coef, fit.n_risk, self.output_space,
+                               scores)
         return HonestOutputs(np.arange(values.shape[0]), values)
 
     def _neighbours_fit(self) -> NeighboursFit:
