@@ -19,6 +19,7 @@ other :math:`m - 1` points when distances do not tie. :class:`NeighboursECRMCV` 
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 
 import numpy as np
@@ -47,7 +48,18 @@ METRICS = ("euclidean", "manhattan", "chebyshev", "cosine", "sqeuclidean", "canb
 #: Those scikit-learn computes on sparse inputs.
 SPARSE_METRICS = ("euclidean", "manhattan", "cosine")
 
-_N_JOBS = Checked("joblib's n_jobs (scikit-learn checks it at fit)")
+
+
+def _check_n_jobs(value):
+    if value is None or (isinstance(value, numbers.Integral)
+                         and not isinstance(value, (bool, np.bool_)) and value != 0):
+        return None if value is None else int(value)
+    raise ValueError(f"n_jobs must be None or a nonzero integer (joblib's n_jobs); got "
+                     f"{value!r}")
+
+
+_N_JOBS = Checked("None or a nonzero integer (joblib's n_jobs)", bad=("2", 0, 1.5, True),
+                  function=_check_n_jobs)
 _METRIC = Choice(METRICS)
 
 
