@@ -247,15 +247,17 @@ def _outcome(path, X, expected) -> str:
             return f"allocated {peak} bytes"  # noqa: B012 - the peak overrides the outcome
 
 
-#: Where an edit may change the predictions without a load refusing it: the training rows of a model
-#: that is no single ridge solve on them (a forest's trees and the neighbours' index accept any
-#: rows, a joint kernel's coefficients solve rotated systems, a structured SVM's dual is no ridge
-#: solve; the model-files guide says so), the coefficients of a feature fit (its file holds no
-#: targets to bound them by), the multitask coefficients of a JointKernelECRM (scaled per task: no
-#: bound is checked yet), a structured SVM's dual variables (bounded by C times the spread of the
-#: output embedding, which the file does not state), and a scaler's mean within what fit on finite
-#: data reaches (data of any offset). A dual kernel model's rows are checked (its coefficients must
-#: solve its system on them). Any other field's "changed" fails the test.
+#: Where an edit may change the predictions without a load refusing it: the training rows of
+#: a model that is no single ridge solve on them (a forest's trees accept any rows, a joint
+#: kernel's coefficients solve rotated systems, a structured SVM's dual is no ridge solve;
+#: the model-files guide says so), the coefficients of a feature fit (its file holds no
+#: targets to bound them by), the multitask coefficients of a JointKernelECRM (scaled per
+#: task: no bound is checked yet), a structured SVM's dual variables (bounded by C times the
+#: spread of the output embedding, which the file does not state), and a scaler's mean
+#: within what fit on finite data reaches (data of any offset). A dual kernel model's rows
+#: are checked (its coefficients must solve its system on them). Any other field's "changed"
+#: fails the test.
+#: The neighbours' index, like a forest's trees, accepts any training rows.
 UNCHECKED: tuple[str, ...] = ()
 _COEF = ("_fit/kwargs/coef", "_fit/kwargs/intercept")
 _ROWS = ("X_fit_",)
