@@ -19,8 +19,7 @@ from ecrm.selection._criteria import ScoreMetric, TaskLoss
 from ecrm.selection._search import RESULTS_COLUMNS, ranks, search_results
 from ecrm.weights.neighbours._fit import neighbour_mean, others, uniform_weights
 
-__all__ = ["check_grid", "check_results", "honest_values", "judge", "results",
-           "search_neighbours"]
+__all__ = ["check_grid", "check_results", "honest_values", "results", "search_neighbours"]
 
 
 def check_grid(values) -> tuple[int, ...]:
