@@ -291,3 +291,23 @@ def test_a_stack_with_one_hot_weights_is_its_knn_member():
     np.testing.assert_array_equal(stack.predict(Xt), member.predict(Xt))
     np.testing.assert_array_equal(stack.predict_costs(Xt), member.predict_costs(Xt))
     np.testing.assert_array_equal(stack.predict_scores(Xt), member.predict_scores(Xt))
+
+
+def test_the_cv_choice_for_a_loss_without_linear_form_is_the_refits_argmin():
+    # two classes, odd k: the majority vote never ties
+    classes = CandidateSpace.from_classes(range(2))
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(35, 2))
+    y = (X[:, 0] + 0.8 * rng.normal(size=35) > 0).astype(int)
+    grid = np.array([1, 3, 5, 7, 9, 11])  # a 1-D array is a grid too
+    model = NeighboursECRMCV(ZeroOneLoss(classes), classes, n_neighbors=grid).fit(X, y)
+    brute = []
+    for k in grid:
+        wrong = 0
+        for i in range(35):
+            keep = np.arange(35) != i
+            votes = _nearest(X[keep], X[i:i + 1], k)[0] @ np.eye(2)[y[keep]]
+            wrong += int(np.argmax(votes) != y[i])
+        brute.append(wrong / 35)
+    np.testing.assert_allclose(model.cv_results_["loo_loss"], brute, rtol=1e-12)
+    assert model.n_neighbors_ == grid[int(np.argmin(brute))]

@@ -17,17 +17,20 @@ import numpy as np
 from ecrm.losses.base import LinearLoss
 from ecrm.selection._criteria import ScoreMetric, TaskLoss
 from ecrm.selection._search import RESULTS_COLUMNS, ranks, search_results
+from ecrm.weights.kernel._solvers.budget import row_blocks
 from ecrm.weights.neighbours._fit import neighbour_mean, others, uniform_weights
 
 __all__ = ["check_grid", "check_results", "honest_values", "results", "search_neighbours"]
 
 
 def check_grid(values) -> tuple[int, ...]:
-    """The grid of ``n_neighbors`` values: a non-empty sequence of integers >= 1, sorted
-    and without repeats."""
+    """The grid of ``n_neighbors`` values: a non-empty sequence (or 1-D array) of integers
+    >= 1, sorted and without repeats."""
     from ecrm.estimators._validation import check_int
 
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+    if isinstance(values, (str, bytes)) or not (
+            isinstance(values, Sequence) or isinstance(values, np.ndarray) and values.ndim == 1) \
+            or not len(values):
         raise ValueError(f"n_neighbors must be a non-empty sequence of integers >= 1 (the "
                          f"grid of k); got {values!r}")
     return tuple(sorted({check_int(v, f"n_neighbors[{i}]") for i, v in enumerate(values)}))
@@ -52,9 +55,12 @@ def judge(neighbours: np.ndarray, targets: np.ndarray, n_risk: int, loss, space,
     if isinstance(loss, LinearLoss):
         mean_loss = TaskLoss(loss, space).evaluate(
             neighbour_mean(neighbours, targets[:, :n_risk]), Y, where).mean_loss
-    else:
-        W = uniform_weights(neighbours, len(Y)).toarray()
-        mean_loss = float(np.mean(loss(loss.minimize_risk(W, Y, space), Y)))
+    else:  # the weights' risk minimiser, in row blocks of dense weights
+        m = len(Y)
+        total = sum(float(np.sum(loss(loss.minimize_risk(
+            uniform_weights(neighbours[blk], m).toarray(), Y, space), Y[blk])))
+            for blk in row_blocks(m, m))
+        mean_loss = total / m
     if metric is None:
         return -mean_loss, mean_loss
     S = neighbour_mean(neighbours, targets[:, n_risk:])
