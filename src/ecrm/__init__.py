@@ -17,7 +17,8 @@ __version__ = "0.1.0"
 __all__ = ["ECRM", "ECRMCV", "CandidateSpace", "CenterSelector", "DualSolver", "FlowPolytope",
            "ForestECRM", "ForestECRMCV", "GridEdgeWarning", "Hierarchy", "JointKernelECRM",
            "KMeansPlusPlusCenters", "LeverageCenters", "LinearConstraintSpace",
-           "MixedRiskECRM", "MultilabelSpace", "NystromSolver", "OutputSpace", "PermutationSpace",
+           "MixedRiskECRM", "MultilabelSpace", "NeighboursECRM", "NeighboursECRMCV",
+           "NystromSolver", "OutputSpace", "PermutationSpace",
            "PrimalSolver", "Solver", "StackedRiskECRM", "StructuredSVM", "UniformCenters",
            "bounds", "exceptions", "load", "losses", "register_solver", "save", "weights",
            "__version__"]
@@ -26,6 +27,7 @@ __all__ = ["ECRM", "ECRMCV", "CandidateSpace", "CenterSelector", "DualSolver", "
 _SOURCES: dict[str, str] = {
     **{name: "weights.kernel.estimator" for name in ("ECRM", "ECRMCV")},
     **{name: "weights.forest.estimator" for name in ("ForestECRM", "ForestECRMCV")},
+    **{name: "weights.neighbours.estimator" for name in ("NeighboursECRM", "NeighboursECRMCV")},
     "MixedRiskECRM": "weights.mixture", "StackedRiskECRM": "weights.stack",
     "JointKernelECRM": "estimators.joint", "StructuredSVM": "estimators.ssvm",
     "load": "model_files.io", "save": "model_files.io",
@@ -73,6 +75,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     )
     from ecrm.weights.kernel.estimator import ECRM, ECRMCV
     from ecrm.weights.mixture import MixedRiskECRM
+    from ecrm.weights.neighbours.estimator import NeighboursECRM, NeighboursECRMCV
     from ecrm.weights.stack import StackedRiskECRM
 
 

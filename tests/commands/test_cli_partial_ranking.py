@@ -74,10 +74,10 @@ def _refused(proc, *needles: str) -> None:
     assert len(errors) == 1 and all(n in errors[0] for n in needles), err
 
 
-@pytest.mark.parametrize("family", ["kernel", "forest", "mixed", "stack"])
+@pytest.mark.parametrize("family", ["kernel", "forest", "mixed", "stack", "neighbours"])
 def test_every_family_fits_bucket_orders(files, ecrm_cmd, family):
     extra = {"kernel": [], "forest": ["--trees", "10"], "mixed": ["--trees", "10", "--cv"],
-             "stack": ["--cv"]}[family]
+             "stack": ["--cv"], "neighbours": ["--cv"]}[family]
     name = f"{family}.ecrm"
     _ok(ecrm_cmd("fit", "train.csv", "--task", "partial-ranking", "--family", family, *extra,
                  "-o", name, "--quiet", cwd=files))

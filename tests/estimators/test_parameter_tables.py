@@ -28,6 +28,8 @@ from ecrm import (
     ForestECRMCV,
     JointKernelECRM,
     MixedRiskECRM,
+    NeighboursECRM,
+    NeighboursECRMCV,
     StructuredSVM,
 )
 from ecrm.baselines import BRSVM
@@ -38,7 +40,7 @@ from ecrm.selection import LeaveOneOutSearch, OutOfBagSearch
 from ecrm.weights.kernel.length_scales import LeaveOneOutLengthScales
 
 ESTIMATORS = (ECRM, ECRMCV, JointKernelECRM, StructuredSVM, ForestECRM, ForestECRMCV,
-              MixedRiskECRM)
+              MixedRiskECRM, NeighboursECRM, NeighboursECRMCV)
 #: Estimators off the template (no loss and output space) that check through a table too.
 OTHERS = (LeaveOneOutLengthScales, BRSVM)
 

@@ -2,7 +2,8 @@
 
 scikit-learn's common checks build their own targets: 1-D integer classes (0, 1, 2) or real
 numbers. Only an output space whose elements include them can run the checks, so they run on
-ECRM, ECRMCV, JointKernelECRM, ForestECRM, ForestECRMCV (its search object a parameter) and
+ECRM, ECRMCV, JointKernelECRM, ForestECRM, ForestECRMCV (its search object a parameter),
+NeighboursECRM, NeighboursECRMCV and
 MixedRiskECRM over ten scalar classes (``CandidateSpace``; all 42 checks pass, none is
 expected to fail), and on the transformer
 ``LeaveOneOutLengthScales``. Vector outputs (label sets in a hierarchy, rankings) cannot be
@@ -29,6 +30,8 @@ from ecrm import (
     ForestECRMCV,
     JointKernelECRM,
     MixedRiskECRM,
+    NeighboursECRM,
+    NeighboursECRMCV,
 )
 from ecrm.losses import HammingLoss, ZeroOneLoss
 from ecrm.selection import LeaveOneOutSearch, OutOfBagSearch
@@ -47,7 +50,9 @@ EXPECTED_FAILED: dict[str, str] = {}
      ForestECRMCV(ZeroOneLoss(CLASSES), CLASSES, n_estimators=5, random_state=0,
                   search=OutOfBagSearch(param_grid={"min_samples_leaf": [1, 2]})),
      MixedRiskECRM(ZeroOneLoss(CLASSES), CLASSES, kernel_options={"alphas": [1e-3, 0.1]},
-                   forest_options={"n_estimators": 5}, mixing_grid=3, random_state=0)],
+                   forest_options={"n_estimators": 5}, mixing_grid=3, random_state=0),
+     NeighboursECRM(ZeroOneLoss(CLASSES), CLASSES, n_neighbors=3),
+     NeighboursECRMCV(ZeroOneLoss(CLASSES), CLASSES, n_neighbors=[1, 3, 5])],
     expected_failed_checks=lambda est: EXPECTED_FAILED)
 def test_sklearn_common_checks(estimator, check):
     check(estimator)

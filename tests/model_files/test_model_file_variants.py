@@ -44,6 +44,8 @@ from ecrm import (
     ForestECRMCV,
     JointKernelECRM,
     MixedRiskECRM,
+    NeighboursECRM,
+    NeighboursECRMCV,
     NystromSolver,
     StackedRiskECRM,
     StructuredSVM,
@@ -89,6 +91,8 @@ def _models() -> dict:
                                          param_grid={"min_samples_leaf": [1, 3],
                                                      "min_samples_split": [2, 4, 8]},
                                          search_estimators=2, split_search="descent")),
+        "NeighboursECRM": NeighboursECRM(loss, TREE, n_neighbors=3),
+        "NeighboursECRMCV": NeighboursECRMCV(loss, TREE, n_neighbors=[1, 4, 9]),
         "MixedRiskECRM": MixedRiskECRM(loss, TREE, mixing_grid=3,
                                        forest_options={"n_estimators": 3}, random_state=0),
         "StackedRiskECRM": StackedRiskECRM(loss, TREE, members=[
@@ -253,12 +257,14 @@ def _outcome(path, X, expected) -> str:
 #: within what fit on finite data reaches (data of any offset). A dual kernel model's rows
 #: are checked (its coefficients must solve its system on them). Any other field's "changed"
 #: fails the test.
+#: The neighbours' index, like a forest's trees, accepts any training rows.
 UNCHECKED: tuple[str, ...] = ()
 _COEF = ("_fit/kwargs/coef", "_fit/kwargs/intercept")
 _ROWS = ("X_fit_",)
 UNCHECKED_BY_CLASS = {"JointKernelECRM": (*_COEF, *_ROWS), "ECRMCV-primal": _COEF,
                       "ECRMCV-nystrom": _COEF, "StructuredSVM": ("dual_coef_", *_ROWS),
                       "ForestECRM": _ROWS, "ForestECRMCV": _ROWS, "MixedRiskECRM": _ROWS,
+                      "NeighboursECRM": _ROWS, "NeighboursECRMCV": _ROWS,
                       # a scaler's mean (data of any offset), and the scaler itself dropped
                       # (the estimator's width is the scaler's)
                       "Pipeline-mixture": ("steps[0]/items[1]/state/mean_", "=params/steps/0",
@@ -314,8 +320,8 @@ def _run(name, saved, tmp_path, monkeypatch, sample):
 
 
 NAMES = ["ECRM", "ECRMCV-dual", "ECRMCV-primal", "ECRMCV-nystrom", "ECRMCV-calibrated",
-         "ForestECRM", "ForestECRMCV", "MixedRiskECRM", "StackedRiskECRM", "StructuredSVM",
-         "JointKernelECRM", "Pipeline-mixture"]
+         "ForestECRM", "ForestECRMCV", "NeighboursECRM", "NeighboursECRMCV", "MixedRiskECRM",
+         "StackedRiskECRM", "StructuredSVM", "JointKernelECRM", "Pipeline-mixture"]
 
 
 @pytest.mark.parametrize("name", NAMES)

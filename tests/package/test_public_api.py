@@ -227,7 +227,7 @@ def test_the_weight_families_public_names():
     for name in WEIGHTS:
         assert getattr(weights, name) is not None, name
     assert issubclass(weights.RiskEstimator, BaseEstimator)
-    assert {"kernel", "forest", "mixed"} <= set(weights.FAMILIES)
+    assert {"kernel", "forest", "neighbours", "mixed"} <= set(weights.FAMILIES)
 
 
 def test_the_table_of_families_imports_nothing_heavy(run_python):
@@ -235,4 +235,5 @@ def test_the_table_of_families_imports_nothing_heavy(run_python):
     proc = run_python("-c", "import sys, ecrm.weights as w; print(sorted(w.FAMILIES)); "
                       "print('numpy' in sys.modules)")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["['forest',", "'kernel',", "'mixed',", "'stack']", "False"]
+    assert proc.stdout.split() == ["['forest',", "'kernel',", "'mixed',", "'neighbours',",
+                                   "'stack']", "False"]

@@ -47,7 +47,7 @@ def _neighbours(X, X_train, k, *, leave_out_self=False):
     return W
 
 
-class NeighboursFit(RiskFit):
+class ToyNeighboursFit(RiskFit):
     """The k-nearest-neighbour weights as a fit: the block of a row is its weight row."""
 
     coef_name = "coef_"
@@ -81,7 +81,7 @@ class NeighboursFit(RiskFit):
         return self
 
 
-class NeighboursECRM(RiskEstimator):
+class ToyNeighboursECRM(RiskEstimator):
     """ECRM with k-nearest-neighbour weights, k chosen among ``n_neighbors`` by the exact
     leave-one-out task loss (the toy family)."""
 
@@ -119,7 +119,7 @@ class NeighboursECRM(RiskEstimator):
         X, Y, seen = self._check_training_data(X, Y, None)
         k, score, C = self._search(X, Y, plan)
         targets = RiskTargets(self.loss)(Y)
-        fit = NeighboursFit(k, targets.shape[1] - Y.shape[1], X_train=X, coef=targets)
+        fit = ToyNeighboursFit(k, targets.shape[1] - Y.shape[1], X_train=X, coef=targets)
         self._set_fitted(X, Y, seen, _fit=fit, n_neighbors_=k, best_score_=score)
         values = _neighbours(X, X, k, leave_out_self=True) @ Y if scores else C
         return HonestOutputs(np.arange(X.shape[0]), values)
@@ -134,7 +134,7 @@ class NeighboursECRM(RiskEstimator):
 
     def _check_own_state(self, plan, training):
         fit = self._fit
-        if not isinstance(fit, NeighboursFit) or fit.n_neighbors != self.n_neighbors_ or \
+        if not isinstance(fit, ToyNeighboursFit) or fit.n_neighbors != self.n_neighbors_ or \
                 self.n_neighbors_ not in [min(k, training.m - 1) for k in plan["n_neighbors"]]:
             raise ValueError("_fit must hold the n_neighbors_ weights, one of n_neighbors")
         fit.X_train, fit.coef = training.X, RiskTargets(self.loss)(training.Y)
@@ -148,7 +148,7 @@ def _describe(model):
 @pytest.fixture(autouse=True)
 def knn():
     """The family's one registration line, undone after each test."""
-    family = register_family("knn", NeighboursECRM, fits=(NeighboursFit,), describe=_describe)
+    family = register_family("knn", ToyNeighboursECRM, fits=(ToyNeighboursFit,), describe=_describe)
     yield family
     if "knn" in FAMILIES:
         unregister_family("knn")
@@ -167,7 +167,7 @@ def _data(seed=0, m=30):
 
 def test_a_new_family_predicts_its_own_weights_through_the_shared_code():
     X, Y = _data()
-    model = NeighboursECRM(HammingLoss(), H, n_neighbors=4).fit(X, Y)
+    model = ToyNeighboursECRM(HammingLoss(), H, n_neighbors=4).fit(X, Y)
     Xq = np.random.RandomState(1).normal(size=(7, 3))
     W = model.conditional_weights(Xq)
     near = np.argsort(((Xq[:, None] - X[None]) ** 2).sum(-1), axis=1)[:, :4]
@@ -189,12 +189,12 @@ def test_a_new_family_predicts_its_own_weights_through_the_shared_code():
 def test_a_new_family_searches_by_its_honest_criterion():
     X, Y = _data(m=40)
     loss = HammingLoss()
-    model = NeighboursECRM(loss, H, n_neighbors=[1, 3, 5, 9])
+    model = ToyNeighboursECRM(loss, H, n_neighbors=[1, 3, 5, 9])
     honest = model.fit_honest(X, Y)
     # brute force: each k's leave-one-out outputs, each point's k nearest others
     scores = []
     for k in (1, 3, 5, 9):
-        P = np.array([NeighboursECRM(loss, H, n_neighbors=k)
+        P = np.array([ToyNeighboursECRM(loss, H, n_neighbors=k)
                       .fit(np.delete(X, i, 0), np.delete(Y, i, 0)).predict(X[i:i + 1])[0]
                       for i in range(len(X))])
         scores.append(-float(np.mean(loss(P, Y))))
@@ -207,32 +207,32 @@ def test_a_new_family_searches_by_its_honest_criterion():
     from ecrm import ECRMCV
     from ecrm.selection import select_honestly
 
-    choice = select_honestly([ECRMCV(loss, H, alphas=[1e-2, 1.0]), NeighboursECRM(loss, H)],
+    choice = select_honestly([ECRMCV(loss, H, alphas=[1e-2, 1.0]), ToyNeighboursECRM(loss, H)],
                              X, Y)
     np.testing.assert_allclose(choice.scores, [ECRMCV(loss, H, alphas=[1e-2, 1.0]).fit(X, Y)
                                                .best_score_,
-                                               NeighboursECRM(loss, H).fit(X, Y).best_score_],
+                                               ToyNeighboursECRM(loss, H).fit(X, Y).best_score_],
                                rtol=1e-12)
 
 
 def test_a_new_family_goes_through_a_model_file(tmp_path):
     X, Y = _data()
-    model = NeighboursECRM(HammingLoss(), H, n_neighbors=5).fit(X, Y)
+    model = ToyNeighboursECRM(HammingLoss(), H, n_neighbors=5).fit(X, Y)
     path = tmp_path / "knn.ecrm"
     ecrm.save(model, path)
     back = ecrm.load(path)
-    assert type(back) is NeighboursECRM and back.n_neighbors == 5
+    assert type(back) is ToyNeighboursECRM and back.n_neighbors == 5
     Xq = np.random.RandomState(2).normal(size=(9, 3))
     np.testing.assert_array_equal(back.predict(Xq), model.predict(Xq))
     np.testing.assert_allclose(back.predict_costs(Xq), model.predict_costs(Xq), atol=1e-12)
     unregister_family("knn")  # the class leaves the model files with its family
-    with pytest.raises(ModelFileError, match="NeighboursECRM"):
+    with pytest.raises(ModelFileError, match="ToyNeighboursECRM"):
         ecrm.load(path)
 
 
 def test_a_new_family_state_is_checked_at_load():
     X, Y = _data()
-    model = NeighboursECRM(HammingLoss(), H, n_neighbors=5).fit(X, Y)
+    model = ToyNeighboursECRM(HammingLoss(), H, n_neighbors=5).fit(X, Y)
     model._check_fitted_state()  # what fit made passes
     tampered = clone(model).set_params(n_neighbors=2)
     for name in model._fitted_attributes:
@@ -247,7 +247,7 @@ def test_a_new_family_state_is_checked_at_load():
 
 def test_a_failed_fit_sets_nothing_and_a_refit_keeps_no_old_state():
     X, Y = _data()
-    model = NeighboursECRM(HammingLoss(), H)
+    model = ToyNeighboursECRM(HammingLoss(), H)
     with pytest.raises(ValueError):
         model.fit(X, Y[:-1])
     assert not [a for a in model._fitted_attributes if a in vars(model)]
@@ -260,17 +260,17 @@ def test_a_failed_fit_sets_nothing_and_a_refit_keeps_no_old_state():
 
 
 def test_the_table_refuses_a_taken_name_or_class_name_and_a_non_estimator(knn):
-    assert FAMILIES["knn"] is knn and family_of(NeighboursECRM(HammingLoss(), H)) is knn
+    assert FAMILIES["knn"] is knn and family_of(ToyNeighboursECRM(HammingLoss(), H)) is knn
     with pytest.raises(ValueError, match="registered"):
-        register_family("knn", NeighboursECRM)
+        register_family("knn", ToyNeighboursECRM)
     with pytest.raises(ValueError, match="auto"):
-        register_family("auto", NeighboursECRM)
-    other = type("NeighboursECRM", (RiskEstimator,), {"__module__": "elsewhere"})
+        register_family("auto", ToyNeighboursECRM)
+    other = type("ToyNeighboursECRM", (RiskEstimator,), {"__module__": "elsewhere"})
     with pytest.raises(ValueError, match="needs another name"):
         register_family("knn2", other)
     with pytest.raises(TypeError, match="template"):
         register_family("plain", type("Plain", (), {}))
-    assert set(FAMILIES) == {"kernel", "forest", "mixed", "stack", "knn"}
+    assert set(FAMILIES) == {"kernel", "forest", "neighbours", "mixed", "stack", "knn"}
     with pytest.raises(TypeError):
         FAMILIES["x"] = knn  # a read-only view: only register_family changes it
 
@@ -282,10 +282,10 @@ def test_ecrm_fit_and_info_handle_a_registered_family(tmp_path, capsys, train_cs
     out = capsys.readouterr().out
     assert "knn weights" in out and "honest score" in out
     loaded = ecrm.load(model)
-    assert type(loaded) is NeighboursECRM and loaded.n_neighbors_ in (1, 3, 5)
+    assert type(loaded) is ToyNeighboursECRM and loaded.n_neighbors_ in (1, 3, 5)
     assert main(["info", str(model), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["estimator"] == "NeighboursECRM" and info["weights"] == "knn"
+    assert info["estimator"] == "ToyNeighboursECRM" and info["weights"] == "knn"
     assert info["n_neighbors"] == loaded.n_neighbors_
     assert main(["info", str(model)]) == 0  # the text form too
     assert "knn" in capsys.readouterr().out
@@ -335,7 +335,7 @@ def test_ecrm_info_describes_every_estimator_kind(tmp_path):
                    ForestECRMCV(loss, H, n_estimators=5, random_state=0)],
         "mixed": [MixedRiskECRM(loss, H, kernel_options={"alphas": [1e-2, 1.0]},
                                 forest_options={"n_estimators": 5}, random_state=0)],
-        "knn": [NeighboursECRM(loss, H)],
+        "knn": [ToyNeighboursECRM(loss, H)],
     }
     for weights, estimators in models.items():
         for k, model in enumerate(estimators):
@@ -345,5 +345,5 @@ def test_ecrm_info_describes_every_estimator_kind(tmp_path):
             assert info["weights"] == weights and info["estimator"] == type(model).__name__
             assert info["n_train"] == 40 and info["n_features"] == 3
     unregister_family("knn")  # a model outside the table is still described
-    info = summary(str(tmp_path / "knn0.ecrm"), NeighboursECRM(loss, H, n_neighbors=3).fit(X, Y))
+    info = summary(str(tmp_path / "knn0.ecrm"), ToyNeighboursECRM(loss, H, n_neighbors=3).fit(X, Y))
     assert info["weights"] == "unknown" and info["params"] == {"n_neighbors": 3}

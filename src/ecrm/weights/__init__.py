@@ -3,6 +3,7 @@ r"""Weight families: the estimates :math:`w(x)` of :math:`\hat R(y|x) = \sum_i w
 
 A family is an estimator on :class:`RiskEstimator` (kernel ridge: :class:`ecrm.ECRM` and
 :class:`ecrm.ECRMCV`; a forest: :class:`ecrm.ForestECRM` and :class:`ecrm.ForestECRMCV`;
+the k nearest neighbours: :class:`ecrm.NeighboursECRM` and :class:`ecrm.NeighboursECRMCV`;
 or one of your own) whose fit holds a :class:`RiskFit`, the regressions of the targets
 :class:`RiskTargets`. :func:`register_family` adds it to :data:`FAMILIES`, the table that
 ``ecrm fit --family``, ``ecrm info`` and the model files read; :class:`HonestOutputs` are a

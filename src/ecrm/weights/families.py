@@ -135,6 +135,17 @@ def _forest(model) -> dict:
     return out
 
 
+def _neighbours(model) -> dict:
+    """The number of neighbours (the chosen one of a search) and the metric."""
+    out = {"weights": "neighbours",
+           "n_neighbors": int(getattr(model, "n_neighbors_", model.n_neighbors)),
+           "metric": model.metric}
+    if hasattr(model, "best_score_"):
+        out["loo_loss"] = float(model.loo_loss_)
+        out["selection"] = _selection(model, "leave-one-out", model.cv_results_["params"])
+    return out
+
+
 def _mixed(model) -> dict:
     """The kernel's share and each member's description."""
     return {"weights": "mixed", "mixture": float(model.mixture_),
@@ -165,6 +176,9 @@ _TABLE: dict[str, Family] = {f.name: f for f in (
            "ecrm.weights.forest.estimator:ForestECRMCV",
            fits=("ecrm.weights.forest._fit:ForestFit",), options=("--trees", "--scheduler"),
            describe=_forest),
+    Family("neighbours", "ecrm.weights.neighbours.estimator:NeighboursECRM",
+           "ecrm.weights.neighbours.estimator:NeighboursECRMCV",
+           fits=("ecrm.weights.neighbours._fit:NeighboursFit",), describe=_neighbours),
     Family("mixed", "ecrm.weights.mixture:MixedRiskECRM",
            options=(*_KERNEL_OPTIONS, "--trees", "--scheduler"), describe=_mixed),
     Family("stack", "ecrm.weights.stack:StackedRiskECRM", describe=_stacked),
