@@ -103,11 +103,15 @@ def test_forest_scores_and_the_honestly_selected_row(tmp_path, capsys, monkeypat
     np.testing.assert_allclose(sum(stacked["params"]["weights"]), 1.0)
     assert stacked["params"]["stack_used"] == (stacked["params"]["gain"]
                                                > stacked["params"]["std_error"])
-    # two members, the kernel-forest line as the reference, one share for every label: the
-    # stack is the mixture (its share, test predictions, test scores and their metrics)
+    # the kernel-forest line as the reference, one share for every label: unless the nested
+    # check keeps the stack, the row is the mixture (its share, test predictions, test scores
+    # and their metrics) and the neighbours' weight is 0
     assert stacked["params"]["label_shares"] is False
+    assert stacked["params"]["members"] == ["kernel", "forest", "neighbours"]
+    assert not stacked["params"]["stack_used"]
     assert 0 < mixed["params"]["mixture"] < 1  # else the test could not tell them apart
-    np.testing.assert_allclose(stacked["params"]["weights"][0], mixed["params"]["mixture"],
+    np.testing.assert_allclose(stacked["params"]["weights"],
+                               [mixed["params"]["mixture"], 1 - mixed["params"]["mixture"], 0],
                                rtol=0, atol=1e-12)
     (P_mixed, S_mixed, _), (P_stacked, S_stacked, _) = (seen["mixed_scores"],
                                                         seen["stacked_scores"])
@@ -282,3 +286,43 @@ def test_the_ssvm_c_search_fits_each_c_on_each_fold_once_and_leaves_the_refit(mo
     model, params = baselines.tuned_ssvm(HammingLoss(), h, X, Y, "linear", 0)
     assert fits == [20] * (3 * len(baselines.SSVM_CS))  # 3 folds of 30 points
     assert params["C"] == model.C and model.max_iter == baselines.SSVM_PASSES[1]
+
+
+@pytest.mark.slow
+def test_the_stacked_rows_test_scores_weigh_every_member(tmp_path, monkeypatch):
+    # Weights forced into the interior of the simplex: the row's test scores and costs are
+    # the members' combined (the kernel's on its inputs, the neighbours' standardised).
+    import dataclasses
+
+    from sklearn.preprocessing import StandardScaler
+
+    from ecrm import NeighboursECRMCV
+    from ecrm.experiments import _hmc_stack
+    from ecrm.weights import _stack_choice
+
+    calls = {}
+    original = _hmc_stack.stacked_scores
+
+    def recorded(*args):
+        calls["args"] = args
+        return original(*args)
+    monkeypatch.setattr(_hmc_stack, "stacked_scores", recorded)
+    chosen = _stack_choice.choose_stack
+    monkeypatch.setattr(_stack_choice, "choose_stack", lambda *a, **k: dataclasses.replace(
+        chosen(*a, **k), weights=np.array([0.2, 0.3, 0.5])))
+    _write_mixing(tmp_path)
+    assert main(["reproduce", "hmc", "--data-dir", str(tmp_path), "--datasets", "toymix",
+                 "--methods", "ecrm-scores,forest-scores", "--quiet"]) == 0
+    kernel, Xte_kernel, forest, Xtr, Ytr, Xte, metric, seed = calls["args"]
+    P, S, params = original(*calls["args"])
+    assert params["weights"] == [0.2, 0.3, 0.5]
+    scaler = StandardScaler().fit(Xtr)
+    neighbours = NeighboursECRMCV(forest.loss, forest.output_space, scoring=metric).fit(
+        scaler.transform(Xtr), Ytr)
+    assert neighbours.n_neighbors_ == params["k"]
+    expected = (0.2 * kernel.predict_scores(Xte_kernel) + 0.3 * forest.predict_scores(Xte)
+                + 0.5 * neighbours.predict_scores(scaler.transform(Xte)))
+    np.testing.assert_allclose(S, expected, rtol=1e-12, atol=1e-12)
+    costs = (0.2 * kernel.predict_costs(Xte_kernel) + 0.3 * forest.predict_costs(Xte)
+             + 0.5 * neighbours.predict_costs(scaler.transform(Xte)))
+    np.testing.assert_array_equal(P, forest.output_space.minimize(costs, forest.loss.cost_form))

@@ -44,7 +44,8 @@ def forest_rows(rows, Xtr, Ytr, Xte, metric, random_state, kernel=None) -> list[
              "predict_seconds_per_instance": kernel["predict_seconds_per_instance"]
              + forest["predict_seconds_per_instance"], "params": params}
     t0 = time.perf_counter()
-    P, S, params = stacked_scores(kernel_est, Xte_kernel, est, Ytr, Xte, metric, random_state)
+    P, S, params = stacked_scores(kernel_est, Xte_kernel, est, Xtr, Ytr, Xte, metric,
+                                    random_state)
     stacked = {**mixed, "method": "ECRM stacked", **rows.scores(P, S), "params": params,
                "fit_seconds": mixed["fit_seconds"] + time.perf_counter() - t0}
     return [forest, selected, mixed, stacked]
