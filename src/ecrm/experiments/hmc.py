@@ -19,8 +19,10 @@ regression, Platt's logistic map or not at all, whichever scores best when cross
 is whichever of the two scores models has the better honest micro AU(PRC) on the training
 set (exact leave-one-out against out of bag); "ECRM mixed" mixes the two risks, the kernel's
 share chosen by the micro AU(PRC) of the mixed honest scores (:mod:`ecrm.weights.mixture`), and
-"ECRM stacked" stacks them (:mod:`ecrm.weights.stack`): the same choice guarded by a nested
-honest check, one share for every label.
+"ECRM stacked" stacks them with nearest-neighbour weights (:mod:`ecrm.weights.stack`, a third
+member :class:`ecrm.NeighboursECRMCV` on the standardised features): the weights chosen by the
+same criterion, guarded by a nested honest check against the mixed row's candidates, one share
+for every label.
 """
 
 from __future__ import annotations

@@ -35,10 +35,11 @@ every hyper-parameter is chosen there.
   leave-one-out points, out of bag in the forest). Its candidates include ECRM-selected's
   model (share 1) and ECRM-forest (share 0), so it is the protocol's honestly selected row.
   **ECRM-stacked** (on request, ``--methods``): the risk stacked from the three kernel
-  models' and the forest's weights, applied to ECRM-mixed's loss (:mod:`._ranking_stack`):
-  the weights on the simplex chosen on the same honest costs, guarded by the nested honest
-  check against ECRM-mixed's candidates (ECRM-mixed's choice unless the stack wins by more
-  than its standard error).
+  models', the forest's and nearest-neighbour weights, applied to ECRM-mixed's loss
+  (:mod:`._ranking_stack`; on low-rank folds the loss's kernel model, the forest and the
+  neighbours): the weights on the simplex chosen on the same honest costs, guarded by the
+  nested honest check against ECRM-mixed's candidates (ECRM-mixed's choice unless the stack
+  wins by more than its standard error).
 * **kNN + Borda** and **kNN + Kemeny**: the rankings of the ``k`` nearest training points,
   aggregated by mean position or exactly by Kemeny's rule
   (:func:`ecrm.spaces.linear_ordering.linear_ordering`); ``k`` in ``NEIGHBOURS`` by the exact

@@ -49,7 +49,6 @@ METRICS = ("euclidean", "manhattan", "chebyshev", "cosine", "sqeuclidean", "canb
 SPARSE_METRICS = ("euclidean", "manhattan", "cosine")
 
 
-
 def _check_n_jobs(value):
     if value is None or (isinstance(value, numbers.Integral)
                          and not isinstance(value, (bool, np.bool_)) and value != 0):
