@@ -150,6 +150,18 @@ def test_leave_one_out_drops_the_points_own_index_not_its_first_neighbour():
     np.testing.assert_array_equal(honest.values[4], Y[3])
 
 
+def test_leave_one_out_of_some_rows_is_theirs_of_every_row():
+    from sklearn.neighbors import NearestNeighbors
+
+    from ecrm.weights.neighbours._fit import others
+
+    X = np.round(np.random.default_rng(2).normal(size=(40, 2)), 1)  # ties and duplicates
+    X[5] = X[6]
+    index = NearestNeighbors().fit(X)
+    rows = np.array([0, 5, 6, 17, 39])
+    np.testing.assert_array_equal(others(index, X, 7, rows), others(index, X, 7)[rows])
+
+
 def test_leave_one_out_refuses_k_of_m_or_more():
     X, Y = _xy(5)
     with pytest.raises(ValueError, match="n_neighbors=5 and m=5"):

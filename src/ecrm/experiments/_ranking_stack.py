@@ -56,18 +56,17 @@ def knn_member(Xtr, psi, Xte, rows, judge_ranks, loss, space):
     from sklearn.neighbors import NearestNeighbors
 
     from ecrm.experiments._ranking_knn import NEIGHBOURS
+    from ecrm.weights.neighbours._fit import neighbour_mean, others
 
     ks = [k for k in NEIGHBOURS if k < len(Xtr)]
-    nn = NearestNeighbors(n_neighbors=max(ks) + 1).fit(Xtr)
-    found = nn.kneighbors(Xtr[rows], return_distance=False)
-    # Drop each point itself (it need not come first when there are duplicates).
-    loo = np.array([row[row != i][: max(ks)] for i, row in zip(rows, found, strict=True)])
-    costs = [psi[loo[:, :k]].mean(axis=1) for k in ks]
+    index = NearestNeighbors().fit(Xtr)
+    loo = others(index, Xtr, max(ks), rows)
+    costs = [neighbour_mean(loo[:, :k], psi) for k in ks]
     judged = [judge_ranks(space.to_ranks(space.minimize(C, loss.cost_form)), rows).mean()
               for C in costs]
     at = int(np.argmin(judged))
-    test = nn.kneighbors(Xte, n_neighbors=ks[at], return_distance=False)
-    return costs[at], psi[test].mean(axis=1), ks[at]
+    test = index.kneighbors(Xte, n_neighbors=ks[at], return_distance=False)
+    return costs[at], neighbour_mean(test, psi), ks[at]
 
 
 def _stacked(kernels: dict, forest, Xtr, Rtr, Xte, seed, mixed, *, exact: bool):

@@ -44,8 +44,9 @@ def neighbour_mean(neighbours: np.ndarray, T: np.ndarray) -> np.ndarray:
     return np.asarray(counts @ T) / neighbours.shape[1]
 
 
-def others(index, X, k: int) -> np.ndarray:
-    """Each training point's ``k`` nearest other training points (m, k), nearest first.
+def others(index, X, k: int, rows=None) -> np.ndarray:
+    """Each training point's ``k`` nearest other training points (m, k), nearest first, or
+    those of the training points ``rows`` only.
 
     ``index`` is a :class:`~sklearn.neighbors.NearestNeighbors` fitted on the ``m`` training
     rows ``X``; the point's own index is dropped from its ``k + 1`` nearest rows, or the
@@ -55,10 +56,11 @@ def others(index, X, k: int) -> np.ndarray:
     if k >= m:
         raise ValueError(f"leave-one-out needs n_neighbors < m (the k nearest other points): "
                          f"n_neighbors={k} and m={m} training samples")
-    found = index.kneighbors(X, n_neighbors=k + 1, return_distance=False)
-    own = found == np.arange(m)[:, None]
+    rows = np.arange(m) if rows is None else np.asarray(rows)
+    found = index.kneighbors(X[rows], n_neighbors=k + 1, return_distance=False)
+    own = found == rows[:, None]
     own[~own.any(axis=1), -1] = True  # not among them: drop the farthest
-    return found[~own].reshape(m, k)
+    return found[~own].reshape(len(rows), k)
 
 
 class NeighboursFit(RiskFit):
