@@ -314,8 +314,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--family", choices=["auto", *(f.name for f in FAMILIES.values() if f.cli)],
                    default="auto",
                    help="risk weights: kernel ridge, a forest grown on the loss's embedding "
-                   "(its settings by the out-of-bag criterion), mixed: the two risks mixed, the "
-                   "kernel's share by the honest criterion (needs --cv), or auto: with --cv "
+                   "(its settings by the out-of-bag criterion), the k nearest neighbours (k=10, "
+                   "or with --cv by exact leave-one-out), mixed: the two risks mixed, the "
+                   "kernel's share by the honest criterion (needs --cv), stack: the kernel's and "
+                   "the forest's searches' risks stacked, the weights by the honest "
+                   "criterion, or auto: with --cv "
                    "both, the one with the better honest criterion (exact leave-one-out "
                    "against out of bag), or their mixture on the features as they are (the "
                    "kernel's share chosen on both families' honest outputs, 0, 0.1, ..., 1, "
