@@ -377,8 +377,9 @@ def add_parser(subparsers) -> None:
                         help="fit on this Dask cluster (tcp://10.0.0.5:8786; 'local': one "
                         "of this machine's cores): the CSV read in row chunks on the workers, "
                         "the primal or Nystrom normal equations summed (needs --solver primal "
-                        "or nystrom, --standardize no) or a forest's trees grown there; the "
-                        "model is the one fitted without it, up to the order of the sums")
+                        "or nystrom, --standardize no), a forest's trees grown there or the "
+                        "nearest neighbours' leave-one-out queries run there; the model is "
+                        "the one fitted without it, up to the order of the sums")
     solver.add_argument("--seed", type=number_option("int", "--seed", low=0,
                                                      high=2**32 - 1),
                         default=None, help="random seed of the Nystrom centres and of "
@@ -446,10 +447,13 @@ def _checked(args) -> int:
     streams = args.solver in module.SOLVER_CLASSES and \
         not module.SOLVER_CLASSES[args.solver].holds_gram  # a feature solver: Dask arrays
     trees = args.family == "forest"  # trees read the features as they are, any solver
+    solver_free = trees or args.family == "neighbours"  # no kernel solver
     if args.scheduler is not None and (args.standardize == "yes" or args.impute or not trees
-                                       and (not streams or args.cv and args.standardize == "auto")):
-        return fail("--scheduler needs --solver primal or nystrom (a kernel's), and the "
-                    "features as they are (--standardize no, no --impute)")
+                                       and (not (streams or solver_free)
+                                            or args.cv and args.standardize == "auto")):
+        return fail("--scheduler needs " + ("" if solver_free else "--solver primal or "
+                                            "nystrom (a kernel's), and ")
+                    + "the features as they are (--standardize no, no --impute)")
     if args.family in ("forest", "mixed") and args.calibration != "none":
         return fail("--calibration needs --family kernel (or auto)")
     if args.family == "mixed" and not args.cv:

@@ -16,17 +16,28 @@ The leave-one-out weights of a training point :math:`x_j` are those of its :math
 *other* training points, :math:`N_k^{-j}(x_j)`: its own index is dropped from its
 :math:`k + 1` nearest points (the last of them when duplicates of the point came first), which
 is the fit on the other :math:`m - 1` points evaluated at :math:`x_j` whenever distances do not
-tie. One query of the largest :math:`k` gives every smaller one (:func:`others`).
+tie. One query of the largest :math:`k` gives every smaller one (:func:`others`); within a
+fit on Dask arrays (:data:`ON_WORKERS`, :mod:`ecrm.weights.neighbours._dask`) these queries run
+per row chunk on the workers (:func:`leave_one_out`).
 """
 
 from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from ecrm.weights._fit import RiskFit
 
-__all__ = ["NeighboursFit", "neighbour_mean", "others", "uniform_weights"]
+__all__ = ["ON_WORKERS", "NeighboursFit", "leave_one_out", "neighbour_mean", "others",
+           "uniform_weights"]
+
+#: Within a fit on Dask arrays: what runs the training points' leave-one-out queries per row
+#: chunk on the workers (``others(index, X, k)``, :mod:`ecrm.weights.neighbours._dask`);
+#: ``None``: here, in one query.
+ON_WORKERS: ContextVar[Any] = ContextVar("neighbour_queries", default=None)
 
 
 def uniform_weights(neighbours: np.ndarray, m: int, value: float | None = None) -> sp.csr_array:
@@ -53,14 +64,27 @@ def others(index, X, k: int, rows=None) -> np.ndarray:
     farthest of them when it is not among them (duplicates of the point came first).
     """
     m = X.shape[0]
-    if k >= m:
-        raise ValueError(f"leave-one-out needs n_neighbors < m (the k nearest other points): "
-                         f"n_neighbors={k} and m={m} training samples")
+    check_loo_k(k, m)
     rows = np.arange(m) if rows is None else np.asarray(rows)
     found = index.kneighbors(X[rows], n_neighbors=k + 1, return_distance=False)
     own = found == rows[:, None]
     own[~own.any(axis=1), -1] = True  # not among them: drop the farthest
     return found[~own].reshape(len(rows), k)
+
+
+def check_loo_k(k: int, m: int) -> None:
+    """Leave-one-out needs ``k < m``: the ``k`` nearest *other* points."""
+    if k >= m:
+        raise ValueError(f"leave-one-out needs n_neighbors < m (the k nearest other points): "
+                         f"n_neighbors={k} and m={m} training samples")
+
+
+def leave_one_out(index, X, k: int) -> np.ndarray:
+    """Every training point's ``k`` nearest other training points (m, k), as :func:`others`
+    finds them: here, or per row chunk on the workers within a Dask fit
+    (:data:`ON_WORKERS`)."""
+    workers = ON_WORKERS.get()
+    return others(index, X, k) if workers is None else workers.others(index, X, k)
 
 
 class NeighboursFit(RiskFit):
@@ -136,4 +160,4 @@ class NeighboursFit(RiskFit):
     def loo_neighbours(self) -> np.ndarray:
         """The leave-one-out neighbours of the training points (m, k): their ``k`` nearest
         other training points."""
-        return others(self.index(), self.X_train, self.n_neighbors)
+        return leave_one_out(self.index(), self.X_train, self.n_neighbors)

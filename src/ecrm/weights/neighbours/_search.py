@@ -3,9 +3,9 @@ search over :math:`k`.
 
 Every :math:`k` of the grid is judged on the exact leave-one-out weights of the training points
 (:func:`ecrm.weights.neighbours._fit.others`: one neighbour query of the largest :math:`k`
-serves them all) by the criteria every search of the package uses
-(:mod:`ecrm.selection._criteria`): minus the mean task loss of the exact oracle on the
-leave-one-out costs, or a ranking metric of the leave-one-out label scores.
+serves them all, per row chunk on the workers within a Dask fit) by the criteria every search
+of the package uses (:mod:`ecrm.selection._criteria`): minus the mean task loss of the exact
+oracle on the leave-one-out costs, or a ranking metric of the leave-one-out label scores.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ecrm.losses.base import LinearLoss
 from ecrm.selection._criteria import ScoreMetric, TaskLoss
 from ecrm.selection._search import RESULTS_COLUMNS, ranks, search_results
 from ecrm.weights.kernel._solvers.budget import row_blocks
-from ecrm.weights.neighbours._fit import neighbour_mean, others, uniform_weights
+from ecrm.weights.neighbours._fit import leave_one_out, neighbour_mean, uniform_weights
 
 __all__ = ["check_grid", "check_results", "honest_values", "results", "search_neighbours"]
 
@@ -72,7 +72,7 @@ def search_neighbours(index, X, targets: np.ndarray, n_risk: int, loss, space, Y
                       grid: Sequence[int], metric: Callable | None) -> list[tuple[float, float]]:
     """``(score, leave-one-out loss)`` of every ``k`` of ``grid`` (each < m), from one query
     of the largest."""
-    nearest = others(index, X, max(grid))
+    nearest = leave_one_out(index, X, max(grid))
     return [judge(nearest[:, :k], targets, n_risk, loss, space, Y, metric,
                   f"n_neighbors={k}") for k in grid]
 

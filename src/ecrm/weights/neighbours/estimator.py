@@ -15,6 +15,10 @@ hands the weights to its risk minimiser. The honest criterion is the exact leave
 each training point weighted by its :math:`k` nearest *other* points, which is the fit on the
 other :math:`m - 1` points when distances do not tie. :class:`NeighboursECRMCV` chooses
 :math:`k` by it (:mod:`ecrm.weights.neighbours._search`).
+
+Both fit on Dask arrays chunked by rows (:mod:`ecrm.weights.neighbours._dask`): the model
+keeps its training rows, so they are gathered on the client, and the leave-one-out queries run
+per row chunk on the workers; prediction on a Dask array is lazy, per row chunk.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from ecrm.losses.base import LinearLoss
 from ecrm.selection._criteria import check_scoring
 from ecrm.weights._risk import HonestOutputs, RiskEstimator
 from ecrm.weights.kernel._solvers.rows import RiskTargets
+from ecrm.weights.neighbours._dask import fits_dask
 from ecrm.weights.neighbours._fit import NeighboursFit
 from ecrm.weights.neighbours._search import (
     check_grid,
@@ -70,6 +75,12 @@ class NeighboursECRM(RiskEstimator):
     :class:`~sklearn.neighbors.NearestNeighbors` index on them; see the module docstring for
     the weights. Distances depend on the features' scales: standardise them first (e.g. a
     :class:`~sklearn.preprocessing.StandardScaler` in a pipeline).
+
+    ``fit`` and ``fit_honest`` also take Dask arrays chunked by rows (a loss with a linear
+    form): the rows are gathered, since the model keeps them, and the training points'
+    leave-one-out neighbour queries run per row chunk on the workers
+    (:mod:`ecrm.weights.neighbours._dask`). Prediction on a Dask array is lazy and per row
+    chunk.
 
     Parameters
     ----------
@@ -114,7 +125,7 @@ class NeighboursECRM(RiskEstimator):
                                    n_jobs=_N_JOBS)
 
     _input_kernel = None  # distances read the features as they are
-    _fits_dask = False
+    _fits_dask = True  # gathered; the leave-one-out queries per chunk (neighbours._dask)
 
     def __init__(self, loss, output_space, *, n_neighbors=10, metric="euclidean", n_jobs=None):
         self.loss = loss
@@ -123,14 +134,19 @@ class NeighboursECRM(RiskEstimator):
         self.metric = metric
         self.n_jobs = n_jobs
 
+    @fits_dask
     def fit(self, X, Y):
         """Keep the training rows and their targets, and index the rows.
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (m, p)
-        Y : array-like of shape (m, d)
-            Training outputs, in the output space (as :meth:`ecrm.ECRM.fit` takes them).
+        X : array-like, sparse matrix or Dask array of shape (m, p)
+            A Dask array (chunked by rows, with a loss of linear form) is checked, then
+            gathered: the model keeps its training rows in memory, as prediction searches
+            them and a model file stores them.
+        Y : array-like or Dask array of shape (m, d)
+            Training outputs, in the output space (as :meth:`ecrm.ECRM.fit` takes them); a
+            Dask ``Y`` has the row chunks of ``X``.
 
         Returns
         -------
@@ -160,10 +176,12 @@ class NeighboursECRM(RiskEstimator):
         fit.index()
         return fit
 
+    @fits_dask
     def fit_honest(self, X, Y, *, scores: bool = False) -> HonestOutputs:
         """:meth:`fit`, then the exact leave-one-out costs or label scores of every training
         point (its ``k`` nearest other points' mean): an
-        :class:`ecrm.weights.HonestOutputs`."""
+        :class:`ecrm.weights.HonestOutputs`. On Dask arrays the training points' neighbour
+        queries run per row chunk on the workers."""
         if not scores:
             self._require_linear()
         self.fit(X, Y)
@@ -264,13 +282,15 @@ class NeighboursECRMCV(NeighboursECRM):
                          n_jobs=n_jobs)
         self.scoring = scoring
 
+    @fits_dask
     def fit(self, X, Y):
         """Judge every ``k`` of the grid below ``m`` on the exact leave-one-out criterion
         and keep the best.
 
         Parameters
         ----------
-        X, Y : as :meth:`NeighboursECRM.fit`.
+        X, Y : as :meth:`NeighboursECRM.fit` (Dask arrays too: the training points'
+            neighbour queries then run per row chunk on the workers).
 
         Returns
         -------
