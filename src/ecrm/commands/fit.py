@@ -19,7 +19,9 @@ standardised features may beat both). The summary gives the honest criterion and
 each and whether the difference between the kept one and the best other is within noise.
 ``--solver``, ``--n-components``, ``--center-selection``, ``--memory-budget`` and
 ``--loo-samples`` are the estimators' parameters of the same names (for training files too
-large for the exact dual solver).
+large for the exact dual solver). ``--family neighbours`` takes ``--neighbours`` k (with
+``--cv``: ``--neighbours-grid``, the candidates) and ``--metric``, the distance; a k the
+training rows cannot give is refused before fitting.
 
 ``--task ranking`` fits rankings of named labels (a label column ``a>c>b``, or the label
 ranking benchmark's layout) with the Kendall loss (``--loss footrule``, ``squared``),
@@ -30,7 +32,8 @@ The model file is checked before reading the data (it must not be the training o
 file, and its directory must accept a new file) and written atomically: an interrupted or
 failed fit leaves neither a partial model nor a temporary file, and an existing model at
 that path is kept. ``-o -`` writes the (binary) model file to standard output, which must
-then not be a terminal; the summary goes to standard error. Each family's estimator is built
+then not be a terminal (the bytes of the file, built in memory); the summary goes to
+standard error. Each family's estimator is built
 by :mod:`ecrm.commands._fit_estimators`, the summary printed by :mod:`ecrm.commands._fit_summary`.
 """
 
