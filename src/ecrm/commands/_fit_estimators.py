@@ -1,16 +1,18 @@
 """The estimator of each weight family that the options of ``ecrm fit`` describe.
 
 The kernel's (:class:`ecrm.ECRM`, or :class:`ecrm.ECRMCV` with ``--cv``), the forest's
-(:class:`ecrm.ForestECRMCV`), the mixture's (:class:`ecrm.MixedRiskECRM`) and a registered
-family's, with the solver ``--solver`` names (``auto``: the primal for a linear kernel on more
-rows than features) and the refusal of a forest that cannot fit ``--memory-budget``. Nothing
-heavy is imported until a command runs.
+(:class:`ecrm.ForestECRMCV`), the nearest neighbours' (:class:`ecrm.NeighboursECRM` of
+``--neighbours`` k, or :class:`ecrm.NeighboursECRMCV` searching ``--neighbours-grid`` with
+``--cv``), the mixture's (:class:`ecrm.MixedRiskECRM`) and a registered family's, with the
+solver ``--solver`` names (``auto``: the primal for a linear kernel on more rows than
+features), the refusal of a forest that cannot fit ``--memory-budget`` and that of
+neighbours the training file cannot give. Nothing heavy is imported until a command runs.
 """
 
 from __future__ import annotations
 
-__all__ = ["AUTO", "auto_solver", "dest", "family_estimators", "solver_object", "solvers",
-           "trees_over_budget"]
+__all__ = ["AUTO", "auto_solver", "check_neighbours", "dest", "family_estimators",
+           "solver_object", "solvers", "trees_over_budget"]
 
 #: ``--family auto``: with ``--cv`` the kernel and the forest, then their mixture, the share
 #: chosen on their honest outputs (a choice of this command); the other choices are the
@@ -24,6 +26,7 @@ def family_estimators(args, loss, h, common: dict) -> dict:
     without it (a fixed ``--alpha`` has no honest criterion)."""
     families = {"kernel": lambda: _kernel(args, loss, h, common),
                 "forest": lambda: _forest(args, loss, h),
+                "neighbours": lambda: _neighbours(args, loss, h),
                 "mixed": lambda: _mixed(args, loss, h, common)}
     if args.family == "auto":
         return {f: families[f] for f in (AUTO if args.cv else AUTO[:1])}
@@ -82,6 +85,71 @@ def _forest(args, loss, h):
 
     return ForestECRMCV(loss, h, scoring=args.scoring, n_estimators=args.trees,
                         random_state=0 if args.seed is None else args.seed)  # reproducible
+
+
+def _neighbours(args, loss, h):
+    """The nearest neighbours' estimator: with ``--cv`` :class:`ecrm.NeighboursECRMCV`
+    searching ``--neighbours-grid`` (default: its own grid) by ``--scoring``, else
+    :class:`ecrm.NeighboursECRM` of ``--neighbours`` k (default: its own); ``--metric``
+    the distance."""
+    from ecrm.weights.neighbours.estimator import NeighboursECRM, NeighboursECRMCV
+
+    if args.cv:
+        grid = {} if args.neighbours_grid is None else {"n_neighbors": tuple(
+            args.neighbours_grid)}
+        return NeighboursECRMCV(loss, h, metric=args.metric, scoring=args.scoring, **grid)
+    k = {} if args.neighbours is None else {"n_neighbors": args.neighbours}
+    return NeighboursECRM(loss, h, metric=args.metric, **k)
+
+
+def check_neighbours(args, X) -> str | None:
+    """The message refusing ``--family neighbours``, before any work, when the ``m``
+    training rows of ``X`` cannot give its k (``--neighbours`` over ``m``; with ``--cv``
+    no k of the grid below ``m``, as leave-one-out needs ``k < m``) or ``--metric`` cannot
+    measure sparse rows (an svmlight file); ``None`` when it can fit (any other family
+    too). The k of a given ``--neighbours-grid`` that are not below ``m`` are left out
+    with a warning naming them."""
+    if args.family != "neighbours":
+        return None
+    import scipy.sparse as sp
+
+    from ecrm.weights.neighbours.estimator import (
+        SPARSE_METRICS,
+        NeighboursECRM,
+        NeighboursECRMCV,
+    )
+
+    m = X.shape[0]
+    if sp.issparse(X) and args.metric not in SPARSE_METRICS:
+        return (f"--metric {args.metric} needs dense features; the training rows are sparse "
+                f"(svmlight): give --metric {', '.join(SPARSE_METRICS[:-1])} or "
+                f"{SPARSE_METRICS[-1]}")
+    if not args.cv:
+        if args.neighbours is None:
+            k = NeighboursECRM(loss=None, output_space=None).n_neighbors
+            if k > m:
+                return (f"--family neighbours takes k={k} neighbours by default, more than "
+                        f"the {m} training rows: give --neighbours {m} or fewer")
+        elif args.neighbours > m:
+            return (f"--neighbours {args.neighbours} exceeds the {m} training rows: give "
+                    f"--neighbours {m} or fewer")
+        return None
+    given = args.neighbours_grid is not None
+    grid = (args.neighbours_grid if given
+            else NeighboursECRMCV(loss=None, output_space=None).n_neighbors)
+    if min(grid) >= m:
+        what = ("every k of --neighbours-grid " + ",".join(map(str, grid)) if given
+                else "every k of the default grid " + ",".join(map(str, grid)))
+        return (f"{what} is at least the {m} training rows: leave-one-out needs k < {m}; "
+                f"give --neighbours-grid with values below {m}")
+    left_out = [k for k in grid if k >= m]
+    if given and left_out:
+        import warnings
+
+        warnings.warn(f"--neighbours-grid: k={','.join(map(str, left_out))} left out, not "
+                      f"below the {m} training rows (leave-one-out needs k < {m})",
+                      UserWarning, stacklevel=2)
+    return None
 
 
 def _mixed(args, loss, h, common: dict):

@@ -41,6 +41,12 @@ def print_summary(args, data, model, step, solver: str, report, fits: list) -> N
               f"trees) on {shape}: {settings} (out-of-bag {criterion})", file=report)
     elif family_name(model) == "kernel":
         _print_kernel(args, model, solver, shape, report)
+    elif family_name(model) == "neighbours":
+        chosen = (f" (exact leave-one-out {criterion_text(args, model.best_score_)})"
+                  if hasattr(model, "best_score_") else "")
+        print(f"fitted ECRM with neighbours weights ({args.loss} loss, {model.metric} "
+              f"distance) on {shape}: k={getattr(model, 'n_neighbors_', model.n_neighbors)}"
+              f"{chosen}", file=report)
     else:
         score = getattr(model, "honest_score_", None)
         print(f"fitted ECRM with {family_name(model)} weights ({args.loss} loss) on {shape}"

@@ -19,7 +19,9 @@ standardised features may beat both). The summary gives the honest criterion and
 each and whether the difference between the kept one and the best other is within noise.
 ``--solver``, ``--n-components``, ``--center-selection``, ``--memory-budget`` and
 ``--loo-samples`` are the estimators' parameters of the same names (for training files too
-large for the exact dual solver).
+large for the exact dual solver). ``--family neighbours`` takes ``--neighbours`` k (with
+``--cv``: ``--neighbours-grid``, the candidates) and ``--metric``, the distance; a k the
+training rows cannot give is refused before fitting.
 
 ``--task ranking`` fits rankings of named labels (a label column ``a>c>b``, or the label
 ranking benchmark's layout) with the Kendall loss (``--loss footrule``, ``squared``),
@@ -30,7 +32,8 @@ The model file is checked before reading the data (it must not be the training o
 file, and its directory must accept a new file) and written atomically: an interrupted or
 failed fit leaves neither a partial model nor a temporary file, and an existing model at
 that path is kept. ``-o -`` writes the (binary) model file to standard output, which must
-then not be a terminal; the summary goes to standard error. Each family's estimator is built
+then not be a terminal (the bytes of the file, built in memory); the summary goes to
+standard error. Each family's estimator is built
 by :mod:`ecrm.commands._fit_estimators`, the summary printed by :mod:`ecrm.commands._fit_summary`.
 """
 
@@ -38,12 +41,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import shutil
 import sys
-import tempfile
 import time
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 from ecrm.commands import _tasks, add_data_options, existing_file_option, fail, warn_id_like
 from ecrm.commands._choice import (
@@ -65,6 +67,7 @@ from ecrm.commands._files import (
 from ecrm.commands._fit_estimators import (
     AUTO,
     auto_solver,
+    check_neighbours,
     dest,
     family_estimators,
     solver_object,
@@ -93,32 +96,35 @@ CENTER_SELECTIONS = choices("center_selection")
 
 def _reals(parameter: str, name: str):
     """A comma-separated list of values of ``parameter`` (``--alphas``, ``--gammas``)."""
-    parse_one = parameter_option(parameter, name)
+    return _numbers(parameter_option(parameter, name), name, float)
 
-    def parse(text: str) -> list[float]:
+
+def _numbers(parse_one: Callable[[str], Any], name: str,
+             kind: Callable[[Any], Any] = float) -> Callable[[str], list]:
+    """A comma-separated list of numbers, each read by ``parse_one`` (which names the
+    option ``name`` in its refusal) and converted by ``kind``."""
+    def parse(text: str) -> list:
         values = [part.strip() for part in text.split(",")]
         if not all(values):
             raise argparse.ArgumentTypeError(f"{name} has an empty value in {text!r}; "
                                              "expected a comma-separated list of numbers")
-        return [float(parse_one(v)) for v in values]  # type: ignore[arg-type]
+        return [kind(parse_one(v)) for v in values]
 
     return parse
 
 
 def _write_model(model, path: str) -> None:
-    """Save ``model`` atomically to ``path``, or to standard output for ``-``."""
+    """Save ``model`` atomically to ``path``, or for ``-`` to standard output: the bytes of
+    the file, built in memory and written when complete (a zip written to a pipe, which
+    cannot seek back, would differ)."""
     from ecrm.model_files.io import save
 
     if path != STDOUT:
         with atomic_path(path) as tmp:
             save(model, tmp)
         return
-    with tempfile.TemporaryDirectory(prefix="ecrm-") as folder:
-        tmp = os.path.join(folder, "model.ecrm")
-        save(model, tmp)
-        with open(tmp, "rb") as fh:
-            shutil.copyfileobj(fh, sys.stdout.buffer)
-        sys.stdout.buffer.flush()
+    save(model, sys.stdout.buffer)
+    sys.stdout.buffer.flush()
 
 
 def run(args) -> int:
@@ -159,6 +165,9 @@ def run(args) -> int:
             too_many = trees_over_budget(args, data.X.shape[0])
             if too_many:
                 return fail(too_many)
+        refusal = check_neighbours(args, data.X)
+        if refusal:
+            return fail(refusal)
         bar.set_postfix_str("fitting")
         try:
             model, step, fits = _fit(args, data, families, impute,
@@ -314,8 +323,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--family", choices=["auto", *(f.name for f in FAMILIES.values() if f.cli)],
                    default="auto",
                    help="risk weights: kernel ridge, a forest grown on the loss's embedding "
-                   "(its settings by the out-of-bag criterion), the k nearest neighbours (k=10, "
-                   "or with --cv by exact leave-one-out), mixed: the two risks mixed, the "
+                   "(its settings by the out-of-bag criterion), the k nearest neighbours "
+                   "(--neighbours k, or with --cv by exact leave-one-out among "
+                   "--neighbours-grid), mixed: the two risks mixed, the "
                    "kernel's share by the honest criterion (needs --cv), stack: the kernel's and "
                    "the forest's searches' risks stacked, the weights by the honest "
                    "criterion, or auto: with --cv "
@@ -326,6 +336,19 @@ def add_parser(subparsers) -> None:
                    "without --cv the kernel")
     p.add_argument("--trees", type=number_option("int", "--trees", low=1), default=100,
                    help="trees of a forest (default 100)")
+    p.add_argument("--neighbours", type=number_option("int", "--neighbours", low=1),
+                   default=None, metavar="K",
+                   help="--family neighbours without --cv: the k nearest training rows "
+                   "whose outputs' losses are averaged, at most the training rows (default 10)")
+    grid_of_k = _numbers(number_option("int", "--neighbours-grid", low=1), "--neighbours-grid",
+                         int)
+    p.add_argument("--neighbours-grid", type=grid_of_k, default=None, metavar="K1,K2,...",
+                   help="--family neighbours with --cv: the candidate k, chosen by exact "
+                   "leave-one-out; those not below the training rows are left out (default "
+                   "1,3,5,7,10,15,20,30,50)")
+    p.add_argument("--metric", choices=choices("metric"), default="euclidean",
+                   help="--family neighbours: the distance between rows (default: euclidean; "
+                   "sparse svmlight rows: euclidean, manhattan or cosine)")
     p.add_argument("--kernel", choices=KERNELS, default="rbf")
     p.add_argument("--gamma", type=parameter_option("gamma", "--gamma"), default=None,
                    help="kernel width (default: 1 / number of features)")
@@ -464,6 +487,11 @@ def _checked(args) -> int:
     refusal = _unused_option(args)
     if refusal is not None:
         return fail(refusal)
+    if args.cv and args.neighbours is not None:
+        return fail("--neighbours sets k without --cv; with --cv give the candidates as "
+                    "--neighbours-grid K1,K2,...")
+    if not args.cv and args.neighbours_grid is not None:
+        return fail("--neighbours-grid needs --cv (without it, --neighbours K sets k)")
     if args.center_selection is None:
         args.center_selection = "uniform"
     return run(args)

@@ -28,7 +28,7 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -279,30 +279,44 @@ def _deflates_too_well(data: bytes) -> bool:
     return len(data) > MAX_COMPRESSION_RATIO * size
 
 
-def write_archive(path: str, members: Mapping[str, bytes]) -> None:
+def write_archive(path: str | BinaryIO, members: Mapping[str, bytes]) -> None:
     """Write ``members`` (name -> bytes, in the order to write them) to a zip archive at
     ``path``, whole or not at all and flushed to disk, by the rule of
     :mod:`ecrm.model_files._atomic` (its ``OutputError`` for a directory, a socket or a block
-    device). Members are deflated, except those that would compress beyond
+    device); or to ``path``, a binary file object, in one write of the archive built in
+    memory (the same bytes: a zip written where it cannot seek back, a pipe, would differ).
+    Members are deflated, except those that would compress beyond
     :data:`MAX_COMPRESSION_RATIO` (stored, so the reader accepts them); timestamps are fixed,
     so the same model gives the same bytes. :class:`ModelFileError`, with nothing written,
     when a member or the total is larger than the reader accepts.
     """
+    where = path if isinstance(path, str) else "a file object"
     for name, data in members.items():
         limit = (MAX_METADATA_BYTES if name.endswith((".json", ".sha256"))
                  else MAX_MEMBER_BYTES)
         if len(data) > limit:
-            raise ModelFileError(f"cannot save {path}: member {name!r} would be {len(data)} "
+            raise ModelFileError(f"cannot save {where}: member {name!r} would be {len(data)} "
                                  f"bytes, over the limit of {limit} a model file is read with")
     total = sum(len(data) for data in members.values())
     if total > MAX_ARCHIVE_BYTES:
-        raise ModelFileError(f"cannot save {path}: {total} bytes in all, over the limit of "
+        raise ModelFileError(f"cannot save {where}: {total} bytes in all, over the limit of "
                              f"{MAX_ARCHIVE_BYTES} a model file is read with")
+    if not isinstance(path, str):
+        buffer = io.BytesIO()
+        _zip(buffer, members)
+        with buffer.getbuffer() as view:
+            path.write(view)  # a buffered file object writes it all
+        return
     with _atomic.atomic_path(path, sync=True) as tmp, open(tmp, "wb") as raw:
-        with zipfile.ZipFile(raw, "w") as zf:
-            for name, data in members.items():
-                info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-                info.compress_type = (zipfile.ZIP_STORED if _deflates_too_well(data)
-                                      else zipfile.ZIP_DEFLATED)
-                info.external_attr = 0o644 << 16
-                zf.writestr(info, data)
+        _zip(raw, members)
+
+
+def _zip(raw: BinaryIO, members: Mapping[str, bytes]) -> None:
+    """The zip archive of ``members`` written to the seekable binary file ``raw``."""
+    with zipfile.ZipFile(raw, "w") as zf:
+        for name, data in members.items():
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = (zipfile.ZIP_STORED if _deflates_too_well(data)
+                                  else zipfile.ZIP_DEFLATED)
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, data)

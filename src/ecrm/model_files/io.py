@@ -59,7 +59,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import scipy.sparse as sp
@@ -200,20 +200,23 @@ def _encode_model(model: Any) -> tuple[dict, dict[str, np.ndarray]]:
     return meta, writer.arrays
 
 
-def save(model, path: str | os.PathLike) -> None:
+def save(model, path: str | os.PathLike | BinaryIO) -> None:
     """Write a fitted estimator to a model file (a zip of JSON metadata and ``.npy`` arrays).
 
     Written whole or not at all, by the rule ``ecrm fit -o`` follows too: a new temporary
     file renamed over ``path`` when complete; a symbolic link followed (its target replaced),
-    a FIFO or a character device (``/dev/null``) written through, never replaced.
+    a FIFO or a character device (``/dev/null``) written through, never replaced. A binary
+    file object gets the same bytes, built in memory and written to it in one call.
 
     Parameters
     ----------
     model : ECRM, ECRMCV or JointKernelECRM
         A fitted estimator; its loss and output space must be registered classes
         (:data:`REGISTRY`) and its kernel a name or ``"precomputed"``.
-    path : str or path-like
-        The file to write (conventionally ``*.ecrm``).
+    path : str, path-like or binary file object
+        The file to write (conventionally ``*.ecrm``), or a buffered binary file object
+        open for writing (:class:`io.BytesIO`, ``sys.stdout.buffer``), written at its
+        position and left open.
 
     Raises
     ------
@@ -239,7 +242,8 @@ def save(model, path: str | os.PathLike) -> None:
         raise ModelFileError(f"cannot save the model: {exc}") from None
     members = {_META: text, _DIGEST: hashlib.sha256(text).hexdigest().encode("ascii")}
     members.update((f"{_ARRAYS}{name}.npy", blob) for name, blob in blobs.items())
-    _archive.write_archive(os.fspath(path), members)
+    _archive.write_archive(os.fspath(path) if isinstance(path, (str, os.PathLike)) else path,
+                           members)
 
 
 def read_metadata(path: str | os.PathLike) -> dict:
