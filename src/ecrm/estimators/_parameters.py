@@ -339,7 +339,7 @@ CONSTRAINTS: dict[str, Number | Choice] = {
     "flavour": Choice(("random", "extra")),  # the forest's
     "split_projection": Choice(("random", "principal")),  # the forest's split targets
     "split_search": Choice(("grid", "descent")),  # ecrm.ForestECRMCV's min_samples_split
-    # the neighbours' distances (ecrm.weights.neighbours.estimator.METRICS, scikit-learn's names)
+    # the neighbours' distances (ecrm.NeighboursECRM's metric, scikit-learn's names)
     "metric": Choice(("euclidean", "manhattan", "chebyshev", "cosine", "sqeuclidean", "canberra",
                       "braycurtis")),
     "format": Choice(("auto", "csv", "tsv", "arff", "svmlight")),  # data files'

@@ -38,7 +38,7 @@ import numpy as np
 from ecrm.weights.kernel._solvers.rows import is_dask_array
 from ecrm.weights.neighbours._fit import ON_WORKERS, check_loo_k, others
 
-__all__ = ["fits_dask", "others_by_chunk"]
+__all__ = ["fits_dask"]
 
 
 def _others_of_rows(box, k: int, start: int, stop: int) -> np.ndarray:

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from ecrm.estimators._parameters import Checked, Choice, Number, Rule, table
+from ecrm.estimators._parameters import CONSTRAINTS, Checked, Number, Rule, table, vocabulary
 from ecrm.losses.base import LinearLoss
 from ecrm.selection._criteria import check_scoring
 from ecrm.weights._risk import HonestOutputs, RiskEstimator
@@ -47,9 +47,9 @@ from ecrm.weights.neighbours._search import (
 
 __all__ = ["METRICS", "SPARSE_METRICS", "NeighboursECRM", "NeighboursECRMCV"]
 
-#: The distances the neighbours are found by (scikit-learn's names, none needing settings).
-METRICS = ("euclidean", "manhattan", "chebyshev", "cosine", "sqeuclidean", "canberra",
-           "braycurtis")
+#: The distances the neighbours are found by (scikit-learn's names, none needing settings; the
+#: vocabulary of the parameter table, which the command line reads without this module).
+METRICS = vocabulary("metric")
 #: Those scikit-learn computes on sparse inputs.
 SPARSE_METRICS = ("euclidean", "manhattan", "cosine")
 
@@ -64,7 +64,7 @@ def _check_n_jobs(value):
 
 _N_JOBS = Checked("None or a nonzero integer (joblib's n_jobs)", bad=("2", 0, 1.5, True),
                   function=_check_n_jobs)
-_METRIC = Choice(METRICS)
+_METRIC = CONSTRAINTS["metric"]
 
 
 class NeighboursECRM(RiskEstimator):
