@@ -1,5 +1,6 @@
 """Fixtures of the weight families' tests."""
 
+import numpy as np
 import pytest
 
 
@@ -13,3 +14,30 @@ def client():
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def hmc_csv(tmp_path_factory):
+    """A make_hmc CSV (labels as paths) of 300 rows, 4 features."""
+    from ecrm.datasets import make_hmc
+
+    X, Y, h = make_hmc(300, n_features=4, n_labels=10, random_state=0)
+    names = np.asarray(h.labels, dtype=object)
+    lines = ["x0,x1,x2,x3,labels"] + [",".join(f"{v:.6g}" for v in x) + "," + ";".join(
+        names[y > 0.5]) for x, y in zip(X, Y, strict=True)]
+    path = tmp_path_factory.mktemp("hmc_csv") / "train.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def ecrm_run(ecrm_cmd):
+    """``ecrm_run(*args, cwd, code=0)``: the real ``ecrm`` command (``--quiet`` for fit and
+    predict), its output as text, its exit status checked against ``code``."""
+    def run(*args, cwd, code=0):
+        quiet = ["--quiet"] if args[0] in ("fit", "predict") else []
+        out = ecrm_cmd(*map(str, args), *quiet, cwd=cwd, text=True)
+        assert out.returncode == code, out.stderr
+        return out
+
+    return run

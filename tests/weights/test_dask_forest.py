@@ -214,37 +214,8 @@ def test_stack_on_dask_makes_the_in_memory_choice(client):
     assert_array_equal(lazy.compute(), ref.predict(Xt))
 
 
-@pytest.fixture(scope="module")
-def hmc_csv(tmp_path_factory):
-    """A make_hmc CSV (labels as paths) of 300 rows, 4 features."""
-    from ecrm.datasets import make_hmc
-
-    X, Y, h = make_hmc(300, n_features=4, n_labels=10, random_state=0)
-    names = np.asarray(h.labels, dtype=object)
-    folder = tmp_path_factory.mktemp("dask_forest")
-    lines = ["x0,x1,x2,x3,labels"] + [",".join(f"{v:.6g}" for v in x) + "," + ";".join(
-        names[y > 0.5]) for x, y in zip(X, Y, strict=True)]
-    path = folder / "train.csv"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def _ecrm(*args, cwd):
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    src = str(Path(__file__).resolve().parents[2] / "src")
-    run = subprocess.run([sys.executable, "-m", "ecrm", *map(str, args), "--quiet"],
-                         env=dict(os.environ, PYTHONPATH=src), cwd=cwd, capture_output=True,
-                         text=True)
-    assert run.returncode == 0, run.stderr
-    return run
-
-
 @pytest.mark.slow  # the real ecrm command, a cluster of two processes
-def test_cli_fits_and_predicts_forest_and_mixture_on_a_cluster(hmc_csv, tmp_path):
+def test_cli_fits_and_predicts_forest_and_mixture_on_a_cluster(ecrm_run, hmc_csv, tmp_path):
     """``ecrm fit --family forest|mixed --scheduler`` (an address, and ``local``) writes the
     model fitted without it; ``ecrm predict --scheduler`` writes its predictions."""
     forest = ["--family", "forest", "--cv", "--trees", "20", "--seed", "0"]
@@ -255,14 +226,14 @@ def test_cli_fits_and_predicts_forest_and_mixture_on_a_cluster(hmc_csv, tmp_path
         address = cluster.scheduler_address
         for name, options, scheduler in (("forest", forest, address),
                                          ("mixed", mixed, "local")):
-            _ecrm("fit", hmc_csv, "--path-sep", "/", *options, "-o", f"{name}.ecrm",
+            ecrm_run("fit", hmc_csv, "--path-sep", "/", *options, "-o", f"{name}.ecrm",
                   cwd=tmp_path)
-            run = _ecrm("fit", hmc_csv, "--path-sep", "/", *options, "--scheduler",
+            run = ecrm_run("fit", hmc_csv, "--path-sep", "/", *options, "--scheduler",
                         scheduler, "-o", f"{name}-dask.ecrm", cwd=tmp_path)
             assert "fitted ECRM" in run.stdout
-            _ecrm("predict", f"{name}.ecrm", hmc_csv, "--scores", "-o", f"{name}.csv",
+            ecrm_run("predict", f"{name}.ecrm", hmc_csv, "--scores", "-o", f"{name}.csv",
                   cwd=tmp_path)
-            _ecrm("predict", f"{name}-dask.ecrm", hmc_csv, "--scores", "--scheduler",
+            ecrm_run("predict", f"{name}-dask.ecrm", hmc_csv, "--scores", "--scheduler",
                   address, "-o", f"{name}-dask.csv", cwd=tmp_path)
             ref, got = ((tmp_path / f"{name}{s}.csv").read_text().splitlines()
                         for s in ("", "-dask"))

@@ -208,38 +208,8 @@ def test_bad_dask_input_is_refused_before_any_work(client):
     assert not hasattr(est, "X_fit_")  # a failed fit sets nothing
 
 
-@pytest.fixture(scope="module")
-def hmc_csv(tmp_path_factory):
-    """A make_hmc CSV (labels as paths) of 300 rows, 4 features."""
-    from ecrm.datasets import make_hmc
-
-    X, Y, h = make_hmc(300, n_features=4, n_labels=10, random_state=0)
-    names = np.asarray(h.labels, dtype=object)
-    folder = tmp_path_factory.mktemp("dask_neighbours")
-    lines = ["x0,x1,x2,x3,labels"] + [",".join(f"{v:.6g}" for v in x) + "," + ";".join(
-        names[y > 0.5]) for x, y in zip(X, Y, strict=True)]
-    path = folder / "train.csv"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def _ecrm(*args, cwd, code=0):
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    src = str(Path(__file__).resolve().parents[2] / "src")
-    quiet = ["--quiet"] if args[0] in ("fit", "predict") else []
-    run = subprocess.run([sys.executable, "-m", "ecrm", *map(str, args), *quiet],
-                         env=dict(os.environ, PYTHONPATH=src), cwd=cwd, capture_output=True,
-                         text=True)
-    assert run.returncode == code, run.stderr
-    return run
-
-
 @pytest.mark.slow  # the real ecrm command, clusters of workers
-def test_cli_fits_and_predicts_neighbours_on_a_cluster(hmc_csv, tmp_path):
+def test_cli_fits_and_predicts_neighbours_on_a_cluster(ecrm_run, hmc_csv, tmp_path):
     """``ecrm fit --family neighbours [--cv] --scheduler`` (``local``, and an address) writes
     the model fitted without it; ``ecrm predict --scheduler`` writes its predictions."""
     import json
@@ -250,24 +220,24 @@ def test_cli_fits_and_predicts_neighbours_on_a_cluster(hmc_csv, tmp_path):
                                   protocol="tcp", dashboard_address=None) as cluster:
         address = cluster.scheduler_address
         for name, options, scheduler in (("cv", cv, "local"), ("single", single, address)):
-            _ecrm("fit", hmc_csv, "--path-sep", "/", *options, "-o", f"{name}.ecrm",
+            ecrm_run("fit", hmc_csv, "--path-sep", "/", *options, "-o", f"{name}.ecrm",
                   cwd=tmp_path)
-            run = _ecrm("fit", hmc_csv, "--path-sep", "/", *options, "--scheduler",
+            run = ecrm_run("fit", hmc_csv, "--path-sep", "/", *options, "--scheduler",
                         scheduler, "-o", f"{name}-dask.ecrm", cwd=tmp_path)
             assert "neighbours weights" in run.stdout
-            infos = [json.loads(_ecrm("info", f"{name}{s}.ecrm", "--json", cwd=tmp_path).stdout)
+            infos = [json.loads(ecrm_run("info", f"{name}{s}.ecrm", "--json", cwd=tmp_path).stdout)
                      for s in ("", "-dask")]
             assert infos[0]["n_neighbors"] == infos[1]["n_neighbors"]
-            _ecrm("predict", f"{name}.ecrm", hmc_csv, "--scores", "-o", f"{name}.csv",
+            ecrm_run("predict", f"{name}.ecrm", hmc_csv, "--scores", "-o", f"{name}.csv",
                   cwd=tmp_path)
-            _ecrm("predict", f"{name}-dask.ecrm", hmc_csv, "--scores", "--scheduler",
+            ecrm_run("predict", f"{name}-dask.ecrm", hmc_csv, "--scores", "--scheduler",
                   scheduler, "-o", f"{name}-dask.csv", cwd=tmp_path)
             ref, got = ((tmp_path / f"{name}{s}.csv").read_text().splitlines()
                         for s in ("", "-dask"))
             assert len(got) == 301
             assert got == ref  # the same rows and neighbours: the same file
     # --cv on a cluster takes the features as they are (no standardised candidate)
-    run = _ecrm("fit", hmc_csv, "--path-sep", "/", "--family", "neighbours", "--cv",
+    run = ecrm_run("fit", hmc_csv, "--path-sep", "/", "--family", "neighbours", "--cv",
                 "--scheduler", "local", "-o", "x.ecrm", cwd=tmp_path, code=2)
     assert "--scheduler needs the features as they are (--standardize no" in run.stderr
     assert not (tmp_path / "x.ecrm").exists()
