@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from test_dask import _dask, _problem
+from test_dask_forest import _assert_same_predictions
 
 from _shapes import TREE7 as TREE
 from ecrm import NeighboursECRM, NeighboursECRMCV
@@ -22,17 +23,6 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 
 GRID = (1, 2, 3, 5, 8, 13, 21)
-
-
-def _assert_same_predictions(on_dask, in_memory, Xt):
-    Xtd = da.from_array(Xt, chunks=(20, -1))
-    for method in ("predict_costs", "predict_scores", "predict"):
-        lazy = getattr(on_dask, method)(Xtd)
-        assert isinstance(lazy, da.Array) and lazy.chunks[0] == Xtd.chunks[0]
-        assert_allclose(lazy.compute(), getattr(in_memory, method)(Xt), rtol=0, atol=1e-12)
-        assert_allclose(getattr(on_dask, method)(Xt), getattr(in_memory, method)(Xt),
-                        rtol=0, atol=1e-12)
-    assert_array_equal(on_dask.predict(Xtd).compute(), in_memory.predict(Xt))
 
 
 def _task_names(stream) -> set[str]:
