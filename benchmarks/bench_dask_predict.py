@@ -7,13 +7,15 @@ X float64, Y uint8), the Hamming loss. Each family is fitted once in memory on `
 * ``nystrom``: ``ECRM(solver=NystromSolver(n_components=--n-components))``, RBF gamma = 1/p.
 
 The same ``--n-test`` test rows are then predicted ``--repeats`` times in memory (a NumPy
-array) and ``--repeats`` times on a ``LocalCluster`` of ``--workers`` single-thread worker
-processes (the rows persisted there as a Dask array of ``--chunk-rows`` rows a chunk before the
-clock starts; each call is ``predict(X).compute()``, the model shipped and the predictions
-gathered on the client). A record per family gives the median rows/s of both, their ratio
-(cluster / in memory), the first cluster call's time, and the pickled size of the
-prediction graph (``graph_mb``: at ``--chunk-rows`` and at half of it, which shows whether
-the model is held once or per chunk). The predictions of both are checked equal.
+array) and on a ``LocalCluster`` of ``--workers`` single-thread worker processes, one call of
+each in turn (the load of a shared machine changes from minute to minute). On the cluster the
+rows are persisted as a Dask array of ``--chunk-rows`` rows a chunk before the clock starts;
+each call is ``predict(X).compute()``: the model shipped to the workers, the chunks
+predicted there and the predictions gathered on the client. A record per family gives the
+median rows/s of both, their ratio (cluster / in memory), the first cluster call's time,
+the pickled size of the prediction graph (``graph_mb``: at ``--chunk-rows`` and at half of
+it, which shows whether the model is held once, per chunk or not at all) and the load
+average through the calls. The predictions of both are checked equal.
 
     python benchmarks/bench_dask_predict.py [--m 100000] [--n-test 100000] [--json OUT]
 """
@@ -92,7 +94,6 @@ def main() -> None:
         t0 = time.perf_counter()
         fitted[family] = est.fit(X, Y)
         print(f"{family}: fit in {time.perf_counter() - t0:.1f} s", flush=True)
-    memory = {f: _times(lambda e=e: e.predict(Xt), args.repeats) for f, e in fitted.items()}
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       memory_limit=args.memory_limit, dashboard_address=None) as cluster, \
             Client(cluster):
@@ -100,19 +101,25 @@ def main() -> None:
         Xh = da.from_array(Xt, chunks=(max(1, args.chunk_rows // 2), -1)).persist()
         wait([Xd, Xh])
         for family, est in fitted.items():
-            P, times = _times(lambda e=est: e.predict(Xd).compute(), args.repeats)
-            np.testing.assert_array_equal(P, memory[family][0])
-            mem_rate = args.n_test / np.median(memory[family][1])
-            dask_rate = args.n_test / np.median(times)
+            memory, dask_times, loads = [], [], []
+            for _ in range(args.repeats):  # side by side: the load of the machine varies
+                P, t = _times(lambda e=est: e.predict(Xt), 1)
+                memory += t
+                Pd, t = _times(lambda e=est: e.predict(Xd).compute(), 1)
+                dask_times += t
+                np.testing.assert_array_equal(Pd, P)
+                loads.append(os.getloadavg()[0])
+            mem_rate = args.n_test / np.median(memory)
+            dask_rate = args.n_test / np.median(dask_times)
             records.append({
                 "family": family, "m": args.m, "n_test": args.n_test,
                 "chunk_rows": args.chunk_rows, "workers": args.workers,
                 "memory_rows_per_s": round(mem_rate), "dask_rows_per_s": round(dask_rate),
-                "dask_over_memory": round(dask_rate / mem_rate, 3),
-                "dask_first_seconds": round(times[0], 2),
+                "dask_over_memory": round(dask_rate / mem_rate, 2),
+                "dask_first_seconds": round(dask_times[0], 2),
                 "graph_mb": round(_graph_mb(est.predict(Xd)), 2),
                 "graph_mb_half_chunks": round(_graph_mb(est.predict(Xh)), 2),
-                "load_average": round(os.getloadavg()[0], 1)})
+                "load_average": f"{min(loads):.1f} to {max(loads):.1f}"})
             print(json.dumps(records[-1]), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
