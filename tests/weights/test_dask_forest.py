@@ -152,6 +152,36 @@ def test_forest_on_dask_refuses_what_it_cannot_fit(client):
         ForestECRM(HammingLoss(), TREE).fit(Xd.rechunk({1: 2}), Yd)
 
 
+def _graph_bytes(lazy) -> int:
+    import cloudpickle
+
+    return len(cloudpickle.dumps(dict(lazy.__dask_graph__())))
+
+
+def test_prediction_graph_holds_the_model_once_or_a_scattered_future(client):
+    """The prediction step (the trees, leaf weights and targets: the bulk of the graph) is
+    held once whatever the number of chunks with Dask's local schedulers, and with a
+    distributed client not at all: it is scattered to the workers and the graph holds its
+    future. The predictions are the same either way."""
+    import dask
+
+    X, Y, Xt = _problem()
+    X, Y = np.repeat(X, 20, axis=0), np.repeat(Y, 20, axis=0)  # a step of a few MB
+    est = ForestECRM(HammingLoss(), TREE, n_estimators=5, random_state=0).fit(X, Y)
+    Xt = np.repeat(Xt, 4, axis=0)
+    expected = est.predict(Xt)
+    with dask.config.set(scheduler="sync"):  # the client stays open but does not compute
+        few, many = (est.predict(da.from_array(Xt, chunks=(rows, -1))) for rows in (100, 5))
+        once = _graph_bytes(few)
+        assert once > 4 * est._fit.coef.nbytes / 5, once  # the step is in this graph
+        assert _graph_bytes(many) - once < once / 10, (_graph_bytes(many), once)
+        assert_array_equal(many.compute(), expected)
+    with distributed.get_task_stream() as stream:
+        lazy = est.predict(da.from_array(Xt, chunks=(5, -1)))
+        assert _graph_bytes(lazy) < once / 20, (_graph_bytes(lazy), once)
+        assert_array_equal(lazy.compute(), expected)
+    assert "_Box" not in _task_names(stream)  # no task built the step on a worker
+
 def _mixed_problem(m=300, p=4, seed=0):
     """Labels a kernel and a forest each get partly right (the chosen share is inside
     (0, 1))."""

@@ -242,15 +242,38 @@ def dask_centers(X, n_components: int, kernel_params: dict, method: str, *, alph
     return check_kernel_input(X[idx].compute(), "linear")
 
 
+def _distributed_client():
+    """The :class:`distributed.Client` that computes Dask graphs here, or ``None`` (Dask's
+    local schedulers, or another scheduler chosen in ``dask.config``)."""
+    try:
+        from distributed import default_client
+    except ImportError:  # pragma: no cover - distributed is in the dask extra
+        return None
+    from dask.base import get_scheduler
+
+    try:
+        client = default_client()
+    except ValueError:  # no client
+        return None
+    return client if get_scheduler() == client.get else None
+
+
 def map_row_chunks(fn, X, out_width: int, one_dimensional: bool = False):
     """``fn`` of every row chunk of the Dask array ``X``, as a lazy Dask array.
 
-    ``fn`` (the in-memory backend's pass over one chunk) is held once in the graph; it
-    carries the prediction step only, never the estimator or its training rows.
+    ``fn`` (the in-memory backend's pass over one chunk) carries the prediction step only,
+    never the estimator or its training rows. With a distributed client it is scattered to
+    every worker at once and the graph holds its future: the step goes from the client to the
+    workers without passing through the scheduler, whatever the number of chunks. With Dask's
+    local schedulers the graph holds it once, as one key that every chunk's task reads.
     """
     _import_dask()
     _check_row_chunks(X, "X")
-    ctx = _shared(fn)
+    client = _distributed_client()
+    if client is None:
+        ctx = _shared(fn)
+    else:
+        ctx = client.scatter(_Box(fn), broadcast=True, hash=False)
     if one_dimensional:
         return X.map_blocks(_unbox_apply, ctx, dtype=float, drop_axis=1,
                             chunks=(X.chunks[0],), meta=np.empty((0,)))
