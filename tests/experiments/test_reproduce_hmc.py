@@ -326,3 +326,35 @@ def test_the_stacked_rows_test_scores_weigh_every_member(tmp_path, monkeypatch):
     costs = (0.2 * kernel.predict_costs(Xte_kernel) + 0.3 * forest.predict_costs(Xte)
              + 0.5 * neighbours.predict_costs(scaler.transform(Xte)))
     np.testing.assert_array_equal(P, forest.output_space.minimize(costs, forest.loss.cost_form))
+
+
+@pytest.mark.parametrize("calibration", ["isotonic", "platt"])
+def test_honest_scores_never_calibrate_a_row_by_a_map_that_saw_its_label(calibration):
+    # a row's honest score does not move when its own label flips (a map fitted on every row
+    # would move it: isotonic regression nearly interpolates), and no calibration: the scores
+    import types
+
+    from ecrm.experiments._hmc_scores import honest_scores
+    from ecrm.selection.calibration import CALIBRATIONS
+
+    rng = np.random.default_rng(3)
+    S = rng.random((60, 2))
+    Y = (rng.random((60, 2)) < S).astype(float)
+    rows = np.arange(10, 70)
+    space = types.SimpleNamespace(consistent_scores=lambda C: C)
+
+    def model(Y_rows, name):
+        Y_fit = np.zeros((80, 2))
+        Y_fit[rows] = Y_rows
+        return types.SimpleNamespace(loo_scores_=S, loo_rows_=rows, Y_fit_=Y_fit,
+                                     calibration_=name, output_space=space)
+
+    assert honest_scores(model(Y, None), 0) is S
+    flipped = Y.copy()
+    flipped[7, 0] = 1 - flipped[7, 0]
+    before, after = honest_scores(model(Y, calibration), 0), honest_scores(
+        model(flipped, calibration), 0)
+    assert after[7, 0] == before[7, 0]
+    assert not np.allclose(after, before)  # the other folds' maps saw the flip
+    in_sample = CALIBRATIONS[calibration]().fit(S, flipped).transform(S)
+    assert in_sample[7, 0] != CALIBRATIONS[calibration]().fit(S, Y).transform(S)[7, 0]

@@ -38,7 +38,7 @@ def forest_rows(rows, Xtr, Ytr, Xte, metric, random_state, kernel=None) -> list[
     selected = {**pick, "method": "ECRM selected", "params": {"family": family,
                                                                 **pick["params"]}}
     t0 = time.perf_counter()
-    P, S, params = mixed_scores(kernel_est, Xte_kernel, est, Ytr, Xte, metric)
+    P, S, params = mixed_scores(kernel_est, Xte_kernel, est, Ytr, Xte, metric, random_state)
     mixed = {**forest, "method": "ECRM mixed", **rows.scores(P, S),
              "fit_seconds": kernel["fit_seconds"] + fit_s + time.perf_counter() - t0,
              "predict_seconds_per_instance": kernel["predict_seconds_per_instance"]
@@ -51,19 +51,18 @@ def forest_rows(rows, Xtr, Ytr, Xte, metric, random_state, kernel=None) -> list[
     return [forest, selected, mixed, stacked]
 
 
-def mixed_scores(kernel, Xte_kernel, forest, Ytr, Xte, metric):
+def mixed_scores(kernel, Xte_kernel, forest, Ytr, Xte, metric, random_state):
     """"ECRM mixed (scores)": the kernel scores model's and the forest's risks mixed
     (:mod:`ecrm.weights.mixture`), the kernel's share in ``MIXING_GRID`` by the micro AU(PRC) of the
     mixed honest label scores: the kernel's exact leave-one-out scores (through its
-    calibration, which was chosen on them) and the forest's out-of-bag scores. Test
+    calibration, cross-fitted: :func:`~._hmc_scores.honest_scores`) and the forest's out-of-bag
+    scores. Test
     predictions, test label scores and the parameters."""
+    from ecrm.experiments._hmc_scores import honest_scores
     from ecrm.weights.mixture import choose_mixture
 
-    S = kernel.loo_scores_
-    if kernel.score_calibration_ is not None:  # the map its test scores go through
-        S = kernel.output_space.consistent_scores(kernel.score_calibration_.transform(S))
-    choice = choose_mixture((kernel.loo_rows_, S), forest.oob_scores(), Ytr, MIXING_GRID,
-                            metric=metric)
+    choice = choose_mixture((kernel.loo_rows_, honest_scores(kernel, random_state)),
+                            forest.oob_scores(), Ytr, MIXING_GRID, metric=metric)
     share = choice.mixture
     mixed_scores = (share * kernel.predict_scores(Xte_kernel)
                     + (1 - share) * forest.predict_scores(Xte))

@@ -10,7 +10,7 @@ import numpy as np
 
 from ecrm.experiments._hmc_rows import timed
 
-__all__ = ["scores_row"]
+__all__ = ["honest_scores", "scores_row"]
 
 #: Kernel settings searched for the label scores, as multiples of 1 / (number of features).
 SCORE_GAMMAS = {"rbf": (0.1, 0.25, 0.5, 1.0, 2.0, 4.0), "laplacian": (0.1, 0.3, 1.0, 3.0, 10.0)}
@@ -22,6 +22,8 @@ SCORE_ALPHA_SEARCH = "coarse-to-fine"
 #: training points they are learned on (at most half; the others judge them).
 SCORE_LENGTH_SCALE_STEPS = 40
 SCORE_LENGTH_SCALE_POINTS = 1500
+#: Folds of the cross-fitted calibration of the honest scores (those of the calibration's choice).
+CALIBRATION_FOLDS = 5
 
 
 def scores_row(rows, Xtr, Ytr, Xte, *, alphas, metric, memory, random_state):
@@ -65,6 +67,24 @@ def scores_row(rows, Xtr, Ytr, Xte, *, alphas, metric, memory, random_state):
     row = rows.row("ECRM", "scores", "hamming", P, est.predict_scores(Xte_scores),
                    fit_seconds=fit_s, predict_seconds=pred_s, params=params)
     return row, est, Xte_scores
+
+
+def honest_scores(model, random_state) -> np.ndarray:
+    """The fitted scores ``model``'s exact leave-one-out label scores of its ``loo_rows_``,
+    through its calibration (the kind its test scores go through) cross-fitted over
+    ``CALIBRATION_FOLDS`` random folds of those rows
+    (:func:`ecrm.selection.calibration.cross_fitted`): the calibration fitted on all of them
+    would flatter the very scores it was fitted on."""
+    from sklearn.utils import check_random_state
+
+    from ecrm.selection.calibration import cross_fitted
+
+    S = model.loo_scores_
+    if model.calibration_ is None:
+        return S
+    Y = np.asarray(model.Y_fit_, dtype=float)[model.loo_rows_]
+    folds = check_random_state(random_state).permutation(len(S)) % CALIBRATION_FOLDS
+    return cross_fitted(model.calibration_, S, Y, folds, model.output_space.consistent_scores)
 
 
 def length_scales(isotropic, Xtr, Ytr, score_search, metric, random_state) -> dict | None:

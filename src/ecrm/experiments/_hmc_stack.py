@@ -1,15 +1,15 @@
 """"ECRM stacked (scores)" of ``ecrm reproduce hmc``: the kernel scores model's, the forest's
 and nearest-neighbour weights' risks stacked (:mod:`ecrm.weights.stack`) on their honest label
-scores (the kernel's calibrated leave-one-out scores, the forest's out of bag, the neighbours'
-exact leave-one-out: :class:`ecrm.NeighboursECRMCV` on the standardised features, its ``k``
-chosen by the same micro AU(PRC)), weighted by their micro AU(PRC) on the lattice of step 1/10,
-with the nested check against the kernel-forest line, the candidates of "ECRM mixed": unless the
-stack wins by more than its standard error, its share and test scores are the mixed row's. One
-share serves every label: per-label shares passed the nested check on the honest scores and
-lost on the held-out test files, a shift between honest and test scores that the check cannot
-see. The row records whether the nested check kept the stack and its gain.
+scores (the kernel's leave-one-out scores through its calibration cross-fitted, the forest's
+out of bag, the neighbours' exact leave-one-out: :class:`ecrm.NeighboursECRMCV` on the
+standardised features, its ``k`` chosen by the same micro AU(PRC)), weighted by their micro
+AU(PRC) on the lattice of step 1/10, with the nested check against the kernel-forest line, the
+candidates of "ECRM mixed": unless the stack wins by more than its standard error, its share
+and test scores are the mixed row's. One share serves every label: per-label shares passed the
+nested check on the honest scores and lost on the held-out test files, a shift between honest
+and test scores that the check cannot see. The row records whether the nested check kept the
+stack and its gain.
 """
-
 from __future__ import annotations
 
 import numpy as np
@@ -27,6 +27,7 @@ def stacked_scores(kernel, Xte_kernel, forest, Xtr, Ytr, Xte, metric, random_sta
     from sklearn.preprocessing import StandardScaler
 
     from ecrm import NeighboursECRMCV
+    from ecrm.experiments._hmc_scores import honest_scores
     from ecrm.weights._stack_choice import choose_stack
 
     space = forest.output_space
@@ -34,9 +35,7 @@ def stacked_scores(kernel, Xte_kernel, forest, Xtr, Ytr, Xte, metric, random_sta
     neighbours = NeighboursECRMCV(forest.loss, space, scoring=metric)
     N = neighbours.fit_honest(scaler.transform(Xtr), Ytr, scores=True).values
     rows = np.asarray(kernel.loo_rows_)
-    S = kernel.loo_scores_
-    if kernel.score_calibration_ is not None:  # the map its test scores go through
-        S = space.consistent_scores(kernel.score_calibration_.transform(S))
+    S = honest_scores(kernel, random_state)
     F = forest.oob_scores()[rows]
     keep = np.isfinite(F).all(axis=1) & np.isfinite(S).all(axis=1)
     choice = choose_stack(np.stack([S[keep], F[keep], N[rows[keep]]]),

@@ -29,7 +29,7 @@ from sklearn.isotonic import isotonic_regression
 from ecrm.estimators._parameters import check_parameter
 
 __all__ = ["CALIBRATIONS", "CalibrationChoice", "IsotonicCalibration", "PlattCalibration",
-           "choose_calibration", "fold_gains", "standard_error"]
+           "choose_calibration", "cross_fitted", "fold_gains", "standard_error"]
 
 
 def _fit_arrays(S, Y) -> tuple[np.ndarray, np.ndarray]:
@@ -245,6 +245,19 @@ class PlattCalibration:
 CALIBRATIONS: dict[str, type] = {"isotonic": IsotonicCalibration, "platt": PlattCalibration}
 
 
+def cross_fitted(name: str, S, Y, folds, consistent: Callable) -> np.ndarray:
+    """The scores ``S`` calibrated by ``name`` *cross-fitted*: the rows of each fold (``folds``:
+    a fold number per row) through the map fitted on the other folds' scores and labels, then
+    ``consistent``. No row goes through a map that saw its own label, so the result is as
+    honest as ``S`` (a map fitted on all the rows would flatter them: isotonic regression
+    nearly interpolates each label's scores)."""
+    C = np.empty_like(S, dtype=float)
+    for k in np.unique(folds):
+        train, held = folds != k, folds == k
+        C[held] = CALIBRATIONS[name]().fit(S[train], Y[train]).transform(S[held])
+    return consistent(C)
+
+
 @dataclass(frozen=True)
 class CalibrationChoice:
     """The result of :func:`choose_calibration`.
@@ -334,11 +347,7 @@ def choose_calibration(method, S, Y, *, metric: Callable, consistent: Callable,
     scores = {"none": float(metric(Y, S))}
     gains = {}  # per fold: the calibrated metric minus the uncalibrated one
     for name in ("platt", "isotonic"):
-        C = np.empty_like(S, dtype=float)
-        for k in np.unique(folds):
-            train, held = folds != k, folds == k
-            C[held] = CALIBRATIONS[name]().fit(S[train], Y[train]).transform(S[held])
-        C = consistent(C)
+        C = cross_fitted(name, S, Y, folds, consistent)
         scores[name] = float(metric(Y, C))
         gains[name] = fold_gains(metric, Y, C, S, folds)
     best = max(scores, key=scores.__getitem__)  # the first of equals: none, platt, isotonic
