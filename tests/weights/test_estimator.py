@@ -360,3 +360,22 @@ def test_a_loss_without_linear_form_goes_through_the_weights():
                                rtol=1e-9, atol=1e-9)
     with pytest.raises(TypeError, match="no linear form"):
         plain.predict_costs(Xt)
+
+
+def test_the_cost_step_pickles_no_copy_of_the_fit():
+    # a prediction step shipped to Dask workers holds the fit and the cost map: the map must
+    # not add a pickled copy of the fit's coefficients (a view pickles as a copy)
+    import pickle
+
+    from ecrm import Hierarchy
+    from ecrm.weights._risk import _Costs
+
+    rng = np.random.default_rng(0)
+    X = rng.random((500, 4))
+    Y = np.array([[1, 1, 0], [1, 0, 1]])[rng.integers(0, 2, 500)]
+    fit = ECRM(HammingLoss(), Hierarchy([("a", "a1"), ("a", "a2")])).fit(X, Y)._slim_fit()
+    costs = _Costs(fit)
+    np.testing.assert_allclose(costs(fit.block(X[:3])),
+                               fit.block(X[:3]) @ fit.risk_coef[:, :-1]
+                               + fit.risk_intercept[:-1], rtol=1e-12, atol=1e-12)
+    assert len(pickle.dumps((fit, costs))) < len(pickle.dumps(fit)) + 1000

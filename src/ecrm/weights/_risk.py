@@ -29,13 +29,15 @@ __all__ = ["HonestOutputs", "RiskEstimator"]
 
 
 class _Costs:
-    """The costs ``V @ A + b`` of a block map ``V`` (the constant column left out)."""
+    """The costs ``V @ A + b`` of a block map ``V`` (the constant column left out). It holds
+    the fit, not views of its arrays: a prediction step pickled for Dask workers would copy a
+    view beside the fit it comes from."""
 
     def __init__(self, fit: RiskFit):
-        self.coef, self.intercept = fit.risk_coef[:, :-1], fit.risk_intercept[:-1]
+        self.fit = fit
 
     def __call__(self, V) -> np.ndarray:
-        return V @ self.coef + self.intercept
+        return V @ self.fit.risk_coef[:, :-1] + self.fit.risk_intercept[:-1]
 
 
 class _RiskEstimator(StructuredEstimator):
