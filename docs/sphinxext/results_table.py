@@ -322,14 +322,17 @@ def _this_machine() -> str:
 
 
 def main(argv=None) -> None:
-    """``python docs/sphinxext/results_table.py RUN.json OUT.json --command "..."``: the
-    records a command wrote to RUN.json, with their provenance, written to OUT.json; the
-    commit, the date and the machine default to this checkout's, today and this machine."""
+    """``python docs/sphinxext/results_table.py RUN.json [RUN2.json ...] OUT.json --command
+    "..."``: the records the commands wrote to the RUN files, joined, with their provenance,
+    written to OUT.json (``--drop FIELD``: without that field); the commit, the date and the
+    machine default to this checkout's, today and this machine."""
     import argparse
     import datetime
 
     parser = argparse.ArgumentParser(description=main.__doc__.split(": ", 1)[1])
-    parser.add_argument("records", help="the JSON file the command wrote (a list of records)")
+    parser.add_argument("records", nargs="+",
+                        help="the JSON file(s) the command(s) wrote (lists of records, "
+                             "joined in the order given)")
     parser.add_argument("out", help="the results file to write, under docs/results/data")
     parser.add_argument("--command", action="append", required=True,
                         help="the command line that wrote the records (repeat for several)")
@@ -337,9 +340,16 @@ def main(argv=None) -> None:
     parser.add_argument("--date", help="default: today (YYYY-MM-DD)")
     parser.add_argument("--machine", help="default: this machine's CPU, CPUs and Python")
     parser.add_argument("--notes", help="the conditions of the run, such as the load")
+    parser.add_argument("--drop", action="append", default=[], metavar="FIELD",
+                        help="a field left out of every record and row, such as the per-fold "
+                             "params the tables do not show (repeat for several)")
     args = parser.parse_args(argv)
     try:
-        records = load_file(args.records)[1]
+        records = [record for path in args.records for record in load_file(path)[1]]
+        for record in records:
+            for item in [record, *record.get("rows", [])]:
+                for field in args.drop:
+                    item.pop(field, None)
         provenance = {"command": args.command[0] if len(args.command) == 1 else args.command,
                       "commit": args.commit or _this_commit(),
                       "date": args.date or datetime.date.today().isoformat(),

@@ -141,6 +141,20 @@ def test_the_script_gives_a_run_its_provenance(tmp_path):
         results_table.main([str(run), str(out), "--command", "a"])
 
 
+def test_the_script_joins_runs_and_drops_fields(tmp_path):
+    """Several runs' records are joined in the order given, and ``--drop`` leaves a field out
+    of every record and row (the per-fold params a table does not show)."""
+    first, second, out = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "out.json"
+    first.write_text(json.dumps([{"dataset": "a", "params": 1,
+                                  "rows": [{"method": "x", "tau_mean": 0.5, "params": [2]}]}]))
+    second.write_text(json.dumps([{"dataset": "b", "rows": [{"method": "x", "tau_mean": 0.6}]}]))
+    results_table.main([str(first), str(second), str(out), "--command", "a", "--command", "b",
+                        "--drop", "params", "--commit", "c", "--date", "d", "--machine", "m"])
+    assert json.loads(out.read_text())["records"] == [
+        {"dataset": "a", "rows": [{"method": "x", "tau_mean": 0.5}]},
+        {"dataset": "b", "rows": [{"method": "x", "tau_mean": 0.6}]}]
+
+
 #: a line of a table typed into a page: a grid table's border, a simple table's border
 _TABLE_BORDER = re.compile(r"^\s*(\+[-=]+)+\+\s*$|^\s*=+( +=+)+\s*$")
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(\.\d+)?(?![\w.])")

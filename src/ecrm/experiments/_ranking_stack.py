@@ -112,3 +112,37 @@ def _stacked(kernels: dict, forest, Xtr, Rtr, Xte, seed, mixed, *, exact: bool):
         "weights": beta.round(3).tolist(), "stack_used": choice.stack_used,
         "honest_discordant": -choice.best_score, "gain": choice.nested["gain"],
         "std_error": choice.nested["std_error"]}
+
+
+#: The members' names in the results (their labels in a fold's ``members``).
+MEMBER_NAMES = {"ECRM-Kendall": "Kendall", "ECRM-footrule": "footrule",
+                "ECRM-squared": "squared", "ECRM-forest": "forest", "kNN": "neighbours"}
+
+
+def summary(params: list, taus, mixed_taus=None, *, folds: int) -> dict:
+    r"""ECRM-stacked's per-fold ``params`` summed up for the results: ``stack_used`` (the
+    share of folds whose nested check kept the stack), ``low_rank`` (its folds had three
+    members), ``median_k`` (the neighbours'), ``weight_<member>`` (each member's mean
+    weight, 0 on a fold without it) and, given ECRM-mixed's fold scores ``mixed_taus``,
+    ``folds_as_mixed`` (folds whose test score equals ECRM-mixed's), ``gain_over_mixed``
+    (the mean of the per-fold differences of ``taus`` and ``mixed_taus``) and
+    ``gain_std_error``, its corrected resampled standard error
+    (:func:`ecrm.weights._stack_choice.resampled_std_error`; the rows the folds were
+    fitted on overlap, a test fold is :math:`1/(k - 1)` of its training fold for
+    ``folds`` = :math:`k`)."""
+    from ecrm.weights._stack_choice import resampled_std_error
+
+    out = {"stack_used": float(np.mean([p["stack_used"] for p in params])),
+           "low_rank": len(params[0]["members"]) == 3,
+           "median_k": float(np.median([p["k"] for p in params]))}
+    for name in MEMBER_NAMES.values():
+        out["weight_" + name] = 0.0
+    for p in params:
+        for member, weight in zip(p["members"], p["weights"], strict=True):
+            out["weight_" + MEMBER_NAMES[member]] += weight / len(params)
+    if mixed_taus is not None:
+        gains = np.subtract(taus, mixed_taus)
+        out.update(folds_as_mixed=int(np.sum(gains == 0.0)),
+                   gain_over_mixed=float(gains.mean()),
+                   gain_std_error=resampled_std_error(gains, 1.0 / (folds - 1)))
+    return out

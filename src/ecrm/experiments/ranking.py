@@ -247,17 +247,34 @@ def _summary(name, X, k, done, *, methods, keys=("tau_mean", "tau_std", "fold_ta
     ``dataset``, ``n``, ``p``, ``k``, the ``protocol``, ``seconds_wall`` (the sum of its
     folds' wall times, each fold in one process), ``grid_edge_warnings`` and one row per
     method: ``method``, the mean, standard deviation and list of the fold scores (named by
-    ``keys``), ``seconds`` (CPU) and ``params`` (per fold)."""
+    ``keys``), ``seconds`` (CPU), ``params`` (per fold) and their summaries
+    (:func:`_sum_up`)."""
     folds = [out for out, _, _ in done]
     mean, std, each = keys
+    rows = [{"method": m, mean: float(np.mean([d[m][0] for d in folds])),
+             std: float(np.std([d[m][0] for d in folds])), each: [d[m][0] for d in folds],
+             "seconds": float(sum(d[m][2] for d in folds)),
+             "params": [d[m][1] for d in folds]} for m in methods]
+    _sum_up(rows, each, protocol.get("folds", 10))
     return {"dataset": name, "n": X.shape[0], "p": X.shape[1], "k": k, **protocol,
             "seconds_wall": sum(wall for _, _, wall in done),
-            "grid_edge_warnings": sum(edges for _, edges, _ in done),
-            "rows": [{"method": m, mean: float(np.mean([d[m][0] for d in folds])),
-                      std: float(np.std([d[m][0] for d in folds])),
-                      each: [d[m][0] for d in folds],
-                      "seconds": float(sum(d[m][2] for d in folds)),
-                      "params": [d[m][1] for d in folds]} for m in methods]}
+            "grid_edge_warnings": sum(edges for _, edges, _ in done), "rows": rows}
+
+
+def _sum_up(rows, each: str, folds: int) -> None:
+    """Add to ECRM-mixed's and ECRM-stacked's rows their per-fold ``params`` summed up:
+    ECRM-mixed's ``mean_share`` (the kernel's mean share) and
+    :func:`._ranking_stack.summary` (beside ECRM-mixed's fold scores when it ran too), so
+    that the results pages read the fields the command wrote."""
+    from ecrm.experiments._ranking_stack import summary
+
+    by_method = {row["method"]: row for row in rows}
+    mixed, stacked = by_method.get("ECRM-mixed"), by_method.get("ECRM-stacked")
+    if mixed is not None:
+        mixed["mean_share"] = float(np.mean([p["mixture"] for p in mixed["params"]]))
+    if stacked is not None:
+        stacked.update(summary(stacked["params"], stacked[each],
+                               None if mixed is None else mixed[each], folds=folds))
 
 
 def format_table(results) -> str:

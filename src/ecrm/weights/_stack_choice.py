@@ -19,7 +19,7 @@ from sklearn.utils import check_random_state
 from ecrm.weights.mixture import honest_criterion
 
 __all__ = ["best_candidate", "choose_stack", "combine_labels", "reference_grid",
-           "simplex_grid"]
+           "resampled_std_error", "simplex_grid"]
 
 #: Folds of the nested check under a metric (two halves under the task loss).
 METRIC_FOLDS = 10
@@ -247,7 +247,18 @@ def _gain(judged, crit) -> tuple[float, float]:
     K = len(g)
     if K < 2:
         return (float(g.mean()) if K else 0.0), np.nan
-    return float(g.mean()), float(g.std(ddof=1) * np.sqrt(1.0 / K + 1.0 / (K - 1)))
+    return float(g.mean()), resampled_std_error(g, 1.0 / (K - 1))
+
+
+def resampled_std_error(gains, held_over_chosen: float) -> float:
+    r"""The corrected resampled standard error of the mean of :math:`J` gains measured on
+    overlapping resamples (Nadeau & Bengio, 2003):
+    :math:`s_g \sqrt{1/J + n_{\text{held}}/n_{\text{chosen}}}`, :math:`s_g` their spread.
+    The naive :math:`s_g/\sqrt J` treats the gains as independent, which they are not when
+    the rows they were chosen on overlap (cross-validation folds, its repeats); the second
+    term accounts for that. ``held_over_chosen``: :math:`1/(k - 1)` for :math:`k` folds."""
+    gains = np.asarray(gains, dtype=float)
+    return float(gains.std(ddof=1) * np.sqrt(1.0 / len(gains) + held_over_chosen))
 
 
 def per_label(S, Y, weights, tau, resolution) -> np.ndarray:
