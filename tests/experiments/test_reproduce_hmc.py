@@ -53,6 +53,9 @@ def test_reproduce_hmc_prints_table_and_writes_json(data_dir, tmp_path, capsys):
             "ECRM", "ECRM forest", "ECRM selected", "ECRM mixed", "ECRM stacked", "BR-SVM")
         assert row["trained_for"] in ("hamming", "hierarchical", None)
         assert 0 <= row["hierarchical"] <= 1 and row["hamming"] >= 0
+        # the gain over "ECRM (scores)" is on its other scores rows only
+        compared = row["protocol"] == "scores" and row["method"] != "ECRM"
+        assert ("auprc_gain" in row) == ("auprc_gain_std_error" in row) == compared
 
 
 def _write_mixing(path, n_train=50, n_test=30, seed=0):
@@ -86,11 +89,14 @@ def _recording(monkeypatch, module, name, seen):
 
 @pytest.mark.slow
 def test_forest_scores_and_the_honestly_selected_row(tmp_path, capsys, monkeypatch):
-    from ecrm.experiments import _hmc_forest, _hmc_stack
+    from ecrm.datasets import load_hmc
+    from ecrm.experiments import _hmc_forest, _hmc_scores, _hmc_stack
+    from ecrm.reporting.metrics import paired_bootstrap_auprc
 
     seen = {}
     _recording(monkeypatch, _hmc_forest, "mixed_scores", seen)
     _recording(monkeypatch, _hmc_stack, "stacked_scores", seen)
+    _recording(monkeypatch, _hmc_scores, "scores_row", seen)
     _write_mixing(tmp_path)
     out = tmp_path / "rows.json"
     assert main(["reproduce", "hmc", "--data-dir", str(tmp_path), "--datasets", "toymix",
@@ -130,6 +136,19 @@ def test_forest_scores_and_the_honestly_selected_row(tmp_path, capsys, monkeypat
     assert family == better
     assert selected["params"] == {"kernel": kernel, "forest": forest}[family]["params"]
     assert selected["auprc"] == {"kernel": kernel, "forest": forest}[family]["auprc"]
+    # each other scores row's gain over the kernel's and its paired bootstrap standard error
+    assert not {"auprc_gain", "auprc_gain_std_error"} & set(kernel)
+    for row in (forest, selected, mixed, stacked):
+        np.testing.assert_allclose(row["auprc_gain"], row["auprc"] - kernel["auprc"],
+                                   rtol=0, atol=1e-12)
+        assert np.isfinite(row["auprc_gain_std_error"]) and row["auprc_gain_std_error"] >= 0
+    assert selected["auprc_gain_std_error"] == (0.0 if family == "kernel" else
+                                                forest["auprc_gain_std_error"])
+    assert mixed["auprc_gain_std_error"] > 0  # the mixture moved the scores
+    Yte, S_kernel = load_hmc("toymix", tmp_path).test.Y, seen["scores_row"][3]
+    np.testing.assert_allclose([mixed["auprc_gain"], mixed["auprc_gain_std_error"]],
+                               paired_bootstrap_auprc(Yte, S_mixed, S_kernel, n_boot=200,
+                                                      random_state=0), rtol=0, atol=1e-12)
 
 
 def test_reproduce_hmc_without_data_says_where_to_get_it(tmp_path, capsys, monkeypatch):

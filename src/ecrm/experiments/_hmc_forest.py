@@ -37,6 +37,8 @@ def forest_rows(rows, Xtr, Ytr, Xte, metric, random_state, kernel=None) -> list[
     family = "forest" if pick is forest else "kernel"
     selected = {**pick, "method": "ECRM selected", "params": {"family": family,
                                                                 **pick["params"]}}
+    if pick is kernel and rows.reference is not None:  # the reference's own scores
+        selected.update(auprc_gain=0.0, auprc_gain_std_error=0.0)
     t0 = time.perf_counter()
     P, S, params = mixed_scores(kernel_est, Xte_kernel, est, Ytr, Xte, metric, random_state)
     mixed = {**forest, "method": "ECRM mixed", **rows.scores(P, S),

@@ -7,7 +7,10 @@ import time
 
 import numpy as np
 
-__all__ = ["TableRows", "timed"]
+__all__ = ["GAIN_RESAMPLES", "TableRows", "timed"]
+
+#: Bootstrap resamples of the test instances behind a row's ``auprc_gain_std_error``.
+GAIN_RESAMPLES = 200
 
 
 def timed(fn):
@@ -31,21 +34,37 @@ class TableRows:
         Task losses by row key (``"hamming"``, ``"hierarchical"``).
     exclude : tuple of str
         Labels the first micro AU(PRC) leaves out (``"auprc"``; ``"auprc_all"`` keeps all).
+    random_state : int, default=0
+        Seed of the bootstrap resamples of the test instances (the same for every row).
+
+    Attributes
+    ----------
+    reference : ndarray of shape (n, d) or None
+        Test label scores the rows scored while it is set are compared with: each such row
+        gets ``auprc_gain`` (its ``auprc`` minus theirs) and ``auprc_gain_std_error``
+        (:func:`ecrm.reporting.metrics.paired_bootstrap_auprc` over ``GAIN_RESAMPLES``
+        resamples of the test instances).
     """
 
-    def __init__(self, name, hierarchy, Yte, losses, exclude):
+    def __init__(self, name, hierarchy, Yte, losses, exclude, *, random_state=0):
         self.name, self.hierarchy, self.Yte = name, hierarchy, Yte
-        self.losses, self.exclude = losses, exclude
+        self.losses, self.exclude, self.random_state = losses, exclude, random_state
+        self.reference = None
 
     def scores(self, P, S) -> dict:
-        """The mean test loss of the predictions ``P`` per loss, and the micro AU(PRC) of the
-        label scores ``S``."""
-        from ecrm.reporting.metrics import micro_auprc
+        """The mean test loss of the predictions ``P`` per loss, the micro AU(PRC) of the
+        label scores ``S`` and, with a ``reference``, its gain over it."""
+        from ecrm.reporting.metrics import micro_auprc, paired_bootstrap_auprc
 
         row = {key: float(np.mean(loss(P, self.Yte))) for key, loss in self.losses.items()}
         row["auprc"] = micro_auprc(self.Yte, S, labels=self.hierarchy.labels,
                                    exclude=self.exclude)
         row["auprc_all"] = micro_auprc(self.Yte, S)
+        if self.reference is not None:
+            kept = np.array([label not in self.exclude for label in self.hierarchy.labels])
+            row["auprc_gain"], row["auprc_gain_std_error"] = paired_bootstrap_auprc(
+                self.Yte, S, self.reference, columns=kept, n_boot=GAIN_RESAMPLES,
+                random_state=self.random_state)
         return row
 
     def row(self, method, protocol, trained_for, P, S, *, fit_seconds, predict_seconds,

@@ -28,7 +28,8 @@ CALIBRATION_FOLDS = 5
 
 def scores_row(rows, Xtr, Ytr, Xte, *, alphas, metric, memory, random_state):
     """The "ECRM (scores)" row of the :class:`~._hmc_rows.TableRows` ``rows``, its fitted
-    model and the test inputs that model takes (scaled when length-scales were kept)."""
+    model, the test inputs that model takes (scaled when length-scales were kept) and its
+    test label scores."""
     from ecrm import ECRMCV
     from ecrm.losses import HammingLoss
     from ecrm.selection import LeaveOneOutSearch
@@ -64,9 +65,10 @@ def scores_row(rows, Xtr, Ytr, Xte, *, alphas, metric, memory, random_state):
                   calibration=est.calibration_ or "none")
     params.update({f"cv_{k}": v for k, v in (est.calibration_results_ or {}).items()})
     params["loo_auprc"] = est.best_score_  # the honest criterion of the selected row
-    row = rows.row("ECRM", "scores", "hamming", P, est.predict_scores(Xte_scores),
-                   fit_seconds=fit_s, predict_seconds=pred_s, params=params)
-    return row, est, Xte_scores
+    S = est.predict_scores(Xte_scores)
+    row = rows.row("ECRM", "scores", "hamming", P, S, fit_seconds=fit_s,
+                   predict_seconds=pred_s, params=params)
+    return row, est, Xte_scores, S
 
 
 def honest_scores(model, random_state) -> np.ndarray:

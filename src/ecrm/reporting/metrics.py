@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.metrics import average_precision_score
+from sklearn.utils import check_random_state
 
 from ecrm.losses import HierarchicalLoss
 
 __all__ = ["hierarchical_prf", "macro_auprc", "mean_loss", "micro_auprc", "multilabel_report",
-           "per_label_report", "per_level_report", "pooled_average_precision"]
+           "paired_bootstrap_auprc", "per_label_report", "per_level_report",
+           "pooled_average_precision"]
 
 
 def mean_loss(loss, Y_pred, Y_true) -> float:
@@ -136,25 +138,10 @@ def pooled_average_precision(Y_true, scores, *, columns=None) -> float:
     ...                          columns=[True, False])
     1.0
     """
-    y = np.asarray(Y_true)
-    s = np.asarray(scores, dtype=float)
-    if y.shape != s.shape:
-        raise ValueError(f"Y_true and scores must have the same shape; got {y.shape} and "
-                         f"{s.shape}")
-    if y.dtype == bool:
-        positive = y
-    else:
-        positive = y == 1
-        if not (positive | (y == 0)).all():
-            raise ValueError(f"Y_true must hold only 0 and 1; found {np.unique(y[~positive])}")
-    if not np.isfinite(s).all():
-        raise ValueError("scores contains NaN or infinite values")
+    positive, s = _positive_entries(Y_true, scores)
+    columns = _checked_columns(columns, s)
     left_out = None
     if columns is not None:
-        columns = np.asarray(columns)
-        if columns.dtype != bool or s.ndim != 2 or columns.shape != (s.shape[1],):
-            raise ValueError(f"columns must be {s.shape[-1]} booleans, one per column of a 2-D "
-                             f"Y_true; got {columns.dtype} of shape {columns.shape}")
         if not columns.all():
             positive = positive & columns
             left_out = np.sort(s[:, ~columns], axis=None)
@@ -167,6 +154,148 @@ def pooled_average_precision(Y_true, scores, *, columns=None) -> float:
         at_least -= left_out.size - np.searchsorted(left_out, values, side="left")
     tp = np.cumsum(counts[::-1])[::-1]  # t_k
     return float(np.sum((counts / tp[0]) * (tp / at_least)))
+
+
+def paired_bootstrap_auprc(Y_true, scores_a, scores_b, *, columns=None, n_boot=200,
+                           random_state=0) -> tuple[float, float]:
+    r"""The gain in micro AU(PRC) of ``scores_a`` over ``scores_b`` on the same instances, and
+    its paired bootstrap standard error.
+
+    Each resample draws the ``n`` instances (rows) with replacement, the same rows for both
+    score matrices, all labels of a row together: row ``b`` of
+    ``check_random_state(random_state).randint(n, size=(n_boot, n))`` lists the instances of
+    resample :math:`b`. The micro AU(PRC) of the resampled rows only depends on how often
+    each instance :math:`i` was drawn, :math:`c_i`: it is :func:`pooled_average_precision`
+    with every entry of row :math:`i` counted :math:`c_i` times. With
+    :math:`u_1 < \dots < u_K` the distinct scores of the positive entries of the whole set,
+
+    .. math::
+
+        n_k(c) = \sum_{y_{ij} = 1,\ s_{ij} = u_k} c_i ,\quad
+        t_k(c) = \sum_{l \ge k} n_l(c) ,\quad
+        g_k(c) = \sum_{s_{ij} \ge u_k} c_i ,\quad
+        \mathrm{AP}(c) = \sum_{k:\, n_k(c) > 0} \frac{n_k(c)}{t_1(c)}\,
+                         \frac{t_k(c)}{g_k(c)}
+
+    (0 if :math:`t_1(c) = 0`; ties enter together, as in :func:`pooled_average_precision`,
+    which is :math:`\mathrm{AP}(1)`). With :math:`\Delta(c) = \mathrm{AP}_a(c) -
+    \mathrm{AP}_b(c)` and :math:`c^{(b)}` the counts of resample :math:`b`, the result is
+    :math:`\Delta(1)` and the standard deviation (``ddof=1``) of
+    :math:`\Delta(c^{(1)}), \dots, \Delta(c^{(B)})`. The entries scored at least
+    :math:`u_1` are sorted once per score matrix; a resample then costs one cumulative sum of
+    their weights in that order (:math:`g_k` read at the last entry scored at least
+    :math:`u_k`) and one weighted count of the positives.
+
+    Parameters
+    ----------
+    Y_true : array-like of shape (n, d), 0/1 or bool
+    scores_a, scores_b : array-like of shape (n, d), finite
+    columns : array-like of d bool, optional
+        Only these columns are pooled (as :func:`micro_auprc` passes its ``exclude``).
+    n_boot : int, default=200
+        Resamples, at least 2.
+    random_state : int, RandomState instance or None, default=0
+
+    Returns
+    -------
+    gain : float
+        Micro AU(PRC) of ``scores_a`` minus that of ``scores_b``.
+    std_error : float
+        The bootstrap standard error of ``gain``.
+
+    Examples
+    --------
+    >>> Y = [[1, 0], [0, 1], [1, 1]]
+    >>> gain, error = paired_bootstrap_auprc(Y, [[0.9, 0.1], [0.2, 0.8], [0.7, 0.6]],
+    ...                                      [[0.9, 0.1], [0.2, 0.8], [0.7, 0.6]])
+    >>> gain, error
+    (0.0, 0.0)
+    """
+    positive, a = _positive_entries(Y_true, scores_a, "scores_a")
+    _, b = _positive_entries(Y_true, scores_b, "scores_b")
+    if a.ndim != 2 or len(a) == 0:
+        raise ValueError(f"Y_true and the scores must be 2-D with at least one row "
+                         f"(instances by labels); got shape {a.shape}")
+    if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 2:
+        raise ValueError(f"n_boot must be an integer of at least 2 resamples; got {n_boot!r}")
+    columns = _checked_columns(columns, a)
+    if columns is not None:
+        positive, a, b = positive[:, columns], a[:, columns], b[:, columns]
+    ranked_a, ranked_b = _RankedEntries(positive, a), _RankedEntries(positive, b)
+    n = len(a)
+    once = np.ones(n, dtype=np.int64)
+    gain = ranked_a.average_precision(once) - ranked_b.average_precision(once)
+    draws = check_random_state(random_state).randint(n, size=(n_boot, n))
+    gains = [ranked_a.average_precision(c) - ranked_b.average_precision(c)
+             for c in (np.bincount(rows, minlength=n) for rows in draws)]
+    return float(gain), float(np.std(gains, ddof=1))
+
+
+class _RankedEntries:
+    """The entries of one score matrix sorted once, for their average precision with every
+    entry of row ``i`` counted ``c[i]`` times (:func:`paired_bootstrap_auprc`)."""
+
+    def __init__(self, positive, scores):
+        n, d = scores.shape
+        values = np.unique(scores[positive])  # u_k increasing
+        self.n_values = len(values)
+        row_of = np.broadcast_to(np.arange(n)[:, None], (n, d))
+        self.positive_rows = row_of[positive]
+        self.positive_value = np.searchsorted(values, scores[positive])  # k of each positive
+        if self.n_values == 0:
+            return
+        # every sum of counts fits this type (a resample draws n rows of at most d entries)
+        self.dtype = np.int32 if n * d < 2**31 else np.int64
+        counted = scores >= values[0]  # the lower entries are in no g_k
+        order = np.argsort(-scores[counted])
+        self.rows = row_of[counted][order].astype(self.dtype)  # by decreasing score
+        descending = scores[counted][order]
+        # the last position scored at least u_k
+        self.last = len(descending) - np.searchsorted(descending[::-1], values, side="left") - 1
+
+    def average_precision(self, c) -> float:
+        """The average precision with row ``i`` counted ``c[i]`` times."""
+        if self.n_values == 0:
+            return 0.0
+        counts = np.bincount(self.positive_value, weights=c[self.positive_rows],
+                             minlength=self.n_values)  # n_k
+        tp = np.cumsum(counts[::-1])[::-1]  # t_k
+        if tp[0] == 0:
+            return 0.0
+        weights = np.take(c.astype(self.dtype), self.rows)
+        at_least = np.cumsum(weights, out=weights)[self.last]  # g_k
+        hit = counts > 0
+        return float(np.sum((counts[hit] / tp[0]) * (tp[hit] / at_least[hit])))
+
+
+def _positive_entries(Y_true, scores, name="scores") -> tuple[np.ndarray, np.ndarray]:
+    """``Y_true == 1`` as booleans and ``scores`` as floats, after checking that they have
+    one shape, ``Y_true`` only 0 and 1 and ``scores`` only finite values."""
+    y = np.asarray(Y_true)
+    s = np.asarray(scores, dtype=float)
+    if y.shape != s.shape:
+        raise ValueError(f"Y_true and {name} must have the same shape; got {y.shape} and "
+                         f"{s.shape}")
+    if y.dtype == bool:
+        positive = y
+    else:
+        positive = y == 1
+        if not (positive | (y == 0)).all():
+            raise ValueError(f"Y_true must hold only 0 and 1; found {np.unique(y[~positive])}")
+    if not np.isfinite(s).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return positive, s
+
+
+def _checked_columns(columns, s) -> np.ndarray | None:
+    """``columns`` as one boolean per column of the 2-D ``s`` (``None`` stays ``None``)."""
+    if columns is None:
+        return None
+    columns = np.asarray(columns)
+    if columns.dtype != bool or s.ndim != 2 or columns.shape != (s.shape[1],):
+        raise ValueError(f"columns must be {s.shape[-1]} booleans, one per column of a 2-D "
+                         f"Y_true; got {columns.dtype} of shape {columns.shape}")
+    return columns
 
 
 def hierarchical_prf(Y_true, Y_pred, hierarchy=None) -> tuple[float, float, float]:
