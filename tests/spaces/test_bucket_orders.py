@@ -355,7 +355,8 @@ def test_losses_on_a_worked_example():
     assert tau_x([[2, 1, 1]], [[1, 1, 2]]) == pytest.approx(1 - 8 / 6)
 
 
-@pytest.mark.parametrize("loss", [TauXLoss(), KendallTiesLoss(penalty=0.2)])
+@pytest.mark.parametrize("loss", [TauXLoss(), KendallTiesLoss(penalty=0.2)],
+                         ids=["tau-x", "kendall-ties"])
 def test_incomplete_references_count_observed_pairs_only(loss):
     rng = np.random.default_rng(0)
     k = 5

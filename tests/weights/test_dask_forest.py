@@ -32,7 +32,8 @@ def _task_names(stream) -> set[str]:
             for t in stream.data}
 
 
-@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)])
+@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)],
+                         ids=["hamming", "hierarchical"])
 def test_forest_on_dask_grows_the_in_memory_forest(client, loss):
     X, Y, Xt = _problem()
     kw = dict(n_estimators=15, max_samples=0.5, min_samples_leaf=2, random_state=0)

@@ -31,7 +31,8 @@ def _task_names(stream) -> set[str]:
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan", "cosine"])
-@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)])
+@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)],
+                         ids=["hamming", "hierarchical"])
 def test_neighbours_on_dask_is_the_in_memory_model(client, loss, metric):
     X, Y, Xt = _problem()
     ref = NeighboursECRM(loss, TREE, n_neighbors=7, metric=metric).fit(X, Y)
@@ -61,8 +62,9 @@ def test_the_cv_on_dask_makes_the_in_memory_choice_on_the_workers(client, scorin
     _assert_same_predictions(est, ref, Xt)
 
 
-@pytest.mark.parametrize("scores", [False, True])
-@pytest.mark.parametrize("cls, k", [(NeighboursECRM, 6), (NeighboursECRMCV, GRID)])
+@pytest.mark.parametrize("scores", [False, True], ids=["outputs", "scores"])
+@pytest.mark.parametrize("cls, k", [(NeighboursECRM, 6), (NeighboursECRMCV, GRID)],
+                         ids=["NeighboursECRM", "NeighboursECRMCV"])
 def test_honest_outputs_on_dask_are_the_in_memory_ones(client, cls, k, scores):
     X, Y, _ = _problem(seed=2)
     ref = cls(HierarchicalLoss(TREE), TREE, n_neighbors=k)

@@ -247,7 +247,10 @@ def test_sparse_inputs_give_the_dense_model(metric):
     (NeighboursECRMCV, {"scoring": "accuracy"}, None, "scoring must be one of"),
     (NeighboursECRM, {}, "nan", "Input X contains NaN"),
     (NeighboursECRM, {}, "rows", "inconsistent numbers of samples|same number of rows"),
-])
+], ids=["NeighboursECRM-k-above-the-rows", "NeighboursECRM-k-zero", "NeighboursECRM-metric-unknown",
+        "NeighboursECRM-chebyshev-on-sparse", "NeighboursECRMCV-k-not-a-grid",
+        "NeighboursECRMCV-grid-with-a-zero", "NeighboursECRMCV-scoring-unknown",
+        "NeighboursECRM-nan-in-X", "NeighboursECRM-rows-of-X-and-Y-differ"])
 def test_bad_input_is_refused_with_a_clear_error(cls, kwargs, fit_rows, match):
     X, Y = _xy(10)
     if fit_rows == "sparse":
