@@ -48,7 +48,7 @@ def test_eigen_solve_equals_the_full_system(intercept, kind):
     np.testing.assert_allclose(est.predict_costs(Xt), expected, rtol=1e-8, atol=1e-10)
 
 
-@pytest.mark.parametrize("intercept", [False, True])
+@pytest.mark.parametrize("intercept", [False, True], ids="intercept={}".format)
 def test_identity_task_kernel_is_plain_ecrm(intercept):
     X, Y, Xt = _data(seed=1)
     loss = HierarchicalLoss(H)
