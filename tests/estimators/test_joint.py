@@ -35,7 +35,7 @@ def _full_solve(K, Kt, B, T, ridge, intercept):
     return (np.kron(B, Kt) @ alpha).reshape(e, -1).T + b
 
 
-@pytest.mark.parametrize("intercept", [False, True])
+@pytest.mark.parametrize("intercept", [False, True], ids=["no-intercept", "intercept"])
 @pytest.mark.parametrize("kind", ["adjacency", "ancestors"])
 def test_eigen_solve_equals_the_full_system(intercept, kind):
     X, Y, Xt = _data()

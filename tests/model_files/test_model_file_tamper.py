@@ -756,7 +756,7 @@ def test_info_escapes_control_characters(hostile_names_file, capsys):
 
 
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl"])
-@pytest.mark.parametrize("tty", [True, False])
+@pytest.mark.parametrize("tty", [True, False], ids=["terminal", "not-a-terminal"])
 def test_predictions_on_a_terminal_escape_control_characters(hostile_names_file, fmt, tty):
     from ecrm.commands.predict import _Writer
 

@@ -206,7 +206,7 @@ def _milp_agrees_with_dp(k, rng):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("k", [7, 8])
+@pytest.mark.parametrize("k", [7, 8], ids="k={}".format)
 def test_milp_equals_dp(k, engine):
     with _engine(engine):
         _milp_agrees_with_dp(k, np.random.default_rng(k))

@@ -61,7 +61,7 @@ def _assert_same_forest(got, ref):
 
 
 @pytest.mark.parametrize("flavour", ["random", "extra"])
-@pytest.mark.parametrize("max_samples", [0.4, None])
+@pytest.mark.parametrize("max_samples", [0.4, None], ids="max_samples={}".format)
 def test_trees_grown_from_their_drawn_rows_are_the_forests(client, flavour, max_samples,
                                                            monkeypatch):
     """Each tree grown on a worker from its drawn rows alone, weighted by their bootstrap

@@ -32,7 +32,7 @@ CASES = [(TREE, HammingLoss()), (TREE, HierarchicalLoss(TREE)),
 IDS = ["tree-hamming", "tree-hier", "dag-hamming", "dag-hier"]
 
 
-@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids="fit_intercept={}".format)
 @pytest.mark.parametrize(("h", "loss"), CASES, ids=IDS)
 def test_predict_minimises_the_estimated_risk_by_brute_force(h, loss, fit_intercept):
     X, Y, rng = _problem(h)
@@ -107,6 +107,7 @@ def test_ecrmcv_selects_the_minimum_of_its_own_table():
     [("linear", lambda A, B: A @ B.T),
      ("poly", lambda A, B: polynomial_kernel(A, B, degree=2, gamma=0.4, coef0=1)),
      ("laplacian", lambda A, B: laplacian_kernel(A, B, gamma=0.4))],
+    ids=["linear", "poly", "laplacian"],
 )
 def test_named_kernels_precomputed_and_callable_agree(kernel, func):
     X, Y, rng = _problem(TREE)

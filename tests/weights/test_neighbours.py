@@ -183,7 +183,7 @@ def _loo_criterion(X, Y, k, scoring):
 
 
 @pytest.mark.parametrize("scoring", ["loss", "micro_auprc"])
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, 1], ids="seed={}".format)
 def test_the_cv_choice_is_the_argmin_of_the_criterion_over_the_grid(scoring, seed):
     X, Y = _xy(25, seed)
     grid = (1, 2, 3, 5, 8, 13, 30)  # 30 >= m: left out

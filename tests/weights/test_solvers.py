@@ -40,7 +40,7 @@ def _same_model(a, b, Xt, atol=1e-8):
     assert_array_equal(a.predict(Xt), b.predict(Xt))
 
 
-@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids="fit_intercept={}".format)
 @pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)], ids=readable)
 def test_nystrom_with_every_point_a_centre_equals_the_dual(loss, fit_intercept):
     X, Y, Xt = _problem()

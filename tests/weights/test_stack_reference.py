@@ -205,7 +205,7 @@ def test_a_kernel_forest_reference_without_a_forest_is_refused_naming_it():
 
 
 @pytest.mark.parametrize(("J", "pairs"), [(2, [(0, 1)]), (3, [(0, 2), (1, 2)]), (5, [(3, 4)])],
-                         ids=readable)
+                         ids=["J=2-pair-0,1", "J=3-pairs-0,2-and-1,2", "J=5-pair-3,4"])
 def test_each_distinct_candidate_is_judged_once(monkeypatch, J, pairs):
     # The lattice holds the reference's mixtures, the greedy search its vertices: a candidate
     # whose combined costs were judged before is not judged again, and every score is the
