@@ -112,7 +112,7 @@ def test_fit_solver_flags_checked_before_the_work(ecrm_cmd, train_csv, tmp_path,
     assert not (tmp_path / "m.ecrm").exists()
 
 
-@pytest.mark.parametrize("cv", [False, True])
+@pytest.mark.parametrize("cv", [False, True], ids="cv={}".format)
 def test_fit_nystrom_is_the_python_model(ecrm_cmd, train_csv, tmp_path, cv):
     import numpy as np
 

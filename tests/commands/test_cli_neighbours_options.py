@@ -124,7 +124,9 @@ def test_the_help_gives_the_estimators_defaults():
     (["--family", "neighbours", "--cv", "--neighbours-grid", "300,500"],
      "every k of --neighbours-grid 300,500 is at least the 300 training rows: leave-one-out "
      "needs k < 300"),
-])
+], ids=["neighbours-with-family-kernel", "neighbours-grid-with-family-forest",
+        "metric-with-family-auto", "trees-with-family-neighbours", "neighbours-with-cv",
+        "neighbours-grid-without-cv", "neighbours-above-the-rows", "grid-all-above-the-rows"])
 def test_a_mismatched_option_is_refused_by_name(tmp_path, capsys, options, message):
     path = tmp_path / "m.ecrm"
     assert main([*FIT, *options, "-o", str(path)]) == 2
@@ -165,7 +167,8 @@ def test_a_dense_metric_on_sparse_rows_is_refused_before_fitting(tmp_path, capsy
     (["--neighbours-grid", "3,0"], "--neighbours-grid must be an integer >= 1; got 0"),
     (["--neighbours-grid", "3,,5"], "--neighbours-grid has an empty value in '3,,5'"),
     (["--metric", "hamming"], "argument --metric: invalid choice: 'hamming'"),
-])
+], ids=["neighbours-zero", "neighbours-not-an-integer", "grid-with-a-zero",
+        "grid-with-an-empty-value", "metric-unknown"])
 def test_a_bad_value_is_refused_at_parse_time(tmp_path, capsys, options, message):
     with pytest.raises(SystemExit) as stop:
         main([*FIT, "--family", "neighbours", "--cv", *options, "-o", str(tmp_path / "m")])

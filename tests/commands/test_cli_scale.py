@@ -40,7 +40,7 @@ def hmc_csv(tmp_path_factory) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("chunk_rows", [1, 3, 64, 1000])
+@pytest.mark.parametrize("chunk_rows", [1, 3, 64, 1000], ids="chunk_rows={}".format)
 def test_chunked_reading_is_the_whole_file(tmp_path, chunk_rows):
     path = tmp_path / "d.csv"
     path.write_text("x1,labels,x2\n0.5,a/b;c,1\n\n0.25,a,2e3\n-1,c/d/e,?\n3,,4\n1.5,a/b,NA\n")
@@ -60,7 +60,7 @@ def test_chunked_reading_is_the_whole_file(tmp_path, chunk_rows):
                                   whole.row_lines)
 
 
-@pytest.mark.parametrize("chunk_rows", [1, 2, 1000])
+@pytest.mark.parametrize("chunk_rows", [1, 2, 1000], ids="chunk_rows={}".format)
 def test_chunked_errors_name_the_line_and_column(tmp_path, chunk_rows):
     path = tmp_path / "bad.csv"
     path.write_text("x1,x2,labels\n1,2,a\n3,4,b\n5,six,a\n")

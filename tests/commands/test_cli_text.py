@@ -285,7 +285,7 @@ def test_warnings_have_one_prefix(capsys):
     ("a;b;labels\n1,5;2,25;x\n0,5;3,75;y\n", ["--delimiter", ";"]),
     ('a,b,labels\n"1,5","2",x\n"0,5","3",y\n', []),
     ("a;b;labels\n1.234,5;2;x\n0;3;y\n", ["--delimiter", ";"]),
-])
+], ids=["semicolon-delimited", "quoted-in-comma-delimited", "with-a-thousands-point"])
 def test_a_decimal_comma_is_named(tmp_path, capsys, text, argv):
     (tmp_path / "d.csv").write_text(text)
     assert main(["fit", str(tmp_path / "d.csv"), *argv, "-o", str(tmp_path / "m.ecrm"),

@@ -199,7 +199,8 @@ def test_fit_unknown_kernel_in_the_grid(workdir, capsys):
            "--kernels has unknown names gauss", capsys, ["m.ecrm"])
 
 
-@pytest.mark.parametrize("option", [["--scoring", "micro_auprc"], ["--calibration", "isotonic"]])
+@pytest.mark.parametrize("option", [["--scoring", "micro_auprc"], ["--calibration", "isotonic"]],
+                         ids=["scoring", "calibration"])
 def test_fit_score_options_without_cv(workdir, capsys, option):
     _fails(["fit", str(TRAIN), *option, "-o", "m.ecrm"], "--scoring and --calibration need "
            "--cv", capsys, ["m.ecrm"])

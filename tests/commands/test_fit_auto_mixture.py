@@ -147,7 +147,7 @@ def test_auto_keeps_the_mixture_its_honest_outputs_choose(tmp_path, capsys):
     assert len((tmp_path / "p.csv").read_text().splitlines()) == 101
 
 
-@pytest.mark.parametrize("end", [1.0, 0.0])
+@pytest.mark.parametrize("end", [1.0, 0.0], ids="end={}".format)
 def test_auto_at_an_end_share_keeps_the_better_family_as_it_fits_alone(tmp_path, monkeypatch,
                                                                         end, capsys):
     """At a share of 1 or 0 the better single family is kept (here the kernel): the model

@@ -141,7 +141,7 @@ def test_the_threads_option_reaches_threadpoolctl(tmp_path, subprocess_env):
     assert default == [os.cpu_count()] or len(os.sched_getaffinity(0)) in default
 
 
-@pytest.mark.parametrize("value", ["-1", "two", "1.5"])
+@pytest.mark.parametrize("value", ["-1", "two", "1.5"], ids="value={}".format)
 def test_a_bad_threads_value_is_refused_at_parse_time(tmp_path, capsys, value):
     import os
 

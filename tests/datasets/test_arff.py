@@ -231,7 +231,8 @@ def test_sparse_errors(tmp_path):
 
 
 @pytest.mark.parametrize("value", ["nan", "NaN", "-nan", "inf", "-Infinity", "1e400"])
-@pytest.mark.parametrize("missing", ["", "?,u,a\n"])
+@pytest.mark.parametrize("missing", ["", "?,u,a\n"],
+                         ids=["no-missing-value-before", "a-missing-value-before"])
 def test_non_finite_numbers_are_not_arff(tmp_path, value, missing):
     # Regression: numpy read 'nan' and 'inf' as floats; in ARFF missing is '?'.
     body = "1,u,a\n" + missing + f"{value},v,a/b\n"

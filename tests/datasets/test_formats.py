@@ -202,7 +202,8 @@ def test_svmlight_non_integer_label_names_the_line(tmp_path):
     ("clus.arff", "@relation r\n@attribute x numeric\n@attribute y numeric\n"
      "@attribute class hierarchical a/b,a/c\n@data\n0,1,a/c\n% c\n2,?,a/b\n",
      "line 8: column 'y': a missing value"),
-])
+], ids=["svmlight-nan", "svmlight-inf", "csv-empty", "csv-inf", "csv-word", "arff-dense-missing",
+        "arff-sparse-missing", "clus-arff-missing-after-a-comment"])
 def test_non_finite_feature_names_file_line_and_column(tmp_path, name, text, match):
     from ecrm.datasets import check_finite_features
 

@@ -25,7 +25,7 @@ def _write(tmp_path, text, name="toy", gz=False):
     return path
 
 
-@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("gz", [False, True], ids="gz={}".format)
 def test_load_small_file(tmp_path, gz):
     _write(tmp_path, GOOD, gz=gz)
     data = load_label_ranking("toy", tmp_path)

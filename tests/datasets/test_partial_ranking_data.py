@@ -45,7 +45,7 @@ def _write(tmp_path, text, name="toy", gz=False) -> Path:
     return path
 
 
-@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("gz", [False, True], ids="gz={}".format)
 def test_load_small_file_with_ties_and_a_missing_label(tmp_path, gz):
     _write(tmp_path, TOY, gz=gz)
     data = load_partial_label_ranking("toy", tmp_path)

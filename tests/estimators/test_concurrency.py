@@ -28,7 +28,8 @@ def _data(m, seed):
 
 @pytest.mark.parametrize("solver,kw", [("dual", {"gamma": 0.3}),
                                        ("primal", {"kernel": "linear"}),
-                                       (NystromSolver(60), {"gamma": 0.3})])
+                                       (NystromSolver(60), {"gamma": 0.3})],
+                         ids=["dual", "primal", "nystrom"])
 def test_concurrent_predictions_equal_the_serial_ones(solver, kw):
     X, Y = _data(300, 0)
     Xt = _data(64, 1)[0]

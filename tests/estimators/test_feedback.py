@@ -32,7 +32,8 @@ def _candidate(alpha, gamma, kernel="rbf"):
     (1.0, 0.1, ["alpha=1 is the largest", "gamma=0.1 (rbf kernel) is the smallest of the "
                 "gammas [0.1, 0.5, 2.0]; add smaller values"]),
     (1e-3, 2.0, ["gamma=2 (rbf kernel) is the largest"]),
-])
+], ids=["inside-the-grid", "smallest-alpha", "largest-alpha-and-smallest-gamma",
+        "largest-gamma"])
 def test_grid_edges_names_the_parameter_and_the_grid(alpha, gamma, expected):
     settings = [{"kernel": "rbf", "gamma": g, "degree": 3, "coef0": 1} for g in (0.1, 0.5, 2.0)]
     settings.append({"kernel": "linear", "gamma": None, "degree": 3, "coef0": 1})

@@ -35,7 +35,7 @@ def _full_solve(K, Kt, B, T, ridge, intercept):
     return (np.kron(B, Kt) @ alpha).reshape(e, -1).T + b
 
 
-@pytest.mark.parametrize("intercept", [False, True])
+@pytest.mark.parametrize("intercept", [False, True], ids=["no-intercept", "intercept"])
 @pytest.mark.parametrize("kind", ["adjacency", "ancestors"])
 def test_eigen_solve_equals_the_full_system(intercept, kind):
     X, Y, Xt = _data()
@@ -48,7 +48,7 @@ def test_eigen_solve_equals_the_full_system(intercept, kind):
     np.testing.assert_allclose(est.predict_costs(Xt), expected, rtol=1e-8, atol=1e-10)
 
 
-@pytest.mark.parametrize("intercept", [False, True])
+@pytest.mark.parametrize("intercept", [False, True], ids="intercept={}".format)
 def test_identity_task_kernel_is_plain_ecrm(intercept):
     X, Y, Xt = _data(seed=1)
     loss = HierarchicalLoss(H)

@@ -54,7 +54,8 @@ def test_brsvm_tunes_on_a_subsample_and_fits_all(kernel):
     ({"cv": 1}, "cv must be an integer >= 2; got 1"),
     ({"tuning_samples": 0}, "tuning_samples must be an integer >= 1; got 0"),
     ({"tuning_labels": 2.5}, "tuning_labels must be an integer >= 1; got 2.5"),
-])
+], ids=["Cs-empty", "Cs-negative", "gammas-nan", "cv-one-fold", "tuning_samples-zero",
+        "tuning_labels-not-an-integer"])
 def test_brsvm_rejects_bad_parameters_before_fitting(params, match):
     X, Y = _data(n=30)
     model = BRSVM(H, **params)

@@ -54,7 +54,7 @@ def test_deletions_are_seeded_and_follow_the_protocol_folds():
         np.testing.assert_array_equal(test, ref[3])
 
 
-@pytest.mark.parametrize("level", [0.3, 0.6])
+@pytest.mark.parametrize("level", [0.3, 0.6], ids="level={}".format)
 def test_each_training_label_is_removed_with_the_given_probability(level):
     R = _rankings(3000, 12, seed=1)
     removed = np.concatenate([(Rtr < 0).ravel() for *_, Rtr in deleted_folds(
@@ -105,7 +105,7 @@ class _Recorder:
         return {m: (pred, {}) for m in methods}, dict.fromkeys(methods, 0.0)
 
 
-@pytest.mark.parametrize("level", [0.3, 0.6])
+@pytest.mark.parametrize("level", [0.3, 0.6], ids="level={}".format)
 def test_the_fold_trains_on_the_deletions_and_scores_complete_test_rankings(monkeypatch,
                                                                             level):
     rng = np.random.default_rng(5)

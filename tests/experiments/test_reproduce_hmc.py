@@ -195,7 +195,8 @@ def test_reproduce_hmc_checks_that_its_json_directory_is_writable(data_dir, no_w
     (["--datasets", "toytree,"], "--datasets has an empty name"),
     (["--data-dir", "/no/such/dir"], "--data-dir must be an existing directory"),
     (["--json", "/no/such/dir/rows.json"], "--json must be a file path in an existing directory"),
-])
+], ids=["methods-unknown", "methods-empty-name", "methods-repeated", "datasets-empty-name",
+        "data-dir-missing", "json-in-a-missing-directory"])
 def test_reproduce_hmc_rejects_bad_options_at_parse_time(argv, message, data_dir, no_work,
                                                          capsys):
     with pytest.raises(SystemExit) as exit_:

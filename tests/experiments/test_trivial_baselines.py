@@ -133,7 +133,7 @@ def _unscaled(m=40, seed=0):
 @pytest.mark.filterwarnings("ignore::ecrm.selection._loo.GridEdgeWarning")
 @pytest.mark.parametrize("make", [
     lambda: ECRM(HierarchicalLoss(H), H),
-    lambda: ECRMCV(HierarchicalLoss(H), H, alphas=[1e-3, 1e-1])])
+    lambda: ECRMCV(HierarchicalLoss(H), H, alphas=[1e-3, 1e-1])], ids=["ECRM", "ECRMCV"])
 def test_fit_warns_on_unscaled_features_unless_a_scaler_comes_first(make):
     X, Y = _unscaled()
     with pytest.warns(FeatureScaleWarning, match=f"^{type(make()).__name__}: the features' "

@@ -99,7 +99,7 @@ def _milp_rows(rng, k):
     return np.concatenate([near, spike, plain])
 
 
-@pytest.mark.parametrize("k", [6, 10, 13, 16])
+@pytest.mark.parametrize("k", [6, 10, 13, 16], ids="k={}".format)
 def test_kendall_milp_is_exact_to_its_gap_against_the_dp(k):
     # Before: the MILP's objective was divided by its largest entry, so HiGHS's absolute gap
     # (1e-6) let it stop at orders costing up to 1e-6 of the row more than the optimum, and
@@ -140,7 +140,7 @@ def test_linear_ordering_rejects_bad_input():
         linear_ordering(np.zeros((2, 2)), max_dp_size=0)
 
 
-@pytest.mark.parametrize("k", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5], ids="k={}".format)
 def test_kendall_linear_form_and_oracle(k):
     space, loss = PermutationSpace(k), KendallLoss()
     check_linear_form(loss, space)

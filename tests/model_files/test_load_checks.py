@@ -93,7 +93,7 @@ def test_a_nested_member_missing_an_attribute_is_refused(tmp_path):
         load(path)
 
 
-@pytest.mark.parametrize("value", [[0.5], "0.5", True])
+@pytest.mark.parametrize("value", [[0.5], "0.5", True], ids=["list", "string", "bool"])
 def test_a_mixture_share_of_another_type_is_refused(tmp_path, value):
     path = _edited(MixedRiskECRM(HammingLoss(), TREE, mixing_grid=3, random_state=0,
                                  forest_options={"n_estimators": 3}), tmp_path,
@@ -134,8 +134,8 @@ def test_a_nystrom_projection_that_breaks_orthonormality_is_refused(tmp_path, ed
         load(path)
 
 
-@pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("seed", range(6), ids="seed={}".format)
+@pytest.mark.parametrize("fit_intercept", [True, False], ids=["intercept", "no-intercept"])
 @pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])
 def test_real_dual_fits_never_exceed_the_coefficient_bound(seed, fit_intercept, kernel):
     rng = np.random.default_rng(seed)
@@ -162,7 +162,7 @@ def test_real_dual_fits_never_exceed_the_coefficient_bound(seed, fit_intercept, 
         check_dual_residual(fit, model.X_fit_, T)  # the solve's residual within its bound
 
 
-@pytest.mark.parametrize("scale", [3.0, 1e300])
+@pytest.mark.parametrize("scale", [3.0, 1e300], ids=["times-3", "times-1e+300"])
 def test_dual_coefficients_over_the_bound_are_refused(tmp_path, scale):
     def edit(meta, arrays):
         name = _array(meta, "_fit", "kwargs", "coef")
@@ -276,7 +276,7 @@ def test_arrays_declared_over_the_budget_are_refused_before_reading(tmp_path, mo
         assert _peak(lambda: load(out)) < SMALL
 
 
-@pytest.mark.parametrize("grid", [2**28, 2**31, 2**63])
+@pytest.mark.parametrize("grid", [2**28, 2**31, 2**63], ids=["2**28", "2**31", "2**63"])
 def test_a_mixing_grid_of_forged_length_is_refused_without_allocating(tmp_path, grid):
     path = _edited(MixedRiskECRM(HammingLoss(), TREE, mixing_grid=3, random_state=0,
                                  forest_options={"n_estimators": 3}), tmp_path,
@@ -290,7 +290,7 @@ def test_a_mixing_grid_of_forged_length_is_refused_without_allocating(tmp_path, 
     assert _peak(run) < SMALL and outcome
 
 
-@pytest.mark.parametrize("width", [2**28, 2**31, 2**63])
+@pytest.mark.parametrize("width", [2**28, 2**31, 2**63], ids=["2**28", "2**31", "2**63"])
 def test_a_step_width_of_forged_size_is_refused_without_allocating(tmp_path, width):
     from sklearn.pipeline import make_pipeline
 
@@ -372,7 +372,8 @@ def test_an_arff_over_the_memory_budget_is_refused_while_reading(tmp_path, monke
 
 
 @pytest.mark.parametrize("value, expected", [("123456", 123456), ("", 4 * 2**30),
-                                             ("lots", 4 * 2**30), ("0", 4 * 2**30)])
+                                             ("lots", 4 * 2**30), ("0", 4 * 2**30)],
+                         ids=["bytes", "empty", "a-word", "zero"])
 def test_the_memory_budget_is_read_from_the_environment(monkeypatch, value, expected):
     monkeypatch.setenv("ECRM_MEMORY_BUDGET", value)
     assert _archive._budget_from_environment() == expected

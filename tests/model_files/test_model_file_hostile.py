@@ -114,7 +114,7 @@ def test_any_single_flipped_bit_loads_or_gives_a_model_file_error(saved, tmp_pat
     assert refused > 100  # the rest landed on fields nothing reads (timestamps, padding)
 
 
-@pytest.mark.parametrize("keep", [0.0, 0.002, 0.5, 0.99, 0.9999])
+@pytest.mark.parametrize("keep", [0.0, 0.002, 0.5, 0.99, 0.9999], ids="keep={}".format)
 def test_truncated_file_is_refused(saved, tmp_path, keep):
     data = saved.read_bytes()
     path = tmp_path / "cut.ecrm"
@@ -322,7 +322,7 @@ def test_other_compression_method_is_refused(saved, tmp_path):
 
 
 # -- the metadata ------------------------------------------------------------------------------
-@pytest.mark.parametrize("depth", [101, 100_000])
+@pytest.mark.parametrize("depth", [101, 100_000], ids="depth={}".format)
 def test_deeply_nested_metadata_is_refused(saved, tmp_path, depth):
     members = _members(saved)
     meta = json.loads(members[META])

@@ -430,7 +430,9 @@ def test_duplicated_column_names_are_refused(named_files, tmp_path, kind, field)
 
 @pytest.mark.parametrize("value, accepted", [
     (["cat1", "cat2"], True), (None, True), (["cat1", "cat1"], False), ([], False),
-    (["cat1", ""], False), ("cat1", False), ([1, 2], False)], ids=repr)
+    (["cat1", ""], False), ("cat1", False), ([1, 2], False)],
+    ids=["two-names", "none", "a-name-twice", "no-names", "an-empty-name", "a-string-not-a-list",
+         "numbers"])
 def test_level_columns_must_be_distinct_column_names(named_files, tmp_path, value, accepted):
     """``level_columns_`` (``ecrm fit --level-columns``, read by predict unasked)."""
     def edit(meta, arrays):
@@ -754,7 +756,7 @@ def test_info_escapes_control_characters(hostile_names_file, capsys):
 
 
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl"])
-@pytest.mark.parametrize("tty", [True, False])
+@pytest.mark.parametrize("tty", [True, False], ids=["terminal", "not-a-terminal"])
 def test_predictions_on_a_terminal_escape_control_characters(hostile_names_file, fmt, tty):
     from ecrm.commands.predict import _Writer
 
@@ -806,7 +808,7 @@ def imputer_file(tmp_path_factory):
     return _save(pipe, tmp_path_factory, "imputer")
 
 
-@pytest.mark.parametrize("value", [0, 0.0, -1.0, "nan", None])
+@pytest.mark.parametrize("value", [0, 0.0, -1.0, "nan", None], ids="value={}".format)
 def test_imputer_missing_values_must_be_nan(imputer_file, tmp_path, value):
     _refused(_tampered(imputer_file, tmp_path / "bad.ecrm",
                        _step_param("missing_values", value)), "missing_values")
@@ -923,7 +925,9 @@ def test_training_rows_whose_kernel_overflows_are_refused(flow_file, tmp_path):
 
 @pytest.mark.parametrize("value, accepted", [
     ({"label_sep": "|", "delimiter": ";"}, True), (None, True), ({"label_sep": ""}, False),
-    ({"sep": ";"}, False), ({"label_sep": 1}, False), (["label_sep"], False)], ids=repr)
+    ({"sep": ";"}, False), ({"label_sep": 1}, False), (["label_sep"], False)],
+    ids=["label_sep-and-delimiter", "none", "label_sep-empty", "an-unknown-option",
+         "label_sep-a-number", "a-list-not-options"])
 def test_reading_options_must_be_known_options_and_strings(named_files, tmp_path, value,
                                                            accepted):
     """``reading_options_`` (how ``ecrm fit`` read its file; predict and evaluate read theirs

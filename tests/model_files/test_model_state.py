@@ -96,7 +96,8 @@ def test_label_names_shorter_than_the_labels_are_refused(fitted, tmp_path):
      "kernel_params_"),
     (lambda meta: meta["fitted"]["kernel_params_"]["items"][1].__setitem__(1, -1.0),
      "gamma must be a real number"),
-])
+], ids=["n_features_in_-changed", "y_ndim-three", "fit-missing", "coef-of-another-shape",
+        "n_risk-changed", "ridge-negative", "kernel-changed", "gamma-negative"])
 def test_fitted_arrays_and_values_fit_would_not_make_are_refused(fitted, tmp_path, edit,
                                                                   match):
     with pytest.raises(ModelFileError, match=match):
@@ -180,7 +181,8 @@ def test_a_fit_sets_only_declared_attributes():
 
 
 @pytest.mark.parametrize("solver,kw", [("dual", {}), ("primal", {"kernel": "linear"}),
-                                       (NystromSolver(15), {})])
+                                       (NystromSolver(15), {})],
+                         ids=["dual", "primal", "nystrom"])
 def test_fit_state_round_trip_predicts_the_same(solver, kw):
     X, Y = _data()
     est = ECRM(HammingLoss(), TREE, solver=solver, random_state=0, **kw).fit(X, Y)
@@ -193,7 +195,8 @@ def test_fit_state_round_trip_predicts_the_same(solver, kw):
 
 
 @pytest.mark.parametrize("solver, kw", [("primal", {"kernel": "linear"}),
-                                        (NystromSolver(15), {"random_state": 0})])
+                                        (NystromSolver(15), {"random_state": 0})],
+                         ids=["primal", "nystrom"])
 def test_feature_fit_files_hold_no_training_rows(tmp_path, solver, kw):
     sizes = []
     for m in (60, 600):

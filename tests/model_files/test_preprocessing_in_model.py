@@ -94,7 +94,8 @@ def test_onehot_of_strings_round_trips(tmp_path):
     (lambda: make_pipeline(SimpleImputer(), OneHotEncoder(min_frequency=3), _ecrm()),
      "no OneHotEncoder with infrequent categories"),
     (lambda: make_pipeline(SimpleImputer(), StandardScaler()), "the last step must be"),
-])
+], ids=["polynomial-features", "imputer-of-zeros", "infrequent-categories",
+        "no-estimator-last"])
 def test_save_refuses_what_a_file_cannot_rebuild_and_writes_nothing(pipe, match, tmp_path):
     X, Y = _data()
     X = np.round(np.nan_to_num(X) / [0.5, 50.0, 0.005]) + 1.0
@@ -118,7 +119,8 @@ def _step_state(meta, k=0):
      "entry without a fitted state"),
     (lambda meta: meta["params"]["steps"][0]["items"][1].update({"class": "KernelPCA"}),
      "unknown class 'KernelPCA'"),
-])
+], ids=["n_features_in_-changed", "an-undeclared-attribute", "n_features_out_-changed",
+        "no-fitted-state", "unknown-class"])
 def test_load_refuses_a_tampered_step(edit, match, tmp_path):
     X, Y = _data()
     pipe = make_pipeline(HMCPreprocessor(), _ecrm()).fit(X, Y)
@@ -158,7 +160,7 @@ def _set(**values):
     (lambda a: a["mean_"].__imul__(1e300), r"mean_\[0\]=.* is no column fit could have seen"),
     (_set(mean_=1e20), r"mean_\[0\]=1e\+20 with scale_\[0\]"),
     (_set(var_=1e308, scale_=1e154), r"var_\[0\]=1e\+308 is beyond what fit"),
-], ids=["mean 1e308", "mean x1e300", "mean 1e20", "var 1e308"])
+], ids=["mean-1e+308", "mean-times-1e+300", "mean-1e+20-for-its-scale", "var-1e+308"])
 def test_scaler_statistics_beyond_what_fit_reaches_are_refused(edit, field, tmp_path):
     with pytest.raises(ModelFileError, match=field):
         load(_scaler_file(tmp_path, _ecrm(), edit))
@@ -243,7 +245,8 @@ def test_fit_without_imputation_names_the_missing_value(ecrm_cmd, tmp_path):
     assert "train.arff, line 7: column 'size': a missing value" in proc.stderr.decode()
 
 
-@pytest.mark.parametrize("flag, steps", [("no", []), ("auto", []), ("yes", ["HMCPreprocessor"])])
+@pytest.mark.parametrize("flag, steps", [("no", []), ("auto", []), ("yes", ["HMCPreprocessor"])],
+                         ids=["no", "auto", "yes"])
 def test_standardize_yes_and_no_on_a_csv(ecrm_cmd, tmp_path, flag, steps):
     X, Y = _data()
     names = TREE.to_labels(Y)
@@ -360,7 +363,7 @@ def test_an_hmc_preprocessor_without_imputation_refuses_missing_values(tmp_path)
     (lambda meta: _step_state(meta).update(n_iter_=2.5), "n_iter_ must be an integer"),
     (lambda meta: _step_state(meta).update(n_features_in_=4), r"scales_ must be a float64 "
      r"array of shape \(4,\)"),
-])
+], ids=["alpha_-negative", "n_iter_-not-an-integer", "n_features_in_-changed"])
 def test_load_refuses_tampered_length_scales(edit, match, tmp_path):
     X, Y = _data()
     pipe = make_pipeline(LeaveOneOutLengthScales(max_iter=2), _ecrm()).fit(np.nan_to_num(X), Y)
@@ -398,7 +401,8 @@ def _pca_state(**params):
     return fitted, STEPS["PCA"][2](fitted), STEPS["PCA"][3]
 
 
-@pytest.mark.parametrize("params", [{"n_components": 2}, {"whiten": True}], ids=str)
+@pytest.mark.parametrize("params", [{"n_components": 2}, {"whiten": True}],
+                         ids=["n_components=2", "whiten"])
 def test_a_pca_state_is_rebuilt_only_as_fit_makes_it(params):
     fitted, state, rebuild = _pca_state(**params)
     back = PCA(**params)

@@ -23,7 +23,7 @@ def test_most_workers_is_four_per_cpu():
     (["evaluate", "m.ecrm", "test.csv", "--threads"], "--threads"),
     (["reproduce", "flow", "--jobs"], "--jobs"),
     (["reproduce", "ranking", "--n-jobs"], "--n-jobs"),
-])
+], ids=["fit-threads", "evaluate-threads", "reproduce-flow-jobs", "reproduce-ranking-n-jobs"])
 def test_thread_and_process_counts_are_bounded_by_the_cpus(tmp_path, monkeypatch, capsys, argv,
                                                             option):
     monkeypatch.chdir(tmp_path)

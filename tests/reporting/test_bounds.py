@@ -41,7 +41,7 @@ def _brute_force_surrogate(est, X, Y, rho, L):
     return np.array(out)
 
 
-@pytest.mark.parametrize("k", range(4))
+@pytest.mark.parametrize("k", range(4), ids="k={}".format)
 def test_surrogate_by_enumeration_surrogacy_and_monotonicity(k):
     loss, space, X, Y, L = _problems()[k]
     est = ECRM(loss, space, gamma=1.0, alpha=1e-2, fit_intercept=False).fit(X[:20], Y[:20])
@@ -58,7 +58,7 @@ def test_surrogate_by_enumeration_surrogacy_and_monotonicity(k):
         previous = res.value
 
 
-@pytest.mark.parametrize("k", range(4))
+@pytest.mark.parametrize("k", range(4), ids="k={}".format)
 def test_tight_for_small_rho_on_finite_spaces(k):
     loss, space, X, Y, L = _problems()[k]
     est = ECRM(loss, space, gamma=1.0, alpha=1e-2).fit(X[:20], Y[:20])

@@ -69,7 +69,7 @@ def test_primal_with_intercept_matches_ridge_refits():
                                  kernel_subsample=30, loo_samples=20)},
     {"solver": NystromSolver(n_components=25),  # the centres, then the rows
      "search": LeaveOneOutSearch(loo_samples=20)},
-])
+], ids=["kernel-subsample-and-rows", "nystrom-centres-and-rows"])
 def test_draws_follow_ecrmcv_with_the_same_random_state(solver):
     """The kernel subsample or the Nystrom centres, then the leave-one-out rows, as ECRMCV
     draws them (a different draw before the rows would move them)."""

@@ -25,7 +25,7 @@ def _problem(m=30, p=3, seed=0):
     return X, TREE.close(scores > 0.3), rng
 
 
-@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids="fit_intercept={}".format)
 def test_loo_scores_equal_refits_without_each_point(fit_intercept):
     X, Y, _ = _problem()
     m = len(X)

@@ -85,7 +85,7 @@ def test_pair_index_is_row_major_over_distinct_pairs():
     np.testing.assert_array_equal(a * 3 + b - (b > a), t)
 
 
-@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 6], ids="k={}".format)
 def test_enumeration_is_every_bucket_order_once(k):
     brute = _brute_positions(k)
     assert len(brute) == n_bucket_orders(k)
@@ -98,7 +98,7 @@ def test_enumeration_is_every_bucket_order_once(k):
     np.testing.assert_array_equal(pairs_to_bucket_order(E), space.to_positions(E))
 
 
-@pytest.mark.parametrize("k", [2, 3, 4])
+@pytest.mark.parametrize("k", [2, 3, 4], ids="k={}".format)
 def test_milp_constraints_cut_out_exactly_the_bucket_orders(k):
     # every 0/1 vector of the right width: feasible for asymmetry and negative transitivity
     # iff it is a bucket order
@@ -206,14 +206,14 @@ def _milp_agrees_with_dp(k, rng):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("k", [7, 8])
+@pytest.mark.parametrize("k", [7, 8], ids="k={}".format)
 def test_milp_equals_dp(k, engine):
     with _engine(engine):
         _milp_agrees_with_dp(k, np.random.default_rng(k))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("k", [9, 10, 11, 12])
+@pytest.mark.parametrize("k", [9, 10, 11, 12], ids="k={}".format)
 def test_milp_equals_dp_larger(k):
     _milp_agrees_with_dp(k, np.random.default_rng(k))
 
@@ -266,7 +266,7 @@ def test_pruned_programme_gives_the_full_programmes_answer(C):
     np.testing.assert_allclose(cost[0], cost[1], rtol=1e-12, atol=1e-12 * np.abs(B).max())
 
 
-@pytest.mark.parametrize("k", [6, 10])
+@pytest.mark.parametrize("k", [6, 10], ids="k={}".format)
 def test_pruned_programme_skips_top_parts_of_clear_costs(k):
     # costs of a clear order with ties (a noisy tau_x risk): the bound rules out most sets
     compiled = _compiled()
@@ -316,7 +316,7 @@ def _score_matrix(P):
     return S
 
 
-@pytest.mark.parametrize("k", [2, 3, 4, 5])
+@pytest.mark.parametrize("k", [2, 3, 4, 5], ids="k={}".format)
 def test_tau_x_loss_linear_form_and_definition(k):
     space, loss = BucketOrderSpace(k), TauXLoss(k)
     check_linear_form(loss, space)
@@ -331,8 +331,8 @@ def test_tau_x_loss_linear_form_and_definition(k):
     assert tau_x(P[j], P[i]) == pytest.approx(tau.mean())
 
 
-@pytest.mark.parametrize("penalty", [0.0, 0.3, 0.5, 1.0])
-@pytest.mark.parametrize("k", [2, 3, 4])
+@pytest.mark.parametrize("penalty", [0.0, 0.3, 0.5, 1.0], ids="penalty={}".format)
+@pytest.mark.parametrize("k", [2, 3, 4], ids="k={}".format)
 def test_kendall_ties_loss_linear_form(k, penalty):
     space = BucketOrderSpace(k)
     loss = KendallTiesLoss(k, penalty=penalty)
@@ -355,7 +355,8 @@ def test_losses_on_a_worked_example():
     assert tau_x([[2, 1, 1]], [[1, 1, 2]]) == pytest.approx(1 - 8 / 6)
 
 
-@pytest.mark.parametrize("loss", [TauXLoss(), KendallTiesLoss(penalty=0.2)])
+@pytest.mark.parametrize("loss", [TauXLoss(), KendallTiesLoss(penalty=0.2)],
+                         ids=["tau-x", "kendall-ties"])
 def test_incomplete_references_count_observed_pairs_only(loss):
     rng = np.random.default_rng(0)
     k = 5

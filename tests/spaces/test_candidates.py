@@ -71,7 +71,7 @@ def _binary_problem(m=40, seed=0):
     return X, y, Xt
 
 
-@pytest.mark.parametrize("lam", [1e-3, 1e-1])
+@pytest.mark.parametrize("lam", [1e-3, 1e-1], ids="lam={}".format)
 def test_zero_one_ecrm_is_rlsc_without_intercept(lam):
     X, y, Xt = _binary_problem()
     space = CandidateSpace([[-1], [1]])
@@ -82,7 +82,7 @@ def test_zero_one_ecrm_is_rlsc_without_intercept(lam):
     np.testing.assert_array_equal(pred, np.sign(f))
 
 
-@pytest.mark.parametrize("lam", [1e-3, 1e-1])
+@pytest.mark.parametrize("lam", [1e-3, 1e-1], ids="lam={}".format)
 def test_zero_one_ecrm_is_rlsc_with_an_unpenalised_bias(lam):
     X, y, Xt = _binary_problem(seed=1)
     y = np.where(np.arange(len(y)) < 30, 1.0, y)  # unbalanced: the bias matters

@@ -680,7 +680,8 @@ def test_reproduce_flow_rejects_bad_arguments_at_parse_time(argv, message, capsy
     assert re.search(message, capsys.readouterr().err)
 
 
-@pytest.mark.parametrize("where", ["missing/rows.json", "."])
+@pytest.mark.parametrize("where", ["missing/rows.json", "."],
+                         ids=["in-a-missing-directory", "a-directory"])
 def test_reproduce_flow_checks_its_json_path_before_any_work(ecrm_cmd, tmp_path, where):
     proc = ecrm_cmd("reproduce", "flow", "--trials", "1", "--n-train", "5", "--n-test", "5",
                     "--n-val", "5", "--jobs", "1", "--quiet", "--json", where, cwd=tmp_path)
@@ -754,7 +755,7 @@ def test_membership_is_relative_to_the_scale_of_the_outputs(make, s):
     assert scaled.contains(off)[0]
 
 
-@pytest.mark.parametrize("s", SCALES)
+@pytest.mark.parametrize("s", SCALES, ids="s={}".format)
 def test_infeasibility_is_detected_at_every_scale(s):
     import re
 

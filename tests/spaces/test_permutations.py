@@ -18,7 +18,7 @@ from ecrm.weights.kernel.estimator import ECRM
 
 
 @pytest.mark.parametrize("loss", [FootruleLoss(), SquaredRankLoss()], ids=readable)
-@pytest.mark.parametrize("d", [1, 2, 3, 4])
+@pytest.mark.parametrize("d", [1, 2, 3, 4], ids="d={}".format)
 def test_ranking_losses_are_linear_in_the_permutation_matrix(loss, d):
     check_linear_form(loss, PermutationSpace(d))
 

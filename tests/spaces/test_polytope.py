@@ -143,7 +143,7 @@ def test_fractional_relaxation_falls_back_to_milp():
      [-0.999999, -1e-12, -0.5, 1.0]),
     ([[-1, 1, 1, 2, 1], [2, 2, -1, -1, 1]], [3, 1],
      [1.66206615e-11, -1.63293628e08, 8.81968865e04, 6.70662981, -5.46914524e08]),
-])
+], ids=["costs-near-a-tie", "costs-over-twenty-decades"])
 @pytest.mark.parametrize("method", ["auto", "milp"])
 def test_branch_and_bound_is_exact_at_every_scale(A_ub, b_ub, c, method):
     # Regression: with rows scaled to max |c| = 1, HiGHS's absolute MIP

@@ -224,7 +224,7 @@ def test_cut_search_matches_brute_force(m, K, share, seed):
                 or not solved)
 
 
-@pytest.mark.parametrize("n", [2, 9, 16])
+@pytest.mark.parametrize("n", [2, 9, 16], ids="n={}".format)
 def test_cut_search_product_of_many_parents(n):
     # one product on n free labels (no cover), each worth -1, the product p = n - 0.5: the
     # best is all but one on (-(n - 1)), found through the linear bound (p on each label)

@@ -41,3 +41,23 @@ def ecrm_run(ecrm_cmd):
         return out
 
     return run
+
+
+@pytest.fixture(scope="module")
+def fit_and_predict_on_dask(ecrm_run, hmc_csv):
+    """``fit_and_predict_on_dask(name, options, scheduler, predict_scheduler, cwd)``: ``ecrm fit``
+    of ``hmc_csv`` with ``options`` in memory (``{name}.ecrm``) and on ``scheduler``
+    (``{name}-dask.ecrm``), then ``ecrm predict --scores`` of ``hmc_csv`` by each, the second
+    on ``predict_scheduler`` (``{name}.csv``, ``{name}-dask.csv``). Returns the Dask fit's
+    run and the lines of the two prediction files (in memory, on Dask)."""
+    def run(name, options, scheduler, predict_scheduler, cwd):
+        ecrm_run("fit", hmc_csv, "--path-sep", "/", *options, "-o", f"{name}.ecrm", cwd=cwd)
+        fit = ecrm_run("fit", hmc_csv, "--path-sep", "/", *options, "--scheduler", scheduler,
+                       "-o", f"{name}-dask.ecrm", cwd=cwd)
+        ecrm_run("predict", f"{name}.ecrm", hmc_csv, "--scores", "-o", f"{name}.csv", cwd=cwd)
+        ecrm_run("predict", f"{name}-dask.ecrm", hmc_csv, "--scores", "--scheduler",
+                 predict_scheduler, "-o", f"{name}-dask.csv", cwd=cwd)
+        ref, got = ((cwd / f"{name}{s}.csv").read_text().splitlines() for s in ("", "-dask"))
+        return fit, ref, got
+
+    return run

@@ -44,7 +44,8 @@ def _assert_same_predictions(on_dask, in_memory, Xt):
 
 
 @SOLVERS
-@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)])
+@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)],
+                         ids=["hamming", "hierarchical"])
 def test_ecrm_fit_on_dask_equals_in_memory(client, kw, loss):
     X, Y, Xt = _problem()
     ref = ECRM(loss, TREE, alpha=1e-2, **kw).fit(X, Y)

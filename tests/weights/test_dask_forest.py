@@ -32,7 +32,8 @@ def _task_names(stream) -> set[str]:
             for t in stream.data}
 
 
-@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)])
+@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)],
+                         ids=["hamming", "hierarchical"])
 def test_forest_on_dask_grows_the_in_memory_forest(client, loss):
     X, Y, Xt = _problem()
     kw = dict(n_estimators=15, max_samples=0.5, min_samples_leaf=2, random_state=0)
@@ -60,7 +61,7 @@ def _assert_same_forest(got, ref):
 
 
 @pytest.mark.parametrize("flavour", ["random", "extra"])
-@pytest.mark.parametrize("max_samples", [0.4, None])
+@pytest.mark.parametrize("max_samples", [0.4, None], ids="max_samples={}".format)
 def test_trees_grown_from_their_drawn_rows_are_the_forests(client, flavour, max_samples,
                                                            monkeypatch):
     """Each tree grown on a worker from its drawn rows alone, weighted by their bootstrap
@@ -245,7 +246,7 @@ def test_stack_on_dask_makes_the_in_memory_choice(client):
 
 
 @pytest.mark.slow  # the real ecrm command, a cluster of two processes
-def test_cli_fits_and_predicts_forest_and_mixture_on_a_cluster(ecrm_run, hmc_csv, tmp_path):
+def test_cli_fits_and_predicts_forest_and_mixture_on_a_cluster(fit_and_predict_on_dask, tmp_path):
     """``ecrm fit --family forest|mixed --scheduler`` (an address, and ``local``) writes the
     model fitted without it; ``ecrm predict --scheduler`` writes its predictions."""
     forest = ["--family", "forest", "--cv", "--trees", "20", "--seed", "0"]
@@ -256,17 +257,9 @@ def test_cli_fits_and_predicts_forest_and_mixture_on_a_cluster(ecrm_run, hmc_csv
         address = cluster.scheduler_address
         for name, options, scheduler in (("forest", forest, address),
                                          ("mixed", mixed, "local")):
-            ecrm_run("fit", hmc_csv, "--path-sep", "/", *options, "-o", f"{name}.ecrm",
-                  cwd=tmp_path)
-            run = ecrm_run("fit", hmc_csv, "--path-sep", "/", *options, "--scheduler",
-                        scheduler, "-o", f"{name}-dask.ecrm", cwd=tmp_path)
+            run, ref, got = fit_and_predict_on_dask(name, options, scheduler, address,
+                                                    cwd=tmp_path)
             assert "fitted ECRM" in run.stdout
-            ecrm_run("predict", f"{name}.ecrm", hmc_csv, "--scores", "-o", f"{name}.csv",
-                  cwd=tmp_path)
-            ecrm_run("predict", f"{name}-dask.ecrm", hmc_csv, "--scores", "--scheduler",
-                  address, "-o", f"{name}-dask.csv", cwd=tmp_path)
-            ref, got = ((tmp_path / f"{name}{s}.csv").read_text().splitlines()
-                        for s in ("", "-dask"))
             assert len(got) == 301
             assert [r.split(",")[1] for r in got] == [r.split(",")[1] for r in ref]
             a, b = (np.loadtxt(tmp_path / f"{name}{s}.csv", delimiter=",", skiprows=1,

@@ -31,7 +31,8 @@ def _task_names(stream) -> set[str]:
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan", "cosine"])
-@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)])
+@pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)],
+                         ids=["hamming", "hierarchical"])
 def test_neighbours_on_dask_is_the_in_memory_model(client, loss, metric):
     X, Y, Xt = _problem()
     ref = NeighboursECRM(loss, TREE, n_neighbors=7, metric=metric).fit(X, Y)
@@ -61,8 +62,9 @@ def test_the_cv_on_dask_makes_the_in_memory_choice_on_the_workers(client, scorin
     _assert_same_predictions(est, ref, Xt)
 
 
-@pytest.mark.parametrize("scores", [False, True])
-@pytest.mark.parametrize("cls, k", [(NeighboursECRM, 6), (NeighboursECRMCV, GRID)])
+@pytest.mark.parametrize("scores", [False, True], ids=["outputs", "scores"])
+@pytest.mark.parametrize("cls, k", [(NeighboursECRM, 6), (NeighboursECRMCV, GRID)],
+                         ids=["NeighboursECRM", "NeighboursECRMCV"])
 def test_honest_outputs_on_dask_are_the_in_memory_ones(client, cls, k, scores):
     X, Y, _ = _problem(seed=2)
     ref = cls(HierarchicalLoss(TREE), TREE, n_neighbors=k)
@@ -199,7 +201,8 @@ def test_bad_dask_input_is_refused_before_any_work(client):
 
 
 @pytest.mark.slow  # the real ecrm command, clusters of workers
-def test_cli_fits_and_predicts_neighbours_on_a_cluster(ecrm_run, hmc_csv, tmp_path):
+def test_cli_fits_and_predicts_neighbours_on_a_cluster(fit_and_predict_on_dask, ecrm_run, hmc_csv,
+                                                        tmp_path):
     """``ecrm fit --family neighbours [--cv] --scheduler`` (``local``, and an address) writes
     the model fitted without it; ``ecrm predict --scheduler`` writes its predictions."""
     import json
@@ -210,20 +213,12 @@ def test_cli_fits_and_predicts_neighbours_on_a_cluster(ecrm_run, hmc_csv, tmp_pa
                                   protocol="tcp", dashboard_address=None) as cluster:
         address = cluster.scheduler_address
         for name, options, scheduler in (("cv", cv, "local"), ("single", single, address)):
-            ecrm_run("fit", hmc_csv, "--path-sep", "/", *options, "-o", f"{name}.ecrm",
-                  cwd=tmp_path)
-            run = ecrm_run("fit", hmc_csv, "--path-sep", "/", *options, "--scheduler",
-                        scheduler, "-o", f"{name}-dask.ecrm", cwd=tmp_path)
+            run, ref, got = fit_and_predict_on_dask(name, options, scheduler, scheduler,
+                                                    cwd=tmp_path)
             assert "neighbours weights" in run.stdout
             infos = [json.loads(ecrm_run("info", f"{name}{s}.ecrm", "--json", cwd=tmp_path).stdout)
                      for s in ("", "-dask")]
             assert infos[0]["n_neighbors"] == infos[1]["n_neighbors"]
-            ecrm_run("predict", f"{name}.ecrm", hmc_csv, "--scores", "-o", f"{name}.csv",
-                  cwd=tmp_path)
-            ecrm_run("predict", f"{name}-dask.ecrm", hmc_csv, "--scores", "--scheduler",
-                  scheduler, "-o", f"{name}-dask.csv", cwd=tmp_path)
-            ref, got = ((tmp_path / f"{name}{s}.csv").read_text().splitlines()
-                        for s in ("", "-dask"))
             assert len(got) == 301
             assert got == ref  # the same rows and neighbours: the same file
     # --cv on a cluster takes the features as they are (no standardised candidate)

@@ -32,7 +32,7 @@ CASES = [(TREE, HammingLoss()), (TREE, HierarchicalLoss(TREE)),
 IDS = ["tree-hamming", "tree-hier", "dag-hamming", "dag-hier"]
 
 
-@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids="fit_intercept={}".format)
 @pytest.mark.parametrize(("h", "loss"), CASES, ids=IDS)
 def test_predict_minimises_the_estimated_risk_by_brute_force(h, loss, fit_intercept):
     X, Y, rng = _problem(h)
@@ -62,7 +62,7 @@ def test_costs_are_weights_times_psi_and_weights_sum_to_one():
     np.testing.assert_allclose(est.predict_costs(Xt), W @ est.loss.psi(Y), rtol=1e-7, atol=1e-9)
 
 
-@pytest.mark.parametrize("fit_intercept", [True, False, "auto"])
+@pytest.mark.parametrize("fit_intercept", [True, False, "auto"], ids="fit_intercept={}".format)
 def test_ecrmcv_leave_one_out_equals_refit_without_each_point(fit_intercept):
     X, Y, _ = _problem(TREE, m=25)
     m = len(X)
@@ -107,6 +107,7 @@ def test_ecrmcv_selects_the_minimum_of_its_own_table():
     [("linear", lambda A, B: A @ B.T),
      ("poly", lambda A, B: polynomial_kernel(A, B, degree=2, gamma=0.4, coef0=1)),
      ("laplacian", lambda A, B: laplacian_kernel(A, B, gamma=0.4))],
+    ids=["linear", "poly", "laplacian"],
 )
 def test_named_kernels_precomputed_and_callable_agree(kernel, func):
     X, Y, rng = _problem(TREE)
@@ -171,7 +172,7 @@ def test_row_mismatch_and_bad_Y_are_named():
         est.fit(X, Y3)
 
 
-@pytest.mark.parametrize("alpha", [0, -1.0, np.nan, "big"])
+@pytest.mark.parametrize("alpha", [0, -1.0, np.nan, "big"], ids="alpha={}".format)
 def test_bad_alpha(alpha):
     est, X, Y = _fit(alpha=alpha)
     with pytest.raises(ValueError, match=r"alpha must be a real number in \(0, inf\)"):

@@ -578,7 +578,9 @@ def _first_inner(a):
     ("bag", lambda a: a.astype(np.int64)),
     ("bag", _set((0, 0), 60000)),
     ("bag", lambda a: np.roll(a, 7, axis=0)),  # leaves left with no drawn point
-])
+], ids=["left-out-of-range", "left-a-cycle", "right-missing", "feature-out-of-range",
+        "threshold-nan", "threshold-float32", "roots-reversed", "bag-short", "bag-int64",
+        "bag-draws-beyond-the-rows", "bag-rolled"])
 def test_a_tampered_forest_is_refused_at_load(forest_file, tmp_path, field, edit):
     path, _, _ = forest_file
     bad = _tamper(path, tmp_path / "bad.ecrm", field, edit)

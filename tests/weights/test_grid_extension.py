@@ -190,7 +190,7 @@ def test_ecrmcv_warns_once_naming_the_bound():
 @pytest.mark.parametrize("params, message", [
     ({"extend_grid": "yes"}, "extend_grid"),
     ({"max_added_gammas": -1}, "max_added_gammas must be an integer >= 0"),
-])
+], ids=["extend_grid-not-a-bool", "max_added_gammas-negative"])
 def test_ecrmcv_checks_the_extension_parameters(params, message):
     X, Y = _labels(m=10)
     with pytest.raises((ValueError, TypeError), match=message):

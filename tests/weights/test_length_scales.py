@@ -102,7 +102,8 @@ def test_the_subsample_is_drawn_by_random_state():
     ({"alpha": 0.0}, "alpha > 0"),
     ({"bounds": (2.0, 3.0)}, "bounds"),
     ({"subsample": 1}, "subsample must be at least 2"),
-])
+], ids=["kernel-linear", "gamma-negative", "alpha-zero", "bounds-above-one",
+        "subsample-one"])
 def test_bad_parameters_are_named(params, message):
     X, y = np.zeros((5, 2)), np.zeros(5)
     with pytest.raises(ValueError, match=message):

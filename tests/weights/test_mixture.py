@@ -9,7 +9,7 @@ import pytest
 from sklearn.utils import check_random_state
 from test_forest import _explicit_oob_costs
 
-from _ids import named, readable
+from _ids import named
 from ecrm import (
     ECRM,
     ECRMCV,
@@ -66,7 +66,7 @@ def test_costs_scores_and_weights_are_the_mixtures_of_the_two_families():
     np.testing.assert_allclose(model.conditional_risk(Xt, P), direct, rtol=1e-7, atol=1e-9)
 
 
-@pytest.mark.parametrize("share", [0.0, 1.0])
+@pytest.mark.parametrize("share", [0.0, 1.0], ids="share={}".format)
 def test_the_ends_of_the_grid_are_the_pure_families(share):
     X, Y = _data()
     loss = HammingLoss()
@@ -230,7 +230,8 @@ def test_a_judge_scores_the_loss_oracles_outputs_by_another_loss():
     assert not np.allclose(own.mean_losses, expected)  # the judge is what judged
 
 
-@pytest.mark.parametrize("grid", [[0.0, 0.5, 1.0], [0.0, 0.0001, 0.0002], 11], ids=readable)
+@pytest.mark.parametrize("grid", [[0.0, 0.5, 1.0], [0.0, 0.0001, 0.0002], 11],
+                         ids=["three-shares", "shares-near-zero", "eleven-shares"])
 def test_the_choice_holds_the_oracles_outputs_at_the_chosen_share(grid):
     # explicitly: the oracle on the chosen share's mixed costs of the rows judged (ties, as
     # on a grid of near shares: the first best share's)

@@ -183,7 +183,7 @@ def _loo_criterion(X, Y, k, scoring):
 
 
 @pytest.mark.parametrize("scoring", ["loss", "micro_auprc"])
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, 1], ids="seed={}".format)
 def test_the_cv_choice_is_the_argmin_of_the_criterion_over_the_grid(scoring, seed):
     X, Y = _xy(25, seed)
     grid = (1, 2, 3, 5, 8, 13, 30)  # 30 >= m: left out
@@ -247,7 +247,10 @@ def test_sparse_inputs_give_the_dense_model(metric):
     (NeighboursECRMCV, {"scoring": "accuracy"}, None, "scoring must be one of"),
     (NeighboursECRM, {}, "nan", "Input X contains NaN"),
     (NeighboursECRM, {}, "rows", "inconsistent numbers of samples|same number of rows"),
-])
+], ids=["NeighboursECRM-k-above-the-rows", "NeighboursECRM-k-zero", "NeighboursECRM-metric-unknown",
+        "NeighboursECRM-chebyshev-on-sparse", "NeighboursECRMCV-k-not-a-grid",
+        "NeighboursECRMCV-grid-with-a-zero", "NeighboursECRMCV-scoring-unknown",
+        "NeighboursECRM-nan-in-X", "NeighboursECRM-rows-of-X-and-Y-differ"])
 def test_bad_input_is_refused_with_a_clear_error(cls, kwargs, fit_rows, match):
     X, Y = _xy(10)
     if fit_rows == "sparse":

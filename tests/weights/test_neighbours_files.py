@@ -93,7 +93,10 @@ def _results(column, edit_column):
     ("cv", _fitted("best_score_", 0.5), "best k"),
     ("cv", _fitted("loo_loss_", 0.5), "best k"),
     ("cv", _fit_field("n_neighbors", "other"), "n_neighbors must be"),
-])
+], ids=["single-k-changed", "single-k-above-the-rows", "single-k-a-string",
+        "single-k-a-float", "single-metric-changed", "single-n_risk-changed",
+        "cv-best-k-changed", "cv-best_score_-changed", "cv-loo_loss_-changed",
+        "cv-k-of-the-fit-changed"])
 def test_a_tampered_file_is_refused(files, tmp_path, name, edit, words):
     paths, _ = files
     bad = _tampered(paths[name], tmp_path / "bad.ecrm", edit)
@@ -106,7 +109,7 @@ def test_a_tampered_file_is_refused(files, tmp_path, name, edit, words):
     ("mean_score", lambda v: [x + 0.01 for x in v], "best k"),
     ("loo_loss", lambda v: v[:-1], "cv_results_ must hold"),
     ("params", lambda v: v[::-1], "cv_results_ must hold"),
-])
+], ids=["rank-swapped", "mean_score-shifted", "loo_loss-shortened", "params-reversed"])
 def test_tampered_search_results_are_refused(files, tmp_path, column, edit_column, words):
     paths, _ = files
     bad = _tampered(paths["cv"], tmp_path / "bad.ecrm", _results(column, edit_column))

@@ -34,7 +34,7 @@ def test_weights_equal_kernel_ridge_on_identity_targets():
     np.testing.assert_allclose(W, kr.predict(Xt), rtol=1e-8, atol=1e-10)
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(3), ids="seed={}".format)
 def test_intercept_equals_least_squares_with_bias_column(seed):
     """Linear kernel: ECRM's intercept is ridge regression with an unpenalised bias column."""
     X, T, rng = _data(seed, m=25, p=5, e=4)
@@ -69,8 +69,8 @@ def test_cholesky_failure_warns_and_falls_back():
     np.testing.assert_allclose(f.solve(np.ones(4)), np.full(4, 2.0))
 
 
-@pytest.mark.parametrize("fit_intercept", [False, True])
-@pytest.mark.parametrize("alpha", [1e-4, 1e-2, 1.0])
+@pytest.mark.parametrize("fit_intercept", [False, True], ids="fit_intercept={}".format)
+@pytest.mark.parametrize("alpha", [1e-4, 1e-2, 1.0], ids="alpha={}".format)
 def test_leave_one_out_equals_refit_without_each_point(fit_intercept, alpha):
     X, T, _ = _data(3, m=20)
     m = len(X)
@@ -84,7 +84,7 @@ def test_leave_one_out_equals_refit_without_each_point(fit_intercept, alpha):
         np.testing.assert_allclose(loo[i], direct, rtol=1e-7, atol=1e-9)
 
 
-@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("fit_intercept", [False, True], ids="fit_intercept={}".format)
 def test_thin_linear_decomposition_matches_the_full_one(fit_intercept):
     X, T, _ = _data(5, m=30, p=4)
     thin, full = EigenFactor.from_features(X), EigenFactor.from_kernel(X @ X.T)
@@ -96,7 +96,8 @@ def test_thin_linear_decomposition_matches_the_full_one(fit_intercept):
                                rtol=1e-7, atol=1e-9)
 
 
-@pytest.mark.parametrize("m", [7, 600])  # one block of the in-place mirror, and several
+@pytest.mark.parametrize("m", [7, 600],  # one block of the in-place mirror, and several
+                         ids="m={}".format)
 def test_in_place_cholesky_is_bitwise_the_copy_and_reads_only_the_lower_triangle(m):
     rng = np.random.default_rng(m)
     X = rng.normal(size=(m, 5))
@@ -127,7 +128,7 @@ def test_in_place_cholesky_failure_restores_K_for_the_fallback():
     np.testing.assert_array_equal(f.solve(T), expected)
 
 
-@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("fit_intercept", [False, True], ids="fit_intercept={}".format)
 def test_multitask_ridge_is_one_scaled_ridge_per_column(fit_intercept):
     X, T, rng = _data(7, m=25, e=4)
     K = rbf_kernel(X, gamma=0.3)
@@ -235,8 +236,8 @@ def test_in_place_eigendecomposition_reads_the_lower_triangle_and_takes_K_memory
         np.testing.assert_allclose(eig.diagonal(), np.diag(K), rtol=0, atol=bound)
 
 
-@pytest.mark.parametrize("fit_intercept", [False, True])
-@pytest.mark.parametrize("alpha", [1e-8, 1e-5, 1e-2, 10.0])
+@pytest.mark.parametrize("fit_intercept", [False, True], ids="fit_intercept={}".format)
+@pytest.mark.parametrize("alpha", [1e-8, 1e-5, 1e-2, 10.0], ids="alpha={}".format)
 def test_leave_one_out_to_the_perturbation_bound_of_the_direct_solve(fit_intercept, alpha):
     """The leave-one-out predictions from one eigendecomposition against a float64 direct
     solve without each point. The decomposition is exact for K + E with

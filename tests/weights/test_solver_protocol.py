@@ -174,8 +174,8 @@ def _same_predictions(a, b, Xt, weights=True):
 
 
 @pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)], ids=readable)
-@pytest.mark.parametrize("fit_intercept", [True, False])
-@pytest.mark.parametrize("as_object", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids="fit_intercept={}".format)
+@pytest.mark.parametrize("as_object", [False, True], ids=["by-name", "as-an-object"])
 def test_the_toy_solver_fits_saves_and_loads_as_the_dual(direct, tmp_path, loss, fit_intercept,
                                                           as_object):
     X, Y, Xt = _problem()

@@ -40,7 +40,7 @@ def _same_model(a, b, Xt, atol=1e-8):
     assert_array_equal(a.predict(Xt), b.predict(Xt))
 
 
-@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids="fit_intercept={}".format)
 @pytest.mark.parametrize("loss", [HammingLoss(), HierarchicalLoss(TREE)], ids=readable)
 def test_nystrom_with_every_point_a_centre_equals_the_dual(loss, fit_intercept):
     X, Y, Xt = _problem()
@@ -51,8 +51,8 @@ def test_nystrom_with_every_point_a_centre_equals_the_dual(loss, fit_intercept):
     assert not hasattr(nys, "dual_coef_") and nys.coef_.shape[0] <= len(X)
 
 
-@pytest.mark.parametrize("sparse", [False, True])
-@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("sparse", [False, True], ids="sparse={}".format)
+@pytest.mark.parametrize("fit_intercept", [True, False], ids="fit_intercept={}".format)
 def test_primal_linear_equals_dual_linear(fit_intercept, sparse):
     X, Y, Xt = _problem(m=50, p=6)
     Xs = sp.csr_matrix(X) if sparse else X
@@ -80,7 +80,7 @@ def test_ecrmcv_primal_loo_table_equals_the_dual(solver, kw):
     _same_model(dual, low, Xt)
 
 
-@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("fit_intercept", [True, False], ids="fit_intercept={}".format)
 def test_primal_leave_one_out_equals_refit_without_each_point(fit_intercept):
     # Nystrom features on 15 fixed centres; each refit drops point i and keeps the same
     # features and the same ridge term m * alpha.

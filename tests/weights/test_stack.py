@@ -86,7 +86,7 @@ def test_simplex_grid_is_every_lattice_point_vertices_first(J, k):
 
 
 # -- one-hot weights are each member ------------------------------------------------------
-@pytest.mark.parametrize("which", ["stack3", "scored"])
+@pytest.mark.parametrize("which", ["stack3", "scored"], ids=["three-members", "scored"])
 def test_one_hot_weights_equal_each_member_exactly(which, request, data):
     model = request.getfixturevalue(which)
     X = _xy(20, seed=5)[0]
@@ -117,7 +117,8 @@ def _honest(model, X, Y, scores):
 
 
 @pytest.mark.parametrize("members, k", [(lambda: [_kernel(), _forest()], 5),
-                                        (_three, 4)])
+                                        (_three, 4)],
+                         ids=["two-members-resolution-5", "three-members-resolution-4"])
 def test_weights_are_the_brute_force_argmin(members, k, data):
     X, Y = data
     model = StackedRiskECRM(LOSS, TREE, members=members(), resolution=k, nested=False,
@@ -210,7 +211,7 @@ def test_an_uninformative_member_falls_back_to_the_informative_one():
     assert model.best_score_ == max(model.cv_results_["score"][:2])
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1, 2], ids="seed={}".format)
 def test_the_stack_is_kept_exactly_when_it_wins_by_more_than_its_error(seed):
     X, Y = _xy(50, seed=seed, noise=seed == 2)
     model = StackedRiskECRM(LOSS, TREE, members=[_kernel(), _forest()], random_state=seed)
@@ -290,7 +291,7 @@ def test_label_weights_lie_on_the_simplex(scored):
 
 
 # -- model files -------------------------------------------------------------------------------
-@pytest.mark.parametrize("which", ["stack3", "scored"])
+@pytest.mark.parametrize("which", ["stack3", "scored"], ids=["three-members", "scored"])
 def test_model_files_round_trip(which, request, tmp_path):
     model = request.getfixturevalue(which)
     save(model, tmp_path / "s.ecrm")
@@ -474,7 +475,8 @@ def test_a_kernel_models_leave_one_out_of_any_loss_is_its_own_and_its_weights():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n_components", [30, 90])  # Nystrom (Kendall and forest), the dual
+@pytest.mark.parametrize("n_components", [30, 90],  # Nystrom (Kendall and forest), the dual
+                         ids=["nystrom", "exact"])
 def test_the_ranking_protocols_stacked_row(n_components, monkeypatch):
     import warnings
 

@@ -66,7 +66,7 @@ def test_a_fallback_is_exactly_the_best_reference_mixture(seed, J, k, data):
         assert choice.best_score == score
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(4), ids="seed={}".format)
 def test_two_members_with_their_line_as_reference_fall_back_to_the_mixture(seed):
     # The line is the whole lattice: the stack's candidates are the reference's.
     outputs, Y = _members(seed, 60, 2)
@@ -79,7 +79,7 @@ def test_two_members_with_their_line_as_reference_fall_back_to_the_mixture(seed)
     assert choice.best_score == score
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(4), ids="seed={}".format)
 def test_a_member_off_the_reference_line_that_wins_keeps_the_stack(seed):
     # Members 0 and 1 are noise, member 2 nearly the truth: the stack beats the 0-1 line by
     # far more than its error.
@@ -107,7 +107,7 @@ def test_the_reference_candidates_are_searched_beyond_three_members():
     np.testing.assert_allclose(np.max(choice.scores[-22:]), lines, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(3), ids="seed={}".format)
 def test_without_a_reference_the_members_alone_are_the_reference(seed):
     outputs, Y = _members(seed, 50, 3)
     kw = {"loss": LOSS, "output_space": TREE, "resolution": 4}
@@ -205,7 +205,7 @@ def test_a_kernel_forest_reference_without_a_forest_is_refused_naming_it():
 
 
 @pytest.mark.parametrize(("J", "pairs"), [(2, [(0, 1)]), (3, [(0, 2), (1, 2)]), (5, [(3, 4)])],
-                         ids=readable)
+                         ids=["J=2-pair-0,1", "J=3-pairs-0,2-and-1,2", "J=5-pair-3,4"])
 def test_each_distinct_candidate_is_judged_once(monkeypatch, J, pairs):
     # The lattice holds the reference's mixtures, the greedy search its vertices: a candidate
     # whose combined costs were judged before is not judged again, and every score is the

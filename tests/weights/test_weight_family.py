@@ -302,7 +302,8 @@ def test_ecrm_fit_and_info_handle_a_registered_family(tmp_path, capsys, train_cs
     (["--family", "kernel", "--trees", "5"], "--trees", "forest"),
     (["--family", "forest", "--cv", "--alphas", "0.1,1"], "--alphas", "kernel"),
     (["--family", "knn", "--trees", "5"], "--trees", "forest"),
-])
+], ids=["gamma-with-family-forest", "trees-with-family-kernel", "alphas-with-family-forest",
+        "trees-with-family-knn"])
 def test_ecrm_fit_refuses_an_option_the_family_does_not_read(argv, flag, family, tmp_path,
                                                              capsys, train_csv):
     out = tmp_path / "m.ecrm"
