@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-__all__ = ["GAIN_RESAMPLES", "TableRows", "timed"]
+__all__ = ["TableRows", "timed"]
 
 #: Bootstrap resamples of the test instances behind a row's ``auprc_gain_std_error``.
 GAIN_RESAMPLES = 200
