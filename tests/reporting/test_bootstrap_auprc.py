@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score
 from sklearn.utils import check_random_state
 
-from ecrm.reporting.metrics import _RankedEntries, paired_bootstrap_auprc, pooled_average_precision
+from ecrm.reporting.metrics import (
+    _RankedEntries,
+    bootstrap_auprc,
+    paired_bootstrap_auprc,
+    pooled_average_precision,
+)
 
 
 @st.composite
@@ -105,6 +110,27 @@ def test_a_large_gain_is_many_standard_errors_and_the_seed_fixes_the_error():
     assert gain > 10 * error > 0
     assert paired_bootstrap_auprc(Y, good, noise, n_boot=50, random_state=3) == (gain, error)
     assert paired_bootstrap_auprc(Y, good, noise, n_boot=50, random_state=4)[1] != error
+
+
+def test_both_matrices_draw_the_same_resamples_from_a_random_state_instance():
+    # an instance would advance between the two matrices' draws: one seed is drawn from it
+    rng = np.random.default_rng(2)
+    Y = (rng.random((40, 5)) < 0.3).astype(int)
+    A = rng.random(Y.shape)
+    assert paired_bootstrap_auprc(Y, A, A.copy(), n_boot=30,
+                                  random_state=np.random.RandomState(0)) == (0.0, 0.0)
+
+
+def test_one_matrix_resampled_alone_pairs_with_another():
+    # the rows of a table resample the reference once: the paired result from the pieces
+    rng = np.random.default_rng(3)
+    Y = (rng.random((50, 6)) < 0.3).astype(int)
+    A, B = Y + rng.random(Y.shape), rng.random(Y.shape)
+    (a, boot_a), (b, boot_b) = (bootstrap_auprc(Y, S, n_boot=40, random_state=7) for S in (A, B))
+    assert a == pooled_average_precision(Y, A) and len(boot_a) == 40
+    gain, error = paired_bootstrap_auprc(Y, A, B, n_boot=40, random_state=7)
+    np.testing.assert_allclose([gain, error], [a - b, np.std(boot_a - boot_b, ddof=1)],
+                               rtol=0, atol=1e-15)
 
 
 @pytest.mark.parametrize("args, kwargs, message", [

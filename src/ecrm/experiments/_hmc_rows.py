@@ -39,11 +39,13 @@ class TableRows:
 
     Attributes
     ----------
-    reference : ndarray of shape (n, d) or None
-        Test label scores the rows scored while it is set are compared with: each such row
-        gets ``auprc_gain`` (its ``auprc`` minus theirs) and ``auprc_gain_std_error``
-        (:func:`ecrm.reporting.metrics.paired_bootstrap_auprc` over ``GAIN_RESAMPLES``
-        resamples of the test instances).
+    reference : tuple or None
+        What the rows scored while it is set (:meth:`compare_with`) are compared with: each
+        such row gets ``auprc_gain`` (its ``auprc`` minus the reference's) and
+        ``auprc_gain_std_error``, the paired bootstrap standard error of that gain over
+        ``GAIN_RESAMPLES`` resamples of the test instances
+        (:func:`ecrm.reporting.metrics.paired_bootstrap_auprc`; the reference is resampled
+        once, its values kept).
     """
 
     def __init__(self, name, hierarchy, Yte, losses, exclude, *, random_state=0):
@@ -51,20 +53,30 @@ class TableRows:
         self.losses, self.exclude, self.random_state = losses, exclude, random_state
         self.reference = None
 
+    def compare_with(self, S) -> None:
+        """Compare the rows scored from now on with the test label scores ``S``."""
+        self.reference = self._bootstrap(S)
+
+    def _bootstrap(self, S):
+        from ecrm.reporting.metrics import bootstrap_auprc
+
+        kept = np.array([label not in self.exclude for label in self.hierarchy.labels])
+        return bootstrap_auprc(self.Yte, S, columns=kept, n_boot=GAIN_RESAMPLES,
+                               random_state=self.random_state)
+
     def scores(self, P, S) -> dict:
         """The mean test loss of the predictions ``P`` per loss, the micro AU(PRC) of the
         label scores ``S`` and, with a ``reference``, its gain over it."""
-        from ecrm.reporting.metrics import micro_auprc, paired_bootstrap_auprc
+        from ecrm.reporting.metrics import micro_auprc
 
         row = {key: float(np.mean(loss(P, self.Yte))) for key, loss in self.losses.items()}
         row["auprc"] = micro_auprc(self.Yte, S, labels=self.hierarchy.labels,
                                    exclude=self.exclude)
         row["auprc_all"] = micro_auprc(self.Yte, S)
         if self.reference is not None:
-            kept = np.array([label not in self.exclude for label in self.hierarchy.labels])
-            row["auprc_gain"], row["auprc_gain_std_error"] = paired_bootstrap_auprc(
-                self.Yte, S, self.reference, columns=kept, n_boot=GAIN_RESAMPLES,
-                random_state=self.random_state)
+            (auprc, resampled), (ref, ref_resampled) = self._bootstrap(S), self.reference
+            row["auprc_gain"] = float(auprc - ref)
+            row["auprc_gain_std_error"] = float(np.std(resampled - ref_resampled, ddof=1))
         return row
 
     def row(self, method, protocol, trained_for, P, S, *, fit_seconds, predict_seconds,

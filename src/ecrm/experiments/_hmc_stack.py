@@ -10,6 +10,7 @@ nested check on the honest scores and lost on the held-out test files, a shift b
 and test scores that the check cannot see. The row records whether the nested check kept the
 stack and its gain.
 """
+
 from __future__ import annotations
 
 import numpy as np

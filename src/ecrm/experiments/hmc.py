@@ -158,7 +158,7 @@ def run_dataset(data, methods, progress=None, *, random_state=0, solver="auto",
         rows.append(row)
         _advance(progress, f"{name}: ECRM (scores) {row['params']}")
         if "forest-scores" in methods:  # the other scores rows' gains over its test scores
-            table.reference = S
+            table.compare_with(S)
         del S
     if "forest-scores" in methods:
         rows.extend(forest_rows(table, Xtr, Ytr, Xte, metric, random_state, kernel_scores))

@@ -255,7 +255,7 @@ def _summary(name, X, k, done, *, methods, keys=("tau_mean", "tau_std", "fold_ta
              std: float(np.std([d[m][0] for d in folds])), each: [d[m][0] for d in folds],
              "seconds": float(sum(d[m][2] for d in folds)),
              "params": [d[m][1] for d in folds]} for m in methods]
-    _sum_up(rows, each, protocol.get("folds", 10))
+    _sum_up(rows, each, protocol["folds"])
     return {"dataset": name, "n": X.shape[0], "p": X.shape[1], "k": k, **protocol,
             "seconds_wall": sum(wall for _, _, wall in done),
             "grid_edge_warnings": sum(edges for _, edges, _ in done), "rows": rows}

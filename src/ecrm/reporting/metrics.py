@@ -8,8 +8,8 @@ from sklearn.utils import check_random_state
 
 from ecrm.losses import HierarchicalLoss
 
-__all__ = ["hierarchical_prf", "macro_auprc", "mean_loss", "micro_auprc", "multilabel_report",
-           "paired_bootstrap_auprc", "per_label_report", "per_level_report",
+__all__ = ["bootstrap_auprc", "hierarchical_prf", "macro_auprc", "mean_loss", "micro_auprc",
+           "multilabel_report", "paired_bootstrap_auprc", "per_label_report", "per_level_report",
            "pooled_average_precision"]
 
 
@@ -163,10 +163,12 @@ def paired_bootstrap_auprc(Y_true, scores_a, scores_b, *, columns=None, n_boot=2
 
     Each resample draws the ``n`` instances (rows) with replacement, the same rows for both
     score matrices, all labels of a row together: row ``b`` of
-    ``check_random_state(random_state).randint(n, size=(n_boot, n))`` lists the instances of
-    resample :math:`b`. The micro AU(PRC) of the resampled rows only depends on how often
-    each instance :math:`i` was drawn, :math:`c_i`: it is :func:`pooled_average_precision`
-    with every entry of row :math:`i` counted :math:`c_i` times. With
+    ``np.random.RandomState(seed).randint(n, size=(n_boot, n))`` lists the instances of
+    resample :math:`b` (``seed``: ``random_state`` when it is an integer, else one integer
+    drawn from it), each matrix's values from :func:`bootstrap_auprc`. The micro AU(PRC) of
+    the resampled rows only depends on how often each instance :math:`i` was drawn,
+    :math:`c_i`: it is :func:`pooled_average_precision` with every entry of row :math:`i`
+    counted :math:`c_i` times. With
     :math:`u_1 < \dots < u_K` the distinct scores of the positive entries of the whole set,
 
     .. math::
@@ -211,24 +213,44 @@ def paired_bootstrap_auprc(Y_true, scores_a, scores_b, *, columns=None, n_boot=2
     >>> gain, error
     (0.0, 0.0)
     """
-    positive, a = _positive_entries(Y_true, scores_a, "scores_a")
-    _, b = _positive_entries(Y_true, scores_b, "scores_b")
-    if a.ndim != 2 or len(a) == 0:
+    _positive_entries(Y_true, scores_a, "scores_a")  # each matrix named in its errors
+    _positive_entries(Y_true, scores_b, "scores_b")
+    if not isinstance(random_state, (int, np.integer)):  # one seed, so both draw alike
+        random_state = int(check_random_state(random_state).randint(2**31 - 1))
+    kwargs = {"columns": columns, "n_boot": n_boot, "random_state": random_state}
+    auprc_a, resampled_a = bootstrap_auprc(Y_true, scores_a, **kwargs)
+    auprc_b, resampled_b = bootstrap_auprc(Y_true, scores_b, **kwargs)
+    return float(auprc_a - auprc_b), float(np.std(resampled_a - resampled_b, ddof=1))
+
+
+def bootstrap_auprc(Y_true, scores, *, columns=None, n_boot=200,
+                    random_state=0) -> tuple[float, np.ndarray]:
+    r"""The micro AU(PRC) of ``scores`` and its values on ``n_boot`` bootstrap resamples of the
+    instances: the pieces of :func:`paired_bootstrap_auprc` (see there for the resamples and
+    the maths), so that one score matrix compared with several is resampled once.
+
+    Returns
+    -------
+    auprc : float
+    resampled : ndarray of shape (n_boot,)
+        Its value on each resample; the same seed and number of rows give the same
+        resamples, so two matrices' values pair up.
+    """
+    positive, s = _positive_entries(Y_true, scores)
+    if s.ndim != 2 or len(s) == 0:
         raise ValueError(f"Y_true and the scores must be 2-D with at least one row "
-                         f"(instances by labels); got shape {a.shape}")
+                         f"(instances by labels); got shape {s.shape}")
     if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 2:
         raise ValueError(f"n_boot must be an integer of at least 2 resamples; got {n_boot!r}")
-    columns = _checked_columns(columns, a)
+    columns = _checked_columns(columns, s)
     if columns is not None:
-        positive, a, b = positive[:, columns], a[:, columns], b[:, columns]
-    ranked_a, ranked_b = _RankedEntries(positive, a), _RankedEntries(positive, b)
-    n = len(a)
-    once = np.ones(n, dtype=np.int64)
-    gain = ranked_a.average_precision(once) - ranked_b.average_precision(once)
+        positive, s = positive[:, columns], s[:, columns]
+    ranked = _RankedEntries(positive, s)
+    n = len(s)
     draws = check_random_state(random_state).randint(n, size=(n_boot, n))
-    gains = [ranked_a.average_precision(c) - ranked_b.average_precision(c)
-             for c in (np.bincount(rows, minlength=n) for rows in draws)]
-    return float(gain), float(np.std(gains, ddof=1))
+    resampled = np.array([ranked.average_precision(np.bincount(rows, minlength=n))
+                          for rows in draws])
+    return ranked.average_precision(np.ones(n, dtype=np.int64)), resampled
 
 
 class _RankedEntries:
